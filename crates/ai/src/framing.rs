@@ -1,0 +1,354 @@
+//! Byte-level framing of streamed HTTP bodies: a line splitter that copes with CR, LF and
+//! CRLF split across chunks and with UTF-8 characters split across chunks, plus the SSE
+//! event framer and the NDJSON framer built on it.
+//!
+//! Hand-written (not a crate) because this is the hottest loop of the LLM layer and the
+//! job is small: it reuses its buffers and hands out borrowed events, with size caps so a
+//! hostile server cannot make it allocate without bound.
+
+/// Default cap on one line or one event's data: 16 MiB.
+pub const DEFAULT_MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
+
+/// Why a body could not be framed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FrameError {
+    #[error("a line of the stream is longer than {limit} bytes")]
+    LineTooLong { limit: usize },
+    #[error("an event of the stream is larger than {limit} bytes")]
+    EventTooLarge { limit: usize },
+    #[error("the stream is not valid UTF-8 (at byte {offset} of a line)")]
+    InvalidUtf8 { offset: usize },
+}
+
+/// Splits bytes into lines. A line ends at LF, CR or CRLF, even when the CR and the LF
+/// arrive in different chunks.
+#[derive(Debug)]
+pub struct LineSplitter {
+    buf: Vec<u8>,
+    skip_lf: bool,
+    max_line: usize,
+}
+
+impl LineSplitter {
+    pub fn new(max_line: usize) -> Self {
+        Self { buf: Vec::new(), skip_lf: false, max_line }
+    }
+
+    /// Feed a chunk; `on_line` gets each complete line (without its terminator).
+    pub fn feed<E: From<FrameError>>(
+        &mut self,
+        mut chunk: &[u8],
+        on_line: &mut dyn FnMut(&str) -> Result<(), E>,
+    ) -> Result<(), E> {
+        if self.skip_lf {
+            if let Some(rest) = chunk.strip_prefix(b"\n") {
+                chunk = rest;
+            }
+            if !chunk.is_empty() {
+                self.skip_lf = false;
+            }
+        }
+        while let Some(end) = chunk.iter().position(|&b| b == b'\n' || b == b'\r') {
+            let (line, rest) = chunk.split_at(end);
+            let terminator = rest[0];
+            chunk = &rest[1..];
+            if terminator == b'\r' {
+                match chunk.first() {
+                    Some(b'\n') => chunk = &chunk[1..],
+                    Some(_) => {}
+                    None => self.skip_lf = true,
+                }
+            }
+            if self.buf.is_empty() {
+                on_line(as_utf8(line)?)?;
+            } else {
+                self.extend(line)?;
+                let buf = std::mem::take(&mut self.buf);
+                let result = on_line(as_utf8(&buf)?);
+                self.buf = buf;
+                self.buf.clear();
+                result?;
+            }
+        }
+        Ok(self.extend(chunk)?)
+    }
+
+    /// The unterminated last line, if any (call at end of stream).
+    pub fn finish<E: From<FrameError>>(
+        &mut self,
+        on_line: &mut dyn FnMut(&str) -> Result<(), E>,
+    ) -> Result<(), E> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let buf = std::mem::take(&mut self.buf);
+        on_line(as_utf8(&buf)?)
+    }
+
+    fn extend(&mut self, bytes: &[u8]) -> Result<(), FrameError> {
+        if self.buf.len() + bytes.len() > self.max_line {
+            self.buf.clear();
+            return Err(FrameError::LineTooLong { limit: self.max_line });
+        }
+        self.buf.extend_from_slice(bytes);
+        Ok(())
+    }
+}
+
+fn as_utf8(bytes: &[u8]) -> Result<&str, FrameError> {
+    std::str::from_utf8(bytes).map_err(|e| FrameError::InvalidUtf8 { offset: e.valid_up_to() })
+}
+
+/// One server-sent event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SseEvent<'a> {
+    /// The `event:` field, or `"message"` when absent.
+    pub event: &'a str,
+    /// The `data:` lines joined with `\n`.
+    pub data: &'a str,
+}
+
+/// Frames a body into server-sent events (WHATWG rules: `data:` lines accumulate, a blank
+/// line dispatches, `:` lines are comments, one leading space after the colon is dropped).
+#[derive(Debug)]
+pub struct SseFramer {
+    lines: LineSplitter,
+    state: SseState,
+}
+
+#[derive(Debug, Default)]
+struct SseState {
+    event: String,
+    data: String,
+    has_data: bool,
+    max_event: usize,
+    /// Comment lines seen (keep-alives); exposed for diagnostics.
+    comments: u64,
+}
+
+impl Default for SseFramer {
+    fn default() -> Self {
+        Self::new(DEFAULT_MAX_EVENT_BYTES)
+    }
+}
+
+impl SseFramer {
+    pub fn new(max_event_bytes: usize) -> Self {
+        Self {
+            lines: LineSplitter::new(max_event_bytes),
+            state: SseState { max_event: max_event_bytes, ..SseState::default() },
+        }
+    }
+
+    /// Number of comment (keep-alive) lines seen so far.
+    pub fn comments_seen(&self) -> u64 {
+        self.state.comments
+    }
+
+    /// Feed a chunk; `on_event` gets each complete event.
+    pub fn feed<E: From<FrameError>>(
+        &mut self,
+        chunk: &[u8],
+        on_event: &mut dyn FnMut(SseEvent<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let state = &mut self.state;
+        self.lines.feed(chunk, &mut |line| state.line(line, on_event))
+    }
+
+    /// End of body: a trailing line and an event whose blank line never came are still
+    /// delivered (servers that close right after their last `data:` line lose nothing).
+    pub fn finish<E: From<FrameError>>(
+        &mut self,
+        on_event: &mut dyn FnMut(SseEvent<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let state = &mut self.state;
+        self.lines.finish(&mut |line| state.line(line, on_event))?;
+        state.dispatch(on_event)
+    }
+}
+
+impl SseState {
+    fn line<E: From<FrameError>>(
+        &mut self,
+        line: &str,
+        on_event: &mut dyn FnMut(SseEvent<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        if line.is_empty() {
+            return self.dispatch(on_event);
+        }
+        if line.starts_with(':') {
+            self.comments += 1;
+            return Ok(());
+        }
+        let (field, value) = match line.split_once(':') {
+            Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
+            None => (line, ""),
+        };
+        match field {
+            "data" => {
+                if self.data.len() + value.len() + 1 > self.max_event {
+                    self.data.clear();
+                    self.has_data = false;
+                    return Err(FrameError::EventTooLarge { limit: self.max_event }.into());
+                }
+                if self.has_data {
+                    self.data.push('\n');
+                }
+                self.data.push_str(value);
+                self.has_data = true;
+            }
+            "event" => {
+                self.event.clear();
+                self.event.push_str(value);
+            }
+            // `id` and `retry` only matter for EventSource reconnection, which a one-shot
+            // POST stream never does.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn dispatch<E>(
+        &mut self,
+        on_event: &mut dyn FnMut(SseEvent<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        if !self.has_data {
+            self.event.clear();
+            return Ok(());
+        }
+        let event = if self.event.is_empty() { "message" } else { self.event.as_str() };
+        let result = on_event(SseEvent { event, data: &self.data });
+        self.event.clear();
+        self.data.clear();
+        self.has_data = false;
+        result
+    }
+}
+
+/// Frames a body into newline-delimited JSON documents (blank lines skipped).
+#[derive(Debug)]
+pub struct NdjsonFramer {
+    lines: LineSplitter,
+}
+
+impl Default for NdjsonFramer {
+    fn default() -> Self {
+        Self { lines: LineSplitter::new(DEFAULT_MAX_EVENT_BYTES) }
+    }
+}
+
+impl NdjsonFramer {
+    pub fn new(max_line_bytes: usize) -> Self {
+        Self { lines: LineSplitter::new(max_line_bytes) }
+    }
+
+    pub fn feed<E: From<FrameError>>(
+        &mut self,
+        chunk: &[u8],
+        on_doc: &mut dyn FnMut(&str) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.lines.feed(chunk, &mut |line| {
+            if line.trim().is_empty() { Ok(()) } else { on_doc(line) }
+        })
+    }
+
+    pub fn finish<E: From<FrameError>>(
+        &mut self,
+        on_doc: &mut dyn FnMut(&str) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.lines.finish(&mut |line| {
+            if line.trim().is_empty() { Ok(()) } else { on_doc(line) }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sse(chunks: &[&[u8]]) -> Result<Vec<(String, String)>, FrameError> {
+        let mut framer = SseFramer::default();
+        let mut out = Vec::new();
+        let mut push = |e: SseEvent<'_>| {
+            out.push((e.event.to_owned(), e.data.to_owned()));
+            Ok::<(), FrameError>(())
+        };
+        for chunk in chunks {
+            framer.feed(chunk, &mut push)?;
+        }
+        framer.finish(&mut push)?;
+        Ok(out)
+    }
+
+    #[test]
+    fn sse_fields_comments_and_multiline_data() {
+        let out = sse(&[b": keep-alive\r\nevent: ping\r\ndata: {}\r\n\r\ndata:a\ndata: b\n\nid: 3\nretry: 10\ndata\n\n"])
+            .unwrap();
+        assert_eq!(out, [
+            ("ping".to_owned(), "{}".to_owned()),
+            ("message".to_owned(), "a\nb".to_owned()),
+            ("message".to_owned(), String::new()),
+        ]);
+    }
+
+    #[test]
+    fn crlf_split_across_chunks_is_one_terminator() {
+        let out = sse(&[b"data: x\r", b"\n\r", b"\ndata: y\r\n\r\n"]).unwrap();
+        assert_eq!(out, [("message".to_owned(), "x".to_owned()), ("message".to_owned(), "y".to_owned())]);
+    }
+
+    #[test]
+    fn bare_cr_terminates_lines() {
+        let out = sse(&[b"data: x\r\rdata: y\r\r"]).unwrap();
+        assert_eq!(out.len(), 2);
+    }
+
+    #[test]
+    fn utf8_split_across_chunks_is_reassembled() {
+        let text = "data: héllo €\n\n".as_bytes();
+        for cut in 0..text.len() {
+            let out = sse(&[&text[..cut], &text[cut..]]).unwrap();
+            assert_eq!(out, [("message".to_owned(), "héllo €".to_owned())], "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn invalid_utf8_is_an_error_not_a_panic() {
+        assert_eq!(sse(&[b"data: \xff\xfe\n\n"]), Err(FrameError::InvalidUtf8 { offset: 6 }));
+    }
+
+    #[test]
+    fn unterminated_last_event_is_delivered() {
+        let out = sse(&[b"data: [DONE]"]).unwrap();
+        assert_eq!(out, [("message".to_owned(), "[DONE]".to_owned())]);
+    }
+
+    #[test]
+    fn oversized_lines_and_events_are_errors() {
+        let mut framer = SseFramer::new(16);
+        let mut ignore = |_: SseEvent<'_>| Ok::<(), FrameError>(());
+        assert_eq!(
+            framer.feed(&[b'x'; 40], &mut ignore),
+            Err(FrameError::LineTooLong { limit: 16 })
+        );
+        let mut framer = SseFramer::new(16);
+        assert_eq!(
+            framer.feed(b"data: 0123456789\ndata: 0123456789\n", &mut ignore),
+            Err(FrameError::EventTooLarge { limit: 16 })
+        );
+    }
+
+    #[test]
+    fn ndjson_skips_blank_lines() {
+        let mut framer = NdjsonFramer::default();
+        let mut docs = Vec::new();
+        let mut push = |d: &str| {
+            docs.push(d.to_owned());
+            Ok::<(), FrameError>(())
+        };
+        framer.feed(b"{\"a\":1}\n\n{\"b\"", &mut push).unwrap();
+        framer.feed(b":2}\r\n{\"c\":3}", &mut push).unwrap();
+        framer.finish(&mut push).unwrap();
+        assert_eq!(docs, ["{\"a\":1}", "{\"b\":2}", "{\"c\":3}"]);
+    }
+}

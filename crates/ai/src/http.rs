@@ -1,0 +1,533 @@
+//! The streaming HTTP driver every built-in provider shares: send with retry (honouring
+//! `Retry-After`), check status and content type, frame the body (SSE or NDJSON), hand
+//! events to the provider's decoder, and turn every failure into one `error` event.
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::builder::MessageBuilder;
+use crate::error::{ErrorKind, classify_status};
+use crate::event::{AssistantMessageEvent, AssistantStream};
+use crate::framing::{FrameError, NdjsonFramer, SseEvent, SseFramer};
+use crate::model::Model;
+use crate::options::{RetryPolicy, StreamOptions};
+
+/// How a response body is framed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framing {
+    Sse,
+    Ndjson,
+}
+
+/// A fully built request.
+#[derive(Debug, Clone)]
+pub struct HttpCall {
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Value,
+    pub framing: Framing,
+}
+
+/// Malformed data from the server. Decoders return it; the driver turns it into an
+/// `error` event of kind `Protocol`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct DecodeError(pub String);
+
+impl From<FrameError> for DecodeError {
+    fn from(e: FrameError) -> Self {
+        Self(e.to_string())
+    }
+}
+
+impl DecodeError {
+    /// A JSON payload that does not parse, with a short excerpt of it.
+    pub fn bad_json(what: &str, data: &str, err: &serde_json::Error) -> Self {
+        Self(format!("invalid JSON in {what}: {err} (data: {})", excerpt(data, 120)))
+    }
+}
+
+/// Protocol-specific decoding of a streamed body into builder calls.
+pub trait StreamDecoder: Send {
+    /// One framed event. NDJSON documents arrive as events named `message`.
+    fn on_event(&mut self, event: SseEvent<'_>, out: &mut MessageBuilder) -> Result<(), DecodeError>;
+    /// The body ended. Finish the message (`out.done()`), or return an error if the
+    /// stream was cut short. Not called when the message already finished.
+    fn finish(&mut self, out: &mut MessageBuilder) -> Result<(), DecodeError>;
+}
+
+/// Start a streamed call on the current tokio runtime.
+pub fn spawn_http_stream(
+    client: reqwest::Client,
+    model: Model,
+    call: HttpCall,
+    decoder: Box<dyn StreamDecoder>,
+    options: StreamOptions,
+) -> AssistantStream {
+    let (tx, rx) = AssistantStream::channel();
+    let task = tokio::spawn(run(client, model, call, decoder, options, tx));
+    AssistantStream::from_task(rx, task)
+}
+
+/// A stream that fails at once, before any request (no key, bad configuration).
+pub fn failed_stream(model: &Model, kind: ErrorKind, message: String) -> AssistantStream {
+    let mut builder = MessageBuilder::new(model);
+    builder.fail(kind, message);
+    AssistantStream::from_events(builder.drain_events().collect())
+}
+
+struct Sink {
+    tx: mpsc::Sender<AssistantMessageEvent>,
+    batch: Vec<AssistantMessageEvent>,
+}
+
+impl Sink {
+    /// Send queued events; false when the consumer is gone.
+    async fn flush(&mut self, builder: &mut MessageBuilder) -> bool {
+        self.batch.extend(builder.drain_events());
+        for event in self.batch.drain(..) {
+            if self.tx.send(event).await.is_err() {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+async fn run(
+    client: reqwest::Client,
+    model: Model,
+    call: HttpCall,
+    mut decoder: Box<dyn StreamDecoder>,
+    options: StreamOptions,
+    tx: mpsc::Sender<AssistantMessageEvent>,
+) {
+    let mut builder = MessageBuilder::new(&model);
+    let mut sink = Sink { tx, batch: Vec::new() };
+    let label = format!("{}/{}", model.provider, model.id);
+    let cancel = options.cancel.clone().unwrap_or_default();
+    let idle = options.idle_timeout();
+
+    let response = match send_with_retry(&client, &call, &label, &options.retry, idle, &cancel).await
+    {
+        Ok(response) => response,
+        Err((kind, message)) => {
+            builder.fail(kind, message);
+            sink.flush(&mut builder).await;
+            return;
+        }
+    };
+    if let Err(message) = check_content_type(&response, call.framing, &label) {
+        let body = read_error_body(response, idle).await;
+        builder.fail(ErrorKind::Protocol, format!("{message}{}", body_suffix(&body)));
+        sink.flush(&mut builder).await;
+        return;
+    }
+    builder.start();
+    if !sink.flush(&mut builder).await {
+        return;
+    }
+
+    let mut body = response.bytes_stream();
+    let mut framer = BodyFramer::new(call.framing);
+    loop {
+        let next = tokio::select! {
+            biased;
+            () = cancel.cancelled() => {
+                builder.fail(ErrorKind::Aborted, format!("request to {label} was aborted"));
+                break;
+            }
+            next = tokio::time::timeout(idle, body.next()) => next,
+        };
+        match next {
+            Err(_) => {
+                builder.fail(
+                    ErrorKind::Timeout,
+                    format!(
+                        "{label}: no data for {} s, the stream stalled; try again, or raise the idle timeout",
+                        idle.as_secs_f64()
+                    ),
+                );
+                break;
+            }
+            Ok(Some(Ok(chunk))) => {
+                if let Err(e) = framer.feed(&chunk, decoder.as_mut(), &mut builder) {
+                    builder.fail(ErrorKind::Protocol, format!("{label}: malformed stream: {e}"));
+                }
+                if !sink.flush(&mut builder).await {
+                    return;
+                }
+                if builder.is_finished() {
+                    return;
+                }
+            }
+            Ok(Some(Err(e))) => {
+                builder.fail(
+                    ErrorKind::Network,
+                    format!("{label}: connection lost mid-stream ({}); try again", error_chain(&e)),
+                );
+                break;
+            }
+            Ok(None) => {
+                let result = framer
+                    .finish(decoder.as_mut(), &mut builder)
+                    .and_then(|()| {
+                        if builder.is_finished() { Ok(()) } else { decoder.finish(&mut builder) }
+                    });
+                if let Err(e) = result {
+                    builder.fail(ErrorKind::Protocol, format!("{label}: {e}"));
+                }
+                if !builder.is_finished() {
+                    builder.fail(
+                        ErrorKind::Protocol,
+                        format!("{label}: the stream ended before the reply was complete"),
+                    );
+                }
+                break;
+            }
+        }
+    }
+    sink.flush(&mut builder).await;
+}
+
+enum BodyFramer {
+    Sse(SseFramer),
+    Ndjson(NdjsonFramer),
+}
+
+impl BodyFramer {
+    fn new(framing: Framing) -> Self {
+        match framing {
+            Framing::Sse => Self::Sse(SseFramer::default()),
+            Framing::Ndjson => Self::Ndjson(NdjsonFramer::default()),
+        }
+    }
+
+    fn feed(
+        &mut self,
+        chunk: &[u8],
+        decoder: &mut dyn StreamDecoder,
+        out: &mut MessageBuilder,
+    ) -> Result<(), DecodeError> {
+        match self {
+            Self::Sse(f) => f.feed(chunk, &mut |ev| deliver(decoder, ev, out)),
+            Self::Ndjson(f) => f.feed(chunk, &mut |doc| {
+                deliver(decoder, SseEvent { event: "message", data: doc }, out)
+            }),
+        }
+    }
+
+    fn finish(
+        &mut self,
+        decoder: &mut dyn StreamDecoder,
+        out: &mut MessageBuilder,
+    ) -> Result<(), DecodeError> {
+        match self {
+            Self::Sse(f) => f.finish(&mut |ev| deliver(decoder, ev, out)),
+            Self::Ndjson(f) => f.finish(&mut |doc| {
+                deliver(decoder, SseEvent { event: "message", data: doc }, out)
+            }),
+        }
+    }
+}
+
+/// Events after the message finished (trailing usage chunks aside) are ignored.
+fn deliver(
+    decoder: &mut dyn StreamDecoder,
+    event: SseEvent<'_>,
+    out: &mut MessageBuilder,
+) -> Result<(), DecodeError> {
+    if out.is_finished() { Ok(()) } else { decoder.on_event(event, out) }
+}
+
+/// Decode a recorded body in one go (benchmarks, fuzzing, tests): returns every event.
+pub fn decode_recorded(
+    model: &Model,
+    framing: Framing,
+    decoder: &mut dyn StreamDecoder,
+    chunks: &[&[u8]],
+) -> Vec<AssistantMessageEvent> {
+    let mut builder = MessageBuilder::new(model);
+    builder.start();
+    let mut framer = BodyFramer::new(framing);
+    let mut events = Vec::new();
+    for chunk in chunks {
+        if let Err(e) = framer.feed(chunk, decoder, &mut builder) {
+            builder.fail(ErrorKind::Protocol, format!("malformed stream: {e}"));
+        }
+        events.extend(builder.drain_events());
+        if builder.is_finished() {
+            return events;
+        }
+    }
+    let result = framer
+        .finish(decoder, &mut builder)
+        .and_then(|()| if builder.is_finished() { Ok(()) } else { decoder.finish(&mut builder) });
+    if let Err(e) = result {
+        builder.fail(ErrorKind::Protocol, e.to_string());
+    }
+    if !builder.is_finished() {
+        builder.fail(ErrorKind::Protocol, "the stream ended before the reply was complete");
+    }
+    events.extend(builder.drain_events());
+    events
+}
+
+async fn send_with_retry(
+    client: &reqwest::Client,
+    call: &HttpCall,
+    label: &str,
+    policy: &RetryPolicy,
+    idle: Duration,
+    cancel: &CancellationToken,
+) -> Result<reqwest::Response, (ErrorKind, String)> {
+    let body = serde_json::to_vec(&call.body)
+        .map_err(|e| (ErrorKind::Config, format!("{label}: cannot encode request: {e}")))?;
+    let aborted = || (ErrorKind::Aborted, format!("request to {label} was aborted"));
+    let mut attempt = 0u32;
+    loop {
+        let mut request = client.post(&call.url).body(body.clone());
+        for (name, value) in &call.headers {
+            request = request.header(name, value);
+        }
+        let sent = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(aborted()),
+            sent = tokio::time::timeout(idle, request.send()) => sent,
+        };
+        let (kind, message, retry_after) = match sent {
+            Ok(Ok(response)) if response.status().is_success() => return Ok(response),
+            Ok(Ok(response)) => {
+                let status = response.status();
+                let retry_after = retry_after(response.headers());
+                let text = read_error_body(response, idle).await;
+                let detail = error_detail(&text);
+                let retry_after = retry_after.or_else(|| retry_delay_in_body(&text));
+                let kind = classify_status(status.as_u16(), &text, retry_after);
+                let message = format!(
+                    "{label}: HTTP {}{}{}",
+                    status.as_u16(),
+                    status.canonical_reason().map(|r| format!(" {r}")).unwrap_or_default(),
+                    if detail.is_empty() { String::new() } else { format!(": {detail}") },
+                );
+                (kind, message, retry_after)
+            }
+            Ok(Err(e)) => {
+                let kind = if e.is_timeout() { ErrorKind::Timeout } else { ErrorKind::Network };
+                let message = format!(
+                    "{label}: cannot reach {} ({}); check the base URL and your network",
+                    redact_url(&call.url),
+                    error_chain(&e)
+                );
+                (kind, message, None)
+            }
+            Err(_) => (
+                ErrorKind::Timeout,
+                format!("{label}: no response within {} s", idle.as_secs_f64()),
+                None,
+            ),
+        };
+        let exhausted = attempt >= policy.max_retries;
+        if !kind.is_retryable() || exhausted {
+            let tries = if attempt > 0 { format!(" (after {} attempts)", attempt + 1) } else { String::new() };
+            return Err((kind.clone(), format!("{message}{tries}{}", hint(&kind, label))));
+        }
+        let backoff = policy.base_delay.saturating_mul(2u32.saturating_pow(attempt));
+        let delay = retry_after.unwrap_or(backoff);
+        if !policy.max_delay.is_zero() && delay > policy.max_delay {
+            return Err((
+                kind,
+                format!(
+                    "{message}; the server asked to retry after {} s, longer than the {} s limit; try again later",
+                    delay.as_secs_f64(),
+                    policy.max_delay.as_secs_f64()
+                ),
+            ));
+        }
+        tracing::warn!(target: "pincer_ai", %label, attempt, delay_ms = delay.as_millis() as u64, "{message}; retrying");
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(aborted()),
+            () = tokio::time::sleep(delay) => {}
+        }
+        attempt += 1;
+    }
+}
+
+fn hint(kind: &ErrorKind, label: &str) -> String {
+    let provider = label.split('/').next().unwrap_or(label);
+    match kind {
+        ErrorKind::Auth => {
+            let vars = crate::env::api_key_vars(provider);
+            if vars.is_empty() {
+                format!("; check the API key configured for provider {provider}")
+            } else {
+                format!("; check the API key ({})", vars.join(" or "))
+            }
+        }
+        ErrorKind::RateLimited { retry_after: Some(d) } => {
+            format!("; rate limited, retry after {} s", d.as_secs_f64())
+        }
+        ErrorKind::RateLimited { retry_after: None } => "; rate limited, try again later".into(),
+        ErrorKind::ContextOverflow => "; the conversation is too long for this model, compact it or start a new session".into(),
+        ErrorKind::Overloaded => "; the provider is overloaded, try again later".into(),
+        _ => String::new(),
+    }
+}
+
+/// `Retry-After` (seconds or an HTTP date) or `retry-after-ms` (OpenAI).
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    if let Some(ms) = text("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
+        return duration_from_secs(ms / 1000.0);
+    }
+    let value = text("retry-after")?;
+    if let Ok(secs) = value.parse::<f64>() {
+        return duration_from_secs(secs);
+    }
+    let when = httpdate::parse_http_date(value).ok()?;
+    Some(when.duration_since(std::time::SystemTime::now()).unwrap_or(Duration::ZERO))
+}
+
+fn duration_from_secs(secs: f64) -> Option<Duration> {
+    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(86_400.0)))
+}
+
+/// Google puts the wait in the body: `"retryDelay": "30s"`.
+fn retry_delay_in_body(body: &str) -> Option<Duration> {
+    let start = body.find("\"retryDelay\"")?;
+    let rest = &body[start + "\"retryDelay\"".len()..];
+    let value = rest.split('"').nth(1)?;
+    duration_from_secs(value.strip_suffix('s')?.parse().ok()?)
+}
+
+/// The human part of an error body: `error.message`, `error` or `message`, else the text.
+fn error_detail(body: &str) -> String {
+    if let Ok(json) = serde_json::from_str::<Value>(body) {
+        let found = json
+            .pointer("/error/message")
+            .or_else(|| json.get("error").filter(|e| e.is_string()))
+            .or_else(|| json.get("message"))
+            .or_else(|| json.pointer("/0/error/message"))
+            .and_then(Value::as_str);
+        if let Some(text) = found {
+            return excerpt(text, 500);
+        }
+    }
+    excerpt(body.trim(), 500)
+}
+
+fn body_suffix(body: &str) -> String {
+    let detail = error_detail(body);
+    if detail.is_empty() { String::new() } else { format!(": {detail}") }
+}
+
+async fn read_error_body(response: reqwest::Response, idle: Duration) -> String {
+    const LIMIT: usize = 64 * 1024;
+    let mut body = response.bytes_stream();
+    let mut bytes = Vec::new();
+    while bytes.len() < LIMIT {
+        match tokio::time::timeout(idle.min(Duration::from_secs(10)), body.next()).await {
+            Ok(Some(Ok(chunk))) => bytes.extend_from_slice(&chunk),
+            _ => break,
+        }
+    }
+    bytes.truncate(LIMIT);
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+fn check_content_type(
+    response: &reqwest::Response,
+    framing: Framing,
+    label: &str,
+) -> Result<(), String> {
+    let Some(value) = response.headers().get(reqwest::header::CONTENT_TYPE) else {
+        return Ok(());
+    };
+    let value = value.to_str().unwrap_or("").to_ascii_lowercase();
+    let ok = match framing {
+        Framing::Sse => value.starts_with("text/event-stream"),
+        Framing::Ndjson => {
+            value.starts_with("application/x-ndjson")
+                || value.starts_with("application/jsonl")
+                || value.starts_with("application/json")
+        }
+    };
+    if ok {
+        Ok(())
+    } else {
+        let expected = match framing {
+            Framing::Sse => "text/event-stream",
+            Framing::Ndjson => "application/x-ndjson",
+        };
+        Err(format!(
+            "{label}: expected a {expected} stream but the server sent {value}; is the base URL right?"
+        ))
+    }
+}
+
+/// Drop the query string (keys sometimes travel there) before showing a URL.
+fn redact_url(url: &str) -> &str {
+    url.split('?').next().unwrap_or(url)
+}
+
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut out = error.to_string();
+    let mut source = error.source();
+    while let Some(e) = source {
+        let text = e.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = e.source();
+    }
+    out
+}
+
+/// At most `max` bytes of `text`, cut at a character boundary.
+pub(crate) fn excerpt(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_forms() {
+        let mut h = reqwest::header::HeaderMap::new();
+        h.insert("retry-after", "2".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
+        h.insert("retry-after-ms", "1500".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_millis(1500)));
+        let mut h = reqwest::header::HeaderMap::new();
+        h.insert("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::ZERO));
+        h.insert("retry-after", "soon".parse().unwrap());
+        assert_eq!(retry_after(&h), None);
+        assert_eq!(
+            retry_delay_in_body(r#"{"error":{"details":[{"retryDelay": "7s"}]}}"#),
+            Some(Duration::from_secs(7))
+        );
+    }
+
+    #[test]
+    fn error_detail_prefers_provider_message() {
+        assert_eq!(error_detail(r#"{"error":{"message":"bad key","type":"x"}}"#), "bad key");
+        assert_eq!(error_detail(r#"{"error":"nope"}"#), "nope");
+        assert_eq!(error_detail("  plain text "), "plain text");
+        assert_eq!(excerpt("ééé", 3), "é…");
+    }
+}

@@ -1,0 +1,75 @@
+//! Per-call options (pi's `SimpleStreamOptions`) plus the transport knobs Pincer adds:
+//! retries, idle timeout and cancellation.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::types::ThinkingLevel;
+
+/// How long a provider may keep a prompt cached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CacheRetention {
+    None,
+    #[default]
+    Short,
+    Long,
+}
+
+/// Retry policy for failures before any output streamed (429, 5xx, connection errors).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt.
+    pub max_retries: u32,
+    /// First backoff; doubles each retry.
+    pub base_delay: Duration,
+    /// A server asking to wait longer than this fails at once with the wait in the message
+    /// (pi's `maxRetryDelayMs`), so a caller can show it instead of hanging. Zero: no cap.
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_retries: 3,
+            base_delay: Duration::from_millis(1000),
+            max_delay: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Options for one streamed call.
+#[derive(Debug, Clone, Default)]
+pub struct StreamOptions {
+    pub temperature: Option<f32>,
+    pub max_tokens: Option<u64>,
+    /// Overrides the key from configuration and environment.
+    pub api_key: Option<String>,
+    /// Extra HTTP headers (win over the model's and the provider's).
+    pub headers: BTreeMap<String, String>,
+    pub reasoning: Option<ThinkingLevel>,
+    /// Custom budgets per thinking level for token-budget providers.
+    pub thinking_budgets: BTreeMap<ThinkingLevel, u64>,
+    pub cache_retention: CacheRetention,
+    pub session_id: Option<String>,
+    pub retry: RetryPolicy,
+    /// Fail when no byte arrives for this long (default 120 s).
+    pub idle_timeout: Option<Duration>,
+    /// Cancels the request; the stream ends with an `aborted` error promptly.
+    pub cancel: Option<CancellationToken>,
+}
+
+impl StreamOptions {
+    pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+
+    pub fn idle_timeout(&self) -> Duration {
+        self.idle_timeout.unwrap_or(Self::DEFAULT_IDLE_TIMEOUT)
+    }
+
+    /// Thinking budget for the requested level, honouring custom budgets.
+    pub fn thinking_budget(&self) -> Option<u64> {
+        let level = self.reasoning?;
+        self.thinking_budgets.get(&level).copied().or_else(|| level.budget_tokens())
+    }
+}

@@ -1,0 +1,116 @@
+//! Built-in wire APIs. Each HTTP API is a [`WireApi`]: it builds the request and makes a
+//! decoder; [`HttpProvider`] adds key checks and runs it on the shared driver.
+
+use std::sync::Arc;
+
+use crate::http::{HttpCall, StreamDecoder, failed_stream, spawn_http_stream};
+use crate::error::ErrorKind;
+use crate::event::AssistantStream;
+use crate::model::Model;
+use crate::options::StreamOptions;
+use crate::registry::ApiProvider;
+use crate::types::Context;
+
+pub mod anthropic;
+pub mod google;
+pub mod openai_completions;
+pub mod openai_responses;
+pub mod proxy;
+pub mod stub;
+
+/// One HTTP wire protocol: how to build a request and how to decode its stream.
+pub trait WireApi: Send + Sync + 'static {
+    /// The API name (`model.api`).
+    fn api(&self) -> &'static str;
+
+    /// Build the request. `api_key` is the resolved key (None for keyless local servers).
+    /// An `Err` is a configuration problem reported to the user as-is.
+    fn build_request(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: &StreamOptions,
+        api_key: Option<&str>,
+    ) -> Result<HttpCall, String>;
+
+    /// A fresh decoder for one response.
+    fn decoder(&self, model: &Model) -> Box<dyn StreamDecoder>;
+}
+
+/// Runs a [`WireApi`] over HTTP.
+pub struct HttpProvider<W> {
+    wire: W,
+    client: reqwest::Client,
+}
+
+impl<W: WireApi> HttpProvider<W> {
+    pub fn new(wire: W, client: reqwest::Client) -> Self {
+        Self { wire, client }
+    }
+}
+
+impl<W: WireApi> ApiProvider for HttpProvider<W> {
+    fn api(&self) -> &str {
+        self.wire.api()
+    }
+
+    fn stream(&self, model: &Model, context: &Context, options: StreamOptions) -> AssistantStream {
+        let key = options.api_key.clone();
+        let vars = crate::env::api_key_vars(&model.provider);
+        if key.is_none() && !vars.is_empty() {
+            return failed_stream(
+                model,
+                ErrorKind::Auth,
+                format!(
+                    "no API key for provider {}: set {} (or configure a key for it), or use the offline model stub/echo",
+                    model.provider,
+                    vars.join(" or ")
+                ),
+            );
+        }
+        match self.wire.build_request(model, context, &options, key.as_deref()) {
+            Ok(call) => spawn_http_stream(
+                self.client.clone(),
+                model.clone(),
+                call,
+                self.wire.decoder(model),
+                options,
+            ),
+            Err(message) => failed_stream(
+                model,
+                ErrorKind::Config,
+                format!("{}: cannot build request: {message}", model.reference()),
+            ),
+        }
+    }
+}
+
+/// Every built-in API.
+pub fn builtins(client: reqwest::Client) -> Vec<Arc<dyn ApiProvider>> {
+    vec![
+        Arc::new(HttpProvider::new(openai_completions::OpenAiCompletions, client.clone())),
+        Arc::new(HttpProvider::new(openai_responses::OpenAiResponses, client.clone())),
+        Arc::new(HttpProvider::new(anthropic::AnthropicMessages, client.clone())),
+        Arc::new(HttpProvider::new(google::GoogleGenerativeAi, client)),
+        Arc::new(stub::StubProvider),
+    ]
+}
+
+/// Join a base URL and a path without doubling or losing the slash.
+pub(crate) fn join_url(base: &str, path: &str) -> String {
+    format!("{}/{}", base.trim_end_matches('/'), path.trim_start_matches('/'))
+}
+
+/// Headers every request carries: JSON body, the model's headers, then the caller's.
+pub(crate) fn common_headers(model: &Model, options: &StreamOptions) -> Vec<(String, String)> {
+    let mut headers = vec![
+        ("content-type".to_owned(), "application/json".to_owned()),
+        ("accept".to_owned(), "text/event-stream".to_owned()),
+    ];
+    let extra = model.headers.iter().flatten().chain(options.headers.iter());
+    for (name, value) in extra {
+        headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+        headers.push((name.clone(), value.clone()));
+    }
+    headers
+}

@@ -1,0 +1,224 @@
+//! pi's proxy stream (`streamProxy`): instead of calling a provider, POST
+//! `{proxyUrl}/api/stream` with `{model, context, options}` and read the server's SSE of
+//! bandwidth-stripped events (`ProxyAssistantMessageEvent`), rebuilding the message here.
+//! Used by apps whose server holds the provider keys.
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::builder::MessageBuilder;
+use crate::error::ErrorKind;
+use crate::event::AssistantStream;
+use crate::framing::SseEvent;
+use crate::http::{DecodeError, Framing, HttpCall, StreamDecoder, spawn_http_stream};
+use crate::model::Model;
+use crate::options::StreamOptions;
+use crate::providers::join_url;
+use crate::registry::ApiProvider;
+use crate::types::{Context, StopReason, Usage};
+
+/// Streams any model through a proxy server. Register it under the name `proxy`, or use
+/// it directly as the stream function of an agent.
+#[derive(Debug, Clone)]
+pub struct ProxyProvider {
+    proxy_url: String,
+    auth_token: String,
+    client: reqwest::Client,
+}
+
+impl ProxyProvider {
+    pub fn new(proxy_url: impl Into<String>, auth_token: impl Into<String>, client: reqwest::Client) -> Self {
+        Self { proxy_url: proxy_url.into(), auth_token: auth_token.into(), client }
+    }
+
+    /// The request pi's `streamProxy` sends.
+    pub fn build_request(&self, model: &Model, context: &Context, options: &StreamOptions) -> HttpCall {
+        let mut body_options = serde_json::Map::new();
+        if let Some(t) = options.temperature {
+            body_options.insert("temperature".into(), json!(t));
+        }
+        if let Some(m) = options.max_tokens {
+            body_options.insert("maxTokens".into(), json!(m));
+        }
+        if let Some(r) = options.reasoning {
+            body_options.insert("reasoning".into(), json!(r));
+        }
+        HttpCall {
+            url: join_url(&self.proxy_url, "api/stream"),
+            headers: vec![
+                ("authorization".into(), format!("Bearer {}", self.auth_token)),
+                ("content-type".into(), "application/json".into()),
+            ],
+            body: json!({ "model": model, "context": context, "options": body_options }),
+            framing: Framing::Sse,
+        }
+    }
+}
+
+impl ApiProvider for ProxyProvider {
+    fn api(&self) -> &str {
+        "proxy"
+    }
+
+    fn stream(&self, model: &Model, context: &Context, options: StreamOptions) -> AssistantStream {
+        let call = self.build_request(model, context, &options);
+        spawn_http_stream(self.client.clone(), model.clone(), call, Box::new(ProxyDecoder::default()), options)
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
+enum ProxyEvent {
+    Start,
+    TextStart { content_index: usize },
+    TextDelta { content_index: usize, delta: String },
+    TextEnd { content_index: usize, content_signature: Option<String> },
+    ThinkingStart { content_index: usize },
+    ThinkingDelta { content_index: usize, delta: String },
+    ThinkingEnd { content_index: usize, content_signature: Option<String> },
+    ToolcallStart { content_index: usize, id: String, tool_name: String },
+    ToolcallDelta { content_index: usize, delta: String },
+    ToolcallEnd { content_index: usize },
+    Done { reason: StopReason, usage: Usage },
+    Error { reason: StopReason, error_message: Option<String>, usage: Usage },
+}
+
+/// Decodes proxy events. The server's content indices are mapped to ours, so a server
+/// that skips or reorders indices cannot corrupt the message.
+#[derive(Default)]
+pub struct ProxyDecoder {
+    indices: HashMap<usize, usize>,
+}
+
+impl ProxyDecoder {
+    fn index(&self, server: usize) -> Result<usize, DecodeError> {
+        self.indices
+            .get(&server)
+            .copied()
+            .ok_or_else(|| DecodeError(format!("proxy event for unknown content index {server}")))
+    }
+}
+
+impl StreamDecoder for ProxyDecoder {
+    fn on_event(&mut self, event: SseEvent<'_>, out: &mut MessageBuilder) -> Result<(), DecodeError> {
+        let data = event.data.trim();
+        if data.is_empty() {
+            return Ok(());
+        }
+        let parsed: ProxyEvent =
+            serde_json::from_str(data).map_err(|e| DecodeError::bad_json("proxy event", data, &e))?;
+        match parsed {
+            ProxyEvent::Start => out.start(),
+            ProxyEvent::TextStart { content_index } => {
+                let i = out.text_start();
+                self.indices.insert(content_index, i);
+            }
+            ProxyEvent::ThinkingStart { content_index } => {
+                let i = out.thinking_start();
+                self.indices.insert(content_index, i);
+            }
+            ProxyEvent::ToolcallStart { content_index, id, tool_name } => {
+                let i = out.toolcall_start(&id, &tool_name);
+                self.indices.insert(content_index, i);
+            }
+            ProxyEvent::TextDelta { content_index, delta } => out.text_delta(self.index(content_index)?, &delta),
+            ProxyEvent::ThinkingDelta { content_index, delta } => {
+                out.thinking_delta(self.index(content_index)?, &delta)
+            }
+            ProxyEvent::ToolcallDelta { content_index, delta } => {
+                out.toolcall_delta(self.index(content_index)?, &delta)
+            }
+            ProxyEvent::TextEnd { content_index, content_signature } => {
+                let i = self.index(content_index)?;
+                if let Some(sig) = content_signature {
+                    out.set_text_signature(i, sig);
+                }
+                out.end(i);
+            }
+            ProxyEvent::ThinkingEnd { content_index, content_signature } => {
+                let i = self.index(content_index)?;
+                if let Some(sig) = content_signature {
+                    out.set_thinking_signature(i, sig);
+                }
+                out.end(i);
+            }
+            ProxyEvent::ToolcallEnd { content_index } => out.end(self.index(content_index)?),
+            ProxyEvent::Done { reason, usage } => {
+                *out.usage_mut() = usage;
+                out.set_stop_reason(reason);
+                out.done();
+            }
+            ProxyEvent::Error { reason, error_message, usage } => {
+                *out.usage_mut() = usage;
+                let kind = if reason == StopReason::Aborted { ErrorKind::Aborted } else { ErrorKind::Server };
+                let message = error_message.unwrap_or_else(|| "the proxy reported an error".to_owned());
+                out.fail(kind, format!("Proxy error: {message}"));
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, _out: &mut MessageBuilder) -> Result<(), DecodeError> {
+        Err(DecodeError("the proxy stream ended without a done or error event".into()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::AssistantMessageEvent;
+    use crate::http::decode_recorded;
+
+    fn model() -> Model {
+        crate::providers::stub::model()
+    }
+
+    const STREAM: &str = concat!(
+        "data: {\"type\":\"start\"}\n\n",
+        "data: {\"type\":\"thinking_start\",\"contentIndex\":0}\n\n",
+        "data: {\"type\":\"thinking_delta\",\"contentIndex\":0,\"delta\":\"hm\"}\n\n",
+        "data: {\"type\":\"thinking_end\",\"contentIndex\":0,\"contentSignature\":\"sig\"}\n\n",
+        "data: {\"type\":\"toolcall_start\",\"contentIndex\":1,\"id\":\"c1\",\"toolName\":\"read\"}\n\n",
+        "data: {\"type\":\"toolcall_delta\",\"contentIndex\":1,\"delta\":\"{\\\"path\\\":\"}\n\n",
+        "data: {\"type\":\"toolcall_delta\",\"contentIndex\":1,\"delta\":\"\\\"a\\\"}\"}\n\n",
+        "data: {\"type\":\"toolcall_end\",\"contentIndex\":1}\n\n",
+        "data: {\"type\":\"done\",\"reason\":\"toolUse\",\"usage\":{\"input\":5,\"output\":3,\"cacheRead\":0,\"cacheWrite\":0,\"totalTokens\":8,",
+        "\"cost\":{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0}}}\n\n",
+    );
+
+    #[test]
+    fn rebuilds_message_from_proxy_events() {
+        let events = decode_recorded(&model(), Framing::Sse, &mut ProxyDecoder::default(), &[STREAM.as_bytes()]);
+        let AssistantMessageEvent::Done { reason, message } = events.last().unwrap() else { panic!("{events:?}") };
+        assert_eq!(*reason, StopReason::ToolUse);
+        assert_eq!(message.usage.total_tokens, 8);
+        assert_eq!(message.tool_calls().next().unwrap().arguments, json!({"path": "a"}));
+        let crate::types::ContentBlock::Thinking(t) = &message.content[0] else { panic!() };
+        assert_eq!((t.thinking.as_str(), t.thinking_signature.as_deref()), ("hm", Some("sig")));
+    }
+
+    #[test]
+    fn bad_events_are_protocol_errors() {
+        for bad in ["data: {\"type\":\"text_delta\",\"contentIndex\":9,\"delta\":\"x\"}\n\n", "data: {nope\n\n", "data: {\"type\":\"start\"}\n\n"] {
+            let events = decode_recorded(&model(), Framing::Sse, &mut ProxyDecoder::default(), &[bad.as_bytes()]);
+            let last = events.last().unwrap();
+            assert!(matches!(last, AssistantMessageEvent::Error { kind: ErrorKind::Protocol, .. }), "{bad}: {last:?}");
+            assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
+        }
+    }
+
+    #[test]
+    fn request_matches_pi() {
+        let p = ProxyProvider::new("http://h:1/", "tok", reqwest::Client::new());
+        let ctx = Context { system_prompt: Some("s".into()), messages: vec![], tools: vec![] };
+        let options = StreamOptions { max_tokens: Some(10), ..StreamOptions::default() };
+        let call = p.build_request(&model(), &ctx, &options);
+        assert_eq!(call.url, "http://h:1/api/stream");
+        assert!(call.headers.contains(&("authorization".into(), "Bearer tok".into())));
+        assert_eq!(call.body["options"], json!({"maxTokens": 10}));
+        assert_eq!(call.body["context"], json!({"systemPrompt": "s", "messages": []}));
+        assert_eq!(call.body["model"]["id"], "echo");
+    }
+}
