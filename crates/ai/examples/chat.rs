@@ -62,6 +62,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             std::io::stdout().flush()?;
         }
     }
-    server.shutdown().await;
+    server.shutdown().await?;
     Ok(())
 }

@@ -250,10 +250,10 @@ impl ModelRegistry {
     /// Look up `provider/id` (the id may contain slashes, as OpenRouter's do) or a bare id
     /// that only one provider has.
     pub fn resolve(&self, reference: &str) -> Result<&Model, CatalogError> {
-        if let Some((provider, id)) = reference.split_once('/') {
-            if let Some(model) = self.find(provider, id) {
-                return Ok(model);
-            }
+        if let Some((provider, id)) = reference.split_once('/')
+            && let Some(model) = self.find(provider, id)
+        {
+            return Ok(model);
         }
         let matches: Vec<&Model> = self.models.iter().filter(|m| m.id == reference).collect();
         match matches.as_slice() {

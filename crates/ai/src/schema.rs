@@ -83,10 +83,10 @@ fn strictify(value: &mut Value) {
         }
         return;
     };
-    if let Some(Value::String(format)) = map.get("format") {
-        if !OPENAI_FORMATS.contains(&format.as_str()) {
-            map.remove("format");
-        }
+    if let Some(Value::String(format)) = map.get("format")
+        && !OPENAI_FORMATS.contains(&format.as_str())
+    {
+        map.remove("format");
     }
     map.remove("default");
     for key in ["items", "anyOf", "oneOf", "allOf", "not", "additionalItems"] {

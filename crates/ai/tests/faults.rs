@@ -12,7 +12,7 @@ use common::*;
 use futures_util::StreamExt;
 use pincer_ai::env::MapEnv;
 use pincer_ai::{AssistantMessageEvent, CancellationToken, ErrorKind, LlmClient, RetryPolicy, StopReason, StreamOptions};
-use pincer_testkit::{Fault, Match, Reply, Rule, Scenario};
+use pincer_testkit::{Fault, Reply, Rule, Scenario};
 use serde_json::json;
 
 fn long_text() -> String {

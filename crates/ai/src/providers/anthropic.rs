@@ -1,0 +1,52 @@
+//! The `anthropic-messages` wire API (Anthropic's Messages API, streamed over SSE), with
+//! pi-ai's semantics: API-key, OAuth (Claude Code) and Copilot auth, prompt caching,
+//! adaptive or budgeted thinking, and pi's message transformation for replay.
+//!
+//! - [`request`](self::request): headers and body.
+//! - [`decode`](self::decode): the stream decoder.
+//! - [`transform`]: pi's `transformMessages`, shared with the Google provider.
+
+mod decode;
+mod request;
+pub(crate) mod transform;
+
+#[cfg(test)]
+mod tests;
+
+use crate::http::{Framing, HttpCall, StreamDecoder};
+use crate::model::{Model, apis};
+use crate::options::StreamOptions;
+use crate::providers::WireApi;
+use crate::types::Context;
+
+pub(crate) use request::f32_to_json;
+
+/// The `anthropic-messages` wire API.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AnthropicMessages;
+
+impl WireApi for AnthropicMessages {
+    fn api(&self) -> &'static str {
+        apis::ANTHROPIC_MESSAGES
+    }
+
+    fn build_request(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: &StreamOptions,
+        api_key: Option<&str>,
+    ) -> Result<HttpCall, String> {
+        let auth = request::Auth::detect(model, api_key);
+        Ok(HttpCall {
+            url: request::url(model),
+            headers: request::headers(model, options, api_key, auth),
+            body: request::body(model, context, options, auth),
+            framing: Framing::Sse,
+        })
+    }
+
+    fn decoder(&self, model: &Model) -> Box<dyn StreamDecoder> {
+        Box::new(decode::AnthropicDecoder::new(model.reference()))
+    }
+}

@@ -1,0 +1,550 @@
+//! Stream decoding of recorded responses: event sequences, final messages, failures, and
+//! the same result however the bytes are split.
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::error::ErrorKind;
+use crate::event::AssistantMessageEvent as E;
+use crate::http::{Framing, decode_recorded};
+use crate::providers::WireApi;
+use crate::providers::anthropic::AnthropicMessages;
+use crate::types::*;
+
+fn sse(events: &[(&str, Value)]) -> String {
+    events
+        .iter()
+        .map(|(name, data)| format!("event: {name}\ndata: {data}\n\n"))
+        .collect()
+}
+
+fn start(input: u64, cache_read: u64, cache_write: u64) -> (&'static str, Value) {
+    (
+        "message_start",
+        json!({"type": "message_start", "message": {"id": "msg_01XF", "type": "message",
+        "role": "assistant", "content": [], "model": MODEL, "stop_reason": null, "stop_sequence": null,
+        "usage": {"input_tokens": input, "cache_creation_input_tokens": cache_write,
+                  "cache_read_input_tokens": cache_read, "output_tokens": 1}}}),
+    )
+}
+
+fn block_start(index: u64, block: Value) -> (&'static str, Value) {
+    (
+        "content_block_start",
+        json!({"type": "content_block_start", "index": index, "content_block": block}),
+    )
+}
+
+fn delta(index: u64, delta: Value) -> (&'static str, Value) {
+    (
+        "content_block_delta",
+        json!({"type": "content_block_delta", "index": index, "delta": delta}),
+    )
+}
+
+fn text_delta(index: u64, text: &str) -> (&'static str, Value) {
+    delta(index, json!({"type": "text_delta", "text": text}))
+}
+
+fn json_delta(index: u64, part: &str) -> (&'static str, Value) {
+    delta(
+        index,
+        json!({"type": "input_json_delta", "partial_json": part}),
+    )
+}
+
+fn stop(index: u64) -> (&'static str, Value) {
+    (
+        "content_block_stop",
+        json!({"type": "content_block_stop", "index": index}),
+    )
+}
+
+fn message_delta(reason: &str, output: u64) -> (&'static str, Value) {
+    (
+        "message_delta",
+        json!({"type": "message_delta",
+        "delta": {"stop_reason": reason, "stop_sequence": null}, "usage": {"output_tokens": output}}),
+    )
+}
+
+fn message_stop() -> (&'static str, Value) {
+    ("message_stop", json!({"type": "message_stop"}))
+}
+
+fn decode_chunks(chunks: &[&[u8]]) -> Vec<E> {
+    let model = model(MODEL);
+    let mut decoder = AnthropicMessages.decoder(&model);
+    let mut events = decode_recorded(&model, Framing::Sse, decoder.as_mut(), chunks);
+    for event in &mut events {
+        if let E::Done { message, .. } | E::Error { error: message, .. } = event {
+            message.timestamp = 0;
+        }
+    }
+    events
+}
+
+fn decode(body: &str) -> Vec<E> {
+    decode_chunks(&[body.as_bytes()])
+}
+
+fn last_message(events: &[E]) -> &AssistantMessage {
+    match events.last() {
+        Some(E::Done { message, .. } | E::Error { error: message, .. }) => message,
+        other => panic!("no terminal event: {other:?}"),
+    }
+}
+
+fn text_body() -> String {
+    let mut body = sse(&[
+        start(25, 100, 10),
+        block_start(0, json!({"type": "text", "text": ""})),
+    ]);
+    body.push_str("event: ping\ndata: {\"type\": \"ping\"}\n\n");
+    body + &sse(&[
+        text_delta(0, "Hello"),
+        text_delta(0, "!\n\"Hi\" ☃"),
+        stop(0),
+        message_delta("end_turn", 15),
+        message_stop(),
+    ])
+}
+
+#[test]
+fn text_only_event_sequence_usage_and_cost() {
+    let events = decode(&text_body());
+    let m = model(MODEL);
+    let mut usage = Usage {
+        input: 25,
+        output: 15,
+        cache_read: 100,
+        cache_write: 10,
+        total_tokens: 150,
+        ..Usage::default()
+    };
+    m.apply_cost(&mut usage);
+    let message = AssistantMessage {
+        content: vec![ContentBlock::text("Hello!\n\"Hi\" ☃")],
+        api: "anthropic-messages".into(),
+        provider: "anthropic".into(),
+        model: MODEL.into(),
+        usage,
+        stop_reason: StopReason::Stop,
+        error_message: None,
+        timestamp: 0,
+        response_id: Some("msg_01XF".into()),
+    };
+    assert_eq!(
+        events,
+        vec![
+            E::Start,
+            E::TextStart { content_index: 0 },
+            E::TextDelta {
+                content_index: 0,
+                delta: "Hello".into()
+            },
+            E::TextDelta {
+                content_index: 0,
+                delta: "!\n\"Hi\" ☃".into()
+            },
+            E::TextEnd {
+                content_index: 0,
+                content: "Hello!\n\"Hi\" ☃".into()
+            },
+            E::Done {
+                reason: StopReason::Stop,
+                message
+            },
+        ]
+    );
+}
+
+fn tools_body() -> String {
+    sse(&[
+        start(500, 0, 0),
+        block_start(
+            0,
+            json!({"type": "thinking", "thinking": "", "signature": ""}),
+        ),
+        delta(
+            0,
+            json!({"type": "thinking_delta", "thinking": "Let me think"}),
+        ),
+        delta(
+            0,
+            json!({"type": "thinking_delta", "thinking": " about it."}),
+        ),
+        delta(
+            0,
+            json!({"type": "signature_delta", "signature": "EqQBCgIYAhIM"}),
+        ),
+        delta(
+            0,
+            json!({"type": "signature_delta", "signature": "1gbcDa9GJwZA=="}),
+        ),
+        stop(0),
+        // A server tool block Pincer does not model: indices stop matching from here on.
+        block_start(
+            1,
+            json!({"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}),
+        ),
+        json_delta(1, "{\"query\":\"x\"}"),
+        stop(1),
+        block_start(2, json!({"type": "text", "text": ""})),
+        text_delta(2, "Reading both."),
+        stop(2),
+        block_start(
+            3,
+            json!({"type": "tool_use", "id": "toolu_01A", "name": "read", "input": {}}),
+        ),
+        json_delta(3, ""),
+        json_delta(3, "{\"path\": \"a"),
+        json_delta(3, ".txt\"}"),
+        stop(3),
+        block_start(
+            4,
+            json!({"type": "tool_use", "id": "toolu_01B", "name": "read", "input": {}}),
+        ),
+        json_delta(4, "{\"path\":"),
+        json_delta(4, " \"b.txt\", \"limit\": 10}"),
+        stop(4),
+        message_delta("tool_use", 89),
+        message_stop(),
+    ])
+}
+
+#[test]
+fn thinking_signature_and_two_tool_calls_in_pieces() {
+    let events = decode(&tools_body());
+    let E::Done {
+        reason: StopReason::ToolUse,
+        message,
+    } = events.last().unwrap()
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!(
+        message.content,
+        vec![
+            ContentBlock::Thinking(ThinkingContent {
+                thinking: "Let me think about it.".into(),
+                thinking_signature: Some("EqQBCgIYAhIM1gbcDa9GJwZA==".into()),
+                redacted: None,
+            }),
+            ContentBlock::text("Reading both."),
+            ContentBlock::ToolCall(ToolCall {
+                id: "toolu_01A".into(),
+                name: "read".into(),
+                arguments: json!({"path": "a.txt"}),
+                thought_signature: None
+            }),
+            ContentBlock::ToolCall(ToolCall {
+                id: "toolu_01B".into(),
+                name: "read".into(),
+                arguments: json!({"path": "b.txt", "limit": 10}),
+                thought_signature: None
+            }),
+        ]
+    );
+    assert_eq!(
+        (
+            message.usage.input,
+            message.usage.output,
+            message.usage.total_tokens
+        ),
+        (500, 89, 589)
+    );
+    let deltas: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            E::ToolcallDelta {
+                content_index,
+                delta,
+            } => Some((*content_index, delta.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        deltas,
+        [
+            (2, "{\"path\": \"a"),
+            (2, ".txt\"}"),
+            (3, "{\"path\":"),
+            (3, " \"b.txt\", \"limit\": 10}")
+        ]
+    );
+    assert!(events.contains(&E::ToolcallStart {
+        content_index: 3,
+        id: "toolu_01B".into(),
+        tool_name: "read".into()
+    }));
+}
+
+#[test]
+fn redacted_thinking_keeps_its_data() {
+    let events = decode(&sse(&[
+        start(10, 0, 0),
+        block_start(
+            0,
+            json!({"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"}),
+        ),
+        stop(0),
+        block_start(1, json!({"type": "text", "text": ""})),
+        text_delta(1, "Done."),
+        stop(1),
+        message_delta("end_turn", 5),
+        message_stop(),
+    ]));
+    assert_eq!(
+        last_message(&events).content[0],
+        ContentBlock::Thinking(ThinkingContent {
+            thinking: "[Reasoning redacted]".into(),
+            thinking_signature: Some("EmwKAhgBEgy3va3pzix/LafPsn4a".into()),
+            redacted: Some(true),
+        })
+    );
+    assert_eq!(last_message(&events).text(), "Done.");
+}
+
+fn short(reason: &str) -> Vec<E> {
+    decode(&sse(&[
+        start(1, 0, 0),
+        block_start(0, json!({"type": "text", "text": ""})),
+        text_delta(0, "x"),
+        stop(0),
+        message_delta(reason, 2),
+        message_stop(),
+    ]))
+}
+
+#[test]
+fn every_stop_reason() {
+    for (reason, expected) in [
+        ("end_turn", StopReason::Stop),
+        ("pause_turn", StopReason::Stop),
+        ("stop_sequence", StopReason::Stop),
+        ("max_tokens", StopReason::Length),
+        // No tool call in the reply: the builder reports a plain stop.
+        ("tool_use", StopReason::Stop),
+    ] {
+        let events = short(reason);
+        assert!(
+            matches!(events.last(), Some(E::Done { reason: r, .. }) if *r == expected),
+            "{reason}: {events:?}"
+        );
+    }
+    for (reason, kind) in [
+        ("refusal", ErrorKind::Refused),
+        ("sensitive", ErrorKind::Refused),
+        ("model_context_window_exceeded_v9", ErrorKind::Protocol),
+    ] {
+        let events = short(reason);
+        let E::Error { kind: k, error, .. } = events.last().unwrap() else {
+            panic!("{reason}: {events:?}")
+        };
+        assert_eq!(*k, kind, "{reason}");
+        assert!(
+            error.error_message.as_deref().unwrap().contains(reason),
+            "{reason}"
+        );
+        assert_eq!(error.text(), "x", "the partial reply is kept");
+        assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
+    }
+}
+
+#[test]
+fn in_stream_errors_are_typed() {
+    let cases = [
+        (
+            "overloaded_error",
+            "Overloaded",
+            ErrorKind::Overloaded,
+            "anthropic/claude-sonnet-4-5: overloaded_error: Overloaded; try again later",
+        ),
+        (
+            "rate_limit_error",
+            "slow down",
+            ErrorKind::RateLimited { retry_after: None },
+            "anthropic/claude-sonnet-4-5: rate_limit_error: slow down; try again later",
+        ),
+        (
+            "api_error",
+            "Internal server error",
+            ErrorKind::Server,
+            "anthropic/claude-sonnet-4-5: api_error: Internal server error; try again later",
+        ),
+        (
+            "invalid_request_error",
+            "prompt is too long: 210000 tokens > 200000 maximum",
+            ErrorKind::ContextOverflow,
+            "anthropic/claude-sonnet-4-5: invalid_request_error: prompt is too long: 210000 tokens > 200000 maximum; the conversation is too long for this model, compact it or start a new session",
+        ),
+    ];
+    for (kind, text, expected, message) in cases {
+        let mut body = sse(&[
+            start(1, 0, 0),
+            block_start(0, json!({"type": "text", "text": ""})),
+            text_delta(0, "par"),
+        ]);
+        body.push_str(&format!("event: error\ndata: {{\"type\":\"error\",\"error\":{{\"type\":\"{kind}\",\"message\":\"{text}\"}}}}\n\n"));
+        body.push_str(&sse(&[text_delta(0, "ignored"), message_stop()]));
+        let events = decode(&body);
+        let E::Error {
+            kind: k,
+            error,
+            reason,
+        } = events.last().unwrap()
+        else {
+            panic!("{events:?}")
+        };
+        assert_eq!((k, *reason), (&expected, StopReason::Error));
+        assert_eq!(error.error_message.as_deref(), Some(message));
+        assert_eq!(error.text(), "par");
+        assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
+    }
+}
+
+#[test]
+fn malformed_json_gives_exactly_one_error() {
+    let mut body = sse(&[
+        start(1, 0, 0),
+        block_start(0, json!({"type": "text", "text": ""})),
+        text_delta(0, "ok"),
+    ]);
+    body.push_str("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_\n\n");
+    body.push_str(&sse(&[
+        text_delta(0, "more"),
+        message_delta("end_turn", 1),
+        message_stop(),
+    ]));
+    let events = decode(&body);
+    let terminals: Vec<_> = events.iter().filter(|e| e.is_terminal()).collect();
+    assert_eq!(terminals.len(), 1);
+    let E::Error {
+        kind: ErrorKind::Protocol,
+        error,
+        ..
+    } = terminals[0]
+    else {
+        panic!("{events:?}")
+    };
+    assert!(
+        error
+            .error_message
+            .as_deref()
+            .unwrap()
+            .contains("invalid JSON"),
+        "{:?}",
+        error.error_message
+    );
+    assert_eq!(error.text(), "ok");
+    assert!(events.last().unwrap().is_terminal());
+}
+
+#[test]
+fn truncated_streams() {
+    let body = sse(&[
+        start(1, 0, 0),
+        block_start(0, json!({"type": "text", "text": ""})),
+        text_delta(0, "cut"),
+    ]);
+    let events = decode(&body);
+    assert!(
+        matches!(
+            events.last(),
+            Some(E::Error {
+                kind: ErrorKind::Protocol,
+                ..
+            })
+        ),
+        "{events:?}"
+    );
+    // Cut after the stop reason: the reply is complete, only message_stop is missing.
+    let body = sse(&[
+        start(1, 0, 0),
+        block_start(0, json!({"type": "text", "text": ""})),
+        text_delta(0, "whole"),
+        message_delta("max_tokens", 3),
+    ]);
+    let events = decode(&body);
+    let E::Done {
+        reason: StopReason::Length,
+        message,
+    } = events.last().unwrap()
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!(message.text(), "whole");
+    // Nothing at all.
+    assert!(matches!(
+        decode("").last(),
+        Some(E::Error {
+            kind: ErrorKind::Protocol,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn garbage_never_panics() {
+    for body in [
+        "data: null\n\n",
+        "data: []\n\n",
+        "data: {\"type\":5}\n\n",
+        "data: \"x\"\n\n",
+        "data: {\"type\":\"content_block_delta\",\"index\":-1,\"delta\":{}}\n\n",
+        "data: {\"type\":\"content_block_stop\",\"index\":99}\n\n",
+        "data: {\"type\":\"content_block_delta\",\"index\":7,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n",
+        "data: {\"type\":\"error\",\"error\":\"plain\"}\n\n",
+        "data: {\"type\":\"error\"}\n\n",
+        "data: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":null}}}\n\n",
+    ] {
+        let events = decode(body);
+        assert_eq!(
+            events.iter().filter(|e| e.is_terminal()).count(),
+            1,
+            "{body}"
+        );
+    }
+}
+
+#[test]
+fn every_two_chunk_split_gives_the_same_message() {
+    let body = tools_body();
+    let whole = decode(&body);
+    let expected = last_message(&whole).clone();
+    let bytes = body.as_bytes();
+    for cut in 0..=bytes.len() {
+        let events = decode_chunks(&[&bytes[..cut], &bytes[cut..]]);
+        assert_eq!(last_message(&events), &expected, "split at {cut}");
+        assert_eq!(events.len(), whole.len(), "split at {cut}");
+    }
+}
+
+proptest::proptest! {
+    #[test]
+    fn random_splits_give_the_same_message(cuts in proptest::collection::vec(0usize..4000, 0..12)) {
+        let body = text_body() ;
+        let bytes = body.as_bytes();
+        let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c % (bytes.len() + 1)).collect();
+        cuts.sort_unstable();
+        let mut chunks = Vec::new();
+        let mut at = 0;
+        for cut in cuts {
+            chunks.push(&bytes[at..cut]);
+            at = cut;
+        }
+        chunks.push(&bytes[at..]);
+        let events = decode_chunks(&chunks);
+        proptest::prop_assert_eq!(events, decode(&body));
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
+        let mut body = text_body().into_bytes();
+        let at = data.len() % body.len();
+        body.splice(at..at, data);
+        let events = decode_chunks(&[&body]);
+        proptest::prop_assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
+    }
+}

@@ -1,0 +1,273 @@
+//! Request shape: URL, headers and the exact body pi would send.
+
+use serde_json::json;
+
+use super::*;
+use crate::http::HttpCall;
+use crate::options::{CacheRetention, StreamOptions};
+use crate::providers::WireApi;
+use crate::providers::anthropic::AnthropicMessages;
+use crate::types::*;
+
+fn assistant(model: &str, content: Vec<ContentBlock>) -> Message {
+    Message::Assistant(AssistantMessage {
+        content,
+        api: "anthropic-messages".into(),
+        provider: "anthropic".into(),
+        model: model.into(),
+        stop_reason: StopReason::ToolUse,
+        ..AssistantMessage::default()
+    })
+}
+
+fn tool_call(id: &str, path: &str) -> ContentBlock {
+    ContentBlock::ToolCall(ToolCall {
+        id: id.into(),
+        name: "read".into(),
+        arguments: json!({"path": path}),
+        thought_signature: None,
+    })
+}
+
+fn result(id: &str, text: &str) -> Message {
+    Message::ToolResult(ToolResultMessage {
+        tool_call_id: id.into(),
+        tool_name: "read".into(),
+        content: vec![ContentBlock::text(text)],
+        details: None,
+        is_error: false,
+        timestamp: 1,
+    })
+}
+
+fn context() -> Context {
+    Context {
+        system_prompt: Some("You are helpful.".into()),
+        messages: vec![
+            Message::User(UserMessage {
+                content: UserContent::Blocks(vec![
+                    ContentBlock::text("What is in a.txt?"),
+                    ContentBlock::Image(ImageContent {
+                        data: "iVBORw0KGgo=".into(),
+                        mime_type: "image/png".into(),
+                    }),
+                ]),
+                timestamp: 1,
+            }),
+            assistant(
+                MODEL,
+                vec![
+                    ContentBlock::Thinking(ThinkingContent {
+                        thinking: "I should read it.".into(),
+                        thinking_signature: Some("EqQBCgIYAhIM".into()),
+                        redacted: None,
+                    }),
+                    ContentBlock::text("Let me check."),
+                    tool_call("toolu_01", "a.txt"),
+                ],
+            ),
+            result("toolu_01", "hello"),
+        ],
+        tools: vec![Tool {
+            name: "read".into(),
+            description: "Read a file".into(),
+            parameters: json!({"$schema": "x", "type": "object",
+                "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+        }],
+    }
+}
+
+fn build(model: &Model, context: &Context, options: &StreamOptions, key: &str) -> HttpCall {
+    AnthropicMessages
+        .build_request(model, context, options, Some(key))
+        .unwrap()
+}
+
+fn header<'a>(call: &'a HttpCall, name: &str) -> Option<&'a str> {
+    call.headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+#[test]
+fn request_body_matches_pi() {
+    let options = StreamOptions {
+        reasoning: Some(ThinkingLevel::Medium),
+        temperature: Some(0.5),
+        ..StreamOptions::default()
+    };
+    let call = build(&model(MODEL), &context(), &options, "sk-ant-api03-x");
+    assert_eq!(call.url, "https://api.anthropic.com/v1/messages");
+    let ephemeral = json!({"type": "ephemeral"});
+    assert_eq!(
+        call.body,
+        json!({
+            "model": MODEL,
+            // 32000 (pi's default cap) + the medium budget, within the model's 64000.
+            "max_tokens": 40192,
+            "stream": true,
+            "system": [{"type": "text", "text": "You are helpful.", "cache_control": ephemeral}],
+            "messages": [
+                {"role": "user", "content": [
+                    {"type": "text", "text": "What is in a.txt?"},
+                    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}]},
+                {"role": "assistant", "content": [
+                    {"type": "thinking", "thinking": "I should read it.", "signature": "EqQBCgIYAhIM"},
+                    {"type": "text", "text": "Let me check."},
+                    {"type": "tool_use", "id": "toolu_01", "name": "read", "input": {"path": "a.txt"}}]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_01", "content": "hello", "is_error": false,
+                     "cache_control": ephemeral}]}
+            ],
+            "tools": [{"name": "read", "description": "Read a file", "input_schema":
+                {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}],
+            "thinking": {"type": "enabled", "budget_tokens": 8192}
+        })
+    );
+}
+
+#[test]
+fn oauth_cross_model_replay_and_long_cache() {
+    let mut context = context();
+    // Another model's turn: thinking becomes text, ids are made Anthropic-safe, results merge,
+    // and a call that never got a result is answered.
+    context.messages = vec![
+        Message::user("go"),
+        assistant(
+            "gpt-5",
+            vec![
+                ContentBlock::Thinking(ThinkingContent {
+                    thinking: "hmm".into(),
+                    ..Default::default()
+                }),
+                tool_call("call_1|fc_1", "a"),
+                tool_call("call_2|fc_2", "b"),
+                tool_call("call_3", "c"),
+            ],
+        ),
+        result("call_1|fc_1", "A"),
+        result("call_2|fc_2", "B"),
+        Message::user("thanks"),
+    ];
+    context.tools.clear();
+    let options = StreamOptions {
+        cache_retention: CacheRetention::Long,
+        temperature: Some(0.7),
+        ..StreamOptions::default()
+    };
+    let call = build(&model(MODEL), &context, &options, "sk-ant-oat01-token");
+    let long = json!({"type": "ephemeral", "ttl": "1h"});
+    let res = |id: &str, text: &str, err: bool| json!({"type": "tool_result", "tool_use_id": id, "content": text, "is_error": err});
+    assert_eq!(
+        call.body["system"],
+        json!([
+        {"type": "text", "text": crate::providers::anthropic::request::CLAUDE_CODE_IDENTITY, "cache_control": long},
+        {"type": "text", "text": "You are helpful.", "cache_control": long}])
+    );
+    assert_eq!(call.body["temperature"], json!(0.7));
+    assert_eq!(call.body["max_tokens"], json!(32000));
+    assert_eq!(
+        call.body["messages"],
+        json!([
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [
+                {"type": "text", "text": "hmm"},
+                {"type": "tool_use", "id": "call_1_fc_1", "name": "read", "input": {"path": "a"}},
+                {"type": "tool_use", "id": "call_2_fc_2", "name": "read", "input": {"path": "b"}},
+                {"type": "tool_use", "id": "call_3", "name": "read", "input": {"path": "c"}}]},
+            {"role": "user", "content": [res("call_1_fc_1", "A", false), res("call_2_fc_2", "B", false),
+                                         res("call_3", "No result provided", true)]},
+            {"role": "user", "content": [{"type": "text", "text": "thanks", "cache_control": long}]}
+        ])
+    );
+    assert!(call.body.get("thinking").is_none() && call.body.get("tools").is_none());
+}
+
+#[test]
+fn adaptive_thinking_and_no_cache() {
+    let options = StreamOptions {
+        reasoning: Some(ThinkingLevel::Xhigh),
+        cache_retention: CacheRetention::None,
+        max_tokens: Some(1000),
+        ..StreamOptions::default()
+    };
+    let call = build(&model("claude-opus-4-6"), &context(), &options, "k");
+    assert_eq!(call.body["thinking"], json!({"type": "adaptive"}));
+    assert_eq!(call.body["output_config"], json!({"effort": "max"}));
+    assert_eq!(call.body["max_tokens"], json!(1000));
+    assert!(!call.body.to_string().contains("cache_control"));
+    // A budget larger than the cap leaves 1024 tokens for the answer.
+    let options = StreamOptions {
+        reasoning: Some(ThinkingLevel::High),
+        ..StreamOptions::default()
+    };
+    let mut small = model(MODEL);
+    small.max_tokens = 8000;
+    let call = build(&small, &context(), &options, "k");
+    assert_eq!(call.body["max_tokens"], json!(8000));
+    assert_eq!(
+        call.body["thinking"],
+        json!({"type": "enabled", "budget_tokens": 6976})
+    );
+}
+
+#[test]
+fn api_key_and_oauth_headers() {
+    let options = StreamOptions::default();
+    let call = build(&model(MODEL), &context(), &options, "sk-ant-api03-x");
+    assert_eq!(header(&call, "x-api-key"), Some("sk-ant-api03-x"));
+    assert_eq!(header(&call, "authorization"), None);
+    assert_eq!(header(&call, "anthropic-version"), Some("2023-06-01"));
+    assert_eq!(
+        header(&call, "anthropic-beta"),
+        Some("fine-grained-tool-streaming-2025-05-14,interleaved-thinking-2025-05-14")
+    );
+    assert_eq!(header(&call, "content-type"), Some("application/json"));
+
+    let call = build(&model(MODEL), &context(), &options, "sk-ant-oat01-t");
+    assert_eq!(header(&call, "x-api-key"), None);
+    assert_eq!(
+        header(&call, "authorization"),
+        Some("Bearer sk-ant-oat01-t")
+    );
+    assert_eq!(
+        header(&call, "anthropic-beta"),
+        Some(
+            "claude-code-20250219,oauth-2025-04-20,fine-grained-tool-streaming-2025-05-14,interleaved-thinking-2025-05-14"
+        )
+    );
+    assert_eq!(
+        header(&call, "user-agent"),
+        Some("claude-cli/2.1.2 (external, cli)")
+    );
+    assert_eq!(header(&call, "x-app"), Some("cli"));
+
+    // The caller's headers win, as pi merges them last.
+    let options = StreamOptions {
+        headers: [("Anthropic-Beta".to_owned(), "custom".to_owned())].into(),
+        ..StreamOptions::default()
+    };
+    let call = build(&model(MODEL), &context(), &options, "k");
+    assert_eq!(header(&call, "anthropic-beta"), Some("custom"));
+    assert_eq!(
+        call.headers
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case("anthropic-beta"))
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn tool_schema_refs_are_inlined() {
+    let mut context = context();
+    context.tools[0].parameters = json!({"type": "object",
+        "properties": {"mode": {"$ref": "#/$defs/Mode"}}, "$defs": {"Mode": {"type": "string", "enum": ["a"]}}});
+    let call = build(&model(MODEL), &context, &StreamOptions::default(), "k");
+    assert_eq!(
+        call.body["tools"][0]["input_schema"],
+        json!({"type": "object",
+        "properties": {"mode": {"type": "string", "enum": ["a"]}}, "required": []})
+    );
+}

@@ -1,0 +1,482 @@
+//! Stream decoding of recorded responses: event sequences, final messages, failures, and
+//! the same result however the bytes are split.
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::error::ErrorKind;
+use crate::event::AssistantMessageEvent as E;
+use crate::http::{Framing, decode_recorded};
+use crate::providers::WireApi;
+use crate::providers::google::GoogleGenerativeAi;
+use crate::types::*;
+
+fn sse(chunks: &[Value]) -> String {
+    chunks
+        .iter()
+        .map(|c| format!("data: {c}\r\n\r\n"))
+        .collect()
+}
+
+fn chunk(parts: Value, finish: Option<&str>, usage: Value) -> Value {
+    let mut candidate = json!({"content": {"parts": parts, "role": "model"}, "index": 0});
+    if let Some(reason) = finish {
+        candidate["finishReason"] = json!(reason);
+    }
+    json!({"candidates": [candidate], "usageMetadata": usage, "modelVersion": FLASH, "responseId": "resp-1"})
+}
+
+fn partial_usage() -> Value {
+    json!({"promptTokenCount": 8, "totalTokenCount": 8, "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 8}]})
+}
+
+fn final_usage() -> Value {
+    json!({"promptTokenCount": 8, "candidatesTokenCount": 3, "thoughtsTokenCount": 20,
+           "cachedContentTokenCount": 2, "totalTokenCount": 31})
+}
+
+fn decode_chunks(chunks: &[&[u8]]) -> Vec<E> {
+    let model = model(FLASH);
+    let mut decoder = GoogleGenerativeAi.decoder(&model);
+    let mut events = decode_recorded(&model, Framing::Sse, decoder.as_mut(), chunks);
+    for event in &mut events {
+        if let E::Done { message, .. } | E::Error { error: message, .. } = event {
+            message.timestamp = 0;
+        }
+    }
+    events
+}
+
+fn decode(body: &str) -> Vec<E> {
+    decode_chunks(&[body.as_bytes()])
+}
+
+fn text_body() -> String {
+    sse(&[
+        chunk(json!([{"text": "Hello"}]), None, partial_usage()),
+        chunk(
+            json!([{"text": ", wörld ☃\n"}]),
+            Some("STOP"),
+            final_usage(),
+        ),
+    ])
+}
+
+#[test]
+fn text_only_event_sequence_usage_and_cost() {
+    let events = decode(&text_body());
+    let m = model(FLASH);
+    let mut usage = Usage {
+        input: 6,
+        output: 23,
+        cache_read: 2,
+        cache_write: 0,
+        total_tokens: 31,
+        ..Usage::default()
+    };
+    m.apply_cost(&mut usage);
+    let message = AssistantMessage {
+        content: vec![ContentBlock::text("Hello, wörld ☃\n")],
+        api: "google-generative-ai".into(),
+        provider: "google".into(),
+        model: FLASH.into(),
+        usage,
+        stop_reason: StopReason::Stop,
+        error_message: None,
+        timestamp: 0,
+        response_id: Some("resp-1".into()),
+    };
+    assert_eq!(
+        events,
+        vec![
+            E::Start,
+            E::TextStart { content_index: 0 },
+            E::TextDelta {
+                content_index: 0,
+                delta: "Hello".into()
+            },
+            E::TextDelta {
+                content_index: 0,
+                delta: ", wörld ☃\n".into()
+            },
+            E::TextEnd {
+                content_index: 0,
+                content: "Hello, wörld ☃\n".into()
+            },
+            E::Done {
+                reason: StopReason::Stop,
+                message
+            },
+        ]
+    );
+}
+
+#[test]
+fn thinking_then_text_keeps_signatures() {
+    let events = decode(&sse(&[
+        chunk(
+            json!([{"text": "**Planning**\n", "thought": true, "thoughtSignature": SIG}]),
+            None,
+            partial_usage(),
+        ),
+        chunk(
+            json!([{"text": "More.", "thought": true}]),
+            None,
+            partial_usage(),
+        ),
+        chunk(
+            json!([{"text": "Answer"}, {"text": "", "thoughtSignature": "c2lnMg=="}]),
+            Some("STOP"),
+            final_usage(),
+        ),
+    ]));
+    let E::Done { message, .. } = events.last().unwrap() else {
+        panic!("{events:?}")
+    };
+    assert_eq!(
+        message.content,
+        vec![
+            ContentBlock::Thinking(ThinkingContent {
+                thinking: "**Planning**\nMore.".into(),
+                thinking_signature: Some(SIG.into()),
+                redacted: None
+            }),
+            ContentBlock::Text(TextContent {
+                text: "Answer".into(),
+                text_signature: Some("c2lnMg==".into())
+            }),
+        ]
+    );
+    let kinds: Vec<_> = events
+        .iter()
+        .map(|e| {
+            serde_json::to_value(e).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "start",
+            "thinking_start",
+            "thinking_delta",
+            "thinking_delta",
+            "thinking_end",
+            "text_start",
+            "text_delta",
+            "text_end",
+            "done"
+        ]
+    );
+}
+
+#[test]
+fn whole_tool_calls_get_ids_and_signatures() {
+    let events = decode(&sse(&[
+        chunk(json!([{"text": "Reading."}]), None, partial_usage()),
+        chunk(
+            json!([
+                {"functionCall": {"name": "read", "args": {"path": "a.txt"}}, "thoughtSignature": SIG},
+                {"functionCall": {"name": "read", "args": {"path": "b.txt", "limit": 10}}},
+                {"functionCall": {"id": "given", "name": "ls"}},
+                {"functionCall": {"id": "given", "name": "ls", "args": {}}}
+            ]),
+            Some("STOP"),
+            final_usage(),
+        ),
+    ]));
+    let E::Done {
+        reason: StopReason::ToolUse,
+        message,
+    } = events.last().unwrap()
+    else {
+        panic!("{events:?}")
+    };
+    let calls: Vec<_> = message.tool_calls().collect();
+    assert_eq!(calls.len(), 4);
+    assert!(calls[0].id.starts_with("read_") && calls[1].id.starts_with("read_"));
+    assert_ne!(calls[0].id, calls[1].id);
+    assert_eq!(calls[2].id, "given");
+    assert!(
+        calls[3].id.starts_with("ls_"),
+        "a repeated id is replaced: {}",
+        calls[3].id
+    );
+    assert_eq!(calls[0].thought_signature.as_deref(), Some(SIG));
+    assert_eq!(calls[1].arguments, json!({"path": "b.txt", "limit": 10}));
+    assert_eq!(calls[2].arguments, json!({}));
+    let deltas: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            E::ToolcallDelta {
+                content_index,
+                delta,
+            } => Some((*content_index, delta.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deltas[0], (1, "{\"path\":\"a.txt\"}"));
+    // The text block closes before the first call opens.
+    let kinds: Vec<_> = events
+        .iter()
+        .map(|e| {
+            serde_json::to_value(e).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        &kinds[..6],
+        [
+            "start",
+            "text_start",
+            "text_delta",
+            "text_end",
+            "toolcall_start",
+            "toolcall_delta"
+        ]
+    );
+}
+
+fn ending(reason: &str) -> Vec<E> {
+    let mut last = chunk(json!([{"text": "b"}]), Some(reason), final_usage());
+    last["candidates"][0]["finishMessage"] = json!("details here");
+    decode(&sse(&[
+        chunk(json!([{"text": "a"}]), None, partial_usage()),
+        last,
+    ]))
+}
+
+#[test]
+fn every_finish_reason() {
+    assert!(matches!(
+        ending("STOP").last(),
+        Some(E::Done {
+            reason: StopReason::Stop,
+            ..
+        })
+    ));
+    assert!(matches!(
+        ending("MAX_TOKENS").last(),
+        Some(E::Done {
+            reason: StopReason::Length,
+            ..
+        })
+    ));
+    for (reason, kind) in [
+        ("SAFETY", ErrorKind::Refused),
+        ("RECITATION", ErrorKind::Refused),
+        ("PROHIBITED_CONTENT", ErrorKind::Refused),
+        ("MALFORMED_FUNCTION_CALL", ErrorKind::Server),
+        ("OTHER", ErrorKind::Server),
+        ("SOMETHING_NEW", ErrorKind::Server),
+    ] {
+        let events = ending(reason);
+        let E::Error { kind: k, error, .. } = events.last().unwrap() else {
+            panic!("{reason}: {events:?}")
+        };
+        assert_eq!(*k, kind, "{reason}");
+        let text = error.error_message.as_deref().unwrap();
+        assert!(
+            text.starts_with("google/gemini-2.5-flash: ")
+                && text.contains(reason)
+                && text.contains("details here"),
+            "{text}"
+        );
+        assert_eq!(error.text(), "ab", "the partial reply is kept");
+        assert_eq!(error.usage.output, 23, "usage of the last chunk counts");
+        assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
+    }
+}
+
+#[test]
+fn blocked_prompts_and_in_stream_errors() {
+    let events = decode(&sse(&[
+        json!({"promptFeedback": {"blockReason": "PROHIBITED_CONTENT"}, "usageMetadata": {"promptTokenCount": 5, "totalTokenCount": 5}}),
+    ]));
+    let E::Error {
+        kind: ErrorKind::Refused,
+        error,
+        ..
+    } = events.last().unwrap()
+    else {
+        panic!("{events:?}")
+    };
+    assert!(
+        error
+            .error_message
+            .as_deref()
+            .unwrap()
+            .contains("PROHIBITED_CONTENT")
+    );
+
+    let body = sse(&[
+        chunk(json!([{"text": "par"}]), None, partial_usage()),
+        json!({"error": {"code": 503, "message": "The model is overloaded. Please try again later.", "status": "UNAVAILABLE"}}),
+        chunk(json!([{"text": "ignored"}]), Some("STOP"), final_usage()),
+    ]);
+    let events = decode(&body);
+    let E::Error {
+        kind: ErrorKind::Overloaded,
+        error,
+        ..
+    } = events.last().unwrap()
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!(
+        error.error_message.as_deref(),
+        Some(
+            "google/gemini-2.5-flash: UNAVAILABLE: The model is overloaded. Please try again later.; try again later"
+        )
+    );
+    assert_eq!(error.text(), "par");
+    assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
+
+    let events = decode(&sse(&[
+        json!({"error": {"code": 400, "message": "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).", "status": "INVALID_ARGUMENT"}}),
+    ]));
+    assert!(matches!(
+        events.last(),
+        Some(E::Error {
+            kind: ErrorKind::ContextOverflow,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn malformed_json_gives_exactly_one_error() {
+    let body = sse(&[chunk(json!([{"text": "ok"}]), None, partial_usage())])
+        + "data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\r\n\r\n"
+        + &sse(&[chunk(
+            json!([{"text": "more"}]),
+            Some("STOP"),
+            final_usage(),
+        )]);
+    let events = decode(&body);
+    assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
+    let E::Error {
+        kind: ErrorKind::Protocol,
+        error,
+        ..
+    } = events.last().unwrap()
+    else {
+        panic!("{events:?}")
+    };
+    assert!(
+        error
+            .error_message
+            .as_deref()
+            .unwrap()
+            .contains("invalid JSON")
+    );
+    assert_eq!(error.text(), "ok");
+}
+
+#[test]
+fn truncated_streams_fail() {
+    let events = decode(&sse(&[chunk(
+        json!([{"text": "cut"}]),
+        None,
+        partial_usage(),
+    )]));
+    let E::Error {
+        kind: ErrorKind::Protocol,
+        error,
+        ..
+    } = events.last().unwrap()
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!(error.text(), "cut");
+    assert!(matches!(
+        decode("").last(),
+        Some(E::Error {
+            kind: ErrorKind::Protocol,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn garbage_never_panics() {
+    for body in [
+        "data: null\n\n",
+        "data: []\n\n",
+        "data: {\"candidates\":5}\n\n",
+        "data: {\"candidates\":[]}\n\n",
+        "data: {\"candidates\":[{\"content\":{\"parts\":[{\"functionCall\":{\"args\":[1]}}]}}]}\n\n",
+        "data: {\"usageMetadata\":{\"promptTokenCount\":1,\"cachedContentTokenCount\":9}}\n\n",
+        "data: {\"error\":\"plain\"}\n\n",
+        "data: {\"error\":{}}\n\n",
+    ] {
+        let events = decode(body);
+        assert_eq!(
+            events.iter().filter(|e| e.is_terminal()).count(),
+            1,
+            "{body}"
+        );
+    }
+}
+
+fn split_body() -> String {
+    sse(&[
+        chunk(
+            json!([{"text": "Think ü", "thought": true, "thoughtSignature": SIG}]),
+            None,
+            partial_usage(),
+        ),
+        chunk(json!([{"text": "Text 🦀"}]), None, partial_usage()),
+        chunk(
+            json!([{"functionCall": {"id": "c1", "name": "read", "args": {"path": "ä"}}}]),
+            Some("STOP"),
+            final_usage(),
+        ),
+    ])
+}
+
+#[test]
+fn every_two_chunk_split_gives_the_same_message() {
+    let body = split_body();
+    let whole = decode(&body);
+    assert!(matches!(whole.last(), Some(E::Done { .. })), "{whole:?}");
+    let bytes = body.as_bytes();
+    for cut in 0..=bytes.len() {
+        assert_eq!(
+            decode_chunks(&[&bytes[..cut], &bytes[cut..]]),
+            whole,
+            "split at {cut}"
+        );
+    }
+}
+
+proptest::proptest! {
+    #[test]
+    fn random_splits_give_the_same_events(cuts in proptest::collection::vec(0usize..2000, 0..12)) {
+        let body = split_body();
+        let bytes = body.as_bytes();
+        let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c % (bytes.len() + 1)).collect();
+        cuts.sort_unstable();
+        let mut chunks = Vec::new();
+        let mut at = 0;
+        for cut in cuts {
+            chunks.push(&bytes[at..cut]);
+            at = cut;
+        }
+        chunks.push(&bytes[at..]);
+        proptest::prop_assert_eq!(decode_chunks(&chunks), decode(&body));
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
+        let mut body = split_body().into_bytes();
+        let at = data.len() % body.len();
+        body.splice(at..at, data);
+        let events = decode_chunks(&[&body]);
+        proptest::prop_assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
+    }
+}

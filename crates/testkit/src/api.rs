@@ -1,0 +1,52 @@
+//! The wire protocols the mock server speaks, as one small enum shared by matching, recording
+//! and rendering.
+
+use serde::{Deserialize, Serialize};
+
+/// One LLM wire protocol. The serialized names are pi's `api` identifiers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Api {
+    /// OpenAI Chat Completions (`/v1/chat/completions`).
+    #[serde(rename = "openai-completions")]
+    OpenAiCompletions,
+    /// OpenAI Responses (`/v1/responses`).
+    #[serde(rename = "openai-responses")]
+    OpenAiResponses,
+    /// Anthropic Messages (`/v1/messages`).
+    #[serde(rename = "anthropic-messages")]
+    AnthropicMessages,
+    /// Google Generative AI (`/v1beta/models/{model}:streamGenerateContent`).
+    #[serde(rename = "google-generative-ai")]
+    GoogleGenerativeAi,
+    /// pi's proxy stream (`/api/stream`).
+    #[serde(rename = "proxy")]
+    Proxy,
+}
+
+impl Api {
+    /// Every protocol, in a stable order.
+    pub const ALL: [Api; 5] = [
+        Api::OpenAiCompletions,
+        Api::OpenAiResponses,
+        Api::AnthropicMessages,
+        Api::GoogleGenerativeAi,
+        Api::Proxy,
+    ];
+
+    /// pi's identifier for the protocol (the serialized name).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Api::OpenAiCompletions => "openai-completions",
+            Api::OpenAiResponses => "openai-responses",
+            Api::AnthropicMessages => "anthropic-messages",
+            Api::GoogleGenerativeAi => "google-generative-ai",
+            Api::Proxy => "proxy",
+        }
+    }
+}
+
+impl std::fmt::Display for Api {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

@@ -1,0 +1,44 @@
+//! Test doubles for Pincer. The main one is [`MockLlm`], a mock LLM server that speaks the
+//! streaming wire protocols of OpenAI Chat Completions, OpenAI Responses, Anthropic Messages,
+//! Google Generative AI and pi's proxy over real HTTP on 127.0.0.1, scripted by a
+//! [`Scenario`] (rules matching the last user message or tool result, replies with thinking /
+//! text / tool calls, injected faults).
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), pincer_testkit::MockError> {
+//! use pincer_testkit::{Fault, Match, MockLlm, Reply, Rule, Scenario};
+//! use serde_json::json;
+//!
+//! let scenario = Scenario::new()
+//!     .rule(Rule::when(Match::last_user("hi")).reply(Reply::text("Hello!")))
+//!     .rule(Rule::when(Match::last_user_contains("weather"))
+//!         .reply(Reply::tool_call("get_weather", json!({"city": "Paris"})).with_thinking("need a tool")))
+//!     .rule(Rule::when(Match::tool_result("get_weather")).reply(Reply::text("It is sunny.")))
+//!     .rule(Rule::when(Match::last_user("flaky")).times(2).fault(Fault::status(429).retry_after("1")))
+//!     .chunk_size(4);
+//! let server = MockLlm::start(scenario).await?;
+//! let openai_base = format!("{}/v1", server.url());
+//! # let _ = openai_base;
+//! server.shutdown().await?;
+//! # Ok(()) }
+//! ```
+//!
+//! The scenario JSON format, the endpoints and the `pincer-mock-llm` binary (with `curl`
+//! examples) are described in the crate README.
+
+mod api;
+mod body;
+mod engine;
+mod handlers;
+mod plan;
+mod request;
+mod scenario;
+mod server;
+mod wire;
+
+pub use api::Api;
+pub use scenario::{
+    DEFAULT_CHUNK_SIZE, Fault, InstantMode, Match, Reply, Rule, Scenario, ScenarioError,
+    StopReason, ToolCallSpec, UsageSpec,
+};
+pub use server::{MockError, MockLlm, RecordedRequest};

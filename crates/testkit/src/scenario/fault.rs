@@ -1,0 +1,180 @@
+//! `Fault`: the ways a response can go wrong on purpose (HTTP errors, broken SSE, dropped or
+//! stalled connections). Each field is one independent fault, so they combine freely
+//! (e.g. a slow first byte followed by a disconnect); new faults are new fields.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Faults to inject into a response. All fields are optional; an empty `Fault` changes nothing.
+///
+/// A "chunk" is one protocol event frame (one `data:` SSE event).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Fault {
+    /// Answer with this HTTP status and no stream (100..=599).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// `retry-after` header value sent with `status`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after: Option<String>,
+    /// `retry-after-ms` header value sent with `status`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<String>,
+    /// Body for `status` (JSON, or a string sent as text/plain) or for `contentType`. Default:
+    /// the protocol's own error shape.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<Value>,
+    /// After the first chunk, send a data line that is not JSON (`data: {not json`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub malformed_line: bool,
+    /// After the first chunk, send a data line containing the bytes 0xff 0xfe.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub invalid_utf8: bool,
+    /// Send this many chunks, then abort the connection (the chunked body never terminates).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disconnect_after_chunks: Option<usize>,
+    /// Send this many chunks, then keep the connection open without sending anything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hang_after_chunks: Option<usize>,
+    /// Wait this long before sending the response headers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_first_byte_ms: Option<u64>,
+    /// Send an SSE comment `: keep-alive` after every n chunks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_alive_every: Option<usize>,
+    /// Leave out the protocol's final marker (`[DONE]`, `message_stop`, `response.completed`,
+    /// Gemini's finishReason chunk, the proxy's `done`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub omit_done: bool,
+    /// Answer 200 with this content type and an HTML body instead of a stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+    /// After the first chunk, send one data line of this many bytes with no newline, then end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub huge_line_bytes: Option<usize>,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
+impl Fault {
+    /// An HTTP error response with `status`.
+    pub fn status(status: u16) -> Self {
+        Self {
+            status: Some(status),
+            ..Self::default()
+        }
+    }
+
+    /// A non-JSON data line after the first chunk.
+    pub fn malformed_line() -> Self {
+        Self {
+            malformed_line: true,
+            ..Self::default()
+        }
+    }
+
+    /// A data line with invalid UTF-8 after the first chunk.
+    pub fn invalid_utf8() -> Self {
+        Self {
+            invalid_utf8: true,
+            ..Self::default()
+        }
+    }
+
+    /// Abort the connection after `chunks` chunks.
+    pub fn disconnect_after_chunks(chunks: usize) -> Self {
+        Self {
+            disconnect_after_chunks: Some(chunks),
+            ..Self::default()
+        }
+    }
+
+    /// Go silent (connection open) after `chunks` chunks.
+    pub fn hang_after_chunks(chunks: usize) -> Self {
+        Self {
+            hang_after_chunks: Some(chunks),
+            ..Self::default()
+        }
+    }
+
+    /// Delay the response headers by `ms`.
+    pub fn slow_first_byte_ms(ms: u64) -> Self {
+        Self {
+            slow_first_byte_ms: Some(ms),
+            ..Self::default()
+        }
+    }
+
+    /// An SSE keep-alive comment after every `chunks` chunks.
+    pub fn keep_alive_every(chunks: usize) -> Self {
+        Self {
+            keep_alive_every: Some(chunks),
+            ..Self::default()
+        }
+    }
+
+    /// Leave out the protocol's final marker.
+    pub fn omit_done() -> Self {
+        Self {
+            omit_done: true,
+            ..Self::default()
+        }
+    }
+
+    /// Answer 200 with `content_type` and an HTML body.
+    pub fn content_type(content_type: impl Into<String>) -> Self {
+        Self {
+            content_type: Some(content_type.into()),
+            ..Self::default()
+        }
+    }
+
+    /// One data line of `bytes` bytes without a newline after the first chunk.
+    pub fn huge_line_bytes(bytes: usize) -> Self {
+        Self {
+            huge_line_bytes: Some(bytes),
+            ..Self::default()
+        }
+    }
+
+    /// Sets the `retry-after` header.
+    pub fn retry_after(mut self, value: impl Into<String>) -> Self {
+        self.retry_after = Some(value.into());
+        self
+    }
+
+    /// Sets the `retry-after-ms` header.
+    pub fn retry_after_ms(mut self, value: impl Into<String>) -> Self {
+        self.retry_after_ms = Some(value.into());
+        self
+    }
+
+    /// Sets the error body.
+    pub fn body(mut self, body: Value) -> Self {
+        self.body = Some(body);
+        self
+    }
+
+    /// Combines two faults; fields set in `other` win.
+    pub fn and(self, other: Fault) -> Self {
+        Self {
+            status: other.status.or(self.status),
+            retry_after: other.retry_after.or(self.retry_after),
+            retry_after_ms: other.retry_after_ms.or(self.retry_after_ms),
+            body: other.body.or(self.body),
+            malformed_line: other.malformed_line || self.malformed_line,
+            invalid_utf8: other.invalid_utf8 || self.invalid_utf8,
+            disconnect_after_chunks: other
+                .disconnect_after_chunks
+                .or(self.disconnect_after_chunks),
+            hang_after_chunks: other.hang_after_chunks.or(self.hang_after_chunks),
+            slow_first_byte_ms: other.slow_first_byte_ms.or(self.slow_first_byte_ms),
+            keep_alive_every: other.keep_alive_every.or(self.keep_alive_every),
+            omit_done: other.omit_done || self.omit_done,
+            content_type: other.content_type.or(self.content_type),
+            huge_line_bytes: other.huge_line_bytes.or(self.huge_line_bytes),
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! Helpers shared by the integration tests: an HTTP client that ignores proxies, and a small
+//! SSE splitter for asserting on the exact frames the mock sends.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::Value;
+
+/// One SSE event as sent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    pub event: Option<String>,
+    pub data: String,
+}
+
+impl Event {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.data).unwrap_or_else(|e| panic!("{e}: {}", self.data))
+    }
+}
+
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder().no_proxy().build().unwrap()
+}
+
+pub async fn post(url: &str, body: &Value) -> reqwest::Response {
+    client().post(url).json(body).send().await.unwrap()
+}
+
+/// Splits a whole SSE body into events (comment lines are skipped; CRLF accepted).
+pub fn parse_sse(body: &str) -> Vec<Event> {
+    let body = body.replace("\r\n", "\n");
+    body.split("\n\n")
+        .filter(|block| !block.trim().is_empty())
+        .filter_map(|block| {
+            let mut event = None;
+            let mut data = Vec::new();
+            for line in block.lines() {
+                if let Some(name) = line.strip_prefix("event: ") {
+                    event = Some(name.to_owned());
+                } else if let Some(d) = line.strip_prefix("data: ") {
+                    data.push(d.to_owned());
+                }
+            }
+            (!data.is_empty()).then(|| Event {
+                event,
+                data: data.join("\n"),
+            })
+        })
+        .collect()
+}
+
+/// POSTs `body` and returns the parsed SSE events, asserting a 200 event stream.
+pub async fn stream(url: &str, body: &Value) -> Vec<Event> {
+    let response = post(url, body).await;
+    assert_eq!(response.status(), 200, "status for {url}");
+    assert_eq!(
+        response.headers()["content-type"].to_str().unwrap(),
+        "text/event-stream"
+    );
+    assert!(response.headers().get("content-length").is_none());
+    parse_sse(&response.text().await.unwrap())
+}
+
+/// The JSON of every event (all must be JSON except `[DONE]`, which is dropped).
+pub fn jsons(events: &[Event]) -> Vec<Value> {
+    events
+        .iter()
+        .filter(|e| e.data != "[DONE]")
+        .map(Event::json)
+        .collect()
+}
+
+/// Concatenates the string at `pointer` over every event JSON that has it.
+pub fn concat(values: &[Value], pointer: &str) -> String {
+    values
+        .iter()
+        .filter_map(|v| v.pointer(pointer).and_then(Value::as_str))
+        .collect()
+}
+
+/// Bodies for the same conversation in each protocol.
+pub mod bodies {
+    use serde_json::{Value, json};
+
+    pub fn chat(user: &str) -> Value {
+        json!({"model": "gpt-mock", "stream": true, "stream_options": {"include_usage": true},
+            "messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": user}]})
+    }
+
+    pub fn responses(user: &str) -> Value {
+        json!({"model": "gpt-mock", "stream": true,
+            "input": [{"role": "user", "content": [{"type": "input_text", "text": user}]}]})
+    }
+
+    pub fn anthropic(user: &str) -> Value {
+        json!({"model": "claude-mock", "max_tokens": 1024, "stream": true,
+            "messages": [{"role": "user", "content": user}]})
+    }
+
+    pub fn google(user: &str) -> Value {
+        json!({"contents": [{"role": "user", "parts": [{"text": user}]}]})
+    }
+
+    pub fn proxy(user: &str) -> Value {
+        json!({"model": {"id": "proxy-mock", "api": "anthropic-messages", "provider": "anthropic"},
+            "context": {"messages": [{"role": "user", "content": user, "timestamp": 1}]},
+            "options": {}})
+    }
+}
+
+pub const GOOGLE_PATH: &str = "/v1beta/models/gemini-mock:streamGenerateContent?alt=sse";
