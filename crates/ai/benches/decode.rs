@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use pincer_ai::http::{Framing, StreamDecoder, decode_recorded};
-use pincer_ai::providers::{WireApi, anthropic, google, openai_completions, openai_responses, proxy};
+use pincer_ai::providers::{
+    WireApi, anthropic, google, openai_completions, openai_responses, proxy,
+};
 use pincer_ai::{AssistantMessageEvent, Model};
 
 /// Counts allocations so the report can show allocations per delta.
@@ -83,7 +85,9 @@ fn recorded(api: &str) -> String {
         _ => {
             s.push_str("data: {\"type\":\"start\"}\n\ndata: {\"type\":\"text_start\",\"contentIndex\":0}\n\n");
             for _ in 0..DELTAS {
-                s.push_str("data: {\"type\":\"text_delta\",\"contentIndex\":0,\"delta\":\"tok \"}\n\n");
+                s.push_str(
+                    "data: {\"type\":\"text_delta\",\"contentIndex\":0,\"delta\":\"tok \"}\n\n",
+                );
             }
             s.push_str("data: {\"type\":\"text_end\",\"contentIndex\":0}\n\n");
             s.push_str("data: {\"type\":\"done\",\"reason\":\"stop\",\"usage\":{\"input\":10,\"output\":10000,\"cacheRead\":0,\"cacheWrite\":0,\"totalTokens\":10010,\"cost\":{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0}}}\n\n");
@@ -102,8 +106,13 @@ fn decoder(api: &str, model: &Model) -> Box<dyn StreamDecoder> {
     }
 }
 
-const APIS: [&str; 5] =
-    ["openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai", "proxy"];
+const APIS: [&str; 5] = [
+    "openai-completions",
+    "openai-responses",
+    "anthropic-messages",
+    "google-generative-ai",
+    "proxy",
+];
 
 fn decode_once(api: &str, model: &Model, chunks: &[&[u8]]) -> Vec<AssistantMessageEvent> {
     let mut d = decoder(api, model);
@@ -119,7 +128,10 @@ fn bench_decode(c: &mut Criterion) {
         let before = ALLOCATIONS.load(Ordering::Relaxed);
         let events = decode_once(api, &model, &chunks);
         let allocations = ALLOCATIONS.load(Ordering::Relaxed) - before;
-        let deltas = events.iter().filter(|e| matches!(e, AssistantMessageEvent::TextDelta { .. })).count();
+        let deltas = events
+            .iter()
+            .filter(|e| matches!(e, AssistantMessageEvent::TextDelta { .. }))
+            .count();
         let ok = matches!(events.last(), Some(AssistantMessageEvent::Done { .. }));
         println!(
             "{api}: {deltas} deltas, {} bytes, {:.2} allocations per delta, finished: {ok}",
@@ -128,7 +140,9 @@ fn bench_decode(c: &mut Criterion) {
         );
 
         let mut group = c.benchmark_group(format!("decode/{api}"));
-        group.sample_size(20).measurement_time(std::time::Duration::from_secs(2));
+        group
+            .sample_size(20)
+            .measurement_time(std::time::Duration::from_secs(2));
         group.throughput(Throughput::Elements(DELTAS as u64));
         group.bench_function("deltas", |b| b.iter(|| decode_once(api, &model, &chunks)));
         group.throughput(Throughput::Bytes(body.len() as u64));

@@ -14,11 +14,15 @@ use pincer_testkit::{MockLlm, Reply, Scenario};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let prompt = std::env::args().nth(1).unwrap_or_else(|| "Say hello".to_owned());
+    let prompt = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "Say hello".to_owned());
     let scenario = Scenario::new()
         .default_reply(
-            Reply::text("Hello! This reply streamed from the mock server, a few characters at a time.")
-                .with_thinking("A greeting is wanted."),
+            Reply::text(
+                "Hello! This reply streamed from the mock server, a few characters at a time.",
+            )
+            .with_thinking("A greeting is wanted."),
         )
         .chunk_size(7)
         .delay_ms(15);
@@ -40,9 +44,24 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     models.set_base_url("deepseek", &format!("{url}/v1"));
     let client = LlmClient::with_env(Arc::new(env));
 
-    let dim = |text: &str| if std::io::stdout().is_terminal() { format!("\x1b[2m{text}\x1b[0m") } else { text.to_owned() };
-    let context = Context { system_prompt: Some("You are terse.".into()), messages: vec![Message::user(prompt)], tools: vec![] };
-    for reference in ["deepseek/deepseek-chat", "openai/gpt-4o-mini", "anthropic/claude-haiku-4-5", "google/gemini-2.5-flash"] {
+    let dim = |text: &str| {
+        if std::io::stdout().is_terminal() {
+            format!("\x1b[2m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    };
+    let context = Context {
+        system_prompt: Some("You are terse.".into()),
+        messages: vec![Message::user(prompt)],
+        tools: vec![],
+    };
+    for reference in [
+        "deepseek/deepseek-chat",
+        "openai/gpt-4o-mini",
+        "anthropic/claude-haiku-4-5",
+        "google/gemini-2.5-flash",
+    ] {
         let model = models.resolve(reference)?;
         print!("[{} via {}] ", model.reference(), model.api);
         let mut stream = client.stream(model, &context, StreamOptions::default());
@@ -52,7 +71,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 AssistantMessageEvent::ThinkingEnd { .. } => print!(" | "),
                 AssistantMessageEvent::TextDelta { delta, .. } => print!("{delta}"),
                 AssistantMessageEvent::Done { reason, message } => {
-                    println!("\n  -> {} ({} in / {} out tokens, ${:.6})", reason.as_str(), message.usage.input, message.usage.output, message.usage.cost.total);
+                    println!(
+                        "\n  -> {} ({} in / {} out tokens, ${:.6})",
+                        reason.as_str(),
+                        message.usage.input,
+                        message.usage.output,
+                        message.usage.cost.total
+                    );
                 }
                 AssistantMessageEvent::Error { error, .. } => {
                     println!("\n  -> error: {}", error.error_message.unwrap_or_default());

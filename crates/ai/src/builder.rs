@@ -98,7 +98,9 @@ impl MessageBuilder {
     pub fn text_start(&mut self) -> usize {
         self.start();
         let index = self.push(ContentBlock::Text(TextContent::default()));
-        self.events.push(AssistantMessageEvent::TextStart { content_index: index });
+        self.events.push(AssistantMessageEvent::TextStart {
+            content_index: index,
+        });
         index
     }
 
@@ -125,7 +127,9 @@ impl MessageBuilder {
     pub fn thinking_start(&mut self) -> usize {
         self.start();
         let index = self.push(ContentBlock::Thinking(ThinkingContent::default()));
-        self.events.push(AssistantMessageEvent::ThinkingStart { content_index: index });
+        self.events.push(AssistantMessageEvent::ThinkingStart {
+            content_index: index,
+        });
         index
     }
 
@@ -145,7 +149,9 @@ impl MessageBuilder {
     /// Append to the thinking signature (Anthropic streams it in pieces).
     pub fn thinking_signature_push(&mut self, index: usize, piece: &str) {
         if let Some(ContentBlock::Thinking(t)) = self.message.content.get_mut(index) {
-            t.thinking_signature.get_or_insert_with(String::new).push_str(piece);
+            t.thinking_signature
+                .get_or_insert_with(String::new)
+                .push_str(piece);
         }
     }
 
@@ -226,8 +232,10 @@ impl MessageBuilder {
             if let Some(ContentBlock::ToolCall(call)) = self.message.content.get_mut(index) {
                 call.arguments = arguments;
             }
-            self.events
-                .push(AssistantMessageEvent::ToolcallDelta { content_index: index, delta: text });
+            self.events.push(AssistantMessageEvent::ToolcallDelta {
+                content_index: index,
+                delta: text,
+            });
         }
     }
 
@@ -238,9 +246,10 @@ impl MessageBuilder {
         };
         self.open.remove(pos);
         let event = match self.message.content.get_mut(index) {
-            Some(ContentBlock::Text(t)) => {
-                AssistantMessageEvent::TextEnd { content_index: index, content: t.text.clone() }
-            }
+            Some(ContentBlock::Text(t)) => AssistantMessageEvent::TextEnd {
+                content_index: index,
+                content: t.text.clone(),
+            },
             Some(ContentBlock::Thinking(t)) => AssistantMessageEvent::ThinkingEnd {
                 content_index: index,
                 content: t.thinking.clone(),
@@ -250,7 +259,10 @@ impl MessageBuilder {
                     let (_, raw) = self.raw_args.swap_remove(pos);
                     call.arguments = final_arguments(&raw);
                 }
-                AssistantMessageEvent::ToolcallEnd { content_index: index, tool_call: call.clone() }
+                AssistantMessageEvent::ToolcallEnd {
+                    content_index: index,
+                    tool_call: call.clone(),
+                }
             }
             _ => return,
         };
@@ -276,7 +288,11 @@ impl MessageBuilder {
         }
         self.start();
         self.end_all();
-        let has_calls = self.message.content.iter().any(|b| matches!(b, ContentBlock::ToolCall(_)));
+        let has_calls = self
+            .message
+            .content
+            .iter()
+            .any(|b| matches!(b, ContentBlock::ToolCall(_)));
         match (self.message.stop_reason, has_calls) {
             (StopReason::Stop, true) => self.message.stop_reason = StopReason::ToolUse,
             (StopReason::ToolUse, false) => self.message.stop_reason = StopReason::Stop,
@@ -302,8 +318,11 @@ impl MessageBuilder {
         // Tool calls that never finished streaming keep whatever arguments parsed so far.
         self.raw_args.clear();
         self.open.clear();
-        let reason =
-            if kind == ErrorKind::Aborted { StopReason::Aborted } else { StopReason::Error };
+        let reason = if kind == ErrorKind::Aborted {
+            StopReason::Aborted
+        } else {
+            StopReason::Error
+        };
         self.message.stop_reason = reason;
         self.message.error_message = Some(message.into());
         self.finalize_usage();
@@ -353,8 +372,10 @@ mod tests {
     use serde_json::json;
 
     fn model() -> Model {
-        serde_json::from_value(json!({"id":"m","name":"M","api":"x","provider":"p","baseUrl":"u",
-            "input":["text"],"cost":{"input":1,"output":2},"contextWindow":10,"maxTokens":5}))
+        serde_json::from_value(
+            json!({"id":"m","name":"M","api":"x","provider":"p","baseUrl":"u",
+            "input":["text"],"cost":{"input":1,"output":2},"contextWindow":10,"maxTokens":5}),
+        )
         .unwrap()
     }
 
@@ -369,25 +390,55 @@ mod tests {
         b.text_delta(x, "llo");
         let c = b.toolcall_start("id1", "read");
         b.toolcall_delta(c, "{\"pa");
-        assert_eq!(b.message().content[2], ContentBlock::ToolCall(ToolCall {
-            id: "id1".into(), name: "read".into(), arguments: json!({}), thought_signature: None }));
+        assert_eq!(
+            b.message().content[2],
+            ContentBlock::ToolCall(ToolCall {
+                id: "id1".into(),
+                name: "read".into(),
+                arguments: json!({}),
+                thought_signature: None
+            })
+        );
         b.toolcall_delta(c, "th\": \"a.txt\"}");
         b.usage_mut().input = 1_000_000;
         b.done();
         let events: Vec<_> = b.drain_events().collect();
         let kinds: Vec<_> = events
             .iter()
-            .map(|e| serde_json::to_value(e).unwrap()["type"].as_str().unwrap().to_owned())
+            .map(|e| {
+                serde_json::to_value(e).unwrap()["type"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
             .collect();
-        assert_eq!(kinds, [
-            "start", "thinking_start", "thinking_delta", "thinking_end", "text_start",
-            "text_delta", "text_delta", "toolcall_start", "toolcall_delta", "toolcall_delta",
-            "text_end", "toolcall_end", "done"
-        ]);
-        let E::Done { reason, message } = events.last().unwrap() else { panic!() };
+        assert_eq!(
+            kinds,
+            [
+                "start",
+                "thinking_start",
+                "thinking_delta",
+                "thinking_end",
+                "text_start",
+                "text_delta",
+                "text_delta",
+                "toolcall_start",
+                "toolcall_delta",
+                "toolcall_delta",
+                "text_end",
+                "toolcall_end",
+                "done"
+            ]
+        );
+        let E::Done { reason, message } = events.last().unwrap() else {
+            panic!()
+        };
         assert_eq!(*reason, StopReason::ToolUse);
         assert_eq!(message.text(), "hello");
-        assert_eq!(message.tool_calls().next().unwrap().arguments, json!({"path":"a.txt"}));
+        assert_eq!(
+            message.tool_calls().next().unwrap().arguments,
+            json!({"path":"a.txt"})
+        );
         assert_eq!(message.usage.cost.input, 1.0);
         assert_eq!(message.usage.total_tokens, 1_000_000);
 
@@ -406,7 +457,14 @@ mod tests {
         b.fail(ErrorKind::Network, "connection reset");
         b.done(); // ignored: already finished
         let events: Vec<_> = b.drain_events().collect();
-        let E::Error { reason, error, kind } = events.last().unwrap() else { panic!() };
+        let E::Error {
+            reason,
+            error,
+            kind,
+        } = events.last().unwrap()
+        else {
+            panic!()
+        };
         assert_eq!(*reason, StopReason::Error);
         assert_eq!(*kind, ErrorKind::Network);
         assert_eq!(error.text(), "partial");

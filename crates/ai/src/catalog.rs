@@ -133,7 +133,10 @@ impl ModelRegistry {
             models.extend(file.models);
         }
         models.push(crate::providers::stub::model());
-        Ok(Self { models, keys: HashMap::new() })
+        Ok(Self {
+            models,
+            keys: HashMap::new(),
+        })
     }
 
     /// Re-point built-in providers at the base URLs the environment names
@@ -165,7 +168,10 @@ impl ModelRegistry {
     }
 
     fn apply_provider(&mut self, provider: &str, cfg: ProviderConfig) -> Result<(), CatalogError> {
-        let err = |message: String| CatalogError::Provider { provider: provider.to_owned(), message };
+        let err = |message: String| CatalogError::Provider {
+            provider: provider.to_owned(),
+            message,
+        };
         if let Some(key) = &cfg.api_key {
             self.keys.insert(provider.to_owned(), KeySpec::parse(key));
         }
@@ -175,7 +181,10 @@ impl ModelRegistry {
                 model.base_url.clone_from(url);
             }
             if let Some(headers) = &cfg.headers {
-                model.headers.get_or_insert_with(BTreeMap::new).extend(headers.clone());
+                model
+                    .headers
+                    .get_or_insert_with(BTreeMap::new)
+                    .extend(headers.clone());
             }
             if let Some(compat) = &cfg.compat {
                 model.compat = Some(compat.clone());
@@ -184,7 +193,10 @@ impl ModelRegistry {
         let known = self.models.iter().any(|m| m.provider == provider);
         for custom in cfg.models {
             let api = custom.api.clone().or_else(|| cfg.api.clone()).or_else(|| {
-                self.models.iter().find(|m| m.provider == provider).map(|m| m.api.clone())
+                self.models
+                    .iter()
+                    .find(|m| m.provider == provider)
+                    .map(|m| m.api.clone())
             });
             let Some(api) = api else {
                 return Err(err(format!(
@@ -196,9 +208,16 @@ impl ModelRegistry {
                     apis::GOOGLE_GENERATIVE_AI
                 )));
             };
-            let base_url = custom.base_url.clone().or_else(|| cfg.base_url.clone()).or_else(|| {
-                self.models.iter().find(|m| m.provider == provider).map(|m| m.base_url.clone())
-            });
+            let base_url = custom
+                .base_url
+                .clone()
+                .or_else(|| cfg.base_url.clone())
+                .or_else(|| {
+                    self.models
+                        .iter()
+                        .find(|m| m.provider == provider)
+                        .map(|m| m.base_url.clone())
+                });
             let Some(base_url) = base_url else {
                 return Err(err(format!("model \"{}\" needs a \"baseUrl\"", custom.id)));
             };
@@ -216,11 +235,14 @@ impl ModelRegistry {
                 headers: merge_headers(cfg.headers.as_ref(), custom.headers),
                 compat: custom.compat.or_else(|| cfg.compat.clone()),
             };
-            self.models.retain(|m| !(m.provider == model.provider && m.id == model.id));
+            self.models
+                .retain(|m| !(m.provider == model.provider && m.id == model.id));
             self.models.push(model);
         }
         if !known && !self.models.iter().any(|m| m.provider == provider) {
-            return Err(err("is not a built-in provider and lists no models".to_owned()));
+            return Err(err(
+                "is not a built-in provider and lists no models".to_owned()
+            ));
         }
         Ok(())
     }
@@ -244,7 +266,9 @@ impl ModelRegistry {
     }
 
     pub fn find(&self, provider: &str, id: &str) -> Option<&Model> {
-        self.models.iter().find(|m| m.provider == provider && m.id == id)
+        self.models
+            .iter()
+            .find(|m| m.provider == provider && m.id == id)
     }
 
     /// Look up `provider/id` (the id may contain slashes, as OpenRouter's do) or a bare id
@@ -267,13 +291,22 @@ impl ModelRegistry {
                     Some((provider, _)) => {
                         format!("; list the models of {provider} with `pincer models`")
                     }
-                    None => "; write it as provider/id, e.g. anthropic/claude-sonnet-4-5".to_owned(),
+                    None => {
+                        "; write it as provider/id, e.g. anthropic/claude-sonnet-4-5".to_owned()
+                    }
                 };
-                Err(CatalogError::UnknownModel { reference: reference.to_owned(), hint })
+                Err(CatalogError::UnknownModel {
+                    reference: reference.to_owned(),
+                    hint,
+                })
             }
             many => Err(CatalogError::Ambiguous {
                 reference: reference.to_owned(),
-                matches: many.iter().map(|m| m.reference()).collect::<Vec<_>>().join(", "),
+                matches: many
+                    .iter()
+                    .map(|m| m.reference())
+                    .collect::<Vec<_>>()
+                    .join(", "),
             }),
         }
     }
@@ -307,13 +340,38 @@ mod tests {
     fn builtin_catalog_loads_and_covers_the_required_providers() {
         let registry = ModelRegistry::builtin().unwrap();
         let providers = registry.providers();
-        for p in ["anthropic", "openai", "google", "deepseek", "xai", "groq", "mistral", "openrouter", "stub"] {
+        for p in [
+            "anthropic",
+            "openai",
+            "google",
+            "deepseek",
+            "xai",
+            "groq",
+            "mistral",
+            "openrouter",
+            "stub",
+        ] {
             assert!(providers.contains(&p), "missing provider {p}");
         }
-        let known_apis = [apis::OPENAI_COMPLETIONS, apis::OPENAI_RESPONSES, apis::ANTHROPIC_MESSAGES, apis::GOOGLE_GENERATIVE_AI, apis::STUB];
+        let known_apis = [
+            apis::OPENAI_COMPLETIONS,
+            apis::OPENAI_RESPONSES,
+            apis::ANTHROPIC_MESSAGES,
+            apis::GOOGLE_GENERATIVE_AI,
+            apis::STUB,
+        ];
         for model in registry.models() {
-            assert!(known_apis.contains(&model.api.as_str()), "{} has api {}", model.reference(), model.api);
-            assert!(model.context_window > 0 && model.max_tokens > 0, "{}", model.reference());
+            assert!(
+                known_apis.contains(&model.api.as_str()),
+                "{} has api {}",
+                model.reference(),
+                model.api
+            );
+            assert!(
+                model.context_window > 0 && model.max_tokens > 0,
+                "{}",
+                model.reference()
+            );
         }
         let mut refs: Vec<String> = registry.models().iter().map(Model::reference).collect();
         let before = refs.len();
@@ -327,20 +385,57 @@ mod tests {
         let registry = ModelRegistry::builtin().unwrap();
         assert_eq!(registry.resolve("stub/echo").unwrap().api, "stub");
         assert_eq!(registry.resolve("echo").unwrap().provider, "stub");
-        let any_openrouter = registry.models().iter().find(|m| m.provider == "openrouter" && m.id.contains('/')).unwrap();
-        assert_eq!(registry.resolve(&any_openrouter.reference()).unwrap(), any_openrouter);
+        let any_openrouter = registry
+            .models()
+            .iter()
+            .find(|m| m.provider == "openrouter" && m.id.contains('/'))
+            .unwrap();
+        assert_eq!(
+            registry.resolve(&any_openrouter.reference()).unwrap(),
+            any_openrouter
+        );
         let err = registry.resolve("nope/x").unwrap_err().to_string();
-        assert!(err.starts_with("unknown model \"nope/x\": no provider \"nope\"; known providers: "), "{err}");
-        assert!(registry.resolve("anthropic/not-a-model").unwrap_err().to_string().contains("pincer models"));
+        assert!(
+            err.starts_with("unknown model \"nope/x\": no provider \"nope\"; known providers: "),
+            "{err}"
+        );
+        assert!(
+            registry
+                .resolve("anthropic/not-a-model")
+                .unwrap_err()
+                .to_string()
+                .contains("pincer models")
+        );
     }
 
     #[test]
     fn env_overrides_base_urls() {
         let mut registry = ModelRegistry::builtin().unwrap();
-        registry.apply_env_overrides(&MapEnv::new([("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"), ("ANTHROPIC_BASE_URL", "http://127.0.0.1:8")]));
-        assert!(registry.models().iter().filter(|m| m.provider == "openai").all(|m| m.base_url == "http://127.0.0.1:9/v1"));
-        assert!(registry.models().iter().filter(|m| m.provider == "anthropic").all(|m| m.base_url == "http://127.0.0.1:8"));
-        assert!(registry.models().iter().filter(|m| m.provider == "google").all(|m| m.base_url.starts_with("https://")));
+        registry.apply_env_overrides(&MapEnv::new([
+            ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"),
+            ("ANTHROPIC_BASE_URL", "http://127.0.0.1:8"),
+        ]));
+        assert!(
+            registry
+                .models()
+                .iter()
+                .filter(|m| m.provider == "openai")
+                .all(|m| m.base_url == "http://127.0.0.1:9/v1")
+        );
+        assert!(
+            registry
+                .models()
+                .iter()
+                .filter(|m| m.provider == "anthropic")
+                .all(|m| m.base_url == "http://127.0.0.1:8")
+        );
+        assert!(
+            registry
+                .models()
+                .iter()
+                .filter(|m| m.provider == "google")
+                .all(|m| m.base_url.starts_with("https://"))
+        );
     }
 
     #[test]
@@ -360,26 +455,77 @@ mod tests {
             )
             .unwrap();
         let m = registry.resolve("ollama/llama3.1:8b").unwrap();
-        assert_eq!((m.api.as_str(), m.base_url.as_str(), m.context_window, m.max_tokens), ("openai-completions", "http://127.0.0.1:11434/v1", 32000, 16384));
-        assert_eq!(m.compat.as_ref().unwrap().supports_developer_role, Some(false));
-        let key = registry.configured_key("ollama").unwrap().resolve("ollama", &MapEnv::default()).unwrap();
+        assert_eq!(
+            (
+                m.api.as_str(),
+                m.base_url.as_str(),
+                m.context_window,
+                m.max_tokens
+            ),
+            (
+                "openai-completions",
+                "http://127.0.0.1:11434/v1",
+                32000,
+                16384
+            )
+        );
+        assert_eq!(
+            m.compat.as_ref().unwrap().supports_developer_role,
+            Some(false)
+        );
+        let key = registry
+            .configured_key("ollama")
+            .unwrap()
+            .resolve("ollama", &MapEnv::default())
+            .unwrap();
         assert_eq!(key, "k");
-        assert!(registry.models().iter().filter(|m| m.provider == "anthropic").all(|m| m.base_url == "http://127.0.0.1:7"));
+        assert!(
+            registry
+                .models()
+                .iter()
+                .filter(|m| m.provider == "anthropic")
+                .all(|m| m.base_url == "http://127.0.0.1:7")
+        );
     }
 
     #[test]
     fn bad_models_config_is_a_clear_error() {
         let mut registry = ModelRegistry::builtin().unwrap();
-        let err = registry.apply_models_config(r#"{"providers":{"x":{"baseUrl":"u","modles":[]}}}"#).unwrap_err().to_string();
+        let err = registry
+            .apply_models_config(r#"{"providers":{"x":{"baseUrl":"u","modles":[]}}}"#)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("modles"), "{err}");
-        let err = registry.apply_models_config(r#"{"providers":{"x":{"baseUrl":"u","models":[{"id":"m"}]}}}"#).unwrap_err().to_string();
-        assert_eq!(err, "models configuration: provider \"x\": model \"m\" needs an \"api\" (one of openai-completions, openai-responses, anthropic-messages, google-generative-ai)");
-        let err = registry.apply_models_config("{providers: {").unwrap_err().to_string();
+        let err = registry
+            .apply_models_config(r#"{"providers":{"x":{"baseUrl":"u","models":[{"id":"m"}]}}}"#)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "models configuration: provider \"x\": model \"m\" needs an \"api\" (one of openai-completions, openai-responses, anthropic-messages, google-generative-ai)"
+        );
+        let err = registry
+            .apply_models_config("{providers: {")
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("models configuration: "), "{err}");
         assert!(err.contains("line 1"), "{err}");
-        let key = KeySpec::parse("MY_KEY").resolve("p", &MapEnv::new([("MY_KEY", "v")])).unwrap();
+        let key = KeySpec::parse("MY_KEY")
+            .resolve("p", &MapEnv::new([("MY_KEY", "v")]))
+            .unwrap();
         assert_eq!(key, "v");
-        assert_eq!(KeySpec::parse("literal").resolve("p", &MapEnv::default()).unwrap(), "literal");
-        assert!(KeySpec::parse("!exit 3").resolve("p", &MapEnv::default()).unwrap_err().to_string().contains("exited"));
+        assert_eq!(
+            KeySpec::parse("literal")
+                .resolve("p", &MapEnv::default())
+                .unwrap(),
+            "literal"
+        );
+        assert!(
+            KeySpec::parse("!exit 3")
+                .resolve("p", &MapEnv::default())
+                .unwrap_err()
+                .to_string()
+                .contains("exited")
+        );
     }
 }

@@ -24,7 +24,9 @@ pub struct LlmClient {
 
 impl std::fmt::Debug for LlmClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LlmClient").field("apis", &self.apis).finish_non_exhaustive()
+        f.debug_struct("LlmClient")
+            .field("apis", &self.apis)
+            .finish_non_exhaustive()
     }
 }
 
@@ -42,11 +44,18 @@ impl LlmClient {
 
     /// Built-in APIs and the given environment.
     pub fn with_env(env: Arc<dyn EnvSource>) -> Self {
-        Self::from_parts(Arc::new(ApiRegistry::with_builtins(default_http_client())), env)
+        Self::from_parts(
+            Arc::new(ApiRegistry::with_builtins(default_http_client())),
+            env,
+        )
     }
 
     pub fn from_parts(apis: Arc<ApiRegistry>, env: Arc<dyn EnvSource>) -> Self {
-        Self { apis, env, keys: Arc::default() }
+        Self {
+            apis,
+            env,
+            keys: Arc::default(),
+        }
     }
 
     pub fn apis(&self) -> &ApiRegistry {
@@ -55,18 +64,30 @@ impl LlmClient {
 
     /// Configure the key for a provider (wins over the environment).
     pub fn set_api_key(&self, provider: &str, key: impl Into<String>) {
-        self.keys.write().unwrap_or_else(|e| e.into_inner()).insert(provider.to_owned(), key.into());
+        self.keys
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(provider.to_owned(), key.into());
     }
 
     /// The key that would be used for `provider`: configured, then environment.
     pub fn api_key(&self, provider: &str) -> Option<String> {
-        let configured =
-            self.keys.read().unwrap_or_else(|e| e.into_inner()).get(provider).cloned();
+        let configured = self
+            .keys
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(provider)
+            .cloned();
         configured.or_else(|| env_api_key(self.env.as_ref(), provider))
     }
 
     /// Stream a reply. Never fails synchronously: problems arrive as the `error` event.
-    pub fn stream(&self, model: &Model, context: &Context, mut options: StreamOptions) -> AssistantStream {
+    pub fn stream(
+        &self,
+        model: &Model,
+        context: &Context,
+        mut options: StreamOptions,
+    ) -> AssistantStream {
         let Some(api) = self.apis.get(&model.api) else {
             return failed_stream(
                 model,

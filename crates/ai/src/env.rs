@@ -30,7 +30,11 @@ impl MapEnv {
         K: Into<String>,
         V: Into<String>,
     {
-        Self(vars.into_iter().map(|(k, v)| (k.into(), v.into())).collect())
+        Self(
+            vars.into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        )
     }
 }
 
@@ -86,6 +90,9 @@ mod tests {
         let env = MapEnv::new([("ANTHROPIC_API_KEY", "k"), ("ANTHROPIC_OAUTH_TOKEN", "")]);
         assert_eq!(env_api_key(&env, "anthropic").as_deref(), Some("k"));
         assert_eq!(env_api_key(&env, "openai"), None);
-        assert_eq!(env_api_key(&MapEnv::new([("GEMINI_API_KEY", "g")]), "google").as_deref(), Some("g"));
+        assert_eq!(
+            env_api_key(&MapEnv::new([("GEMINI_API_KEY", "g")]), "google").as_deref(),
+            Some("g")
+        );
     }
 }

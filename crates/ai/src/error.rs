@@ -37,7 +37,11 @@ impl ErrorKind {
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,
-            Self::RateLimited { .. } | Self::Overloaded | Self::Server | Self::Network | Self::Timeout
+            Self::RateLimited { .. }
+                | Self::Overloaded
+                | Self::Server
+                | Self::Network
+                | Self::Timeout
         )
     }
 
@@ -113,16 +117,28 @@ mod tests {
         assert_eq!(classify_status(401, "", None), ErrorKind::Auth);
         assert_eq!(
             classify_status(429, "", Some(Duration::from_secs(2))),
-            ErrorKind::RateLimited { retry_after: Some(Duration::from_secs(2)) }
+            ErrorKind::RateLimited {
+                retry_after: Some(Duration::from_secs(2))
+            }
         );
         assert_eq!(classify_status(529, "", None), ErrorKind::Overloaded);
-        assert_eq!(classify_status(503, "Overloaded", None), ErrorKind::Overloaded);
+        assert_eq!(
+            classify_status(503, "Overloaded", None),
+            ErrorKind::Overloaded
+        );
         assert_eq!(classify_status(502, "bad gateway", None), ErrorKind::Server);
         assert_eq!(
-            classify_status(400, r#"{"error":{"message":"prompt is too long: 250000 tokens"}}"#, None),
+            classify_status(
+                400,
+                r#"{"error":{"message":"prompt is too long: 250000 tokens"}}"#,
+                None
+            ),
             ErrorKind::ContextOverflow
         );
-        assert_eq!(classify_status(400, "bad field", None), ErrorKind::BadRequest);
+        assert_eq!(
+            classify_status(400, "bad field", None),
+            ErrorKind::BadRequest
+        );
         assert!(ErrorKind::Server.is_retryable());
         assert!(!ErrorKind::Auth.is_retryable());
     }

@@ -21,20 +21,53 @@ use crate::types::{
 
 /// One event of a streamed assistant reply.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
 pub enum AssistantMessageEvent {
     Start,
-    TextStart { content_index: usize },
-    TextDelta { content_index: usize, delta: String },
-    TextEnd { content_index: usize, content: String },
-    ThinkingStart { content_index: usize },
-    ThinkingDelta { content_index: usize, delta: String },
-    ThinkingEnd { content_index: usize, content: String },
-    ToolcallStart { content_index: usize, id: String, tool_name: String },
-    ToolcallDelta { content_index: usize, delta: String },
-    ToolcallEnd { content_index: usize, tool_call: ToolCall },
+    TextStart {
+        content_index: usize,
+    },
+    TextDelta {
+        content_index: usize,
+        delta: String,
+    },
+    TextEnd {
+        content_index: usize,
+        content: String,
+    },
+    ThinkingStart {
+        content_index: usize,
+    },
+    ThinkingDelta {
+        content_index: usize,
+        delta: String,
+    },
+    ThinkingEnd {
+        content_index: usize,
+        content: String,
+    },
+    ToolcallStart {
+        content_index: usize,
+        id: String,
+        tool_name: String,
+    },
+    ToolcallDelta {
+        content_index: usize,
+        delta: String,
+    },
+    ToolcallEnd {
+        content_index: usize,
+        tool_call: ToolCall,
+    },
     /// The reply finished normally (`stop`, `length` or `toolUse`).
-    Done { reason: StopReason, message: AssistantMessage },
+    Done {
+        reason: StopReason,
+        message: AssistantMessage,
+    },
     /// The reply failed (`error` or `aborted`); `error.error_message` says why and what to do.
     Error {
         reason: StopReason,
@@ -70,7 +103,11 @@ impl AssistantStream {
         rx: mpsc::Receiver<AssistantMessageEvent>,
         task: tokio::task::JoinHandle<()>,
     ) -> Self {
-        Self { rx, task: Some(task), finished: false }
+        Self {
+            rx,
+            task: Some(task),
+            finished: false,
+        }
     }
 
     /// A stream of events that are already known (used for immediate failures and tests).
@@ -80,11 +117,18 @@ impl AssistantStream {
             // The channel has room for every event, so this cannot fail.
             let _ = tx.try_send(event);
         }
-        Self { rx, task: None, finished: false }
+        Self {
+            rx,
+            task: None,
+            finished: false,
+        }
     }
 
     /// A channel pair for producers: send events into the sender, hand out the stream.
-    pub fn channel() -> (mpsc::Sender<AssistantMessageEvent>, mpsc::Receiver<AssistantMessageEvent>) {
+    pub fn channel() -> (
+        mpsc::Sender<AssistantMessageEvent>,
+        mpsc::Receiver<AssistantMessageEvent>,
+    ) {
         mpsc::channel(256)
     }
 
@@ -173,7 +217,10 @@ pub struct PartialMessage {
 
 impl PartialMessage {
     pub fn new(template: AssistantMessage) -> Self {
-        Self { message: template, raw_args: Vec::new() }
+        Self {
+            message: template,
+            raw_args: Vec::new(),
+        }
     }
 
     /// The message as it stands.
@@ -193,10 +240,15 @@ impl PartialMessage {
             E::TextStart { content_index } => {
                 self.put(*content_index, ContentBlock::Text(TextContent::default()))
             }
-            E::ThinkingStart { content_index } => {
-                self.put(*content_index, ContentBlock::Thinking(ThinkingContent::default()))
-            }
-            E::ToolcallStart { content_index, id, tool_name } => {
+            E::ThinkingStart { content_index } => self.put(
+                *content_index,
+                ContentBlock::Thinking(ThinkingContent::default()),
+            ),
+            E::ToolcallStart {
+                content_index,
+                id,
+                tool_name,
+            } => {
                 self.raw_args.push((*content_index, String::new()));
                 self.put(
                     *content_index,
@@ -208,18 +260,28 @@ impl PartialMessage {
                     }),
                 )
             }
-            E::TextDelta { content_index, delta } => {
+            E::TextDelta {
+                content_index,
+                delta,
+            } => {
                 if let Some(ContentBlock::Text(t)) = self.message.content.get_mut(*content_index) {
                     t.text.push_str(delta);
                 }
             }
-            E::ThinkingDelta { content_index, delta } => {
-                if let Some(ContentBlock::Thinking(t)) = self.message.content.get_mut(*content_index)
+            E::ThinkingDelta {
+                content_index,
+                delta,
+            } => {
+                if let Some(ContentBlock::Thinking(t)) =
+                    self.message.content.get_mut(*content_index)
                 {
                     t.thinking.push_str(delta);
                 }
             }
-            E::ToolcallDelta { content_index, delta } => {
+            E::ToolcallDelta {
+                content_index,
+                delta,
+            } => {
                 let Some((_, raw)) = self.raw_args.iter_mut().find(|(i, _)| i == content_index)
                 else {
                     return;
@@ -232,18 +294,28 @@ impl PartialMessage {
                     call.arguments = parsed;
                 }
             }
-            E::TextEnd { content_index, content } => {
+            E::TextEnd {
+                content_index,
+                content,
+            } => {
                 if let Some(ContentBlock::Text(t)) = self.message.content.get_mut(*content_index) {
                     t.text.clone_from(content);
                 }
             }
-            E::ThinkingEnd { content_index, content } => {
-                if let Some(ContentBlock::Thinking(t)) = self.message.content.get_mut(*content_index)
+            E::ThinkingEnd {
+                content_index,
+                content,
+            } => {
+                if let Some(ContentBlock::Thinking(t)) =
+                    self.message.content.get_mut(*content_index)
                 {
                     t.thinking.clone_from(content);
                 }
             }
-            E::ToolcallEnd { content_index, tool_call } => {
+            E::ToolcallEnd {
+                content_index,
+                tool_call,
+            } => {
                 self.raw_args.retain(|(i, _)| i != content_index);
                 self.put(*content_index, ContentBlock::ToolCall(tool_call.clone()));
             }

@@ -31,7 +31,11 @@ pub struct LineSplitter {
 
 impl LineSplitter {
     pub fn new(max_line: usize) -> Self {
-        Self { buf: Vec::new(), skip_lf: false, max_line }
+        Self {
+            buf: Vec::new(),
+            skip_lf: false,
+            max_line,
+        }
     }
 
     /// Feed a chunk; `on_line` gets each complete line (without its terminator).
@@ -88,7 +92,9 @@ impl LineSplitter {
     fn extend(&mut self, bytes: &[u8]) -> Result<(), FrameError> {
         if self.buf.len() + bytes.len() > self.max_line {
             self.buf.clear();
-            return Err(FrameError::LineTooLong { limit: self.max_line });
+            return Err(FrameError::LineTooLong {
+                limit: self.max_line,
+            });
         }
         self.buf.extend_from_slice(bytes);
         Ok(())
@@ -96,7 +102,9 @@ impl LineSplitter {
 }
 
 fn as_utf8(bytes: &[u8]) -> Result<&str, FrameError> {
-    std::str::from_utf8(bytes).map_err(|e| FrameError::InvalidUtf8 { offset: e.valid_up_to() })
+    std::str::from_utf8(bytes).map_err(|e| FrameError::InvalidUtf8 {
+        offset: e.valid_up_to(),
+    })
 }
 
 /// One server-sent event.
@@ -136,7 +144,10 @@ impl SseFramer {
     pub fn new(max_event_bytes: usize) -> Self {
         Self {
             lines: LineSplitter::new(max_event_bytes),
-            state: SseState { max_event: max_event_bytes, ..SseState::default() },
+            state: SseState {
+                max_event: max_event_bytes,
+                ..SseState::default()
+            },
         }
     }
 
@@ -152,7 +163,8 @@ impl SseFramer {
         on_event: &mut dyn FnMut(SseEvent<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         let state = &mut self.state;
-        self.lines.feed(chunk, &mut |line| state.line(line, on_event))
+        self.lines
+            .feed(chunk, &mut |line| state.line(line, on_event))
     }
 
     /// End of body: a trailing line and an event whose blank line never came are still
@@ -189,7 +201,10 @@ impl SseState {
                 if self.data.len() + value.len() + 1 > self.max_event {
                     self.data.clear();
                     self.has_data = false;
-                    return Err(FrameError::EventTooLarge { limit: self.max_event }.into());
+                    return Err(FrameError::EventTooLarge {
+                        limit: self.max_event,
+                    }
+                    .into());
                 }
                 if self.has_data {
                     self.data.push('\n');
@@ -216,8 +231,15 @@ impl SseState {
             self.event.clear();
             return Ok(());
         }
-        let event = if self.event.is_empty() { "message" } else { self.event.as_str() };
-        let result = on_event(SseEvent { event, data: &self.data });
+        let event = if self.event.is_empty() {
+            "message"
+        } else {
+            self.event.as_str()
+        };
+        let result = on_event(SseEvent {
+            event,
+            data: &self.data,
+        });
         self.event.clear();
         self.data.clear();
         self.has_data = false;
@@ -233,13 +255,17 @@ pub struct NdjsonFramer {
 
 impl Default for NdjsonFramer {
     fn default() -> Self {
-        Self { lines: LineSplitter::new(DEFAULT_MAX_EVENT_BYTES) }
+        Self {
+            lines: LineSplitter::new(DEFAULT_MAX_EVENT_BYTES),
+        }
     }
 }
 
 impl NdjsonFramer {
     pub fn new(max_line_bytes: usize) -> Self {
-        Self { lines: LineSplitter::new(max_line_bytes) }
+        Self {
+            lines: LineSplitter::new(max_line_bytes),
+        }
     }
 
     pub fn feed<E: From<FrameError>>(
@@ -248,7 +274,11 @@ impl NdjsonFramer {
         on_doc: &mut dyn FnMut(&str) -> Result<(), E>,
     ) -> Result<(), E> {
         self.lines.feed(chunk, &mut |line| {
-            if line.trim().is_empty() { Ok(()) } else { on_doc(line) }
+            if line.trim().is_empty() {
+                Ok(())
+            } else {
+                on_doc(line)
+            }
         })
     }
 
@@ -257,7 +287,11 @@ impl NdjsonFramer {
         on_doc: &mut dyn FnMut(&str) -> Result<(), E>,
     ) -> Result<(), E> {
         self.lines.finish(&mut |line| {
-            if line.trim().is_empty() { Ok(()) } else { on_doc(line) }
+            if line.trim().is_empty() {
+                Ok(())
+            } else {
+                on_doc(line)
+            }
         })
     }
 }
@@ -284,17 +318,26 @@ mod tests {
     fn sse_fields_comments_and_multiline_data() {
         let out = sse(&[b": keep-alive\r\nevent: ping\r\ndata: {}\r\n\r\ndata:a\ndata: b\n\nid: 3\nretry: 10\ndata\n\n"])
             .unwrap();
-        assert_eq!(out, [
-            ("ping".to_owned(), "{}".to_owned()),
-            ("message".to_owned(), "a\nb".to_owned()),
-            ("message".to_owned(), String::new()),
-        ]);
+        assert_eq!(
+            out,
+            [
+                ("ping".to_owned(), "{}".to_owned()),
+                ("message".to_owned(), "a\nb".to_owned()),
+                ("message".to_owned(), String::new()),
+            ]
+        );
     }
 
     #[test]
     fn crlf_split_across_chunks_is_one_terminator() {
         let out = sse(&[b"data: x\r", b"\n\r", b"\ndata: y\r\n\r\n"]).unwrap();
-        assert_eq!(out, [("message".to_owned(), "x".to_owned()), ("message".to_owned(), "y".to_owned())]);
+        assert_eq!(
+            out,
+            [
+                ("message".to_owned(), "x".to_owned()),
+                ("message".to_owned(), "y".to_owned())
+            ]
+        );
     }
 
     #[test]
@@ -308,13 +351,20 @@ mod tests {
         let text = "data: héllo €\n\n".as_bytes();
         for cut in 0..text.len() {
             let out = sse(&[&text[..cut], &text[cut..]]).unwrap();
-            assert_eq!(out, [("message".to_owned(), "héllo €".to_owned())], "cut at {cut}");
+            assert_eq!(
+                out,
+                [("message".to_owned(), "héllo €".to_owned())],
+                "cut at {cut}"
+            );
         }
     }
 
     #[test]
     fn invalid_utf8_is_an_error_not_a_panic() {
-        assert_eq!(sse(&[b"data: \xff\xfe\n\n"]), Err(FrameError::InvalidUtf8 { offset: 6 }));
+        assert_eq!(
+            sse(&[b"data: \xff\xfe\n\n"]),
+            Err(FrameError::InvalidUtf8 { offset: 6 })
+        );
     }
 
     #[test]

@@ -47,14 +47,21 @@ impl From<FrameError> for DecodeError {
 impl DecodeError {
     /// A JSON payload that does not parse, with a short excerpt of it.
     pub fn bad_json(what: &str, data: &str, err: &serde_json::Error) -> Self {
-        Self(format!("invalid JSON in {what}: {err} (data: {})", excerpt(data, 120)))
+        Self(format!(
+            "invalid JSON in {what}: {err} (data: {})",
+            excerpt(data, 120)
+        ))
     }
 }
 
 /// Protocol-specific decoding of a streamed body into builder calls.
 pub trait StreamDecoder: Send {
     /// One framed event. NDJSON documents arrive as events named `message`.
-    fn on_event(&mut self, event: SseEvent<'_>, out: &mut MessageBuilder) -> Result<(), DecodeError>;
+    fn on_event(
+        &mut self,
+        event: SseEvent<'_>,
+        out: &mut MessageBuilder,
+    ) -> Result<(), DecodeError>;
     /// The body ended. Finish the message (`out.done()`), or return an error if the
     /// stream was cut short. Not called when the message already finished.
     fn finish(&mut self, out: &mut MessageBuilder) -> Result<(), DecodeError>;
@@ -107,23 +114,29 @@ async fn run(
     tx: mpsc::Sender<AssistantMessageEvent>,
 ) {
     let mut builder = MessageBuilder::new(&model);
-    let mut sink = Sink { tx, batch: Vec::new() };
+    let mut sink = Sink {
+        tx,
+        batch: Vec::new(),
+    };
     let label = format!("{}/{}", model.provider, model.id);
     let cancel = options.cancel.clone().unwrap_or_default();
     let idle = options.idle_timeout();
 
-    let response = match send_with_retry(&client, &call, &label, &options.retry, idle, &cancel).await
-    {
-        Ok(response) => response,
-        Err((kind, message)) => {
-            builder.fail(kind, message);
-            sink.flush(&mut builder).await;
-            return;
-        }
-    };
+    let response =
+        match send_with_retry(&client, &call, &label, &options.retry, idle, &cancel).await {
+            Ok(response) => response,
+            Err((kind, message)) => {
+                builder.fail(kind, message);
+                sink.flush(&mut builder).await;
+                return;
+            }
+        };
     if let Err(message) = check_content_type(&response, call.framing, &label) {
         let body = read_error_body(response, idle).await;
-        builder.fail(ErrorKind::Protocol, format!("{message}{}", body_suffix(&body)));
+        builder.fail(
+            ErrorKind::Protocol,
+            format!("{message}{}", body_suffix(&body)),
+        );
         sink.flush(&mut builder).await;
         return;
     }
@@ -156,7 +169,10 @@ async fn run(
             }
             Ok(Some(Ok(chunk))) => {
                 if let Err(e) = framer.feed(&chunk, decoder.as_mut(), &mut builder) {
-                    builder.fail(ErrorKind::Protocol, format!("{label}: malformed stream: {e}"));
+                    builder.fail(
+                        ErrorKind::Protocol,
+                        format!("{label}: malformed stream: {e}"),
+                    );
                 }
                 if !sink.flush(&mut builder).await {
                     return;
@@ -168,7 +184,10 @@ async fn run(
             Ok(Some(Err(e))) => {
                 builder.fail(
                     ErrorKind::Network,
-                    format!("{label}: connection lost mid-stream ({}); try again", error_chain(&e)),
+                    format!(
+                        "{label}: connection lost mid-stream ({}); try again",
+                        error_chain(&e)
+                    ),
                 );
                 break;
             }
@@ -176,7 +195,11 @@ async fn run(
                 let result = framer
                     .finish(decoder.as_mut(), &mut builder)
                     .and_then(|()| {
-                        if builder.is_finished() { Ok(()) } else { decoder.finish(&mut builder) }
+                        if builder.is_finished() {
+                            Ok(())
+                        } else {
+                            decoder.finish(&mut builder)
+                        }
                     });
                 if let Err(e) = result {
                     builder.fail(ErrorKind::Protocol, format!("{label}: {e}"));
@@ -216,7 +239,14 @@ impl BodyFramer {
         match self {
             Self::Sse(f) => f.feed(chunk, &mut |ev| deliver(decoder, ev, out)),
             Self::Ndjson(f) => f.feed(chunk, &mut |doc| {
-                deliver(decoder, SseEvent { event: "message", data: doc }, out)
+                deliver(
+                    decoder,
+                    SseEvent {
+                        event: "message",
+                        data: doc,
+                    },
+                    out,
+                )
             }),
         }
     }
@@ -229,7 +259,14 @@ impl BodyFramer {
         match self {
             Self::Sse(f) => f.finish(&mut |ev| deliver(decoder, ev, out)),
             Self::Ndjson(f) => f.finish(&mut |doc| {
-                deliver(decoder, SseEvent { event: "message", data: doc }, out)
+                deliver(
+                    decoder,
+                    SseEvent {
+                        event: "message",
+                        data: doc,
+                    },
+                    out,
+                )
             }),
         }
     }
@@ -241,7 +278,11 @@ fn deliver(
     event: SseEvent<'_>,
     out: &mut MessageBuilder,
 ) -> Result<(), DecodeError> {
-    if out.is_finished() { Ok(()) } else { decoder.on_event(event, out) }
+    if out.is_finished() {
+        Ok(())
+    } else {
+        decoder.on_event(event, out)
+    }
 }
 
 /// Decode a recorded body in one go (benchmarks, fuzzing, tests): returns every event.
@@ -264,14 +305,21 @@ pub fn decode_recorded(
             return events;
         }
     }
-    let result = framer
-        .finish(decoder, &mut builder)
-        .and_then(|()| if builder.is_finished() { Ok(()) } else { decoder.finish(&mut builder) });
+    let result = framer.finish(decoder, &mut builder).and_then(|()| {
+        if builder.is_finished() {
+            Ok(())
+        } else {
+            decoder.finish(&mut builder)
+        }
+    });
     if let Err(e) = result {
         builder.fail(ErrorKind::Protocol, e.to_string());
     }
     if !builder.is_finished() {
-        builder.fail(ErrorKind::Protocol, "the stream ended before the reply was complete");
+        builder.fail(
+            ErrorKind::Protocol,
+            "the stream ended before the reply was complete",
+        );
     }
     events.extend(builder.drain_events());
     events
@@ -285,9 +333,18 @@ async fn send_with_retry(
     idle: Duration,
     cancel: &CancellationToken,
 ) -> Result<reqwest::Response, (ErrorKind, String)> {
-    let body = serde_json::to_vec(&call.body)
-        .map_err(|e| (ErrorKind::Config, format!("{label}: cannot encode request: {e}")))?;
-    let aborted = || (ErrorKind::Aborted, format!("request to {label} was aborted"));
+    let body = serde_json::to_vec(&call.body).map_err(|e| {
+        (
+            ErrorKind::Config,
+            format!("{label}: cannot encode request: {e}"),
+        )
+    })?;
+    let aborted = || {
+        (
+            ErrorKind::Aborted,
+            format!("request to {label} was aborted"),
+        )
+    };
     let mut attempt = 0u32;
     loop {
         let mut request = client.post(&call.url).body(body.clone());
@@ -311,13 +368,24 @@ async fn send_with_retry(
                 let message = format!(
                     "{label}: HTTP {}{}{}",
                     status.as_u16(),
-                    status.canonical_reason().map(|r| format!(" {r}")).unwrap_or_default(),
-                    if detail.is_empty() { String::new() } else { format!(": {detail}") },
+                    status
+                        .canonical_reason()
+                        .map(|r| format!(" {r}"))
+                        .unwrap_or_default(),
+                    if detail.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {detail}")
+                    },
                 );
                 (kind, message, retry_after)
             }
             Ok(Err(e)) => {
-                let kind = if e.is_timeout() { ErrorKind::Timeout } else { ErrorKind::Network };
+                let kind = if e.is_timeout() {
+                    ErrorKind::Timeout
+                } else {
+                    ErrorKind::Network
+                };
                 let message = format!(
                     "{label}: cannot reach {} ({}); check the base URL and your network",
                     redact_url(&call.url),
@@ -333,10 +401,19 @@ async fn send_with_retry(
         };
         let exhausted = attempt >= policy.max_retries;
         if !kind.is_retryable() || exhausted {
-            let tries = if attempt > 0 { format!(" (after {} attempts)", attempt + 1) } else { String::new() };
-            return Err((kind.clone(), format!("{message}{tries}{}", hint(&kind, label))));
+            let tries = if attempt > 0 {
+                format!(" (after {} attempts)", attempt + 1)
+            } else {
+                String::new()
+            };
+            return Err((
+                kind.clone(),
+                format!("{message}{tries}{}", hint(&kind, label)),
+            ));
         }
-        let backoff = policy.base_delay.saturating_mul(2u32.saturating_pow(attempt));
+        let backoff = policy
+            .base_delay
+            .saturating_mul(2u32.saturating_pow(attempt));
         let delay = retry_after.unwrap_or(backoff);
         if !policy.max_delay.is_zero() && delay > policy.max_delay {
             return Err((
@@ -369,11 +446,16 @@ fn hint(kind: &ErrorKind, label: &str) -> String {
                 format!("; check the API key ({})", vars.join(" or "))
             }
         }
-        ErrorKind::RateLimited { retry_after: Some(d) } => {
+        ErrorKind::RateLimited {
+            retry_after: Some(d),
+        } => {
             format!("; rate limited, retry after {} s", d.as_secs_f64())
         }
         ErrorKind::RateLimited { retry_after: None } => "; rate limited, try again later".into(),
-        ErrorKind::ContextOverflow => "; the conversation is too long for this model, compact it or start a new session".into(),
+        ErrorKind::ContextOverflow => {
+            "; the conversation is too long for this model, compact it or start a new session"
+                .into()
+        }
         ErrorKind::Overloaded => "; the provider is overloaded, try again later".into(),
         _ => String::new(),
     }
@@ -381,7 +463,12 @@ fn hint(kind: &ErrorKind, label: &str) -> String {
 
 /// `Retry-After` (seconds or an HTTP date) or `retry-after-ms` (OpenAI).
 fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    let text = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
     if let Some(ms) = text("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
         return duration_from_secs(ms / 1000.0);
     }
@@ -390,7 +477,10 @@ fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
         return duration_from_secs(secs);
     }
     let when = httpdate::parse_http_date(value).ok()?;
-    Some(when.duration_since(std::time::SystemTime::now()).unwrap_or(Duration::ZERO))
+    Some(
+        when.duration_since(std::time::SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    )
 }
 
 fn duration_from_secs(secs: f64) -> Option<Duration> {
@@ -423,7 +513,11 @@ fn error_detail(body: &str) -> String {
 
 fn body_suffix(body: &str) -> String {
     let detail = error_detail(body);
-    if detail.is_empty() { String::new() } else { format!(": {detail}") }
+    if detail.is_empty() {
+        String::new()
+    } else {
+        format!(": {detail}")
+    }
 }
 
 async fn read_error_body(response: reqwest::Response, idle: Duration) -> String {
@@ -513,7 +607,10 @@ mod tests {
         h.insert("retry-after-ms", "1500".parse().unwrap());
         assert_eq!(retry_after(&h), Some(Duration::from_millis(1500)));
         let mut h = reqwest::header::HeaderMap::new();
-        h.insert("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap());
+        h.insert(
+            "retry-after",
+            "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
+        );
         assert_eq!(retry_after(&h), Some(Duration::ZERO));
         h.insert("retry-after", "soon".parse().unwrap());
         assert_eq!(retry_after(&h), None);
@@ -525,7 +622,10 @@ mod tests {
 
     #[test]
     fn error_detail_prefers_provider_message() {
-        assert_eq!(error_detail(r#"{"error":{"message":"bad key","type":"x"}}"#), "bad key");
+        assert_eq!(
+            error_detail(r#"{"error":{"message":"bad key","type":"x"}}"#),
+            "bad key"
+        );
         assert_eq!(error_detail(r#"{"error":"nope"}"#), "nope");
         assert_eq!(error_detail("  plain text "), "plain text");
         assert_eq!(excerpt("ééé", 3), "é…");

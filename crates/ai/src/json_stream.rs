@@ -14,7 +14,11 @@ pub fn parse_partial_json(text: &str) -> Value {
     if let Ok(value) = serde_json::from_str::<Value>(text) {
         return value;
     }
-    let mut parser = Parser { bytes: text.as_bytes(), text, pos: 0 };
+    let mut parser = Parser {
+        bytes: text.as_bytes(),
+        text,
+        pos: 0,
+    };
     parser.skip_ws();
     match parser.value(0) {
         Some(value) => value,
@@ -82,7 +86,9 @@ impl Parser<'_> {
                     return Value::Object(map);
                 }
             }
-            let Some((key, complete)) = self.string() else { return Value::Object(map) };
+            let Some((key, complete)) = self.string() else {
+                return Value::Object(map);
+            };
             if !complete {
                 return Value::Object(map);
             }
@@ -148,8 +154,8 @@ impl Parser<'_> {
         let mut body = &self.text[start + 1..];
         if let Some(cut) = body.rfind('\\') {
             let tail = &body[cut..];
-            let complete_escape = tail.len() >= 2
-                && (tail.as_bytes()[1] != b'u' || tail.len() >= 6);
+            let complete_escape =
+                tail.len() >= 2 && (tail.as_bytes()[1] != b'u' || tail.len() >= 6);
             if !complete_escape {
                 body = &body[..cut];
             }
@@ -177,7 +183,10 @@ impl Parser<'_> {
     fn number(&mut self) -> Option<Value> {
         let start = self.pos;
         while self.pos < self.bytes.len()
-            && matches!(self.bytes[self.pos], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+            && matches!(
+                self.bytes[self.pos],
+                b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'
+            )
         {
             self.pos += 1;
         }
@@ -197,7 +206,10 @@ mod tests {
 
     #[test]
     fn complete_json_parses_exactly() {
-        assert_eq!(parse_partial_json(r#"{"a":[1,2,{"b":null}]}"#), json!({"a":[1,2,{"b":null}]}));
+        assert_eq!(
+            parse_partial_json(r#"{"a":[1,2,{"b":null}]}"#),
+            json!({"a":[1,2,{"b":null}]})
+        );
     }
 
     #[test]
@@ -206,15 +218,27 @@ mod tests {
         assert_eq!(parse_partial_json("{"), json!({}));
         assert_eq!(parse_partial_json(r#"{"pa"#), json!({}));
         assert_eq!(parse_partial_json(r#"{"path""#), json!({}));
-        assert_eq!(parse_partial_json(r#"{"path": "/tm"#), json!({"path": "/tm"}));
+        assert_eq!(
+            parse_partial_json(r#"{"path": "/tm"#),
+            json!({"path": "/tm"})
+        );
         assert_eq!(parse_partial_json(r#"{"a": 1, "b": tr"#), json!({"a": 1}));
-        assert_eq!(parse_partial_json(r#"{"a": [1, 2, "x"#), json!({"a": [1, 2, "x"]}));
+        assert_eq!(
+            parse_partial_json(r#"{"a": [1, 2, "x"#),
+            json!({"a": [1, 2, "x"]})
+        );
         assert_eq!(parse_partial_json(r#"{"a": "line\"#), json!({"a": "line"}));
         assert_eq!(parse_partial_json(r#"{"a": "caf\u00"#), json!({"a": "caf"}));
-        assert_eq!(parse_partial_json(r#"{"a": "caf\u00e9"#), json!({"a": "café"}));
+        assert_eq!(
+            parse_partial_json(r#"{"a": "caf\u00e9"#),
+            json!({"a": "café"})
+        );
         assert_eq!(parse_partial_json(r#"{"n": -"#), json!({}));
         assert_eq!(parse_partial_json(r#"{"n": 12"#), json!({"n": 12}));
-        assert_eq!(parse_partial_json(r#"{"o": {"p": true}, "#), json!({"o": {"p": true}}));
+        assert_eq!(
+            parse_partial_json(r#"{"o": {"p": true}, "#),
+            json!({"o": {"p": true}})
+        );
     }
 
     #[test]

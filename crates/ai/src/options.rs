@@ -70,6 +70,9 @@ impl StreamOptions {
     /// Thinking budget for the requested level, honouring custom budgets.
     pub fn thinking_budget(&self) -> Option<u64> {
         let level = self.reasoning?;
-        self.thinking_budgets.get(&level).copied().or_else(|| level.budget_tokens())
+        self.thinking_budgets
+            .get(&level)
+            .copied()
+            .or_else(|| level.budget_tokens())
     }
 }

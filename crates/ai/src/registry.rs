@@ -33,7 +33,9 @@ pub struct ApiRegistry {
 
 impl std::fmt::Debug for ApiRegistry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ApiRegistry").field("apis", &self.apis()).finish()
+        f.debug_struct("ApiRegistry")
+            .field("apis", &self.apis())
+            .finish()
     }
 }
 
@@ -56,7 +58,10 @@ impl ApiRegistry {
     /// [`ApiRegistry::unregister_source`] can remove everything one extension added.
     pub fn register(&self, provider: Arc<dyn ApiProvider>, source: Option<&str>) {
         let api = provider.api().to_owned();
-        let entry = Entry { provider, source: source.map(str::to_owned) };
+        let entry = Entry {
+            provider,
+            source: source.map(str::to_owned),
+        };
         self.write().insert(api, entry);
     }
 
@@ -66,7 +71,8 @@ impl ApiRegistry {
 
     /// Remove every API registered with `source`.
     pub fn unregister_source(&self, source: &str) {
-        self.write().retain(|_, e| e.source.as_deref() != Some(source));
+        self.write()
+            .retain(|_, e| e.source.as_deref() != Some(source));
     }
 
     /// Names of all registered APIs, sorted.

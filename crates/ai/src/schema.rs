@@ -7,8 +7,17 @@
 use serde_json::{Map, Value};
 
 /// Formats OpenAI structured outputs accept; others are dropped.
-const OPENAI_FORMATS: &[&str] =
-    &["date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"];
+const OPENAI_FORMATS: &[&str] = &[
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uuid",
+];
 
 const MAX_REF_DEPTH: usize = 32;
 
@@ -94,15 +103,23 @@ fn strictify(value: &mut Value) {
             strictify(child);
         }
     }
-    let is_object = map.get("type").is_some_and(|t| t == "object" || t.as_array().is_some_and(|a| a.iter().any(|x| x == "object")))
-        || map.contains_key("properties");
+    let is_object = map.get("type").is_some_and(|t| {
+        t == "object"
+            || t.as_array()
+                .is_some_and(|a| a.iter().any(|x| x == "object"))
+    }) || map.contains_key("properties");
     if !is_object {
         return;
     }
     let required: Vec<String> = map
         .get("required")
         .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
         .unwrap_or_default();
     let mut all = Vec::new();
     if let Some(Value::Object(props)) = map.get_mut("properties") {

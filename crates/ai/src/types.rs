@@ -30,7 +30,10 @@ pub enum ContentBlock {
 impl ContentBlock {
     /// A plain text block.
     pub fn text(text: impl Into<String>) -> Self {
-        Self::Text(TextContent { text: text.into(), text_signature: None })
+        Self::Text(TextContent {
+            text: text.into(),
+            text_signature: None,
+        })
     }
 }
 
@@ -203,7 +206,10 @@ pub enum Message {
 impl Message {
     /// A user message with plain text, stamped now.
     pub fn user(text: impl Into<String>) -> Self {
-        Self::User(UserMessage { content: UserContent::Text(text.into()), timestamp: now_ms() })
+        Self::User(UserMessage {
+            content: UserContent::Text(text.into()),
+            timestamp: now_ms(),
+        })
     }
 
     /// A successful tool result with one text block, stamped now.
@@ -335,12 +341,15 @@ mod tests {
 
     #[test]
     fn user_content_accepts_string_or_blocks() {
-        let a: Message = serde_json::from_value(json!({"role":"user","content":"hi","timestamp":1})).unwrap();
+        let a: Message =
+            serde_json::from_value(json!({"role":"user","content":"hi","timestamp":1})).unwrap();
         let b: Message = serde_json::from_value(
             json!({"role":"user","content":[{"type":"text","text":"hi"},{"type":"image","data":"AA==","mimeType":"image/png"}],"timestamp":1}),
         )
         .unwrap();
-        let (Message::User(a), Message::User(b)) = (a, b) else { panic!("not user messages") };
+        let (Message::User(a), Message::User(b)) = (a, b) else {
+            panic!("not user messages")
+        };
         assert_eq!(a.text(), "hi");
         assert_eq!(b.text(), "hi");
         let tr: Message = serde_json::from_value(

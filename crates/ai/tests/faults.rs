@@ -11,7 +11,10 @@ use std::time::{Duration, Instant};
 use common::*;
 use futures_util::StreamExt;
 use pincer_ai::env::MapEnv;
-use pincer_ai::{AssistantMessageEvent, CancellationToken, ErrorKind, LlmClient, RetryPolicy, StopReason, StreamOptions};
+use pincer_ai::{
+    AssistantMessageEvent, CancellationToken, ErrorKind, LlmClient, RetryPolicy, StopReason,
+    StreamOptions,
+};
 use pincer_testkit::{Fault, Reply, Rule, Scenario};
 use serde_json::json;
 
@@ -23,7 +26,13 @@ fn long_text() -> String {
 async fn rate_limit_is_retried_after_the_servers_delay() {
     let h = Harness::start(
         Scenario::new()
-            .rule(Rule::any().times(1).fault(Fault::status(429).retry_after("1").body(json!({"error": {"message": "slow down"}}))))
+            .rule(
+                Rule::any().times(1).fault(
+                    Fault::status(429)
+                        .retry_after("1")
+                        .body(json!({"error": {"message": "slow down"}})),
+                ),
+            )
             .default_reply(Reply::text("made it")),
     )
     .await;
@@ -32,41 +41,70 @@ async fn rate_limit_is_retried_after_the_servers_delay() {
     assert_eq!(final_message(&events).text(), "made it");
     assert_eq!(h.server.requests().len(), 2, "one retry");
     // The base delay is 10 ms: only honouring Retry-After explains a wait of a second.
-    assert!(started.elapsed() >= Duration::from_millis(950), "waited {:?}", started.elapsed());
+    assert!(
+        started.elapsed() >= Duration::from_millis(950),
+        "waited {:?}",
+        started.elapsed()
+    );
 }
 
 #[tokio::test]
 async fn retry_after_beyond_the_cap_fails_at_once_with_the_wait() {
-    let h = Harness::start(Scenario::new().rule(Rule::any().fault(Fault::status(429).retry_after("120")))).await;
+    let h = Harness::start(
+        Scenario::new().rule(Rule::any().fault(Fault::status(429).retry_after("120"))),
+    )
+    .await;
     let options = StreamOptions {
-        retry: RetryPolicy { max_retries: 3, base_delay: Duration::from_millis(10), max_delay: Duration::from_secs(5) },
+        retry: RetryPolicy {
+            max_retries: 3,
+            base_delay: Duration::from_millis(10),
+            max_delay: Duration::from_secs(5),
+        },
         ..StreamOptions::default()
     };
     for (api, _) in APIS {
         let events = h.run(api, "x", options.clone()).await;
         assert_one_terminal(&events);
         let (kind, message) = error_of(&events);
-        assert_eq!(*kind, ErrorKind::RateLimited { retry_after: Some(Duration::from_secs(120)) }, "{api}");
+        assert_eq!(
+            *kind,
+            ErrorKind::RateLimited {
+                retry_after: Some(Duration::from_secs(120))
+            },
+            "{api}"
+        );
         assert!(message.contains("HTTP 429"), "{api}: {message}");
-        assert!(message.contains("retry after 120 s, longer than the 5 s limit"), "{api}: {message}");
+        assert!(
+            message.contains("retry after 120 s, longer than the 5 s limit"),
+            "{api}: {message}"
+        );
     }
     assert_eq!(h.server.requests().len(), 4, "no retries");
 }
 
 #[tokio::test]
 async fn server_errors_are_retried_then_reported() {
-    let h = Harness::start(Scenario::new().rule(Rule::any().fault(Fault::status(500).body(json!({"error": {"message": "boom"}}))))).await;
+    let h =
+        Harness::start(Scenario::new().rule(
+            Rule::any().fault(Fault::status(500).body(json!({"error": {"message": "boom"}}))),
+        ))
+        .await;
     let events = h.run("openai-completions", "x", fast_retry()).await;
     let (kind, message) = error_of(&events);
     assert_eq!(*kind, ErrorKind::Server);
-    assert_eq!(message, "deepseek/deepseek-chat: HTTP 500 Internal Server Error: boom (after 4 attempts)");
+    assert_eq!(
+        message,
+        "deepseek/deepseek-chat: HTTP 500 Internal Server Error: boom (after 4 attempts)"
+    );
     assert_eq!(h.server.requests().len(), 4);
 }
 
 #[tokio::test]
 async fn overloaded_is_retried_and_can_recover() {
     let h = Harness::start(
-        Scenario::new().rule(Rule::any().times(2).fault(Fault::status(529))).default_reply(Reply::text("back")),
+        Scenario::new()
+            .rule(Rule::any().times(2).fault(Fault::status(529)))
+            .default_reply(Reply::text("back")),
     )
     .await;
     let events = h.run("anthropic-messages", "x", fast_retry()).await;
@@ -76,7 +114,13 @@ async fn overloaded_is_retried_and_can_recover() {
 
 #[tokio::test]
 async fn auth_errors_are_not_retried_and_name_the_key() {
-    let h = Harness::start(Scenario::new().rule(Rule::any().fault(Fault::status(401).body(json!({"error": {"message": "invalid x-api-key"}}))))).await;
+    let h = Harness::start(
+        Scenario::new()
+            .rule(Rule::any().fault(
+                Fault::status(401).body(json!({"error": {"message": "invalid x-api-key"}})),
+            )),
+    )
+    .await;
     let events = h.run("anthropic-messages", "x", fast_retry()).await;
     let (kind, message) = error_of(&events);
     assert_eq!(*kind, ErrorKind::Auth);
@@ -99,20 +143,43 @@ async fn context_overflow_is_typed() {
 
 #[tokio::test]
 async fn malformed_data_is_a_protocol_error_that_keeps_the_partial_reply() {
-    let h = Harness::start(Scenario::new().rule(Rule::any().reply(Reply::text(long_text())).fault(Fault::malformed_line())).chunk_size(5)).await;
+    let h = Harness::start(
+        Scenario::new()
+            .rule(
+                Rule::any()
+                    .reply(Reply::text(long_text()))
+                    .fault(Fault::malformed_line()),
+            )
+            .chunk_size(5),
+    )
+    .await;
     for (api, _) in APIS {
         let events = h.run(api, "x", StreamOptions::default()).await;
         assert_one_terminal(&events);
         let (kind, message) = error_of(&events);
         assert_eq!(*kind, ErrorKind::Protocol, "{api}: {message}");
-        assert!(message.contains("malformed stream") || message.contains("invalid JSON"), "{api}: {message}");
-        assert_eq!(final_message(&events).stop_reason, StopReason::Error, "{api}");
+        assert!(
+            message.contains("malformed stream") || message.contains("invalid JSON"),
+            "{api}: {message}"
+        );
+        assert_eq!(
+            final_message(&events).stop_reason,
+            StopReason::Error,
+            "{api}"
+        );
     }
 }
 
 #[tokio::test]
 async fn invalid_utf8_is_a_protocol_error() {
-    let h = Harness::start(Scenario::new().rule(Rule::any().reply(Reply::text(long_text())).fault(Fault::invalid_utf8()))).await;
+    let h = Harness::start(
+        Scenario::new().rule(
+            Rule::any()
+                .reply(Reply::text(long_text()))
+                .fault(Fault::invalid_utf8()),
+        ),
+    )
+    .await;
     for (api, _) in APIS {
         let events = h.run(api, "x", StreamOptions::default()).await;
         assert_one_terminal(&events);
@@ -124,21 +191,48 @@ async fn invalid_utf8_is_a_protocol_error() {
 
 #[tokio::test]
 async fn disconnect_mid_stream_keeps_what_arrived() {
-    let h = Harness::start(Scenario::new().rule(Rule::any().reply(Reply::text(long_text())).fault(Fault::disconnect_after_chunks(4))).chunk_size(5)).await;
+    let h = Harness::start(
+        Scenario::new()
+            .rule(
+                Rule::any()
+                    .reply(Reply::text(long_text()))
+                    .fault(Fault::disconnect_after_chunks(4)),
+            )
+            .chunk_size(5),
+    )
+    .await;
     for (api, _) in APIS {
         let events = h.run(api, "x", fast_retry()).await;
         assert_one_terminal(&events);
         let (kind, message) = error_of(&events);
-        assert!(matches!(kind, ErrorKind::Network | ErrorKind::Protocol), "{api}: {kind:?} {message}");
+        assert!(
+            matches!(kind, ErrorKind::Network | ErrorKind::Protocol),
+            "{api}: {kind:?} {message}"
+        );
         let partial = final_message(&events).text();
-        assert!(!partial.is_empty() && long_text().starts_with(&partial), "{api}: partial {partial:?}");
+        assert!(
+            !partial.is_empty() && long_text().starts_with(&partial),
+            "{api}: partial {partial:?}"
+        );
     }
 }
 
 #[tokio::test]
 async fn a_stalled_stream_times_out() {
-    let h = Harness::start(Scenario::new().rule(Rule::any().reply(Reply::text(long_text())).fault(Fault::hang_after_chunks(3))).chunk_size(5)).await;
-    let options = StreamOptions { idle_timeout: Some(Duration::from_millis(300)), ..StreamOptions::default() };
+    let h = Harness::start(
+        Scenario::new()
+            .rule(
+                Rule::any()
+                    .reply(Reply::text(long_text()))
+                    .fault(Fault::hang_after_chunks(3)),
+            )
+            .chunk_size(5),
+    )
+    .await;
+    let options = StreamOptions {
+        idle_timeout: Some(Duration::from_millis(300)),
+        ..StreamOptions::default()
+    };
     for (api, _) in APIS {
         let events = h.run(api, "x", options.clone()).await;
         let (kind, message) = error_of(&events);
@@ -149,12 +243,28 @@ async fn a_stalled_stream_times_out() {
 
 #[tokio::test]
 async fn slow_first_byte_within_the_timeout_is_fine_and_beyond_it_is_not() {
-    let h = Harness::start(Scenario::new().rule(Rule::any().reply(Reply::text("late")).fault(Fault::slow_first_byte_ms(400)))).await;
-    let patient = StreamOptions { idle_timeout: Some(Duration::from_secs(10)), ..StreamOptions::default() };
-    assert_eq!(final_message(&h.run("openai-responses", "x", patient).await).text(), "late");
+    let h = Harness::start(
+        Scenario::new().rule(
+            Rule::any()
+                .reply(Reply::text("late"))
+                .fault(Fault::slow_first_byte_ms(400)),
+        ),
+    )
+    .await;
+    let patient = StreamOptions {
+        idle_timeout: Some(Duration::from_secs(10)),
+        ..StreamOptions::default()
+    };
+    assert_eq!(
+        final_message(&h.run("openai-responses", "x", patient).await).text(),
+        "late"
+    );
     let impatient = StreamOptions {
         idle_timeout: Some(Duration::from_millis(100)),
-        retry: RetryPolicy { max_retries: 0, ..RetryPolicy::default() },
+        retry: RetryPolicy {
+            max_retries: 0,
+            ..RetryPolicy::default()
+        },
         ..StreamOptions::default()
     };
     let events = h.run("openai-responses", "x", impatient).await;
@@ -163,7 +273,16 @@ async fn slow_first_byte_within_the_timeout_is_fine_and_beyond_it_is_not() {
 
 #[tokio::test]
 async fn keep_alive_comments_are_ignored() {
-    let h = Harness::start(Scenario::new().rule(Rule::any().reply(Reply::text(long_text())).fault(Fault::keep_alive_every(1))).chunk_size(5)).await;
+    let h = Harness::start(
+        Scenario::new()
+            .rule(
+                Rule::any()
+                    .reply(Reply::text(long_text()))
+                    .fault(Fault::keep_alive_every(1)),
+            )
+            .chunk_size(5),
+    )
+    .await;
     for (api, _) in APIS {
         let events = h.run(api, "x", StreamOptions::default()).await;
         assert_eq!(final_message(&events).text(), long_text(), "{api}");
@@ -172,7 +291,14 @@ async fn keep_alive_comments_are_ignored() {
 
 #[tokio::test]
 async fn a_missing_end_marker_is_tolerated_only_where_the_reply_is_known_complete() {
-    let h = Harness::start(Scenario::new().rule(Rule::any().reply(Reply::text("all here")).fault(Fault::omit_done()))).await;
+    let h = Harness::start(
+        Scenario::new().rule(
+            Rule::any()
+                .reply(Reply::text("all here"))
+                .fault(Fault::omit_done()),
+        ),
+    )
+    .await;
     for (api, _) in APIS {
         let events = h.run(api, "x", StreamOptions::default()).await;
         assert_one_terminal(&events);
@@ -181,7 +307,11 @@ async fn a_missing_end_marker_is_tolerated_only_where_the_reply_is_known_complet
             // Chat Completions sent finish_reason; only `[DONE]` is missing. Anthropic sent
             // message_delta with its stop_reason; only message_stop is missing.
             "openai-completions" | "anthropic-messages" => {
-                assert_eq!((message.stop_reason, message.text().as_str()), (StopReason::Stop, "all here"), "{api}")
+                assert_eq!(
+                    (message.stop_reason, message.text().as_str()),
+                    (StopReason::Stop, "all here"),
+                    "{api}"
+                )
             }
             // Responses without response.completed, Gemini without a finishReason: cut short.
             _ => {
@@ -194,19 +324,29 @@ async fn a_missing_end_marker_is_tolerated_only_where_the_reply_is_known_complet
 
 #[tokio::test]
 async fn a_wrong_content_type_says_what_arrived() {
-    let h = Harness::start(Scenario::new().rule(Rule::any().fault(Fault::content_type("text/html")))).await;
+    let h =
+        Harness::start(Scenario::new().rule(Rule::any().fault(Fault::content_type("text/html"))))
+            .await;
     for (api, _) in APIS {
         let events = h.run(api, "x", StreamOptions::default()).await;
         let (kind, message) = error_of(&events);
         assert_eq!(*kind, ErrorKind::Protocol, "{api}");
-        assert!(message.contains("expected a text/event-stream stream but the server sent text/html"), "{api}: {message}");
+        assert!(
+            message.contains("expected a text/event-stream stream but the server sent text/html"),
+            "{api}: {message}"
+        );
     }
 }
 
 #[tokio::test]
 async fn a_huge_line_is_refused_without_unbounded_memory() {
-    let h = Harness::start(Scenario::new().rule(Rule::any().fault(Fault::huge_line_bytes(17 * 1024 * 1024)))).await;
-    let events = h.run("openai-completions", "x", StreamOptions::default()).await;
+    let h = Harness::start(
+        Scenario::new().rule(Rule::any().fault(Fault::huge_line_bytes(17 * 1024 * 1024))),
+    )
+    .await;
+    let events = h
+        .run("openai-completions", "x", StreamOptions::default())
+        .await;
     let (kind, message) = error_of(&events);
     assert_eq!(*kind, ErrorKind::Protocol);
     assert!(message.contains("longer than 16777216 bytes"), "{message}");
@@ -214,10 +354,19 @@ async fn a_huge_line_is_refused_without_unbounded_memory() {
 
 #[tokio::test]
 async fn abort_mid_stream_ends_promptly_with_the_partial_reply() {
-    let h = Harness::start(Scenario::new().default_reply(Reply::text("word ".repeat(200))).chunk_size(5).delay_ms(20)).await;
+    let h = Harness::start(
+        Scenario::new()
+            .default_reply(Reply::text("word ".repeat(200)))
+            .chunk_size(5)
+            .delay_ms(20),
+    )
+    .await;
     for (api, _) in APIS {
         let cancel = CancellationToken::new();
-        let options = StreamOptions { cancel: Some(cancel.clone()), ..StreamOptions::default() };
+        let options = StreamOptions {
+            cancel: Some(cancel.clone()),
+            ..StreamOptions::default()
+        };
         let model = h.model(api);
         let mut stream = h.client.stream(&model, &user("x"), options);
         let mut seen = 0;
@@ -236,13 +385,21 @@ async fn abort_mid_stream_ends_promptly_with_the_partial_reply() {
         }
         // Deltas already buffered may still arrive; then the aborted error, and the stream
         // ends long before the 200 words the server would have sent.
-        assert!(after_cancel.len() < 20, "{api}: {} events after cancel", after_cancel.len());
+        assert!(
+            after_cancel.len() < 20,
+            "{api}: {} events after cancel",
+            after_cancel.len()
+        );
         let (kind, message) = error_of(&after_cancel);
         assert_eq!(*kind, ErrorKind::Aborted, "{api}");
         assert!(message.contains("aborted"), "{api}: {message}");
         let partial = final_message(&after_cancel);
         assert_eq!(partial.stop_reason, StopReason::Aborted, "{api}");
-        assert!(partial.text().starts_with("word word "), "{api}: {:?}", partial.text());
+        assert!(
+            partial.text().starts_with("word word "),
+            "{api}: {:?}",
+            partial.text()
+        );
     }
 }
 
@@ -251,10 +408,16 @@ async fn a_missing_key_fails_before_any_request() {
     let h = Harness::start(Scenario::new()).await;
     let client = LlmClient::with_env(Arc::new(MapEnv::default()));
     let model = h.model("openai-responses");
-    let events: Vec<_> = client.stream(&model, &user("x"), StreamOptions::default()).collect().await;
+    let events: Vec<_> = client
+        .stream(&model, &user("x"), StreamOptions::default())
+        .collect()
+        .await;
     let (kind, message) = error_of(&events);
     assert_eq!(*kind, ErrorKind::Auth);
-    assert_eq!(message, "no API key for provider openai: set OPENAI_API_KEY (or configure a key for it), or use the offline model stub/echo");
+    assert_eq!(
+        message,
+        "no API key for provider openai: set OPENAI_API_KEY (or configure a key for it), or use the offline model stub/echo"
+    );
     assert!(h.server.requests().is_empty());
 }
 
@@ -263,10 +426,25 @@ async fn an_unreachable_server_is_a_network_error_naming_the_url() {
     let h = Harness::start(Scenario::new()).await;
     let mut model = h.model("openai-completions");
     model.base_url = "http://127.0.0.1:9/v1".into();
-    let options = StreamOptions { retry: RetryPolicy { max_retries: 1, base_delay: Duration::from_millis(5), max_delay: Duration::from_secs(1) }, ..StreamOptions::default() };
+    let options = StreamOptions {
+        retry: RetryPolicy {
+            max_retries: 1,
+            base_delay: Duration::from_millis(5),
+            max_delay: Duration::from_secs(1),
+        },
+        ..StreamOptions::default()
+    };
     let events: Vec<_> = h.client.stream(&model, &user("x"), options).collect().await;
     let (kind, message) = error_of(&events);
     assert_eq!(*kind, ErrorKind::Network);
-    assert!(message.starts_with("deepseek/deepseek-chat: cannot reach http://127.0.0.1:9/v1/chat/completions ("), "{message}");
-    assert!(message.contains("check the base URL and your network (after 2 attempts)"), "{message}");
+    assert!(
+        message.starts_with(
+            "deepseek/deepseek-chat: cannot reach http://127.0.0.1:9/v1/chat/completions ("
+        ),
+        "{message}"
+    );
+    assert!(
+        message.contains("check the base URL and your network (after 2 attempts)"),
+        "{message}"
+    );
 }

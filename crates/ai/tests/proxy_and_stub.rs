@@ -10,8 +10,8 @@ use futures_util::StreamExt;
 use pincer_ai::env::MapEnv;
 use pincer_ai::providers::proxy::ProxyProvider;
 use pincer_ai::{
-    ApiProvider, ApiRegistry, AssistantStream, ErrorKind, LlmClient, Model, ModelRegistry, StopReason,
-    StreamOptions,
+    ApiProvider, ApiRegistry, AssistantStream, ErrorKind, LlmClient, Model, ModelRegistry,
+    StopReason, StreamOptions,
 };
 use pincer_testkit::{Reply, Scenario};
 use serde_json::json;
@@ -19,20 +19,41 @@ use serde_json::json;
 #[tokio::test]
 async fn proxy_stream_rebuilds_the_reply() {
     let h = Harness::start(
-        Scenario::new().default_reply(Reply::text("via proxy").with_thinking("hm").with_tool_call("ls", json!({"path": "."}))).chunk_size(2),
+        Scenario::new()
+            .default_reply(
+                Reply::text("via proxy")
+                    .with_thinking("hm")
+                    .with_tool_call("ls", json!({"path": "."})),
+            )
+            .chunk_size(2),
     )
     .await;
     let proxy = ProxyProvider::new(h.server.url(), "proxy-token", reqwest::Client::new());
     let model = h.model("anthropic-messages");
-    let events: Vec<_> = proxy.stream(&model, &user("x"), StreamOptions::default()).collect().await;
+    let events: Vec<_> = proxy
+        .stream(&model, &user("x"), StreamOptions::default())
+        .collect()
+        .await;
     assert_one_terminal(&events);
     let message = final_message(&events);
-    assert_eq!(message.stop_reason, StopReason::ToolUse, "{:?}", message.error_message);
+    assert_eq!(
+        message.stop_reason,
+        StopReason::ToolUse,
+        "{:?}",
+        message.error_message
+    );
     assert_eq!(message.text(), "via proxy");
-    assert_eq!(message.tool_calls().next().map(|c| c.arguments.clone()), Some(json!({"path": "."})));
+    assert_eq!(
+        message.tool_calls().next().map(|c| c.arguments.clone()),
+        Some(json!({"path": "."}))
+    );
     let request = &h.server.requests()[0];
     assert_eq!(request.path, "/api/stream");
-    assert!(request.headers.contains(&("authorization".into(), "Bearer proxy-token".into())));
+    assert!(
+        request
+            .headers
+            .contains(&("authorization".into(), "Bearer proxy-token".into()))
+    );
     assert_eq!(request.body["model"]["id"], "claude-haiku-4-5");
     assert_eq!(request.body["context"]["messages"][0]["content"], "x");
 }
@@ -41,7 +62,14 @@ async fn proxy_stream_rebuilds_the_reply() {
 async fn proxy_without_token_reports_the_proxys_error() {
     let h = Harness::start(Scenario::new()).await;
     let proxy = ProxyProvider::new(h.server.url(), "", reqwest::Client::new());
-    let events: Vec<_> = proxy.stream(&h.model("openai-responses"), &user("x"), StreamOptions::default()).collect().await;
+    let events: Vec<_> = proxy
+        .stream(
+            &h.model("openai-responses"),
+            &user("x"),
+            StreamOptions::default(),
+        )
+        .collect()
+        .await;
     let (kind, message) = error_of(&events);
     assert_eq!(*kind, ErrorKind::Auth);
     assert!(message.contains("HTTP 401"), "{message}");
@@ -70,9 +98,19 @@ async fn apis_can_be_registered_and_removed_at_run_time() {
     let client = LlmClient::from_parts(registry.clone(), Arc::new(MapEnv::default()));
     let mut model = pincer_ai::providers::stub::model();
     model.api = "canned".into();
-    assert_eq!(client.complete(&model, &user("x"), StreamOptions::default()).await.unwrap().text(), "canned");
+    assert_eq!(
+        client
+            .complete(&model, &user("x"), StreamOptions::default())
+            .await
+            .unwrap()
+            .text(),
+        "canned"
+    );
     registry.unregister_source("my-extension");
-    let err = client.complete(&model, &user("x"), StreamOptions::default()).await.unwrap_err();
+    let err = client
+        .complete(&model, &user("x"), StreamOptions::default())
+        .await
+        .unwrap_err();
     assert_eq!(err.kind, ErrorKind::Config);
     assert!(err.message.contains("uses API \"canned\", which Pincer does not know; known APIs: anthropic-messages, google-generative-ai, openai-completions, openai-responses, stub"), "{}", err.message);
 }
@@ -82,8 +120,13 @@ async fn the_offline_stub_works_with_no_key_and_no_network() {
     let client = LlmClient::with_env(Arc::new(MapEnv::default()));
     let models = ModelRegistry::builtin().unwrap();
     let model = models.resolve("stub/echo").unwrap();
-    let reply = client.complete(model, &user("ping"), StreamOptions::default()).await.unwrap();
-    assert!(reply.text().starts_with("[offline stub] You said: ping\n\n(This reply comes from Pincer's offline stub model"));
+    let reply = client
+        .complete(model, &user("ping"), StreamOptions::default())
+        .await
+        .unwrap();
+    assert!(reply.text().starts_with(
+        "[offline stub] You said: ping\n\n(This reply comes from Pincer's offline stub model"
+    ));
     assert!(reply.text().contains("set an API key"));
     assert_eq!(reply.usage.cost.total, 0.0);
 }

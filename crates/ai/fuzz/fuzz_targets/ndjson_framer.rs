@@ -19,7 +19,9 @@ fn frame(chunks: &[&[u8]]) -> Result<Vec<String>, FrameError> {
 }
 
 fuzz_target!(|input: &[u8]| {
-    let Some((&cut, body)) = input.split_first() else { return };
+    let Some((&cut, body)) = input.split_first() else {
+        return;
+    };
     let cut = usize::from(cut).min(body.len());
     let whole = frame(&[body]);
     let split = frame(&[&body[..cut], &body[cut..]]);

@@ -4,10 +4,14 @@
 
 use libfuzzer_sys::fuzz_target;
 use pincer_ai::http::{Framing, StreamDecoder, decode_recorded};
-use pincer_ai::providers::{WireApi, anthropic, google, openai_completions, openai_responses, proxy};
+use pincer_ai::providers::{
+    WireApi, anthropic, google, openai_completions, openai_responses, proxy,
+};
 
 fuzz_target!(|input: &[u8]| {
-    let [which, step, body @ ..] = input else { return };
+    let [which, step, body @ ..] = input else {
+        return;
+    };
     let model = pincer_ai::providers::stub::model();
     let mut decoder: Box<dyn StreamDecoder> = match which % 5 {
         0 => openai_completions::OpenAiCompletions.decoder(&model),

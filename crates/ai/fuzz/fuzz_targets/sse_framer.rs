@@ -21,7 +21,9 @@ fn frame(chunks: &[&[u8]]) -> Result<Vec<(String, String)>, FrameError> {
 }
 
 fuzz_target!(|input: &[u8]| {
-    let Some((&cut_seed, body)) = input.split_first() else { return };
+    let Some((&cut_seed, body)) = input.split_first() else {
+        return;
+    };
     let whole = frame(&[body]);
     let mut chunks = Vec::new();
     let mut rest = body;

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use crate::http::{HttpCall, StreamDecoder, failed_stream, spawn_http_stream};
 use crate::error::ErrorKind;
 use crate::event::AssistantStream;
+use crate::http::{HttpCall, StreamDecoder, failed_stream, spawn_http_stream};
 use crate::model::Model;
 use crate::options::StreamOptions;
 use crate::registry::ApiProvider;
@@ -15,6 +15,7 @@ pub mod anthropic;
 pub mod google;
 pub mod openai_completions;
 pub mod openai_responses;
+mod openai_shared;
 pub mod proxy;
 pub mod stub;
 
@@ -68,7 +69,10 @@ impl<W: WireApi> ApiProvider for HttpProvider<W> {
                 ),
             );
         }
-        match self.wire.build_request(model, context, &options, key.as_deref()) {
+        match self
+            .wire
+            .build_request(model, context, &options, key.as_deref())
+        {
             Ok(call) => spawn_http_stream(
                 self.client.clone(),
                 model.clone(),
@@ -88,9 +92,18 @@ impl<W: WireApi> ApiProvider for HttpProvider<W> {
 /// Every built-in API.
 pub fn builtins(client: reqwest::Client) -> Vec<Arc<dyn ApiProvider>> {
     vec![
-        Arc::new(HttpProvider::new(openai_completions::OpenAiCompletions, client.clone())),
-        Arc::new(HttpProvider::new(openai_responses::OpenAiResponses, client.clone())),
-        Arc::new(HttpProvider::new(anthropic::AnthropicMessages, client.clone())),
+        Arc::new(HttpProvider::new(
+            openai_completions::OpenAiCompletions,
+            client.clone(),
+        )),
+        Arc::new(HttpProvider::new(
+            openai_responses::OpenAiResponses,
+            client.clone(),
+        )),
+        Arc::new(HttpProvider::new(
+            anthropic::AnthropicMessages,
+            client.clone(),
+        )),
         Arc::new(HttpProvider::new(google::GoogleGenerativeAi, client)),
         Arc::new(stub::StubProvider),
     ]
@@ -98,7 +111,11 @@ pub fn builtins(client: reqwest::Client) -> Vec<Arc<dyn ApiProvider>> {
 
 /// Join a base URL and a path without doubling or losing the slash.
 pub(crate) fn join_url(base: &str, path: &str) -> String {
-    format!("{}/{}", base.trim_end_matches('/'), path.trim_start_matches('/'))
+    format!(
+        "{}/{}",
+        base.trim_end_matches('/'),
+        path.trim_start_matches('/')
+    )
 }
 
 /// Headers every request carries: JSON body, the model's headers, then the caller's.

@@ -29,12 +29,25 @@ pub struct ProxyProvider {
 }
 
 impl ProxyProvider {
-    pub fn new(proxy_url: impl Into<String>, auth_token: impl Into<String>, client: reqwest::Client) -> Self {
-        Self { proxy_url: proxy_url.into(), auth_token: auth_token.into(), client }
+    pub fn new(
+        proxy_url: impl Into<String>,
+        auth_token: impl Into<String>,
+        client: reqwest::Client,
+    ) -> Self {
+        Self {
+            proxy_url: proxy_url.into(),
+            auth_token: auth_token.into(),
+            client,
+        }
     }
 
     /// The request pi's `streamProxy` sends.
-    pub fn build_request(&self, model: &Model, context: &Context, options: &StreamOptions) -> HttpCall {
+    pub fn build_request(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: &StreamOptions,
+    ) -> HttpCall {
         let mut body_options = serde_json::Map::new();
         if let Some(t) = options.temperature {
             body_options.insert("temperature".into(), json!(t));
@@ -48,7 +61,10 @@ impl ProxyProvider {
         HttpCall {
             url: join_url(&self.proxy_url, "api/stream"),
             headers: vec![
-                ("authorization".into(), format!("Bearer {}", self.auth_token)),
+                (
+                    "authorization".into(),
+                    format!("Bearer {}", self.auth_token),
+                ),
                 ("content-type".into(), "application/json".into()),
             ],
             body: json!({ "model": model, "context": context, "options": body_options }),
@@ -64,25 +80,67 @@ impl ApiProvider for ProxyProvider {
 
     fn stream(&self, model: &Model, context: &Context, options: StreamOptions) -> AssistantStream {
         let call = self.build_request(model, context, &options);
-        spawn_http_stream(self.client.clone(), model.clone(), call, Box::new(ProxyDecoder::default()), options)
+        spawn_http_stream(
+            self.client.clone(),
+            model.clone(),
+            call,
+            Box::new(ProxyDecoder::default()),
+            options,
+        )
     }
 }
 
 #[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
 enum ProxyEvent {
     Start,
-    TextStart { content_index: usize },
-    TextDelta { content_index: usize, delta: String },
-    TextEnd { content_index: usize, content_signature: Option<String> },
-    ThinkingStart { content_index: usize },
-    ThinkingDelta { content_index: usize, delta: String },
-    ThinkingEnd { content_index: usize, content_signature: Option<String> },
-    ToolcallStart { content_index: usize, id: String, tool_name: String },
-    ToolcallDelta { content_index: usize, delta: String },
-    ToolcallEnd { content_index: usize },
-    Done { reason: StopReason, usage: Usage },
-    Error { reason: StopReason, error_message: Option<String>, usage: Usage },
+    TextStart {
+        content_index: usize,
+    },
+    TextDelta {
+        content_index: usize,
+        delta: String,
+    },
+    TextEnd {
+        content_index: usize,
+        content_signature: Option<String>,
+    },
+    ThinkingStart {
+        content_index: usize,
+    },
+    ThinkingDelta {
+        content_index: usize,
+        delta: String,
+    },
+    ThinkingEnd {
+        content_index: usize,
+        content_signature: Option<String>,
+    },
+    ToolcallStart {
+        content_index: usize,
+        id: String,
+        tool_name: String,
+    },
+    ToolcallDelta {
+        content_index: usize,
+        delta: String,
+    },
+    ToolcallEnd {
+        content_index: usize,
+    },
+    Done {
+        reason: StopReason,
+        usage: Usage,
+    },
+    Error {
+        reason: StopReason,
+        error_message: Option<String>,
+        usage: Usage,
+    },
 }
 
 /// Decodes proxy events. The server's content indices are mapped to ours, so a server
@@ -102,13 +160,17 @@ impl ProxyDecoder {
 }
 
 impl StreamDecoder for ProxyDecoder {
-    fn on_event(&mut self, event: SseEvent<'_>, out: &mut MessageBuilder) -> Result<(), DecodeError> {
+    fn on_event(
+        &mut self,
+        event: SseEvent<'_>,
+        out: &mut MessageBuilder,
+    ) -> Result<(), DecodeError> {
         let data = event.data.trim();
         if data.is_empty() {
             return Ok(());
         }
-        let parsed: ProxyEvent =
-            serde_json::from_str(data).map_err(|e| DecodeError::bad_json("proxy event", data, &e))?;
+        let parsed: ProxyEvent = serde_json::from_str(data)
+            .map_err(|e| DecodeError::bad_json("proxy event", data, &e))?;
         match parsed {
             ProxyEvent::Start => out.start(),
             ProxyEvent::TextStart { content_index } => {
@@ -119,25 +181,40 @@ impl StreamDecoder for ProxyDecoder {
                 let i = out.thinking_start();
                 self.indices.insert(content_index, i);
             }
-            ProxyEvent::ToolcallStart { content_index, id, tool_name } => {
+            ProxyEvent::ToolcallStart {
+                content_index,
+                id,
+                tool_name,
+            } => {
                 let i = out.toolcall_start(&id, &tool_name);
                 self.indices.insert(content_index, i);
             }
-            ProxyEvent::TextDelta { content_index, delta } => out.text_delta(self.index(content_index)?, &delta),
-            ProxyEvent::ThinkingDelta { content_index, delta } => {
-                out.thinking_delta(self.index(content_index)?, &delta)
-            }
-            ProxyEvent::ToolcallDelta { content_index, delta } => {
-                out.toolcall_delta(self.index(content_index)?, &delta)
-            }
-            ProxyEvent::TextEnd { content_index, content_signature } => {
+            ProxyEvent::TextDelta {
+                content_index,
+                delta,
+            } => out.text_delta(self.index(content_index)?, &delta),
+            ProxyEvent::ThinkingDelta {
+                content_index,
+                delta,
+            } => out.thinking_delta(self.index(content_index)?, &delta),
+            ProxyEvent::ToolcallDelta {
+                content_index,
+                delta,
+            } => out.toolcall_delta(self.index(content_index)?, &delta),
+            ProxyEvent::TextEnd {
+                content_index,
+                content_signature,
+            } => {
                 let i = self.index(content_index)?;
                 if let Some(sig) = content_signature {
                     out.set_text_signature(i, sig);
                 }
                 out.end(i);
             }
-            ProxyEvent::ThinkingEnd { content_index, content_signature } => {
+            ProxyEvent::ThinkingEnd {
+                content_index,
+                content_signature,
+            } => {
                 let i = self.index(content_index)?;
                 if let Some(sig) = content_signature {
                     out.set_thinking_signature(i, sig);
@@ -150,10 +227,19 @@ impl StreamDecoder for ProxyDecoder {
                 out.set_stop_reason(reason);
                 out.done();
             }
-            ProxyEvent::Error { reason, error_message, usage } => {
+            ProxyEvent::Error {
+                reason,
+                error_message,
+                usage,
+            } => {
                 *out.usage_mut() = usage;
-                let kind = if reason == StopReason::Aborted { ErrorKind::Aborted } else { ErrorKind::Server };
-                let message = error_message.unwrap_or_else(|| "the proxy reported an error".to_owned());
+                let kind = if reason == StopReason::Aborted {
+                    ErrorKind::Aborted
+                } else {
+                    ErrorKind::Server
+                };
+                let message =
+                    error_message.unwrap_or_else(|| "the proxy reported an error".to_owned());
                 out.fail(kind, format!("Proxy error: {message}"));
             }
         }
@@ -161,7 +247,9 @@ impl StreamDecoder for ProxyDecoder {
     }
 
     fn finish(&mut self, _out: &mut MessageBuilder) -> Result<(), DecodeError> {
-        Err(DecodeError("the proxy stream ended without a done or error event".into()))
+        Err(DecodeError(
+            "the proxy stream ended without a done or error event".into(),
+        ))
     }
 }
 
@@ -190,21 +278,54 @@ mod tests {
 
     #[test]
     fn rebuilds_message_from_proxy_events() {
-        let events = decode_recorded(&model(), Framing::Sse, &mut ProxyDecoder::default(), &[STREAM.as_bytes()]);
-        let AssistantMessageEvent::Done { reason, message } = events.last().unwrap() else { panic!("{events:?}") };
+        let events = decode_recorded(
+            &model(),
+            Framing::Sse,
+            &mut ProxyDecoder::default(),
+            &[STREAM.as_bytes()],
+        );
+        let AssistantMessageEvent::Done { reason, message } = events.last().unwrap() else {
+            panic!("{events:?}")
+        };
         assert_eq!(*reason, StopReason::ToolUse);
         assert_eq!(message.usage.total_tokens, 8);
-        assert_eq!(message.tool_calls().next().unwrap().arguments, json!({"path": "a"}));
-        let crate::types::ContentBlock::Thinking(t) = &message.content[0] else { panic!() };
-        assert_eq!((t.thinking.as_str(), t.thinking_signature.as_deref()), ("hm", Some("sig")));
+        assert_eq!(
+            message.tool_calls().next().unwrap().arguments,
+            json!({"path": "a"})
+        );
+        let crate::types::ContentBlock::Thinking(t) = &message.content[0] else {
+            panic!()
+        };
+        assert_eq!(
+            (t.thinking.as_str(), t.thinking_signature.as_deref()),
+            ("hm", Some("sig"))
+        );
     }
 
     #[test]
     fn bad_events_are_protocol_errors() {
-        for bad in ["data: {\"type\":\"text_delta\",\"contentIndex\":9,\"delta\":\"x\"}\n\n", "data: {nope\n\n", "data: {\"type\":\"start\"}\n\n"] {
-            let events = decode_recorded(&model(), Framing::Sse, &mut ProxyDecoder::default(), &[bad.as_bytes()]);
+        for bad in [
+            "data: {\"type\":\"text_delta\",\"contentIndex\":9,\"delta\":\"x\"}\n\n",
+            "data: {nope\n\n",
+            "data: {\"type\":\"start\"}\n\n",
+        ] {
+            let events = decode_recorded(
+                &model(),
+                Framing::Sse,
+                &mut ProxyDecoder::default(),
+                &[bad.as_bytes()],
+            );
             let last = events.last().unwrap();
-            assert!(matches!(last, AssistantMessageEvent::Error { kind: ErrorKind::Protocol, .. }), "{bad}: {last:?}");
+            assert!(
+                matches!(
+                    last,
+                    AssistantMessageEvent::Error {
+                        kind: ErrorKind::Protocol,
+                        ..
+                    }
+                ),
+                "{bad}: {last:?}"
+            );
             assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
         }
     }
@@ -212,13 +333,26 @@ mod tests {
     #[test]
     fn request_matches_pi() {
         let p = ProxyProvider::new("http://h:1/", "tok", reqwest::Client::new());
-        let ctx = Context { system_prompt: Some("s".into()), messages: vec![], tools: vec![] };
-        let options = StreamOptions { max_tokens: Some(10), ..StreamOptions::default() };
+        let ctx = Context {
+            system_prompt: Some("s".into()),
+            messages: vec![],
+            tools: vec![],
+        };
+        let options = StreamOptions {
+            max_tokens: Some(10),
+            ..StreamOptions::default()
+        };
         let call = p.build_request(&model(), &ctx, &options);
         assert_eq!(call.url, "http://h:1/api/stream");
-        assert!(call.headers.contains(&("authorization".into(), "Bearer tok".into())));
+        assert!(
+            call.headers
+                .contains(&("authorization".into(), "Bearer tok".into()))
+        );
         assert_eq!(call.body["options"], json!({"maxTokens": 10}));
-        assert_eq!(call.body["context"], json!({"systemPrompt": "s", "messages": []}));
+        assert_eq!(
+            call.body["context"],
+            json!({"systemPrompt": "s", "messages": []})
+        );
         assert_eq!(call.body["model"]["id"], "echo");
     }
 }

@@ -50,7 +50,10 @@ impl ApiProvider for StubProvider {
     fn stream(&self, model: &Model, context: &Context, options: StreamOptions) -> AssistantStream {
         let mut out = MessageBuilder::new(model);
         if options.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
-            out.fail(ErrorKind::Aborted, format!("request to {} was aborted", model.reference()));
+            out.fail(
+                ErrorKind::Aborted,
+                format!("request to {} was aborted", model.reference()),
+            );
             return AssistantStream::from_events(out.drain_events().collect());
         }
         let text = reply_text(context);
@@ -82,9 +85,10 @@ pub fn reply_text(context: &Context) -> String {
             Some(Message::User(user)) => {
                 let text = user.text();
                 let images = match &user.content {
-                    UserContent::Blocks(blocks) => {
-                        blocks.iter().filter(|b| matches!(b, ContentBlock::Image(_))).count()
-                    }
+                    UserContent::Blocks(blocks) => blocks
+                        .iter()
+                        .filter(|b| matches!(b, ContentBlock::Image(_)))
+                        .count(),
                     UserContent::Text(_) => 0,
                 };
                 let mut body = format!("You said: {}", text.trim());
@@ -102,7 +106,11 @@ pub fn reply_text(context: &Context) -> String {
                         _ => None,
                     })
                     .collect();
-                format!("The tool {} returned: {}", result.tool_name, clip(text.trim(), 200))
+                format!(
+                    "The tool {} returned: {}",
+                    result.tool_name,
+                    clip(text.trim(), 200)
+                )
             }
             Some(Message::Assistant(_)) | None => "Nothing to reply to.".to_owned(),
         }
@@ -114,7 +122,9 @@ pub fn reply_text(context: &Context) -> String {
 fn summary(context: &Context) -> String {
     let mut points: Vec<String> = Vec::new();
     for message in &context.messages {
-        let Message::User(user) = message else { continue };
+        let Message::User(user) = message else {
+            continue;
+        };
         let text = user.text();
         // pi's compaction prompt wraps the transcript in <conversation> with `[User]:` lines.
         let serialized: Vec<&str> = text
@@ -168,19 +178,38 @@ mod tests {
     use futures_util::StreamExt;
 
     fn ctx(messages: Vec<Message>) -> Context {
-        Context { system_prompt: None, messages, tools: vec![] }
+        Context {
+            system_prompt: None,
+            messages,
+            tools: vec![],
+        }
     }
 
     #[tokio::test]
     async fn echoes_and_says_what_it_is() {
-        let stream = StubProvider.stream(&model(), &ctx(vec![Message::user("hello there")]), StreamOptions::default());
+        let stream = StubProvider.stream(
+            &model(),
+            &ctx(vec![Message::user("hello there")]),
+            StreamOptions::default(),
+        );
         let events: Vec<_> = stream.collect().await;
         assert!(matches!(events[0], AssistantMessageEvent::Start));
-        let AssistantMessageEvent::Done { reason, message } = events.last().unwrap() else { panic!() };
+        let AssistantMessageEvent::Done { reason, message } = events.last().unwrap() else {
+            panic!()
+        };
         assert_eq!(*reason, StopReason::Stop);
-        assert_eq!(message.text(), format!("[offline stub] You said: hello there\n\n{NOTICE}"));
+        assert_eq!(
+            message.text(),
+            format!("[offline stub] You said: hello there\n\n{NOTICE}")
+        );
         assert_eq!(message.provider, "stub");
-        assert!(events.iter().filter(|e| matches!(e, AssistantMessageEvent::TextDelta { .. })).count() > 3);
+        assert!(
+            events
+                .iter()
+                .filter(|e| matches!(e, AssistantMessageEvent::TextDelta { .. }))
+                .count()
+                > 3
+        );
     }
 
     #[test]
@@ -192,19 +221,31 @@ mod tests {
         ]);
         assert_eq!(
             reply_text(&context),
-            format!("[offline stub] Summary of 2 user request(s):\n- fix the login bug\n- then add tests\n\n{NOTICE}")
+            format!(
+                "[offline stub] Summary of 2 user request(s):\n- fix the login bug\n- then add tests\n\n{NOTICE}"
+            )
         );
         let compaction = Context {
             system_prompt: Some("You are a context summarization assistant.".into()),
-            messages: vec![Message::user("<conversation>\n[User]: build a cron job\n[Assistant]: ok\n</conversation>")],
+            messages: vec![Message::user(
+                "<conversation>\n[User]: build a cron job\n[Assistant]: ok\n</conversation>",
+            )],
             tools: vec![],
         };
-        assert!(reply_text(&compaction).starts_with("[offline stub] Summary of 1 user request(s):\n- build a cron job"));
+        assert!(
+            reply_text(&compaction)
+                .starts_with("[offline stub] Summary of 1 user request(s):\n- build a cron job")
+        );
     }
 
     #[test]
     fn reports_tool_results() {
-        let call = ToolCall { id: "c".into(), name: "read".into(), arguments: serde_json::json!({}), thought_signature: None };
+        let call = ToolCall {
+            id: "c".into(),
+            name: "read".into(),
+            arguments: serde_json::json!({}),
+            thought_signature: None,
+        };
         let text = reply_text(&ctx(vec![Message::tool_result(&call, "file body", false)]));
         assert!(text.starts_with("[offline stub] The tool read returned: file body"));
     }
@@ -213,8 +254,14 @@ mod tests {
     async fn cancelled_before_start_is_aborted() {
         let cancel = tokio_util::sync::CancellationToken::new();
         cancel.cancel();
-        let options = StreamOptions { cancel: Some(cancel), ..StreamOptions::default() };
-        let message = StubProvider.stream(&model(), &ctx(vec![Message::user("x")]), options).result().await;
+        let options = StreamOptions {
+            cancel: Some(cancel),
+            ..StreamOptions::default()
+        };
+        let message = StubProvider
+            .stream(&model(), &ctx(vec![Message::user("x")]), options)
+            .result()
+            .await;
         assert_eq!(message.stop_reason, StopReason::Aborted);
     }
 }

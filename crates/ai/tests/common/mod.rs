@@ -45,21 +45,38 @@ impl Harness {
         models.apply_env_overrides(&env);
         models.set_base_url("deepseek", &format!("{url}/v1"));
         let client = LlmClient::with_env(Arc::new(env));
-        Self { server, client, models }
+        Self {
+            server,
+            client,
+            models,
+        }
     }
 
     /// The test model speaking `api`.
     pub fn model(&self, api: &str) -> Model {
         let reference = APIS.iter().find(|(a, _)| *a == api).expect("known api").1;
-        self.models.resolve(reference).expect("model in catalog").clone()
+        self.models
+            .resolve(reference)
+            .expect("model in catalog")
+            .clone()
     }
 
     /// Stream `prompt` through `api` and collect every event.
-    pub async fn run(&self, api: &str, prompt: &str, options: StreamOptions) -> Vec<AssistantMessageEvent> {
+    pub async fn run(
+        &self,
+        api: &str,
+        prompt: &str,
+        options: StreamOptions,
+    ) -> Vec<AssistantMessageEvent> {
         self.run_context(api, &user(prompt), options).await
     }
 
-    pub async fn run_context(&self, api: &str, context: &Context, options: StreamOptions) -> Vec<AssistantMessageEvent> {
+    pub async fn run_context(
+        &self,
+        api: &str,
+        context: &Context,
+        options: StreamOptions,
+    ) -> Vec<AssistantMessageEvent> {
         let model = self.model(api);
         let stream = self.client.stream(&model, context, options);
         tokio::time::timeout(Duration::from_secs(30), stream.collect::<Vec<_>>())
@@ -69,13 +86,21 @@ impl Harness {
 }
 
 pub fn user(prompt: &str) -> Context {
-    Context { system_prompt: Some("You are a test.".into()), messages: vec![Message::user(prompt)], tools: vec![] }
+    Context {
+        system_prompt: Some("You are a test.".into()),
+        messages: vec![Message::user(prompt)],
+        tools: vec![],
+    }
 }
 
 /// Options with fast retries so fault tests stay quick.
 pub fn fast_retry() -> StreamOptions {
     StreamOptions {
-        retry: RetryPolicy { max_retries: 3, base_delay: Duration::from_millis(10), max_delay: Duration::from_secs(60) },
+        retry: RetryPolicy {
+            max_retries: 3,
+            base_delay: Duration::from_millis(10),
+            max_delay: Duration::from_secs(60),
+        },
         ..StreamOptions::default()
     }
 }
@@ -84,14 +109,26 @@ pub fn fast_retry() -> StreamOptions {
 pub fn kinds(events: &[AssistantMessageEvent]) -> Vec<String> {
     events
         .iter()
-        .map(|e| serde_json::to_value(e).expect("serialises")["type"].as_str().expect("type").to_owned())
+        .map(|e| {
+            serde_json::to_value(e).expect("serialises")["type"]
+                .as_str()
+                .expect("type")
+                .to_owned()
+        })
         .collect()
 }
 
 /// Exactly one terminal event, and it is the last.
 pub fn assert_one_terminal(events: &[AssistantMessageEvent]) {
-    assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1, "{events:#?}");
-    assert!(events.last().is_some_and(|e| e.is_terminal()), "{events:#?}");
+    assert_eq!(
+        events.iter().filter(|e| e.is_terminal()).count(),
+        1,
+        "{events:#?}"
+    );
+    assert!(
+        events.last().is_some_and(|e| e.is_terminal()),
+        "{events:#?}"
+    );
 }
 
 pub fn final_message(events: &[AssistantMessageEvent]) -> &pincer_ai::AssistantMessage {
@@ -104,7 +141,9 @@ pub fn final_message(events: &[AssistantMessageEvent]) -> &pincer_ai::AssistantM
 
 pub fn error_of(events: &[AssistantMessageEvent]) -> (&pincer_ai::ErrorKind, String) {
     match events.last() {
-        Some(AssistantMessageEvent::Error { kind, error, .. }) => (kind, error.error_message.clone().unwrap_or_default()),
+        Some(AssistantMessageEvent::Error { kind, error, .. }) => {
+            (kind, error.error_message.clone().unwrap_or_default())
+        }
         other => panic!("expected an error event, got {other:?}"),
     }
 }
