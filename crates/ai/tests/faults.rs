@@ -196,7 +196,7 @@ async fn disconnect_mid_stream_keeps_what_arrived() {
             .rule(
                 Rule::any()
                     .reply(Reply::text(long_text()))
-                    .fault(Fault::disconnect_after_chunks(4)),
+                    .fault(Fault::disconnect_after_chunks(8)),
             )
             .chunk_size(5),
     )

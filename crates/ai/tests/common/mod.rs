@@ -1,7 +1,7 @@
 //! Shared harness for pincer-ai's integration tests: a mock LLM server on 127.0.0.1, a
 //! client whose environment points every built-in provider at it, and one model per API.
 
-#![allow(dead_code)]
+#![allow(dead_code, clippy::expect_used, clippy::unwrap_used)]
 
 use std::sync::Arc;
 use std::time::Duration;

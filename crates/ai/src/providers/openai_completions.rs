@@ -1,0 +1,57 @@
+//! The `openai-completions` wire API: OpenAI Chat Completions (`POST …/chat/completions`
+//! with `stream: true`), also spoken by most hosted and local LLM servers (OpenRouter,
+//! Groq, DeepSeek, xAI, Mistral, Ollama, llama.cpp, vLLM, …). Their differences are
+//! captured by [`ResolvedCompat`], detected from the provider and base URL and overridable
+//! per model (pi's `OpenAICompletionsCompat`).
+//!
+//! `request` builds the body, `decoder` turns the SSE stream into builder calls.
+
+mod decoder;
+mod request;
+
+#[cfg(test)]
+mod decoder_tests;
+#[cfg(test)]
+mod request_tests;
+
+pub use request::{ResolvedCompat, detect_compat, resolve_compat};
+
+use crate::http::{Framing, HttpCall, StreamDecoder};
+use crate::model::{Model, apis};
+use crate::options::StreamOptions;
+use crate::providers::openai_shared::request_headers;
+use crate::providers::{WireApi, join_url};
+use crate::types::Context;
+
+/// The `openai-completions` wire API.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OpenAiCompletions;
+
+impl WireApi for OpenAiCompletions {
+    fn api(&self) -> &'static str {
+        apis::OPENAI_COMPLETIONS
+    }
+
+    fn build_request(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: &StreamOptions,
+        api_key: Option<&str>,
+    ) -> Result<HttpCall, String> {
+        if model.base_url.trim().is_empty() {
+            return Err("the model has no baseUrl; set one in the models configuration".into());
+        }
+        let compat = resolve_compat(model);
+        Ok(HttpCall {
+            url: join_url(&model.base_url, "chat/completions"),
+            headers: request_headers(model, context, options, api_key),
+            body: request::build_body(model, context, options, &compat),
+            framing: Framing::Sse,
+        })
+    }
+
+    fn decoder(&self, model: &Model) -> Box<dyn StreamDecoder> {
+        Box::new(decoder::Decoder::new(model))
+    }
+}

@@ -1,0 +1,478 @@
+//! Decoder tests on recorded Chat Completions streams, byte for byte as servers send them.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::json;
+
+use super::decoder::Decoder;
+use crate::error::ErrorKind;
+use crate::event::AssistantMessageEvent as E;
+use crate::http::{Framing, decode_recorded};
+use crate::model::Model;
+use crate::providers::openai_shared::test_support::{failure, final_message, kinds, model};
+use crate::types::{ContentBlock, StopReason, ThinkingContent, ToolCall, Usage, UsageCost};
+
+fn openai() -> Model {
+    model(
+        "openai-completions",
+        "openai",
+        "https://api.openai.com/v1",
+        json!({}),
+    )
+}
+
+fn run(model: &Model, chunks: &[&[u8]]) -> Vec<E> {
+    decode_recorded(model, Framing::Sse, &mut Decoder::new(model), chunks)
+}
+
+/// A chunk line as OpenAI sends it, around the given `choices[0]` fields.
+fn chunk(choice: &str) -> String {
+    format!(
+        "data: {{\"id\":\"chatcmpl-B9x\",\"object\":\"chat.completion.chunk\",\"created\":1741000000,\"model\":\"gpt-4o-2024-08-06\",\"service_tier\":\"default\",\"system_fingerprint\":\"fp_06737a9306\",\"choices\":[{{\"index\":0,{choice},\"logprobs\":null}}],\"usage\":null}}\n\n"
+    )
+}
+
+const USAGE: &str = "data: {\"id\":\"chatcmpl-B9x\",\"object\":\"chat.completion.chunk\",\"created\":1741000000,\"model\":\"gpt-4o-2024-08-06\",\"choices\":[],\"usage\":{\"prompt_tokens\":1200,\"completion_tokens\":5,\"total_tokens\":1205,\"prompt_tokens_details\":{\"cached_tokens\":1024,\"audio_tokens\":0},\"completion_tokens_details\":{\"reasoning_tokens\":0,\"audio_tokens\":0,\"accepted_prediction_tokens\":0,\"rejected_prediction_tokens\":0}}}\n\n";
+
+fn text_stream() -> String {
+    [
+        chunk(r#""delta":{"role":"assistant","content":"","refusal":null},"finish_reason":null"#),
+        chunk(r#""delta":{"content":"Hello"},"finish_reason":null"#),
+        chunk(r#""delta":{"content":" wörld\n"},"finish_reason":null"#),
+        chunk(r#""delta":{},"finish_reason":"stop""#),
+        USAGE.to_owned(),
+        "data: [DONE]\n\n".to_owned(),
+    ]
+    .concat()
+}
+
+fn tool_stream() -> String {
+    [
+        chunk(r#""delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_A","type":"function","function":{"name":"read","arguments":""}}],"refusal":null},"finish_reason":null"#),
+        chunk(r#""delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"pa"}}]},"finish_reason":null"#),
+        chunk(r#""delta":{"tool_calls":[{"index":0,"function":{"arguments":"th\": \"a.txt\"}"}}]},"finish_reason":null"#),
+        chunk(r#""delta":{"tool_calls":[{"index":1,"id":"call_B","type":"function","function":{"name":"ls","arguments":""}}]},"finish_reason":null"#),
+        chunk(r#""delta":{"tool_calls":[{"index":1,"function":{"arguments":"{\"dir\""}}]},"finish_reason":null"#),
+        chunk(r#""delta":{"tool_calls":[{"index":1,"function":{"arguments":": \"/tmp\"}"}}]},"finish_reason":null"#),
+        chunk(r#""delta":{},"finish_reason":"tool_calls""#),
+        "data: {\"id\":\"chatcmpl-B9x\",\"choices\":[],\"usage\":{\"prompt_tokens\":50,\"completion_tokens\":20,\"total_tokens\":70}}\n\n".to_owned(),
+        "data: [DONE]\n\n".to_owned(),
+    ]
+    .concat()
+}
+
+#[test]
+fn text_only_exact_events_and_usage() {
+    let m = openai();
+    let events = run(&m, &[text_stream().as_bytes()]);
+    assert_eq!(
+        kinds(&events),
+        [
+            "start",
+            "text_start",
+            "text_delta",
+            "text_delta",
+            "text_end",
+            "done"
+        ]
+    );
+    assert_eq!(
+        events[2],
+        E::TextDelta {
+            content_index: 0,
+            delta: "Hello".into()
+        }
+    );
+    assert_eq!(
+        events[4],
+        E::TextEnd {
+            content_index: 0,
+            content: "Hello wörld\n".into()
+        }
+    );
+    let (reason, message) = final_message(&events);
+    assert_eq!(reason, StopReason::Stop);
+    assert_eq!(message.content, [ContentBlock::text("Hello wörld\n")]);
+    assert_eq!(message.response_id.as_deref(), Some("chatcmpl-B9x"));
+    let price = |per_million: f64, tokens: u64| per_million / 1_000_000.0 * tokens as f64;
+    let cost = UsageCost {
+        input: price(2.0, 176),
+        output: price(8.0, 5),
+        cache_read: price(0.5, 1024),
+        cache_write: 0.0,
+        total: price(2.0, 176) + price(8.0, 5) + price(0.5, 1024),
+    };
+    assert_eq!(
+        message.usage,
+        Usage {
+            input: 176,
+            output: 5,
+            cache_read: 1024,
+            cache_write: 0,
+            total_tokens: 1205,
+            cost
+        }
+    );
+}
+
+#[test]
+fn reasoning_content_becomes_thinking() {
+    let m = model(
+        "openai-completions",
+        "deepseek",
+        "https://api.deepseek.com/v1",
+        json!({"reasoning": true}),
+    );
+    let stream = [
+        chunk(r#""delta":{"role":"assistant","content":null,"reasoning_content":""},"finish_reason":null"#),
+        chunk(r#""delta":{"content":null,"reasoning_content":"Let me"},"finish_reason":null"#),
+        // chutes.ai sends the same text twice; only the first field counts.
+        chunk(r#""delta":{"content":null,"reasoning_content":" think.","reasoning":" think."},"finish_reason":null"#),
+        chunk(r#""delta":{"content":"42","reasoning_content":null},"finish_reason":null"#),
+        chunk(r#""delta":{"content":""},"finish_reason":"stop""#),
+        "data: [DONE]\n\n".to_owned(),
+    ]
+    .concat();
+    let events = run(&m, &[stream.as_bytes()]);
+    assert_eq!(
+        kinds(&events),
+        [
+            "start",
+            "thinking_start",
+            "thinking_delta",
+            "thinking_delta",
+            "thinking_end",
+            "text_start",
+            "text_delta",
+            "text_end",
+            "done"
+        ]
+    );
+    let (_, message) = final_message(&events);
+    assert_eq!(
+        message.content,
+        [
+            ContentBlock::Thinking(ThinkingContent {
+                thinking: "Let me think.".into(),
+                thinking_signature: Some("reasoning_content".into()),
+                redacted: None,
+            }),
+            ContentBlock::text("42"),
+        ]
+    );
+}
+
+#[test]
+fn parallel_tool_calls_split_across_chunks() {
+    let m = openai();
+    let stream = tool_stream();
+    let bytes = stream.as_bytes();
+    // Network chunks that cut lines (and the JSON) anywhere.
+    let events = run(
+        &m,
+        &[
+            &bytes[..100],
+            &bytes[100..777],
+            &bytes[777..1500],
+            &bytes[1500..],
+        ],
+    );
+    assert_eq!(
+        kinds(&events),
+        [
+            "start",
+            "toolcall_start",
+            "toolcall_delta",
+            "toolcall_delta",
+            "toolcall_start",
+            "toolcall_delta",
+            "toolcall_delta",
+            "toolcall_end",
+            "toolcall_end",
+            "done"
+        ]
+    );
+    assert_eq!(
+        events[1],
+        E::ToolcallStart {
+            content_index: 0,
+            id: "call_A".into(),
+            tool_name: "read".into()
+        }
+    );
+    assert_eq!(
+        events[4],
+        E::ToolcallStart {
+            content_index: 1,
+            id: "call_B".into(),
+            tool_name: "ls".into()
+        }
+    );
+    let (reason, message) = final_message(&events);
+    assert_eq!(reason, StopReason::ToolUse);
+    let calls: Vec<_> = message
+        .tool_calls()
+        .map(|c| (c.id.as_str(), c.name.as_str(), c.arguments.clone()))
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            ("call_A", "read", json!({"path": "a.txt"})),
+            ("call_B", "ls", json!({"dir": "/tmp"})),
+        ]
+    );
+    assert_eq!(
+        (
+            message.usage.input,
+            message.usage.output,
+            message.usage.total_tokens
+        ),
+        (50, 20, 70)
+    );
+}
+
+#[test]
+fn text_then_tool_call_closes_the_text_and_late_names_are_patched() {
+    let m = openai();
+    let stream = [
+        chunk(r#""delta":{"content":"Let me look."},"finish_reason":null"#),
+        // Some servers send the name after the first argument piece.
+        chunk(r#""delta":{"tool_calls":[{"index":0,"id":"c1","function":{"arguments":"{}"}}]},"finish_reason":null"#),
+        chunk(r#""delta":{"tool_calls":[{"index":0,"function":{"name":"read"}}]},"finish_reason":null"#),
+        // Gemini's compat layer reuses index 0 with a new id for the next call.
+        chunk(r#""delta":{"tool_calls":[{"index":0,"id":"c2","function":{"name":"ls","arguments":"{\"a\":1}"}}]},"finish_reason":"tool_calls""#),
+    ]
+    .concat();
+    let events = run(&m, &[stream.as_bytes()]);
+    assert_eq!(
+        kinds(&events),
+        [
+            "start",
+            "text_start",
+            "text_delta",
+            "text_end",
+            "toolcall_start",
+            "toolcall_delta",
+            "toolcall_start",
+            "toolcall_delta",
+            "toolcall_end",
+            "toolcall_end",
+            "done"
+        ]
+    );
+    let (_, message) = final_message(&events);
+    let calls: Vec<_> = message
+        .tool_calls()
+        .map(|c| (c.id.clone(), c.name.clone(), c.arguments.clone()))
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            ("c1".into(), "read".into(), json!({})),
+            ("c2".into(), "ls".into(), json!({"a": 1}))
+        ]
+    );
+}
+
+#[test]
+fn openrouter_reasoning_details_sign_the_tool_call() {
+    let m = model(
+        "openai-completions",
+        "openrouter",
+        "https://openrouter.ai/api/v1",
+        json!({}),
+    );
+    let stream = [
+        chunk(r#""delta":{"reasoning_details":[{"type":"reasoning.encrypted","id":"tc_1","data":"Zm9v","format":"google-gemini-v1","index":0}]},"finish_reason":null"#),
+        chunk(r#""delta":{"tool_calls":[{"index":0,"id":"tc_1","type":"function","function":{"name":"read","arguments":"{}"}}]},"finish_reason":"tool_calls""#),
+    ]
+    .concat();
+    let (_, message) = final_message(&run(&m, &[stream.as_bytes()]));
+    let call: &ToolCall = message.tool_calls().next().unwrap();
+    let signature: serde_json::Value =
+        serde_json::from_str(call.thought_signature.as_deref().unwrap()).unwrap();
+    assert_eq!(signature["data"], "Zm9v");
+}
+
+#[test]
+fn every_finish_reason_maps() {
+    let m = openai();
+    let call = r#""delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":"{}"}}]},"finish_reason":null"#;
+    let cases: [(&str, bool, Result<StopReason, ErrorKind>); 7] = [
+        ("stop", false, Ok(StopReason::Stop)),
+        ("end", false, Ok(StopReason::Stop)),
+        ("length", false, Ok(StopReason::Length)),
+        ("tool_calls", true, Ok(StopReason::ToolUse)),
+        ("function_call", true, Ok(StopReason::ToolUse)),
+        ("content_filter", false, Err(ErrorKind::Refused)),
+        ("something_new", false, Err(ErrorKind::Server)),
+    ];
+    for (reason, with_call, expected) in cases {
+        let mut stream = chunk(r#""delta":{"content":"x"},"finish_reason":null"#);
+        if with_call {
+            stream.push_str(&chunk(call));
+        }
+        stream.push_str(&chunk(&format!(
+            r#""delta":{{}},"finish_reason":"{reason}""#
+        )));
+        stream.push_str("data: [DONE]\n\n");
+        let events = run(&m, &[stream.as_bytes()]);
+        match expected {
+            Ok(stop) => assert_eq!(final_message(&events).0, stop, "{reason}"),
+            Err(kind) => {
+                let (got, text) = failure(&events);
+                assert_eq!(got, kind, "{reason}");
+                assert!(
+                    text.starts_with("openai/gpt-test: ") && text.contains(reason),
+                    "{text}"
+                );
+                assert_eq!(final_message(&events).1.text(), "x", "partial text kept");
+            }
+        }
+    }
+}
+
+#[test]
+fn in_stream_error_objects_fail_with_a_kind() {
+    let m = model(
+        "openai-completions",
+        "openrouter",
+        "https://openrouter.ai/api/v1",
+        json!({}),
+    );
+    let cases = [
+        (
+            r#"{"code":429,"message":"Rate limit exceeded: free-models-per-day"}"#,
+            ErrorKind::RateLimited { retry_after: None },
+        ),
+        (
+            r#"{"code":502,"message":"Upstream error","metadata":{"raw":"overloaded_error"}}"#,
+            ErrorKind::Overloaded,
+        ),
+        (
+            r#"{"code":400,"message":"This endpoint's maximum context length is 8192 tokens"}"#,
+            ErrorKind::ContextOverflow,
+        ),
+        (
+            r#"{"code":500,"message":"Internal Server Error"}"#,
+            ErrorKind::Server,
+        ),
+    ];
+    for (error, kind) in cases {
+        let stream = [
+            chunk(r#""delta":{"content":"Par"},"finish_reason":null"#),
+            format!("data: {{\"id\":\"gen-1\",\"object\":\"chat.completion.chunk\",\"provider\":\"Anthropic\",\"error\":{error},\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"\"}},\"finish_reason\":\"error\"}}]}}\n\n"),
+            "data: [DONE]\n\n".to_owned(),
+        ]
+        .concat();
+        let events = run(&m, &[stream.as_bytes()]);
+        let (got, text) = failure(&events);
+        assert_eq!(got, kind, "{error}");
+        assert!(text.starts_with("openrouter/gpt-test: "), "{text}");
+        assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
+    }
+    let (_, text) = failure(&run(
+        &m,
+        &[b"event: error\ndata: {\"error\":{\"message\":\"boom\"}}\n\n"],
+    ));
+    assert_eq!(text, "openrouter/gpt-test: boom");
+}
+
+#[test]
+fn malformed_json_is_one_protocol_error() {
+    let m = openai();
+    let stream = chunk(r#""delta":{"content":"hi"},"finish_reason":null"#)
+        + "data: {\"id\":\"x\",\"choices\":[{\"delta\":{\"content\":\"hi\"}\n\n"
+        + "data: [DONE]\n\n";
+    let events = run(&m, &[stream.as_bytes()]);
+    assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
+    let (kind, text) = failure(&events);
+    assert_eq!(kind, ErrorKind::Protocol);
+    assert!(
+        text.contains("invalid JSON in a chat completion chunk"),
+        "{text}"
+    );
+}
+
+#[test]
+fn stream_cut_before_finish_reason_is_an_error() {
+    let m = openai();
+    for tail in ["", "data: [DONE]\n\n"] {
+        let stream = chunk(r#""delta":{"content":"partial"},"finish_reason":null"#) + tail;
+        let events = run(&m, &[stream.as_bytes()]);
+        let (kind, text) = failure(&events);
+        assert_eq!(kind, ErrorKind::Protocol);
+        assert!(text.contains("before a finish_reason"), "{text}");
+        assert_eq!(final_message(&events).1.text(), "partial");
+    }
+}
+
+#[test]
+fn finish_reason_without_done_marker_still_finishes() {
+    let m = openai();
+    let stream = text_stream().replace("data: [DONE]\n\n", "");
+    let with_usage = run(&m, &[stream.as_bytes()]);
+    assert_eq!(final_message(&with_usage).1.usage.output, 5);
+    let stream = stream.replace(USAGE, "");
+    let (reason, message) = final_message(&run(&m, &[stream.as_bytes()]));
+    assert_eq!(
+        (reason, message.text().as_str()),
+        (StopReason::Stop, "Hello wörld\n")
+    );
+}
+
+#[test]
+fn nim_toolcall_text_leak_is_dropped() {
+    let m = model(
+        "openai-completions",
+        "nim",
+        "https://integrate.api.nvidia.com/v1",
+        json!({}),
+    );
+    let stream = [
+        chunk(r#""delta":{"content":"<TOOLCALL>[{\"name\":\"f\"}]</TOOLCALL>","tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":"{}"}}]},"finish_reason":"tool_calls""#),
+    ]
+    .concat();
+    let (_, message) = final_message(&run(&m, &[stream.as_bytes()]));
+    assert_eq!(message.content.len(), 1);
+    assert!(matches!(message.content[0], ContentBlock::ToolCall(_)));
+}
+
+#[test]
+fn every_two_way_split_gives_the_same_message() {
+    let m = openai();
+    let stream = tool_stream() + &text_stream().replace("data: [DONE]\n\n", "");
+    let bytes = stream.as_bytes();
+    let (_, whole) = final_message(&run(&m, &[bytes]));
+    for cut in 0..=bytes.len() {
+        let (_, split) = final_message(&run(&m, &[&bytes[..cut], &bytes[cut..]]));
+        assert_eq!(split, whole, "cut at {cut}");
+    }
+}
+
+proptest::proptest! {
+    #[test]
+    fn split_anywhere_same_message(cut in proptest::prelude::any::<proptest::sample::Index>()) {
+        let m = openai();
+        let stream = tool_stream();
+        let bytes = stream.as_bytes();
+        let cut = cut.index(bytes.len() + 1);
+        let whole = run(&m, &[bytes]);
+        let split = run(&m, &[&bytes[..cut], &bytes[cut..]]);
+        proptest::prop_assert_eq!(kinds(&split), kinds(&whole));
+        proptest::prop_assert_eq!(final_message(&split), final_message(&whole));
+    }
+
+    #[test]
+    fn never_panics_and_always_ends_once(
+        noise in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300),
+        at in proptest::prelude::any::<proptest::sample::Index>(),
+    ) {
+        let m = openai();
+        let mut bytes = tool_stream().into_bytes();
+        let at = at.index(bytes.len() + 1);
+        bytes.splice(at..at, noise.iter().copied());
+        let events = run(&m, &[&bytes]);
+        proptest::prop_assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
+        proptest::prop_assert!(events.last().is_some_and(E::is_terminal));
+    }
+}

@@ -1,0 +1,51 @@
+//! The `openai-responses` wire API: OpenAI's Responses API (`POST …/responses` with
+//! `stream: true`), used for OpenAI's reasoning models (and by Azure, Copilot and Codex
+//! style endpoints). Reasoning, text and function calls arrive as typed output items;
+//! tool-call ids are `call_id|item_id` so both halves survive a round trip.
+//!
+//! `request` builds the body, `decoder` turns the SSE stream into builder calls.
+
+mod decoder;
+mod request;
+
+#[cfg(test)]
+mod decoder_tests;
+
+use crate::http::{Framing, HttpCall, StreamDecoder};
+use crate::model::{Model, apis};
+use crate::options::StreamOptions;
+use crate::providers::openai_shared::request_headers;
+use crate::providers::{WireApi, join_url};
+use crate::types::Context;
+
+/// The `openai-responses` wire API.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OpenAiResponses;
+
+impl WireApi for OpenAiResponses {
+    fn api(&self) -> &'static str {
+        apis::OPENAI_RESPONSES
+    }
+
+    fn build_request(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: &StreamOptions,
+        api_key: Option<&str>,
+    ) -> Result<HttpCall, String> {
+        if model.base_url.trim().is_empty() {
+            return Err("the model has no baseUrl; set one in the models configuration".into());
+        }
+        Ok(HttpCall {
+            url: join_url(&model.base_url, "responses"),
+            headers: request_headers(model, context, options, api_key),
+            body: request::build_body(model, context, options),
+            framing: Framing::Sse,
+        })
+    }
+
+    fn decoder(&self, model: &Model) -> Box<dyn StreamDecoder> {
+        Box::new(decoder::Decoder::new(model))
+    }
+}
