@@ -1,8 +1,10 @@
 //! Tool parameter schemas, cleaned for what each provider accepts. Schemas derived from
 //! Rust types (schemars) carry `$schema`, `$defs`/`$ref`, `format: "uint64"` and
 //! `type: [T, "null"]`; OpenAI's strict mode and Gemini's OpenAPI subset reject some of
-//! these, so each API gets its own sanitised copy. (Gemini's conversion lives with the
-//! Google provider: `providers::google`.)
+//! these, so each API gets its own sanitised copy: OpenAI-compatible and Anthropic requests
+//! get [`inline_refs`] (self-contained, no meta keys), callers that turn on OpenAI's strict
+//! mode use [`for_openai_strict`], and Gemini's OpenAPI-subset conversion lives with the
+//! Google provider (`providers::google`).
 
 use serde_json::{Map, Value};
 

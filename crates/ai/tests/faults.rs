@@ -448,3 +448,27 @@ async fn an_unreachable_server_is_a_network_error_naming_the_url() {
         "{message}"
     );
 }
+
+#[tokio::test]
+async fn a_model_without_base_url_is_a_config_error() {
+    let h = Harness::start(Scenario::new()).await;
+    for (api, _) in APIS {
+        let mut model = h.model(api);
+        model.base_url = String::new();
+        let events: Vec<_> = h
+            .client
+            .stream(&model, &user("x"), StreamOptions::default())
+            .collect()
+            .await;
+        let (kind, message) = error_of(&events);
+        assert_eq!(*kind, ErrorKind::Config, "{api}");
+        assert_eq!(
+            message,
+            format!(
+                "{}: the model has no baseUrl; set one in the models configuration",
+                model.reference()
+            )
+        );
+    }
+    assert!(h.server.requests().is_empty());
+}

@@ -284,3 +284,58 @@ async fn requests_carry_auth_model_and_stream_flag() {
         "keys never travel in the URL"
     );
 }
+
+#[tokio::test]
+async fn tool_schemas_are_sanitised_per_api() {
+    let h = Harness::start(Scenario::new()).await;
+    // The shape schemars derives from a Rust struct.
+    let parameters = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "limit": {"type": ["integer", "null"], "format": "uint64"},
+            "mode": {"$ref": "#/$defs/Mode"}
+        },
+        "required": ["path"],
+        "additionalProperties": false,
+        "$defs": {"Mode": {"type": "string", "enum": ["fast", "slow"]}}
+    });
+    let tool = Tool {
+        name: "read".into(),
+        description: "Read a file".into(),
+        parameters,
+    };
+    let context = Context {
+        system_prompt: None,
+        messages: vec![Message::user("x")],
+        tools: vec![tool],
+    };
+    for (api, _) in APIS {
+        h.run_context(api, &context, StreamOptions::default()).await;
+    }
+    let requests = h.server.requests();
+    let schemas = [
+        &requests[0].body["tools"][0]["function"]["parameters"],
+        &requests[1].body["tools"][0]["parameters"],
+        &requests[2].body["tools"][0]["input_schema"],
+        &requests[3].body["tools"][0]["functionDeclarations"][0]["parameters"],
+    ];
+    for (schema, (api, _)) in schemas.iter().zip(APIS) {
+        let text = schema.to_string();
+        assert!(
+            !text.contains("$ref") && !text.contains("$defs") && !text.contains("$schema"),
+            "{api}: {text}"
+        );
+        assert_eq!(
+            schema["properties"]["mode"]["enum"],
+            json!(["fast", "slow"]),
+            "{api}: {text}"
+        );
+    }
+    // Gemini's OpenAPI subset: no type arrays, no additionalProperties, nullable instead.
+    let gemini = schemas[3];
+    assert_eq!(gemini["properties"]["limit"]["type"], "integer", "{gemini}");
+    assert_eq!(gemini["properties"]["limit"]["nullable"], true, "{gemini}");
+    assert!(gemini.get("additionalProperties").is_none(), "{gemini}");
+}

@@ -69,6 +69,16 @@ impl<W: WireApi> ApiProvider for HttpProvider<W> {
                 ),
             );
         }
+        if model.base_url.trim().is_empty() {
+            return failed_stream(
+                model,
+                ErrorKind::Config,
+                format!(
+                    "{}: the model has no baseUrl; set one in the models configuration",
+                    model.reference()
+                ),
+            );
+        }
         match self
             .wire
             .build_request(model, context, &options, key.as_deref())

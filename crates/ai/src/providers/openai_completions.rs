@@ -39,9 +39,6 @@ impl WireApi for OpenAiCompletions {
         options: &StreamOptions,
         api_key: Option<&str>,
     ) -> Result<HttpCall, String> {
-        if model.base_url.trim().is_empty() {
-            return Err("the model has no baseUrl; set one in the models configuration".into());
-        }
         let compat = resolve_compat(model);
         Ok(HttpCall {
             url: join_url(&model.base_url, "chat/completions"),

@@ -34,9 +34,6 @@ impl WireApi for OpenAiResponses {
         options: &StreamOptions,
         api_key: Option<&str>,
     ) -> Result<HttpCall, String> {
-        if model.base_url.trim().is_empty() {
-            return Err("the model has no baseUrl; set one in the models configuration".into());
-        }
         Ok(HttpCall {
             url: join_url(&model.base_url, "responses"),
             headers: request_headers(model, context, options, api_key),

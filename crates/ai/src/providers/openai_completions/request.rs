@@ -203,7 +203,7 @@ fn convert_tools(tools: &[Tool], compat: &ResolvedCompat) -> Value {
         let mut function = json!({
             "name": tool.name,
             "description": tool.description,
-            "parameters": tool.parameters,
+            "parameters": crate::schema::inline_refs(&tool.parameters),
         });
         if compat.supports_strict_mode {
             function["strict"] = json!(false);

@@ -53,7 +53,7 @@ pub(super) fn build_body(model: &Model, context: &Context, options: &StreamOptio
                 "type": "function",
                 "name": tool.name,
                 "description": tool.description,
-                "parameters": tool.parameters,
+                "parameters": crate::schema::inline_refs(&tool.parameters),
                 "strict": false,
             })
         });
