@@ -44,12 +44,13 @@ impl LineSplitter {
         mut chunk: &[u8],
         on_line: &mut dyn FnMut(&str) -> Result<(), E>,
     ) -> Result<(), E> {
-        if self.skip_lf {
-            if let Some(rest) = chunk.strip_prefix(b"\n") {
-                chunk = rest;
-            }
-            if !chunk.is_empty() {
-                self.skip_lf = false;
+        // A CR ended the previous chunk: an LF starting this one belongs to it. Decided on
+        // the first byte that arrives, whatever it is, so an LF-only chunk cannot leave the
+        // flag set and swallow a later blank line (an event boundary).
+        if self.skip_lf && !chunk.is_empty() {
+            self.skip_lf = false;
+            if chunk[0] == b'\n' {
+                chunk = &chunk[1..];
             }
         }
         while let Some(end) = chunk.iter().position(|&b| b == b'\n' || b == b'\r') {
@@ -341,6 +342,21 @@ mod tests {
     }
 
     #[test]
+    fn lf_alone_in_a_chunk_after_cr_does_not_swallow_the_next_blank_line() {
+        // Found by the sse_framer fuzz target.
+        let out = sse(&[b"data: x\r", b"\n", b"\ndata: y\n\n"]).unwrap();
+        assert_eq!(
+            out,
+            [
+                ("message".to_owned(), "x".to_owned()),
+                ("message".to_owned(), "y".to_owned())
+            ]
+        );
+        let out = sse(&[b"data: x\r", b"", b"\n", b"\r\n", b"data: y\n\n"]).unwrap();
+        assert_eq!(out.len(), 2);
+    }
+
+    #[test]
     fn bare_cr_terminates_lines() {
         let out = sse(&[b"data: x\r\rdata: y\r\r"]).unwrap();
         assert_eq!(out.len(), 2);
@@ -400,5 +416,36 @@ mod tests {
         framer.feed(b":2}\r\n{\"c\":3}", &mut push).unwrap();
         framer.finish(&mut push).unwrap();
         assert_eq!(docs, ["{\"a\":1}", "{\"b\":2}", "{\"c\":3}"]);
+    }
+
+    const TRICKY: &[u8] = b": hi\r\nevent: a\rdata: x\r\n\r\ndata: \xc3\xa9\xe2\x82\xac\n\r\ndata:1\ndata: 2\r\rdata: z\r\n\ndata: [DONE]";
+
+    #[test]
+    fn every_three_way_split_gives_the_same_events() {
+        let whole = sse(&[TRICKY]);
+        assert_eq!(whole.as_ref().map(Vec::len), Ok(5));
+        for i in 0..=TRICKY.len() {
+            for j in i..=TRICKY.len() {
+                let split = sse(&[&TRICKY[..i], &TRICKY[i..j], &TRICKY[j..]]);
+                assert_eq!(split, whole, "cuts at {i} and {j}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn chunking_never_changes_the_events(cuts in proptest::collection::vec(0usize..200, 0..6)) {
+            let body = TRICKY;
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(body.len())).collect();
+            cuts.sort_unstable();
+            let mut chunks = Vec::new();
+            let mut last = 0;
+            for cut in cuts {
+                chunks.push(&body[last..cut]);
+                last = cut;
+            }
+            chunks.push(&body[last..]);
+            proptest::prop_assert_eq!(sse(&chunks), sse(&[body]));
+        }
     }
 }
