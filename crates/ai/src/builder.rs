@@ -369,6 +369,7 @@ fn final_arguments(raw: &str) -> Value {
 mod tests {
     use super::*;
     use crate::event::{AssistantMessageEvent as E, PartialMessage};
+    use crate::test_support::kinds;
     use serde_json::json;
 
     fn model() -> Model {
@@ -403,17 +404,8 @@ mod tests {
         b.usage_mut().input = 1_000_000;
         b.done();
         let events: Vec<_> = b.drain_events().collect();
-        let kinds: Vec<_> = events
-            .iter()
-            .map(|e| {
-                serde_json::to_value(e).unwrap()["type"]
-                    .as_str()
-                    .unwrap()
-                    .to_owned()
-            })
-            .collect();
         assert_eq!(
-            kinds,
+            kinds(&events),
             [
                 "start",
                 "thinking_start",

@@ -20,6 +20,8 @@ pub mod options;
 pub mod providers;
 pub mod registry;
 pub mod schema;
+#[cfg(test)]
+pub(crate) mod test_support;
 pub mod types;
 
 pub use builder::MessageBuilder;

@@ -459,7 +459,4 @@ pub(crate) fn missing_suffix<'f>(streamed: &str, full: &'f str) -> Option<&'f st
 }
 
 #[cfg(test)]
-pub(crate) mod test_support;
-
-#[cfg(test)]
 mod tests;

@@ -257,7 +257,7 @@ impl StreamDecoder for ProxyDecoder {
 mod tests {
     use super::*;
     use crate::event::AssistantMessageEvent;
-    use crate::http::decode_recorded;
+    use crate::test_support::{decode_with, terminal_count};
 
     fn model() -> Model {
         crate::providers::stub::model()
@@ -278,12 +278,7 @@ mod tests {
 
     #[test]
     fn rebuilds_message_from_proxy_events() {
-        let events = decode_recorded(
-            &model(),
-            Framing::Sse,
-            &mut ProxyDecoder::default(),
-            &[STREAM.as_bytes()],
-        );
+        let events = decode_with(&model(), &mut ProxyDecoder::default(), &[STREAM.as_bytes()]);
         let AssistantMessageEvent::Done { reason, message } = events.last().unwrap() else {
             panic!("{events:?}")
         };
@@ -309,12 +304,7 @@ mod tests {
             "data: {nope\n\n",
             "data: {\"type\":\"start\"}\n\n",
         ] {
-            let events = decode_recorded(
-                &model(),
-                Framing::Sse,
-                &mut ProxyDecoder::default(),
-                &[bad.as_bytes()],
-            );
+            let events = decode_with(&model(), &mut ProxyDecoder::default(), &[bad.as_bytes()]);
             let last = events.last().unwrap();
             assert!(
                 matches!(
@@ -326,7 +316,7 @@ mod tests {
                 ),
                 "{bad}: {last:?}"
             );
-            assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
+            assert_eq!(terminal_count(&events), 1);
         }
     }
 

@@ -6,19 +6,20 @@
 use serde_json::json;
 
 use crate::model::Model;
+use crate::test_support;
 
 mod decode;
 mod request;
 
 fn model(id: &str) -> Model {
-    serde_json::from_value(
-        json!({"id": id, "name": "Claude", "api": "anthropic-messages",
-        "provider": "anthropic", "baseUrl": "https://api.anthropic.com", "reasoning": true,
-        "input": ["text", "image"],
+    test_support::model(
+        "anthropic-messages",
+        "anthropic",
+        "https://api.anthropic.com",
+        json!({"id": id, "name": "Claude", "reasoning": true,
         "cost": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75},
         "contextWindow": 200000, "maxTokens": 64000}),
     )
-    .unwrap()
 }
 
 const MODEL: &str = "claude-sonnet-4-5";

@@ -225,6 +225,7 @@ pub(crate) fn sanitize_tool_call_id(id: &str) -> String {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::test_support::read_call;
     use crate::types::{ThinkingContent, ToolResultMessage, Usage};
     use serde_json::json;
 
@@ -250,12 +251,7 @@ mod tests {
     }
 
     fn call(id: &str) -> ContentBlock {
-        ContentBlock::ToolCall(ToolCall {
-            id: id.into(),
-            name: "read".into(),
-            arguments: json!({}),
-            thought_signature: Some("sig".into()),
-        })
+        read_call(id, json!({}), Some("sig"))
     }
 
     fn thinking(text: &str, redacted: bool) -> ContentBlock {

@@ -6,6 +6,7 @@
 use serde_json::json;
 
 use crate::model::Model;
+use crate::test_support;
 
 mod decode;
 mod request;
@@ -14,12 +15,12 @@ const FLASH: &str = "gemini-2.5-flash";
 const SIG: &str = "CiQB0e2Kb7Q1Zm9vYmFy";
 
 fn model(id: &str) -> Model {
-    serde_json::from_value(
-        json!({"id": id, "name": "Gemini", "api": "google-generative-ai",
-        "provider": "google", "baseUrl": "https://generativelanguage.googleapis.com/v1beta",
-        "reasoning": true, "input": ["text", "image"],
+    test_support::model(
+        "google-generative-ai",
+        "google",
+        "https://generativelanguage.googleapis.com/v1beta",
+        json!({"id": id, "name": "Gemini", "reasoning": true,
         "cost": {"input": 0.3, "output": 2.5, "cacheRead": 0.075},
         "contextWindow": 1048576, "maxTokens": 65536}),
     )
-    .unwrap()
 }

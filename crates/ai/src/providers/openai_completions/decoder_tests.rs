@@ -3,13 +3,15 @@
 
 use serde_json::json;
 
-use super::decoder::Decoder;
+use super::OpenAiCompletions;
 use crate::error::ErrorKind;
 use crate::event::AssistantMessageEvent as E;
-use crate::http::{Framing, decode_recorded};
 use crate::model::Model;
-use crate::providers::openai_shared::test_support::{failure, final_message, kinds, model};
-use crate::types::{ContentBlock, StopReason, ThinkingContent, ToolCall, Usage, UsageCost};
+use crate::test_support::{
+    assert_every_two_way_split_same, charged_usage, check_noise_never_panics, check_split_anywhere,
+    decode, failure, final_message, kinds, model, terminal_count,
+};
+use crate::types::{ContentBlock, StopReason, ThinkingContent, ToolCall};
 
 fn openai() -> Model {
     model(
@@ -21,7 +23,7 @@ fn openai() -> Model {
 }
 
 fn run(model: &Model, chunks: &[&[u8]]) -> Vec<E> {
-    decode_recorded(model, Framing::Sse, &mut Decoder::new(model), chunks)
+    decode(&OpenAiCompletions, model, chunks)
 }
 
 /// A chunk line as OpenAI sends it, around the given `choices[0]` fields.
@@ -93,25 +95,7 @@ fn text_only_exact_events_and_usage() {
     assert_eq!(reason, StopReason::Stop);
     assert_eq!(message.content, [ContentBlock::text("Hello wörld\n")]);
     assert_eq!(message.response_id.as_deref(), Some("chatcmpl-B9x"));
-    let price = |per_million: f64, tokens: u64| per_million / 1_000_000.0 * tokens as f64;
-    let cost = UsageCost {
-        input: price(2.0, 176),
-        output: price(8.0, 5),
-        cache_read: price(0.5, 1024),
-        cache_write: 0.0,
-        total: price(2.0, 176) + price(8.0, 5) + price(0.5, 1024),
-    };
-    assert_eq!(
-        message.usage,
-        Usage {
-            input: 176,
-            output: 5,
-            cache_read: 1024,
-            cache_write: 0,
-            total_tokens: 1205,
-            cost
-        }
-    );
+    assert_eq!(message.usage, charged_usage(176, 5, 1024, 1205));
 }
 
 #[test]
@@ -368,7 +352,7 @@ fn in_stream_error_objects_fail_with_a_kind() {
         let (got, text) = failure(&events);
         assert_eq!(got, kind, "{error}");
         assert!(text.starts_with("openrouter/gpt-test: "), "{text}");
-        assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
+        assert_eq!(terminal_count(&events), 1);
     }
     let (_, text) = failure(&run(
         &m,
@@ -384,7 +368,7 @@ fn malformed_json_is_one_protocol_error() {
         + "data: {\"id\":\"x\",\"choices\":[{\"delta\":{\"content\":\"hi\"}\n\n"
         + "data: [DONE]\n\n";
     let events = run(&m, &[stream.as_bytes()]);
-    assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
+    assert_eq!(terminal_count(&events), 1);
     let (kind, text) = failure(&events);
     assert_eq!(kind, ErrorKind::Protocol);
     assert!(
@@ -441,25 +425,16 @@ fn nim_toolcall_text_leak_is_dropped() {
 fn every_two_way_split_gives_the_same_message() {
     let m = openai();
     let stream = tool_stream() + &text_stream().replace("data: [DONE]\n\n", "");
-    let bytes = stream.as_bytes();
-    let (_, whole) = final_message(&run(&m, &[bytes]));
-    for cut in 0..=bytes.len() {
-        let (_, split) = final_message(&run(&m, &[&bytes[..cut], &bytes[cut..]]));
-        assert_eq!(split, whole, "cut at {cut}");
-    }
+    assert_every_two_way_split_same(|c| run(&m, c), stream.as_bytes(), |e| final_message(e).1);
 }
 
 proptest::proptest! {
     #[test]
     fn split_anywhere_same_message(cut in proptest::prelude::any::<proptest::sample::Index>()) {
         let m = openai();
-        let stream = tool_stream();
-        let bytes = stream.as_bytes();
+        let bytes = tool_stream().into_bytes();
         let cut = cut.index(bytes.len() + 1);
-        let whole = run(&m, &[bytes]);
-        let split = run(&m, &[&bytes[..cut], &bytes[cut..]]);
-        proptest::prop_assert_eq!(kinds(&split), kinds(&whole));
-        proptest::prop_assert_eq!(final_message(&split), final_message(&whole));
+        check_split_anywhere(|c| run(&m, c), &bytes, &[cut], |e| (kinds(e), final_message(e)))?;
     }
 
     #[test]
@@ -468,11 +443,9 @@ proptest::proptest! {
         at in proptest::prelude::any::<proptest::sample::Index>(),
     ) {
         let m = openai();
-        let mut bytes = tool_stream().into_bytes();
+        let bytes = tool_stream().into_bytes();
         let at = at.index(bytes.len() + 1);
-        bytes.splice(at..at, noise.iter().copied());
-        let events = run(&m, &[&bytes]);
-        proptest::prop_assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
+        let events = check_noise_never_panics(|c| run(&m, c), &bytes, &noise, at)?;
         proptest::prop_assert!(events.last().is_some_and(E::is_terminal));
     }
 }

@@ -9,11 +9,10 @@ use super::request::{
 };
 use crate::model::{MaxTokensField, Model, ThinkingFormat};
 use crate::options::StreamOptions;
-use crate::providers::openai_shared::test_support::model;
+use crate::test_support::{assistant, model, read_turn};
 use crate::types::{
-    AssistantMessage, ContentBlock, Context, ImageContent, Message, StopReason, TextContent,
-    ThinkingContent, ThinkingLevel, Tool, ToolCall, ToolResultMessage, Usage, UserContent,
-    UserMessage,
+    AssistantMessage, ContentBlock, Context, ImageContent, Message, StopReason, ThinkingLevel,
+    ToolCall, ToolResultMessage, UserContent, UserMessage,
 };
 
 fn openai(extra: Value) -> Model {
@@ -25,60 +24,8 @@ fn openai(extra: Value) -> Model {
     )
 }
 
-fn assistant(model: &Model, content: Vec<ContentBlock>) -> Message {
-    Message::Assistant(AssistantMessage {
-        content,
-        api: model.api.clone(),
-        provider: model.provider.clone(),
-        model: model.id.clone(),
-        usage: Usage::default(),
-        stop_reason: StopReason::ToolUse,
-        error_message: None,
-        timestamp: 1,
-        response_id: None,
-    })
-}
-
 fn context(model: &Model) -> Context {
-    Context {
-        system_prompt: Some("Be brief.".into()),
-        messages: vec![
-            Message::user("Read a.txt"),
-            assistant(
-                model,
-                vec![
-                    ContentBlock::Thinking(ThinkingContent {
-                        thinking: "Need the file.".into(),
-                        thinking_signature: Some("reasoning_content".into()),
-                        redacted: None,
-                    }),
-                    ContentBlock::Text(TextContent {
-                        text: "Reading it.".into(),
-                        text_signature: None,
-                    }),
-                    ContentBlock::ToolCall(ToolCall {
-                        id: "call_1".into(),
-                        name: "read".into(),
-                        arguments: json!({"path": "a.txt"}),
-                        thought_signature: None,
-                    }),
-                ],
-            ),
-            Message::ToolResult(ToolResultMessage {
-                tool_call_id: "call_1".into(),
-                tool_name: "read".into(),
-                content: vec![ContentBlock::text("hello")],
-                details: None,
-                is_error: false,
-                timestamp: 2,
-            }),
-        ],
-        tools: vec![Tool {
-            name: "read".into(),
-            description: "Read a file".into(),
-            parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
-        }],
-    }
+    read_turn(model, "reasoning_content", None, "call_1")
 }
 
 #[test]

@@ -3,13 +3,15 @@
 
 use serde_json::{Value, json};
 
-use super::decoder::Decoder;
+use super::OpenAiResponses;
 use crate::error::ErrorKind;
 use crate::event::AssistantMessageEvent as E;
-use crate::http::{Framing, decode_recorded};
 use crate::model::Model;
-use crate::providers::openai_shared::test_support::{failure, final_message, kinds, model};
-use crate::types::{ContentBlock, StopReason, TextContent, ThinkingContent, Usage, UsageCost};
+use crate::test_support::{
+    assert_every_two_way_split_same, charged_usage, check_noise_never_panics, check_split_anywhere,
+    decode, failure, final_message, kinds, model, terminal_count,
+};
+use crate::types::{ContentBlock, StopReason, TextContent, ThinkingContent};
 
 fn gpt() -> Model {
     model(
@@ -21,7 +23,7 @@ fn gpt() -> Model {
 }
 
 fn run(model: &Model, chunks: &[&[u8]]) -> Vec<E> {
-    decode_recorded(model, Framing::Sse, &mut Decoder::new(model), chunks)
+    decode(&OpenAiResponses, model, chunks)
 }
 
 /// One SSE event: `event:` line plus the JSON with its `type` and a sequence number.
@@ -186,25 +188,7 @@ fn reasoning_and_text_exact_events_and_message() {
         message.response_id.as_deref(),
         Some("resp_67ccd2bed1ec8190")
     );
-    let price = |per_million: f64, tokens: u64| per_million / 1_000_000.0 * tokens as f64;
-    let cost = UsageCost {
-        input: price(2.0, 500),
-        output: price(8.0, 300),
-        cache_read: price(0.5, 1000),
-        cache_write: 0.0,
-        total: price(2.0, 500) + price(8.0, 300) + price(0.5, 1000),
-    };
-    assert_eq!(
-        message.usage,
-        Usage {
-            input: 500,
-            output: 300,
-            cache_read: 1000,
-            cache_write: 0,
-            total_tokens: 1800,
-            cost
-        }
-    );
+    assert_eq!(message.usage, charged_usage(500, 300, 1000, 1800));
 }
 
 #[test]
@@ -393,7 +377,7 @@ fn malformed_json_is_one_protocol_error() {
     let stream = text_stream().replacen("\"delta\":\"Hi\"", "\"delta\":\"Hi\",,", 1);
     assert_ne!(stream, text_stream());
     let events = run(&m, &[stream.as_bytes()]);
-    assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
+    assert_eq!(terminal_count(&events), 1);
     let (kind, message) = failure(&events);
     assert_eq!(kind, ErrorKind::Protocol);
     assert!(
@@ -421,25 +405,16 @@ fn stream_cut_before_completed_is_an_error() {
 fn every_two_way_split_gives_the_same_message() {
     let m = gpt();
     let stream = text_stream();
-    let bytes = stream.as_bytes();
-    let (_, whole) = final_message(&run(&m, &[bytes]));
-    for cut in 0..=bytes.len() {
-        let (_, split) = final_message(&run(&m, &[&bytes[..cut], &bytes[cut..]]));
-        assert_eq!(split, whole, "cut at {cut}");
-    }
+    assert_every_two_way_split_same(|c| run(&m, c), stream.as_bytes(), |e| final_message(e).1);
 }
 
 proptest::proptest! {
     #[test]
     fn split_anywhere_same_message(cut in proptest::prelude::any::<proptest::sample::Index>()) {
         let m = gpt();
-        let stream = tool_stream();
-        let bytes = stream.as_bytes();
+        let bytes = tool_stream().into_bytes();
         let cut = cut.index(bytes.len() + 1);
-        let whole = run(&m, &[bytes]);
-        let split = run(&m, &[&bytes[..cut], &bytes[cut..]]);
-        proptest::prop_assert_eq!(kinds(&split), kinds(&whole));
-        proptest::prop_assert_eq!(final_message(&split), final_message(&whole));
+        check_split_anywhere(|c| run(&m, c), &bytes, &[cut], |e| (kinds(e), final_message(e)))?;
     }
 
     #[test]
@@ -448,11 +423,9 @@ proptest::proptest! {
         at in proptest::prelude::any::<proptest::sample::Index>(),
     ) {
         let m = gpt();
-        let mut bytes = text_stream().into_bytes();
+        let bytes = text_stream().into_bytes();
         let at = at.index(bytes.len() + 1);
-        bytes.splice(at..at, noise.iter().copied());
-        let events = run(&m, &[&bytes]);
-        proptest::prop_assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
+        let events = check_noise_never_panics(|c| run(&m, c), &bytes, &noise, at)?;
         proptest::prop_assert!(events.last().is_some_and(E::is_terminal));
     }
 }

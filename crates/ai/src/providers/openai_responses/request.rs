@@ -286,11 +286,8 @@ fn base36(mut n: u32) -> String {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::providers::openai_shared::test_support::model;
-    use crate::types::{
-        AssistantMessage, ImageContent, Message, StopReason, TextContent, ThinkingContent,
-        ThinkingLevel, Tool, ToolCall, ToolResultMessage, Usage,
-    };
+    use crate::test_support::{assistant, model, read_turn};
+    use crate::types::{ImageContent, Message, ThinkingLevel, ToolCall, ToolResultMessage};
 
     fn gpt(extra: Value) -> Model {
         model(
@@ -301,62 +298,10 @@ mod tests {
         )
     }
 
-    fn assistant(model: &Model, content: Vec<ContentBlock>) -> Message {
-        Message::Assistant(AssistantMessage {
-            content,
-            api: model.api.clone(),
-            provider: model.provider.clone(),
-            model: model.id.clone(),
-            usage: Usage::default(),
-            stop_reason: StopReason::ToolUse,
-            error_message: None,
-            timestamp: 1,
-            response_id: None,
-        })
-    }
-
     const REASONING: &str = r#"{"id":"rs_1","type":"reasoning","encrypted_content":"gAAA","summary":[{"type":"summary_text","text":"Need the file."}]}"#;
 
     fn context(m: &Model) -> Context {
-        Context {
-            system_prompt: Some("Be brief.".into()),
-            messages: vec![
-                Message::user("Read a.txt"),
-                assistant(
-                    m,
-                    vec![
-                        ContentBlock::Thinking(ThinkingContent {
-                            thinking: "Need the file.".into(),
-                            thinking_signature: Some(REASONING.into()),
-                            redacted: None,
-                        }),
-                        ContentBlock::Text(TextContent {
-                            text: "Reading it.".into(),
-                            text_signature: Some("msg_abc".into()),
-                        }),
-                        ContentBlock::ToolCall(ToolCall {
-                            id: "call_1|fc_1".into(),
-                            name: "read".into(),
-                            arguments: json!({"path": "a.txt"}),
-                            thought_signature: None,
-                        }),
-                    ],
-                ),
-                Message::ToolResult(ToolResultMessage {
-                    tool_call_id: "call_1|fc_1".into(),
-                    tool_name: "read".into(),
-                    content: vec![ContentBlock::text("hello")],
-                    details: None,
-                    is_error: false,
-                    timestamp: 2,
-                }),
-            ],
-            tools: vec![Tool {
-                name: "read".into(),
-                description: "Read a file".into(),
-                parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
-            }],
-        }
+        read_turn(m, REASONING, Some("msg_abc"), "call_1|fc_1")
     }
 
     #[test]

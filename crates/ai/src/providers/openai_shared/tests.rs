@@ -1,8 +1,8 @@
 //! Tests of the shared OpenAI pieces.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use super::test_support::model;
 use super::*;
+use crate::test_support::{model, read_call};
 use crate::types::{TextContent, ToolResultMessage, Usage};
 use serde_json::json;
 
@@ -26,12 +26,7 @@ fn assistant(
 }
 
 fn call(id: &str) -> ContentBlock {
-    ContentBlock::ToolCall(ToolCall {
-        id: id.into(),
-        name: "read".into(),
-        arguments: json!({}),
-        thought_signature: Some("sig".into()),
-    })
+    read_call(id, json!({}), Some("sig"))
 }
 
 #[test]

@@ -6,9 +6,11 @@ use serde_json::{Value, json};
 use super::*;
 use crate::error::ErrorKind;
 use crate::event::AssistantMessageEvent as E;
-use crate::http::{Framing, decode_recorded};
-use crate::providers::WireApi;
 use crate::providers::anthropic::AnthropicMessages;
+use crate::test_support::{
+    self, assert_every_two_way_split_same, check_noise_never_panics, check_split_anywhere, failure,
+    final_message, last_message, terminal_count, toolcall_deltas,
+};
 use crate::types::*;
 
 fn sse(events: &[(&str, Value)]) -> String {
@@ -73,26 +75,11 @@ fn message_stop() -> (&'static str, Value) {
 }
 
 fn decode_chunks(chunks: &[&[u8]]) -> Vec<E> {
-    let model = model(MODEL);
-    let mut decoder = AnthropicMessages.decoder(&model);
-    let mut events = decode_recorded(&model, Framing::Sse, decoder.as_mut(), chunks);
-    for event in &mut events {
-        if let E::Done { message, .. } | E::Error { error: message, .. } = event {
-            message.timestamp = 0;
-        }
-    }
-    events
+    test_support::decode(&AnthropicMessages, &model(MODEL), chunks)
 }
 
 fn decode(body: &str) -> Vec<E> {
     decode_chunks(&[body.as_bytes()])
-}
-
-fn last_message(events: &[E]) -> &AssistantMessage {
-    match events.last() {
-        Some(E::Done { message, .. } | E::Error { error: message, .. }) => message,
-        other => panic!("no terminal event: {other:?}"),
-    }
 }
 
 fn text_body() -> String {
@@ -254,16 +241,7 @@ fn thinking_signature_and_two_tool_calls_in_pieces() {
         ),
         (500, 89, 589)
     );
-    let deltas: Vec<_> = events
-        .iter()
-        .filter_map(|e| match e {
-            E::ToolcallDelta {
-                content_index,
-                delta,
-            } => Some((*content_index, delta.as_str())),
-            _ => None,
-        })
-        .collect();
+    let deltas = toolcall_deltas(&events);
     assert_eq!(
         deltas,
         [
@@ -339,16 +317,15 @@ fn every_stop_reason() {
         ("model_context_window_exceeded_v9", ErrorKind::Protocol),
     ] {
         let events = short(reason);
-        let E::Error { kind: k, error, .. } = events.last().unwrap() else {
-            panic!("{reason}: {events:?}")
-        };
-        assert_eq!(*k, kind, "{reason}");
-        assert!(
-            error.error_message.as_deref().unwrap().contains(reason),
-            "{reason}"
+        let (k, text) = failure(&events);
+        assert_eq!(k, kind, "{reason}");
+        assert!(text.contains(reason), "{reason}");
+        assert_eq!(
+            last_message(&events).text(),
+            "x",
+            "the partial reply is kept"
         );
-        assert_eq!(error.text(), "x", "the partial reply is kept");
-        assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
+        assert_eq!(terminal_count(&events), 1);
     }
 }
 
@@ -389,18 +366,12 @@ fn in_stream_errors_are_typed() {
         body.push_str(&format!("event: error\ndata: {{\"type\":\"error\",\"error\":{{\"type\":\"{kind}\",\"message\":\"{text}\"}}}}\n\n"));
         body.push_str(&sse(&[text_delta(0, "ignored"), message_stop()]));
         let events = decode(&body);
-        let E::Error {
-            kind: k,
-            error,
-            reason,
-        } = events.last().unwrap()
-        else {
-            panic!("{events:?}")
-        };
-        assert_eq!((k, *reason), (&expected, StopReason::Error));
-        assert_eq!(error.error_message.as_deref(), Some(message));
+        let (k, text) = failure(&events);
+        let (reason, error) = final_message(&events);
+        assert_eq!((k, reason), (expected, StopReason::Error));
+        assert_eq!(text, message);
         assert_eq!(error.text(), "par");
-        assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
+        assert_eq!(terminal_count(&events), 1);
     }
 }
 
@@ -418,26 +389,11 @@ fn malformed_json_gives_exactly_one_error() {
         message_stop(),
     ]));
     let events = decode(&body);
-    let terminals: Vec<_> = events.iter().filter(|e| e.is_terminal()).collect();
-    assert_eq!(terminals.len(), 1);
-    let E::Error {
-        kind: ErrorKind::Protocol,
-        error,
-        ..
-    } = terminals[0]
-    else {
-        panic!("{events:?}")
-    };
-    assert!(
-        error
-            .error_message
-            .as_deref()
-            .unwrap()
-            .contains("invalid JSON"),
-        "{:?}",
-        error.error_message
-    );
-    assert_eq!(error.text(), "ok");
+    assert_eq!(terminal_count(&events), 1);
+    let (kind, text) = failure(&events);
+    assert_eq!(kind, ErrorKind::Protocol);
+    assert!(text.contains("invalid JSON"), "{text:?}");
+    assert_eq!(last_message(&events).text(), "ok");
     assert!(events.last().unwrap().is_terminal());
 }
 
@@ -499,52 +455,26 @@ fn garbage_never_panics() {
         "data: {\"type\":\"error\"}\n\n",
         "data: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":null}}}\n\n",
     ] {
-        let events = decode(body);
-        assert_eq!(
-            events.iter().filter(|e| e.is_terminal()).count(),
-            1,
-            "{body}"
-        );
+        assert_eq!(terminal_count(&decode(body)), 1, "{body}");
     }
 }
 
 #[test]
 fn every_two_chunk_split_gives_the_same_message() {
-    let body = tools_body();
-    let whole = decode(&body);
-    let expected = last_message(&whole).clone();
-    let bytes = body.as_bytes();
-    for cut in 0..=bytes.len() {
-        let events = decode_chunks(&[&bytes[..cut], &bytes[cut..]]);
-        assert_eq!(last_message(&events), &expected, "split at {cut}");
-        assert_eq!(events.len(), whole.len(), "split at {cut}");
-    }
+    assert_every_two_way_split_same(decode_chunks, tools_body().as_bytes(), |e| {
+        (last_message(e).clone(), e.len())
+    });
 }
 
 proptest::proptest! {
     #[test]
     fn random_splits_give_the_same_message(cuts in proptest::collection::vec(0usize..4000, 0..12)) {
-        let body = text_body() ;
-        let bytes = body.as_bytes();
-        let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c % (bytes.len() + 1)).collect();
-        cuts.sort_unstable();
-        let mut chunks = Vec::new();
-        let mut at = 0;
-        for cut in cuts {
-            chunks.push(&bytes[at..cut]);
-            at = cut;
-        }
-        chunks.push(&bytes[at..]);
-        let events = decode_chunks(&chunks);
-        proptest::prop_assert_eq!(events, decode(&body));
+        check_split_anywhere(decode_chunks, text_body().as_bytes(), &cuts, <[E]>::to_vec)?;
     }
 
     #[test]
     fn arbitrary_bytes_never_panic(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
-        let mut body = text_body().into_bytes();
-        let at = data.len() % body.len();
-        body.splice(at..at, data);
-        let events = decode_chunks(&[&body]);
-        proptest::prop_assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
+        let body = text_body().into_bytes();
+        check_noise_never_panics(decode_chunks, &body, &data, data.len() % body.len())?;
     }
 }

@@ -7,6 +7,7 @@ use crate::http::HttpCall;
 use crate::options::{CacheRetention, StreamOptions};
 use crate::providers::WireApi;
 use crate::providers::anthropic::AnthropicMessages;
+use crate::test_support::{png, read_call, read_result};
 use crate::types::*;
 
 fn assistant(model: &str, content: Vec<ContentBlock>) -> Message {
@@ -21,23 +22,11 @@ fn assistant(model: &str, content: Vec<ContentBlock>) -> Message {
 }
 
 fn tool_call(id: &str, path: &str) -> ContentBlock {
-    ContentBlock::ToolCall(ToolCall {
-        id: id.into(),
-        name: "read".into(),
-        arguments: json!({"path": path}),
-        thought_signature: None,
-    })
+    read_call(id, json!({"path": path}), None)
 }
 
 fn result(id: &str, text: &str) -> Message {
-    Message::ToolResult(ToolResultMessage {
-        tool_call_id: id.into(),
-        tool_name: "read".into(),
-        content: vec![ContentBlock::text(text)],
-        details: None,
-        is_error: false,
-        timestamp: 1,
-    })
+    read_result(id, vec![ContentBlock::text(text)], false)
 }
 
 fn context() -> Context {
@@ -45,13 +34,7 @@ fn context() -> Context {
         system_prompt: Some("You are helpful.".into()),
         messages: vec![
             Message::User(UserMessage {
-                content: UserContent::Blocks(vec![
-                    ContentBlock::text("What is in a.txt?"),
-                    ContentBlock::Image(ImageContent {
-                        data: "iVBORw0KGgo=".into(),
-                        mime_type: "image/png".into(),
-                    }),
-                ]),
+                content: UserContent::Blocks(vec![ContentBlock::text("What is in a.txt?"), png()]),
                 timestamp: 1,
             }),
             assistant(

@@ -6,9 +6,11 @@ use serde_json::{Value, json};
 use super::*;
 use crate::error::ErrorKind;
 use crate::event::AssistantMessageEvent as E;
-use crate::http::{Framing, decode_recorded};
-use crate::providers::WireApi;
 use crate::providers::google::GoogleGenerativeAi;
+use crate::test_support::{
+    self, assert_every_two_way_split_same, check_noise_never_panics, check_split_anywhere, failure,
+    kinds, last_message, terminal_count, toolcall_deltas,
+};
 use crate::types::*;
 
 fn sse(chunks: &[Value]) -> String {
@@ -36,15 +38,7 @@ fn final_usage() -> Value {
 }
 
 fn decode_chunks(chunks: &[&[u8]]) -> Vec<E> {
-    let model = model(FLASH);
-    let mut decoder = GoogleGenerativeAi.decoder(&model);
-    let mut events = decode_recorded(&model, Framing::Sse, decoder.as_mut(), chunks);
-    for event in &mut events {
-        if let E::Done { message, .. } | E::Error { error: message, .. } = event {
-            message.timestamp = 0;
-        }
-    }
-    events
+    test_support::decode(&GoogleGenerativeAi, &model(FLASH), chunks)
 }
 
 fn decode(body: &str) -> Vec<E> {
@@ -147,17 +141,8 @@ fn thinking_then_text_keeps_signatures() {
             }),
         ]
     );
-    let kinds: Vec<_> = events
-        .iter()
-        .map(|e| {
-            serde_json::to_value(e).unwrap()["type"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
-        .collect();
     assert_eq!(
-        kinds,
+        kinds(&events),
         [
             "start",
             "thinking_start",
@@ -207,29 +192,11 @@ fn whole_tool_calls_get_ids_and_signatures() {
     assert_eq!(calls[0].thought_signature.as_deref(), Some(SIG));
     assert_eq!(calls[1].arguments, json!({"path": "b.txt", "limit": 10}));
     assert_eq!(calls[2].arguments, json!({}));
-    let deltas: Vec<_> = events
-        .iter()
-        .filter_map(|e| match e {
-            E::ToolcallDelta {
-                content_index,
-                delta,
-            } => Some((*content_index, delta.as_str())),
-            _ => None,
-        })
-        .collect();
+    let deltas = toolcall_deltas(&events);
     assert_eq!(deltas[0], (1, "{\"path\":\"a.txt\"}"));
     // The text block closes before the first call opens.
-    let kinds: Vec<_> = events
-        .iter()
-        .map(|e| {
-            serde_json::to_value(e).unwrap()["type"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
-        .collect();
     assert_eq!(
-        &kinds[..6],
+        &kinds(&events)[..6],
         [
             "start",
             "text_start",
@@ -275,20 +242,18 @@ fn every_finish_reason() {
         ("SOMETHING_NEW", ErrorKind::Server),
     ] {
         let events = ending(reason);
-        let E::Error { kind: k, error, .. } = events.last().unwrap() else {
-            panic!("{reason}: {events:?}")
-        };
-        assert_eq!(*k, kind, "{reason}");
-        let text = error.error_message.as_deref().unwrap();
+        let (k, text) = failure(&events);
+        assert_eq!(k, kind, "{reason}");
         assert!(
             text.starts_with("google/gemini-2.5-flash: ")
                 && text.contains(reason)
                 && text.contains("details here"),
             "{text}"
         );
+        let error = last_message(&events);
         assert_eq!(error.text(), "ab", "the partial reply is kept");
         assert_eq!(error.usage.output, 23, "usage of the last chunk counts");
-        assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
+        assert_eq!(terminal_count(&events), 1);
     }
 }
 
@@ -297,21 +262,9 @@ fn blocked_prompts_and_in_stream_errors() {
     let events = decode(&sse(&[
         json!({"promptFeedback": {"blockReason": "PROHIBITED_CONTENT"}, "usageMetadata": {"promptTokenCount": 5, "totalTokenCount": 5}}),
     ]));
-    let E::Error {
-        kind: ErrorKind::Refused,
-        error,
-        ..
-    } = events.last().unwrap()
-    else {
-        panic!("{events:?}")
-    };
-    assert!(
-        error
-            .error_message
-            .as_deref()
-            .unwrap()
-            .contains("PROHIBITED_CONTENT")
-    );
+    let (kind, text) = failure(&events);
+    assert_eq!(kind, ErrorKind::Refused);
+    assert!(text.contains("PROHIBITED_CONTENT"), "{text}");
 
     let body = sse(&[
         chunk(json!([{"text": "par"}]), None, partial_usage()),
@@ -319,22 +272,14 @@ fn blocked_prompts_and_in_stream_errors() {
         chunk(json!([{"text": "ignored"}]), Some("STOP"), final_usage()),
     ]);
     let events = decode(&body);
-    let E::Error {
-        kind: ErrorKind::Overloaded,
-        error,
-        ..
-    } = events.last().unwrap()
-    else {
-        panic!("{events:?}")
-    };
+    let (kind, text) = failure(&events);
+    assert_eq!(kind, ErrorKind::Overloaded);
     assert_eq!(
-        error.error_message.as_deref(),
-        Some(
-            "google/gemini-2.5-flash: UNAVAILABLE: The model is overloaded. Please try again later.; try again later"
-        )
+        text,
+        "google/gemini-2.5-flash: UNAVAILABLE: The model is overloaded. Please try again later.; try again later"
     );
-    assert_eq!(error.text(), "par");
-    assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
+    assert_eq!(last_message(&events).text(), "par");
+    assert_eq!(terminal_count(&events), 1);
 
     let events = decode(&sse(&[
         json!({"error": {"code": 400, "message": "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).", "status": "INVALID_ARGUMENT"}}),
@@ -358,23 +303,11 @@ fn malformed_json_gives_exactly_one_error() {
             final_usage(),
         )]);
     let events = decode(&body);
-    assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
-    let E::Error {
-        kind: ErrorKind::Protocol,
-        error,
-        ..
-    } = events.last().unwrap()
-    else {
-        panic!("{events:?}")
-    };
-    assert!(
-        error
-            .error_message
-            .as_deref()
-            .unwrap()
-            .contains("invalid JSON")
-    );
-    assert_eq!(error.text(), "ok");
+    assert_eq!(terminal_count(&events), 1);
+    let (kind, text) = failure(&events);
+    assert_eq!(kind, ErrorKind::Protocol);
+    assert!(text.contains("invalid JSON"), "{text}");
+    assert_eq!(last_message(&events).text(), "ok");
 }
 
 #[test]
@@ -384,15 +317,8 @@ fn truncated_streams_fail() {
         None,
         partial_usage(),
     )]));
-    let E::Error {
-        kind: ErrorKind::Protocol,
-        error,
-        ..
-    } = events.last().unwrap()
-    else {
-        panic!("{events:?}")
-    };
-    assert_eq!(error.text(), "cut");
+    assert_eq!(failure(&events).0, ErrorKind::Protocol);
+    assert_eq!(last_message(&events).text(), "cut");
     assert!(matches!(
         decode("").last(),
         Some(E::Error {
@@ -414,12 +340,7 @@ fn garbage_never_panics() {
         "data: {\"error\":\"plain\"}\n\n",
         "data: {\"error\":{}}\n\n",
     ] {
-        let events = decode(body);
-        assert_eq!(
-            events.iter().filter(|e| e.is_terminal()).count(),
-            1,
-            "{body}"
-        );
+        assert_eq!(terminal_count(&decode(body)), 1, "{body}");
     }
 }
 
@@ -444,39 +365,18 @@ fn every_two_chunk_split_gives_the_same_message() {
     let body = split_body();
     let whole = decode(&body);
     assert!(matches!(whole.last(), Some(E::Done { .. })), "{whole:?}");
-    let bytes = body.as_bytes();
-    for cut in 0..=bytes.len() {
-        assert_eq!(
-            decode_chunks(&[&bytes[..cut], &bytes[cut..]]),
-            whole,
-            "split at {cut}"
-        );
-    }
+    assert_every_two_way_split_same(decode_chunks, body.as_bytes(), <[E]>::to_vec);
 }
 
 proptest::proptest! {
     #[test]
     fn random_splits_give_the_same_events(cuts in proptest::collection::vec(0usize..2000, 0..12)) {
-        let body = split_body();
-        let bytes = body.as_bytes();
-        let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c % (bytes.len() + 1)).collect();
-        cuts.sort_unstable();
-        let mut chunks = Vec::new();
-        let mut at = 0;
-        for cut in cuts {
-            chunks.push(&bytes[at..cut]);
-            at = cut;
-        }
-        chunks.push(&bytes[at..]);
-        proptest::prop_assert_eq!(decode_chunks(&chunks), decode(&body));
+        check_split_anywhere(decode_chunks, split_body().as_bytes(), &cuts, <[E]>::to_vec)?;
     }
 
     #[test]
     fn arbitrary_bytes_never_panic(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
-        let mut body = split_body().into_bytes();
-        let at = data.len() % body.len();
-        body.splice(at..at, data);
-        let events = decode_chunks(&[&body]);
-        proptest::prop_assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
+        let body = split_body().into_bytes();
+        check_noise_never_panics(decode_chunks, &body, &data, data.len() % body.len())?;
     }
 }

@@ -7,6 +7,7 @@ use crate::http::HttpCall;
 use crate::options::StreamOptions;
 use crate::providers::WireApi;
 use crate::providers::google::GoogleGenerativeAi;
+use crate::test_support::{png, read_call, read_result};
 use crate::types::*;
 
 fn assistant(model: &str, content: Vec<ContentBlock>) -> Message {
@@ -21,30 +22,7 @@ fn assistant(model: &str, content: Vec<ContentBlock>) -> Message {
 }
 
 fn call(id: &str, path: &str, signature: Option<&str>) -> ContentBlock {
-    ContentBlock::ToolCall(ToolCall {
-        id: id.into(),
-        name: "read".into(),
-        arguments: json!({"path": path}),
-        thought_signature: signature.map(str::to_owned),
-    })
-}
-
-fn result(id: &str, content: Vec<ContentBlock>, is_error: bool) -> Message {
-    Message::ToolResult(ToolResultMessage {
-        tool_call_id: id.into(),
-        tool_name: "read".into(),
-        content,
-        details: None,
-        is_error,
-        timestamp: 1,
-    })
-}
-
-fn image() -> ContentBlock {
-    ContentBlock::Image(ImageContent {
-        data: "iVBORw0KGgo=".into(),
-        mime_type: "image/png".into(),
-    })
+    read_call(id, json!({"path": path}), signature)
 }
 
 fn context(model_id: &str) -> Context {
@@ -52,10 +30,7 @@ fn context(model_id: &str) -> Context {
         system_prompt: Some("You are helpful.".into()),
         messages: vec![
             Message::User(UserMessage {
-                content: UserContent::Blocks(vec![
-                    ContentBlock::text("What is in a.txt?"),
-                    image(),
-                ]),
+                content: UserContent::Blocks(vec![ContentBlock::text("What is in a.txt?"), png()]),
                 timestamp: 1,
             }),
             assistant(
@@ -70,7 +45,7 @@ fn context(model_id: &str) -> Context {
                     call("read_1", "a.txt", Some(SIG)),
                 ],
             ),
-            result("read_1", vec![ContentBlock::text("hello")], false),
+            read_result("read_1", vec![ContentBlock::text("hello")], false),
         ],
         tools: vec![Tool {
             name: "read".into(),
@@ -142,8 +117,8 @@ fn gemini3_levels_foreign_calls_and_multimodal_results() {
                 call("toolu_2", "b", None),
             ],
         ),
-        result("toolu_1", vec![image()], false),
-        result("toolu_2", vec![ContentBlock::text("no such file")], true),
+        read_result("toolu_1", vec![png()], false),
+        read_result("toolu_2", vec![ContentBlock::text("no such file")], true),
     ];
     let options = StreamOptions {
         reasoning: Some(ThinkingLevel::Low),

@@ -1,0 +1,425 @@
+//! One run of the agent loop (pi's `runLoop`): inject pending messages, stream the reply,
+//! run its tool calls, repeat while there are tool calls or steering messages; then take
+//! follow-ups; end with `agent_end`. An error or abort ends the run after `turn_end`.
+
+use std::sync::Arc;
+
+use futures_util::StreamExt;
+use futures_util::future::join_all;
+use pincer_ai::{
+    AssistantMessage, AssistantMessageEvent, Context, Message, StopReason, ThinkingLevel, Tool,
+    ToolCall, ToolResultMessage, now_ms,
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::Inner;
+use crate::event::AgentEvent;
+use crate::hooks::{AfterToolCall, ToolCallInfo};
+use crate::tool::{AgentTool, ExecutionMode, ToolContext, ToolOutput};
+
+pub(crate) async fn run(inner: &Arc<Inner>, prompts: Vec<Message>, cancel: CancellationToken) {
+    let mut added: Vec<Message> = Vec::new();
+    inner.emit(AgentEvent::AgentStart);
+    inner.emit(AgentEvent::TurnStart);
+    for message in prompts {
+        announce(inner, &message);
+        added.push(message);
+    }
+    // Steering typed while the run was starting is delivered at once.
+    let mut pending = inner.core().steering.poll();
+    let mut first_turn = true;
+    loop {
+        let mut more_tool_calls = true;
+        while more_tool_calls || !pending.is_empty() {
+            if !first_turn {
+                inner.emit(AgentEvent::TurnStart);
+            }
+            first_turn = false;
+            for message in pending.drain(..) {
+                announce(inner, &message);
+                added.push(message);
+            }
+            let assistant = stream_reply(inner, &cancel).await;
+            added.push(Message::Assistant(assistant.clone()));
+            if matches!(
+                assistant.stop_reason,
+                StopReason::Error | StopReason::Aborted
+            ) {
+                inner.emit(AgentEvent::TurnEnd {
+                    message: Message::Assistant(assistant),
+                    tool_results: vec![],
+                });
+                end_run(inner, added).await;
+                return;
+            }
+            let results = if assistant.tool_calls().next().is_some() {
+                run_tool_calls(inner, Arc::new(assistant.clone()), &cancel).await
+            } else {
+                Vec::new()
+            };
+            more_tool_calls = !results.is_empty();
+            added.extend(results.iter().cloned());
+            inner.emit(AgentEvent::TurnEnd {
+                message: Message::Assistant(assistant),
+                tool_results: results,
+            });
+            pending = inner.core().steering.poll();
+        }
+        let follow_ups = inner.core().follow_up.poll();
+        if follow_ups.is_empty() {
+            break;
+        }
+        pending = follow_ups;
+    }
+    end_run(inner, added).await;
+}
+
+/// `message_start` + `message_end` for a message that arrives whole.
+fn announce(inner: &Inner, message: &Message) {
+    inner.emit(AgentEvent::MessageStart {
+        message: message.clone(),
+    });
+    inner.emit(AgentEvent::MessageEnd {
+        message: message.clone(),
+    });
+}
+
+async fn end_run(inner: &Arc<Inner>, added: Vec<Message>) {
+    let hooks = inner.core().config.hooks.agent_end.clone();
+    let added = Arc::new(added);
+    inner.emit(AgentEvent::AgentEnd {
+        messages: added.as_ref().clone(),
+    });
+    join_all(hooks.iter().map(|hook| hook(Arc::clone(&added)))).await;
+}
+
+/// Stream one assistant reply, emitting message events. Always returns a message: a
+/// stream that ends without a terminal event becomes an error message.
+async fn stream_reply(inner: &Arc<Inner>, cancel: &CancellationToken) -> AssistantMessage {
+    let (model, system_prompt, messages, tools, thinking, stream_fn, mut options, hooks) = {
+        let core = inner.core();
+        let c = &core.config;
+        (
+            c.model.clone(),
+            c.system_prompt.clone(),
+            c.messages.clone(),
+            c.tools
+                .iter()
+                .map(|t| to_llm_tool(t.as_ref()))
+                .collect::<Vec<Tool>>(),
+            c.thinking_level,
+            Arc::clone(&c.stream_fn),
+            c.stream_options.clone(),
+            c.hooks.clone(),
+        )
+    };
+    let messages = match &hooks.transform_context {
+        Some(transform) => transform(messages, cancel.clone()).await,
+        None => messages,
+    };
+    let messages = match &hooks.convert_to_llm {
+        Some(convert) => convert(&messages),
+        None => messages,
+    };
+    if let Some(get_key) = &hooks.get_api_key
+        && let Some(key) = get_key(model.provider.clone()).await
+    {
+        options.api_key = Some(key);
+    }
+    options.cancel = Some(cancel.clone());
+    options.reasoning = (thinking != ThinkingLevel::Off).then_some(thinking);
+    let context = Context {
+        system_prompt: (!system_prompt.is_empty()).then_some(system_prompt),
+        messages,
+        tools,
+    };
+    let mut stream = stream_fn(&model, &context, options);
+    let mut started = false;
+    let mut last = None;
+    while let Some(event) = stream.next().await {
+        match event {
+            AssistantMessageEvent::Start => {
+                started = true;
+                let template = AssistantMessage {
+                    api: model.api.clone(),
+                    provider: model.provider.clone(),
+                    model: model.id.clone(),
+                    timestamp: now_ms(),
+                    ..AssistantMessage::default()
+                };
+                inner.emit(AgentEvent::MessageStart {
+                    message: Message::Assistant(template),
+                });
+            }
+            AssistantMessageEvent::Done { message, .. } => {
+                last = Some(message);
+                break;
+            }
+            AssistantMessageEvent::Error { error, .. } => {
+                last = Some(error);
+                break;
+            }
+            other => {
+                if started {
+                    inner.emit(AgentEvent::MessageUpdate {
+                        assistant_message_event: other,
+                    });
+                }
+            }
+        }
+    }
+    let message = last.unwrap_or_else(|| {
+        let mut m = inner
+            .core()
+            .partial
+            .as_ref()
+            .map(|p| p.message().clone())
+            .unwrap_or_default();
+        m.stop_reason = if cancel.is_cancelled() {
+            StopReason::Aborted
+        } else {
+            StopReason::Error
+        };
+        m.error_message = Some("the reply stream ended without a final event".into());
+        m
+    });
+    if !started {
+        inner.emit(AgentEvent::MessageStart {
+            message: Message::Assistant(message.clone()),
+        });
+    }
+    inner.emit(AgentEvent::MessageEnd {
+        message: Message::Assistant(message.clone()),
+    });
+    message
+}
+
+fn to_llm_tool(tool: &dyn AgentTool) -> Tool {
+    Tool {
+        name: tool.name().to_owned(),
+        description: tool.description().to_owned(),
+        parameters: tool.parameters().clone(),
+    }
+}
+
+/// A tool call ready to run, or already finished (unknown tool, blocked, aborted).
+enum Prepared {
+    Ready {
+        tool: Arc<dyn AgentTool>,
+        info: ToolCallInfo,
+    },
+    Done {
+        call: ToolCall,
+        output: ToolOutput,
+    },
+}
+
+/// The finished outcome of one call.
+struct Finished {
+    call: ToolCall,
+    output: ToolOutput,
+    is_error: bool,
+}
+
+/// Run the reply's tool calls and return their result messages, in call order.
+async fn run_tool_calls(
+    inner: &Arc<Inner>,
+    assistant: Arc<AssistantMessage>,
+    cancel: &CancellationToken,
+) -> Vec<Message> {
+    let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
+    let (tools, mode, hooks) = {
+        let core = inner.core();
+        (
+            core.config.tools.clone(),
+            core.config.tool_execution,
+            core.config.hooks.clone(),
+        )
+    };
+    let find = |name: &str| tools.iter().find(|t| t.name() == name).cloned();
+    let sequential = mode == ExecutionMode::Sequential
+        || calls.iter().any(|c| {
+            find(&c.name).is_some_and(|t| t.execution_mode() == ExecutionMode::Sequential)
+        });
+
+    let mut finished: Vec<Finished> = Vec::with_capacity(calls.len());
+    if assistant.stop_reason == StopReason::Length {
+        // Cut off by the token limit: arguments may be truncated, so nothing runs.
+        for call in calls {
+            start_event(inner, &call);
+            let output = ToolOutput::text(format!(
+                "Tool call \"{}\" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments.",
+                call.name
+            ));
+            finished.push(end_event(inner, call, output, true));
+        }
+        return result_messages(inner, finished, &hooks);
+    }
+
+    let hooks_ref = &hooks;
+    let execute = |prepared: Prepared| async move {
+        match prepared {
+            Prepared::Done { call, output } => end_event(inner, call, output, true),
+            Prepared::Ready { tool, info } => {
+                let outcome = execute_one(inner, tool, &info, cancel).await;
+                let outcome = hooks_ref.run_after(&info, outcome).await;
+                let call = ToolCall {
+                    id: info.tool_call_id,
+                    name: info.tool_name,
+                    arguments: info.args,
+                    thought_signature: None,
+                };
+                end_event(inner, call, outcome.result, outcome.is_error)
+            }
+        }
+    };
+
+    if sequential {
+        for call in calls {
+            start_event(inner, &call);
+            let prepared = prepare(&find, &hooks, &assistant, call, cancel).await;
+            finished.push(execute(prepared).await);
+            if cancel.is_cancelled() {
+                break;
+            }
+        }
+    } else {
+        let mut ready = Vec::with_capacity(calls.len());
+        for call in calls {
+            start_event(inner, &call);
+            let prepared = prepare(&find, &hooks, &assistant, call, cancel).await;
+            ready.push(execute(prepared));
+            if cancel.is_cancelled() {
+                break;
+            }
+        }
+        // Calls run concurrently and end in any order; results keep the call order.
+        finished = join_all(ready).await;
+    }
+    result_messages(inner, finished, &hooks)
+}
+
+async fn prepare(
+    find: &impl Fn(&str) -> Option<Arc<dyn AgentTool>>,
+    hooks: &crate::hooks::Hooks,
+    assistant: &Arc<AssistantMessage>,
+    call: ToolCall,
+    cancel: &CancellationToken,
+) -> Prepared {
+    let Some(tool) = find(&call.name) else {
+        let output = ToolOutput::text(format!("Tool {} not found", call.name));
+        return Prepared::Done { call, output };
+    };
+    let info = ToolCallInfo {
+        assistant: Arc::clone(assistant),
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        args: call.arguments.clone(),
+    };
+    match hooks.run_before(info.clone()).await {
+        _ if cancel.is_cancelled() => Prepared::Done {
+            call,
+            output: ToolOutput::text("Operation aborted"),
+        },
+        Err(reason) => {
+            let reason = if reason.is_empty() {
+                "Tool execution was blocked".to_owned()
+            } else {
+                reason
+            };
+            Prepared::Done {
+                call,
+                output: ToolOutput::text(reason),
+            }
+        }
+        Ok(args) => Prepared::Ready {
+            tool,
+            info: ToolCallInfo { args, ..info },
+        },
+    }
+}
+
+async fn execute_one(
+    inner: &Arc<Inner>,
+    tool: Arc<dyn AgentTool>,
+    info: &ToolCallInfo,
+    cancel: &CancellationToken,
+) -> AfterToolCall {
+    let updates = {
+        let inner = Arc::clone(inner);
+        let (id, name, args) = (
+            info.tool_call_id.clone(),
+            info.tool_name.clone(),
+            info.args.clone(),
+        );
+        Arc::new(move |partial: ToolOutput| {
+            inner.emit(AgentEvent::ToolExecutionUpdate {
+                tool_call_id: id.clone(),
+                tool_name: name.clone(),
+                args: args.clone(),
+                partial_result: partial,
+            });
+        })
+    };
+    let ctx =
+        ToolContext::new(info.tool_call_id.clone(), cancel.child_token()).with_updates(updates);
+    match tool.execute(info.args.clone(), ctx).await {
+        Ok(result) => AfterToolCall {
+            result,
+            is_error: false,
+        },
+        Err(e) => AfterToolCall {
+            result: ToolOutput::text(e.to_string()),
+            is_error: true,
+        },
+    }
+}
+
+fn start_event(inner: &Inner, call: &ToolCall) {
+    inner.emit(AgentEvent::ToolExecutionStart {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        args: call.arguments.clone(),
+    });
+}
+
+fn end_event(inner: &Inner, call: ToolCall, output: ToolOutput, is_error: bool) -> Finished {
+    inner.emit(AgentEvent::ToolExecutionEnd {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        result: output.clone(),
+        is_error,
+    });
+    Finished {
+        call,
+        output,
+        is_error,
+    }
+}
+
+/// Tool result messages in call order, after the persist hooks, each announced.
+fn result_messages(
+    inner: &Inner,
+    finished: Vec<Finished>,
+    hooks: &crate::hooks::Hooks,
+) -> Vec<Message> {
+    finished
+        .into_iter()
+        .map(|f| {
+            let mut result = ToolResultMessage {
+                tool_call_id: f.call.id,
+                tool_name: f.call.name,
+                content: f.output.content,
+                details: f.output.details,
+                is_error: f.is_error,
+                timestamp: now_ms(),
+            };
+            for hook in &hooks.tool_result_persist {
+                hook(&mut result);
+            }
+            let message = Message::ToolResult(result);
+            announce(inner, &message);
+            message
+        })
+        .collect()
+}

@@ -1,0 +1,561 @@
+//! The agent loop against the mock LLM server over real HTTP: event order, parallel tools
+//! finishing out of order, steering, follow-ups, abort mid-stream and mid-tool, invalid
+//! arguments, unknown tools, hooks, busy prompts, truncated tool calls.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::FutureExt;
+use pincer_agent::{
+    AfterToolCall, Agent, AgentConfig, AgentError, AgentEvent, BeforeToolCall, ToolContext,
+    ToolError, ToolOutput, TypedTool, llm_stream_fn, typed,
+};
+use pincer_ai::env::MapEnv;
+use pincer_ai::{LlmClient, Message, ModelRegistry, StopReason};
+use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario, StopReason as MockStop};
+use serde::Deserialize;
+use serde_json::json;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+/// A mock server and an agent config whose Anthropic model talks to it.
+async fn config_with(
+    scenario: Scenario,
+    tools: Vec<Arc<dyn pincer_agent::AgentTool>>,
+) -> (AgentConfig, MockLlm) {
+    let server = MockLlm::start(scenario).await.expect("mock starts");
+    let mut models = ModelRegistry::builtin().expect("catalog");
+    models.set_base_url("anthropic", &server.url());
+    let model = models
+        .resolve("anthropic/claude-haiku-4-5")
+        .expect("model")
+        .clone();
+    let client = LlmClient::with_env(Arc::new(MapEnv::new([("ANTHROPIC_API_KEY", "k")])));
+    let mut config = AgentConfig::new(model, llm_stream_fn(client));
+    config.system_prompt = "You are a test agent.".into();
+    config.tools = tools;
+    (config, server)
+}
+
+async fn agent_with(
+    scenario: Scenario,
+    tools: Vec<Arc<dyn pincer_agent::AgentTool>>,
+) -> (Agent, MockLlm) {
+    let (config, server) = config_with(scenario, tools).await;
+    (Agent::new(config), server)
+}
+
+fn drain(rx: &mut UnboundedReceiver<Arc<AgentEvent>>) -> Vec<Arc<AgentEvent>> {
+    let mut out = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        out.push(e);
+    }
+    out
+}
+
+fn kinds(events: &[Arc<AgentEvent>]) -> Vec<&'static str> {
+    events
+        .iter()
+        .filter(|e| !matches!(***e, AgentEvent::MessageUpdate { .. }))
+        .map(|e| e.kind())
+        .collect()
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct SleepArgs {
+    ms: u64,
+    label: String,
+}
+
+/// Sleeps, then returns its label; honours cancellation.
+struct Sleep;
+
+impl TypedTool for Sleep {
+    type Args = SleepArgs;
+    fn name(&self) -> &str {
+        "sleep"
+    }
+    fn description(&self) -> &str {
+        "Sleep for ms milliseconds"
+    }
+    async fn run(&self, args: SleepArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        ctx.update(ToolOutput::text(format!("{} sleeping", args.label)));
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(args.ms)) => Ok(ToolOutput::text(format!("{} woke", args.label))),
+            () = ctx.cancel.cancelled() => Err(ToolError::Aborted),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_text_turn_emits_pi_events_in_order() {
+    let (agent, _server) = agent_with(
+        Scenario::new().default_reply(Reply::text("Hello there")),
+        vec![],
+    )
+    .await;
+    let mut rx = agent.subscribe();
+    agent.prompt("hi").await.unwrap();
+    let events = drain(&mut rx);
+    assert_eq!(
+        kinds(&events),
+        [
+            "agent_start",
+            "turn_start",
+            "message_start",
+            "message_end",
+            "message_start",
+            "message_end",
+            "turn_end",
+            "agent_end"
+        ]
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(**e, AgentEvent::MessageUpdate { .. }))
+    );
+    let state = agent.state();
+    assert_eq!(state.messages.len(), 2);
+    let Message::Assistant(reply) = &state.messages[1] else {
+        panic!()
+    };
+    assert_eq!(reply.text(), "Hello there");
+    assert!(!state.is_streaming);
+    assert_eq!(state.error, None);
+    let AgentEvent::AgentEnd { messages } = &**events.last().unwrap() else {
+        panic!()
+    };
+    assert_eq!(messages.len(), 2);
+}
+
+#[tokio::test]
+async fn parallel_tools_finish_out_of_order_but_results_keep_call_order() {
+    let scenario = Scenario::new()
+        .rule(Rule::when(Match::tool_result("sleep")).reply(Reply::text("both done")))
+        .rule(
+            Rule::when(Match::last_user("go")).reply(
+                Reply::empty()
+                    .with_tool_call("sleep", json!({"ms": 400, "label": "slow"}))
+                    .with_tool_call("sleep", json!({"ms": 10, "label": "fast"})),
+            ),
+        );
+    let (agent, server) = agent_with(scenario, vec![typed(Sleep)]).await;
+    let mut rx = agent.subscribe();
+    agent.prompt("go").await.unwrap();
+    let events = drain(&mut rx);
+    let ends: Vec<String> = events
+        .iter()
+        .filter_map(|e| match &**e {
+            AgentEvent::ToolExecutionEnd { result, .. } => Some(result.text_content()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        ends,
+        ["fast woke", "slow woke"],
+        "ends arrive as tools finish"
+    );
+    let updates = events
+        .iter()
+        .filter(|e| matches!(***e, AgentEvent::ToolExecutionUpdate { .. }))
+        .count();
+    assert_eq!(updates, 2);
+    let state = agent.state();
+    let results: Vec<String> = state
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::ToolResult(r) => Some(
+                ToolOutput {
+                    content: r.content.clone(),
+                    details: None,
+                }
+                .text_content(),
+            ),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        results,
+        ["slow woke", "fast woke"],
+        "result messages keep call order"
+    );
+    let Message::Assistant(last) = state.messages.last().unwrap() else {
+        panic!()
+    };
+    assert_eq!(last.text(), "both done");
+    assert_eq!(
+        kinds(&events)
+            .iter()
+            .filter(|k| **k == "turn_start")
+            .count(),
+        2
+    );
+    // The second request carried both results, in call order.
+    let second = &server.requests()[1].body;
+    let text = second.to_string();
+    assert!(text.find("slow woke").unwrap() < text.find("fast woke").unwrap());
+}
+
+#[tokio::test]
+async fn steering_is_delivered_after_the_tool_batch() {
+    let scenario = Scenario::new()
+        .rule(
+            Rule::when(Match::last_user("change of plan")).reply(Reply::text("ok, changing plan")),
+        )
+        .rule(Rule::when(Match::tool_result("sleep")).reply(Reply::text("should not be asked")))
+        .rule(
+            Rule::when(Match::last_user("go"))
+                .reply(Reply::empty().with_tool_call("sleep", json!({"ms": 300, "label": "t"}))),
+        );
+    let (agent, _server) = agent_with(scenario, vec![typed(Sleep)]).await;
+    let mut rx = agent.subscribe();
+    let runner = agent.clone();
+    let run = tokio::spawn(async move { runner.prompt("go").await });
+    // Steer once the tool is running.
+    loop {
+        if drain(&mut rx)
+            .iter()
+            .any(|e| matches!(**e, AgentEvent::ToolExecutionStart { .. }))
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    agent.steer(Message::user("change of plan"));
+    run.await.unwrap().unwrap();
+    let state = agent.state();
+    let roles: Vec<&str> = state
+        .messages
+        .iter()
+        .map(|m| match m {
+            Message::User(_) => "user",
+            Message::Assistant(_) => "assistant",
+            Message::ToolResult(_) => "toolResult",
+        })
+        .collect();
+    assert_eq!(
+        roles,
+        ["user", "assistant", "toolResult", "user", "assistant"]
+    );
+    let Message::Assistant(last) = state.messages.last().unwrap() else {
+        panic!()
+    };
+    assert_eq!(last.text(), "ok, changing plan");
+}
+
+#[tokio::test]
+async fn follow_ups_run_when_the_agent_would_stop() {
+    let scenario = Scenario::new()
+        .rule(Rule::when(Match::last_user("first")).reply(Reply::text("one")))
+        .rule(Rule::when(Match::last_user("second")).reply(Reply::text("two")));
+    let (agent, _server) = agent_with(scenario, vec![]).await;
+    agent.follow_up(Message::user("second"));
+    let mut rx = agent.subscribe();
+    agent.prompt("first").await.unwrap();
+    let events = drain(&mut rx);
+    assert_eq!(
+        kinds(&events).iter().filter(|k| **k == "agent_end").count(),
+        1,
+        "one run"
+    );
+    assert_eq!(
+        kinds(&events).iter().filter(|k| **k == "turn_end").count(),
+        2
+    );
+    let texts: Vec<String> = agent
+        .state()
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Assistant(a) => Some(a.text()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(texts, ["one", "two"]);
+}
+
+#[tokio::test]
+async fn abort_mid_stream_ends_the_run_with_an_aborted_message() {
+    let scenario = Scenario::new()
+        .default_reply(Reply::text("word ".repeat(300)))
+        .chunk_size(5)
+        .delay_ms(10);
+    let (agent, _server) = agent_with(scenario, vec![]).await;
+    let mut rx = agent.subscribe();
+    let runner = agent.clone();
+    let run = tokio::spawn(async move { runner.prompt("talk").await });
+    while !agent
+        .state()
+        .stream_message
+        .is_some_and(|m| m.text().len() >= 10)
+    {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(agent.state().is_streaming);
+    assert!(agent.state().stream_message.is_some());
+    agent.abort();
+    run.await.unwrap().unwrap();
+    let state = agent.state();
+    let Message::Assistant(last) = state.messages.last().unwrap() else {
+        panic!()
+    };
+    assert_eq!(last.stop_reason, StopReason::Aborted);
+    assert!(last.text().starts_with("word "), "partial reply kept");
+    assert!(
+        state
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("aborted")),
+        "{:?}",
+        state.error
+    );
+    assert!(!state.is_streaming);
+    let tail = kinds(&drain(&mut rx));
+    assert_eq!(
+        &tail[tail.len() - 3..],
+        ["message_end", "turn_end", "agent_end"]
+    );
+}
+
+#[tokio::test]
+async fn abort_mid_tool_cancels_the_tool_and_ends_the_run() {
+    let scenario = Scenario::new().rule(
+        Rule::when(Match::last_user("go"))
+            .reply(Reply::empty().with_tool_call("sleep", json!({"ms": 60000, "label": "long"}))),
+    );
+    let (agent, _server) = agent_with(scenario, vec![typed(Sleep)]).await;
+    let mut rx = agent.subscribe();
+    let runner = agent.clone();
+    let run = tokio::spawn(async move { runner.prompt("go").await });
+    loop {
+        if drain(&mut rx)
+            .iter()
+            .any(|e| matches!(**e, AgentEvent::ToolExecutionUpdate { .. }))
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    agent.abort();
+    tokio::time::timeout(Duration::from_secs(10), run)
+        .await
+        .expect("abort is prompt")
+        .unwrap()
+        .unwrap();
+    let state = agent.state();
+    let result = state
+        .messages
+        .iter()
+        .find_map(|m| match m {
+            Message::ToolResult(r) => Some(r.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(result.is_error);
+    assert_eq!(
+        result.content,
+        vec![pincer_ai::ContentBlock::text("the tool call was aborted")]
+    );
+    let Message::Assistant(last) = state.messages.last().unwrap() else {
+        panic!()
+    };
+    assert_eq!(last.stop_reason, StopReason::Aborted);
+}
+
+#[tokio::test]
+async fn invalid_arguments_and_unknown_tools_become_error_results() {
+    let scenario = Scenario::new()
+        .rule(Rule::when(Match::tool_result("sleep")).reply(Reply::text("noted")))
+        .rule(
+            Rule::when(Match::last_user("go")).reply(
+                Reply::empty()
+                    .with_tool_call("sleep", json!({"ms": "soon"}))
+                    .with_tool_call("teleport", json!({})),
+            ),
+        );
+    let (agent, _server) = agent_with(scenario, vec![typed(Sleep)]).await;
+    agent.prompt("go").await.unwrap();
+    let results: Vec<(String, bool)> = agent
+        .state()
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::ToolResult(r) => Some((
+                ToolOutput {
+                    content: r.content.clone(),
+                    details: None,
+                }
+                .text_content(),
+                r.is_error,
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        results,
+        [
+            (
+                "invalid arguments for sleep: ms: invalid type: string \"soon\", expected u64"
+                    .to_owned(),
+                true
+            ),
+            ("Tool teleport not found".to_owned(), true),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn hooks_block_rewrite_and_replace_results() {
+    let scenario = Scenario::new()
+        .rule(Rule::when(Match::tool_result("sleep")).reply(Reply::text("fine")))
+        .rule(
+            Rule::when(Match::last_user("go")).reply(
+                Reply::empty()
+                    .with_tool_call("sleep", json!({"ms": 1, "label": "blocked"}))
+                    .with_tool_call("sleep", json!({"ms": 1, "label": "original"})),
+            ),
+        );
+    let (mut config, _server) = config_with(scenario, vec![typed(Sleep)]).await;
+    let order = Arc::new(Mutex::new(Vec::new()));
+    {
+        let o = Arc::clone(&order);
+        config.hooks.before_tool_call(
+            0,
+            Arc::new(move |info| {
+                o.lock()
+                    .unwrap()
+                    .push(format!("low:{}", info.args["label"]));
+                async { BeforeToolCall::Continue }.boxed()
+            }),
+        );
+        let o = Arc::clone(&order);
+        config.hooks.before_tool_call(
+            10,
+            Arc::new(move |info| {
+                o.lock()
+                    .unwrap()
+                    .push(format!("high:{}", info.args["label"]));
+                let decision = if info.args["label"] == "blocked" {
+                    BeforeToolCall::Block {
+                        reason: "not allowed here".into(),
+                    }
+                } else {
+                    BeforeToolCall::Rewrite(json!({"ms": 1, "label": "rewritten"}))
+                };
+                async move { decision }.boxed()
+            }),
+        );
+        config.hooks.after_tool_call(
+            0,
+            Arc::new(|_, outcome: AfterToolCall| {
+                async move {
+                    AfterToolCall {
+                        result: ToolOutput::text(format!(
+                            "[checked] {}",
+                            outcome.result.text_content()
+                        )),
+                        is_error: outcome.is_error,
+                    }
+                }
+                .boxed()
+            }),
+        );
+        let agent = Agent::new(config);
+        agent.prompt("go").await.unwrap();
+        let results: Vec<(String, bool)> = agent
+            .state()
+            .messages
+            .iter()
+            .filter_map(|m| match m {
+                Message::ToolResult(r) => Some((
+                    ToolOutput {
+                        content: r.content.clone(),
+                        details: None,
+                    }
+                    .text_content(),
+                    r.is_error,
+                )),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            results,
+            [
+                ("not allowed here".to_owned(), true),
+                ("[checked] rewritten woke".to_owned(), false)
+            ]
+        );
+    }
+    assert_eq!(
+        *order.lock().unwrap(),
+        ["high:\"blocked\"", "high:\"original\"", "low:\"rewritten\""]
+    );
+}
+
+#[tokio::test]
+async fn prompting_while_busy_is_refused_with_advice() {
+    let scenario = Scenario::new()
+        .default_reply(Reply::text("slow reply"))
+        .delay_ms(50);
+    let (agent, _server) = agent_with(scenario, vec![]).await;
+    let runner = agent.clone();
+    let run = tokio::spawn(async move { runner.prompt("one").await });
+    while !agent.state().is_streaming {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let err = agent.prompt("two").await.unwrap_err();
+    assert_eq!(err, AgentError::Busy);
+    assert_eq!(
+        err.to_string(),
+        "Agent is already processing a prompt. Use steer() or follow_up() to queue messages, or wait for completion."
+    );
+    run.await.unwrap().unwrap();
+    agent.wait_for_idle().await;
+}
+
+#[tokio::test]
+async fn tool_calls_cut_off_by_the_token_limit_are_not_run() {
+    let scenario = Scenario::new()
+        .rule(Rule::when(Match::tool_result("sleep")).reply(Reply::text("retrying")))
+        .rule(
+            Rule::when(Match::last_user("go")).reply(
+                Reply::empty()
+                    .with_tool_call("sleep", json!({"ms": 1, "label": "x"}))
+                    .with_stop_reason(MockStop::Length),
+            ),
+        );
+    let (agent, _server) = agent_with(scenario, vec![typed(Sleep)]).await;
+    let mut rx = agent.subscribe();
+    agent.prompt("go").await.unwrap();
+    assert!(
+        !drain(&mut rx)
+            .iter()
+            .any(|e| matches!(**e, AgentEvent::ToolExecutionUpdate { .. })),
+        "the tool never ran"
+    );
+    let result = agent
+        .state()
+        .messages
+        .iter()
+        .find_map(|m| match m {
+            Message::ToolResult(r) => Some(r.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(result.is_error);
+}
+
+#[tokio::test]
+async fn the_offline_stub_answers_without_a_server() {
+    let model = pincer_ai::providers::stub::model();
+    let agent = Agent::new(AgentConfig::new(
+        model,
+        llm_stream_fn(LlmClient::with_env(Arc::new(MapEnv::default()))),
+    ));
+    agent.prompt("ping").await.unwrap();
+    let Message::Assistant(reply) = agent.state().messages.last().cloned().unwrap() else {
+        panic!()
+    };
+    assert!(reply.text().starts_with("[offline stub] You said: ping"));
+}

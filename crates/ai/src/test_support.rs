@@ -1,0 +1,272 @@
+//! Scaffolding shared by the unit tests of the providers: test models, decoding recorded
+//! streams, reading their results, and checks that any way of cutting the bytes gives the
+//! same result.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::fmt::Debug;
+
+use proptest::prelude::{TestCaseError, prop_assert_eq};
+use serde_json::{Value, json};
+
+use crate::error::ErrorKind;
+use crate::event::AssistantMessageEvent as E;
+use crate::http::{Framing, StreamDecoder, decode_recorded};
+use crate::model::Model;
+use crate::providers::WireApi;
+use crate::types::{
+    AssistantMessage, ContentBlock, Context, ImageContent, Message, StopReason, TextContent,
+    ThinkingContent, Tool, ToolCall, ToolResultMessage, Usage, UsageCost,
+};
+
+/// A model for tests; `extra` overrides any field.
+pub fn model(api: &str, provider: &str, base_url: &str, extra: Value) -> Model {
+    let mut value = json!({"id":"gpt-test","name":"GPT Test","api":api,"provider":provider,
+        "baseUrl":base_url,"reasoning":false,"input":["text","image"],
+        "cost":{"input":2.0,"output":8.0,"cacheRead":0.5,"cacheWrite":0.0},
+        "contextWindow":128000,"maxTokens":16384});
+    if let (Some(target), Value::Object(extra)) = (value.as_object_mut(), extra) {
+        target.extend(extra);
+    }
+    serde_json::from_value(value).unwrap()
+}
+
+/// What [`model`] charges for these tokens (no cache writes).
+pub fn charged_usage(input: u64, output: u64, cache_read: u64, total_tokens: u64) -> Usage {
+    let price = |per_million: f64, tokens: u64| per_million / 1_000_000.0 * tokens as f64;
+    let cost = UsageCost {
+        input: price(2.0, input),
+        output: price(8.0, output),
+        cache_read: price(0.5, cache_read),
+        cache_write: 0.0,
+        total: price(2.0, input) + price(8.0, output) + price(0.5, cache_read),
+    };
+    Usage {
+        input,
+        output,
+        cache_read,
+        cache_write: 0,
+        total_tokens,
+        cost,
+    }
+}
+
+/// An assistant turn of `model` that stopped for tool use.
+pub fn assistant(model: &Model, content: Vec<ContentBlock>) -> Message {
+    Message::Assistant(AssistantMessage {
+        content,
+        api: model.api.clone(),
+        provider: model.provider.clone(),
+        model: model.id.clone(),
+        usage: Usage::default(),
+        stop_reason: StopReason::ToolUse,
+        error_message: None,
+        timestamp: 1,
+        response_id: None,
+    })
+}
+
+/// A call of the `read` tool.
+pub fn read_call(id: &str, arguments: Value, thought_signature: Option<&str>) -> ContentBlock {
+    ContentBlock::ToolCall(ToolCall {
+        id: id.into(),
+        name: "read".into(),
+        arguments,
+        thought_signature: thought_signature.map(str::to_owned),
+    })
+}
+
+/// The result of a `read` call.
+pub fn read_result(id: &str, content: Vec<ContentBlock>, is_error: bool) -> Message {
+    Message::ToolResult(ToolResultMessage {
+        tool_call_id: id.into(),
+        tool_name: "read".into(),
+        content,
+        details: None,
+        is_error,
+        timestamp: 1,
+    })
+}
+
+/// A tiny PNG image block.
+pub fn png() -> ContentBlock {
+    ContentBlock::Image(ImageContent {
+        data: "iVBORw0KGgo=".into(),
+        mime_type: "image/png".into(),
+    })
+}
+
+/// A whole turn of `model`: the user asks to read a.txt, the assistant thinks, answers and
+/// calls `read` (with these signatures and call id), and the result comes back.
+pub fn read_turn(
+    model: &Model,
+    thinking_signature: &str,
+    text_signature: Option<&str>,
+    call_id: &str,
+) -> Context {
+    Context {
+        system_prompt: Some("Be brief.".into()),
+        messages: vec![
+            Message::user("Read a.txt"),
+            assistant(
+                model,
+                vec![
+                    ContentBlock::Thinking(ThinkingContent {
+                        thinking: "Need the file.".into(),
+                        thinking_signature: Some(thinking_signature.into()),
+                        redacted: None,
+                    }),
+                    ContentBlock::Text(TextContent {
+                        text: "Reading it.".into(),
+                        text_signature: text_signature.map(str::to_owned),
+                    }),
+                    read_call(call_id, json!({"path": "a.txt"}), None),
+                ],
+            ),
+            Message::ToolResult(ToolResultMessage {
+                tool_call_id: call_id.into(),
+                tool_name: "read".into(),
+                content: vec![ContentBlock::text("hello")],
+                details: None,
+                is_error: false,
+                timestamp: 2,
+            }),
+        ],
+        tools: vec![Tool {
+            name: "read".into(),
+            description: "Read a file".into(),
+            parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        }],
+    }
+}
+
+/// Runs a fresh decoder of `wire` over the SSE `chunks`, as [`decode_recorded`] does; see
+/// [`decode_with`].
+pub fn decode(wire: &dyn WireApi, model: &Model, chunks: &[&[u8]]) -> Vec<E> {
+    decode_with(model, wire.decoder(model).as_mut(), chunks)
+}
+
+/// Runs `decoder` over the SSE `chunks`, as [`decode_recorded`] does, with the final
+/// message's timestamp zeroed so two runs compare.
+pub fn decode_with(model: &Model, decoder: &mut dyn StreamDecoder, chunks: &[&[u8]]) -> Vec<E> {
+    let mut events = decode_recorded(model, Framing::Sse, decoder, chunks);
+    for event in &mut events {
+        if let E::Done { message, .. } | E::Error { error: message, .. } = event {
+            message.timestamp = 0;
+        }
+    }
+    events
+}
+
+/// The `type` of each event, as pi names it.
+pub fn kinds(events: &[E]) -> Vec<String> {
+    events
+        .iter()
+        .map(|e| {
+            serde_json::to_value(e).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+/// The content index and piece of each tool-call argument delta.
+pub fn toolcall_deltas(events: &[E]) -> Vec<(usize, &str)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            E::ToolcallDelta {
+                content_index,
+                delta,
+            } => Some((*content_index, delta.as_str())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// How many events end the stream.
+pub fn terminal_count(events: &[E]) -> usize {
+    events.iter().filter(|e| e.is_terminal()).count()
+}
+
+/// The final message of a finished stream, with its timestamp zeroed so two runs compare.
+pub fn final_message(events: &[E]) -> (StopReason, AssistantMessage) {
+    let terminal: Vec<_> = events.iter().filter(|e| e.is_terminal()).collect();
+    assert_eq!(terminal.len(), 1, "exactly one terminal event: {events:?}");
+    let (reason, mut message) = match terminal[0] {
+        E::Done { reason, message } => (*reason, message.clone()),
+        E::Error { reason, error, .. } => (*reason, error.clone()),
+        _ => unreachable!(),
+    };
+    message.timestamp = 0;
+    (reason, message)
+}
+
+/// The message of the last event, which must end the stream.
+pub fn last_message(events: &[E]) -> &AssistantMessage {
+    match events.last() {
+        Some(E::Done { message, .. } | E::Error { error: message, .. }) => message,
+        other => panic!("no terminal event: {other:?}"),
+    }
+}
+
+/// The error event's kind and message.
+pub fn failure(events: &[E]) -> (ErrorKind, String) {
+    match events.last() {
+        Some(E::Error { kind, error, .. }) => (
+            kind.clone(),
+            error.error_message.clone().unwrap_or_default(),
+        ),
+        other => panic!("expected an error event, got {other:?}"),
+    }
+}
+
+/// Cuts `bytes` in two at every place and asserts that `view` of each run equals `view` of
+/// the run on the whole bytes.
+pub fn assert_every_two_way_split_same<T: PartialEq + Debug>(
+    decode: impl Fn(&[&[u8]]) -> Vec<E>,
+    bytes: &[u8],
+    view: impl Fn(&[E]) -> T,
+) {
+    let whole = view(&decode(&[bytes]));
+    for cut in 0..=bytes.len() {
+        let split = view(&decode(&[&bytes[..cut], &bytes[cut..]]));
+        assert_eq!(split, whole, "split at {cut}");
+    }
+}
+
+/// Cuts `bytes` at `cuts` (each taken modulo one past the length) and checks that `view` of
+/// the run equals `view` of the run on the whole bytes.
+pub fn check_split_anywhere<T: PartialEq + Debug>(
+    decode: impl Fn(&[&[u8]]) -> Vec<E>,
+    bytes: &[u8],
+    cuts: &[usize],
+    view: impl Fn(&[E]) -> T,
+) -> Result<(), TestCaseError> {
+    let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
+    cuts.sort_unstable();
+    let mut chunks = Vec::new();
+    let mut at = 0;
+    for cut in cuts {
+        chunks.push(&bytes[at..cut]);
+        at = cut;
+    }
+    chunks.push(&bytes[at..]);
+    prop_assert_eq!(view(&decode(&chunks)), view(&decode(&[bytes])));
+    Ok(())
+}
+
+/// Inserts `noise` into `bytes` at `at` and checks that decoding does not panic and ends
+/// the stream exactly once. Returns the events for further checks.
+pub fn check_noise_never_panics(
+    decode: impl Fn(&[&[u8]]) -> Vec<E>,
+    bytes: &[u8],
+    noise: &[u8],
+    at: usize,
+) -> Result<Vec<E>, TestCaseError> {
+    let mut bytes = bytes.to_vec();
+    bytes.splice(at..at, noise.iter().copied());
+    let events = decode(&[&bytes]);
+    prop_assert_eq!(terminal_count(&events), 1);
+    Ok(events)
+}
