@@ -2,6 +2,8 @@
 //! finishing out of order, steering, follow-ups, abort mid-stream and mid-tool, invalid
 //! arguments, unknown tools, hooks, busy prompts, truncated tool calls.
 
+#![allow(clippy::expect_used)]
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -285,10 +287,10 @@ async fn abort_mid_stream_ends_the_run_with_an_aborted_message() {
     let mut rx = agent.subscribe();
     let runner = agent.clone();
     let run = tokio::spawn(async move { runner.prompt("talk").await });
-    while !agent
+    while agent
         .state()
         .stream_message
-        .is_some_and(|m| m.text().len() >= 10)
+        .is_none_or(|m| m.text().len() < 10)
     {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }

@@ -1,0 +1,1 @@
+//! Context compaction (being written).
