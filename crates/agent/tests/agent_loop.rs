@@ -561,3 +561,162 @@ async fn the_offline_stub_answers_without_a_server() {
     };
     assert!(reply.text().starts_with("[offline stub] You said: ping"));
 }
+
+#[tokio::test]
+async fn continue_retries_after_an_error_and_reset_forgets() {
+    use pincer_testkit::Fault;
+    let scenario = Scenario::new()
+        .rule(Rule::any().times(1).fault(Fault::status(500)))
+        .default_reply(Reply::text("second time lucky"));
+    let (mut config, _server) = config_with(scenario, vec![]).await;
+    config.stream_options.retry.max_retries = 0;
+    let agent = Agent::new(config);
+    agent.prompt("hi").await.unwrap();
+    let state = agent.state();
+    assert!(
+        state
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("HTTP 500")),
+        "{:?}",
+        state.error
+    );
+    // The last message is the failed reply: continuing needs something to continue from.
+    assert_eq!(
+        agent.continue_run().await.unwrap_err().to_string(),
+        "Cannot continue: the last message is from the assistant and nothing is queued"
+    );
+    // Drop the failed reply and retry from the user message, as a caller would.
+    let mut messages = state.messages.clone();
+    messages.pop();
+    agent.replace_messages(messages);
+    agent.continue_run().await.unwrap();
+    let state = agent.state();
+    assert_eq!(state.error, None);
+    let Message::Assistant(last) = state.messages.last().unwrap() else {
+        panic!()
+    };
+    assert_eq!(last.text(), "second time lucky");
+    assert_eq!(state.messages.len(), 2);
+    agent.reset().await;
+    assert!(agent.state().messages.is_empty());
+    assert_eq!(
+        agent.continue_run().await.unwrap_err().to_string(),
+        "Cannot continue: no messages in context"
+    );
+}
+
+#[tokio::test]
+async fn sequential_mode_runs_one_call_at_a_time() {
+    let scenario = Scenario::new()
+        .rule(Rule::when(Match::tool_result("sleep")).reply(Reply::text("done")))
+        .rule(
+            Rule::when(Match::last_user("go")).reply(
+                Reply::empty()
+                    .with_tool_call("sleep", json!({"ms": 200, "label": "slow"}))
+                    .with_tool_call("sleep", json!({"ms": 1, "label": "fast"})),
+            ),
+        );
+    let (mut config, _server) = config_with(scenario, vec![typed(Sleep)]).await;
+    config.tool_execution = pincer_agent::ExecutionMode::Sequential;
+    let agent = Agent::new(config);
+    let mut rx = agent.subscribe();
+    agent.prompt("go").await.unwrap();
+    let tool_events: Vec<String> = drain(&mut rx)
+        .iter()
+        .filter_map(|e| match &**e {
+            AgentEvent::ToolExecutionStart { args, .. } => Some(format!("start {}", args["label"])),
+            AgentEvent::ToolExecutionEnd { result, .. } => {
+                Some(format!("end {}", result.text_content()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        tool_events,
+        [
+            "start \"slow\"",
+            "end slow woke",
+            "start \"fast\"",
+            "end fast woke"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn persist_and_agent_end_hooks_run() {
+    let scenario = Scenario::new()
+        .rule(Rule::when(Match::tool_result("sleep")).reply(Reply::text("done")))
+        .rule(Rule::when(Match::last_user("go")).reply(
+            Reply::empty().with_tool_call("sleep", json!({"ms": 1, "label": "secret-token"})),
+        ));
+    let (mut config, server) = config_with(scenario, vec![typed(Sleep)]).await;
+    config
+        .hooks
+        .tool_result_persist(Arc::new(|result: &mut pincer_ai::ToolResultMessage| {
+            for block in &mut result.content {
+                if let pincer_ai::ContentBlock::Text(t) = block {
+                    t.text = t.text.replace("secret-token", "[redacted]");
+                }
+            }
+        }));
+    let ended = Arc::new(Mutex::new(0usize));
+    let seen = Arc::clone(&ended);
+    config.hooks.agent_end(Arc::new(move |messages| {
+        *seen.lock().unwrap() = messages.len();
+        async {}.boxed()
+    }));
+    let agent = Agent::new(config);
+    agent.prompt("go").await.unwrap();
+    let result = agent
+        .state()
+        .messages
+        .iter()
+        .find_map(|m| match m {
+            Message::ToolResult(r) => Some(r.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(
+        result.content,
+        vec![pincer_ai::ContentBlock::text("[redacted] woke")]
+    );
+    assert!(
+        !server.requests()[1]
+            .body
+            .to_string()
+            .contains("secret-token woke"),
+        "the model saw the persisted form"
+    );
+    assert_eq!(
+        *ended.lock().unwrap(),
+        4,
+        "user, assistant, tool result, assistant"
+    );
+}
+
+#[tokio::test]
+async fn prompts_can_carry_images_and_thinking_levels_reach_the_request() {
+    let (agent, server) =
+        agent_with(Scenario::new().default_reply(Reply::text("a cat")), vec![]).await;
+    agent.set_thinking_level(pincer_ai::ThinkingLevel::Low);
+    let mut model = agent.state().model;
+    model.reasoning = true;
+    agent.set_model(model);
+    let image = pincer_ai::ContentBlock::Image(pincer_ai::ImageContent {
+        data: "aGk=".into(),
+        mime_type: "image/png".into(),
+    });
+    let message = Message::User(pincer_ai::UserMessage {
+        content: pincer_ai::UserContent::Blocks(vec![
+            pincer_ai::ContentBlock::text("what is this?"),
+            image,
+        ]),
+        timestamp: 1,
+    });
+    agent.prompt_messages(vec![message]).await.unwrap();
+    let body = &server.requests()[0].body;
+    assert_eq!(body["messages"][0]["content"][1]["source"]["data"], "aGk=");
+    assert_eq!(body["thinking"]["type"], "enabled");
+    assert_eq!(body["system"][0]["text"], "You are a test agent.");
+}
