@@ -196,10 +196,33 @@ async fn stream_reply(inner: &Arc<Inner>, cancel: &CancellationToken) -> Assista
 
 fn to_llm_tool(tool: &dyn AgentTool) -> Tool {
     Tool {
-        name: tool.name().to_owned(),
+        name: wire_name(tool.name()),
         description: tool.description().to_owned(),
         parameters: tool.parameters().clone(),
     }
+}
+
+/// The name a tool is offered under. Provider APIs accept only `[A-Za-z0-9_-]` in tool
+/// names, while lainclaw's basics are dotted (`time.now`); other characters become `_`
+/// and calls are matched back by either form.
+pub(crate) fn wire_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn tool_named(tools: &[Arc<dyn AgentTool>], name: &str) -> Option<Arc<dyn AgentTool>> {
+    tools
+        .iter()
+        .find(|t| t.name() == name)
+        .or_else(|| tools.iter().find(|t| wire_name(t.name()) == name))
+        .cloned()
 }
 
 /// A tool call ready to run, or already finished (unknown tool, blocked, aborted).
@@ -236,7 +259,7 @@ async fn run_tool_calls(
             core.config.hooks.clone(),
         )
     };
-    let find = |name: &str| tools.iter().find(|t| t.name() == name).cloned();
+    let find = |name: &str| tool_named(&tools, name);
     let sequential = mode == ExecutionMode::Sequential
         || calls.iter().any(|c| {
             find(&c.name).is_some_and(|t| t.execution_mode() == ExecutionMode::Sequential)

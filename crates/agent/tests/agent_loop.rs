@@ -720,3 +720,48 @@ async fn prompts_can_carry_images_and_thinking_levels_reach_the_request() {
     assert_eq!(body["thinking"]["type"], "enabled");
     assert_eq!(body["system"][0]["text"], "You are a test agent.");
 }
+
+/// A tool with a dotted name, as lainclaw's basics have.
+struct DottedEcho;
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct EchoArgs {
+    text: String,
+}
+
+impl TypedTool for DottedEcho {
+    type Args = EchoArgs;
+    fn name(&self) -> &str {
+        "tools.echo"
+    }
+    fn description(&self) -> &str {
+        "Echo text"
+    }
+    async fn run(&self, args: EchoArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text(args.text))
+    }
+}
+
+#[tokio::test]
+async fn dotted_tool_names_are_offered_under_a_wire_safe_name() {
+    let scenario = Scenario::new()
+        .rule(Rule::when(Match::tool_result("tools_echo")).reply(Reply::text("echoed")))
+        .rule(
+            Rule::when(Match::last_user("go"))
+                .reply(Reply::empty().with_tool_call("tools_echo", json!({"text": "hey"}))),
+        );
+    let (agent, server) = agent_with(scenario, vec![typed(DottedEcho)]).await;
+    agent.prompt("go").await.unwrap();
+    assert_eq!(server.requests()[0].body["tools"][0]["name"], "tools_echo");
+    let result = agent
+        .state()
+        .messages
+        .iter()
+        .find_map(|m| match m {
+            Message::ToolResult(r) => Some(r.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(!result.is_error);
+    assert_eq!(result.content, vec![pincer_ai::ContentBlock::text("hey")]);
+}

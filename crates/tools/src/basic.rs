@@ -1,0 +1,260 @@
+//! The lainclaw basic tool set: `time.now`, `tools.echo`, `shell.pwd`, `fs.list_dir` and
+//! `fs.read_file` (lainclaw's `src/tools/builtin/*.ts`). The file tools go through the same
+//! [`PathPolicy`] as the pi-style file tools. Providers that only accept
+//! `[A-Za-z0-9_-]` tool names need the names sanitised on the way out, as lainclaw does.
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use pincer_agent::{AgentTool, ToolContext, ToolError, ToolOutput, TypedTool, typed};
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::files::ls::{DEFAULT_LS_LIMIT, list_dir};
+use crate::files::truncate::prefix_at_boundary;
+use crate::files::{blocking, io_error, looks_binary, resolve};
+use crate::paths::PathPolicy;
+
+/// `fs.read_file`'s default byte limit (lainclaw's).
+pub const DEFAULT_READ_FILE_MAX_BYTES: usize = 204_800;
+
+/// The five basic tools; the file ones confined by `policy`.
+pub fn basic_tools(policy: PathPolicy) -> Vec<Arc<dyn AgentTool>> {
+    vec![
+        typed(TimeNow),
+        typed(Echo),
+        typed(Pwd::new(policy.clone())),
+        typed(ListDir::new(policy.clone())),
+        typed(ReadFile::new(policy)),
+    ]
+}
+
+/// No arguments.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+pub struct NoArgs {}
+
+/// `time.now`: the current time as RFC 3339 UTC (milliseconds) and Unix milliseconds.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TimeNow;
+
+impl TypedTool for TimeNow {
+    type Args = NoArgs;
+
+    fn name(&self) -> &str {
+        "time.now"
+    }
+
+    fn description(&self) -> &str {
+        "Get the current date and time (UTC, RFC 3339) and the Unix time in milliseconds."
+    }
+
+    async fn run(&self, _args: NoArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let unix_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_err(|_| ToolError::failed("the system clock is before 1970"))?
+            .as_millis();
+        let unix_ms = i64::try_from(unix_ms)
+            .map_err(|_| ToolError::failed("the system clock is out of range"))?;
+        let iso = rfc3339_utc(unix_ms);
+        Ok(ToolOutput::text(format!("{iso} (unix ms {unix_ms})"))
+            .with_details(json!({"iso": iso, "unixMs": unix_ms})))
+    }
+}
+
+/// RFC 3339 UTC with milliseconds for Unix milliseconds (proleptic Gregorian calendar).
+pub fn rfc3339_utc(unix_ms: i64) -> String {
+    let days = unix_ms.div_euclid(86_400_000);
+    let ms_of_day = unix_ms.rem_euclid(86_400_000);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (h, m) = (ms_of_day / 3_600_000, ms_of_day / 60_000 % 60);
+    let (s, ms) = (ms_of_day / 1000 % 60, ms_of_day % 1000);
+    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{ms:03}Z")
+}
+
+/// Arguments of `tools.echo`.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+pub struct EchoArgs {
+    /// Text to echo back.
+    pub text: String,
+}
+
+/// `tools.echo`: returns its text (for testing tool calling).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Echo;
+
+impl TypedTool for Echo {
+    type Args = EchoArgs;
+
+    fn name(&self) -> &str {
+        "tools.echo"
+    }
+
+    fn description(&self) -> &str {
+        "Echo the given text back unchanged."
+    }
+
+    async fn run(&self, args: EchoArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text(args.text))
+    }
+}
+
+/// `shell.pwd`: the workspace directory.
+#[derive(Debug, Clone)]
+pub struct Pwd {
+    policy: PathPolicy,
+}
+
+impl Pwd {
+    pub fn new(policy: PathPolicy) -> Self {
+        Self { policy }
+    }
+}
+
+impl TypedTool for Pwd {
+    type Args = NoArgs;
+
+    fn name(&self) -> &str {
+        "shell.pwd"
+    }
+
+    fn description(&self) -> &str {
+        "Get the current working directory (the workspace)."
+    }
+
+    async fn run(&self, _args: NoArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let dir = self.policy.workspace_dir().display().to_string();
+        Ok(ToolOutput::text(dir.clone()).with_details(json!({"cwd": dir})))
+    }
+}
+
+/// Arguments of `fs.list_dir`.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+pub struct ListDirArgs {
+    /// Directory to list, relative to the workspace (default: the workspace).
+    #[serde(default)]
+    pub path: Option<String>,
+}
+
+/// `fs.list_dir`: like `ls` with its default limit.
+#[derive(Debug, Clone)]
+pub struct ListDir {
+    policy: PathPolicy,
+}
+
+impl ListDir {
+    pub fn new(policy: PathPolicy) -> Self {
+        Self { policy }
+    }
+}
+
+impl TypedTool for ListDir {
+    type Args = ListDirArgs;
+
+    fn name(&self) -> &str {
+        "fs.list_dir"
+    }
+
+    fn description(&self) -> &str {
+        "List the entries of a directory in the workspace (directories end with '/')."
+    }
+
+    async fn run(&self, args: ListDirArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let policy = self.policy.clone();
+        let path = args.path.unwrap_or_else(|| ".".to_owned());
+        blocking(move || list_dir(&policy, &path, DEFAULT_LS_LIMIT)).await
+    }
+}
+
+/// Arguments of `fs.read_file`.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReadFileArgs {
+    /// File to read, relative to the workspace.
+    pub path: String,
+    /// Most bytes to return (default 204800).
+    #[serde(default)]
+    pub max_bytes: Option<usize>,
+}
+
+/// `fs.read_file`: a text file's raw content, up to `maxBytes`.
+#[derive(Debug, Clone)]
+pub struct ReadFile {
+    policy: PathPolicy,
+}
+
+impl ReadFile {
+    pub fn new(policy: PathPolicy) -> Self {
+        Self { policy }
+    }
+}
+
+impl TypedTool for ReadFile {
+    type Args = ReadFileArgs;
+
+    fn name(&self) -> &str {
+        "fs.read_file"
+    }
+
+    fn description(&self) -> &str {
+        "Read a text file in the workspace, up to maxBytes bytes (default 204800)."
+    }
+
+    async fn run(&self, args: ReadFileArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let policy = self.policy.clone();
+        blocking(move || {
+            let path = resolve(&policy, &args.path)?;
+            let shown = policy.display(&path);
+            if path.is_dir() {
+                return Err(ToolError::failed(format!(
+                    "{shown} is a directory; use fs.list_dir"
+                )));
+            }
+            let bytes = std::fs::read(&path).map_err(|e| io_error("read", &args.path, &e))?;
+            if looks_binary(&bytes) {
+                return Err(ToolError::failed(format!(
+                    "{shown} is a binary file; fs.read_file reads text files"
+                )));
+            }
+            let max = args.max_bytes.unwrap_or(DEFAULT_READ_FILE_MAX_BYTES);
+            let text = String::from_utf8_lossy(&bytes);
+            let shown_text = prefix_at_boundary(&text, max);
+            let truncated = shown_text.len() < text.len();
+            let mut out = shown_text.to_owned();
+            if truncated {
+                out.push_str(&format!(
+                    "\n\n[truncated: showing the first {} of {} bytes]",
+                    shown_text.len(),
+                    text.len()
+                ));
+            }
+            Ok(ToolOutput::text(out).with_details(json!({
+                "path": shown,
+                "bytes": bytes.len(),
+                "truncated": truncated,
+            })))
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_rfc3339() {
+        assert_eq!(rfc3339_utc(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339_utc(951_782_400_123), "2000-02-29T00:00:00.123Z");
+        assert_eq!(rfc3339_utc(1_767_225_599_999), "2025-12-31T23:59:59.999Z");
+        assert_eq!(rfc3339_utc(-1), "1969-12-31T23:59:59.999Z");
+    }
+}

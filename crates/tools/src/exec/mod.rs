@@ -1,0 +1,1 @@
+//! exec and process tools with the process registry (being written).

@@ -1,0 +1,116 @@
+//! `ls {path?, limit=500}`: a directory's entries sorted case-insensitively, directories
+//! with a trailing `/`, dotfiles included, with a note when the limit cut the list.
+
+use std::path::Path;
+
+use pincer_agent::{ToolContext, ToolError, ToolOutput, TypedTool};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{blocking, io_error, resolve};
+use crate::paths::PathPolicy;
+
+/// Default number of entries `ls` shows.
+pub const DEFAULT_LS_LIMIT: usize = 500;
+
+/// Arguments of `ls`.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LsArgs {
+    /// Directory to list, relative to the workspace (default: the workspace).
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Maximum number of entries to return (default 500).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+/// The `ls` tool.
+#[derive(Debug, Clone)]
+pub struct LsTool {
+    policy: PathPolicy,
+}
+
+impl LsTool {
+    pub fn new(policy: PathPolicy) -> Self {
+        Self { policy }
+    }
+}
+
+const DESCRIPTION: &str = "List a directory's entries, sorted alphabetically, directories \
+marked with a trailing '/', dotfiles included. Returns at most limit entries (default 500).";
+
+impl TypedTool for LsTool {
+    type Args = LsArgs;
+
+    fn name(&self) -> &str {
+        "ls"
+    }
+
+    fn label(&self) -> &str {
+        "List"
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    async fn run(&self, args: LsArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let policy = self.policy.clone();
+        let path = args.path.unwrap_or_else(|| ".".to_owned());
+        let limit = args.limit.unwrap_or(DEFAULT_LS_LIMIT).max(1);
+        blocking(move || list_dir(&policy, &path, limit)).await
+    }
+}
+
+/// List `user_path` (shared with lainclaw's `fs.list_dir`).
+pub(crate) fn list_dir(
+    policy: &PathPolicy,
+    user_path: &str,
+    limit: usize,
+) -> Result<ToolOutput, ToolError> {
+    let path = resolve(policy, user_path)?;
+    let shown = policy.display(&path);
+    let meta = std::fs::metadata(&path).map_err(|e| io_error("list", user_path, &e))?;
+    if !meta.is_dir() {
+        return Err(ToolError::failed(format!(
+            "{shown} is not a directory; use read to see a file"
+        )));
+    }
+    let mut entries = Vec::new();
+    for entry in std::fs::read_dir(&path).map_err(|e| io_error("list", user_path, &e))? {
+        let entry = entry.map_err(|e| io_error("list", user_path, &e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        entries.push(if is_dir(&entry.path()) {
+            format!("{name}/")
+        } else {
+            name
+        });
+    }
+    entries.sort_by(|a, b| {
+        a.to_lowercase()
+            .cmp(&b.to_lowercase())
+            .then_with(|| a.cmp(b))
+    });
+    let total = entries.len();
+    if total == 0 {
+        return Ok(ToolOutput::text("(empty directory)")
+            .with_details(json!({"path": shown, "entries": 0, "truncated": false})));
+    }
+    let truncated = total > limit;
+    entries.truncate(limit);
+    let mut text = entries.join("\n");
+    if truncated {
+        text.push_str(&format!(
+            "\n\n[{limit} of {total} entries shown. Use limit={} for more.]",
+            limit.saturating_mul(2)
+        ));
+    }
+    Ok(ToolOutput::text(text)
+        .with_details(json!({"path": shown, "entries": total, "truncated": truncated})))
+}
+
+/// A directory, or a symlink to one.
+fn is_dir(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_dir())
+}

@@ -1,0 +1,92 @@
+//! File tools: `read`, `write`, `edit`, `ls`, `grep` and `find`, after pi's built-in tools.
+//! Every path the model gives goes through the [`PathPolicy`] the tool holds, so nothing
+//! outside the workspace (and any extra roots) is touched. File system and search work runs
+//! on the blocking thread pool. Output limits (2000 lines / 50 KB) live in [`truncate`].
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use pincer_agent::{AgentTool, ToolError, typed};
+use tokio_util::sync::CancellationToken;
+
+use crate::paths::PathPolicy;
+
+pub mod edit;
+pub mod find;
+mod fuzzy;
+pub mod grep;
+pub mod ls;
+pub mod read;
+pub mod truncate;
+pub mod write;
+
+pub use edit::{EditArgs, EditTool, TextEdit};
+pub use find::{FindArgs, FindTool};
+pub use grep::{GrepArgs, GrepTool};
+pub use ls::{LsArgs, LsTool};
+pub use read::{ReadArgs, ReadTool};
+pub use write::{WriteArgs, WriteTool};
+
+/// The six file tools, all confined by `policy`.
+pub fn file_tools(policy: PathPolicy) -> Vec<Arc<dyn AgentTool>> {
+    vec![
+        typed(ReadTool::new(policy.clone())),
+        typed(WriteTool::new(policy.clone())),
+        typed(EditTool::new(policy.clone())),
+        typed(LsTool::new(policy.clone())),
+        typed(GrepTool::new(policy.clone())),
+        typed(FindTool::new(policy)),
+    ]
+}
+
+/// Resolve a model-given path through the policy. A leading `@` (models copy `@file`
+/// mentions) is dropped, as pi does.
+pub(crate) fn resolve(policy: &PathPolicy, user_path: &str) -> Result<PathBuf, ToolError> {
+    let path = user_path.strip_prefix('@').unwrap_or(user_path);
+    policy
+        .resolve(path)
+        .map_err(|e| ToolError::failed(e.to_string()))
+}
+
+/// Run blocking file system work off the async runtime.
+pub(crate) async fn blocking<T, F>(work: F) -> Result<T, ToolError>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T, ToolError> + Send + 'static,
+{
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ToolError::failed(format!("the tool's worker task failed: {e}")))?
+}
+
+/// Like [`blocking`], but returns [`ToolError::Aborted`] as soon as `cancel` fires. The
+/// work itself should watch the token too so it stops early.
+pub(crate) async fn cancellable<T, F>(cancel: &CancellationToken, work: F) -> Result<T, ToolError>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T, ToolError> + Send + 'static,
+{
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => Err(ToolError::Aborted),
+        result = blocking(work) => result,
+    }
+}
+
+/// An I/O error as a message that names the path the model gave.
+pub(crate) fn io_error(action: &str, path: &str, err: &std::io::Error) -> ToolError {
+    match err.kind() {
+        std::io::ErrorKind::NotFound => {
+            ToolError::failed(format!("{path}: no such file or directory"))
+        }
+        std::io::ErrorKind::PermissionDenied => {
+            ToolError::failed(format!("cannot {action} {path}: permission denied"))
+        }
+        _ => ToolError::failed(format!("cannot {action} {path}: {err}")),
+    }
+}
+
+/// Whether bytes look binary: a NUL in the first 8 KB (git's and ripgrep's heuristic).
+pub(crate) fn looks_binary(bytes: &[u8]) -> bool {
+    bytes.iter().take(8192).any(|&b| b == 0)
+}
