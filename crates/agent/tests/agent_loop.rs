@@ -54,6 +54,26 @@ fn drain(rx: &mut UnboundedReceiver<Arc<AgentEvent>>) -> Vec<Arc<AgentEvent>> {
     out
 }
 
+/// Text and error flag of every tool result in the conversation, in order.
+fn tool_results(agent: &Agent) -> Vec<(String, bool)> {
+    agent
+        .state()
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::ToolResult(r) => Some((
+                ToolOutput {
+                    content: r.content.clone(),
+                    details: None,
+                }
+                .text_content(),
+                r.is_error,
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
 fn kinds(events: &[Arc<AgentEvent>]) -> Vec<&'static str> {
     events
         .iter()
@@ -378,22 +398,7 @@ async fn invalid_arguments_and_unknown_tools_become_error_results() {
         );
     let (agent, _server) = agent_with(scenario, vec![typed(Sleep)]).await;
     agent.prompt("go").await.unwrap();
-    let results: Vec<(String, bool)> = agent
-        .state()
-        .messages
-        .iter()
-        .filter_map(|m| match m {
-            Message::ToolResult(r) => Some((
-                ToolOutput {
-                    content: r.content.clone(),
-                    details: None,
-                }
-                .text_content(),
-                r.is_error,
-            )),
-            _ => None,
-        })
-        .collect();
+    let results = tool_results(&agent);
     assert_eq!(
         results,
         [
@@ -465,22 +470,7 @@ async fn hooks_block_rewrite_and_replace_results() {
         );
         let agent = Agent::new(config);
         agent.prompt("go").await.unwrap();
-        let results: Vec<(String, bool)> = agent
-            .state()
-            .messages
-            .iter()
-            .filter_map(|m| match m {
-                Message::ToolResult(r) => Some((
-                    ToolOutput {
-                        content: r.content.clone(),
-                        details: None,
-                    }
-                    .text_content(),
-                    r.is_error,
-                )),
-                _ => None,
-            })
-            .collect();
+        let results = tool_results(&agent);
         assert_eq!(
             results,
             [
