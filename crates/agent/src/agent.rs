@@ -11,6 +11,9 @@ use pincer_ai::{
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
+use crate::compaction::{
+    self, CompactionEnd, CompactionError, CompactionReason, CompactionResult, CompactionSettings,
+};
 use crate::event::AgentEvent;
 use crate::hooks::Hooks;
 use crate::queue::{MessageQueue, QueueMode};
@@ -36,6 +39,8 @@ pub enum AgentError {
     CannotContinue(String),
     #[error("the agent run failed: {0}")]
     RunFailed(String),
+    #[error(transparent)]
+    Compaction(#[from] CompactionError),
 }
 
 /// Everything an agent starts with.
@@ -54,6 +59,8 @@ pub struct AgentConfig {
     /// Template for every call (retry policy, timeouts, headers); cancel and reasoning are set per call.
     pub stream_options: StreamOptions,
     pub hooks: Hooks,
+    /// Automatic compaction (threshold and overflow); defaults to pi's settings.
+    pub compaction: CompactionSettings,
 }
 
 impl AgentConfig {
@@ -70,6 +77,7 @@ impl AgentConfig {
             stream_fn,
             stream_options: StreamOptions::default(),
             hooks: Hooks::default(),
+            compaction: CompactionSettings::default(),
         }
     }
 }
@@ -376,6 +384,43 @@ impl Agent {
 
     pub fn set_tools(&self, tools: Vec<Arc<dyn AgentTool>>) {
         self.inner.core().config.tools = tools;
+    }
+
+    /// Summarise older messages now (pi's manual `compact`). Refused while a run is going.
+    pub async fn compact(
+        &self,
+        custom_instructions: Option<&str>,
+    ) -> Result<CompactionResult, AgentError> {
+        let (cancel, settings) = {
+            let mut core = self.inner.core();
+            if core.is_streaming {
+                return Err(AgentError::Busy);
+            }
+            core.is_streaming = true;
+            let cancel = CancellationToken::new();
+            core.cancel = Some(cancel.clone());
+            (cancel, core.config.compaction)
+        };
+        self.inner.idle.send_replace(false);
+        let _guard = FinishGuard(Arc::clone(&self.inner));
+        let reason = CompactionReason::Manual;
+        self.inner.emit(AgentEvent::CompactionStart { reason });
+        let outcome = compaction::in_agent::compact_agent(
+            &self.inner,
+            &settings,
+            custom_instructions,
+            &cancel,
+        )
+        .await;
+        self.inner
+            .emit(AgentEvent::CompactionEnd(CompactionEnd::new(
+                reason, &outcome,
+            )));
+        Ok(outcome?)
+    }
+
+    pub fn set_compaction_settings(&self, settings: CompactionSettings) {
+        self.inner.core().config.compaction = settings;
     }
 
     /// Replace the conversation (resume from a transcript, or after compaction).

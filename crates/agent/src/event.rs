@@ -10,6 +10,7 @@ use pincer_ai::{AssistantMessage, AssistantMessageEvent, Message};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::compaction::{CompactionEnd, CompactionReason};
 use crate::tool::ToolOutput;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -55,6 +56,10 @@ pub enum AgentEvent {
         result: ToolOutput,
         is_error: bool,
     },
+    CompactionStart {
+        reason: CompactionReason,
+    },
+    CompactionEnd(CompactionEnd),
 }
 
 impl AgentEvent {
@@ -71,6 +76,8 @@ impl AgentEvent {
             Self::ToolExecutionStart { .. } => "tool_execution_start",
             Self::ToolExecutionUpdate { .. } => "tool_execution_update",
             Self::ToolExecutionEnd { .. } => "tool_execution_end",
+            Self::CompactionStart { .. } => "compaction_start",
+            Self::CompactionEnd(_) => "compaction_end",
         }
     }
 }

@@ -76,13 +76,15 @@ impl Hooks {
     /// Higher priority runs first; equal priorities keep registration order.
     pub fn before_tool_call(&mut self, priority: i32, hook: BeforeToolCallHook) -> &mut Self {
         self.before_tool_call.push((priority, hook));
-        self.before_tool_call.sort_by_key(|(priority, _)| std::cmp::Reverse(*priority));
+        self.before_tool_call
+            .sort_by_key(|(priority, _)| std::cmp::Reverse(*priority));
         self
     }
 
     pub fn after_tool_call(&mut self, priority: i32, hook: AfterToolCallHook) -> &mut Self {
         self.after_tool_call.push((priority, hook));
-        self.after_tool_call.sort_by_key(|(priority, _)| std::cmp::Reverse(*priority));
+        self.after_tool_call
+            .sort_by_key(|(priority, _)| std::cmp::Reverse(*priority));
         self
     }
 

@@ -13,6 +13,7 @@ use pincer_ai::{
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::Inner;
+use crate::compaction::{self, CompactionEnd, CompactionReason};
 use crate::event::AgentEvent;
 use crate::hooks::{AfterToolCall, ToolCallInfo};
 use crate::tool::{AgentTool, ExecutionMode, ToolContext, ToolOutput};
@@ -28,6 +29,7 @@ pub(crate) async fn run(inner: &Arc<Inner>, prompts: Vec<Message>, cancel: Cance
     // Steering typed while the run was starting is delivered at once.
     let mut pending = inner.core().steering.poll();
     let mut first_turn = true;
+    let mut overflow_retried = false;
     loop {
         let mut more_tool_calls = true;
         while more_tool_calls || !pending.is_empty() {
@@ -45,10 +47,20 @@ pub(crate) async fn run(inner: &Arc<Inner>, prompts: Vec<Message>, cancel: Cance
                 assistant.stop_reason,
                 StopReason::Error | StopReason::Aborted
             ) {
+                let overflow = !overflow_retried
+                    && auto_compact_reason(inner, &assistant) == Some(CompactionReason::Overflow);
                 inner.emit(AgentEvent::TurnEnd {
                     message: Message::Assistant(assistant),
                     tool_results: vec![],
                 });
+                if overflow {
+                    overflow_retried = true;
+                    compaction::in_agent::drop_failed_reply(inner);
+                    if auto_compact(inner, CompactionReason::Overflow, &cancel).await {
+                        more_tool_calls = true; // retry the turn once
+                        continue;
+                    }
+                }
                 end_run(inner, added).await;
                 return;
             }
@@ -59,10 +71,14 @@ pub(crate) async fn run(inner: &Arc<Inner>, prompts: Vec<Message>, cancel: Cance
             };
             more_tool_calls = !results.is_empty();
             added.extend(results.iter().cloned());
+            let threshold = auto_compact_reason(inner, &assistant);
             inner.emit(AgentEvent::TurnEnd {
                 message: Message::Assistant(assistant),
                 tool_results: results,
             });
+            if threshold == Some(CompactionReason::Threshold) {
+                auto_compact(inner, CompactionReason::Threshold, &cancel).await;
+            }
             pending = inner.core().steering.poll();
         }
         let follow_ups = inner.core().follow_up.poll();
@@ -72,6 +88,22 @@ pub(crate) async fn run(inner: &Arc<Inner>, prompts: Vec<Message>, cancel: Cance
         pending = follow_ups;
     }
     end_run(inner, added).await;
+}
+
+fn auto_compact_reason(inner: &Inner, reply: &AssistantMessage) -> Option<CompactionReason> {
+    let settings = inner.core().config.compaction;
+    compaction::in_agent::trigger(inner, reply, &settings)
+}
+
+/// Compact with `compaction_start` / `compaction_end` events; true when it succeeded.
+async fn auto_compact(inner: &Inner, reason: CompactionReason, cancel: &CancellationToken) -> bool {
+    let settings = inner.core().config.compaction;
+    inner.emit(AgentEvent::CompactionStart { reason });
+    let outcome = compaction::in_agent::compact_agent(inner, &settings, None, cancel).await;
+    inner.emit(AgentEvent::CompactionEnd(CompactionEnd::new(
+        reason, &outcome,
+    )));
+    outcome.is_ok()
 }
 
 /// `message_start` + `message_end` for a message that arrives whole.

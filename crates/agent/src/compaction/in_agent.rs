@@ -65,7 +65,6 @@ impl CompactionEnd {
 }
 
 /// [`compaction_trigger`] for the reply that just ended, on the agent's conversation.
-#[allow(dead_code)] // Called by the run loop once it is wired.
 pub(crate) fn trigger(
     inner: &Inner,
     reply: &AssistantMessage,
@@ -77,7 +76,6 @@ pub(crate) fn trigger(
 
 /// Drop a trailing error reply from the conversation, so an overflow is not sent again
 /// (it stays in the run's `agent_end` messages and in any transcript).
-#[allow(dead_code)] // Called by the run loop once it is wired.
 pub(crate) fn drop_failed_reply(inner: &Inner) {
     let mut core = inner.core();
     if matches!(core.config.messages.last(), Some(Message::Assistant(a)) if a.stop_reason == StopReason::Error)
@@ -89,7 +87,6 @@ pub(crate) fn drop_failed_reply(inner: &Inner) {
 /// Compact the agent's conversation with its own model, stream function, options and
 /// API key hook, and replace its messages with the result on success. The caller must
 /// hold the run (no other change to the messages while this runs).
-#[allow(dead_code)] // Called by the run loop and `Agent::compact` once they are wired.
 pub(crate) async fn compact_agent(
     inner: &Inner,
     settings: &CompactionSettings,

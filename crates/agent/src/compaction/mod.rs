@@ -119,11 +119,13 @@ pub struct CompactionResult {
 ///
 /// - nothing when compaction is disabled, the reply was aborted, or it came from another
 ///   model than `model` (an overflow of a smaller model says nothing about this one);
-/// - [`CompactionReason::Overflow`] when the reply is a context-overflow error (or the
-///   provider silently accepted more input than the window holds);
+/// - [`CompactionReason::Overflow`] when the reply is a context-overflow error (the
+///   caller drops it, compacts and retries the turn once);
 /// - [`CompactionReason::Threshold`] when the reply succeeded and the estimated context of
 ///   `messages` (which should end with the reply and its tool results) leaves less than
-///   `reserve_tokens` free.
+///   `reserve_tokens` free. This also covers a provider that silently accepted more input
+///   than the window holds ([`is_silent_overflow`]); pi retries that case, Pincer keeps
+///   the successful reply and compacts without a retry.
 pub fn compaction_trigger(
     reply: &AssistantMessage,
     messages: &[Message],
@@ -136,7 +138,7 @@ pub fn compaction_trigger(
     if reply.provider != model.provider || reply.model != model.id {
         return None;
     }
-    if is_context_overflow(reply) || is_silent_overflow(reply, model.context_window) {
+    if is_context_overflow(reply) {
         return Some(CompactionReason::Overflow);
     }
     if reply.stop_reason == StopReason::Error || model.context_window == 0 {
