@@ -3,29 +3,17 @@
 
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns unwrap too
 
-use std::path::PathBuf;
+mod common;
 
-use pincer_agent::{ToolContext, ToolError, ToolOutput};
+use common::workspace;
+
+use pincer_agent::{ToolError, ToolOutput};
 use pincer_tools::PathPolicy;
 use pincer_tools::basic::{basic_tools, rfc3339_utc};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
-
-fn workspace() -> (tempfile::TempDir, PathBuf, PathPolicy) {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
-    let policy = PathPolicy::workspace(&ws).unwrap();
-    (dir, ws, policy)
-}
 
 async fn call(policy: &PathPolicy, name: &str, args: Value) -> Result<ToolOutput, ToolError> {
-    let tool = basic_tools(policy.clone())
-        .into_iter()
-        .find(|t| t.name() == name)
-        .unwrap();
-    tool.execute(args, ToolContext::new("c", CancellationToken::new()))
-        .await
+    common::call(basic_tools, policy, name, args).await
 }
 
 #[tokio::test]

@@ -4,30 +4,18 @@
 
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns unwrap too
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+mod common;
 
-use pincer_agent::{AgentTool, ToolContext, ToolError, ToolOutput};
+use common::workspace;
+use std::path::Path;
+
+use pincer_agent::{ToolError, ToolOutput};
 use pincer_tools::PathPolicy;
 use pincer_tools::files::file_tools;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
-
-fn workspace() -> (tempfile::TempDir, PathBuf, PathPolicy) {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
-    let policy = PathPolicy::workspace(&ws).unwrap();
-    (dir, ws, policy)
-}
 
 async fn call(policy: &PathPolicy, name: &str, args: Value) -> Result<ToolOutput, ToolError> {
-    let tool: Arc<dyn AgentTool> = file_tools(policy.clone())
-        .into_iter()
-        .find(|t| t.name() == name)
-        .unwrap();
-    tool.execute(args, ToolContext::new("c", CancellationToken::new()))
-        .await
+    common::call(file_tools, policy, name, args).await
 }
 
 fn entries(dir: &Path) -> Vec<String> {

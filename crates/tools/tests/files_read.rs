@@ -3,7 +3,10 @@
 
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns unwrap too
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::workspace;
+use std::path::Path;
 use std::sync::Arc;
 
 use pincer_agent::{AgentTool, ToolContext, ToolError, ToolOutput};
@@ -13,20 +16,8 @@ use pincer_tools::files::file_tools;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-/// A tempdir with a `ws` workspace inside (so there is an outside to escape to).
-fn workspace() -> (tempfile::TempDir, PathBuf, PathPolicy) {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
-    let policy = PathPolicy::workspace(&ws).unwrap();
-    (dir, ws, policy)
-}
-
 fn tool(policy: &PathPolicy, name: &str) -> Arc<dyn AgentTool> {
-    file_tools(policy.clone())
-        .into_iter()
-        .find(|t| t.name() == name)
-        .unwrap()
+    common::tool_named(file_tools(policy.clone()), name)
 }
 
 async fn read(policy: &PathPolicy, args: Value) -> Result<ToolOutput, ToolError> {
