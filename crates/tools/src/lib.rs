@@ -10,6 +10,7 @@ pub mod paths;
 pub mod profile;
 
 pub use basic::basic_tools;
+pub use exec::{ExecExitNotice, ExecSecurity, ProcessRegistry, exec_tools};
 pub use files::file_tools;
 pub use paths::{PathError, PathPolicy};
 pub use profile::{ToolFilter, ToolProfile};

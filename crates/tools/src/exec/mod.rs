@@ -1,1 +1,63 @@
-//! exec and process tools with the process registry (being written).
+//! `exec` and `process`: shell commands for an agent, after OpenClaw's async exec tool.
+//!
+//! `exec` runs `sh -c <command>` in its own process group, in a directory inside the
+//! workspace, with a cleaned environment ([`env`]), stdout and stderr merged and sanitised
+//! ([`output`]). It streams the output tail as partial results; a command that outlives
+//! `yieldMs` (or asks for `background`) keeps running in the [`ProcessRegistry`] and the
+//! agent follows up with `process`. Backgrounded sessions announce their exit through the
+//! registry's callback (`Exec completed (<id8>, code 0) :: <tail>`), which the gateway turns
+//! into a system event. [`ExecSecurity`] decides what may run at all; in allowlist mode the
+//! command line is parsed ([`allowlist`]) and every program in it must be listed.
+//!
+//! No process outlives its session: timeouts, kills, aborts and
+//! [`ProcessRegistry::shutdown`] signal the whole group, and whatever the shell leaves in
+//! its group is killed when it exits.
+
+use std::sync::Arc;
+
+use pincer_agent::{AgentTool, typed};
+
+use crate::paths::PathPolicy;
+
+pub mod allowlist;
+pub mod env;
+pub mod output;
+pub mod process_tool;
+pub mod registry;
+pub mod session;
+pub mod tool;
+
+pub use process_tool::{ProcessAction, ProcessArgs, ProcessTool};
+pub use registry::{ExecExitNotice, ExitCallback, LookupError, ProcessRegistry};
+pub use session::{SessionSnapshot, SessionStatus};
+pub use tool::{ExecArgs, ExecTool};
+
+/// What `exec` may run.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ExecSecurity {
+    /// Nothing: `exec_tools` returns no tools and `ExecTool` refuses every command.
+    #[default]
+    Deny,
+    /// Only command lines whose every program is one of these names (see [`allowlist`]
+    /// for what is refused regardless).
+    Allowlist(Vec<String>),
+    /// Anything the shell can do.
+    Full,
+}
+
+/// `exec` and `process` for the agent `scope`, sharing `registry`. Empty when `security`
+/// is `Deny`.
+pub fn exec_tools(
+    policy: PathPolicy,
+    registry: ProcessRegistry,
+    security: ExecSecurity,
+    scope: &str,
+) -> Vec<Arc<dyn AgentTool>> {
+    if security == ExecSecurity::Deny {
+        return Vec::new();
+    }
+    vec![
+        typed(ExecTool::new(policy, registry.clone(), security, scope)),
+        typed(ProcessTool::new(registry, scope)),
+    ]
+}

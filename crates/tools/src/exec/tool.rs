@@ -1,0 +1,287 @@
+//! The `exec` tool (OpenClaw's `bash-tools.exec`): run a shell command, stream its output
+//! as partial results, and either return when it exits or, after `yieldMs` (or at once
+//! with `background: true`), hand it to the process registry and return
+//! `status: "running"` with a session id for the `process` tool.
+//!
+//! Judgement calls: a non-zero exit code is a normal result (status `failed`, text ends
+//! with `(exit code N)`) because it is information (`grep` finding nothing), not a tool
+//! failure; a timeout is a tool error. `pty: true` is refused (no PTY support yet).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use pincer_agent::{ToolContext, ToolError, ToolOutput, TypedTool};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::ExecSecurity;
+use super::output::{TAIL_CHARS, tail_lines};
+use super::registry::ProcessRegistry;
+use super::session::{KillReason, Session, SessionStatus, SpawnSpec};
+use super::{allowlist, env};
+use crate::files::truncate::{MAX_BYTES, MAX_LINES};
+use crate::paths::PathPolicy;
+
+/// Default wait before backgrounding.
+pub const DEFAULT_YIELD_MS: u64 = 10_000;
+/// Bounds for `yieldMs`.
+pub const YIELD_MS_RANGE: (u64, u64) = (10, 120_000);
+/// Default timeout in seconds.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 1800;
+/// How long an abort waits for the group to die.
+const ABORT_WAIT: Duration = Duration::from_secs(5);
+
+/// Arguments of `exec`.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecArgs {
+    /// Shell command to execute (run with `sh -c`).
+    pub command: String,
+    /// Working directory, inside the workspace (default: the workspace).
+    pub workdir: Option<String>,
+    /// Extra environment variables for the command.
+    pub env: Option<BTreeMap<String, String>>,
+    /// Milliseconds to wait before backgrounding (default 10000, 10 to 120000).
+    pub yield_ms: Option<f64>,
+    /// Run in background immediately.
+    pub background: Option<bool>,
+    /// Timeout in seconds (default 1800); the whole process group is killed on expiry.
+    pub timeout: Option<f64>,
+    /// Run in a pseudo-terminal (not supported yet).
+    pub pty: Option<bool>,
+}
+
+/// Runs shell commands in the workspace.
+pub struct ExecTool {
+    policy: PathPolicy,
+    registry: ProcessRegistry,
+    security: ExecSecurity,
+    scope: String,
+}
+
+impl ExecTool {
+    pub fn new(
+        policy: PathPolicy,
+        registry: ProcessRegistry,
+        security: ExecSecurity,
+        scope: impl Into<String>,
+    ) -> Self {
+        Self {
+            policy,
+            registry,
+            security,
+            scope: scope.into(),
+        }
+    }
+
+    fn check_security(&self, command: &str) -> Result<(), ToolError> {
+        match &self.security {
+            ExecSecurity::Full => Ok(()),
+            ExecSecurity::Deny => Err(ToolError::failed(
+                "exec is disabled for this agent (security: deny)",
+            )),
+            ExecSecurity::Allowlist(allowed) => {
+                allowlist::check(command, allowed).map(|_| ()).map_err(|e| {
+                    ToolError::failed(format!(
+                        "exec refused: {e}. Allowed programs: {}",
+                        if allowed.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            allowed.join(", ")
+                        }
+                    ))
+                })
+            }
+        }
+    }
+}
+
+impl TypedTool for ExecTool {
+    type Args = ExecArgs;
+
+    fn name(&self) -> &str {
+        "exec"
+    }
+
+    fn description(&self) -> &str {
+        "Execute a shell command (sh -c) in the workspace. Output streams while it runs. \
+         If it has not finished after yieldMs (default 10000) it keeps running in the \
+         background and you get a sessionId; use the process tool (poll/log/write/kill) to \
+         follow up. background: true returns at once. You are notified when a background \
+         command exits. Processes a command leaves behind with `&` are killed when it \
+         exits; run long-lived servers with background: true instead."
+    }
+
+    async fn run(&self, args: ExecArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        if args.pty == Some(true) {
+            return Err(ToolError::failed(
+                "pty: true is not supported; run without pty (stdin is a pipe: send input \
+                 with process action \"write\")",
+            ));
+        }
+        if args.command.trim().is_empty() {
+            return Err(ToolError::failed("command is empty"));
+        }
+        self.check_security(&args.command)?;
+        let strict = !matches!(self.security, ExecSecurity::Full);
+        let env =
+            env::build(args.env.as_ref(), strict).map_err(|e| ToolError::failed(e.to_string()))?;
+        let cwd = self
+            .policy
+            .resolve(args.workdir.as_deref().unwrap_or("."))
+            .map_err(|e| ToolError::failed(format!("workdir: {e}")))?;
+        if !cwd.is_dir() {
+            return Err(ToolError::failed(format!(
+                "workdir {} is not a directory",
+                self.policy.display(&cwd)
+            )));
+        }
+        let timeout = match args.timeout {
+            Some(secs) if secs.is_finite() && secs > 0.0 => {
+                Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX)
+            }
+            Some(_) => {
+                return Err(ToolError::failed(
+                    "timeout must be a positive number of seconds",
+                ));
+            }
+            None => Duration::from_secs(DEFAULT_TIMEOUT_SECS),
+        };
+        let session = self
+            .registry
+            .spawn(SpawnSpec {
+                id: String::new(),
+                scope: self.scope.clone(),
+                command: args.command.clone(),
+                cwd,
+                env: env.into_iter().collect(),
+                timeout,
+                notify_on_exit: true,
+            })
+            .map_err(|e| ToolError::failed(e.to_string()))?;
+
+        if args.background == Some(true) && session.background() {
+            return Ok(running(&session));
+        }
+        session.attach(ctx.clone());
+        // Kills the command if this call is dropped while it waits in the foreground.
+        let mut guard = ForegroundGuard {
+            session: &session,
+            registry: &self.registry,
+            armed: true,
+        };
+        let window = Duration::from_millis(match args.yield_ms {
+            // Saturating float-to-int cast; NaN becomes 0 and is clamped up.
+            Some(ms) => (ms as u64).clamp(YIELD_MS_RANGE.0, YIELD_MS_RANGE.1),
+            None => DEFAULT_YIELD_MS,
+        });
+        tokio::select! {
+            _ = session.wait() => {}
+            _ = tokio::time::sleep(window) => {
+                if session.background() {
+                    guard.armed = false;
+                    return Ok(running(&session));
+                }
+                session.wait().await;
+            }
+            _ = ctx.cancel.cancelled() => {
+                guard.armed = false;
+                session.request_kill(KillReason::Aborted);
+                let _ = tokio::time::timeout(ABORT_WAIT, session.wait()).await;
+                self.registry.forget(&session.id);
+                return Err(ToolError::Aborted);
+            }
+        }
+        guard.armed = false;
+        self.completed(&session)
+    }
+}
+
+struct ForegroundGuard<'a> {
+    session: &'a Arc<Session>,
+    registry: &'a ProcessRegistry,
+    armed: bool,
+}
+
+impl Drop for ForegroundGuard<'_> {
+    fn drop(&mut self) {
+        if self.armed && !self.session.is_backgrounded() {
+            self.session.request_kill(KillReason::Aborted);
+            self.registry.forget(&self.session.id);
+        }
+    }
+}
+
+impl ExecTool {
+    /// The result of a command that ended while the call waited.
+    fn completed(&self, session: &Arc<Session>) -> Result<ToolOutput, ToolError> {
+        let status = session.status();
+        let (output, _) = session.output();
+        let (text, cut) = tail_lines(&output, MAX_LINES, MAX_BYTES);
+        let mut text = if text.trim().is_empty() {
+            "(no output)".to_owned()
+        } else {
+            text
+        };
+        if let Some((shown, total)) = cut {
+            text = format!(
+                "[Output truncated: showing the last {shown} of {total} lines. Page through \
+                 all of it with process action \"log\", sessionId \"{}\".]\n{text}",
+                session.id
+            );
+        } else {
+            self.registry.forget(&session.id);
+        }
+        if session.kill_reason() == Some(KillReason::Timeout) {
+            return Err(ToolError::failed(format!(
+                "Command timed out and was killed ({}).\n\n{text}",
+                describe(&status)
+            )));
+        }
+        match &status {
+            SessionStatus::Exited(0) => {}
+            other => text.push_str(&format!("\n\n({})", describe(other))),
+        }
+        Ok(ToolOutput::text(text).with_details(json!({
+            "status": status.label(),
+            "exitCode": status.exit_code(),
+            "signal": status.signal(),
+            "sessionId": session.id,
+            "pid": session.pid,
+            "cwd": session.cwd.display().to_string(),
+            "durationMs": u64::try_from(session.runtime().as_millis()).unwrap_or(u64::MAX),
+        })))
+    }
+}
+
+/// `exit code 2`, `killed by signal SIGKILL`.
+pub fn describe(status: &SessionStatus) -> String {
+    match status {
+        SessionStatus::Running => "still running".to_owned(),
+        SessionStatus::Exited(code) => format!("exit code {code}"),
+        SessionStatus::Signaled(sig) => format!("killed by signal {sig}"),
+        SessionStatus::Failed(why) => format!("failed: {why}"),
+    }
+}
+
+/// The result for a session handed to the registry.
+fn running(session: &Session) -> ToolOutput {
+    let tail = session.tail(TAIL_CHARS);
+    let mut text = format!(
+        "Command still running (session {}, pid {}). Use process (list/poll/log/write/kill/\
+         clear/remove) with this sessionId for follow-up.",
+        session.id, session.pid
+    );
+    if !tail.trim().is_empty() {
+        text.push_str("\n\nOutput so far:\n");
+        text.push_str(&tail);
+    }
+    ToolOutput::text(text).with_details(json!({
+        "status": "running",
+        "sessionId": session.id,
+        "pid": session.pid,
+        "cwd": session.cwd.display().to_string(),
+        "tail": tail,
+    }))
+}

@@ -1,0 +1,677 @@
+//! exec and process tools against real processes in a temporary workspace. Behaviour only,
+//! never durations; "gone" means no live (non-zombie) process is left in the group.
+
+#![allow(clippy::unwrap_used)] // helpers outside #[test] fns unwrap too
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use pincer_agent::{AgentTool, ToolContext, ToolError, ToolOutput};
+use pincer_tools::PathPolicy;
+use pincer_tools::exec::{ExecExitNotice, ExecSecurity, ProcessRegistry, exec_tools};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+struct Env {
+    dir: tempfile::TempDir,
+    policy: PathPolicy,
+    registry: ProcessRegistry,
+    notices: tokio::sync::mpsc::UnboundedReceiver<ExecExitNotice>,
+}
+
+fn setup() -> Env {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = PathPolicy::workspace(dir.path()).unwrap();
+    let (tx, notices) = tokio::sync::mpsc::unbounded_channel();
+    let registry = ProcessRegistry::new().with_exit_callback(Arc::new(move |n| {
+        let _ = tx.send(n);
+    }));
+    Env {
+        dir,
+        policy,
+        registry,
+        notices,
+    }
+}
+
+impl Env {
+    fn tools(
+        &self,
+        security: ExecSecurity,
+        scope: &str,
+    ) -> (Arc<dyn AgentTool>, Arc<dyn AgentTool>) {
+        let mut tools = exec_tools(self.policy.clone(), self.registry.clone(), security, scope);
+        let process = tools.pop().unwrap();
+        let exec = tools.pop().unwrap();
+        assert_eq!((exec.name(), process.name()), ("exec", "process"));
+        (exec, process)
+    }
+
+    fn full(&self) -> (Arc<dyn AgentTool>, Arc<dyn AgentTool>) {
+        self.tools(ExecSecurity::Full, "agent-a")
+    }
+
+    async fn notice(&mut self) -> ExecExitNotice {
+        tokio::time::timeout(Duration::from_secs(10), self.notices.recv())
+            .await
+            .unwrap()
+            .unwrap()
+    }
+}
+
+type Updates = Arc<Mutex<Vec<ToolOutput>>>;
+
+fn ctx() -> (ToolContext, Updates, CancellationToken) {
+    let updates: Updates = Arc::default();
+    let sink = updates.clone();
+    let cancel = CancellationToken::new();
+    let ctx = ToolContext::new("call-1", cancel.clone())
+        .with_updates(Arc::new(move |o| sink.lock().unwrap().push(o)));
+    (ctx, updates, cancel)
+}
+
+async fn call(tool: &Arc<dyn AgentTool>, args: Value) -> Result<ToolOutput, ToolError> {
+    tool.execute(args, ctx().0).await
+}
+
+fn details(out: &ToolOutput) -> &Value {
+    out.details.as_ref().unwrap()
+}
+
+fn session_id(out: &ToolOutput) -> String {
+    details(out)["sessionId"].as_str().unwrap().to_owned()
+}
+
+fn pid(out: &ToolOutput) -> i32 {
+    i32::try_from(details(out)["pid"].as_u64().unwrap()).unwrap()
+}
+
+/// Live (non-zombie) processes in group `pgid`.
+fn group_members(pgid: i32) -> Vec<i32> {
+    let mut members = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.len() > 2 && fields[0] != "Z" && fields[2] == pgid.to_string() {
+            members.push(pid);
+        }
+    }
+    members
+}
+
+async fn assert_group_gone(pgid: i32) {
+    for _ in 0..100 {
+        if group_members(pgid).is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("process group {pgid} still has {:?}", group_members(pgid));
+}
+
+/// Poll until the session has exited; all polled output joined.
+async fn poll_to_exit(process: &Arc<dyn AgentTool>, id: &str) -> String {
+    let mut all = String::new();
+    for _ in 0..200 {
+        let out = call(process, json!({"action": "poll", "sessionId": id}))
+            .await
+            .unwrap();
+        all.push_str(&out.text_content());
+        all.push('\n');
+        if details(&out)["status"] != "running" {
+            return all;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("session {id} did not exit: {all}");
+}
+
+#[tokio::test]
+async fn streams_updates_and_returns_output_with_exit_code() {
+    let env = setup();
+    let (exec, _) = env.full();
+    let (ctx, updates, _) = ctx();
+    let out = exec
+        .execute(
+            json!({"command": "echo one; sleep 0.3; echo two >&2; exit 3", "yieldMs": 10000}),
+            ctx,
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.text_content(), "one\ntwo\n\n(exit code 3)");
+    assert_eq!(details(&out)["status"], "failed");
+    assert_eq!(details(&out)["exitCode"], 3);
+    let updates = updates.lock().unwrap().clone();
+    assert!(
+        updates[0].text_content().starts_with("one\n"),
+        "{updates:?}"
+    );
+    assert_eq!(details(&updates[0])["status"], "running");
+    assert_eq!(updates.last().unwrap().text_content(), "one\ntwo\n");
+
+    let ok = call(&exec, json!({"command": "true"})).await.unwrap();
+    assert_eq!(ok.text_content(), "(no output)");
+    assert_eq!(details(&ok)["exitCode"], 0);
+    assert!(
+        env.registry.list("agent-a").is_empty(),
+        "foreground runs are not kept"
+    );
+}
+
+#[tokio::test]
+async fn yields_then_polls_new_output_then_logs() {
+    let mut env = setup();
+    let (exec, process) = env.full();
+    let out = call(
+        &exec,
+        json!({"command": "echo start; sleep 1; echo end", "yieldMs": 200}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(details(&out)["status"], "running");
+    let id = session_id(&out);
+    assert!(
+        out.text_content().contains("Use process"),
+        "{}",
+        out.text_content()
+    );
+    let first = call(&process, json!({"action": "poll", "sessionId": id}))
+        .await
+        .unwrap();
+    assert_eq!(first.text_content(), "start\n\nProcess still running.");
+    let second = call(&process, json!({"action": "poll", "sessionId": &id[..8]}))
+        .await
+        .unwrap();
+    assert_eq!(
+        second.text_content(),
+        "(no new output)\n\nProcess still running."
+    );
+    let rest = poll_to_exit(&process, &id).await;
+    assert!(rest.contains("end\n") && !rest.contains("start"), "{rest}");
+    assert!(rest.contains("Process exited (exit code 0)."), "{rest}");
+    let log = call(&process, json!({"action": "log", "sessionId": id}))
+        .await
+        .unwrap();
+    assert_eq!(log.text_content(), "start\nend");
+    let page = call(
+        &process,
+        json!({"action": "log", "sessionId": id, "offset": 1, "limit": 1}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(page.text_content(), "end\n\n[Lines 2-2 of 2.]");
+    let list = call(&process, json!({"action": "list"})).await.unwrap();
+    assert!(
+        list.text_content().starts_with(&id[..8]),
+        "{}",
+        list.text_content()
+    );
+    assert!(list.text_content().contains("exit code 0"));
+    call(&process, json!({"action": "clear"})).await.unwrap();
+    assert!(env.registry.list("agent-a").is_empty());
+    // A foreground session never notifies; this one was backgrounded by the yield.
+    assert_eq!(
+        env.notice().await.text,
+        format!("Exec completed ({}, code 0) :: start end", &id[..8])
+    );
+}
+
+#[tokio::test]
+async fn background_exits_are_announced() {
+    let mut env = setup();
+    let (exec, _) = env.full();
+    let out = call(&exec, json!({"command": "echo done", "background": true}))
+        .await
+        .unwrap();
+    let id = session_id(&out);
+    let notice = env.notice().await;
+    assert_eq!(
+        notice.text,
+        format!("Exec completed ({}, code 0) :: done", &id[..8])
+    );
+    assert_eq!(
+        (notice.scope.as_str(), notice.session_id.as_str()),
+        ("agent-a", id.as_str())
+    );
+    assert_eq!(notice.exit_code, Some(0));
+
+    let out = call(
+        &exec,
+        json!({"command": "echo bad; exit 2", "background": true}),
+    )
+    .await
+    .unwrap();
+    let id = session_id(&out);
+    assert_eq!(
+        env.notice().await.text,
+        format!("Exec failed ({}, code 2) :: bad", &id[..8])
+    );
+    let out = call(&exec, json!({"command": "exit 0", "background": true}))
+        .await
+        .unwrap();
+    let id = session_id(&out);
+    assert_eq!(
+        env.notice().await.text,
+        format!("Exec completed ({}, code 0)", &id[..8])
+    );
+}
+
+#[tokio::test]
+async fn timeout_kills_the_whole_group() {
+    let mut env = setup();
+    let (exec, _) = env.full();
+    let out = call(
+        &exec,
+        json!({"command": "sleep 100 & sleep 100", "background": true, "timeout": 1}),
+    )
+    .await
+    .unwrap();
+    let (id, pgid) = (session_id(&out), pid(&out));
+    assert!(!group_members(pgid).is_empty());
+    let notice = env.notice().await;
+    assert_eq!(
+        notice.text,
+        format!("Exec failed ({}, signal SIGTERM)", &id[..8])
+    );
+    assert_group_gone(pgid).await;
+
+    // In the foreground the timeout is an error.
+    let (ctx, updates, _) = ctx();
+    let err = exec
+        .execute(
+            json!({"command": "echo $$; sleep 100 & sleep 100", "timeout": 1}),
+            ctx,
+        )
+        .await
+        .unwrap_err();
+    assert!(err.to_string().starts_with("Command timed out"), "{err}");
+    let pgid = pid(&updates.lock().unwrap()[0]);
+    assert_group_gone(pgid).await;
+}
+
+#[tokio::test]
+async fn process_kill_kills_the_group() {
+    let mut env = setup();
+    let (exec, process) = env.full();
+    let out = call(
+        &exec,
+        json!({"command": "sleep 100 & sleep 100", "background": true}),
+    )
+    .await
+    .unwrap();
+    let (id, pgid) = (session_id(&out), pid(&out));
+    let killed = call(&process, json!({"action": "kill", "sessionId": id}))
+        .await
+        .unwrap();
+    assert!(
+        killed.text_content().contains("SIGKILL"),
+        "{}",
+        killed.text_content()
+    );
+    assert_group_gone(pgid).await;
+    let again = call(&process, json!({"action": "kill", "sessionId": id}))
+        .await
+        .unwrap_err();
+    assert!(again.to_string().contains("not running"), "{again}");
+    let removed = call(&process, json!({"action": "remove", "sessionId": id}))
+        .await
+        .unwrap();
+    assert!(removed.text_content().starts_with("Removed"));
+    assert!(
+        env.notices.try_recv().is_err(),
+        "an explicit kill is not announced"
+    );
+}
+
+#[tokio::test]
+async fn abort_kills_the_foreground_group() {
+    let env = setup();
+    let (exec, _) = env.full();
+    let (ctx, updates, cancel) = ctx();
+    let task = tokio::spawn(async move {
+        exec.execute(json!({"command": "echo $$; sleep 100 & sleep 100"}), ctx)
+            .await
+    });
+    let pgid = loop {
+        if let Some(first) = updates.lock().unwrap().first() {
+            break pid(first);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    cancel.cancel();
+    let result = task.await.unwrap();
+    assert_eq!(result.unwrap_err(), ToolError::Aborted);
+    assert_group_gone(pgid).await;
+    assert!(env.registry.list("agent-a").is_empty());
+}
+
+#[tokio::test]
+async fn shutdown_leaves_no_process_behind() {
+    let env = setup();
+    let (exec_a, _) = env.full();
+    let (exec_b, _) = env.tools(ExecSecurity::Full, "agent-b");
+    let a = call(
+        &exec_a,
+        json!({"command": "sleep 100 & sleep 100", "background": true}),
+    )
+    .await
+    .unwrap();
+    let b = call(
+        &exec_b,
+        json!({"command": "sleep 100 | sleep 100", "background": true}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(env.registry.running(), 2);
+    env.registry.shutdown().await;
+    assert_group_gone(pid(&a)).await;
+    assert_group_gone(pid(&b)).await;
+    assert_eq!(env.registry.running(), 0);
+    let err = call(&exec_a, json!({"command": "true"})).await.unwrap_err();
+    assert!(err.to_string().contains("shut down"), "{err}");
+}
+
+#[tokio::test]
+async fn dropping_the_registry_kills_running_groups() {
+    let env = setup();
+    let (exec, process) = env.full();
+    let out = call(
+        &exec,
+        json!({"command": "sleep 100 & sleep 100", "background": true}),
+    )
+    .await
+    .unwrap();
+    drop((exec, process, env.registry));
+    assert_group_gone(pid(&out)).await;
+}
+
+#[tokio::test]
+async fn agents_only_see_their_own_sessions() {
+    let env = setup();
+    let (exec_a, process_a) = env.full();
+    let (_, process_b) = env.tools(ExecSecurity::Full, "agent-b");
+    let out = call(&exec_a, json!({"command": "sleep 5", "background": true}))
+        .await
+        .unwrap();
+    let id = session_id(&out);
+    let list_b = call(&process_b, json!({"action": "list"})).await.unwrap();
+    assert_eq!(list_b.text_content(), "No exec sessions.");
+    for action in ["poll", "log", "kill", "remove"] {
+        let err = call(&process_b, json!({"action": action, "sessionId": id}))
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("action \"list\" to see session ids"),
+            "{err}"
+        );
+    }
+    let list_a = call(&process_a, json!({"action": "list"})).await.unwrap();
+    assert!(list_a.text_content().contains("sleep 5"));
+    // With a single session the id may be left out; B has none, so it may not.
+    let implied = call(&process_a, json!({"action": "poll"})).await.unwrap();
+    assert_eq!(implied.details.as_ref().unwrap()["sessionId"], json!(id));
+    let missing = call(&process_b, json!({"action": "poll"}))
+        .await
+        .unwrap_err();
+    assert!(
+        missing.to_string().contains("sessionId is required"),
+        "{missing}"
+    );
+    call(&exec_a, json!({"command": "sleep 5", "background": true}))
+        .await
+        .unwrap();
+    let ambiguous = call(&process_a, json!({"action": "poll"}))
+        .await
+        .unwrap_err();
+    assert!(
+        ambiguous.to_string().contains("sessionId is required"),
+        "{ambiguous}"
+    );
+    env.registry.shutdown().await;
+}
+
+#[tokio::test]
+async fn environment_is_cleaned() {
+    let env = setup();
+    let (exec, _) = env.full();
+    let out = call(
+        &exec,
+        json!({"command": "env", "env": {"PASSED_VAR": "yes"}}),
+    )
+    .await
+    .unwrap();
+    let text = out.text_content();
+    let names: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split_once('=').map(|(k, _)| k))
+        .collect();
+    assert!(text.contains("PASSED_VAR=yes\n"), "{text}");
+    // cargo runs tests with CARGO_* set; none of it may leak.
+    if std::env::var_os("CARGO_MANIFEST_DIR").is_some() {
+        assert!(!text.contains("CARGO_MANIFEST_DIR"), "{text}");
+    }
+    let allowed = pincer_tools::exec::env::INHERITED;
+    for name in names {
+        assert!(
+            allowed.contains(&name)
+                || name.starts_with("LC_")
+                || ["PASSED_VAR", "PWD", "OLDPWD", "SHLVL", "_"].contains(&name),
+            "{name} leaked into the command's environment"
+        );
+    }
+    // Outside Full, variables that pick the program are refused.
+    let (exec, _) = env.tools(ExecSecurity::Allowlist(vec!["env".into()]), "agent-a");
+    let err = call(
+        &exec,
+        json!({"command": "env", "env": {"LD_PRELOAD": "/x.so"}}),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("LD_PRELOAD is not allowed"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn workdir_is_confined_to_the_workspace() {
+    let env = setup();
+    std::fs::create_dir(env.dir.path().join("sub")).unwrap();
+    let (exec, _) = env.full();
+    let out = call(&exec, json!({"command": "pwd", "workdir": "sub"}))
+        .await
+        .unwrap();
+    assert!(
+        out.text_content().ends_with("/sub"),
+        "{}",
+        out.text_content()
+    );
+    for outside in ["..", "/etc"] {
+        let err = call(&exec, json!({"command": "pwd", "workdir": outside}))
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("outside the allowed directories"),
+            "{err}"
+        );
+    }
+    let err = call(&exec, json!({"command": "pwd", "pty": true}))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("pty: true is not supported"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn allowlist_runs_listed_programs_and_refuses_bypasses() {
+    let env = setup();
+    let (exec, _) = env.tools(
+        ExecSecurity::Allowlist(vec!["echo".into(), "ls".into()]),
+        "agent-a",
+    );
+    let ok = call(
+        &exec,
+        json!({"command": "echo 'hi there' | ls >/dev/null 2>&1 && echo ok"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(ok.text_content(), "ok");
+    let cases = [
+        (
+            "echo a && touch pwned",
+            "`touch` is not in the exec allowlist",
+        ),
+        (
+            "echo a; touch pwned",
+            "`touch` is not in the exec allowlist",
+        ),
+        (
+            "echo a | touch pwned",
+            "`touch` is not in the exec allowlist",
+        ),
+        (
+            "echo a\ntouch pwned",
+            "`touch` is not in the exec allowlist",
+        ),
+        (
+            "echo a & touch pwned",
+            "`touch` is not in the exec allowlist",
+        ),
+        ("echo $(touch pwned)", "command substitution ($(...))"),
+        ("echo `touch pwned`", "command substitution (backticks)"),
+        ("echo a > pwned", "redirection `>` to or from \"pwned\""),
+        ("echo a 'unterminated", "unterminated single quote"),
+        ("sh -c 'touch pwned'", "`sh` is not in the exec allowlist"),
+        ("PATH=. ls", "assigning PATH before a command"),
+    ];
+    for (command, why) in cases {
+        let err = call(&exec, json!({"command": command})).await.unwrap_err();
+        let err = err.to_string();
+        assert!(err.starts_with("exec refused: "), "{command}: {err}");
+        assert!(err.contains(why), "{command}: {err}");
+        assert!(err.ends_with("Allowed programs: echo, ls"), "{err}");
+    }
+    assert!(!env.dir.path().join("pwned").exists());
+    assert!(
+        exec_tools(
+            env.policy.clone(),
+            env.registry.clone(),
+            ExecSecurity::Deny,
+            "a"
+        )
+        .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn writes_to_stdin_and_closes_it() {
+    let env = setup();
+    let (exec, process) = env.full();
+    let out = call(
+        &exec,
+        json!({"command": "read line; echo got:$line; cat", "background": true}),
+    )
+    .await
+    .unwrap();
+    let id = session_id(&out);
+    call(
+        &process,
+        json!({"action": "write", "sessionId": id, "data": "hello\n"}),
+    )
+    .await
+    .unwrap();
+    let wrote = call(
+        &process,
+        json!({"action": "write", "sessionId": id, "data": "more\n", "eof": true}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        wrote.text_content(),
+        format!("Wrote 5 bytes to session {} and closed stdin.", &id[..8])
+    );
+    let polled = poll_to_exit(&process, &id).await;
+    assert!(polled.contains("Process exited (exit code 0)."), "{polled}");
+    let log = call(&process, json!({"action": "log", "sessionId": id}))
+        .await
+        .unwrap();
+    assert_eq!(log.text_content(), "got:hello\nmore");
+    let err = call(
+        &process,
+        json!({"action": "write", "sessionId": id, "data": "x"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.to_string().contains("already exited"), "{err}");
+}
+
+#[tokio::test]
+async fn binary_output_is_sanitised() {
+    let env = setup();
+    let (exec, _) = env.full();
+    let out = call(
+        &exec,
+        json!({"command": r"printf 'a\000b\033[31mred\033[0m\377z\r\n\tend\n'"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.text_content(), "abred\u{fffd}z\n\tend");
+}
+
+#[tokio::test]
+async fn long_output_is_cut_and_kept_for_log() {
+    let env = setup();
+    let (exec, process) = env.full();
+    let out = call(&exec, json!({"command": "seq 1 3000"})).await.unwrap();
+    let text = out.text_content();
+    assert!(
+        text.starts_with("[Output truncated: showing the last 2000 of 3000 lines."),
+        "{}",
+        &text[..200]
+    );
+    assert!(text.ends_with("\n2999\n3000"));
+    let id = session_id(&out);
+    let first = call(
+        &process,
+        json!({"action": "log", "sessionId": id, "offset": 0, "limit": 2}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        first.text_content(),
+        "1\n2\n\n[Lines 1-2 of 3000. Use offset=2 to continue.]"
+    );
+}
+
+#[tokio::test]
+async fn remove_kills_a_running_session_and_forgets_it() {
+    let env = setup();
+    let (exec, process) = env.full();
+    let out = call(&exec, json!({"command": "sleep 100", "background": true}))
+        .await
+        .unwrap();
+    let (id, pgid) = (session_id(&out), pid(&out));
+    let removed = call(&process, json!({"action": "remove", "sessionId": &id[..8]}))
+        .await
+        .unwrap();
+    assert_eq!(
+        removed.text_content(),
+        format!("Removed session {} (killed).", &id[..8])
+    );
+    assert_group_gone(pgid).await;
+    let err = call(&process, json!({"action": "poll", "sessionId": id}))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().starts_with("no session"), "{err}");
+}

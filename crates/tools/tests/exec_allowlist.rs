@@ -1,0 +1,140 @@
+//! The allowlist command-line parser: tokenizing, and every known bypass refused with a
+//! reason.
+
+#![allow(clippy::unwrap_used)] // helpers outside #[test] fns unwrap too
+
+use pincer_tools::exec::allowlist::{AllowlistError, check, parse};
+
+fn words(line: &str) -> Vec<Vec<String>> {
+    parse(line)
+        .unwrap()
+        .into_iter()
+        .map(|c| c.into_iter().map(|w| w.text).collect())
+        .collect()
+}
+
+#[test]
+fn tokenizes_quotes_escapes_and_operators() {
+    assert_eq!(
+        words(r#"echo 'a b' "c $HOME" d\ e; ls -l|wc && x || y & z"#),
+        vec![
+            vec!["echo", "a b", "c $HOME", "d e"],
+            vec!["ls", "-l"],
+            vec!["wc"],
+            vec!["x"],
+            vec!["y"],
+            vec!["z"],
+        ]
+    );
+    assert_eq!(
+        words("l\\\ns a # ; rm\nb"),
+        vec![vec!["ls", "a"], vec!["b"]]
+    );
+    assert_eq!(words("ls 2>&1 >/dev/null 2> /dev/null"), vec![vec!["ls"]]);
+    assert_eq!(words("\"l\"'s'"), vec![vec!["ls"]]);
+}
+
+#[test]
+fn checks_programs_and_refuses_bypasses() {
+    let allowed = vec!["ls".to_owned(), "echo".to_owned()];
+    assert_eq!(
+        check("FOO=1 ls -la | echo", &allowed).unwrap(),
+        ["ls", "echo"]
+    );
+    let refused = |line: &str| check(line, &allowed).unwrap_err();
+    let not_rm = AllowlistError::NotAllowed {
+        program: "rm".into(),
+    };
+    for line in [
+        "ls && rm x",
+        "ls; rm x",
+        "ls | rm",
+        "ls\nrm",
+        "ls & rm",
+        "ls || rm",
+    ] {
+        assert_eq!(refused(line), not_rm, "{line}");
+    }
+    assert!(matches!(
+        refused("ls $(rm x)"),
+        AllowlistError::Substitution(_)
+    ));
+    assert!(matches!(
+        refused("ls \"$(rm x)\""),
+        AllowlistError::Substitution(_)
+    ));
+    assert!(matches!(
+        refused("ls `rm x`"),
+        AllowlistError::Substitution(_)
+    ));
+    assert!(matches!(
+        refused("ls ${X:-`rm`}"),
+        AllowlistError::Substitution(_)
+    ));
+    assert!(matches!(
+        refused("ls <(rm)"),
+        AllowlistError::ProcessSubstitution(_)
+    ));
+    assert!(matches!(
+        refused("ls > out"),
+        AllowlistError::Redirection { .. }
+    ));
+    assert!(matches!(
+        refused("ls >>out"),
+        AllowlistError::Redirection { .. }
+    ));
+    assert!(matches!(
+        refused("ls &> out"),
+        AllowlistError::Redirection { .. }
+    ));
+    assert!(matches!(
+        refused("ls 2>out"),
+        AllowlistError::Redirection { .. }
+    ));
+    assert!(matches!(
+        refused("echo < /etc/passwd"),
+        AllowlistError::Redirection { .. }
+    ));
+    assert!(matches!(
+        refused("ls >&out"),
+        AllowlistError::Redirection { .. }
+    ));
+    assert_eq!(refused("(rm)"), AllowlistError::Subshell);
+    assert_eq!(refused("cat <<EOF"), AllowlistError::HereDocument);
+    assert!(matches!(refused("$X"), AllowlistError::DynamicProgram(_)));
+    assert!(matches!(refused("l*"), AllowlistError::DynamicProgram(_)));
+    assert!(matches!(refused("ls 'a"), AllowlistError::Unterminated(_)));
+    assert!(matches!(
+        refused("echo \"a"),
+        AllowlistError::Unterminated(_)
+    ));
+    assert_eq!(
+        refused("PATH=/tmp ls"),
+        AllowlistError::GuardedAssignment("PATH".into())
+    );
+    assert_eq!(
+        refused("./ls"),
+        AllowlistError::NotAllowed {
+            program: "./ls".into()
+        }
+    );
+    assert_eq!(
+        refused("sh -c ls"),
+        AllowlistError::NotAllowed {
+            program: "sh".into()
+        }
+    );
+    assert_eq!(
+        refused("env rm"),
+        AllowlistError::NotAllowed {
+            program: "env".into()
+        }
+    );
+    // Quoting an assignment makes it a program word.
+    assert!(matches!(
+        refused("'FOO=1' ls"),
+        AllowlistError::NotAllowed { .. }
+    ));
+    assert!(check("X=1", &allowed).is_ok());
+    assert!(check("ls '$(not run)' \\`x\\` # $(comment)", &allowed).is_ok());
+}
