@@ -25,7 +25,10 @@ fn bench_turn(c: &mut Criterion) {
         .enable_all()
         .build()
         .unwrap_or_else(|e| panic!("runtime: {e}"));
-    let agent = Agent::new(AgentConfig::new(pincer_ai::providers::stub::model(), instant_provider()));
+    let agent = Agent::new(AgentConfig::new(
+        pincer_ai::providers::stub::model(),
+        instant_provider(),
+    ));
     // A subscriber draining events, as the transcript writer and the gateway would.
     let mut events = agent.subscribe();
     runtime.spawn(async move { while events.recv().await.is_some() {} });

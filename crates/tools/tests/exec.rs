@@ -183,10 +183,19 @@ async fn yields_then_polls_new_output_then_logs() {
         "{}",
         out.text_content()
     );
+    assert!(
+        out.text_content().ends_with("Output so far:\nstart\n"),
+        "{}",
+        out.text_content()
+    );
+    // The exec result already showed "start": polls report only what came after it.
     let first = call(&process, json!({"action": "poll", "sessionId": id}))
         .await
         .unwrap();
-    assert_eq!(first.text_content(), "start\n\nProcess still running.");
+    assert_eq!(
+        first.text_content(),
+        "(no new output)\n\nProcess still running."
+    );
     let second = call(&process, json!({"action": "poll", "sessionId": &id[..8]}))
         .await
         .unwrap();

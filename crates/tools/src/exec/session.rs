@@ -287,6 +287,14 @@ impl Session {
         (state.output.text().to_owned(), state.output.dropped())
     }
 
+    /// The tail, and move the poll cursor to the end: what the model was just shown is
+    /// not repeated by the next poll (`log` still has everything).
+    pub fn tail_and_mark_polled(&self, max_chars: usize) -> String {
+        let mut state = self.state();
+        state.poll_cursor = state.output.end();
+        state.output.tail(max_chars).to_owned()
+    }
+
     /// Output since the last poll (and bytes lost from it); moves the cursor.
     pub fn poll(&self) -> (String, usize, SessionStatus) {
         let mut state = self.state();

@@ -267,7 +267,8 @@ pub fn describe(status: &SessionStatus) -> String {
 
 /// The result for a session handed to the registry.
 fn running(session: &Session) -> ToolOutput {
-    let tail = session.tail(TAIL_CHARS);
+    // The model sees this output now, so the next poll starts after it.
+    let tail = session.tail_and_mark_polled(TAIL_CHARS);
     let mut text = format!(
         "Command still running (session {}, pid {}). Use process (list/poll/log/write/kill/\
          clear/remove) with this sessionId for follow-up.",
