@@ -513,13 +513,6 @@ async fn workdir_is_confined_to_the_workspace() {
             "{err}"
         );
     }
-    let err = call(&exec, json!({"command": "pwd", "pty": true}))
-        .await
-        .unwrap_err();
-    assert!(
-        err.to_string().contains("pty: true is not supported"),
-        "{err}"
-    );
 }
 
 #[tokio::test]
@@ -683,4 +676,119 @@ async fn remove_kills_a_running_session_and_forgets_it() {
         .await
         .unwrap_err();
     assert!(err.to_string().starts_with("no session"), "{err}");
+}
+
+#[tokio::test]
+async fn pty_gives_the_command_a_terminal() {
+    let env = setup();
+    let (exec, _) = env.full();
+    let check = "test -t 0 && test -t 1 && test -t 2 && echo is-a-tty || echo not-a-tty";
+    let piped = call(&exec, json!({"command": check})).await.unwrap();
+    assert_eq!(piped.text_content(), "not-a-tty");
+    let out = call(&exec, json!({"command": check, "pty": true}))
+        .await
+        .unwrap();
+    assert_eq!(out.text_content(), "is-a-tty");
+    assert_eq!(details(&out)["exitCode"], 0);
+
+    let out = call(
+        &exec,
+        json!({"command": "tty; stty size; echo err >&2; exit 4", "pty": true}),
+    )
+    .await
+    .unwrap();
+    let text = out.text_content();
+    assert!(text.starts_with("/dev/pts/"), "{text}");
+    assert!(text.ends_with("\n24 120\nerr\n\n(exit code 4)"), "{text}");
+    let out = call(
+        &exec,
+        json!({"command": "echo \"[$TERM]\"", "pty": true, "env": {"TERM": "vt100"}}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.text_content(), "[vt100]");
+    assert!(env.registry.list("agent-a").is_empty());
+}
+
+#[tokio::test]
+async fn pty_session_takes_input_and_ends_on_ctrl_d() {
+    let mut env = setup();
+    let (exec, process) = env.full();
+    let out = call(
+        &exec,
+        json!({"command": "read line; echo got:$line; cat", "background": true, "pty": true}),
+    )
+    .await
+    .unwrap();
+    let id = session_id(&out);
+    call(
+        &process,
+        json!({"action": "write", "sessionId": id, "data": "hello\n"}),
+    )
+    .await
+    .unwrap();
+    // A partial line, then end of input: cat prints it and exits.
+    let wrote = call(
+        &process,
+        json!({"action": "write", "sessionId": id, "data": "more", "eof": true}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        wrote.text_content(),
+        format!("Wrote 4 bytes to session {} and closed stdin.", &id[..8])
+    );
+    let polled = poll_to_exit(&process, &id).await;
+    assert!(polled.contains("Process exited (exit code 0)."), "{polled}");
+    let log = call(&process, json!({"action": "log", "sessionId": id}))
+        .await
+        .unwrap();
+    // The terminal echoes input as it is written, so the order of echo and output varies.
+    let log = log.text_content();
+    assert!(log.contains("got:hello\n"), "{log}");
+    assert_eq!(
+        (log.matches("hello").count(), log.matches("more").count()),
+        (2, 2),
+        "{log}"
+    );
+    assert!(env.notice().await.text.starts_with("Exec completed"));
+}
+
+#[tokio::test]
+async fn pty_groups_are_killed_on_timeout_and_kill() {
+    let mut env = setup();
+    let (exec, process) = env.full();
+    let out = call(
+        &exec,
+        json!({"command": "sleep 100 & sleep 100", "background": true, "timeout": 1, "pty": true}),
+    )
+    .await
+    .unwrap();
+    let (id, pgid) = (session_id(&out), pid(&out));
+    assert!(!group_members(pgid).is_empty());
+    assert_eq!(
+        env.notice().await.text,
+        format!("Exec failed ({}, signal SIGTERM)", &id[..8])
+    );
+    assert_group_gone(pgid).await;
+
+    let out = call(
+        &exec,
+        json!({"command": "sleep 100 & sleep 100", "background": true, "pty": true}),
+    )
+    .await
+    .unwrap();
+    let (id, pgid) = (session_id(&out), pid(&out));
+    call(&process, json!({"action": "kill", "sessionId": id}))
+        .await
+        .unwrap();
+    assert_group_gone(pgid).await;
+    assert_eq!(
+        call(&process, json!({"action": "poll", "sessionId": id}))
+            .await
+            .unwrap()
+            .details
+            .unwrap()["status"],
+        "failed"
+    );
 }

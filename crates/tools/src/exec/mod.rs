@@ -2,9 +2,10 @@
 //!
 //! `exec` runs `sh -c <command>` in its own process group, in a directory inside the
 //! workspace, with a cleaned environment ([`env`]), stdout and stderr merged and sanitised
-//! ([`output`]). It streams the output tail as partial results; a command that outlives
-//! `yieldMs` (or asks for `background`) keeps running in the [`ProcessRegistry`] and the
-//! agent follows up with `process`. Backgrounded sessions announce their exit through the
+//! ([`output`]); `pty: true` runs it on a pseudo-terminal instead ([`pty`]). It streams
+//! the output tail as partial results; a command that outlives `yieldMs` (or asks for
+//! `background`) keeps running in the [`ProcessRegistry`] and the agent follows up with
+//! `process`. Backgrounded sessions announce their exit through the
 //! registry's callback (`Exec completed (<id8>, code 0) :: <tail>`), which the gateway turns
 //! into a system event. [`ExecSecurity`] decides what may run at all; in allowlist mode the
 //! command line is parsed ([`allowlist`]) and every program in it must be listed.
@@ -23,6 +24,7 @@ pub mod allowlist;
 pub mod env;
 pub mod output;
 pub mod process_tool;
+pub mod pty;
 pub mod registry;
 pub mod session;
 pub mod tool;

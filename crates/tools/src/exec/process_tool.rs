@@ -101,7 +101,8 @@ impl TypedTool for ProcessTool {
     fn description(&self) -> &str {
         "Manage background exec sessions: list, poll (new output and exit status), log \
          (page through output with offset/limit lines), write (send data to stdin; eof \
-         closes it), kill, clear (forget finished sessions), remove (kill and forget)."
+         closes it, or sends Ctrl-D to a pty), kill, clear (forget finished sessions), \
+         remove (kill and forget)."
     }
 
     async fn run(&self, args: ProcessArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {

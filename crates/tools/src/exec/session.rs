@@ -1,6 +1,7 @@
 //! One exec session: a `sh -c <command>` child that leads its own process group, with
 //! stdout and stderr merged into one pipe (so output keeps its arrival order), a piped
-//! stdin for `process write`, and a supervisor task that owns the child. The supervisor
+//! stdin for `process write`, and a supervisor task that owns the child. With `pty` the
+//! child runs on a pseudo-terminal instead ([`super::pty`]). The supervisor
 //! sanitises output into the session buffer, streams it to the foreground tool call,
 //! enforces the timeout, carries out kill requests (SIGTERM to the group, SIGKILL after a
 //! grace period) and reaps the child.
@@ -20,13 +21,14 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use pincer_agent::{ToolContext, ToolOutput};
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStdin};
+use tokio::io::AsyncReadExt;
+use tokio::process::Child;
 use tokio::sync::watch;
 use tokio::time::sleep_until;
 use tokio_util::sync::CancellationToken;
 
 use super::output::{MAX_OUTPUT_BYTES, OutputBuffer, Sanitizer, TAIL_CHARS};
+use super::pty::{self, Input, OutputStream, Spawned};
 
 /// Time between SIGTERM and SIGKILL.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
@@ -107,6 +109,8 @@ pub struct SpawnSpec {
     pub env: Vec<(String, String)>,
     pub timeout: Duration,
     pub notify_on_exit: bool,
+    /// Run on a pseudo-terminal.
+    pub pty: bool,
 }
 
 /// Called by the supervisor once the session has ended.
@@ -134,7 +138,7 @@ pub struct Session {
     pub started_at: SystemTime,
     started: Instant,
     state: Mutex<State>,
-    stdin: tokio::sync::Mutex<Option<ChildStdin>>,
+    stdin: tokio::sync::Mutex<Option<Input>>,
     kill: CancellationToken,
     done: watch::Sender<bool>,
 }
@@ -165,30 +169,20 @@ pub struct SessionSnapshot {
 
 /// Start `spec` and its supervisor (needs a tokio runtime).
 pub fn spawn(spec: SpawnSpec, on_exit: ExitHook) -> std::io::Result<std::sync::Arc<Session>> {
-    let (reader, writer) = std::io::pipe()?;
-    let writer_err = writer.try_clone()?;
-    let mut command = tokio::process::Command::new("sh");
-    command
-        .arg("-c")
-        .arg(&spec.command)
-        .current_dir(&spec.cwd)
-        .env_clear()
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::from(writer))
-        .stderr(Stdio::from(writer_err))
-        .process_group(0)
-        .kill_on_drop(true);
-    let spawned = command.spawn();
-    // The command holds our copies of the pipe's write end: close them, or EOF never comes.
-    drop(command);
-    let mut child = spawned?;
+    let Spawned {
+        child,
+        input,
+        output,
+    } = if spec.pty {
+        pty::spawn(&spec)?
+    } else {
+        spawn_piped(&spec)?
+    };
     let Some(pid) = child.id() else {
         return Err(std::io::Error::other(
             "the child exited before it had a pid",
         ));
     };
-    let reader = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?;
     let session = std::sync::Arc::new(Session {
         id: spec.id,
         scope: spec.scope,
@@ -207,18 +201,46 @@ pub fn spawn(spec: SpawnSpec, on_exit: ExitHook) -> std::io::Result<std::sync::A
             kill_reason: None,
             foreground: None,
         }),
-        stdin: tokio::sync::Mutex::new(child.stdin.take()),
+        stdin: tokio::sync::Mutex::new(input),
         kill: CancellationToken::new(),
         done: watch::channel(false).0,
     });
     tokio::spawn(supervise(
         session.clone(),
         child,
-        reader,
+        output,
         spec.timeout,
         on_exit,
     ));
     Ok(session)
+}
+
+/// Start `sh -c <command>` in a new process group, stdout and stderr on one pipe.
+fn spawn_piped(spec: &SpawnSpec) -> std::io::Result<Spawned> {
+    let (reader, writer) = std::io::pipe()?;
+    let writer_err = writer.try_clone()?;
+    let mut command = tokio::process::Command::new("sh");
+    command
+        .arg("-c")
+        .arg(&spec.command)
+        .current_dir(&spec.cwd)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::from(writer_err))
+        .process_group(0)
+        .kill_on_drop(true);
+    let spawned = command.spawn();
+    // The command holds our copies of the pipe's write end: close them, or EOF never comes.
+    drop(command);
+    let mut child = spawned?;
+    let reader = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?;
+    Ok(Spawned {
+        input: child.stdin.take().map(Input::Pipe),
+        child,
+        output: Box::new(reader),
+    })
 }
 
 impl Session {
@@ -359,22 +381,15 @@ impl Session {
         self.status()
     }
 
-    /// Write to the command's stdin; `eof` closes it afterwards.
+    /// Write to the command's stdin; `eof` closes it afterwards (on a pty: sends Ctrl-D).
     pub async fn write_stdin(&self, data: &str, eof: bool) -> Result<(), String> {
         let mut stdin = self.stdin.lock().await;
-        let Some(pipe) = stdin.as_mut() else {
+        let Some(input) = stdin.as_mut() else {
             return Err("stdin is already closed".into());
         };
-        if !data.is_empty() {
-            let written = async {
-                pipe.write_all(data.as_bytes()).await?;
-                pipe.flush().await
-            }
-            .await;
-            if let Err(e) = written {
-                *stdin = None;
-                return Err(format!("writing to stdin failed: {e}"));
-            }
+        if let Err(e) = input.write(data.as_bytes(), eof).await {
+            *stdin = None;
+            return Err(format!("writing to stdin failed: {e}"));
         }
         if eof {
             *stdin = None;
@@ -431,7 +446,7 @@ impl Drop for GroupGuard {
 async fn supervise(
     session: std::sync::Arc<Session>,
     mut child: Child,
-    mut out: tokio::net::unix::pipe::Receiver,
+    mut out: OutputStream,
     timeout: Duration,
     on_exit: ExitHook,
 ) {
@@ -451,6 +466,7 @@ async fn supervise(
     let mut killing = false;
     while exit.is_none() || !eof {
         tokio::select! {
+            // A read error ends the output like EOF (a pty's EIO already reads as EOF).
             read = out.read(&mut buf), if !eof => match read {
                 Ok(0) | Err(_) => eof = true,
                 Ok(n) => session.append(&sanitizer.push(&buf[..n])),

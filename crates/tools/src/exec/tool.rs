@@ -5,7 +5,8 @@
 //!
 //! Judgement calls: a non-zero exit code is a normal result (status `failed`, text ends
 //! with `(exit code N)`) because it is information (`grep` finding nothing), not a tool
-//! failure; a timeout is a tool error. `pty: true` is refused (no PTY support yet).
+//! failure; a timeout is a tool error. `pty: true` runs the command on a pseudo-terminal
+//! ([`super::pty`]) for programs that need one.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -48,7 +49,8 @@ pub struct ExecArgs {
     pub background: Option<bool>,
     /// Timeout in seconds (default 1800); the whole process group is killed on expiry.
     pub timeout: Option<f64>,
-    /// Run in a pseudo-terminal (not supported yet).
+    /// Run in a pseudo-terminal, for programs that need a TTY (colours, interactive
+    /// prompts). Output is what the terminal shows; input sent with process write is echoed.
     pub pty: Option<bool>,
 }
 
@@ -114,12 +116,6 @@ impl TypedTool for ExecTool {
     }
 
     async fn run(&self, args: ExecArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        if args.pty == Some(true) {
-            return Err(ToolError::failed(
-                "pty: true is not supported; run without pty (stdin is a pipe: send input \
-                 with process action \"write\")",
-            ));
-        }
         if args.command.trim().is_empty() {
             return Err(ToolError::failed("command is empty"));
         }
@@ -158,6 +154,7 @@ impl TypedTool for ExecTool {
                 env: env.into_iter().collect(),
                 timeout,
                 notify_on_exit: true,
+                pty: args.pty == Some(true),
             })
             .map_err(|e| ToolError::failed(e.to_string()))?;
 

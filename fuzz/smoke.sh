@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every fuzz target of pincer-ai for FUZZ_SECONDS (default 20) each, on stable Rust
+# Runs every fuzz target of Pincer for FUZZ_SECONDS (default 20) each, on stable Rust
 # (`--sanitizer none`). Installs cargo-fuzz when it is missing. Seeds come from seeds/.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -14,7 +14,7 @@ for target in $(cargo fuzz list); do
     -max_total_time="$seconds" -max_len=8192 -print_final_stats=1 2>&1 | grep -E "^(Done|stat::number_of_executed_units|==|SUMMARY)" || true
   # cargo fuzz exits non-zero on a crash; grep swallowed that, so check the artifacts.
   if compgen -G "artifacts/$target/crash-*" >/dev/null; then
-    echo "fuzz: $target crashed; inputs in crates/ai/fuzz/artifacts/$target" >&2
+    echo "fuzz: $target crashed; inputs in fuzz/artifacts/$target" >&2
     exit 1
   fi
 done
