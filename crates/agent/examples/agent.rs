@@ -113,12 +113,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     println!("user: please run the build");
     agent.prompt("please run the build").await?;
+    // Dropping the agent closes its event stream: the printer drains what is left and ends.
+    drop(agent);
+    let _ = printer.await;
     if let Ok(Some(notice)) = tokio::time::timeout(Duration::from_secs(10), notices.recv()).await {
         println!("[system event] {}", notice.text);
     }
-    drop(agent);
     registry.shutdown().await;
-    let _ = printer.await;
     server.shutdown().await?;
     std::fs::remove_dir_all(&workspace)?;
     Ok(())
