@@ -54,6 +54,19 @@ fn drain(rx: &mut UnboundedReceiver<Arc<AgentEvent>>) -> Vec<Arc<AgentEvent>> {
     out
 }
 
+/// Wait until an event matching `wanted` arrives.
+async fn wait_for(
+    rx: &mut UnboundedReceiver<Arc<AgentEvent>>,
+    wanted: impl Fn(&AgentEvent) -> bool,
+) {
+    while let Some(event) = rx.recv().await {
+        if wanted(&event) {
+            return;
+        }
+    }
+    panic!("the agent's event stream ended first");
+}
+
 /// Text and error flag of every tool result in the conversation, in order.
 fn tool_results(agent: &Agent) -> Vec<(String, bool)> {
     agent
@@ -235,15 +248,10 @@ async fn steering_is_delivered_after_the_tool_batch() {
     let runner = agent.clone();
     let run = tokio::spawn(async move { runner.prompt("go").await });
     // Steer once the tool is running.
-    loop {
-        if drain(&mut rx)
-            .iter()
-            .any(|e| matches!(**e, AgentEvent::ToolExecutionStart { .. }))
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    wait_for(&mut rx, |e| {
+        matches!(e, AgentEvent::ToolExecutionStart { .. })
+    })
+    .await;
     agent.steer(Message::user("change of plan"));
     run.await.unwrap().unwrap();
     let state = agent.state();
@@ -350,15 +358,10 @@ async fn abort_mid_tool_cancels_the_tool_and_ends_the_run() {
     let mut rx = agent.subscribe();
     let runner = agent.clone();
     let run = tokio::spawn(async move { runner.prompt("go").await });
-    loop {
-        if drain(&mut rx)
-            .iter()
-            .any(|e| matches!(**e, AgentEvent::ToolExecutionUpdate { .. }))
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    wait_for(&mut rx, |e| {
+        matches!(e, AgentEvent::ToolExecutionUpdate { .. })
+    })
+    .await;
     agent.abort();
     tokio::time::timeout(Duration::from_secs(10), run)
         .await
