@@ -1,0 +1,124 @@
+//! Atomic state files: write a temp file in the same directory, fsync it, rename it over the
+//! target, fsync the directory. Readers see the old or the new content, never a mix.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::error::{Result, StoreError};
+
+/// Replaces `path` with `bytes` atomically. `mode` sets Unix permissions on the new file
+/// (`Some(0o600)` for secrets); it is applied before any byte is written. Parent
+/// directories are created.
+pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "state".into());
+    let tmp = dir.join(format!(".{name}.tmp.{}", crate::ids::entry_id()));
+    let result = write_tmp(&tmp, bytes, mode).and_then(|()| {
+        fs::rename(&tmp, path).map_err(|e| StoreError::io(path, e))?;
+        sync_dir(&dir)
+    });
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+fn write_tmp(tmp: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
+    let mut opts = OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(mode.unwrap_or(0o644));
+    }
+    #[cfg(not(unix))]
+    let _ = mode;
+    let mut file = opts.open(tmp).map_err(|e| StoreError::io(tmp, e))?;
+    #[cfg(unix)]
+    if let Some(mode) = mode {
+        // The umask may have narrowed the mode above; state it exactly.
+        use std::os::unix::fs::PermissionsExt;
+        file.set_permissions(fs::Permissions::from_mode(mode))
+            .map_err(|e| StoreError::io(tmp, e))?;
+    }
+    file.write_all(bytes).map_err(|e| StoreError::io(tmp, e))?;
+    file.sync_all().map_err(|e| StoreError::io(tmp, e))
+}
+
+/// Fsyncs a directory so a rename or a new file in it survives a crash (no-op off Unix).
+pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
+    #[cfg(unix)]
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| StoreError::io(dir, e))?;
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
+}
+
+/// Reads and parses a JSON file; errors name the file. A missing file is an `Io` error
+/// with kind `NotFound`.
+pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T> {
+    let bytes = fs::read(path).map_err(|e| StoreError::io(path, e))?;
+    serde_json::from_slice(&bytes).map_err(|source| StoreError::Json {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Serialises `value` as pretty JSON (with a trailing newline) and writes it atomically.
+pub fn write_json<T: Serialize + ?Sized>(path: &Path, value: &T, mode: Option<u32>) -> Result<()> {
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(|source| StoreError::Serialize {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    bytes.push(b'\n');
+    write_atomic(path, &bytes, mode)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn writes_replaces_and_sets_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("sub/state.json");
+        write_json(&p, &serde_json::json!({"a": 1}), Some(0o600)).unwrap();
+        write_json(&p, &serde_json::json!({"a": 2}), Some(0o600)).unwrap();
+        let v: serde_json::Value = read_json(&p).unwrap();
+        assert_eq!(v, serde_json::json!({"a": 2}));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600);
+        }
+        let leftovers = fs::read_dir(p.parent().unwrap()).unwrap().count();
+        assert_eq!(leftovers, 1, "no temp files left behind");
+    }
+
+    #[test]
+    fn read_errors_name_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("bad.json");
+        fs::write(&p, "{oops").unwrap();
+        let err = read_json::<serde_json::Value>(&p).unwrap_err().to_string();
+        assert!(
+            err.contains("bad.json") && err.contains("invalid JSON"),
+            "{err}"
+        );
+    }
+}

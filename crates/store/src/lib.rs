@@ -1,0 +1,29 @@
+//! Pincer's persistence layer: session transcripts in pi's JSONL format (version 3), the
+//! per-agent session index (`sessions.json`) and atomic JSON state files.
+//!
+//! Layout under `$PINCER_HOME/agents/<agentId>/sessions/`: `sessions.json` (the index,
+//! sessionKey -> [`SessionEntry`]) and `<sessionId>.jsonl` (one transcript per session).
+//! Every state write is atomic (temp file, fsync, rename, fsync dir); transcripts are
+//! append-only, one whole line per append under an exclusive file lock.
+
+pub mod atomic;
+pub mod entry;
+pub mod error;
+pub mod ids;
+pub mod index;
+pub mod sessions;
+pub mod transcript;
+
+pub use atomic::{read_json, write_atomic, write_json};
+pub use entry::{
+    BranchSummaryEntry, CURRENT_VERSION, CompactionEntry, CustomEntry, CustomMessageEntry, Entry,
+    EntryBody, LabelEntry, MessageEntry, ModelChangeEntry, SessionHeader, SessionInfoEntry,
+    ThinkingLevelChangeEntry,
+};
+pub use error::{Result, StoreError};
+pub use index::{SessionEntry, SessionIndex};
+pub use sessions::{OpenSession, SessionStore};
+pub use transcript::{
+    BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX,
+    COMPACTION_SUMMARY_SUFFIX, LineIssue, LoadReport, TailRepair, Transcript,
+};

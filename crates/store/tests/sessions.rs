@@ -1,0 +1,179 @@
+//! The session index and the store lifecycle: create, resume, patch, reset.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::fs;
+
+use pincer_ai::Message;
+use pincer_store::{EntryBody, MessageEntry, SessionIndex, SessionStore, StoreError};
+use serde_json::json;
+
+fn store(dir: &std::path::Path) -> SessionStore {
+    SessionStore::new(dir.join("agents/main/sessions")).with_cwd("/work")
+}
+
+#[test]
+fn get_or_create_then_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    assert!(matches!(
+        s.resume("main"),
+        Err(StoreError::UnknownSession { .. })
+    ));
+    let mut a = s.get_or_create("main").unwrap();
+    assert!(a.created);
+    assert_eq!(a.transcript.header().id, a.entry.session_id);
+    assert_eq!(a.transcript.header().cwd, "/work");
+    a.transcript
+        .append_body(EntryBody::Message(MessageEntry {
+            message: Message::user("hi"),
+        }))
+        .unwrap();
+    let b = s.get_or_create("main").unwrap();
+    assert!(!b.created);
+    assert_eq!(b.entry.session_id, a.entry.session_id);
+    assert_eq!(b.transcript.entries().len(), 1);
+    let c = s.resume("main").unwrap();
+    assert_eq!(c.transcript.entries(), a.transcript.entries());
+    assert!(s.transcript_path(&a.entry.session_id).exists());
+    let index = s.index().unwrap();
+    assert_eq!(index.sessions.len(), 1);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(s.index_path()).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+}
+
+#[test]
+fn patch_sets_and_null_clears() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    let created = s.get_or_create("k").unwrap().entry;
+    let e = s
+        .patch(
+            "k",
+            &json!({"thinkingLevel": "high", "label": "L", "model": "openai/gpt-5"}),
+        )
+        .unwrap();
+    assert_eq!(e.thinking_level.as_deref(), Some("high"));
+    assert_eq!(e.label.as_deref(), Some("L"));
+    assert!(e.updated_at >= created.updated_at);
+    let e = s
+        .patch("k", &json!({"label": null, "model": null}))
+        .unwrap();
+    assert_eq!(e.label, None);
+    assert_eq!(e.model, None);
+    assert_eq!(e.thinking_level.as_deref(), Some("high"));
+    let on_disk: serde_json::Value =
+        serde_json::from_slice(&fs::read(s.index_path()).unwrap()).unwrap();
+    assert_eq!(on_disk["k"]["thinkingLevel"], "high");
+    assert!(on_disk["k"].get("label").is_none());
+    assert_eq!(on_disk["k"]["sessionId"], created.session_id.as_str());
+    assert_eq!(on_disk["k"]["compactionCount"], 0);
+    // Invalid patches change nothing.
+    assert!(matches!(
+        s.patch("k", &json!({"sessionId": null})),
+        Err(StoreError::Patch { .. })
+    ));
+    assert!(matches!(
+        s.patch("k", &json!({"inputTokens": "x"})),
+        Err(StoreError::Patch { .. })
+    ));
+    assert!(matches!(
+        s.patch("k", &json!([1])),
+        Err(StoreError::Patch { .. })
+    ));
+    assert!(matches!(
+        s.patch("nope", &json!({})),
+        Err(StoreError::UnknownSession { .. })
+    ));
+    assert_eq!(
+        s.index().unwrap().get("k").unwrap().session_id,
+        created.session_id
+    );
+}
+
+#[test]
+fn index_keeps_unknown_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sessions.json");
+    fs::write(
+        &path,
+        r#"{"k":{"sessionId":"s","createdAt":1,"updatedAt":2,"futureField":{"a":1}}}"#,
+    )
+    .unwrap();
+    let index = SessionIndex::load(&path).unwrap();
+    assert_eq!(
+        index.get("k").unwrap().extra["futureField"],
+        json!({"a": 1})
+    );
+    index.save().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    assert_eq!(
+        v,
+        json!({"k":{"sessionId":"s","createdAt":1,"updatedAt":2,"compactionCount":0,"futureField":{"a":1}}})
+    );
+}
+
+#[test]
+fn missing_index_is_empty_but_corrupt_index_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    assert!(s.index().unwrap().sessions.is_empty());
+    fs::create_dir_all(s.root()).unwrap();
+    fs::write(s.index_path(), "{\"k\": {\"sessionId\": ").unwrap();
+    let err = s.get_or_create("k").unwrap_err();
+    assert!(matches!(err, StoreError::Json { .. }), "{err}");
+    assert!(err.to_string().contains("sessions.json"), "{err}");
+    assert_eq!(
+        fs::read_to_string(s.index_path()).unwrap(),
+        "{\"k\": {\"sessionId\": "
+    );
+}
+
+#[test]
+fn reset_keeps_the_old_transcript() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    let mut old = s.get_or_create("main").unwrap();
+    old.transcript
+        .append_body(EntryBody::Message(MessageEntry {
+            message: Message::user("before"),
+        }))
+        .unwrap();
+    s.patch("main", &json!({"thinkingLevel": "low", "inputTokens": 5}))
+        .unwrap();
+    let old_bytes = fs::read(old.transcript.path()).unwrap();
+    let old_id = old.entry.session_id.clone();
+
+    let new = s.reset("main").unwrap();
+    assert!(new.created);
+    assert_ne!(new.entry.session_id, old_id);
+    assert!(new.transcript.entries().is_empty());
+    assert_eq!(new.entry.thinking_level.as_deref(), Some("low"));
+    assert_eq!(new.entry.input_tokens, None);
+    assert!(!old.transcript.path().exists());
+    let kept: Vec<_> = fs::read_dir(s.root())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&format!("{old_id}.jsonl.reset.")))
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(fs::read(s.root().join(&kept[0])).unwrap(), old_bytes);
+    assert_eq!(
+        s.resume("main").unwrap().entry.session_id,
+        new.entry.session_id
+    );
+}
+
+#[test]
+fn missing_transcript_is_recreated_under_the_same_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    let a = s.get_or_create("main").unwrap();
+    fs::remove_file(a.transcript.path()).unwrap();
+    let b = s.resume("main").unwrap();
+    assert_eq!(b.entry.session_id, a.entry.session_id);
+    assert_eq!(b.transcript.header().id, a.entry.session_id);
+}

@@ -1,0 +1,29 @@
+//! Arbitrary bytes as a transcript file: opening never panics; when it succeeds the context
+//! can be built, and an append lands as the new leaf of a file that reopens without error.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use pincer_store::{EntryBody, SessionInfoEntry, Transcript};
+
+fuzz_target!(|input: &[u8]| {
+    let path = std::env::temp_dir().join(format!(
+        "pincer-fuzz-transcript-{}.jsonl",
+        std::process::id()
+    ));
+    if std::fs::write(&path, input).is_err() {
+        return;
+    }
+    if let Ok((mut t, _report)) = Transcript::open(&path) {
+        let _ = t.context();
+        let body = EntryBody::SessionInfo(SessionInfoEntry {
+            name: Some("fuzz".into()),
+        });
+        let id = t.append_body(body).map(|e| e.id.clone()).ok();
+        if let Some(id) = id {
+            let (again, _) = Transcript::open(&path).expect("reopen after append");
+            assert_eq!(again.leaf_id(), Some(id.as_str()));
+            let _ = again.context();
+        }
+    }
+    let _ = std::fs::remove_file(&path);
+});
