@@ -3,7 +3,14 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pincer_store::{EntryBody, SessionInfoEntry, Transcript};
+use pincer_store::{EntryBody, LoadReport, SessionInfoEntry, TailRepair, Transcript};
+
+/// Repairs keep the cut bytes beside the file; a fuzzer must not pile them up.
+fn forget_saved_tail(report: &LoadReport) {
+    if let Some(TailRepair::Truncated { saved_to, .. }) = &report.repaired_tail {
+        let _ = std::fs::remove_file(saved_to);
+    }
+}
 
 fuzz_target!(|input: &[u8]| {
     let path = std::env::temp_dir().join(format!(
@@ -13,14 +20,16 @@ fuzz_target!(|input: &[u8]| {
     if std::fs::write(&path, input).is_err() {
         return;
     }
-    if let Ok((mut t, _report)) = Transcript::open(&path) {
+    if let Ok((mut t, report)) = Transcript::open(&path) {
+        forget_saved_tail(&report);
         let _ = t.context();
         let body = EntryBody::SessionInfo(SessionInfoEntry {
             name: Some("fuzz".into()),
         });
         let id = t.append_body(body).map(|e| e.id.clone()).ok();
         if let Some(id) = id {
-            let (again, _) = Transcript::open(&path).expect("reopen after append");
+            let (again, report) = Transcript::open(&path).expect("reopen after append");
+            forget_saved_tail(&report);
             assert_eq!(again.leaf_id(), Some(id.as_str()));
             let _ = again.context();
         }

@@ -40,12 +40,14 @@ pub struct LineIssue {
 /// How a torn end of file was repaired.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TailRepair {
-    /// The invalid last line was cut off: the file now ends at byte `new_len`.
+    /// The invalid last line was cut off: the file now ends at byte `new_len`. The cut
+    /// bytes were saved to `saved_to` first, so nothing is lost.
     Truncated {
         line: usize,
         removed_bytes: u64,
         new_len: u64,
         error: String,
+        saved_to: PathBuf,
     },
     /// The last line was valid but lacked its newline; one was appended.
     NewlineAdded { line: usize },
@@ -128,6 +130,9 @@ impl Transcript {
         t.len = consumed;
         if let Some((line, start, error)) = tail {
             let removed = bytes.len() as u64 - start;
+            // Keep what is cut beside the transcript before cutting it.
+            let saved_to = torn_path(&t.path);
+            crate::atomic::write_atomic(&saved_to, &bytes[start as usize..], Some(0o600))?;
             file.set_len(start)
                 .map_err(|e| StoreError::io(&t.path, e))?;
             file.sync_all().map_err(|e| StoreError::io(&t.path, e))?;
@@ -137,6 +142,7 @@ impl Transcript {
                 removed_bytes: removed,
                 new_len: start,
                 error,
+                saved_to,
             });
             t.len = start;
         } else if bytes.last().is_some_and(|b| *b != b'\n') {
@@ -390,4 +396,14 @@ fn push_message(out: &mut Vec<Message>, e: &Entry) {
         }
         _ => {}
     }
+}
+
+/// `<transcript>.torn.<ms>`: where the bytes cut from a torn tail are kept.
+fn torn_path(path: &Path) -> PathBuf {
+    let mut name = path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
+    name.push(format!(".torn.{}", crate::ids::now_ms()));
+    path.with_file_name(name)
 }

@@ -98,11 +98,21 @@ fn torn_last_line_is_truncated_and_reported() {
             line,
             removed_bytes,
             new_len,
+            saved_to,
             ..
         }) => {
             assert_eq!(line, 3);
             assert_eq!(removed_bytes, torn.len() as u64);
             assert_eq!(new_len, good.len() as u64);
+            assert_eq!(fs::read(&saved_to).unwrap(), torn, "the cut bytes are kept");
+            assert!(
+                saved_to
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .contains(".jsonl.torn."),
+                "{saved_to:?}"
+            );
         }
         other => panic!("unexpected repair {other:?}"),
     }
