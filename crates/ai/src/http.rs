@@ -168,12 +168,12 @@ async fn run(
                 break;
             }
             Ok(Some(Ok(chunk))) => {
-                if let Err(e) = framer.feed(&chunk, decoder.as_mut(), &mut builder) {
-                    builder.fail(
-                        ErrorKind::Protocol,
-                        format!("{label}: malformed stream: {e}"),
-                    );
-                }
+                framer.feed_chunk(
+                    &chunk,
+                    decoder.as_mut(),
+                    &mut builder,
+                    &format!("{label}: "),
+                );
                 if !sink.flush(&mut builder).await {
                     return;
                 }
@@ -192,24 +192,7 @@ async fn run(
                 break;
             }
             Ok(None) => {
-                let result = framer
-                    .finish(decoder.as_mut(), &mut builder)
-                    .and_then(|()| {
-                        if builder.is_finished() {
-                            Ok(())
-                        } else {
-                            decoder.finish(&mut builder)
-                        }
-                    });
-                if let Err(e) = result {
-                    builder.fail(ErrorKind::Protocol, format!("{label}: {e}"));
-                }
-                if !builder.is_finished() {
-                    builder.fail(
-                        ErrorKind::Protocol,
-                        format!("{label}: the stream ended before the reply was complete"),
-                    );
-                }
+                framer.end_of_body(decoder.as_mut(), &mut builder, &format!("{label}: "));
                 break;
             }
         }
@@ -223,6 +206,48 @@ enum BodyFramer {
 }
 
 impl BodyFramer {
+    /// Feed one chunk; malformed data fails the message (`prefix` names the model).
+    fn feed_chunk(
+        &mut self,
+        chunk: &[u8],
+        decoder: &mut dyn StreamDecoder,
+        out: &mut MessageBuilder,
+        prefix: &str,
+    ) {
+        if let Err(e) = self.feed(chunk, decoder, out) {
+            out.fail(
+                ErrorKind::Protocol,
+                format!("{prefix}malformed stream: {e}"),
+            );
+        }
+    }
+
+    /// The body ended: flush the framer, let the decoder finish, and fail a message that
+    /// is still incomplete. Shared by the live driver and [`decode_recorded`].
+    fn end_of_body(
+        &mut self,
+        decoder: &mut dyn StreamDecoder,
+        out: &mut MessageBuilder,
+        prefix: &str,
+    ) {
+        let result = self.finish(decoder, out).and_then(|()| {
+            if out.is_finished() {
+                Ok(())
+            } else {
+                decoder.finish(out)
+            }
+        });
+        if let Err(e) = result {
+            out.fail(ErrorKind::Protocol, format!("{prefix}{e}"));
+        }
+        if !out.is_finished() {
+            out.fail(
+                ErrorKind::Protocol,
+                format!("{prefix}the stream ended before the reply was complete"),
+            );
+        }
+    }
+
     fn new(framing: Framing) -> Self {
         match framing {
             Framing::Sse => Self::Sse(SseFramer::default()),
@@ -297,30 +322,13 @@ pub fn decode_recorded(
     let mut framer = BodyFramer::new(framing);
     let mut events = Vec::new();
     for chunk in chunks {
-        if let Err(e) = framer.feed(chunk, decoder, &mut builder) {
-            builder.fail(ErrorKind::Protocol, format!("malformed stream: {e}"));
-        }
+        framer.feed_chunk(chunk, decoder, &mut builder, "");
         events.extend(builder.drain_events());
         if builder.is_finished() {
             return events;
         }
     }
-    let result = framer.finish(decoder, &mut builder).and_then(|()| {
-        if builder.is_finished() {
-            Ok(())
-        } else {
-            decoder.finish(&mut builder)
-        }
-    });
-    if let Err(e) = result {
-        builder.fail(ErrorKind::Protocol, e.to_string());
-    }
-    if !builder.is_finished() {
-        builder.fail(
-            ErrorKind::Protocol,
-            "the stream ended before the reply was complete",
-        );
-    }
+    framer.end_of_body(decoder, &mut builder, "");
     events.extend(builder.drain_events());
     events
 }
