@@ -4,7 +4,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde::Deserialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::env::{EnvSource, base_url_var};
@@ -80,40 +81,60 @@ impl KeySpec {
     }
 }
 
-/// pi's `models.json`: `{"providers": {"<name>": {...}}}`.
-#[derive(Debug, Deserialize)]
+/// pi's `models.json`: `{"providers": {"<name>": {...}}}` (also the `models` section of
+/// Pincer's config).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct ModelsConfig {
-    #[serde(default)]
-    providers: BTreeMap<String, ProviderConfig>,
+pub struct ModelsConfig {
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub providers: BTreeMap<String, ProviderConfig>,
 }
 
-#[derive(Debug, Deserialize)]
+/// A custom provider, or overrides of a built-in one (only `baseUrl` re-points it).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ProviderConfig {
-    base_url: Option<String>,
-    api: Option<String>,
-    api_key: Option<String>,
-    headers: Option<BTreeMap<String, String>>,
-    compat: Option<Compat>,
-    #[serde(default)]
-    models: Vec<CustomModel>,
+pub struct ProviderConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// Wire API: openai-completions, openai-responses, anthropic-messages, google-generative-ai.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<String>,
+    /// An environment-variable name, a literal key, or `!command` whose output is the key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<BTreeMap<String, String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compat: Option<Compat>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub models: Vec<CustomModel>,
 }
 
-#[derive(Debug, Deserialize)]
+/// A model of a custom provider.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct CustomModel {
-    id: String,
-    name: Option<String>,
-    api: Option<String>,
-    base_url: Option<String>,
-    reasoning: Option<bool>,
-    input: Option<Vec<InputKind>>,
-    cost: Option<ModelCost>,
-    context_window: Option<u64>,
-    max_tokens: Option<u64>,
-    headers: Option<BTreeMap<String, String>>,
-    compat: Option<Compat>,
+pub struct CustomModel {
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<Vec<InputKind>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<ModelCost>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<BTreeMap<String, String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compat: Option<Compat>,
 }
 
 /// Every model Pincer can use.
@@ -161,8 +182,13 @@ impl ModelRegistry {
     pub fn apply_models_config(&mut self, text: &str) -> Result<(), CatalogError> {
         let config: ModelsConfig =
             json5::from_str(text).map_err(|e| CatalogError::Parse(e.to_string()))?;
-        for (provider, cfg) in config.providers {
-            self.apply_provider(&provider, cfg)?;
+        self.apply_models(&config)
+    }
+
+    /// Merge an already parsed models configuration (see [`ModelRegistry::apply_models_config`]).
+    pub fn apply_models(&mut self, config: &ModelsConfig) -> Result<(), CatalogError> {
+        for (provider, cfg) in &config.providers {
+            self.apply_provider(provider, cfg.clone())?;
         }
         Ok(())
     }

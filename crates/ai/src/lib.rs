@@ -25,7 +25,7 @@ pub(crate) mod test_support;
 pub mod types;
 
 pub use builder::MessageBuilder;
-pub use catalog::{CatalogError, ModelRegistry};
+pub use catalog::{CatalogError, CustomModel, ModelRegistry, ModelsConfig, ProviderConfig};
 pub use client::LlmClient;
 pub use error::{AiError, ErrorKind};
 pub use event::{AssistantMessageEvent, AssistantStream, PartialMessage};

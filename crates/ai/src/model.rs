@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -19,7 +20,7 @@ pub mod apis {
 }
 
 /// Kinds of input a model accepts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum InputKind {
     Text,
@@ -27,7 +28,7 @@ pub enum InputKind {
 }
 
 /// Price in USD per million tokens.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ModelCost {
     pub input: f64,
@@ -52,7 +53,7 @@ impl ModelCost {
 }
 
 /// Which field carries the output-token limit on an OpenAI-compatible server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum MaxTokensField {
     #[serde(rename = "max_completion_tokens")]
     MaxCompletionTokens,
@@ -61,7 +62,7 @@ pub enum MaxTokensField {
 }
 
 /// How an OpenAI-compatible server wants reasoning requested.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ThinkingFormat {
     Openai,
@@ -71,7 +72,7 @@ pub enum ThinkingFormat {
 
 /// Compatibility overrides for OpenAI-compatible servers (pi's `OpenAICompletionsCompat`).
 /// Every field is optional: what is not set is detected from the provider and base URL.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Compat {
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,0 +1,3 @@
+//! `pincer`: the command-line front door and composition root.
+
+fn main() {}

@@ -1,0 +1,372 @@
+//! The shape of `pincer.json5`: one Rust type per section, camelCase keys as OpenClaw writes
+//! them, unknown keys refused (`deny_unknown_fields`) so a typo never passes silently. The
+//! JSON schema (`pincer config schema`) is derived from these types.
+
+use std::collections::BTreeMap;
+
+use pincer_ai::ModelsConfig;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The whole configuration. Every section is optional; an empty file is a valid config.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PincerConfig {
+    /// Editors' schema hint; ignored.
+    #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
+    /// Agents: defaults for all, and the list of agents with their own workspace.
+    #[serde(default)]
+    pub agents: AgentsConfig,
+    /// Which agent answers which channel, account, guild or peer (most specific wins).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bindings: Vec<Binding>,
+    /// Session keys and session maintenance.
+    #[serde(default)]
+    pub session: SessionConfig,
+    /// Custom providers and models, in pi's `models.json` shape.
+    #[serde(default)]
+    pub models: ModelsConfig,
+    /// Auth-profile order per provider and failover cooldowns.
+    #[serde(default)]
+    pub auth: AuthConfig,
+    /// Which tools agents get.
+    #[serde(default)]
+    pub tools: ToolsConfig,
+    /// Where skills are loaded from besides the standard directories.
+    #[serde(default)]
+    pub skills: SkillsConfig,
+    /// Worker roles (capability profiles) by channel and group.
+    #[serde(default)]
+    pub roles: RolesConfig,
+}
+
+/// `agents`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentsConfig {
+    #[serde(default)]
+    pub defaults: AgentDefaults,
+    /// Agents besides (or overriding) `main`. The default agent is the one marked
+    /// `default: true`, else `main`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub list: Vec<AgentEntry>,
+}
+
+/// `agents.defaults`: what every agent uses unless its entry says otherwise.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentDefaults {
+    /// The model, `provider/model`, or `{ primary, fallbacks }`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelSelection>,
+    /// Thinking level: off, minimal, low, medium, high, xhigh.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_level: Option<ThinkingLevelName>,
+    /// Most characters injected from one workspace file (default 20000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bootstrap_max_chars: Option<usize>,
+    /// Most characters injected from all workspace files together (default 150000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bootstrap_total_max_chars: Option<usize>,
+}
+
+/// One entry of `agents.list`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentEntry {
+    /// `^[a-z0-9][a-z0-9_-]{0,63}$`.
+    pub id: String,
+    /// This agent answers what no binding claims.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub default: bool,
+    /// A display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Workspace directory (default `$PINCER_HOME/agents/<id>/workspace`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// Overrides `agents.defaults.model`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelSelection>,
+    /// Overrides `agents.defaults.thinkingLevel`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_level: Option<ThinkingLevelName>,
+    /// Overrides the global `tools` section for this agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<ToolsConfig>,
+}
+
+/// A model choice: `"provider/model"` or `{ primary, fallbacks }` (OpenClaw's forms).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ModelSelection {
+    /// Just the primary model.
+    Primary(String),
+    /// A primary model and the models tried, in order, when it fails over.
+    Chain(ModelChain),
+}
+
+/// `{ primary, fallbacks }`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ModelChain {
+    pub primary: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fallbacks: Vec<String>,
+}
+
+impl ModelSelection {
+    /// The primary model reference.
+    pub fn primary(&self) -> &str {
+        match self {
+            Self::Primary(p) => p,
+            Self::Chain(c) => &c.primary,
+        }
+    }
+
+    /// The fallbacks, in order.
+    pub fn fallbacks(&self) -> &[String] {
+        match self {
+            Self::Primary(_) => &[],
+            Self::Chain(c) => &c.fallbacks,
+        }
+    }
+}
+
+/// Thinking levels as pi names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ThinkingLevelName {
+    Off,
+    Minimal,
+    Low,
+    Medium,
+    High,
+    Xhigh,
+}
+
+/// One entry of `bindings`: messages matching `match` go to `agentId`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Binding {
+    pub agent_id: String,
+    #[serde(rename = "match")]
+    pub match_: BindingMatch,
+}
+
+/// What a binding matches. Every field given must match; the most specific binding wins
+/// (peer 8 > guild 4 > account 2 > channel 1, summed).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BindingMatch {
+    /// Channel id: telegram, discord, feishu, slack, webchat, cli, …
+    pub channel: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer: Option<PeerMatch>,
+    /// Discord guild.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guild_id: Option<String>,
+    /// Slack team.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_id: Option<String>,
+}
+
+/// A peer in a binding: a direct chat partner, a group or a channel.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PeerMatch {
+    pub kind: PeerKind,
+    pub id: String,
+}
+
+/// Kinds of chat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PeerKind {
+    Direct,
+    Group,
+    Channel,
+}
+
+/// `session`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionConfig {
+    /// `per-sender` (default) or `global` (everything in one session, key `global`).
+    #[serde(default)]
+    pub scope: SessionScope,
+    /// How direct messages map to sessions (default `main`: all DMs share the main session).
+    #[serde(default)]
+    pub dm_scope: DmScope,
+    /// The main session's key suffix: `agent:<agentId>:<mainKey>` (default `main`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub main_key: Option<String>,
+    /// One person on several channels: canonical name -> `["telegram:123", "discord:456"]`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub identity_links: BTreeMap<String, Vec<String>>,
+    /// Retention of old sessions.
+    #[serde(default)]
+    pub maintenance: SessionMaintenance,
+}
+
+impl SessionConfig {
+    /// `mainKey`, defaulting to `main`.
+    pub fn main_key(&self) -> &str {
+        self.main_key.as_deref().unwrap_or("main")
+    }
+}
+
+/// `session.scope`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SessionScope {
+    #[default]
+    PerSender,
+    Global,
+}
+
+/// `session.dmScope`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum DmScope {
+    /// Every DM goes to the agent's main session.
+    #[default]
+    Main,
+    /// One session per sender, across channels: `agent:<a>:direct:<peer>`.
+    PerPeer,
+    /// One session per channel and sender: `agent:<a>:<channel>:direct:<peer>`.
+    PerChannelPeer,
+    /// One session per account, channel and sender.
+    PerAccountChannelPeer,
+}
+
+/// `session.maintenance`: which old sessions are pruned. The active session never is.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionMaintenance {
+    /// `warn` (default: report what would be pruned) or `enforce`.
+    #[serde(default)]
+    pub mode: MaintenanceMode,
+    /// Sessions not updated for this long are pruned, e.g. `30d`, `12h` (default `30d`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prune_after: Option<String>,
+    /// Most sessions kept per agent, newest first (default 500).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_entries: Option<usize>,
+}
+
+/// `session.maintenance.mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MaintenanceMode {
+    #[default]
+    Warn,
+    Enforce,
+}
+
+/// `auth`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AuthConfig {
+    /// Profile ids to try, in order, per provider: `{ anthropic: ["anthropic:work", …] }`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub order: BTreeMap<String, Vec<String>>,
+    /// Cooldowns after consecutive rate limits, in milliseconds (default 1 m, 5 m, 25 m, 1 h).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cooldowns_ms: Option<Vec<u64>>,
+}
+
+/// `tools` (also per agent in `agents.list[].tools`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolsConfig {
+    /// full (default), coding, messaging or minimal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<ToolProfileName>,
+    /// Tools added beyond the profile (names or globs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<String>,
+    /// Tools removed whatever else says (names or globs); deny wins.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deny: Vec<String>,
+    /// What `exec` may run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exec: Option<ExecConfig>,
+}
+
+/// Tool profiles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolProfileName {
+    Full,
+    Coding,
+    Messaging,
+    Minimal,
+}
+
+/// `tools.exec`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExecConfig {
+    /// deny, allowlist or full (default full for the CLI's own agent, as OpenClaw).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security: Option<ExecSecurityName>,
+    /// Program names `allowlist` permits.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<String>,
+}
+
+/// `tools.exec.security`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ExecSecurityName {
+    Deny,
+    Allowlist,
+    Full,
+}
+
+/// `skills`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SkillsConfig {
+    #[serde(default)]
+    pub load: SkillsLoad,
+}
+
+/// `skills.load`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SkillsLoad {
+    /// Extra skill directories, lowest precedence.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extra_dirs: Vec<String>,
+}
+
+/// `roles`: which worker role (capability profile) a session runs under. Resolution order
+/// (pi-gateway's): a Discord guild's role, then the Discord channel's; a Telegram group's,
+/// then the Telegram channel's; generally a group's, then its channel's; then `default`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RolesConfig {
+    /// The role of everything not matched below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<String>,
+    /// Per channel id.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub channels: BTreeMap<String, ChannelRoles>,
+}
+
+/// Roles of one channel.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ChannelRoles {
+    /// The channel's role.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// Roles by group: Discord guild id, Telegram chat id, Slack team id, Feishu chat id.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub groups: BTreeMap<String, String>,
+}

@@ -1,0 +1,3 @@
+//! pincer-gateway: the gateway core. Routes a message to an agent and a session key,
+//! builds each agent's system prompt from its workspace and skills, and runs turns whose
+//! messages persist to the session store.
