@@ -61,6 +61,10 @@ pub struct AgentConfig {
     pub hooks: Hooks,
     /// Automatic compaction (threshold and overflow); defaults to pi's settings.
     pub compaction: CompactionSettings,
+    /// Most tool rounds (replies with tool calls that run) in one run; `None` is no cap.
+    /// Calls past the cap get an error result ("tool call loop exceeded max steps (N)")
+    /// and the run ends without another LLM call (lainclaw's `--tool-max-steps`).
+    pub max_tool_rounds: Option<usize>,
 }
 
 impl AgentConfig {
@@ -78,6 +82,7 @@ impl AgentConfig {
             stream_options: StreamOptions::default(),
             hooks: Hooks::default(),
             compaction: CompactionSettings::default(),
+            max_tool_rounds: None,
         }
     }
 }
@@ -109,6 +114,8 @@ pub(crate) struct Core {
     pub(crate) steering: MessageQueue,
     pub(crate) follow_up: MessageQueue,
     pub(crate) cancel: Option<CancellationToken>,
+    /// The last run stopped at `max_tool_rounds`.
+    pub(crate) tool_limit_reached: bool,
 }
 
 pub(crate) struct Inner {
@@ -210,6 +217,7 @@ impl Agent {
             pending_tool_calls: BTreeSet::new(),
             error: None,
             cancel: None,
+            tool_limit_reached: false,
         };
         let (idle, _) = watch::channel(true);
         Self {
@@ -303,6 +311,7 @@ impl Agent {
             }
             core.is_streaming = true;
             core.error = None;
+            core.tool_limit_reached = false;
             let cancel = CancellationToken::new();
             core.cancel = Some(cancel.clone());
             cancel
@@ -421,6 +430,11 @@ impl Agent {
 
     pub fn set_compaction_settings(&self, settings: CompactionSettings) {
         self.inner.core().config.compaction = settings;
+    }
+
+    /// Whether the last run stopped because it hit `max_tool_rounds`.
+    pub fn tool_limit_reached(&self) -> bool {
+        self.inner.core().tool_limit_reached
     }
 
     /// Replace the conversation (resume from a transcript, or after compaction).

@@ -30,6 +30,8 @@ pub(crate) async fn run(inner: &Arc<Inner>, prompts: Vec<Message>, cancel: Cance
     let mut pending = inner.core().steering.poll();
     let mut first_turn = true;
     let mut overflow_retried = false;
+    let mut tool_rounds = 0usize;
+    let max_tool_rounds = inner.core().config.max_tool_rounds;
     loop {
         let mut more_tool_calls = true;
         while more_tool_calls || !pending.is_empty() {
@@ -64,11 +66,15 @@ pub(crate) async fn run(inner: &Arc<Inner>, prompts: Vec<Message>, cancel: Cance
                 end_run(inner, added).await;
                 return;
             }
-            let results = if assistant.tool_calls().next().is_some() {
-                run_tool_calls(inner, Arc::new(assistant.clone()), &cancel).await
+            let has_calls = assistant.tool_calls().next().is_some();
+            let over_limit = has_calls && max_tool_rounds.is_some_and(|max| tool_rounds >= max);
+            let results = if has_calls {
+                let refusal = over_limit.then(|| tool_limit_text(max_tool_rounds.unwrap_or(0)));
+                run_tool_calls(inner, Arc::new(assistant.clone()), &cancel, refusal).await
             } else {
                 Vec::new()
             };
+            tool_rounds += usize::from(has_calls);
             more_tool_calls = !results.is_empty();
             added.extend(results.iter().cloned());
             let threshold = auto_compact_reason(inner, &assistant);
@@ -76,6 +82,12 @@ pub(crate) async fn run(inner: &Arc<Inner>, prompts: Vec<Message>, cancel: Cance
                 message: Message::Assistant(assistant),
                 tool_results: results,
             });
+            if over_limit {
+                // The cap ends the run: no further LLM call, queued messages stay queued.
+                inner.core().tool_limit_reached = true;
+                end_run(inner, added).await;
+                return;
+            }
             if threshold == Some(CompactionReason::Threshold) {
                 auto_compact(inner, CompactionReason::Threshold, &cancel).await;
             }
@@ -88,6 +100,11 @@ pub(crate) async fn run(inner: &Arc<Inner>, prompts: Vec<Message>, cancel: Cance
         pending = follow_ups;
     }
     end_run(inner, added).await;
+}
+
+/// Why calls past the tool-round cap were not run (lainclaw's wording).
+pub(crate) fn tool_limit_text(max: usize) -> String {
+    format!("tool call loop exceeded max steps ({max})")
 }
 
 fn auto_compact_reason(inner: &Inner, reply: &AssistantMessage) -> Option<CompactionReason> {
@@ -281,6 +298,7 @@ async fn run_tool_calls(
     inner: &Arc<Inner>,
     assistant: Arc<AssistantMessage>,
     cancel: &CancellationToken,
+    refusal: Option<String>,
 ) -> Vec<Message> {
     let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
     let (tools, mode, hooks) = {
@@ -298,12 +316,18 @@ async fn run_tool_calls(
         });
 
     let mut finished: Vec<Finished> = Vec::with_capacity(calls.len());
-    if assistant.stop_reason == StopReason::Length {
-        // Cut off by the token limit: arguments may be truncated, so nothing runs.
+    // Cut off by the token limit, arguments may be truncated; past the round cap, nothing
+    // more may run. Either way every call still gets a result so the transcript stays valid.
+    let refusal = refusal.or_else(|| {
+        (assistant.stop_reason == StopReason::Length).then(|| {
+            "the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments.".to_owned()
+        })
+    });
+    if let Some(reason) = refusal {
         for call in calls {
             start_event(inner, &call);
             let output = ToolOutput::text(format!(
-                "Tool call \"{}\" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments.",
+                "Tool call \"{}\" was not executed: {reason}",
                 call.name
             ));
             finished.push(end_event(inner, call, output, true));

@@ -758,3 +758,40 @@ async fn dotted_tool_names_are_offered_under_a_wire_safe_name() {
     assert!(!result.is_error);
     assert_eq!(result.content, vec![pincer_ai::ContentBlock::text("hey")]);
 }
+
+#[tokio::test]
+async fn the_tool_round_cap_refuses_further_calls_and_ends_the_run() {
+    // The model asks for a tool after every result: without a cap it would loop forever.
+    let scenario = Scenario::new()
+        .rule(
+            Rule::when(Match::tool_result("sleep"))
+                .reply(Reply::empty().with_tool_call("sleep", json!({"ms": 1, "label": "again"}))),
+        )
+        .rule(
+            Rule::when(Match::last_user("go"))
+                .reply(Reply::empty().with_tool_call("sleep", json!({"ms": 1, "label": "first"}))),
+        );
+    let (mut config, server) = config_with(scenario, vec![typed(Sleep)]).await;
+    config.max_tool_rounds = Some(2);
+    let agent = Agent::new(config);
+    agent.prompt("go").await.unwrap();
+    assert!(agent.tool_limit_reached());
+    assert_eq!(
+        tool_results(&agent),
+        [
+            ("first woke".to_owned(), false),
+            ("again woke".to_owned(), false),
+            (
+                "Tool call \"sleep\" was not executed: tool call loop exceeded max steps (2)"
+                    .to_owned(),
+                true
+            ),
+        ]
+    );
+    // Three LLM calls: two rounds ran, the third reply's calls were refused, no fourth call.
+    assert_eq!(server.requests().len(), 3);
+    assert!(matches!(
+        agent.state().messages.last(),
+        Some(Message::ToolResult(_))
+    ));
+}
