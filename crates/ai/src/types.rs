@@ -204,6 +204,15 @@ pub enum Message {
 }
 
 impl Message {
+    /// The `role` tag as pi writes it: `user`, `assistant` or `toolResult`.
+    pub fn role(&self) -> &'static str {
+        match self {
+            Self::User(_) => "user",
+            Self::Assistant(_) => "assistant",
+            Self::ToolResult(_) => "toolResult",
+        }
+    }
+
     /// A user message with plain text, stamped now.
     pub fn user(text: impl Into<String>) -> Self {
         Self::User(UserMessage {

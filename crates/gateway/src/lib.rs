@@ -1,3 +1,7 @@
 //! pincer-gateway: the gateway core. Routes a message to an agent and a session key,
 //! builds each agent's system prompt from its workspace and skills, and runs turns whose
 //! messages persist to the session store.
+
+pub mod failover;
+pub mod model_select;
+pub mod turn;

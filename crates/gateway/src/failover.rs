@@ -1,0 +1,303 @@
+//! Failover across credentials and models (OpenClaw's model failover): a stream function
+//! that tries each credential of the primary model's provider in rotation order, then each
+//! fallback model, until one of them starts answering.
+//!
+//! Only failures before any output move on: a rate limit, overload, auth failure, server
+//! or network error. Once a reply has begun streaming it is the answer, whatever happens
+//! next — switching models mid-reply would splice two answers together. Every failed
+//! attempt is reported to the [`CredentialSource`] (which puts the profile into cooldown)
+//! and kept in the [`Attempts`] log, so the run can say which model answered and why the
+//! others did not. Every call starts again from the primary model: a provider that was
+//! rate-limited for one turn is not abandoned for the whole session.
+
+use std::sync::{Arc, Mutex};
+
+use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
+use pincer_agent::StreamFn;
+use pincer_ai::{
+    AssistantMessageEvent, AssistantStream, Context, ErrorKind, LlmClient, Model, RetryPolicy,
+    StreamOptions,
+};
+
+/// One credential to try for a provider.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credential {
+    /// The auth profile it comes from; `None` for the environment.
+    pub profile_id: Option<String>,
+    /// The key; `None` lets the client find one (environment, configured provider key).
+    pub secret: Option<String>,
+}
+
+impl std::fmt::Debug for Credential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credential")
+            .field("profile_id", &self.profile_id)
+            .field("secret", &self.secret.as_ref().map(|_| "***"))
+            .finish()
+    }
+}
+
+/// Where credentials come from and where their outcomes go (auth profiles with rotation
+/// and cooldowns, in the binary).
+pub trait CredentialSource: Send + Sync {
+    /// The credentials to try for `provider`, best first. An empty list means "none
+    /// configured": the call is made once without a key of its own. An error (all
+    /// profiles cooling down, an OAuth refresh that failed) is reported as this model's
+    /// failure and the next model is tried.
+    fn candidates(&self, provider: &str) -> BoxFuture<'static, Result<Vec<Credential>, String>>;
+    /// The credential answered.
+    fn succeeded(&self, provider: &str, profile_id: &str);
+    /// The credential failed with `kind` before any output.
+    fn failed(&self, provider: &str, profile_id: &str, kind: &ErrorKind);
+}
+
+/// No profiles: every call uses the client's own key resolution.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct EnvCredentials;
+
+impl CredentialSource for EnvCredentials {
+    fn candidates(&self, _: &str) -> BoxFuture<'static, Result<Vec<Credential>, String>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
+    fn succeeded(&self, _: &str, _: &str) {}
+    fn failed(&self, _: &str, _: &str, _: &ErrorKind) {}
+}
+
+/// One failed attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attempt {
+    /// `provider/model`.
+    pub model: String,
+    pub profile_id: Option<String>,
+    /// `ErrorKind::code()`.
+    pub kind: &'static str,
+    pub message: String,
+}
+
+/// The attempts of a run, shared with the caller.
+#[derive(Debug, Clone, Default)]
+pub struct Attempts(Arc<Mutex<Vec<Attempt>>>);
+
+impl Attempts {
+    /// Every failed attempt so far, oldest first.
+    pub fn list(&self) -> Vec<Attempt> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn push(&self, attempt: Attempt) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(attempt);
+    }
+}
+
+/// Whether a failure before output should move on to the next credential or model.
+pub fn is_failover_reason(kind: &ErrorKind) -> bool {
+    matches!(
+        kind,
+        ErrorKind::RateLimited { .. }
+            | ErrorKind::Overloaded
+            | ErrorKind::Auth
+            | ErrorKind::Server
+            | ErrorKind::Network
+            | ErrorKind::Timeout
+    )
+}
+
+/// A stream function that fails over from the model it is called with (the agent's primary
+/// model) to `fallbacks`, trying every credential of each.
+pub fn failover_stream_fn(
+    client: LlmClient,
+    fallbacks: Vec<Model>,
+    credentials: Arc<dyn CredentialSource>,
+    attempts: Attempts,
+) -> StreamFn {
+    let fallbacks = Arc::new(fallbacks);
+    Arc::new(move |model, context, options| {
+        let mut chain = vec![model.clone()];
+        chain.extend(
+            fallbacks
+                .iter()
+                .filter(|m| m.reference() != model.reference())
+                .cloned(),
+        );
+        let job = Job {
+            client: client.clone(),
+            chain,
+            context: context.clone(),
+            options,
+            credentials: Arc::clone(&credentials),
+            attempts: attempts.clone(),
+        };
+        let (tx, rx) = AssistantStream::channel();
+        let task = tokio::spawn(job.run(tx));
+        AssistantStream::from_task(rx, task)
+    })
+}
+
+struct Job {
+    client: LlmClient,
+    chain: Vec<Model>,
+    context: Context,
+    options: StreamOptions,
+    credentials: Arc<dyn CredentialSource>,
+    attempts: Attempts,
+}
+
+type Sender = tokio::sync::mpsc::Sender<AssistantMessageEvent>;
+
+impl Job {
+    async fn run(self, tx: Sender) {
+        let models = self.chain.len();
+        let mut last_error: Option<AssistantMessageEvent> = None;
+        for (model_index, model) in self.chain.iter().enumerate() {
+            let credentials = match self.credentials.candidates(&model.provider).await {
+                Ok(list) if list.is_empty() => vec![Credential {
+                    profile_id: None,
+                    secret: None,
+                }],
+                Ok(list) => list,
+                Err(message) => {
+                    self.attempts.push(Attempt {
+                        model: model.reference(),
+                        profile_id: None,
+                        kind: ErrorKind::Auth.code(),
+                        message,
+                    });
+                    continue;
+                }
+            };
+            for (cred_index, credential) in credentials.iter().enumerate() {
+                let last_chance = model_index + 1 == models && cred_index + 1 == credentials.len();
+                let mut options = self.options.clone();
+                if let Some(secret) = &credential.secret {
+                    options.api_key = Some(secret.clone());
+                }
+                if !last_chance {
+                    // With somewhere else to go, waiting out a rate limit here only delays
+                    // the answer: fail over at once and keep the retries for the last try.
+                    options.retry = RetryPolicy {
+                        max_retries: 0,
+                        ..options.retry
+                    };
+                }
+                let stream = self.client.stream(model, &self.context, options);
+                match forward_unless_early_failure(stream, &tx).await {
+                    Outcome::Forwarded { succeeded } => {
+                        if let (true, Some(id)) = (succeeded, &credential.profile_id) {
+                            self.credentials.succeeded(&model.provider, id);
+                        }
+                        return;
+                    }
+                    Outcome::ReceiverGone => return,
+                    Outcome::FailedEarly(event) => {
+                        if let AssistantMessageEvent::Error { error, kind, .. } = &event {
+                            if let Some(id) = &credential.profile_id {
+                                self.credentials.failed(&model.provider, id, kind);
+                            }
+                            self.attempts.push(Attempt {
+                                model: model.reference(),
+                                profile_id: credential.profile_id.clone(),
+                                kind: kind.code(),
+                                message: error.error_message.clone().unwrap_or_default(),
+                            });
+                        }
+                        last_error = Some(event);
+                    }
+                }
+            }
+        }
+        let _ = tx.send(self.final_error(last_error)).await;
+    }
+
+    /// The error that ends a call no credential or model could answer: the last failure,
+    /// with every attempt listed when there was more than one.
+    fn final_error(&self, last: Option<AssistantMessageEvent>) -> AssistantMessageEvent {
+        let attempts = self.attempts.list();
+        let summary = attempts
+            .iter()
+            .map(|a| match &a.profile_id {
+                Some(p) => format!("{} (profile {p}): {}", a.model, a.message),
+                None => format!("{}: {}", a.model, a.message),
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        match last {
+            Some(AssistantMessageEvent::Error {
+                reason,
+                mut error,
+                kind,
+            }) => {
+                if attempts.len() > 1 {
+                    error.error_message =
+                        Some(format!("every model and credential failed: {summary}"));
+                }
+                AssistantMessageEvent::Error {
+                    reason,
+                    error,
+                    kind,
+                }
+            }
+            _ => {
+                let primary = &self.chain[0];
+                let mut error = pincer_ai::AssistantMessage {
+                    api: primary.api.clone(),
+                    provider: primary.provider.clone(),
+                    model: primary.id.clone(),
+                    stop_reason: pincer_ai::StopReason::Error,
+                    timestamp: pincer_ai::now_ms(),
+                    ..pincer_ai::AssistantMessage::default()
+                };
+                error.error_message = Some(format!("no credential could be used: {summary}"));
+                AssistantMessageEvent::Error {
+                    reason: pincer_ai::StopReason::Error,
+                    error,
+                    kind: ErrorKind::Auth,
+                }
+            }
+        }
+    }
+}
+
+enum Outcome {
+    /// The stream was passed on to its end; `succeeded` when that end was `done`.
+    Forwarded {
+        succeeded: bool,
+    },
+    ReceiverGone,
+    /// A failover-worthy error arrived before any output; nothing was forwarded.
+    FailedEarly(AssistantMessageEvent),
+}
+
+/// Holds back `start` until the first real event: an early failover-worthy error is
+/// returned unsent; anything else is forwarded with everything after it.
+async fn forward_unless_early_failure(mut stream: AssistantStream, tx: &Sender) -> Outcome {
+    let mut held_start = false;
+    while let Some(event) = stream.next().await {
+        match event {
+            AssistantMessageEvent::Start if !held_start => held_start = true,
+            AssistantMessageEvent::Error { ref kind, .. } if is_failover_reason(kind) => {
+                return Outcome::FailedEarly(event);
+            }
+            first => {
+                if held_start && tx.send(AssistantMessageEvent::Start).await.is_err() {
+                    return Outcome::ReceiverGone;
+                }
+                let mut succeeded = matches!(first, AssistantMessageEvent::Done { .. });
+                if tx.send(first).await.is_err() {
+                    return Outcome::ReceiverGone;
+                }
+                while let Some(event) = stream.next().await {
+                    succeeded = matches!(event, AssistantMessageEvent::Done { .. });
+                    if tx.send(event).await.is_err() {
+                        return Outcome::ReceiverGone;
+                    }
+                }
+                return Outcome::Forwarded { succeeded };
+            }
+        }
+    }
+    Outcome::Forwarded { succeeded: false }
+}

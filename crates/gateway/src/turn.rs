@@ -1,0 +1,314 @@
+//! One turn of a persistent session: open (or create, or reset) the session, give the
+//! agent its context from the transcript, run the prompt, and append every message to the
+//! transcript as it completes (`message_end`), so a crash mid-turn keeps everything that
+//! finished. At the end the transcript is flushed and the index updated (tokens, time).
+//!
+//! The transcript lock is taken per append and never held across an LLM call; the index
+//! lock only around the index's read-modify-write. A failed LLM call is recorded like any
+//! other reply and never resets the session: the next turn continues the same one.
+
+use pincer_agent::{Agent, AgentConfig, AgentEvent};
+use pincer_ai::{AssistantMessage, Message, StopReason, ThinkingLevel};
+use pincer_store::{
+    CompactionEntry, EntryBody, LoadReport, MessageEntry, ModelChangeEntry, SessionStore,
+    StoreError, ThinkingLevelChangeEntry, Transcript,
+};
+use serde_json::{Value, json};
+
+/// A command that acts on the session itself instead of going to the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionCommand {
+    /// `/new` or `/reset`, optionally followed by a first message for the new session.
+    NewSession { rest: Option<String> },
+}
+
+/// Recognises `/new` and `/reset` (OpenClaw's session commands) at the start of a message.
+pub fn session_command(text: &str) -> Option<SessionCommand> {
+    let trimmed = text.trim();
+    let rest = ["/new", "/reset"].iter().find_map(|cmd| {
+        let rest = trimmed.strip_prefix(cmd)?;
+        (rest.is_empty() || rest.starts_with(char::is_whitespace)).then(|| rest.trim())
+    })?;
+    Some(SessionCommand::NewSession {
+        rest: (!rest.is_empty()).then(|| rest.to_owned()),
+    })
+}
+
+/// Everything one turn needs.
+pub struct TurnPlan {
+    pub store: SessionStore,
+    pub session_key: String,
+    /// Start a new session under the key first (`/new`, `--new-session`).
+    pub new_session: bool,
+    /// The agent: model, stream function, tools, system prompt, caps. Its messages are
+    /// replaced by the session's context.
+    pub agent: AgentConfig,
+    /// The user's message(s) for this turn.
+    pub input: Vec<Message>,
+    /// Fields merged into the session's index entry at the start (e.g. `memoryEnabled`,
+    /// `lastChannel`); `null` clears.
+    pub session_patch: Option<Value>,
+}
+
+/// What a turn did.
+#[derive(Debug, Clone)]
+pub struct TurnOutcome {
+    pub session_key: String,
+    pub session_id: String,
+    /// The session was created (or reset) by this turn.
+    pub created: bool,
+    /// What loading the transcript found and repaired.
+    pub load_report: LoadReport,
+    /// Messages the turn added, in order (the input first).
+    pub added: Vec<Message>,
+    /// The last assistant reply, if the model was reached at all.
+    pub reply: Option<AssistantMessage>,
+    /// The run stopped at the tool-round cap.
+    pub tool_limit_reached: bool,
+    /// Transcript appends that failed (the turn still completed; the message is reported).
+    pub persist_errors: Vec<String>,
+}
+
+impl TurnOutcome {
+    /// The reply's error, if it ended in one.
+    pub fn error(&self) -> Option<String> {
+        let reply = self.reply.as_ref()?;
+        matches!(reply.stop_reason, StopReason::Error | StopReason::Aborted).then(|| {
+            reply
+                .error_message
+                .clone()
+                .unwrap_or_else(|| reply.stop_reason.as_str().to_owned())
+        })
+    }
+}
+
+/// Why a turn could not run at all.
+#[derive(Debug, thiserror::Error)]
+pub enum TurnError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("the agent run failed: {0}")]
+    Agent(#[from] pincer_agent::AgentError),
+}
+
+/// Opens the session of `plan.session_key` (resetting it first if asked), returning the
+/// store's view of it. Shared by [`run_turn`] and commands that only reset.
+pub fn open_session(
+    store: &SessionStore,
+    key: &str,
+    new_session: bool,
+) -> Result<pincer_store::OpenSession, StoreError> {
+    if new_session {
+        store.reset(key)
+    } else {
+        store.get_or_create(key)
+    }
+}
+
+/// Runs one turn; `on_event` sees every agent event as it happens (for streaming output).
+pub async fn run_turn(
+    plan: TurnPlan,
+    mut on_event: impl FnMut(&AgentEvent) + Send,
+) -> Result<TurnOutcome, TurnError> {
+    let TurnPlan {
+        store,
+        session_key,
+        new_session,
+        mut agent,
+        input,
+        session_patch,
+    } = plan;
+    let session = open_session(&store, &session_key, new_session)?;
+    if let Some(patch) = &session_patch {
+        store.patch(&session_key, patch)?;
+    }
+    let mut transcript = session.transcript;
+    let mut recorder = Recorder::default();
+    recorder.note_settings(&mut transcript, &agent);
+    agent.messages = transcript.context();
+    let agent = Agent::new(agent);
+    let mut events = agent.subscribe();
+    let runner = agent.clone();
+    let mut run = tokio::spawn(async move { runner.prompt_messages(input).await });
+    let result = loop {
+        tokio::select! {
+            biased;
+            Some(event) = events.recv() => {
+                recorder.record(&mut transcript, &event);
+                on_event(&event);
+            }
+            result = &mut run => break result,
+        }
+    };
+    while let Ok(event) = events.try_recv() {
+        recorder.record(&mut transcript, &event);
+        on_event(&event);
+    }
+    match result {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(e.into()),
+        Err(join) => return Err(pincer_agent::AgentError::RunFailed(join.to_string()).into()),
+    }
+    let stats = recorder.usage_patch(&session.entry);
+    store.patch(&session_key, &stats)?;
+    Ok(TurnOutcome {
+        session_key,
+        session_id: session.entry.session_id,
+        created: session.created,
+        load_report: session.report,
+        reply: recorder.reply,
+        added: recorder.added,
+        tool_limit_reached: agent.tool_limit_reached(),
+        persist_errors: recorder.errors,
+    })
+}
+
+/// Turns agent events into transcript entries.
+#[derive(Default)]
+struct Recorder {
+    added: Vec<Message>,
+    reply: Option<AssistantMessage>,
+    errors: Vec<String>,
+}
+
+impl Recorder {
+    fn append(&mut self, transcript: &mut Transcript, body: EntryBody) {
+        if let Err(e) = transcript.append_body(body) {
+            tracing::error!(error = %e, "cannot append to the transcript");
+            self.errors.push(e.to_string());
+        }
+    }
+
+    /// pi records the model and thinking level when they change (and at the start).
+    fn note_settings(&mut self, transcript: &mut Transcript, agent: &AgentConfig) {
+        let (mut model, mut level) = (None, None);
+        for entry in transcript.entries() {
+            match &entry.body {
+                EntryBody::ModelChange(m) => model = Some((m.provider.clone(), m.model_id.clone())),
+                EntryBody::ThinkingLevelChange(t) => level = Some(t.thinking_level.clone()),
+                _ => {}
+            }
+        }
+        let current = (agent.model.provider.clone(), agent.model.id.clone());
+        if model.as_ref() != Some(&current) {
+            self.append(
+                transcript,
+                EntryBody::ModelChange(ModelChangeEntry {
+                    provider: current.0,
+                    model_id: current.1,
+                }),
+            );
+        }
+        let thinking = thinking_name(agent.thinking_level);
+        if level.as_deref() != Some(thinking.as_str()) {
+            self.append(
+                transcript,
+                EntryBody::ThinkingLevelChange(ThinkingLevelChangeEntry {
+                    thinking_level: thinking,
+                }),
+            );
+        }
+    }
+
+    fn record(&mut self, transcript: &mut Transcript, event: &AgentEvent) {
+        match event {
+            AgentEvent::MessageEnd { message } => {
+                if let Message::Assistant(a) = message {
+                    self.reply = Some(a.clone());
+                }
+                self.added.push(message.clone());
+                self.append(
+                    transcript,
+                    EntryBody::Message(MessageEntry {
+                        message: message.clone(),
+                    }),
+                );
+            }
+            AgentEvent::CompactionEnd(end) => {
+                let Some(result) = &end.result else { return };
+                // The first kept message is on the current branch; find its entry.
+                let leaf = transcript.leaf_id().map(str::to_owned).unwrap_or_default();
+                let kept = transcript
+                    .branch(&leaf)
+                    .into_iter()
+                    .rev()
+                    .find_map(|e| match &e.body {
+                        EntryBody::Message(m) if m.message == result.first_kept_message => {
+                            Some(e.id.clone())
+                        }
+                        _ => None,
+                    });
+                match kept {
+                    Some(first_kept_entry_id) => self.append(
+                        transcript,
+                        EntryBody::Compaction(CompactionEntry {
+                            summary: result.summary.clone(),
+                            first_kept_entry_id,
+                            tokens_before: result.tokens_before,
+                            details: serde_json::to_value(&result.details).ok(),
+                            from_hook: None,
+                        }),
+                    ),
+                    None => tracing::warn!(
+                        "compaction's first kept message is not in the transcript; the full history stays in context on resume"
+                    ),
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The index fields a finished turn updates: token counts (input and output summed
+    /// over the session, total = the last reply's context size) and the time.
+    fn usage_patch(&self, before: &pincer_store::SessionEntry) -> Value {
+        let (mut input, mut output) = (0u64, 0u64);
+        for message in &self.added {
+            if let Message::Assistant(a) = message {
+                input += a.usage.input + a.usage.cache_read + a.usage.cache_write;
+                output += a.usage.output;
+            }
+        }
+        let mut patch = json!({
+            "inputTokens": before.input_tokens.unwrap_or(0) + input,
+            "outputTokens": before.output_tokens.unwrap_or(0) + output,
+        });
+        if let Some(reply) = &self.reply
+            && reply.usage.total_tokens > 0
+        {
+            patch["totalTokens"] = json!(reply.usage.total_tokens);
+        }
+        patch
+    }
+}
+
+fn thinking_name(level: ThinkingLevel) -> String {
+    serde_json::to_value(level)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| "off".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_commands() {
+        assert_eq!(
+            session_command("/new"),
+            Some(SessionCommand::NewSession { rest: None })
+        );
+        assert_eq!(
+            session_command("  /reset  "),
+            Some(SessionCommand::NewSession { rest: None })
+        );
+        assert_eq!(
+            session_command("/new hello there"),
+            Some(SessionCommand::NewSession {
+                rest: Some("hello there".into())
+            })
+        );
+        assert_eq!(session_command("/newer"), None);
+        assert_eq!(session_command("say /new"), None);
+    }
+}

@@ -1,0 +1,319 @@
+//! Turns of persistent sessions against the mock LLM: the transcript and index after each
+//! turn, context carried across turns, errors that keep the session, and failover across
+//! credentials and models on injected failures.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::{Arc, Mutex};
+
+use futures_util::future::BoxFuture;
+use pincer_agent::{AgentConfig, AgentEvent};
+use pincer_ai::env::MapEnv;
+use pincer_ai::{ErrorKind, LlmClient, Message, Model, ModelRegistry, StopReason};
+use pincer_gateway::failover::{
+    Attempts, Credential, CredentialSource, EnvCredentials, failover_stream_fn,
+};
+use pincer_gateway::turn::{TurnPlan, run_turn};
+use pincer_store::{EntryBody, SessionStore};
+use pincer_testkit::{Api, Fault, Match, MockLlm, Reply, Rule, Scenario};
+
+struct Setup {
+    server: MockLlm,
+    registry: ModelRegistry,
+    client: LlmClient,
+    _dir: tempfile::TempDir,
+    store: SessionStore,
+}
+
+async fn setup(scenario: Scenario) -> Setup {
+    let server = MockLlm::start(scenario).await.unwrap();
+    let mut registry = ModelRegistry::builtin().unwrap();
+    registry
+        .apply_models_config(&format!(
+            r#"{{providers: {{
+                mock: {{baseUrl: "{0}", api: "openai-completions", apiKey: "env-key",
+                        models: [{{id: "primary"}}, {{id: "backup"}}]}},
+                other: {{baseUrl: "{0}", api: "openai-completions", apiKey: "other-key",
+                        models: [{{id: "spare"}}]}} }} }}"#,
+            server.base_url(Api::OpenAiCompletions)
+        ))
+        .unwrap();
+    let client = LlmClient::with_env(Arc::new(MapEnv::default()));
+    for provider in ["mock", "other"] {
+        let key = registry.configured_key(provider).unwrap();
+        client.set_api_key(provider, key.resolve(provider, &MapEnv::default()).unwrap());
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(dir.path().join("sessions")).with_cwd("/work");
+    Setup {
+        server,
+        registry,
+        client,
+        _dir: dir,
+        store,
+    }
+}
+
+impl Setup {
+    fn model(&self, reference: &str) -> Model {
+        self.registry.resolve(reference).unwrap().clone()
+    }
+
+    fn plan(&self, key: &str, text: &str, config: AgentConfig) -> TurnPlan {
+        TurnPlan {
+            store: self.store.clone(),
+            session_key: key.into(),
+            new_session: false,
+            agent: config,
+            input: vec![Message::user(text)],
+            session_patch: None,
+        }
+    }
+
+    fn config(
+        &self,
+        fallbacks: &[&str],
+        creds: Arc<dyn CredentialSource>,
+    ) -> (AgentConfig, Attempts) {
+        let attempts = Attempts::default();
+        let stream = failover_stream_fn(
+            self.client.clone(),
+            fallbacks.iter().map(|r| self.model(r)).collect(),
+            creds,
+            attempts.clone(),
+        );
+        (
+            AgentConfig::new(self.model("mock/primary"), stream),
+            attempts,
+        )
+    }
+}
+
+fn kinds(store: &SessionStore, key: &str) -> Vec<String> {
+    let session = store.resume(key).unwrap();
+    session
+        .transcript
+        .entries()
+        .iter()
+        .map(|e| match &e.body {
+            EntryBody::Message(m) => format!("message:{}", m.message.role()),
+            other => other.kind().to_owned(),
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn turns_persist_and_the_next_turn_sees_the_conversation() {
+    let scenario = Scenario::new()
+        .rule(Rule::when(Match::last_user("hi")).reply(Reply::text("Hello!")))
+        .rule(Rule::when(Match::last_user("again")).reply(Reply::text("Still here.")));
+    let s = setup(scenario).await;
+    let (config, _) = s.config(&[], Arc::new(EnvCredentials));
+    let mut seen = Vec::new();
+    let first = run_turn(s.plan("agent:main:main", "hi", config.clone()), |e| {
+        seen.push(e.kind())
+    })
+    .await
+    .unwrap();
+    assert!(first.created);
+    assert_eq!(first.reply.as_ref().unwrap().text(), "Hello!");
+    assert!(seen.contains(&"message_update"));
+    let second = run_turn(s.plan("agent:main:main", "again", config), |_| {})
+        .await
+        .unwrap();
+    assert!(!second.created);
+    assert_eq!(second.session_id, first.session_id);
+    assert_eq!(second.reply.unwrap().text(), "Still here.");
+    // The second request carried the first exchange.
+    let body = &s.server.requests()[1].body;
+    let roles: Vec<&str> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "user"]);
+    assert_eq!(
+        kinds(&s.store, "agent:main:main"),
+        [
+            "model_change",
+            "thinking_level_change",
+            "message:user",
+            "message:assistant",
+            "message:user",
+            "message:assistant"
+        ]
+    );
+    let entry = s
+        .store
+        .index()
+        .unwrap()
+        .get("agent:main:main")
+        .unwrap()
+        .clone();
+    assert!(entry.input_tokens.unwrap() > 0 && entry.output_tokens.unwrap() > 0);
+}
+
+#[tokio::test]
+async fn an_llm_error_is_recorded_and_the_session_continues() {
+    let scenario = Scenario::new()
+        .rule(Rule::when(Match::last_user("boom")).fault(Fault::status(400)))
+        .rule(Rule::when(Match::last_user("ok?")).reply(Reply::text("Yes.")));
+    let s = setup(scenario).await;
+    let (config, _) = s.config(&[], Arc::new(EnvCredentials));
+    let failed = run_turn(s.plan("k", "boom", config.clone()), |_| {})
+        .await
+        .unwrap();
+    assert_eq!(
+        failed.reply.as_ref().unwrap().stop_reason,
+        StopReason::Error
+    );
+    assert!(
+        failed.error().unwrap().contains("400"),
+        "{:?}",
+        failed.error()
+    );
+    let next = run_turn(s.plan("k", "ok?", config), |_| {}).await.unwrap();
+    assert_eq!(next.session_id, failed.session_id, "no silent reset");
+    assert_eq!(next.reply.unwrap().text(), "Yes.");
+}
+
+#[tokio::test]
+async fn new_session_keeps_the_old_transcript() {
+    let s = setup(Scenario::new()).await;
+    let (config, _) = s.config(&[], Arc::new(EnvCredentials));
+    let first = run_turn(s.plan("k", "one", config.clone()), |_| {})
+        .await
+        .unwrap();
+    let mut plan = s.plan("k", "two", config);
+    plan.new_session = true;
+    let second = run_turn(plan, |_| {}).await.unwrap();
+    assert_ne!(second.session_id, first.session_id);
+    assert!(second.created);
+    let kept = std::fs::read_dir(s.store.root())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .any(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with(&format!("{}.jsonl.reset.", first.session_id))
+        });
+    assert!(kept, "the old transcript is kept beside the new one");
+    // The new session's request has only the new message.
+    let last = s.server.requests().last().unwrap().body.clone();
+    assert_eq!(last["messages"].as_array().unwrap().len(), 1);
+}
+
+/// Two profiles of `mock`; records what the failover loop reported.
+#[derive(Default)]
+struct TwoProfiles {
+    log: Mutex<Vec<String>>,
+}
+
+impl CredentialSource for TwoProfiles {
+    fn candidates(&self, provider: &str) -> BoxFuture<'static, Result<Vec<Credential>, String>> {
+        let list = if provider == "mock" {
+            vec![
+                Credential {
+                    profile_id: Some("mock:a".into()),
+                    secret: Some("key-a".into()),
+                },
+                Credential {
+                    profile_id: Some("mock:b".into()),
+                    secret: Some("key-b".into()),
+                },
+            ]
+        } else {
+            Vec::new()
+        };
+        Box::pin(async move { Ok(list) })
+    }
+    fn succeeded(&self, _: &str, profile_id: &str) {
+        self.log.lock().unwrap().push(format!("ok {profile_id}"));
+    }
+    fn failed(&self, _: &str, profile_id: &str, kind: &ErrorKind) {
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("{} {profile_id}", kind.code()));
+    }
+}
+
+#[tokio::test]
+async fn a_rate_limited_profile_rotates_to_the_next() {
+    let scenario = Scenario::new()
+        .rule(
+            Rule::when(Match::last_user("hi"))
+                .times(1)
+                .fault(Fault::status(429).retry_after("30")),
+        )
+        .rule(Rule::when(Match::last_user("hi")).reply(Reply::text("from b")));
+    let s = setup(scenario).await;
+    let creds = Arc::new(TwoProfiles::default());
+    let (config, attempts) = s.config(&[], creds.clone());
+    let outcome = run_turn(s.plan("k", "hi", config), |_| {}).await.unwrap();
+    assert_eq!(outcome.reply.unwrap().text(), "from b");
+    assert_eq!(
+        *creds.log.lock().unwrap(),
+        ["rate_limited mock:a", "ok mock:b"]
+    );
+    let list = attempts.list();
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0].profile_id.as_deref(), Some("mock:a"));
+    let auth: Vec<String> = s
+        .server
+        .requests()
+        .iter()
+        .map(|r| r.header("authorization").unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(auth, ["Bearer key-a", "Bearer key-b"]);
+}
+
+#[tokio::test]
+async fn a_failing_model_falls_back_and_the_reply_says_which_answered() {
+    let scenario = Scenario::new()
+        .rule(Rule::when(Match::model("primary")).fault(Fault::status(503)))
+        .rule(Rule::when(Match::model("spare")).reply(Reply::text("spare here")));
+    let s = setup(scenario).await;
+    let (config, attempts) = s.config(&["other/spare"], Arc::new(EnvCredentials));
+    let mut events = Vec::new();
+    let outcome = run_turn(s.plan("k", "hi", config), |e| {
+        if let AgentEvent::MessageEnd { message } = e {
+            events.push(message.role().to_owned());
+        }
+    })
+    .await
+    .unwrap();
+    let reply = outcome.reply.unwrap();
+    assert_eq!(
+        (reply.provider.as_str(), reply.model.as_str()),
+        ("other", "spare")
+    );
+    assert_eq!(reply.text(), "spare here");
+    assert_eq!(
+        events,
+        ["user", "assistant"],
+        "the failed attempt never reached the agent"
+    );
+    let list = attempts.list();
+    assert_eq!(list.len(), 1);
+    assert_eq!(
+        (list[0].model.as_str(), list[0].kind),
+        ("mock/primary", "server")
+    );
+}
+
+#[tokio::test]
+async fn when_everything_fails_the_error_lists_every_attempt() {
+    let scenario =
+        Scenario::new().rule(Rule::when(Match::last_user("hi")).fault(Fault::status(429)));
+    let s = setup(scenario).await;
+    let (mut config, _) = s.config(&["other/spare"], Arc::new(EnvCredentials));
+    config.stream_options.retry.max_retries = 0;
+    let outcome = run_turn(s.plan("k", "hi", config), |_| {}).await.unwrap();
+    let error = outcome.error().unwrap();
+    assert!(
+        error.starts_with("every model and credential failed: mock/primary: ")
+            && error.contains("; other/spare: "),
+        "{error}"
+    );
+}
