@@ -46,10 +46,17 @@ pub trait CredentialSource: Send + Sync {
     /// profiles cooling down, an OAuth refresh that failed) is reported as this model's
     /// failure and the next model is tried.
     fn candidates(&self, provider: &str) -> BoxFuture<'static, Result<Vec<Credential>, String>>;
-    /// The credential answered.
-    fn succeeded(&self, provider: &str, profile_id: &str);
-    /// The credential failed with `kind` before any output.
-    fn failed(&self, provider: &str, profile_id: &str, kind: &ErrorKind);
+    /// The credential answered. Awaited before the answer streams on, so the bookkeeping
+    /// is on disk even if the process exits right after the turn.
+    fn succeeded(&self, provider: &str, profile_id: &str) -> BoxFuture<'static, ()>;
+    /// The credential failed with `kind` (and `message`) before any output.
+    fn failed(
+        &self,
+        provider: &str,
+        profile_id: &str,
+        kind: &ErrorKind,
+        message: &str,
+    ) -> BoxFuture<'static, ()>;
 }
 
 /// No profiles: every call uses the client's own key resolution.
@@ -60,8 +67,12 @@ impl CredentialSource for EnvCredentials {
     fn candidates(&self, _: &str) -> BoxFuture<'static, Result<Vec<Credential>, String>> {
         Box::pin(async { Ok(Vec::new()) })
     }
-    fn succeeded(&self, _: &str, _: &str) {}
-    fn failed(&self, _: &str, _: &str, _: &ErrorKind) {}
+    fn succeeded(&self, _: &str, _: &str) -> BoxFuture<'static, ()> {
+        Box::pin(async {})
+    }
+    fn failed(&self, _: &str, _: &str, _: &ErrorKind, _: &str) -> BoxFuture<'static, ()> {
+        Box::pin(async {})
+    }
 }
 
 /// One failed attempt.
@@ -75,21 +86,41 @@ pub struct Attempt {
     pub message: String,
 }
 
+/// Who answered a call: the model and the profile whose credential it used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    /// `provider/model`.
+    pub model: String,
+    pub profile_id: Option<String>,
+}
+
+#[derive(Debug, Default)]
+struct Log {
+    failed: Vec<Attempt>,
+    answered: Option<Answer>,
+}
+
 /// The attempts of a run, shared with the caller.
 #[derive(Debug, Clone, Default)]
-pub struct Attempts(Arc<Mutex<Vec<Attempt>>>);
+pub struct Attempts(Arc<Mutex<Log>>);
 
 impl Attempts {
+    fn log(&self) -> std::sync::MutexGuard<'_, Log> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Every failed attempt so far, oldest first.
     pub fn list(&self) -> Vec<Attempt> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.log().failed.clone()
+    }
+
+    /// Who answered the last call that got an answer.
+    pub fn answered(&self) -> Option<Answer> {
+        self.log().answered.clone()
     }
 
     fn push(&self, attempt: Attempt) {
-        self.0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(attempt);
+        self.log().failed.push(attempt);
     }
 }
 
@@ -187,21 +218,28 @@ impl Job {
                 match forward_unless_early_failure(stream, &tx).await {
                     Outcome::Forwarded { succeeded } => {
                         if let (true, Some(id)) = (succeeded, &credential.profile_id) {
-                            self.credentials.succeeded(&model.provider, id);
+                            self.credentials.succeeded(&model.provider, id).await;
                         }
+                        self.attempts.log().answered = Some(Answer {
+                            model: model.reference(),
+                            profile_id: credential.profile_id.clone(),
+                        });
                         return;
                     }
                     Outcome::ReceiverGone => return,
                     Outcome::FailedEarly(event) => {
                         if let AssistantMessageEvent::Error { error, kind, .. } = &event {
+                            let message = error.error_message.clone().unwrap_or_default();
                             if let Some(id) = &credential.profile_id {
-                                self.credentials.failed(&model.provider, id, kind);
+                                self.credentials
+                                    .failed(&model.provider, id, kind, &message)
+                                    .await;
                             }
                             self.attempts.push(Attempt {
                                 model: model.reference(),
                                 profile_id: credential.profile_id.clone(),
                                 kind: kind.code(),
-                                message: error.error_message.clone().unwrap_or_default(),
+                                message,
                             });
                         }
                         last_error = Some(event);

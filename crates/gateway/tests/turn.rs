@@ -227,14 +227,22 @@ impl CredentialSource for TwoProfiles {
         };
         Box::pin(async move { Ok(list) })
     }
-    fn succeeded(&self, _: &str, profile_id: &str) {
+    fn succeeded(&self, _: &str, profile_id: &str) -> BoxFuture<'static, ()> {
         self.log.lock().unwrap().push(format!("ok {profile_id}"));
+        Box::pin(async {})
     }
-    fn failed(&self, _: &str, profile_id: &str, kind: &ErrorKind) {
+    fn failed(
+        &self,
+        _: &str,
+        profile_id: &str,
+        kind: &ErrorKind,
+        _: &str,
+    ) -> BoxFuture<'static, ()> {
         self.log
             .lock()
             .unwrap()
             .push(format!("{} {profile_id}", kind.code()));
+        Box::pin(async {})
     }
 }
 
@@ -259,6 +267,11 @@ async fn a_rate_limited_profile_rotates_to_the_next() {
     let list = attempts.list();
     assert_eq!(list.len(), 1);
     assert_eq!(list[0].profile_id.as_deref(), Some("mock:a"));
+    let answer = attempts.answered().unwrap();
+    assert_eq!(
+        (answer.model.as_str(), answer.profile_id.as_deref()),
+        ("mock/primary", Some("mock:b"))
+    );
     let auth: Vec<String> = s
         .server
         .requests()

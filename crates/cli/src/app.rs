@@ -1,0 +1,222 @@
+//! The composition root of one `pincer` invocation: where `$PINCER_HOME` is, the loaded
+//! configuration, and the pieces every command builds from it — an agent's id, workspace,
+//! session store, tools and system prompt, the model registry, and the LLM client with the
+//! keys of configured providers.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context as _, Result, bail};
+use pincer_agent::AgentTool;
+use pincer_ai::env::{EnvSource, ProcessEnv};
+use pincer_ai::{LlmClient, Model, ModelRegistry};
+use pincer_config::{AgentEntry, ExecSecurityName, PincerConfig, ToolProfileName, ToolsConfig};
+use pincer_store::SessionStore;
+use pincer_tools::{
+    ExecSecurity, PathPolicy, ProcessRegistry, ToolFilter, ToolProfile, basic_tools, exec_tools,
+    file_tools,
+};
+
+/// What every command starts from.
+pub struct App {
+    pub env: Arc<dyn EnvSource>,
+    pub home: PathBuf,
+    pub config_path: PathBuf,
+    pub config: PincerConfig,
+}
+
+impl App {
+    /// Finds `$PINCER_HOME` and loads the configuration strictly.
+    pub fn load() -> Result<Self> {
+        let env: Arc<dyn EnvSource> = Arc::new(ProcessEnv);
+        let home = pincer_config::pincer_home(env.as_ref())?;
+        let config_path = pincer_config::config_path(&home);
+        let loaded = pincer_config::load(&config_path, env.as_ref())?;
+        Ok(Self {
+            env,
+            home,
+            config_path,
+            config: loaded.config,
+        })
+    }
+
+    /// Creates `$PINCER_HOME` (0700) if it does not exist yet.
+    pub fn ensure_home(&self) -> Result<()> {
+        if !self.home.exists() {
+            std::fs::create_dir_all(&self.home)
+                .with_context(|| format!("cannot create {}", self.home.display()))?;
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&self.home, std::fs::Permissions::from_mode(0o700))
+                    .with_context(|| {
+                        format!("cannot set permissions of {}", self.home.display())
+                    })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The agent a command runs as: the one asked for (validated), else the default.
+    pub fn agent_id(&self, requested: Option<&str>) -> Result<String> {
+        match requested {
+            Some(id) => {
+                let id = pincer_gateway::router::validate_agent_id(id)?;
+                if !pincer_gateway::router::is_known_agent(&self.config, &id) {
+                    bail!(
+                        "unknown agent {id:?}; known agents: {} (add one under agents.list in {})",
+                        pincer_gateway::router::known_agent_ids(&self.config).join(", "),
+                        self.config_path.display()
+                    );
+                }
+                Ok(id)
+            }
+            None => Ok(pincer_gateway::router::default_agent_id(&self.config)),
+        }
+    }
+
+    /// The agent's entry in `agents.list`, if it has one.
+    pub fn agent_entry(&self, agent_id: &str) -> Option<&AgentEntry> {
+        self.config.agents.list.iter().find(|a| a.id == agent_id)
+    }
+
+    /// `$PINCER_HOME/agents/<id>`.
+    pub fn agent_dir(&self, agent_id: &str) -> PathBuf {
+        self.home.join("agents").join(agent_id)
+    }
+
+    /// The agent's workspace: configured, else `agents/<id>/workspace`.
+    pub fn workspace(&self, agent_id: &str) -> PathBuf {
+        match self
+            .agent_entry(agent_id)
+            .and_then(|a| a.workspace.as_deref())
+        {
+            Some(dir) => expand_home(dir, self.env.as_ref()),
+            None => self.agent_dir(agent_id).join("workspace"),
+        }
+    }
+
+    /// The agent's session store.
+    pub fn sessions(&self, agent_id: &str) -> SessionStore {
+        SessionStore::new(self.agent_dir(agent_id).join("sessions"))
+    }
+
+    /// `$PINCER_HOME/auth-profiles.json`.
+    pub fn auth_path(&self) -> PathBuf {
+        self.home.join("auth-profiles.json")
+    }
+
+    /// The user's `--session` as a full session key of `agent_id`.
+    pub fn session_key(&self, agent_id: &str, input: &str) -> Result<String> {
+        Ok(pincer_gateway::router::normalize_cli_session_key(
+            agent_id,
+            input,
+            &self.config.session,
+        )?)
+    }
+
+    /// The built-in catalog, re-pointed by `*_BASE_URL`, plus the config's providers.
+    pub fn registry(&self) -> Result<ModelRegistry> {
+        let mut registry = ModelRegistry::builtin()?;
+        registry.apply_env_overrides(self.env.as_ref());
+        registry
+            .apply_models(&self.config.models)
+            .with_context(|| format!("{}: models", self.config_path.display()))?;
+        Ok(registry)
+    }
+
+    /// Custom providers named in the config, in order.
+    pub fn custom_providers(&self) -> Vec<String> {
+        self.config
+            .models
+            .providers
+            .iter()
+            .filter(|(_, p)| !p.models.is_empty())
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
+    /// An LLM client with the configured keys (`models.providers.<p>.apiKey`) of the
+    /// providers in `models`. `!command` keys run only for providers actually used.
+    pub fn client(&self, registry: &ModelRegistry, models: &[Model]) -> Result<LlmClient> {
+        let client = LlmClient::with_env(Arc::clone(&self.env));
+        let mut done: Vec<&str> = Vec::new();
+        for model in models {
+            let provider = model.provider.as_str();
+            if done.contains(&provider) {
+                continue;
+            }
+            done.push(provider);
+            if let Some(spec) = registry.configured_key(provider) {
+                let key = spec.resolve(provider, self.env.as_ref())?;
+                client.set_api_key(provider, key);
+            }
+        }
+        Ok(client)
+    }
+
+    /// The agent's tools: the basics, the file tools and `exec`/`process`, confined to
+    /// the workspace, filtered by the agent's (or the global) `tools` section, then by
+    /// `only` when it is not empty.
+    pub fn tools(
+        &self,
+        agent_id: &str,
+        workspace: &Path,
+        processes: &ProcessRegistry,
+        only: &[String],
+    ) -> Result<Vec<Arc<dyn AgentTool>>> {
+        let policy = PathPolicy::workspace(workspace)
+            .with_context(|| format!("workspace {}", workspace.display()))?;
+        let section = self
+            .agent_entry(agent_id)
+            .and_then(|a| a.tools.as_ref())
+            .unwrap_or(&self.config.tools);
+        let mut tools = basic_tools(policy.clone());
+        tools.extend(file_tools(policy.clone()));
+        tools.extend(exec_tools(
+            policy,
+            processes.clone(),
+            exec_security(section),
+            agent_id,
+        ));
+        let mut tools = tool_filter(section).apply(tools);
+        if !only.is_empty() {
+            tools.retain(|t| only.iter().any(|name| name == t.name()));
+        }
+        Ok(tools)
+    }
+}
+
+fn tool_filter(section: &ToolsConfig) -> ToolFilter {
+    ToolFilter {
+        profile: match section.profile {
+            None | Some(ToolProfileName::Full) => ToolProfile::Full,
+            Some(ToolProfileName::Coding) => ToolProfile::Coding,
+            Some(ToolProfileName::Messaging) => ToolProfile::Messaging,
+            Some(ToolProfileName::Minimal) => ToolProfile::Minimal,
+        },
+        allow: section.allow.clone(),
+        deny: section.deny.clone(),
+    }
+}
+
+/// `exec` is the operator's own shell by default (OpenClaw's `security=full`): `pincer`
+/// runs as the user who typed the command.
+fn exec_security(section: &ToolsConfig) -> ExecSecurity {
+    match section.exec.as_ref() {
+        None => ExecSecurity::Full,
+        Some(exec) => match exec.security {
+            None | Some(ExecSecurityName::Full) => ExecSecurity::Full,
+            Some(ExecSecurityName::Deny) => ExecSecurity::Deny,
+            Some(ExecSecurityName::Allowlist) => ExecSecurity::Allowlist(exec.allow.clone()),
+        },
+    }
+}
+
+/// `~/x` → `$HOME/x`.
+fn expand_home(path: &str, env: &dyn EnvSource) -> PathBuf {
+    match (path.strip_prefix("~/"), env.var("HOME")) {
+        (Some(rest), Some(home)) => Path::new(&home).join(rest),
+        _ => PathBuf::from(path),
+    }
+}

@@ -1,0 +1,341 @@
+//! `pincer ask`: one turn of a persistent session, from the terminal. The reply streams as
+//! it arrives (or, with `--json`, lainclaw's result object is printed at the end). `/new`
+//! starts a new session; `tool: <name> {json}` runs tools by hand first.
+
+use std::process::ExitCode;
+
+use anyhow::{Context as _, Result};
+use pincer_agent::{AgentConfig, AgentEvent};
+use pincer_ai::{Message, ThinkingLevel, apis};
+use pincer_gateway::failover::{Attempts, failover_stream_fn};
+use pincer_gateway::model_select::{ModelChoice, ModelRequest, SelectionContext, select_model};
+use pincer_gateway::turn::{SessionCommand, TurnPlan, open_session, run_turn, session_command};
+use pincer_tools::ProcessRegistry;
+use serde_json::json;
+
+use crate::app::App;
+use crate::ask_result::{AskResult, ToolLog, request_id};
+use crate::cli::AskArgs;
+use crate::manual_tools::{self, ManualInput};
+use crate::output::StreamPrinter;
+
+/// Runs `pincer ask`.
+pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
+    let input = args.input.join(" ");
+    if input.trim().is_empty() {
+        eprintln!(
+            "[ASK_INPUT_REQUIRED] ask needs something to ask\nUsage: pincer ask [OPTIONS] <INPUT>...\nExample: pincer ask \"hello\""
+        );
+        return Ok(ExitCode::from(1));
+    }
+    app.ensure_home()?;
+    let agent_id = app.agent_id(args.agent.as_deref())?;
+    let key = app.session_key(&agent_id, &args.session)?;
+    let store = app.sessions(&agent_id);
+    let created_at = pincer_store::ids::iso_now();
+    let request_id = request_id();
+
+    let mut new_session = args.new_session;
+    let mut text = input;
+    if let Some(SessionCommand::NewSession { rest }) = session_command(&text) {
+        match rest {
+            Some(rest) => {
+                new_session = true;
+                text = rest;
+            }
+            None => {
+                let session = open_session(&store, &key, true)?;
+                let message = format!(
+                    "New session started. sessionId={}",
+                    session.entry.session_id
+                );
+                let memory = args
+                    .memory_switch()
+                    .or(session.entry.memory_enabled)
+                    .unwrap_or(false);
+                if args.json {
+                    let result = AskResult {
+                        success: true,
+                        request_id,
+                        created_at,
+                        route: "system".into(),
+                        stage: "gateway.new_session".into(),
+                        result: message,
+                        provider: None,
+                        model: None,
+                        profile_id: None,
+                        session_key: key,
+                        session_id: session.entry.session_id,
+                        memory_enabled: memory,
+                        memory_updated: false,
+                        tool_calls: Vec::new(),
+                        tool_results: Vec::new(),
+                        tool_error: None,
+                        session_context_updated: false,
+                    };
+                    println!("{}", serde_json::to_string_pretty(&result)?);
+                } else {
+                    println!("{message}");
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+        }
+    }
+
+    let workspace = app.workspace(&agent_id);
+    pincer_gateway::workspace::ensure_workspace(&workspace)
+        .with_context(|| format!("cannot prepare the workspace {}", workspace.display()))?;
+    let processes = ProcessRegistry::new();
+    let tools = if args.tools_on() {
+        app.tools(&agent_id, &workspace, &processes, &args.tool_allow)?
+    } else {
+        Vec::new()
+    };
+
+    let mut log = ToolLog::default();
+    let manual = manual_tools::parse(&text)?;
+    let wants_summary = {
+        let lower = text.to_lowercase();
+        lower.contains("summar") || text.contains("总结")
+    };
+    let question = match manual {
+        ManualInput::Plain(question) => Some(question),
+        ManualInput::Tools { calls, question } => {
+            let all_tools = app.tools(&agent_id, &workspace, &processes, &[])?;
+            let results = manual_tools::run(&calls, &tools, &all_tools, &mut log).await;
+            question.map(|q| format!("{q}\n\n{results}"))
+        }
+    };
+
+    let (index_entry, choice) = {
+        let index = store.index()?;
+        let entry = index.get(&key).cloned();
+        let registry = app.registry()?;
+        let choice = choose_model(app, &args, &agent_id, entry.as_ref(), &registry)?;
+        (entry, (choice, registry))
+    };
+    let (choice, registry) = choice;
+    let memory_enabled = args
+        .memory_switch()
+        .or(index_entry.as_ref().and_then(|e| e.memory_enabled))
+        .unwrap_or(false);
+
+    let Some(question) = question else {
+        // Only tools ran: nothing for the model, nothing added to the session.
+        let session = open_session(&store, &key, new_session)?;
+        let result = log
+            .results
+            .iter()
+            .map(|r| {
+                r.result
+                    .content
+                    .clone()
+                    .or_else(|| r.result.error.as_ref().map(|e| e.message.clone()))
+                    .unwrap_or_default()
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let failed = log.first_error().is_some();
+        print_result(
+            &args,
+            AskResult {
+                success: true,
+                request_id,
+                created_at,
+                route: "tool".into(),
+                stage: "tool.manual".into(),
+                result,
+                provider: None,
+                model: None,
+                profile_id: None,
+                session_key: key,
+                session_id: session.entry.session_id,
+                memory_enabled,
+                memory_updated: false,
+                tool_calls: log.calls.clone(),
+                tool_results: log.results.clone(),
+                tool_error: log.first_error(),
+                session_context_updated: false,
+            },
+        )?;
+        return Ok(if failed {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        });
+    };
+
+    let chain = choice.chain();
+    let client = app.client(&registry, &chain)?;
+    let credentials = crate::credentials::for_run(app, args.profile.as_deref())?;
+    let attempts = Attempts::default();
+    let stream_fn = failover_stream_fn(
+        client,
+        choice.fallbacks.clone(),
+        credentials,
+        attempts.clone(),
+    );
+    let mut config = AgentConfig::new(choice.primary.clone(), stream_fn);
+    config.tools = tools;
+    config.max_tool_rounds = Some(args.tool_max_steps as usize);
+    config.thinking_level = thinking_level(app, &agent_id, index_entry.as_ref());
+    config.system_prompt = crate::prompt::system_prompt(app, &agent_id, &key, &workspace, &config)?;
+
+    let mut printer = (!args.json).then(StreamPrinter::new);
+    let plan = TurnPlan {
+        store,
+        session_key: key.clone(),
+        new_session,
+        agent: config,
+        input: vec![Message::user(question)],
+        session_patch: args
+            .memory_switch()
+            .map(|on| json!({ "memoryEnabled": on })),
+    };
+    let outcome = run_turn(plan, |event: &AgentEvent| {
+        log.event(event);
+        if let Some(printer) = printer.as_mut() {
+            printer.event(event);
+        }
+    })
+    .await?;
+    if let Some(printer) = printer.as_mut() {
+        printer.finish();
+    }
+    processes.shutdown().await;
+    crate::report::load_report(&outcome.load_report);
+    for error in &outcome.persist_errors {
+        eprintln!("warning: could not save to the transcript: {error}");
+    }
+
+    if let Some(error) = outcome.error() {
+        eprintln!("ERROR: {error}");
+        return Ok(ExitCode::from(1));
+    }
+    let reply = outcome.reply.clone().unwrap_or_default();
+    let answered = attempts.answered();
+    if !attempts.list().is_empty()
+        && let Some(answer) = &answered
+    {
+        let failed: Vec<String> = attempts
+            .list()
+            .iter()
+            .map(|a| format!("{} ({})", a.model, a.kind))
+            .collect();
+        eprintln!(
+            "note: answered by {} after {} failed",
+            answer.model,
+            failed.join(", ")
+        );
+    }
+    let mut tool_error = log.first_error();
+    if outcome.tool_limit_reached {
+        let max = args.tool_max_steps;
+        let message = format!("tool call loop exceeded max steps ({max})");
+        if !args.json {
+            eprintln!("warning: {message}; stopped before running more tools");
+        }
+        tool_error = Some(crate::ask_result::ToolErrorRecord {
+            code: "execution_error",
+            tool: log.calls.last().map(|c| c.name.clone()).unwrap_or_default(),
+            message,
+        });
+    }
+    if args.json {
+        let profile_id = answered.and_then(|a| a.profile_id);
+        let (route, stage) = route_and_stage(&reply, profile_id.as_deref(), wants_summary);
+        print_result(
+            &args,
+            AskResult {
+                success: true,
+                request_id,
+                created_at,
+                route,
+                stage,
+                result: reply.text(),
+                provider: Some(reply.provider.clone()),
+                model: Some(reply.model.clone()),
+                profile_id,
+                session_key: outcome.session_key,
+                session_id: outcome.session_id,
+                memory_enabled,
+                memory_updated: false,
+                tool_calls: log.calls,
+                tool_results: log.results,
+                tool_error,
+                session_context_updated: !outcome.added.is_empty(),
+            },
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_result(args: &AskArgs, result: AskResult) -> Result<()> {
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+    } else if !result.result.is_empty() {
+        println!("{}", result.result);
+    }
+    Ok(())
+}
+
+/// lainclaw's `route` / `stage`: for the stub `summary` when asked to summarise (总结 or
+/// "summary"), else `echo`; for a real model the provider, with the profile (or `env`)
+/// whose key answered.
+fn route_and_stage(
+    reply: &pincer_ai::AssistantMessage,
+    profile: Option<&str>,
+    wants_summary: bool,
+) -> (String, String) {
+    if reply.api == apis::STUB {
+        let route = if wants_summary { "summary" } else { "echo" };
+        return (route.into(), format!("adapter.stub.{route}"));
+    }
+    let provider = &reply.provider;
+    (
+        provider.clone(),
+        format!("adapter.{provider}.{}", profile.unwrap_or("env")),
+    )
+}
+
+fn choose_model(
+    app: &App,
+    args: &AskArgs,
+    agent_id: &str,
+    entry: Option<&pincer_store::SessionEntry>,
+    registry: &pincer_ai::ModelRegistry,
+) -> Result<ModelChoice> {
+    let request = ModelRequest {
+        cli_provider: args.provider.as_deref(),
+        cli_model: args.model.as_deref(),
+        session: entry.and_then(|e| e.model.as_deref()),
+        agent: app.agent_entry(agent_id).and_then(|a| a.model.as_ref()),
+        defaults: app.config.agents.defaults.model.as_ref(),
+    };
+    let custom = app.custom_providers();
+    let profiles = crate::credentials::profile_providers(app)?;
+    let cx = SelectionContext {
+        registry,
+        env: app.env.as_ref(),
+        custom_providers: &custom,
+        profile_providers: &profiles,
+    };
+    Ok(select_model(&request, &cx)?)
+}
+
+fn thinking_level(
+    app: &App,
+    agent_id: &str,
+    entry: Option<&pincer_store::SessionEntry>,
+) -> ThinkingLevel {
+    let from_session = entry
+        .and_then(|e| e.thinking_level.as_deref())
+        .and_then(|l| serde_json::from_value(json!(l)).ok());
+    let configured = app
+        .agent_entry(agent_id)
+        .and_then(|a| a.thinking_level)
+        .or(app.config.agents.defaults.thinking_level)
+        .and_then(|l| serde_json::to_value(l).ok())
+        .and_then(|v| serde_json::from_value(v).ok());
+    from_session.or(configured).unwrap_or(ThinkingLevel::Off)
+}

@@ -1,0 +1,259 @@
+//! `pincer auth login|status|use|logout`. An API key is read from standard input when it is
+//! not a terminal, else from a prompt that does not echo; the openai-codex login is the
+//! PKCE flow: open the printed URL, and the browser's redirect reaches a listener on
+//! localhost:1455 — or paste the redirect URL (or the code) at the prompt instead.
+//! Secrets are never printed: keys show as `abc***xyz`.
+
+use std::io::{BufRead, IsTerminal, Read, Write};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result, bail};
+use pincer_auth::{
+    AuthStore, CodexOAuth, CodexOAuthConfig, ProfileId, ProfileStatus, format_duration_ms,
+    mask_secret, now_ms, oauth::CODEX_PROVIDER,
+};
+
+use crate::app::App;
+use crate::cli::AuthCommand;
+
+/// How long the login waits for the browser before it only waits for a paste.
+const CALLBACK_WAIT: Duration = Duration::from_secs(60);
+
+pub async fn run(app: &App, command: AuthCommand) -> Result<ExitCode> {
+    app.ensure_home()?;
+    let store = AuthStore::new(app.auth_path());
+    match command {
+        AuthCommand::Login {
+            provider,
+            name,
+            paste,
+        } => {
+            if provider == CODEX_PROVIDER {
+                return codex_login(app, &store, paste).await;
+            }
+            let registry = app.registry()?;
+            if !registry.providers().contains(&provider.as_str()) {
+                bail!(
+                    "unknown provider {provider:?}; known providers: {}, {CODEX_PROVIDER}",
+                    registry.providers().join(", ")
+                );
+            }
+            let key = read_key(&provider)?;
+            let id = store.add_api_key(&provider, name.as_deref(), &key)?;
+            println!("Auth profile created: {id} (key {})", mask_secret(&key));
+            println!("It is used for {provider} from now on; `pincer auth status` lists profiles.");
+        }
+        AuthCommand::Status => {
+            let list = store.status(now_ms())?;
+            if list.is_empty() {
+                println!(
+                    "No auth profiles. Keys in the environment (e.g. ANTHROPIC_API_KEY) are used as they are."
+                );
+                println!("Add one with: pincer auth login <provider>");
+            }
+            for status in &list {
+                println!("{}", status_line(status, now_ms()));
+            }
+            println!("Profile file: {}", store.path().display());
+            let active: Vec<String> = list
+                .iter()
+                .filter(|s| s.active)
+                .map(|s| s.id.to_string())
+                .collect();
+            println!(
+                "Active profile: {}",
+                if active.is_empty() {
+                    "none".to_owned()
+                } else {
+                    active.join(", ")
+                }
+            );
+        }
+        AuthCommand::Use { profile } => {
+            store.set_active(&ProfileId::from(profile.as_str()))?;
+            println!("Active profile set: {profile}");
+        }
+        AuthCommand::Logout { profile, all } => match (profile, all) {
+            (_, true) => {
+                let n = store.remove_all()?;
+                println!("All auth profiles removed ({n}).");
+            }
+            (Some(profile), false) => {
+                store.remove(&ProfileId::from(profile.as_str()))?;
+                println!("Profile removed: {profile}");
+            }
+            (None, false) => {
+                bail!("name the profile to remove (`pincer auth status` lists them), or pass --all")
+            }
+        },
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `* <id> provider=… type=… key=abc***xyz expires=…m cooldown=…`, as lainclaw prints it.
+fn status_line(s: &ProfileStatus, now: u64) -> String {
+    let mut line = format!(
+        "{} {} provider={} type={} secret={}",
+        if s.active { "*" } else { "-" },
+        s.id,
+        s.provider,
+        s.kind.as_str(),
+        s.masked_secret
+    );
+    if let Some(ms) = s.expires_in_ms {
+        if ms <= 0 {
+            line.push_str(" expires=expired");
+        } else {
+            line.push_str(&format!(" expires={}m", ms / 60_000));
+        }
+    }
+    if let Some(account) = &s.account_id {
+        line.push_str(&format!(" account={account}"));
+    }
+    if let Some(until) = s.cooldown_until.filter(|u| *u > now) {
+        line.push_str(&format!(" cooldown={}", format_duration_ms(until - now)));
+    }
+    if let Some(until) = s.disabled_until.filter(|u| *u > now) {
+        let reason = s.disabled_reason.as_deref().unwrap_or("failures");
+        line.push_str(&format!(
+            " disabled={} ({reason})",
+            format_duration_ms(until - now)
+        ));
+    }
+    line
+}
+
+/// The key from standard input (piped) or a prompt without echo (terminal).
+fn read_key(provider: &str) -> Result<String> {
+    let stdin = std::io::stdin();
+    let key = if stdin.is_terminal() {
+        eprint!("Paste the API key for {provider} (input hidden): ");
+        let _ = std::io::stderr().flush();
+        let line = read_line_hidden()?;
+        eprintln!();
+        line
+    } else {
+        let mut text = String::new();
+        stdin
+            .lock()
+            .read_to_string(&mut text)
+            .context("cannot read the key from standard input")?;
+        text
+    };
+    let key = key.trim().to_owned();
+    if key.is_empty() {
+        bail!(
+            "no key given; pipe it in (`echo $KEY | pincer auth login {provider}`) or paste it at the prompt"
+        );
+    }
+    Ok(key)
+}
+
+/// Reads a line with the terminal's echo off, restoring it afterwards.
+fn read_line_hidden() -> Result<String> {
+    use nix::sys::termios::{LocalFlags, SetArg, tcgetattr, tcsetattr};
+    let stdin = std::io::stdin();
+    let saved = tcgetattr(&stdin).context("cannot read the terminal settings")?;
+    let mut quiet = saved.clone();
+    quiet.local_flags.remove(LocalFlags::ECHO);
+    tcsetattr(&stdin, SetArg::TCSANOW, &quiet).context("cannot turn off the echo")?;
+    let mut line = String::new();
+    let read = stdin.lock().read_line(&mut line);
+    let _ = tcsetattr(&stdin, SetArg::TCSANOW, &saved);
+    read.context("cannot read the key")?;
+    Ok(line)
+}
+
+/// The openai-codex OAuth (PKCE) login.
+async fn codex_login(app: &App, store: &AuthStore, paste_only: bool) -> Result<ExitCode> {
+    let mut config = match app.env.var("PINCER_OPENAI_AUTH_ISSUER") {
+        Some(issuer) => CodexOAuthConfig::with_issuer(&issuer),
+        None => CodexOAuthConfig::default(),
+    };
+    if paste_only {
+        config = config.callback_port(0);
+    }
+    if let Some(port) = app
+        .env
+        .var("PINCER_OAUTH_CALLBACK_PORT")
+        .and_then(|p| p.parse().ok())
+    {
+        config = config.callback_port(port);
+    }
+    let oauth = CodexOAuth::new(config)?;
+    let mut login = oauth.begin().await?;
+    println!(
+        "Open this URL in your browser to sign in to ChatGPT:\n\n{}\n",
+        login.url()
+    );
+    if let Some(why) = &login.start().listener_error {
+        println!("(No callback listener: {why}.)");
+    }
+    println!(
+        "Waiting for the browser… or paste the redirect URL (or the code) here and press Enter."
+    );
+    let _ = std::io::stdout().flush();
+    let pasted = paste_reader();
+    let credential = if paste_only || login.start().listening_on.is_none() {
+        let input = required_paste(&pasted).await?;
+        login.finish_with_pasted(&input, now_ms()).await?
+    } else {
+        tokio::select! {
+            code = login.wait_for_callback(CALLBACK_WAIT) => match code? {
+                Some(code) => login.exchange(&code, now_ms()).await?,
+                None => {
+                    println!("No answer from the browser; paste the redirect URL or the code:");
+                    let input = required_paste(&pasted).await?;
+                    login.finish_with_pasted(&input, now_ms()).await?
+                }
+            },
+            input = async {
+                // An empty or closed standard input leaves the browser to finish the login.
+                match next_paste(&pasted).await {
+                    Ok(Some(line)) => Ok(line),
+                    Ok(None) => std::future::pending().await,
+                    Err(e) => Err(e),
+                }
+            } => login.finish_with_pasted(&input?, now_ms()).await?,
+        }
+    };
+    let expires = credential.expires;
+    let id = store.add_oauth(CODEX_PROVIDER, credential)?;
+    println!("Auth profile created: {id}");
+    println!(
+        "Credential expires: {}",
+        pincer_store::ids::iso_from_ms(expires as i64)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+type Pasted =
+    std::sync::Arc<tokio::sync::Mutex<tokio::sync::mpsc::Receiver<std::io::Result<String>>>>;
+
+/// Reads one line of standard input on a thread of its own (a detached thread, so a login
+/// finished by the browser never waits for it).
+fn paste_reader() -> Pasted {
+    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let result = std::io::stdin().lock().read_line(&mut line).map(|_| line);
+        let _ = tx.blocking_send(result);
+    });
+    std::sync::Arc::new(tokio::sync::Mutex::new(rx))
+}
+
+/// The next non-empty pasted line; `None` when standard input ends first.
+async fn next_paste(pasted: &Pasted) -> Result<Option<String>> {
+    match pasted.lock().await.recv().await {
+        Some(Ok(line)) if !line.trim().is_empty() => Ok(Some(line.trim().to_owned())),
+        Some(Ok(_)) | None => Ok(None),
+        Some(Err(e)) => Err(e).context("cannot read standard input"),
+    }
+}
+
+async fn required_paste(pasted: &Pasted) -> Result<String> {
+    next_paste(pasted).await?.ok_or_else(|| {
+        anyhow::anyhow!("nothing was pasted; run `pincer auth login openai-codex` again")
+    })
+}

@@ -1,0 +1,235 @@
+//! The command line: every command, flag and help text of `pincer` (clap derive). The
+//! `ask` flags follow lainclaw's contract: boolean switches take `--x`, `--no-x` and
+//! `--x=on|off|true|false|1|0`.
+
+use clap::{ArgAction, Args, Parser, Subcommand};
+
+/// Pincer: a personal AI-agent gateway. Ask an agent from the terminal, manage its
+/// sessions, tools, credentials and configuration.
+#[derive(Debug, Parser)]
+#[command(
+    name = "pincer",
+    version,
+    disable_version_flag = true,
+    after_help = "State lives in $PINCER_HOME (default ~/.pincer). Without any API key the offline stub model answers."
+)]
+pub struct Cli {
+    /// Print the version.
+    #[arg(short = 'v', long = "version", action = ArgAction::Version)]
+    pub version: Option<bool>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Ask the agent; the reply streams to the terminal and the conversation is remembered.
+    Ask(AskArgs),
+    /// List, describe and run tools by hand.
+    #[command(subcommand)]
+    Tools(ToolsCommand),
+    /// List, show, reset and export sessions.
+    #[command(subcommand)]
+    Sessions(SessionsCommand),
+    /// Manage credentials (API keys, OAuth logins).
+    #[command(subcommand)]
+    Auth(AuthCommand),
+    /// Read and change the configuration ($PINCER_HOME/pincer.json5).
+    #[command(subcommand)]
+    Config(ConfigCommand),
+    /// List the models Pincer knows, and which one `ask` would use.
+    Models(ModelsArgs),
+    /// Print shell completions (bash, zsh, fish, elvish, powershell).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+/// On/off values of a switch.
+pub fn parse_switch(value: &str) -> Result<bool, String> {
+    match value.to_ascii_lowercase().as_str() {
+        "on" | "true" | "1" | "yes" => Ok(true),
+        "off" | "false" | "0" | "no" => Ok(false),
+        _ => Err(format!(
+            "expected on, off, true, false, 1 or 0, not {value:?}"
+        )),
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct AskArgs {
+    /// What to ask. `/new` starts a new session; `tool: <name> {json}` runs a tool by hand
+    /// (a question may follow on the next line).
+    #[arg(value_name = "INPUT", num_args = 0.., allow_hyphen_values = true)]
+    pub input: Vec<String>,
+    /// Provider id (its default model unless --model is given).
+    #[arg(long)]
+    pub provider: Option<String>,
+    /// Model, `provider/model` (or a bare id with --provider).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Auth profile to use (`pincer auth status` lists them).
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// Session key: `main`, a name, or a full `agent:…` key.
+    #[arg(long, default_value = "main")]
+    pub session: String,
+    /// Agent id (default: the configured default agent, else `main`).
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// Start a new session under the key first (the old transcript is kept).
+    #[arg(long)]
+    pub new_session: bool,
+    /// Remember this session in memory (--memory, --no-memory, --memory=on|off).
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "on",
+          value_parser = parse_switch, overrides_with = "no_memory")]
+    pub memory: Option<bool>,
+    #[arg(long, overrides_with = "memory", hide = true)]
+    pub no_memory: bool,
+    /// Let the model use tools (--with-tools, --no-with-tools, --with-tools=on|off).
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "on",
+          value_parser = parse_switch, overrides_with = "no_with_tools")]
+    pub with_tools: Option<bool>,
+    #[arg(long, overrides_with = "with_tools", hide = true)]
+    pub no_with_tools: bool,
+    /// Only these tools (comma-separated names); empty means every allowed tool.
+    #[arg(long, value_delimiter = ',')]
+    pub tool_allow: Vec<String>,
+    /// Most tool rounds before the loop is stopped.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub tool_max_steps: u32,
+    /// Print lainclaw's JSON result object instead of streaming text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl AskArgs {
+    /// `--memory` / `--no-memory`, if either was given.
+    pub fn memory_switch(&self) -> Option<bool> {
+        if self.no_memory {
+            Some(false)
+        } else {
+            self.memory
+        }
+    }
+
+    /// Tools are on unless switched off.
+    pub fn tools_on(&self) -> bool {
+        !self.no_with_tools && self.with_tools.unwrap_or(true)
+    }
+}
+
+/// Where a command finds its agent.
+#[derive(Debug, Args, Clone)]
+pub struct AgentArg {
+    /// Agent id (default: the configured default agent, else `main`).
+    #[arg(long)]
+    pub agent: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ToolsCommand {
+    /// Every tool the agent has, as JSON `[{name, description, inputSchema}]`.
+    List(AgentArg),
+    /// One tool, as JSON.
+    Info {
+        name: String,
+        #[command(flatten)]
+        agent: AgentArg,
+    },
+    /// Run a tool; prints the execution log as JSON. Exits 0 only if the tool succeeded.
+    Invoke {
+        name: String,
+        /// Arguments as a JSON object.
+        #[arg(long, default_value = "{}")]
+        args: String,
+        #[command(flatten)]
+        agent: AgentArg,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// Every session of the agent, newest first.
+    List {
+        #[command(flatten)]
+        agent: AgentArg,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One session's index entry and transcript summary, as JSON.
+    Show {
+        key: String,
+        #[command(flatten)]
+        agent: AgentArg,
+    },
+    /// Start a new session under the key (the old transcript is kept).
+    Reset {
+        key: String,
+        #[command(flatten)]
+        agent: AgentArg,
+    },
+    /// The session's conversation as Markdown.
+    Export {
+        key: String,
+        #[command(flatten)]
+        agent: AgentArg,
+        /// Write to this file instead of standard output.
+        #[arg(long, short = 'o')]
+        output: Option<std::path::PathBuf>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuthCommand {
+    /// Store a credential: an API key (from standard input or a prompt), or the
+    /// openai-codex OAuth login.
+    Login {
+        /// Provider id, e.g. anthropic, openai, openai-codex.
+        provider: String,
+        /// Profile name (default `default`).
+        #[arg(long)]
+        name: Option<String>,
+        /// openai-codex: do not wait for the browser callback; paste the code instead.
+        #[arg(long)]
+        paste: bool,
+    },
+    /// The stored profiles, with masked secrets and their state.
+    Status,
+    /// Prefer this profile for its provider.
+    Use { profile: String },
+    /// Remove a profile, or every profile with --all.
+    Logout {
+        profile: Option<String>,
+        #[arg(long, conflicts_with = "profile")]
+        all: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print a value (secrets masked), or the whole file.
+    Get { path: Option<String> },
+    /// Set a value (JSON5 if it parses, else a string). The result is validated first.
+    Set { path: String, value: String },
+    /// Remove a value.
+    Unset { path: String },
+    /// Check the file; exits non-zero with the problems if it is invalid.
+    Validate,
+    /// Print the file's path.
+    Path,
+    /// Print the JSON schema of the configuration.
+    Schema,
+}
+
+#[derive(Debug, Args)]
+pub struct ModelsArgs {
+    /// Only this provider's models.
+    #[arg(long)]
+    pub provider: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
