@@ -95,6 +95,7 @@ pub fn reply_text(context: &Context) -> String {
                 if images > 0 {
                     body.push_str(&format!(" (and sent {images} image(s))"));
                 }
+                body.push_str(&history_note(context));
                 body
             }
             Some(Message::ToolResult(result)) => {
@@ -116,6 +117,28 @@ pub fn reply_text(context: &Context) -> String {
         }
     };
     format!("[offline stub] {body}\n\n{NOTICE}")
+}
+
+/// What the stub can show of the conversation so far, so a persistent session is visible
+/// without a real model: how many messages came before, and the previous user message.
+fn history_note(context: &Context) -> String {
+    let earlier = context.messages.len().saturating_sub(1);
+    if earlier == 0 {
+        return String::new();
+    }
+    let previous = context.messages[..earlier]
+        .iter()
+        .rev()
+        .find_map(|m| match m {
+            Message::User(u) => Some(clip(u.text().trim(), 80)),
+            _ => None,
+        });
+    match previous {
+        Some(text) => format!(
+            "\n(Earlier in this session: {earlier} message(s); before this you said: \"{text}\".)"
+        ),
+        None => format!("\n(Earlier in this session: {earlier} message(s).)"),
+    }
 }
 
 /// An extractive summary: the first line of up to five user requests, in order.
@@ -174,7 +197,7 @@ fn estimate_tokens(context: &Context) -> u64 {
 mod tests {
     use super::*;
     use crate::event::AssistantMessageEvent;
-    use crate::types::{StopReason, ToolCall};
+    use crate::types::{AssistantMessage, StopReason, ToolCall};
     use futures_util::StreamExt;
 
     fn ctx(messages: Vec<Message>) -> Context {
@@ -209,6 +232,22 @@ mod tests {
                 .filter(|e| matches!(e, AssistantMessageEvent::TextDelta { .. }))
                 .count()
                 > 3
+        );
+    }
+
+    #[test]
+    fn shows_what_it_remembers_of_the_session() {
+        let reply = AssistantMessage::default();
+        let context = ctx(vec![
+            Message::user("my name is Ana"),
+            Message::Assistant(reply),
+            Message::user("what is my name?"),
+        ]);
+        assert_eq!(
+            reply_text(&context),
+            format!(
+                "[offline stub] You said: what is my name?\n(Earlier in this session: 2 message(s); before this you said: \"my name is Ana\".)\n\n{NOTICE}"
+            )
         );
     }
 
