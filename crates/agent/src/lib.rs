@@ -9,6 +9,7 @@ pub mod event;
 pub mod hooks;
 pub mod queue;
 mod run;
+pub use run::wire_name;
 pub mod tool;
 
 pub use agent::{Agent, AgentConfig, AgentError, AgentState, StreamFn, llm_stream_fn};

@@ -254,7 +254,7 @@ fn to_llm_tool(tool: &dyn AgentTool) -> Tool {
 /// The name a tool is offered under. Provider APIs accept only `[A-Za-z0-9_-]` in tool
 /// names, while lainclaw's basics are dotted (`time.now`); other characters become `_`
 /// and calls are matched back by either form.
-pub(crate) fn wire_name(name: &str) -> String {
+pub fn wire_name(name: &str) -> String {
     name.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '_' || c == '-' {

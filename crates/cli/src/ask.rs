@@ -92,7 +92,7 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
         Vec::new()
     };
 
-    let mut log = ToolLog::default();
+    let mut log = ToolLog::for_tools(&tools);
     let manual = manual_tools::parse(&text)?;
     let wants_summary = {
         let lower = text.to_lowercase();

@@ -112,9 +112,31 @@ pub struct ToolLog {
     pub calls: Vec<ToolCallRecord>,
     pub results: Vec<ToolResultRecord>,
     started: HashMap<String, Instant>,
+    /// Wire-safe name (`time_now`) -> the tool's own name (`time.now`).
+    names: HashMap<String, String>,
 }
 
 impl ToolLog {
+    /// A log that reports calls under the tools' own names, not the wire-safe names the
+    /// model used (`time_now` for `time.now`).
+    pub fn for_tools(tools: &[std::sync::Arc<dyn pincer_agent::AgentTool>]) -> Self {
+        let names = tools
+            .iter()
+            .map(|t| (pincer_agent::wire_name(t.name()), t.name().to_owned()))
+            .collect();
+        Self {
+            names,
+            ..Self::default()
+        }
+    }
+
+    fn canonical(&self, name: &str) -> String {
+        self.names
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| name.to_owned())
+    }
+
     /// Records the tool events of a model-driven run.
     pub fn event(&mut self, event: &AgentEvent) {
         match event {
@@ -126,7 +148,7 @@ impl ToolLog {
                 self.started.insert(tool_call_id.clone(), Instant::now());
                 self.calls.push(ToolCallRecord {
                     id: tool_call_id.clone(),
-                    name: tool_name.clone(),
+                    name: self.canonical(tool_name),
                     args: args.clone(),
                     source: "ask",
                 });
@@ -148,7 +170,7 @@ impl ToolLog {
                     .cloned()
                     .unwrap_or_else(|| ToolCallRecord {
                         id: tool_call_id.clone(),
-                        name: tool_name.clone(),
+                        name: self.canonical(tool_name),
                         args: Value::Null,
                         source: "ask",
                     });

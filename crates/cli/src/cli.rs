@@ -60,8 +60,8 @@ pub fn parse_switch(value: &str) -> Result<bool, String> {
 #[derive(Debug, Args)]
 pub struct AskArgs {
     /// What to ask. `/new` starts a new session; `tool: <name> {json}` runs a tool by hand
-    /// (a question may follow on the next line).
-    #[arg(value_name = "INPUT", num_args = 0.., allow_hyphen_values = true)]
+    /// (a question may follow on the next line). Put `--` first if it begins with `-`.
+    #[arg(value_name = "INPUT", num_args = 0..)]
     pub input: Vec<String>,
     /// Provider id (its default model unless --model is given).
     #[arg(long)]

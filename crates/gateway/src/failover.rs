@@ -216,7 +216,11 @@ impl Job {
                 }
                 let stream = self.client.stream(model, &self.context, options);
                 match forward_unless_early_failure(stream, &tx).await {
-                    Outcome::Forwarded { succeeded } => {
+                    Outcome::Forwarded { terminal } => {
+                        // Book-keeping first: the consumer drops the stream (and so aborts
+                        // this task) as soon as it has the terminal event.
+                        let succeeded =
+                            matches!(terminal, Some(AssistantMessageEvent::Done { .. }));
                         if let (true, Some(id)) = (succeeded, &credential.profile_id) {
                             self.credentials.succeeded(&model.provider, id).await;
                         }
@@ -224,6 +228,9 @@ impl Job {
                             model: model.reference(),
                             profile_id: credential.profile_id.clone(),
                         });
+                        if let Some(terminal) = terminal {
+                            let _ = tx.send(terminal).await;
+                        }
                         return;
                     }
                     Outcome::ReceiverGone => return,
@@ -300,9 +307,9 @@ impl Job {
 }
 
 enum Outcome {
-    /// The stream was passed on to its end; `succeeded` when that end was `done`.
+    /// The stream was passed on up to its terminal event, which is returned unsent.
     Forwarded {
-        succeeded: bool,
+        terminal: Option<AssistantMessageEvent>,
     },
     ReceiverGone,
     /// A failover-worthy error arrived before any output; nothing was forwarded.
@@ -310,7 +317,8 @@ enum Outcome {
 }
 
 /// Holds back `start` until the first real event: an early failover-worthy error is
-/// returned unsent; anything else is forwarded with everything after it.
+/// returned unsent; otherwise everything is forwarded except the terminal event, which is
+/// returned for the caller to send after its book-keeping.
 async fn forward_unless_early_failure(mut stream: AssistantStream, tx: &Sender) -> Outcome {
     let mut held_start = false;
     while let Some(event) = stream.next().await {
@@ -323,19 +331,21 @@ async fn forward_unless_early_failure(mut stream: AssistantStream, tx: &Sender) 
                 if held_start && tx.send(AssistantMessageEvent::Start).await.is_err() {
                     return Outcome::ReceiverGone;
                 }
-                let mut succeeded = matches!(first, AssistantMessageEvent::Done { .. });
-                if tx.send(first).await.is_err() {
-                    return Outcome::ReceiverGone;
-                }
-                while let Some(event) = stream.next().await {
-                    succeeded = matches!(event, AssistantMessageEvent::Done { .. });
+                let mut next = Some(first);
+                while let Some(event) = next.take() {
+                    if event.is_terminal() {
+                        return Outcome::Forwarded {
+                            terminal: Some(event),
+                        };
+                    }
                     if tx.send(event).await.is_err() {
                         return Outcome::ReceiverGone;
                     }
+                    next = stream.next().await;
                 }
-                return Outcome::Forwarded { succeeded };
+                return Outcome::Forwarded { terminal: None };
             }
         }
     }
-    Outcome::Forwarded { succeeded: false }
+    Outcome::Forwarded { terminal: None }
 }

@@ -1,0 +1,148 @@
+//! The harness of the CLI tests: the real `pincer` binary with a temporary `$PINCER_HOME`
+//! and `$HOME`, a clean environment (no keys leak in from the machine), and the mock LLM
+//! configured as a custom provider.
+
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use pincer_testkit::{Api, MockLlm, Scenario};
+use serde_json::Value;
+
+pub struct Home {
+    pub dir: tempfile::TempDir,
+    pub env: Vec<(String, String)>,
+}
+
+impl Home {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("user")).unwrap();
+        Self {
+            dir,
+            env: Vec::new(),
+        }
+    }
+
+    /// `$PINCER_HOME`.
+    pub fn path(&self) -> PathBuf {
+        self.dir.path().join("pincer")
+    }
+
+    pub fn with_env(mut self, key: &str, value: &str) -> Self {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    pub fn write_config(&self, text: &str) {
+        std::fs::create_dir_all(self.path()).unwrap();
+        std::fs::write(self.path().join("pincer.json5"), text).unwrap();
+    }
+
+    /// A config whose custom provider `mock` (models `primary`, `backup`) is the server.
+    pub fn use_mock(&self, server: &MockLlm, extra: &str) {
+        self.write_config(&format!(
+            r#"{{
+  models: {{ providers: {{ mock: {{
+    baseUrl: "{}", api: "openai-completions", apiKey: "mock-key",
+    models: [{{ id: "primary" }}, {{ id: "backup" }}],
+  }} }} }},
+  {extra}
+}}"#,
+            server.base_url(Api::OpenAiCompletions)
+        ));
+    }
+
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_pincer"));
+        cmd.args(args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.dir.path().join("user"))
+            .env("PINCER_HOME", self.path())
+            .stdin(Stdio::null());
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str]) -> Run {
+        Run(self.command(args).output().unwrap())
+    }
+
+    pub fn run_with_stdin(&self, args: &[&str], stdin: &str) -> Run {
+        let mut child = self
+            .command(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        Run(child.wait_with_output().unwrap())
+    }
+
+    /// `ask --json …` that must succeed; its result object.
+    pub fn ask_json(&self, args: &[&str]) -> Value {
+        let mut all = vec!["ask", "--json"];
+        all.extend_from_slice(args);
+        let run = self.run(&all);
+        run.assert_ok();
+        serde_json::from_str(&run.stdout()).unwrap_or_else(|e| panic!("{e}: {}", run.stdout()))
+    }
+
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.path().join("agents/main/sessions")
+    }
+}
+
+pub struct Run(pub Output);
+
+impl Run {
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.0.stdout).into_owned()
+    }
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.0.stderr).into_owned()
+    }
+    pub fn code(&self) -> i32 {
+        self.0.status.code().unwrap_or(-1)
+    }
+    pub fn assert_ok(&self) {
+        assert_eq!(
+            self.code(),
+            0,
+            "stdout:\n{}\nstderr:\n{}",
+            self.stdout(),
+            self.stderr()
+        );
+    }
+}
+
+pub async fn mock(scenario: Scenario) -> MockLlm {
+    MockLlm::start(scenario).await.unwrap()
+}
+
+/// File mode bits.
+pub fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+/// The roles of the messages of a recorded OpenAI request.
+pub fn roles(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap().to_owned())
+        .collect()
+}
