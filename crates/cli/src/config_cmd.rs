@@ -35,11 +35,11 @@ pub fn run(env: &dyn EnvSource, command: ConfigCommand) -> Result<ExitCode> {
         ConfigCommand::Get { path: key } => {
             let raw = read(&path)?;
             let value = match key {
-                None => raw,
+                None => pincer_config::redact(&raw),
                 Some(key) => {
-                    let key_path = KeyPath::parse(&key)?;
-                    match pincer_config::get(&raw, &key_path) {
-                        Some(v) => v.clone(),
+                    // Masked by the key it sits under, which a bare value no longer has.
+                    match pincer_config::redacted_get(&raw, &KeyPath::parse(&key)?) {
+                        Some(v) => v,
                         None => {
                             eprintln!("{key}: not set in {}", path.display());
                             return Ok(ExitCode::from(1));
@@ -47,7 +47,7 @@ pub fn run(env: &dyn EnvSource, command: ConfigCommand) -> Result<ExitCode> {
                     }
                 }
             };
-            match pincer_config::redact(&value) {
+            match value {
                 Value::String(s) => println!("{s}"),
                 other => println!("{}", serde_json::to_string_pretty(&other)?),
             }

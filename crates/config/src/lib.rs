@@ -1,7 +1,33 @@
 //! pincer-config: the typed `$PINCER_HOME/pincer.json5`. Every key is a Rust type (the JSON
 //! schema is derived from them), loading is strict (an unknown key, a wrong type or a bad
-//! value is an error naming the key, the file and the line), and writes are atomic and 0600.
+//! value is an error naming the key, the file and the line), `${ENV}` references are
+//! substituted as OpenClaw does, and writes are checked first, then atomic and 0600.
+//!
+//! Comments in the file are not preserved by [`set`]/[`unset`] + [`save`]: json5 parses to
+//! a plain tree with no comment-keeping round trip, and the file is rewritten as JSON.
 
+mod edit;
+mod env_subst;
+mod error;
+mod keypath;
+mod load;
+mod locate;
+mod paths;
+mod raw;
+mod redact;
+mod schema;
+mod strict_de;
 pub mod types;
+mod validate;
 
+pub use edit::{get, parse_cli_value, set, unset};
+pub use error::{ConfigError, ConfigIssue, SourcePosition};
+pub use keypath::{KeyPath, PathSegment};
+pub use load::{LoadedConfig, MAX_CONFIG_BYTES, ParsedConfig, load, parse_str, read_raw, save};
+pub use locate::locate;
+pub use paths::{CONFIG_FILE_NAME, config_path, pincer_home};
+pub use raw::{MAX_DEPTH, parse_raw};
+pub use redact::{is_secret_key, mask, redact, redacted_get};
+pub use schema::schema_json;
 pub use types::*;
+pub use validate::{MAIN_AGENT_ID, is_valid_agent_id};

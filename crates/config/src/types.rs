@@ -98,7 +98,8 @@ pub struct AgentEntry {
 }
 
 /// A model choice: `"provider/model"` or `{ primary, fallbacks }` (OpenClaw's forms).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// Deserialize is written by hand (see below); Serialize and the schema are untagged.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum ModelSelection {
     /// Just the primary model.
@@ -114,6 +115,37 @@ pub struct ModelChain {
     pub primary: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fallbacks: Vec<String>,
+}
+
+/// By hand rather than `#[serde(untagged)]`: an untagged enum buffers the value and, when
+/// no variant fits, reports only "did not match any variant", losing the inner key path
+/// and message (`fallbacks[1]: expected a string`, an unknown key in the object).
+impl<'de> Deserialize<'de> for ModelSelection {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct SelectionVisitor;
+
+        impl<'de> serde::de::Visitor<'de> for SelectionVisitor {
+            type Value = ModelSelection;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a model \"provider/model\" or { primary, fallbacks }")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(ModelSelection::Primary(v.to_owned()))
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<Self::Value, A::Error> {
+                ModelChain::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(ModelSelection::Chain)
+            }
+        }
+
+        deserializer.deserialize_any(SelectionVisitor)
+    }
 }
 
 impl ModelSelection {

@@ -1,0 +1,121 @@
+//! Masking secrets before a config is printed (`pincer config get`, diagnostics). A value
+//! is secret when its key names a secret: the key's last word (camelCase, `_` or `-`
+//! separated) is key, token, secret, password, access, refresh or authorization, so
+//! `apiKey`, `botToken`, `client_secret` and `x-api-key` are masked while `maxTokens` is
+//! not. `mainKey` names a session, not a credential, and stays visible. Everything under
+//! a secret key is masked. A `${NAME}` reference is shown as written: it is not the secret.
+
+use serde_json::{Map, Value};
+
+use crate::edit::get;
+use crate::env_subst::is_single_reference;
+use crate::keypath::KeyPath;
+
+const SECRET_WORDS: &[&str] = &[
+    "key",
+    "apikey",
+    "token",
+    "secret",
+    "password",
+    "access",
+    "refresh",
+    "authorization",
+];
+
+/// Keys that end in a secret word but hold no secret.
+const NOT_SECRET: &[&str] = &["mainKey"];
+
+/// Strings shorter than this are masked whole: showing six characters of them would
+/// show most of the secret.
+const MIN_PARTIAL_LEN: usize = 12;
+
+/// `value` with every secret-looking string masked as `abc***xyz` (or `***` when short).
+pub fn redact(value: &Value) -> Value {
+    walk(value, false)
+}
+
+/// The value at `path` with secrets masked, judged in place: `models.providers.p.apiKey`
+/// is masked although the value alone carries no key name. What `config get` prints.
+pub fn redacted_get(raw: &Value, path: &KeyPath) -> Option<Value> {
+    get(&redact(raw), path).cloned()
+}
+
+/// Whether `key` names a secret (see the module doc).
+pub fn is_secret_key(key: &str) -> bool {
+    if NOT_SECRET.contains(&key) {
+        return false;
+    }
+    let lower = key.to_lowercase();
+    let last_word = last_word(key).to_lowercase();
+    SECRET_WORDS.contains(&lower.as_str()) || SECRET_WORDS.contains(&last_word.as_str())
+}
+
+/// `"sk-abcdef123456"` → `"sk-***456"`.
+pub fn mask(secret: &str) -> String {
+    let chars: Vec<char> = secret.chars().collect();
+    if chars.len() < MIN_PARTIAL_LEN {
+        return "***".to_owned();
+    }
+    let head: String = chars[..3].iter().collect();
+    let tail: String = chars[chars.len() - 3..].iter().collect();
+    format!("{head}***{tail}")
+}
+
+fn walk(value: &Value, secret: bool) -> Value {
+    match value {
+        Value::String(s) if secret && !is_single_reference(s) => Value::String(mask(s)),
+        Value::Number(_) | Value::Bool(_) if secret => Value::String("***".to_owned()),
+        Value::Array(items) => Value::Array(items.iter().map(|v| walk(v, secret)).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), walk(v, secret || is_secret_key(k))))
+                .collect::<Map<String, Value>>(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// The last word of a camelCase, snake_case or kebab-case name.
+fn last_word(key: &str) -> &str {
+    let trimmed = key.trim_end_matches(['_', '-']);
+    let mut start = 0;
+    let mut previous_lower = false;
+    for (i, c) in trimmed.char_indices() {
+        if c == '_' || c == '-' {
+            start = i + 1;
+            previous_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && previous_lower {
+            start = i;
+        }
+        previous_lower = c.is_lowercase() || c.is_ascii_digit();
+    }
+    &trimmed[start..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_keys() {
+        for key in [
+            "apiKey",
+            "key",
+            "botToken",
+            "client_secret",
+            "x-api-key",
+            "PASSWORD",
+            "access",
+            "refreshToken",
+            "Authorization",
+            "APIKEY",
+        ] {
+            assert!(is_secret_key(key), "{key}");
+        }
+        for key in ["mainKey", "maxTokens", "keys", "name", "accessMode2", ""] {
+            assert!(!is_secret_key(key), "{key}");
+        }
+    }
+}

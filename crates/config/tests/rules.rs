@@ -1,0 +1,135 @@
+//! The cross-field rules checked after typed loading, each with its key path and line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use pincer_ai::env::MapEnv;
+use pincer_config::*;
+
+fn error_of(text: &str) -> String {
+    parse_str(text, "pincer.json5", &MapEnv::default())
+        .expect_err("the config should be refused")
+        .to_string()
+}
+
+fn accepts(text: &str) {
+    if let Err(e) = parse_str(text, "pincer.json5", &MapEnv::default()) {
+        panic!("{text} was refused: {e}");
+    }
+}
+
+#[test]
+fn agent_ids_follow_the_pattern() {
+    accepts("{agents: {list: [{id: 'a'}, {id: '0-x_y'}, {id: 'main'}]}}");
+    accepts(&format!(
+        "{{agents: {{list: [{{id: 'a{}'}}]}}}}",
+        "b".repeat(63)
+    ));
+    assert_eq!(
+        error_of("{agents: {list: [\n  {id: 'Ops'},\n  {id: '-x'},\n  {id: ''},\n]}}"),
+        "pincer.json5:2:4: agents.list[0].id: invalid agent id \"Ops\": use 1 to 64 of a-z, 0-9, _ and -, starting with a letter or digit\n\
+         pincer.json5:3:4: agents.list[1].id: invalid agent id \"-x\": use 1 to 64 of a-z, 0-9, _ and -, starting with a letter or digit\n\
+         pincer.json5:4:4: agents.list[2].id: invalid agent id \"\": use 1 to 64 of a-z, 0-9, _ and -, starting with a letter or digit"
+    );
+    let long = "a".repeat(65);
+    assert_eq!(
+        error_of(&format!("{{agents: {{list: [{{id: '{long}'}}]}}}}")),
+        format!(
+            "pincer.json5:1:19: agents.list[0].id: invalid agent id \"{long}\": use 1 to 64 of a-z, 0-9, _ and -, starting with a letter or digit"
+        )
+    );
+    assert!(is_valid_agent_id("main"));
+    assert!(!is_valid_agent_id("a.b"));
+}
+
+#[test]
+fn agent_ids_are_unique() {
+    assert_eq!(
+        error_of("{agents: {list: [\n  {id: 'ops'},\n  {id: 'dev'},\n  {id: 'ops'},\n]}}"),
+        "pincer.json5:4:4: agents.list[2].id: duplicate agent id \"ops\" (also agents.list[0])"
+    );
+}
+
+#[test]
+fn at_most_one_agent_is_the_default() {
+    accepts("{agents: {list: [{id: 'a', default: true}, {id: 'b', default: false}]}}");
+    assert_eq!(
+        error_of(
+            "{agents: {list: [\n  {id: 'a', default: true},\n  {id: 'b', default: true},\n]}}"
+        ),
+        "pincer.json5:3:13: agents.list[1].default: only one agent can be the default; agents.list[0] already is"
+    );
+}
+
+#[test]
+fn bindings_name_main_or_a_listed_agent() {
+    accepts("{bindings: [{agentId: 'main', match: {channel: 'telegram'}}]}");
+    accepts(
+        "{agents: {list: [{id: 'ops'}]}, bindings: [{agentId: 'ops', match: {channel: 'telegram'}}]}",
+    );
+    assert_eq!(
+        error_of(
+            "{\n  agents: {list: [{id: 'ops'}, {id: 'dev'}]},\n  bindings: [\n    {agentId: 'opps', match: {channel: 'telegram'}},\n  ],\n}"
+        ),
+        "pincer.json5:4:6: bindings[0].agentId: unknown agent \"opps\" (known agents: main, dev, ops)"
+    );
+}
+
+#[test]
+fn model_references_are_provider_slash_model() {
+    accepts(
+        "{agents: {defaults: {model: 'openrouter/meta/llama-4'}, list: [{id: 'a', model: {primary: 'a/b', fallbacks: ['c/d']}}]}}",
+    );
+    assert_eq!(
+        error_of("{agents: {defaults: {model: 'gpt-5'}}}"),
+        "pincer.json5:1:22: agents.defaults.model: invalid model reference \"gpt-5\": expected provider/model, like \"anthropic/claude-sonnet-4-5\""
+    );
+    assert_eq!(
+        error_of(
+            "{agents: {defaults: {model: {\n  primary: '/m',\n  fallbacks: ['a/b', 'p/'],\n}}}}"
+        ),
+        "pincer.json5:2:3: agents.defaults.model.primary: invalid model reference \"/m\": expected provider/model, like \"anthropic/claude-sonnet-4-5\"\n\
+         pincer.json5:3:22: agents.defaults.model.fallbacks[1]: invalid model reference \"p/\": expected provider/model, like \"anthropic/claude-sonnet-4-5\""
+    );
+    assert_eq!(
+        error_of("{agents: {list: [{id: 'a',\n  model: ''}]}}"),
+        "pincer.json5:2:3: agents.list[0].model: invalid model reference \"\": expected provider/model, like \"anthropic/claude-sonnet-4-5\""
+    );
+}
+
+#[test]
+fn identity_links_are_channel_colon_id() {
+    accepts("{session: {identityLinks: {alice: ['telegram:1', 'discord:2:3']}}}");
+    assert_eq!(
+        error_of(
+            "{session: {identityLinks: {\n  alice: ['telegram:1', 'discord'],\n  'bob.b': [':9'],\n}}}"
+        ),
+        "pincer.json5:2:25: session.identityLinks.alice[1]: invalid identity link \"discord\": expected channel:id, like \"telegram:123\"\n\
+         pincer.json5:3:13: session.identityLinks[\"bob.b\"][0]: invalid identity link \":9\": expected channel:id, like \"telegram:123\""
+    );
+}
+
+#[test]
+fn the_main_key_is_non_empty_without_colons() {
+    accepts("{session: {mainKey: 'home'}}");
+    assert_eq!(
+        error_of("{session: {mainKey: ''}}"),
+        "pincer.json5:1:12: session.mainKey: must not be empty"
+    );
+    assert_eq!(
+        error_of("{session: {mainKey: 'a:b'}}"),
+        "pincer.json5:1:12: session.mainKey: \"a:b\" must not contain ':' (it is the last part of a session key)"
+    );
+}
+
+#[test]
+fn cooldowns_are_non_empty_when_given() {
+    accepts("{auth: {cooldownsMs: [1000]}}");
+    assert_eq!(
+        error_of("{auth: {cooldownsMs: []}}"),
+        "pincer.json5:1:9: auth.cooldownsMs: must list at least one cooldown (leave it out for the defaults)"
+    );
+}
+
+#[test]
+fn prune_after_is_left_to_the_store() {
+    accepts("{session: {maintenance: {pruneAfter: 'whenever'}}}");
+}

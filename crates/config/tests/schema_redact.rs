@@ -1,0 +1,76 @@
+//! The derived JSON schema and the redaction used when printing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use pincer_config::*;
+use serde_json::json;
+
+#[test]
+fn the_schema_describes_every_top_level_section() {
+    let schema = schema_json();
+    assert_eq!(schema["title"], "Pincer configuration");
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+    assert_eq!(schema["type"], "object");
+    assert_eq!(
+        schema["additionalProperties"], false,
+        "unknown keys are refused"
+    );
+    let properties: Vec<&str> = schema["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        properties,
+        [
+            "$schema", "agents", "auth", "bindings", "models", "roles", "session", "skills",
+            "tools"
+        ]
+    );
+    let defs = schema["$defs"].as_object().unwrap();
+    assert!(defs.contains_key("ModelSelection"));
+    assert_eq!(
+        defs["ThinkingLevelName"]["enum"],
+        json!(["off", "minimal", "low", "medium", "high", "xhigh"])
+    );
+}
+
+#[test]
+fn secrets_are_masked_and_references_shown() {
+    let raw = json!({
+        "models": {"providers": {
+            "a": {"apiKey": "sk-ant-0123456789abcdef", "baseUrl": "http://h"},
+            "b": {"apiKey": "${OPENAI_API_KEY}", "headers": {"Authorization": "Bearer abcdefghijkl", "x-trace": "1"}},
+            "c": {"apiKey": "short", "models": [{"id": "m", "maxTokens": 8192}]},
+        }},
+        "session": {"mainKey": "home"},
+        "channels": {"telegram": {"botToken": "123456:ABCDEFGHIJ", "secrets": {"password": "hunter22hunter22", "pin": 1234}}},
+        "creds": {"access": "acc-0123456789", "refresh": "ref-0123456789", "client_secret": "pre-${X}-post"},
+    });
+    assert_eq!(
+        redact(&raw),
+        json!({
+            "models": {"providers": {
+                "a": {"apiKey": "sk-***def", "baseUrl": "http://h"},
+                "b": {"apiKey": "${OPENAI_API_KEY}", "headers": {"Authorization": "Bea***jkl", "x-trace": "1"}},
+                "c": {"apiKey": "***", "models": [{"id": "m", "maxTokens": 8192}]},
+            }},
+            "session": {"mainKey": "home"},
+            "channels": {"telegram": {"botToken": "123***HIJ", "secrets": {"password": "hun***r22", "pin": 1234}}},
+            "creds": {"access": "acc***789", "refresh": "ref***789", "client_secret": "pre***ost"},
+        })
+    );
+    let key: KeyPath = "models.providers.a.apiKey".parse().unwrap();
+    assert_eq!(redacted_get(&raw, &key), Some(json!("sk-***def")));
+    let provider: KeyPath = "models.providers.a".parse().unwrap();
+    assert_eq!(
+        redacted_get(&raw, &provider),
+        Some(json!({"apiKey": "sk-***def", "baseUrl": "http://h"}))
+    );
+    assert_eq!(redacted_get(&raw, &"nope".parse().unwrap()), None);
+    assert_eq!(mask("abcdefghijklmnop"), "abc***nop");
+    assert_eq!(mask("abcdefghijk"), "***");
+}
