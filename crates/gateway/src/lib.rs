@@ -4,4 +4,8 @@
 
 pub mod failover;
 pub mod model_select;
+pub mod prompt;
+pub mod router;
+pub mod skills;
 pub mod turn;
+pub mod workspace;
