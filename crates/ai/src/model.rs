@@ -13,6 +13,8 @@ use crate::types::Usage;
 pub mod apis {
     pub const OPENAI_COMPLETIONS: &str = "openai-completions";
     pub const OPENAI_RESPONSES: &str = "openai-responses";
+    /// The Responses protocol of ChatGPT's Codex backend (openai-codex sign-ins).
+    pub const OPENAI_CODEX_RESPONSES: &str = "openai-codex-responses";
     pub const ANTHROPIC_MESSAGES: &str = "anthropic-messages";
     pub const GOOGLE_GENERATIVE_AI: &str = "google-generative-ai";
     /// The offline provider that needs no key (see `providers::stub`).

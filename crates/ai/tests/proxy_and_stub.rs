@@ -112,7 +112,7 @@ async fn apis_can_be_registered_and_removed_at_run_time() {
         .await
         .unwrap_err();
     assert_eq!(err.kind, ErrorKind::Config);
-    assert!(err.message.contains("uses API \"canned\", which Pincer does not know; known APIs: anthropic-messages, google-generative-ai, openai-completions, openai-responses, stub"), "{}", err.message);
+    assert!(err.message.contains("uses API \"canned\", which Pincer does not know; known APIs: anthropic-messages, google-generative-ai, openai-codex-responses, openai-completions, openai-responses, stub"), "{}", err.message);
 }
 
 #[tokio::test]

@@ -23,6 +23,9 @@
 //! # Ok(()) }
 //! ```
 //!
+//! [`FakeOAuthServer`] is a fake OAuth authorization server (the openai-codex sign-in:
+//! authorize redirect, code exchange with PKCE, rotating refresh tokens, injected failures).
+//!
 //! The scenario JSON format, the endpoints and the `pincer-mock-llm` binary (with `curl`
 //! examples) are described in the crate README.
 
@@ -30,6 +33,7 @@ mod api;
 mod body;
 mod engine;
 mod handlers;
+pub mod oauth;
 mod plan;
 mod request;
 mod scenario;
@@ -37,6 +41,7 @@ mod server;
 mod wire;
 
 pub use api::Api;
+pub use oauth::{FakeOAuthServer, RefreshFailure};
 pub use scenario::{
     DEFAULT_CHUNK_SIZE, Fault, InstantMode, Match, Reply, Rule, Scenario, ScenarioError,
     StopReason, ToolCallSpec, UsageSpec,

@@ -111,6 +111,10 @@ pub fn builtins(client: reqwest::Client) -> Vec<Arc<dyn ApiProvider>> {
             client.clone(),
         )),
         Arc::new(HttpProvider::new(
+            openai_responses::OpenAiCodexResponses,
+            client.clone(),
+        )),
+        Arc::new(HttpProvider::new(
             anthropic::AnthropicMessages,
             client.clone(),
         )),

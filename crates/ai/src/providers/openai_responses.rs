@@ -3,13 +3,17 @@
 //! style endpoints). Reasoning, text and function calls arrive as typed output items;
 //! tool-call ids are `call_id|item_id` so both halves survive a round trip.
 //!
-//! `request` builds the body, `decoder` turns the SSE stream into builder calls.
+//! `request` builds the body, `decoder` turns the SSE stream into builder calls; `codex` is
+//! the `openai-codex-responses` variant (ChatGPT's Codex backend) built on both.
 
+mod codex;
 mod decoder;
 mod request;
 
 #[cfg(test)]
 mod decoder_tests;
+
+pub use codex::OpenAiCodexResponses;
 
 use crate::http::{Framing, HttpCall, StreamDecoder};
 use crate::model::{Model, apis};
