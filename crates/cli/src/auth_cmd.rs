@@ -165,12 +165,18 @@ fn read_line_hidden() -> Result<String> {
     Ok(line)
 }
 
-/// The openai-codex OAuth (PKCE) login.
-async fn codex_login(app: &App, store: &AuthStore, paste_only: bool) -> Result<ExitCode> {
-    let mut config = match app.env.var("PINCER_OPENAI_AUTH_ISSUER") {
+/// Where the openai-codex sign-in happens: OpenAI's service, unless
+/// `PINCER_OPENAI_AUTH_ISSUER` points elsewhere (a proxy, or a test's fake server).
+pub fn codex_config(app: &App) -> CodexOAuthConfig {
+    match app.env.var("PINCER_OPENAI_AUTH_ISSUER") {
         Some(issuer) => CodexOAuthConfig::with_issuer(&issuer),
         None => CodexOAuthConfig::default(),
-    };
+    }
+}
+
+/// The openai-codex OAuth (PKCE) login.
+async fn codex_login(app: &App, store: &AuthStore, paste_only: bool) -> Result<ExitCode> {
+    let mut config = codex_config(app);
     if paste_only {
         config = config.callback_port(0);
     }

@@ -37,7 +37,10 @@ pub fn for_run(app: &App, pinned: Option<&str>) -> Result<Arc<dyn CredentialSour
     let policy = CooldownPolicy::default().with_cooldowns_ms(app.config.auth.cooldowns_ms.clone());
     let resolver = KeyResolver::new(store.clone())
         .with_order(order.clone())
-        .with_policy(policy);
+        .with_policy(policy)
+        .with_codex(pincer_auth::CodexOAuth::new(
+            crate::auth_cmd::codex_config(app),
+        )?);
     Ok(Arc::new(ProfileCredentials {
         resolver: Arc::new(resolver),
         store,

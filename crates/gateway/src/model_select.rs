@@ -28,6 +28,8 @@ pub const DEFAULT_MODELS: &[(&str, &str)] = &[
     ("groq", "openai/gpt-oss-120b"),
     ("mistral", "mistral-large-latest"),
     ("openrouter", "anthropic/claude-sonnet-4.5"),
+    // Signed in with `pincer auth login openai-codex` (lainclaw's model).
+    ("openai-codex", "gpt-5.4"),
 ];
 
 /// Where the chosen model came from (shown by `--json` and `pincer status`).

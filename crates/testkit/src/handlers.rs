@@ -32,6 +32,8 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/chat/completions", post(chat))
         .route("/v1/responses", post(responses))
         .route("/responses", post(responses))
+        // ChatGPT's Codex backend speaks the Responses protocol under its own path.
+        .route("/codex/responses", post(responses))
         .route("/v1/messages", post(anthropic))
         .route("/v1beta/models/{*target}", post(google))
         .route("/api/stream", post(proxy))
