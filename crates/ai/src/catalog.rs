@@ -375,6 +375,7 @@ mod tests {
             "groq",
             "mistral",
             "openrouter",
+            "openai-codex",
             "stub",
         ] {
             assert!(providers.contains(&p), "missing provider {p}");
@@ -384,6 +385,7 @@ mod tests {
             apis::OPENAI_RESPONSES,
             apis::ANTHROPIC_MESSAGES,
             apis::GOOGLE_GENERATIVE_AI,
+            apis::OPENAI_CODEX_RESPONSES,
             apis::STUB,
         ];
         for model in registry.models() {
