@@ -38,6 +38,18 @@ pub enum StoreError {
     /// No session is indexed under `key`.
     #[error("no session with key {key:?}")]
     UnknownSession { key: String },
+    /// The index entry of `key` is no longer session `expected` (it was reset, or archived
+    /// and created again, while the caller had `expected` open).
+    #[error("session {key:?} is now {found:?}, no longer {expected:?}")]
+    SessionChanged {
+        key: String,
+        expected: String,
+        found: String,
+    },
+    /// The index gives `key` a sessionId that is not a plain file name (it has a path
+    /// separator, is empty, `.` or `..`): its transcript would lie outside the store.
+    #[error("session {key:?} has an invalid sessionId {session_id:?}")]
+    InvalidSessionId { key: String, session_id: String },
     /// A patch of session `key` is not valid.
     #[error("invalid patch of session {key:?}: {reason}")]
     Patch { key: String, reason: String },

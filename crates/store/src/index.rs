@@ -1,6 +1,7 @@
 //! The per-agent session index, `sessions.json`: a JSON object mapping each sessionKey to a
 //! [`SessionEntry`] (OpenClaw's shape, camelCase). A missing file is an empty index; a
-//! corrupt one is an error naming the file, never silently treated as empty.
+//! corrupt one is an error naming the file, never silently treated as empty (the session
+//! store rebuilds it from the transcripts: see [`crate::rebuild`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -73,7 +74,7 @@ impl SessionEntry {
 /// `sessions.json` in memory.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionIndex {
-    path: PathBuf,
+    pub(crate) path: PathBuf,
     /// sessionKey -> entry.
     pub sessions: BTreeMap<String, SessionEntry>,
 }

@@ -4,15 +4,23 @@
 //! Layout under `$PINCER_HOME/agents/<agentId>/sessions/`: `sessions.json` (the index,
 //! sessionKey -> [`SessionEntry`]) and `<sessionId>.jsonl` (one transcript per session).
 //! Every state write is atomic (temp file, fsync, rename, fsync dir); transcripts are
-//! append-only, one whole line per append under an exclusive file lock.
+//! append-only, one whole line per append under an exclusive file lock; old format versions
+//! are migrated on open (the original kept as `<file>.v<N>.bak`); a corrupt index is rebuilt
+//! from the transcripts; retention prunes the index and deletes only old archives.
 
+mod archive;
 pub mod atomic;
+mod context;
 pub mod entry;
 pub mod error;
 pub mod ids;
 pub mod index;
+pub mod migrate;
+pub mod rebuild;
+pub mod retention;
 pub mod sessions;
 pub mod transcript;
+pub mod turns;
 
 pub use atomic::{read_json, write_atomic, write_json};
 pub use entry::{
@@ -22,8 +30,15 @@ pub use entry::{
 };
 pub use error::{Result, StoreError};
 pub use index::{SessionEntry, SessionIndex};
+pub use migrate::MigrationReport;
+pub use rebuild::{RECOVERED_KEY_PREFIX, RebuildReport, RebuiltSession, UnreadableTranscript};
+pub use retention::{
+    OrphanTranscript, PruneReason, PruneReport, PrunedSession, RetentionMode, RetentionPolicy,
+    parse_duration,
+};
 pub use sessions::{OpenSession, SessionStore};
 pub use transcript::{
     BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX,
     COMPACTION_SUMMARY_SUFFIX, LineIssue, LoadReport, TailRepair, Transcript,
 };
+pub use turns::TurnStats;

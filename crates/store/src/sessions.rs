@@ -1,9 +1,17 @@
 //! The session store of one agent (`agents/<agentId>/sessions/`): the index plus one
-//! transcript per session, and the lifecycle create → resume → reset → patch.
+//! transcript per session, and the lifecycle create → resume → reset → patch → archive.
 //!
 //! Index read-modify-write cycles hold an exclusive lock on `sessions.json.lock`, so two
 //! processes never lose each other's updates. Nothing here resets a session implicitly: a
-//! missing transcript of an indexed session is recreated under the same sessionId.
+//! missing transcript of an indexed session is recreated under the same sessionId, and a
+//! corrupt index is rebuilt from the transcripts (see [`crate::rebuild`]), never treated as
+//! empty. New transcripts record their session key in the header (`sessionKey`) so that
+//! rebuild can find it.
+//!
+//! A turn runner uses the store like this: [`SessionStore::get_or_create`] →
+//! [`Transcript::set_sync_each_append`]`(false)` → [`Transcript::append_message`] for each
+//! message as it completes → [`SessionStore::finish_turn`] (fsync, then tokens and routing
+//! into the index) — see [`crate::turns`].
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -13,6 +21,7 @@ use serde_json::Value;
 use crate::entry::SessionHeader;
 use crate::error::{Result, StoreError};
 use crate::index::{SessionEntry, SessionIndex};
+use crate::rebuild::RebuildReport;
 use crate::transcript::{LoadReport, Transcript};
 
 /// A session ready for use.
@@ -24,6 +33,8 @@ pub struct OpenSession {
     pub report: LoadReport,
     /// True when this call created the session.
     pub created: bool,
+    /// Set when this call found `sessions.json` corrupt and rebuilt it from the transcripts.
+    pub rebuilt: Option<RebuildReport>,
 }
 
 /// The sessions of one agent.
@@ -33,7 +44,8 @@ pub struct SessionStore {
     cwd: String,
 }
 
-struct IndexLock(File);
+/// The exclusive lock on `sessions.json.lock`, released on drop.
+pub(crate) struct IndexLock(File);
 
 impl Drop for IndexLock {
     fn drop(&mut self) {
@@ -75,12 +87,13 @@ impl SessionStore {
         self.root.join(format!("{session_id}.jsonl"))
     }
 
-    /// Loads the index (read only; no lock).
+    /// Loads the index (read only; no lock). A corrupt index is an error here; see
+    /// [`SessionStore::index_or_rebuild`].
     pub fn index(&self) -> Result<SessionIndex> {
         SessionIndex::load(self.index_path())
     }
 
-    fn lock(&self) -> Result<IndexLock> {
+    pub(crate) fn lock(&self) -> Result<IndexLock> {
         std::fs::create_dir_all(&self.root).map_err(|e| StoreError::io(&self.root, e))?;
         let path = self.root.join("sessions.json.lock");
         let file = OpenOptions::new()
@@ -96,30 +109,34 @@ impl SessionStore {
     /// Opens the session of `key`, creating it (new sessionId, index entry, transcript) if
     /// the key is not indexed yet.
     pub fn get_or_create(&self, key: &str) -> Result<OpenSession> {
-        let _lock = self.lock()?;
-        let mut index = self.index()?;
-        match index.get(key).cloned() {
-            Some(entry) => self.open_entry(key, entry, false),
+        let lock = self.lock()?;
+        let (mut index, rebuilt) = self.load_index_locked(&lock)?;
+        let mut session = match index.get(key).cloned() {
+            Some(entry) => self.open_entry(key, entry, false)?,
             None => {
                 let entry = SessionEntry::new(crate::ids::session_id());
                 let session = self.open_entry(key, entry, true)?;
                 index.insert(key, session.entry.clone());
                 index.save()?;
-                Ok(session)
+                session
             }
-        }
+        };
+        session.rebuilt = rebuilt;
+        Ok(session)
     }
 
     /// Opens the existing session of `key`; an error if there is none.
     pub fn resume(&self, key: &str) -> Result<OpenSession> {
-        let entry = self
-            .index()?
+        let (index, rebuilt) = self.read_index_or_rebuild()?;
+        let entry = index
             .get(key)
             .cloned()
             .ok_or_else(|| StoreError::UnknownSession {
                 key: key.to_owned(),
             })?;
-        self.open_entry(key, entry, false)
+        let mut session = self.open_entry(key, entry, false)?;
+        session.rebuilt = rebuilt;
+        Ok(session)
     }
 
     /// Starts a new session under `key` (`/new`, `/reset`): a new sessionId and transcript;
@@ -127,18 +144,12 @@ impl SessionStore {
     /// (levels, model, policies, label, routing) carry over; token counts and the
     /// compaction count start again.
     pub fn reset(&self, key: &str) -> Result<OpenSession> {
-        let _lock = self.lock()?;
-        let mut index = self.index()?;
+        let lock = self.lock()?;
+        let (mut index, rebuilt) = self.load_index_locked(&lock)?;
         let mut entry = SessionEntry::new(crate::ids::session_id());
         if let Some(old) = index.get(key) {
-            let old_path = self.transcript_path(&old.session_id);
-            if old_path.exists() {
-                let ts = crate::ids::iso_now().replace(':', "-");
-                let kept = self
-                    .root
-                    .join(format!("{}.jsonl.reset.{ts}", old.session_id));
-                std::fs::rename(&old_path, &kept).map_err(|e| StoreError::io(&old_path, e))?;
-                crate::atomic::sync_dir(&self.root)?;
+            if is_plain_session_id(&old.session_id) {
+                crate::archive::move_aside(&self.transcript_path(&old.session_id), "reset")?;
             }
             entry = SessionEntry {
                 session_id: entry.session_id,
@@ -151,22 +162,77 @@ impl SessionStore {
                 ..old.clone()
             };
         }
-        let session = self.open_entry(key, entry, true)?;
+        let mut session = self.open_entry(key, entry, true)?;
         index.insert(key, session.entry.clone());
         index.save()?;
+        session.rebuilt = rebuilt;
         Ok(session)
     }
 
     /// Patches the index entry of `key` (see [`SessionIndex::patch`]) and saves it.
     pub fn patch(&self, key: &str, patch: &Value) -> Result<SessionEntry> {
-        let _lock = self.lock()?;
-        let mut index = self.index()?;
+        let lock = self.lock()?;
+        let (mut index, _) = self.load_index_locked(&lock)?;
         let entry = index.patch(key, patch)?.clone();
         index.save()?;
         Ok(entry)
     }
 
+    /// Every indexed session, most recently updated first (ties by key). A corrupt index
+    /// is rebuilt first (with a warning in the log).
+    pub fn list(&self) -> Result<Vec<(String, SessionEntry)>> {
+        let (index, _) = self.read_index_or_rebuild()?;
+        let mut all: Vec<_> = index.sessions.into_iter().collect();
+        all.sort_by(|(ka, a), (kb, b)| b.updated_at.cmp(&a.updated_at).then_with(|| ka.cmp(kb)));
+        Ok(all)
+    }
+
+    /// Removes the session of `key` from the index and moves its transcript aside as
+    /// `<id>.jsonl.deleted.<ts>` (deleted for good only by retention, once old enough).
+    /// Returns where the transcript went (`None` if it had none).
+    pub fn archive(&self, key: &str) -> Result<Option<PathBuf>> {
+        let lock = self.lock()?;
+        let (mut index, _) = self.load_index_locked(&lock)?;
+        let entry = index
+            .remove(key)
+            .ok_or_else(|| StoreError::UnknownSession {
+                key: key.to_owned(),
+            })?;
+        // The index first: a crash after it leaves an orphan transcript, which retention
+        // archives later, rather than an entry whose transcript vanished.
+        index.save()?;
+        self.move_transcript_aside(&entry.session_id)
+    }
+
+    /// Moves `<id>.jsonl` to `<id>.jsonl.deleted.<ts>`; `None` when there is no such file
+    /// or the id is not a plain file name (nothing outside the store is ever touched).
+    pub(crate) fn move_transcript_aside(&self, session_id: &str) -> Result<Option<PathBuf>> {
+        if !is_plain_session_id(session_id) {
+            return Ok(None);
+        }
+        crate::archive::move_aside(&self.transcript_path(session_id), "deleted")
+    }
+
+    /// The index without a lock when it reads fine; when it is corrupt, the rebuild under
+    /// the lock (another process may have rebuilt it meanwhile).
+    pub(crate) fn read_index_or_rebuild(&self) -> Result<(SessionIndex, Option<RebuildReport>)> {
+        match self.index() {
+            Ok(index) => Ok((index, None)),
+            Err(StoreError::Json { .. }) => {
+                let lock = self.lock()?;
+                self.load_index_locked(&lock)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     fn open_entry(&self, key: &str, entry: SessionEntry, created: bool) -> Result<OpenSession> {
+        if !is_plain_session_id(&entry.session_id) {
+            return Err(StoreError::InvalidSessionId {
+                key: key.to_owned(),
+                session_id: entry.session_id,
+            });
+        }
         let path = self.transcript_path(&entry.session_id);
         let (transcript, report) = if path.exists() {
             Transcript::open(path)?
@@ -174,7 +240,8 @@ impl SessionStore {
             if !created {
                 tracing::warn!(key, session_id = %entry.session_id, "transcript missing; recreating it under the same id");
             }
-            let header = SessionHeader::new(entry.session_id.clone(), self.cwd.clone());
+            let header = SessionHeader::new(entry.session_id.clone(), self.cwd.clone())
+                .with_session_key(key);
             (Transcript::create(path, header)?, LoadReport::default())
         };
         Ok(OpenSession {
@@ -183,6 +250,13 @@ impl SessionStore {
             transcript,
             report,
             created,
+            rebuilt: None,
         })
     }
+}
+
+/// Whether `id` can name a transcript in the store's directory: not empty, not `.` or `..`,
+/// no path separator or NUL. The index is outside input; its ids must not reach elsewhere.
+pub(crate) fn is_plain_session_id(id: &str) -> bool {
+    !id.is_empty() && id != "." && id != ".." && !id.contains(['/', '\\', '\0'])
 }

@@ -1,31 +1,42 @@
 //! A session transcript: one pi v3 JSONL file, a header line then tree entries.
 //!
 //! Loading is forgiving: a torn last line (a crash mid-append, a block of NULs) is truncated
-//! away and reported; an invalid line elsewhere is reported and skipped but left in the file.
-//! Appends take an exclusive lock on the file (std's `File::lock`, `flock` on Unix) for the
-//! length of one write, so two handles or processes never interleave bytes; before writing,
-//! an append reads whatever other writers added so the new entry's parent is the real leaf.
+//! away and reported; an invalid line elsewhere is reported and skipped but left in the file;
+//! a file of format version 1 or 2 is migrated to 3 (see [`crate::migrate`]). Appends take an
+//! exclusive lock on the file (std's `File::lock`, `flock` on Unix) for the length of one
+//! write, so two handles or processes never interleave bytes; before writing, an append reads
+//! whatever other writers added so the new entry's parent is the real leaf.
+//!
+//! # Durability
+//!
+//! An append writes its whole line to the file (one `write` under the lock, `O_APPEND`)
+//! before it returns. From then on the line is in the operating system's page cache: a
+//! process that is killed, panics or exits loses nothing an append returned for. What an
+//! `fsync` adds is surviving a power cut or a kernel crash:
+//!
+//! - with [`Transcript::set_sync_each_append`]`(true)` (the default) every append is
+//!   fsynced before it returns;
+//! - with `false`, appends are not fsynced; call [`Transcript::sync`] at a checkpoint (the
+//!   end of a turn) to fsync everything appended so far. A power cut may then lose the
+//!   appends since the last `sync`, never more, and never a line in the middle of the file:
+//!   a line cut short by the power cut is repaired on the next open like any torn tail.
 
-use std::collections::{HashMap, HashSet};
-use std::fs::OpenOptions;
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use pincer_ai::{ContentBlock, Message, UserContent, UserMessage};
+use pincer_ai::Message;
 use serde_json::Value;
 
-use crate::entry::{Entry, EntryBody, SessionHeader};
+pub use crate::context::{
+    BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX,
+    COMPACTION_SUMMARY_SUFFIX,
+};
+use crate::entry::{CURRENT_VERSION, Entry, EntryBody, MessageEntry, SessionHeader};
 use crate::error::{Result, StoreError};
-
-/// pi's text before a compaction summary (`messages.ts`).
-pub const COMPACTION_SUMMARY_PREFIX: &str = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
-/// pi's text after a compaction summary.
-pub const COMPACTION_SUMMARY_SUFFIX: &str = "\n</summary>";
-/// pi's text before a branch summary.
-pub const BRANCH_SUMMARY_PREFIX: &str =
-    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
-/// pi's text after a branch summary.
-pub const BRANCH_SUMMARY_SUFFIX: &str = "</summary>";
+use crate::migrate::MigrationReport;
 
 /// A line that could not be read as an entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,10 +73,12 @@ pub struct LoadReport {
     pub repaired_tail: Option<TailRepair>,
     /// Entries kept verbatim because their type or fields are not understood.
     pub unknown_entries: usize,
+    /// The migration of an older format version to the current one, if the file needed it.
+    pub migrated: Option<MigrationReport>,
 }
 
 impl LoadReport {
-    /// True when the file was read without any issue.
+    /// True when the file was read without any issue (a migration is not an issue).
     pub fn is_clean(&self) -> bool {
         self.invalid_lines.is_empty() && self.repaired_tail.is_none()
     }
@@ -80,7 +93,15 @@ pub struct Transcript {
     by_id: HashMap<String, usize>,
     /// Bytes of the file already read into `entries`.
     len: u64,
+    /// Fsync every append before it returns.
+    sync_each_append: bool,
+    /// The file the appends not fsynced yet went to. A handle, not the path: a reset may
+    /// rename the transcript before the turn ends, and the fsync must follow the data.
+    unsynced: Option<Arc<File>>,
 }
+
+/// How often a lock is retried when the file keeps being replaced under it.
+const MAX_REOPEN: usize = 16;
 
 impl Transcript {
     /// Creates a new transcript holding only `header`, atomically; fails if `path` exists.
@@ -95,38 +116,57 @@ impl Transcript {
         })?;
         line.push(b'\n');
         crate::atomic::write_atomic(&path, &line, None)?;
-        Ok(Self {
-            path,
-            header,
-            entries: Vec::new(),
-            by_id: HashMap::new(),
-            len: line.len() as u64,
-        })
+        Ok(Self::empty(path, header, line.len() as u64))
     }
 
-    /// Opens a transcript, repairing a torn last line. Fails only on I/O errors or when the
-    /// first line is not a session header.
-    pub fn open(path: impl Into<PathBuf>) -> Result<(Self, LoadReport)> {
-        let path = path.into();
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .map_err(|e| StoreError::io(&path, e))?;
-        file.lock().map_err(|e| StoreError::io(&path, e))?;
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes)
-            .map_err(|e| StoreError::io(&path, e))?;
-        let mut report = LoadReport::default();
-        let (header, body_start) = parse_header(&path, &bytes)?;
-        let mut t = Self {
+    fn empty(path: PathBuf, header: SessionHeader, len: u64) -> Self {
+        Self {
             path,
             header,
             entries: Vec::new(),
             by_id: HashMap::new(),
-            len: 0,
-        };
-        let (consumed, tail) = t.ingest(&bytes, body_start, &mut report);
+            len,
+            sync_each_append: true,
+            unsynced: None,
+        }
+    }
+
+    /// Opens a transcript: migrates a file of an older format version (keeping the original
+    /// as `<file>.v<N>.bak`) and repairs a torn last line. Fails only on I/O errors or when
+    /// the first line is not a session header.
+    pub fn open(path: impl Into<PathBuf>) -> Result<(Self, LoadReport)> {
+        let path = path.into();
+        let mut migrated = None;
+        loop {
+            let mut file = lock_current(&path, false)?;
+            let mut bytes = Vec::new();
+            file.read_to_end(&mut bytes)
+                .map_err(|e| StoreError::io(&path, e))?;
+            let (header, body_start) = parse_header(&path, &bytes)?;
+            if header.version < CURRENT_VERSION && migrated.is_none() {
+                migrated = Some(migrate_file(&path, &bytes, header.version)?);
+                // Read the rewritten file afresh, under its own lock.
+                continue;
+            }
+            let mut report = LoadReport {
+                migrated,
+                ..LoadReport::default()
+            };
+            let t = Self::load(path, header, file, &bytes, body_start, &mut report)?;
+            return Ok((t, report));
+        }
+    }
+
+    fn load(
+        path: PathBuf,
+        header: SessionHeader,
+        mut file: File,
+        bytes: &[u8],
+        body_start: usize,
+        report: &mut LoadReport,
+    ) -> Result<Self> {
+        let mut t = Self::empty(path, header, 0);
+        let (consumed, tail) = t.ingest(bytes, body_start, report);
         t.len = consumed;
         if let Some((line, start, error)) = tail {
             let removed = bytes.len() as u64 - start;
@@ -157,7 +197,7 @@ impl Transcript {
         for issue in &report.invalid_lines {
             tracing::warn!(path = %t.path.display(), line = issue.line, error = %issue.error, "skipped invalid transcript line");
         }
-        Ok((t, report))
+        Ok(t)
     }
 
     /// Parses the lines of `bytes[start..]` into entries. Returns the byte count consumed
@@ -179,7 +219,7 @@ impl Transcript {
             let next = (end + 1).min(bytes.len());
             let is_last = next >= bytes.len();
             if !line.iter().all(u8::is_ascii_whitespace) {
-                match serde_json::from_slice::<Entry>(line) {
+                match crate::entry::parse_line(line) {
                     Ok(entry) => {
                         if matches!(entry.body, EntryBody::Unknown { .. }) {
                             report.unknown_entries += 1;
@@ -212,6 +252,11 @@ impl Transcript {
         self.append_with(|leaf| Entry::new(leaf, body))
     }
 
+    /// Appends `message` as a `message` entry after the current leaf.
+    pub fn append_message(&mut self, message: Message) -> Result<&Entry> {
+        self.append_body(EntryBody::Message(MessageEntry { message }))
+    }
+
     /// Appends `entry` as given (its `parentId` is not changed).
     pub fn append(&mut self, entry: Entry) -> Result<&Entry> {
         self.append_with(|_| entry)
@@ -220,12 +265,7 @@ impl Transcript {
     fn append_with(&mut self, make: impl FnOnce(Option<String>) -> Entry) -> Result<&Entry> {
         let path = self.path.clone();
         let io = |e| StoreError::io(&path, e);
-        let mut file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .open(&path)
-            .map_err(io)?;
-        file.lock().map_err(io)?;
+        let mut file = lock_current(&path, true)?;
         // Catch up with lines other writers appended since we last looked.
         let file_len = file.metadata().map_err(io)?.len();
         let mut line = Vec::new();
@@ -252,11 +292,43 @@ impl Transcript {
         line.push(b'\n');
         file.write_all(&line).map_err(io)?;
         file.flush().map_err(io)?;
-        file.sync_data().map_err(io)?;
+        let _ = file.unlock();
+        if self.sync_each_append {
+            file.sync_data().map_err(io)?;
+        } else {
+            self.unsynced = Some(Arc::new(file));
+        }
         self.len += line.len() as u64;
         self.push(entry);
-        let _ = file.unlock();
         Ok(&self.entries[self.entries.len() - 1])
+    }
+
+    /// Whether each append is fsynced before it returns (true by default). With `false`,
+    /// call [`Transcript::sync`] at the end of a turn; see the module's durability contract.
+    pub fn set_sync_each_append(&mut self, sync_each_append: bool) {
+        self.sync_each_append = sync_each_append;
+    }
+
+    /// Whether each append is fsynced before it returns.
+    pub fn sync_each_append(&self) -> bool {
+        self.sync_each_append
+    }
+
+    /// True when appends were written but not fsynced yet.
+    pub fn has_unsynced_appends(&self) -> bool {
+        self.unsynced.is_some()
+    }
+
+    /// Fsyncs every append made through this handle so far (a no-op when there is none).
+    /// The last append's descriptor serves for all of them: an fsync flushes the file, not
+    /// one descriptor, and it still reaches the data if the file was renamed meanwhile.
+    pub fn sync(&mut self) -> Result<()> {
+        if let Some(file) = &self.unsynced {
+            file.sync_data()
+                .map_err(|e| StoreError::io(&self.path, e))?;
+            self.unsynced = None;
+        }
+        Ok(())
     }
 
     /// The file of this transcript.
@@ -283,70 +355,61 @@ impl Transcript {
     pub fn leaf_id(&self) -> Option<&str> {
         self.entries.last().map(|e| e.id.as_str())
     }
-
-    /// The entries from the root to `leaf_id`, following `parentId` (cycles are cut).
-    pub fn branch(&self, leaf_id: &str) -> Vec<&Entry> {
-        let mut path = Vec::new();
-        let mut seen = HashSet::new();
-        let mut cur = self.get(leaf_id);
-        while let Some(e) = cur {
-            if !seen.insert(e.id.as_str()) {
-                break;
-            }
-            path.push(e);
-            cur = e.parent_id.as_deref().and_then(|p| self.get(p));
-        }
-        path.reverse();
-        path
-    }
-
-    /// The messages for the model from the current leaf; see [`Transcript::context_at`].
-    pub fn context(&self) -> Vec<Message> {
-        match self.leaf_id() {
-            Some(leaf) => self.context_at(leaf),
-            None => Vec::new(),
-        }
-    }
-
-    /// The messages for the model on the path root → `leaf_id`, as pi's
-    /// `buildSessionContext`: with a compaction on the path, its summary comes first, then
-    /// the entries from `firstKeptEntryId` up to the compaction, then those after it.
-    pub fn context_at(&self, leaf_id: &str) -> Vec<Message> {
-        let path = self.branch(leaf_id);
-        let compaction = path
-            .iter()
-            .enumerate()
-            .rev()
-            .find_map(|(i, e)| match &e.body {
-                EntryBody::Compaction(c) => Some((i, e, c)),
-                _ => None,
-            });
-        let mut out = Vec::new();
-        match compaction {
-            Some((idx, entry, c)) => {
-                let text = format!(
-                    "{COMPACTION_SUMMARY_PREFIX}{}{COMPACTION_SUMMARY_SUFFIX}",
-                    c.summary
-                );
-                out.push(user_text(text, &entry.timestamp));
-                let mut kept = false;
-                for e in &path[..idx] {
-                    kept |= e.id == c.first_kept_entry_id;
-                    if kept {
-                        push_message(&mut out, e);
-                    }
-                }
-                for e in &path[idx + 1..] {
-                    push_message(&mut out, e);
-                }
-            }
-            None => path.iter().for_each(|e| push_message(&mut out, e)),
-        }
-        out
-    }
 }
 
-fn parse_header(path: &Path, bytes: &[u8]) -> Result<(SessionHeader, usize)> {
+/// Opens `path` (for appending, or for reading and writing) and locks it, making sure the
+/// locked file is still the one at `path`: a migration may have renamed a new file over it
+/// while we waited for the lock, and writing to the old one would lose the line.
+fn lock_current(path: &Path, append: bool) -> Result<File> {
+    let io = |e| StoreError::io(path, e);
+    for _ in 0..MAX_REOPEN {
+        let mut opts = OpenOptions::new();
+        opts.read(true);
+        if append {
+            opts.append(true);
+        } else {
+            opts.write(true);
+        }
+        let file = opts.open(path).map_err(io)?;
+        file.lock().map_err(io)?;
+        if is_current(&file, path).map_err(io)? {
+            return Ok(file);
+        }
+    }
+    Err(io(std::io::Error::other(
+        "the file keeps being replaced while it is being locked",
+    )))
+}
+
+#[cfg(unix)]
+fn is_current(file: &File, path: &Path) -> std::io::Result<bool> {
+    use std::os::unix::fs::MetadataExt;
+    let held = file.metadata()?;
+    // A missing path (the transcript was archived meanwhile) is an error for the caller.
+    let now = std::fs::metadata(path)?;
+    Ok(held.dev() == now.dev() && held.ino() == now.ino())
+}
+
+#[cfg(not(unix))]
+fn is_current(_file: &File, path: &Path) -> std::io::Result<bool> {
+    std::fs::metadata(path).map(|_| true)
+}
+
+/// Migrates `bytes` (the content of `path`, of `from_version`), keeping the original as a
+/// backup first, then replacing the file atomically.
+fn migrate_file(path: &Path, bytes: &[u8], from_version: u32) -> Result<MigrationReport> {
+    let migrated = crate::migrate::migrate(path, bytes, from_version)?;
+    let backup = crate::migrate::backup_path(path, from_version);
+    crate::atomic::write_atomic(&backup, bytes, Some(0o600))?;
+    crate::atomic::write_atomic(path, &migrated.bytes, None)?;
+    tracing::info!(path = %path.display(), from_version, backup = %backup.display(), "migrated transcript to the current format version");
+    Ok(MigrationReport {
+        backup,
+        ..migrated.report
+    })
+}
+
+pub(crate) fn parse_header(path: &Path, bytes: &[u8]) -> Result<(SessionHeader, usize)> {
     let bad = |reason: String| StoreError::BadHeader {
         path: path.to_path_buf(),
         reason,
@@ -364,38 +427,6 @@ fn parse_header(path: &Path, bytes: &[u8]) -> Result<(SessionHeader, usize)> {
     }
     let header = serde_json::from_value(value).map_err(|e| bad(e.to_string()))?;
     Ok((header, (end + 1).min(bytes.len())))
-}
-
-fn user_text(text: String, iso: &str) -> Message {
-    user(UserContent::Blocks(vec![ContentBlock::text(text)]), iso)
-}
-
-fn user(content: UserContent, iso: &str) -> Message {
-    Message::User(UserMessage {
-        content,
-        timestamp: crate::ids::ms_from_iso(iso).unwrap_or(0),
-    })
-}
-
-fn push_message(out: &mut Vec<Message>, e: &Entry) {
-    match &e.body {
-        EntryBody::Message(m) => out.push(m.message.clone()),
-        EntryBody::CustomMessage(m) => {
-            let content = match &m.content {
-                UserContent::Text(t) => UserContent::Blocks(vec![ContentBlock::text(t.clone())]),
-                blocks => blocks.clone(),
-            };
-            out.push(user(content, &e.timestamp));
-        }
-        EntryBody::BranchSummary(b) if !b.summary.is_empty() => {
-            let text = format!(
-                "{BRANCH_SUMMARY_PREFIX}{}{BRANCH_SUMMARY_SUFFIX}",
-                b.summary
-            );
-            out.push(user_text(text, &e.timestamp));
-        }
-        _ => {}
-    }
 }
 
 /// `<transcript>.torn.<ms>`: where the bytes cut from a torn tail are kept.

@@ -99,3 +99,84 @@ fn malformed_entries_are_errors() {
         assert!(serde_json::from_str::<Entry>(bad).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn header_session_key_and_unknown_fields_round_trip() {
+    let line = r#"{"type":"session","version":3,"id":"s","timestamp":"2024-12-03T14:00:00.000Z","cwd":"/w","parentSession":"/p.jsonl","sessionKey":"agent:main:main","future":{"b":1},"modelId":"m"}"#;
+    let header: SessionHeader = serde_json::from_str(line).unwrap();
+    assert_eq!(header.session_key.as_deref(), Some("agent:main:main"));
+    assert_eq!(header.parent_session.as_deref(), Some("/p.jsonl"));
+    assert_eq!(
+        header.extra,
+        serde_json::json!({"future": {"b": 1}, "modelId": "m"})
+            .as_object()
+            .unwrap()
+            .clone()
+    );
+    // pi's fields in pi's order, then the key, then the rest sorted.
+    assert_eq!(
+        serde_json::to_string(&header).unwrap(),
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2024-12-03T14:00:00.000Z","cwd":"/w","parentSession":"/p.jsonl","sessionKey":"agent:main:main","future":{"b":1},"modelId":"m"}"#
+    );
+    let keyed = SessionHeader::new("x", "/").with_session_key("k");
+    let text = serde_json::to_string(&keyed).unwrap();
+    assert!(text.ends_with(r#""cwd":"/","sessionKey":"k"}"#), "{text}");
+}
+
+#[test]
+fn unusable_session_keys_are_kept_but_not_read() {
+    for raw in [r#"42"#, r#""""#, r#"null"#, r#"{"k":1}"#, r#"["a"]"#] {
+        let line = format!(
+            r#"{{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/","sessionKey":{raw}}}"#
+        );
+        let header: SessionHeader = serde_json::from_str(&line).unwrap();
+        assert_eq!(header.session_key, None, "{raw}");
+        assert_eq!(serde_json::to_string(&header).unwrap(), line, "{raw}");
+    }
+}
+
+#[test]
+fn header_fields_set_by_hand_in_extra_are_not_written_twice() {
+    let mut header = SessionHeader::new("s", "/");
+    header.timestamp = "t".into();
+    header
+        .extra
+        .insert("type".into(), serde_json::json!("other"));
+    header
+        .extra
+        .insert("id".into(), serde_json::json!("shadow"));
+    header.extra.insert("z".into(), serde_json::json!(1));
+    assert_eq!(
+        serde_json::to_string(&header).unwrap(),
+        r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/","z":1}"#
+    );
+}
+
+#[test]
+fn malformed_headers_are_errors_and_old_ones_are_read() {
+    for bad in [
+        r#"{"type":"session","version":"3","id":"s","timestamp":"t","cwd":"/"}"#,
+        r#"{"type":"session","version":-1,"id":"s","timestamp":"t","cwd":"/"}"#,
+        r#"{"type":"session","version":2.5,"id":"s","timestamp":"t","cwd":"/"}"#,
+        r#"{"type":"session","version":4294967296,"id":"s","timestamp":"t","cwd":"/"}"#,
+        r#"{"type":"session","version":3,"timestamp":"t","cwd":"/"}"#,
+        r#"{"type":"session","version":3,"id":7,"timestamp":"t","cwd":"/"}"#,
+        r#"{"type":"session","version":3,"id":"s","cwd":"/"}"#,
+        r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":1}"#,
+        r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/","parentSession":5}"#,
+        r#"{"type":"message","version":3,"id":"s","timestamp":"t","cwd":"/"}"#,
+        r#"{"version":3,"id":"s","timestamp":"t","cwd":"/"}"#,
+        r#"["session"]"#,
+        r#""session""#,
+    ] {
+        assert!(serde_json::from_str::<SessionHeader>(bad).is_err(), "{bad}");
+    }
+    // Old sessions without a cwd, and a null parent, are read.
+    let old: SessionHeader =
+        serde_json::from_str(r#"{"type":"session","id":"s","timestamp":"t","parentSession":null}"#)
+            .unwrap();
+    assert_eq!(
+        (old.version, old.cwd.as_str(), old.parent_session),
+        (1, "", None)
+    );
+}

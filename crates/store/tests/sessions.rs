@@ -34,6 +34,8 @@ fn get_or_create_then_resume() {
     assert_eq!(b.transcript.entries().len(), 1);
     let c = s.resume("main").unwrap();
     assert_eq!(c.transcript.entries(), a.transcript.entries());
+    assert_eq!(c.transcript.header().session_key.as_deref(), Some("main"));
+    assert!(c.rebuilt.is_none());
     assert!(s.transcript_path(&a.entry.session_id).exists());
     let index = s.index().unwrap();
     assert_eq!(index.sessions.len(), 1);
@@ -117,18 +119,20 @@ fn index_keeps_unknown_fields() {
 }
 
 #[test]
-fn missing_index_is_empty_but_corrupt_index_is_an_error() {
+fn missing_index_is_empty_and_corrupt_index_is_strict_in_index() {
     let dir = tempfile::tempdir().unwrap();
     let s = store(dir.path());
     assert!(s.index().unwrap().sessions.is_empty());
+    assert_eq!(s.index_or_rebuild().unwrap().1, None);
     fs::create_dir_all(s.root()).unwrap();
     fs::write(s.index_path(), "{\"k\": {\"sessionId\": ").unwrap();
-    let err = s.get_or_create("k").unwrap_err();
+    let err = s.index().unwrap_err();
     assert!(matches!(err, StoreError::Json { .. }), "{err}");
     assert!(err.to_string().contains("sessions.json"), "{err}");
     assert_eq!(
         fs::read_to_string(s.index_path()).unwrap(),
-        "{\"k\": {\"sessionId\": "
+        "{\"k\": {\"sessionId\": ",
+        "index() only reads"
     );
 }
 
@@ -176,4 +180,111 @@ fn missing_transcript_is_recreated_under_the_same_id() {
     let b = s.resume("main").unwrap();
     assert_eq!(b.entry.session_id, a.entry.session_id);
     assert_eq!(b.transcript.header().id, a.entry.session_id);
+    assert_eq!(b.transcript.header().session_key.as_deref(), Some("main"));
+}
+
+#[test]
+fn list_is_sorted_by_update_newest_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    for key in ["a", "b", "c", "d"] {
+        s.get_or_create(key).unwrap();
+    }
+    for (key, at) in [("a", 10), ("b", 30), ("c", 20), ("d", 30)] {
+        s.patch(key, &json!({ "updatedAt": at })).unwrap();
+    }
+    let keys: Vec<(String, i64)> = s
+        .list()
+        .unwrap()
+        .into_iter()
+        .map(|(k, e)| (k, e.updated_at))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            ("b".to_owned(), 30),
+            ("d".to_owned(), 30),
+            ("c".to_owned(), 20),
+            ("a".to_owned(), 10)
+        ]
+    );
+}
+
+#[test]
+fn archive_removes_the_entry_and_keeps_the_transcript_aside() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    let mut a = s.get_or_create("gone").unwrap();
+    a.transcript
+        .append_body(EntryBody::Message(MessageEntry {
+            message: Message::user("keep me"),
+        }))
+        .unwrap();
+    let bytes = fs::read(a.transcript.path()).unwrap();
+    s.get_or_create("stays").unwrap();
+    let moved = s.archive("gone").unwrap().unwrap();
+    let name = moved.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.starts_with(&format!("{}.jsonl.deleted.", a.entry.session_id)),
+        "{name}"
+    );
+    assert_eq!(fs::read(&moved).unwrap(), bytes);
+    assert!(!a.transcript.path().exists());
+    let keys: Vec<String> = s.list().unwrap().into_iter().map(|(k, _)| k).collect();
+    assert_eq!(keys, ["stays"]);
+    assert!(matches!(
+        s.archive("gone"),
+        Err(StoreError::UnknownSession { .. })
+    ));
+    // The open handle of the archived session cannot write into the archive.
+    let err = a
+        .transcript
+        .append_body(EntryBody::Message(MessageEntry {
+            message: Message::user("late"),
+        }))
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Io { .. }), "{err}");
+    assert_eq!(fs::read(&moved).unwrap(), bytes);
+}
+
+#[test]
+fn session_ids_that_are_not_plain_file_names_never_reach_outside_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    fs::create_dir_all(s.root()).unwrap();
+    let outside = dir.path().join("outside.jsonl");
+    fs::write(&outside, "precious").unwrap();
+    let bad_ids = [
+        "../../outside".to_owned(),
+        outside.with_extension("").to_string_lossy().into_owned(),
+        "..".into(),
+        "".into(),
+        "a\\b".into(),
+    ];
+    for id in &bad_ids {
+        fs::write(
+            s.index_path(),
+            serde_json::to_vec(&json!({"k": {"sessionId": id, "createdAt": 1, "updatedAt": 1}}))
+                .unwrap(),
+        )
+        .unwrap();
+        for result in [s.get_or_create("k"), s.resume("k")] {
+            match result {
+                Err(StoreError::InvalidSessionId { key, session_id }) => {
+                    assert_eq!((key.as_str(), session_id.as_str()), ("k", id.as_str()));
+                }
+                other => panic!("{id:?}: unexpected {other:?}"),
+            }
+        }
+        // Archiving drops the entry but touches no file.
+        assert_eq!(s.archive("k").unwrap(), None);
+        assert!(s.index().unwrap().sessions.is_empty());
+    }
+    assert_eq!(fs::read_to_string(&outside).unwrap(), "precious");
+    let mut left: Vec<String> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["agents", "outside.jsonl"]);
 }

@@ -345,3 +345,23 @@ fn concurrent_appenders_write_whole_lines_in_one_chain() {
     }
     assert_eq!(t.context().len(), THREADS * PER);
 }
+
+#[test]
+fn appends_reach_the_file_at_once_and_fsync_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, mut t) = new_transcript(dir.path());
+    assert!(t.sync_each_append());
+    t.append_message(user("synced")).unwrap();
+    assert!(!t.has_unsynced_appends());
+    t.set_sync_each_append(false);
+    let id = t.append_message(assistant("buffered")).unwrap().id.clone();
+    assert!(t.has_unsynced_appends());
+    // The whole line is in the file before any fsync: another reader sees it.
+    let (other, report) = Transcript::open(&path).unwrap();
+    assert!(report.is_clean());
+    assert_eq!(other.leaf_id(), Some(id.as_str()));
+    assert_eq!(texts(&other.context()), ["u:synced", "a:buffered"]);
+    t.sync().unwrap();
+    assert!(!t.has_unsynced_appends());
+    t.sync().unwrap();
+}
