@@ -101,6 +101,27 @@ impl App {
         SessionStore::new(self.agent_dir(agent_id).join("sessions"))
     }
 
+    /// `session.maintenance` as the store's retention policy (OpenClaw's defaults: warn,
+    /// 30 days, 500 sessions).
+    pub fn retention(&self) -> Result<pincer_store::RetentionPolicy> {
+        let m = &self.config.session.maintenance;
+        let mut policy = pincer_store::RetentionPolicy::default();
+        policy.mode = match m.mode {
+            pincer_config::MaintenanceMode::Warn => pincer_store::RetentionMode::Warn,
+            pincer_config::MaintenanceMode::Enforce => pincer_store::RetentionMode::Enforce,
+        };
+        if let Some(after) = &m.prune_after {
+            policy.prune_after = Some(
+                pincer_store::parse_duration(after)
+                    .map_err(|e| anyhow::anyhow!("session.maintenance.pruneAfter: {e}"))?,
+            );
+        }
+        if let Some(max) = m.max_entries {
+            policy.max_entries = Some(max);
+        }
+        Ok(policy)
+    }
+
     /// `$PINCER_HOME/auth-profiles.json`.
     pub fn auth_path(&self) -> PathBuf {
         self.home.join("auth-profiles.json")

@@ -108,7 +108,11 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
     };
 
     let (index_entry, choice) = {
-        let index = store.index()?;
+        // A corrupt index is rebuilt from the transcripts here (and said so), not refused.
+        let (index, rebuilt) = store.index_or_rebuild()?;
+        if let Some(report) = &rebuilt {
+            crate::report::rebuilt(report);
+        }
         let entry = index.get(&key).cloned();
         let registry = app.registry()?;
         let choice = choose_model(app, &args, &agent_id, entry.as_ref(), &registry)?;
@@ -191,6 +195,7 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
         session_patch: args
             .memory_switch()
             .map(|on| json!({ "memoryEnabled": on })),
+        retention: Some(app.retention()?),
     };
     let outcome = run_turn(plan, |event: &AgentEvent| {
         log.event(event);
@@ -204,6 +209,9 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
     }
     processes.shutdown().await;
     crate::report::load_report(&outcome.load_report);
+    if let Some(report) = &outcome.pruned {
+        crate::report::pruned(report);
+    }
     for error in &outcome.persist_errors {
         eprintln!("warning: could not save to the transcript: {error}");
     }

@@ -67,10 +67,11 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
 }
 
 /// Warnings and errors of the libraries go to stderr; `PINCER_LOG` (e.g. `debug`,
-/// `pincer_store=trace`) asks for more.
+/// `pincer_store=trace`) asks for more. The store's warnings are left out by default
+/// because every one of them reaches the user as a worded report (`report.rs`) instead.
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("PINCER_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,pincer_store=error"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

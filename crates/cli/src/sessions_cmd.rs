@@ -16,7 +16,10 @@ pub fn run(app: &App, command: SessionsCommand) -> Result<ExitCode> {
     match command {
         SessionsCommand::List { agent, json } => {
             let agent_id = app.agent_id(agent.agent.as_deref())?;
-            let index = app.sessions(&agent_id).index()?;
+            let (index, rebuilt) = app.sessions(&agent_id).index_or_rebuild()?;
+            if let Some(report) = &rebuilt {
+                crate::report::rebuilt(report);
+            }
             let mut rows: Vec<_> = index.sessions.iter().collect();
             rows.sort_by(|a, b| b.1.updated_at.cmp(&a.1.updated_at).then(a.0.cmp(b.0)));
             if json {

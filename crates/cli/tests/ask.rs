@@ -432,3 +432,99 @@ fn a_strict_config_error_names_the_file_line_and_key() {
     assert!(err.contains("agents.defaults.modle"), "{err}");
     assert!(err.contains("model"), "suggests the right key: {err}");
 }
+
+#[test]
+fn a_corrupt_index_is_rebuilt_and_the_session_goes_on() {
+    let home = Home::new();
+    let first = home.ask_json(&["hello"]);
+    let transcript = home
+        .sessions_dir()
+        .join(format!("{}.jsonl", first["sessionId"].as_str().unwrap()));
+    assert_eq!(mode(&transcript), 0o600, "transcripts are private");
+    std::fs::write(
+        home.sessions_dir().join("sessions.json"),
+        "{ this is not json",
+    )
+    .unwrap();
+    let run = home.run(&["ask", "--json", "still there?"]);
+    run.assert_ok();
+    assert!(
+        run.stderr()
+            .contains("warning: the session index was corrupt")
+            && run.stderr().contains("rebuilt from 1 transcript(s)"),
+        "{}",
+        run.stderr()
+    );
+    let out: Value = serde_json::from_str(&run.stdout()).unwrap();
+    assert_eq!(
+        out["sessionId"], first["sessionId"],
+        "the same session, not a silent reset"
+    );
+    assert!(
+        out["result"]
+            .as_str()
+            .unwrap()
+            .contains("before this you said: \"hello\"")
+    );
+    let kept: Vec<String> = std::fs::read_dir(home.sessions_dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("sessions.json.corrupt."))
+        .collect();
+    assert_eq!(kept.len(), 1, "the corrupt index is kept");
+    assert_eq!(
+        std::fs::read_to_string(home.sessions_dir().join(&kept[0])).unwrap(),
+        "{ this is not json"
+    );
+}
+
+#[test]
+fn garbage_in_a_transcript_is_reported_and_nothing_is_lost() {
+    let home = Home::new();
+    let first = home.ask_json(&["one"]);
+    let transcript = home
+        .sessions_dir()
+        .join(format!("{}.jsonl", first["sessionId"].as_str().unwrap()));
+    let mut text = std::fs::read_to_string(&transcript).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    // Garbage in the middle, and a torn last line as a crash would leave it.
+    let garbled = format!(
+        "{}\nnot json at all\n{}\n{{\"type\":\"message\",\"id\":\"abc",
+        lines[..lines.len() - 1].join("\n"),
+        lines[lines.len() - 1]
+    );
+    std::fs::write(&transcript, &garbled).unwrap();
+    text.clear();
+    let run = home.run(&["ask", "--json", "two"]);
+    run.assert_ok();
+    let err = run.stderr();
+    assert!(
+        err.contains("is not valid JSON and was skipped (it stays in the file)"),
+        "{err}"
+    );
+    assert!(err.contains("torn line"), "{err}");
+    let out: Value = serde_json::from_str(&run.stdout()).unwrap();
+    assert_eq!(out["sessionId"], first["sessionId"]);
+    assert!(
+        out["result"]
+            .as_str()
+            .unwrap()
+            .contains("before this you said: \"one\"")
+    );
+    let after = std::fs::read_to_string(&transcript).unwrap();
+    assert!(
+        after.contains("not json at all"),
+        "skipped lines stay in the file"
+    );
+    let torn = std::fs::read_dir(home.sessions_dir())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .contains(".torn.")
+        })
+        .count();
+    assert_eq!(torn, 1, "the torn bytes are kept beside the transcript");
+}

@@ -10,10 +10,11 @@
 use pincer_agent::{Agent, AgentConfig, AgentEvent};
 use pincer_ai::{AssistantMessage, Message, StopReason, ThinkingLevel};
 use pincer_store::{
-    CompactionEntry, EntryBody, LoadReport, MessageEntry, ModelChangeEntry, SessionStore,
-    StoreError, ThinkingLevelChangeEntry, Transcript,
+    CompactionEntry, EntryBody, LoadReport, MessageEntry, ModelChangeEntry, OpenSession,
+    PruneReport, RebuildReport, RetentionPolicy, SessionStore, StoreError,
+    ThinkingLevelChangeEntry, Transcript, TurnStats,
 };
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// A command that acts on the session itself instead of going to the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +49,9 @@ pub struct TurnPlan {
     /// Fields merged into the session's index entry at the start (e.g. `memoryEnabled`,
     /// `lastChannel`); `null` clears.
     pub session_patch: Option<Value>,
+    /// Session maintenance run after the turn (`session.maintenance`); the turn's own
+    /// session is never pruned.
+    pub retention: Option<RetentionPolicy>,
 }
 
 /// What a turn did.
@@ -59,13 +63,17 @@ pub struct TurnOutcome {
     pub created: bool,
     /// What loading the transcript found and repaired.
     pub load_report: LoadReport,
+    /// The index was corrupt and rebuilt from the transcripts (the old file kept).
+    pub rebuilt: Option<RebuildReport>,
+    /// What session maintenance pruned (enforce) or would prune (warn).
+    pub pruned: Option<PruneReport>,
     /// Messages the turn added, in order (the input first).
     pub added: Vec<Message>,
     /// The last assistant reply, if the model was reached at all.
     pub reply: Option<AssistantMessage>,
     /// The run stopped at the tool-round cap.
     pub tool_limit_reached: bool,
-    /// Transcript appends that failed (the turn still completed; the message is reported).
+    /// Transcript or index writes that failed (the turn still completed; each is reported).
     pub persist_errors: Vec<String>,
 }
 
@@ -117,15 +125,18 @@ pub async fn run_turn(
         mut agent,
         input,
         session_patch,
+        retention,
     } = plan;
-    let session = open_session(&store, &session_key, new_session)?;
+    let mut session = open_session(&store, &session_key, new_session)?;
     if let Some(patch) = &session_patch {
         store.patch(&session_key, patch)?;
     }
-    let mut transcript = session.transcript;
+    // Each append reaches the file at once (a killed process loses nothing it finished);
+    // the fsync waits for the end of the turn.
+    session.transcript.set_sync_each_append(false);
     let mut recorder = Recorder::default();
-    recorder.note_settings(&mut transcript, &agent);
-    agent.messages = transcript.context();
+    recorder.note_settings(&mut session.transcript, &agent);
+    agent.messages = session.transcript.context();
     let agent = Agent::new(agent);
     let mut events = agent.subscribe();
     let runner = agent.clone();
@@ -134,28 +145,43 @@ pub async fn run_turn(
         tokio::select! {
             biased;
             Some(event) = events.recv() => {
-                recorder.record(&mut transcript, &event);
+                recorder.record(&store, &mut session, &event);
                 on_event(&event);
             }
             result = &mut run => break result,
         }
     };
     while let Ok(event) = events.try_recv() {
-        recorder.record(&mut transcript, &event);
+        recorder.record(&store, &mut session, &event);
         on_event(&event);
+    }
+    // Whatever the run's outcome, what it appended is made durable and counted.
+    if let Err(e) = store.finish_turn(&mut session, &recorder.stats()) {
+        tracing::error!(error = %e, "cannot finish the turn in the session store");
+        recorder.errors.push(e.to_string());
     }
     match result {
         Ok(Ok(())) => {}
         Ok(Err(e)) => return Err(e.into()),
         Err(join) => return Err(pincer_agent::AgentError::RunFailed(join.to_string()).into()),
     }
-    let stats = recorder.usage_patch(&session.entry);
-    store.patch(&session_key, &stats)?;
+    let pruned = retention.and_then(|policy| {
+        let now = pincer_store::ids::now_ms();
+        match store.prune(&policy, &[session_key.as_str()], now) {
+            Ok(report) => (!report.is_empty()).then_some(report),
+            Err(e) => {
+                tracing::warn!(error = %e, "session maintenance failed");
+                None
+            }
+        }
+    });
     Ok(TurnOutcome {
         session_key,
         session_id: session.entry.session_id,
         created: session.created,
         load_report: session.report,
+        rebuilt: session.rebuilt,
+        pruned,
         reply: recorder.reply,
         added: recorder.added,
         tool_limit_reached: agent.tool_limit_reached(),
@@ -210,7 +236,7 @@ impl Recorder {
         }
     }
 
-    fn record(&mut self, transcript: &mut Transcript, event: &AgentEvent) {
+    fn record(&mut self, store: &SessionStore, session: &mut OpenSession, event: &AgentEvent) {
         match event {
             AgentEvent::MessageEnd { message } => {
                 if let Message::Assistant(a) = message {
@@ -218,7 +244,7 @@ impl Recorder {
                 }
                 self.added.push(message.clone());
                 self.append(
-                    transcript,
+                    &mut session.transcript,
                     EntryBody::Message(MessageEntry {
                         message: message.clone(),
                     }),
@@ -226,6 +252,7 @@ impl Recorder {
             }
             AgentEvent::CompactionEnd(end) => {
                 let Some(result) = &end.result else { return };
+                let transcript = &session.transcript;
                 // The first kept message is on the current branch; find its entry.
                 let leaf = transcript.leaf_id().map(str::to_owned).unwrap_or_default();
                 let kept = transcript
@@ -239,16 +266,20 @@ impl Recorder {
                         _ => None,
                     });
                 match kept {
-                    Some(first_kept_entry_id) => self.append(
-                        transcript,
-                        EntryBody::Compaction(CompactionEntry {
+                    Some(first_kept_entry_id) => {
+                        let entry = CompactionEntry {
                             summary: result.summary.clone(),
                             first_kept_entry_id,
                             tokens_before: result.tokens_before,
                             details: serde_json::to_value(&result.details).ok(),
                             from_hook: None,
-                        }),
-                    ),
+                        };
+                        // Appended and counted (`compactionCount`) in one step.
+                        if let Err(e) = store.record_compaction(session, entry) {
+                            tracing::error!(error = %e, "cannot record the compaction");
+                            self.errors.push(e.to_string());
+                        }
+                    }
                     None => tracing::warn!(
                         "compaction's first kept message is not in the transcript; the full history stays in context on resume"
                     ),
@@ -258,26 +289,15 @@ impl Recorder {
         }
     }
 
-    /// The index fields a finished turn updates: token counts (input and output summed
-    /// over the session, total = the last reply's context size) and the time.
-    fn usage_patch(&self, before: &pincer_store::SessionEntry) -> Value {
-        let (mut input, mut output) = (0u64, 0u64);
+    /// What the turn adds to the index entry: the usage of every reply.
+    fn stats(&self) -> TurnStats {
+        let mut stats = TurnStats::default();
         for message in &self.added {
             if let Message::Assistant(a) = message {
-                input += a.usage.input + a.usage.cache_read + a.usage.cache_write;
-                output += a.usage.output;
+                stats.add_usage(&a.usage);
             }
         }
-        let mut patch = json!({
-            "inputTokens": before.input_tokens.unwrap_or(0) + input,
-            "outputTokens": before.output_tokens.unwrap_or(0) + output,
-        });
-        if let Some(reply) = &self.reply
-            && reply.usage.total_tokens > 0
-        {
-            patch["totalTokens"] = json!(reply.usage.total_tokens);
-        }
-        patch
+        stats
     }
 }
 

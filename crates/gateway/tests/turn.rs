@@ -67,6 +67,7 @@ impl Setup {
             agent: config,
             input: vec![Message::user(text)],
             session_patch: None,
+            retention: None,
         }
     }
 

@@ -242,7 +242,11 @@ impl SessionStore {
             }
             let header = SessionHeader::new(entry.session_id.clone(), self.cwd.clone())
                 .with_session_key(key);
-            (Transcript::create(path, header)?, LoadReport::default())
+            let report = LoadReport {
+                recreated_missing: !created,
+                ..LoadReport::default()
+            };
+            (Transcript::create(path, header)?, report)
         };
         Ok(OpenSession {
             key: key.to_owned(),

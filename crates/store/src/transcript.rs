@@ -75,12 +75,15 @@ pub struct LoadReport {
     pub unknown_entries: usize,
     /// The migration of an older format version to the current one, if the file needed it.
     pub migrated: Option<MigrationReport>,
+    /// The index named this session but its transcript was gone; an empty one was created
+    /// under the same id (the session is not reset: its settings and counts stay).
+    pub recreated_missing: bool,
 }
 
 impl LoadReport {
     /// True when the file was read without any issue (a migration is not an issue).
     pub fn is_clean(&self) -> bool {
-        self.invalid_lines.is_empty() && self.repaired_tail.is_none()
+        self.invalid_lines.is_empty() && self.repaired_tail.is_none() && !self.recreated_missing
     }
 }
 
@@ -115,7 +118,8 @@ impl Transcript {
             source,
         })?;
         line.push(b'\n');
-        crate::atomic::write_atomic(&path, &line, None)?;
+        // Conversations are private: 0600, like every other state file holding user data.
+        crate::atomic::write_atomic(&path, &line, Some(0o600))?;
         Ok(Self::empty(path, header, line.len() as u64))
     }
 
@@ -276,7 +280,8 @@ impl Transcript {
             let mut report = LoadReport::default();
             let (_, torn) = self.ingest(&tail, 0, &mut report);
             if let Some((_, _, error)) = torn {
-                tracing::warn!(path = %path.display(), %error, "invalid line at the end of transcript");
+                // Another writer died mid-line; our line goes after it, on a line of its own.
+                tracing::error!(path = %path.display(), %error, "invalid line at the end of transcript");
             }
             self.len += tail.len() as u64;
             if tail.last().is_some_and(|b| *b != b'\n') {
