@@ -1,6 +1,7 @@
 //! The rules types cannot express, checked after typed loading: agent ids and their
 //! uniqueness, one default agent, bindings that name a known agent, `provider/model`
-//! references, `channel:id` identity links, `session.mainKey`, `auth.cooldownsMs`. Every
+//! references, `channel:id` identity links, `session.mainKey`, `session.maintenance.pruneAfter`
+//! (a duration such as `30d`), `auth.cooldownsMs`. Every
 //! problem is reported (not just the first), each with the key path it concerns.
 
 use std::collections::BTreeMap;
@@ -117,6 +118,11 @@ pub(crate) fn check(config: &PincerConfig) -> Vec<RuleViolation> {
                 ),
             );
         }
+    }
+    if let Some(after) = &config.session.maintenance.prune_after
+        && let Err(e) = pincer_store::parse_duration(after)
+    {
+        fail(session.key("maintenance").key("pruneAfter"), e);
     }
     if config.auth.cooldowns_ms.as_ref().is_some_and(Vec::is_empty) {
         fail(

@@ -130,6 +130,10 @@ fn cooldowns_are_non_empty_when_given() {
 }
 
 #[test]
-fn prune_after_is_left_to_the_store() {
-    accepts("{session: {maintenance: {pruneAfter: 'whenever'}}}");
+fn prune_after_is_a_duration() {
+    accepts("{session: {maintenance: {pruneAfter: '30d', maxEntries: 10, mode: 'enforce'}}}");
+    assert_eq!(
+        error_of("{session: {maintenance: {pruneAfter: 'whenever'}}}"),
+        "pincer.json5:1:26: session.maintenance.pruneAfter: duration \"whenever\" does not start with a number; expected a whole number and a unit: ms, s, m, h, d or w (e.g. 30d, 12h, 90m, 45s, 500ms, 2w)"
+    );
 }
