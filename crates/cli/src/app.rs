@@ -105,10 +105,12 @@ impl App {
     /// 30 days, 500 sessions).
     pub fn retention(&self) -> Result<pincer_store::RetentionPolicy> {
         let m = &self.config.session.maintenance;
-        let mut policy = pincer_store::RetentionPolicy::default();
-        policy.mode = match m.mode {
-            pincer_config::MaintenanceMode::Warn => pincer_store::RetentionMode::Warn,
-            pincer_config::MaintenanceMode::Enforce => pincer_store::RetentionMode::Enforce,
+        let mut policy = pincer_store::RetentionPolicy {
+            mode: match m.mode {
+                pincer_config::MaintenanceMode::Warn => pincer_store::RetentionMode::Warn,
+                pincer_config::MaintenanceMode::Enforce => pincer_store::RetentionMode::Enforce,
+            },
+            ..pincer_store::RetentionPolicy::default()
         };
         if let Some(after) = &m.prune_after {
             policy.prune_after = Some(

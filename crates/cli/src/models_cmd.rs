@@ -63,9 +63,6 @@ pub fn run(app: &App, args: ModelsArgs) -> Result<ExitCode> {
             m.name
         );
     }
-    println!(
-        "\n* the model `pincer ask` uses now ({} on the command line changes it)",
-        "--model provider/model"
-    );
+    println!("\n* the model `pincer ask` uses now (--model provider/model changes it)");
     Ok(ExitCode::SUCCESS)
 }

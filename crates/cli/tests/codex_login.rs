@@ -13,7 +13,9 @@ use common::Home;
 use pincer_testkit::oauth::{FAKE_ACCOUNT_ID, FakeOAuthServer};
 use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario};
 
-/// Starts the login and returns the child and the authorize URL it printed.
+/// Starts the login and returns the child and the authorize URL it printed. The caller
+/// waits on the child (the lint cannot see through the return).
+#[allow(clippy::zombie_processes)]
 fn start_login(
     home: &Home,
     args: &[&str],
