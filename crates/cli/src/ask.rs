@@ -14,7 +14,7 @@ use pincer_tools::ProcessRegistry;
 use serde_json::json;
 
 use crate::app::App;
-use crate::ask_result::{AskResult, ToolLog, request_id};
+use crate::ask_result::{AskContext, AskResult, ToolLog, request_id};
 use crate::cli::AskArgs;
 use crate::manual_tools::{self, ManualInput};
 use crate::output::StreamPrinter;
@@ -49,34 +49,23 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
                     "New session started. sessionId={}",
                     session.entry.session_id
                 );
-                let memory = args
-                    .memory_switch()
-                    .or(session.entry.memory_enabled)
-                    .unwrap_or(false);
-                if args.json {
-                    let result = AskResult {
-                        success: true,
-                        request_id,
-                        created_at,
-                        route: "system".into(),
-                        stage: "gateway.new_session".into(),
-                        result: message,
-                        provider: None,
-                        model: None,
-                        profile_id: None,
-                        session_key: key,
-                        session_id: session.entry.session_id,
-                        memory_enabled: memory,
-                        memory_updated: false,
-                        tool_calls: Vec::new(),
-                        tool_results: Vec::new(),
-                        tool_error: None,
-                        session_context_updated: false,
-                    };
-                    println!("{}", serde_json::to_string_pretty(&result)?);
-                } else {
-                    println!("{message}");
-                }
+                let cx = AskContext {
+                    request_id,
+                    created_at,
+                    session_key: key,
+                    memory_enabled: args
+                        .memory_switch()
+                        .or(session.entry.memory_enabled)
+                        .unwrap_or(false),
+                };
+                let result = AskResult::new(
+                    &cx,
+                    "system",
+                    "gateway.new_session",
+                    message,
+                    session.entry.session_id,
+                );
+                print_result(&args, result)?;
                 return Ok(ExitCode::SUCCESS);
             }
         }
@@ -119,10 +108,15 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
         (entry, (choice, registry))
     };
     let (choice, registry) = choice;
-    let memory_enabled = args
-        .memory_switch()
-        .or(index_entry.as_ref().and_then(|e| e.memory_enabled))
-        .unwrap_or(false);
+    let cx = AskContext {
+        request_id,
+        created_at,
+        session_key: key.clone(),
+        memory_enabled: args
+            .memory_switch()
+            .or(index_entry.as_ref().and_then(|e| e.memory_enabled))
+            .unwrap_or(false),
+    };
 
     let Some(question) = question else {
         // Only tools ran: nothing for the model, nothing added to the session.
@@ -140,28 +134,13 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
             .collect::<Vec<_>>()
             .join("\n");
         let failed = log.first_error().is_some();
-        print_result(
-            &args,
-            AskResult {
-                success: true,
-                request_id,
-                created_at,
-                route: "tool".into(),
-                stage: "tool.manual".into(),
-                result,
-                provider: None,
-                model: None,
-                profile_id: None,
-                session_key: key,
-                session_id: session.entry.session_id,
-                memory_enabled,
-                memory_updated: false,
-                tool_calls: log.calls.clone(),
-                tool_results: log.results.clone(),
-                tool_error: log.first_error(),
-                session_context_updated: false,
-            },
-        )?;
+        let result = AskResult {
+            tool_error: log.first_error(),
+            tool_calls: log.calls,
+            tool_results: log.results,
+            ..AskResult::new(&cx, "tool", "tool.manual", result, session.entry.session_id)
+        };
+        print_result(&args, result)?;
         return Ok(if failed {
             ExitCode::from(1)
         } else {
@@ -252,28 +231,17 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
     if args.json {
         let profile_id = answered.and_then(|a| a.profile_id);
         let (route, stage) = route_and_stage(&reply, profile_id.as_deref(), wants_summary);
-        print_result(
-            &args,
-            AskResult {
-                success: true,
-                request_id,
-                created_at,
-                route,
-                stage,
-                result: reply.text(),
-                provider: Some(reply.provider.clone()),
-                model: Some(reply.model.clone()),
-                profile_id,
-                session_key: outcome.session_key,
-                session_id: outcome.session_id,
-                memory_enabled,
-                memory_updated: false,
-                tool_calls: log.calls,
-                tool_results: log.results,
-                tool_error,
-                session_context_updated: !outcome.added.is_empty(),
-            },
-        )?;
+        let result = AskResult {
+            provider: Some(reply.provider.clone()),
+            model: Some(reply.model.clone()),
+            profile_id,
+            tool_calls: log.calls,
+            tool_results: log.results,
+            tool_error,
+            session_context_updated: !outcome.added.is_empty(),
+            ..AskResult::new(&cx, route, stage, reply.text(), outcome.session_id)
+        };
+        print_result(&args, result)?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -39,6 +39,47 @@ pub struct AskResult {
     pub session_context_updated: bool,
 }
 
+/// What every result of one `ask` shares: the request and the session it ran in.
+#[derive(Debug, Clone)]
+pub struct AskContext {
+    pub request_id: String,
+    pub created_at: String,
+    pub session_key: String,
+    pub memory_enabled: bool,
+}
+
+impl AskResult {
+    /// A successful result of `route`/`stage` with `result`, in session `session_id`;
+    /// everything else empty, for the caller to fill in.
+    pub fn new(
+        cx: &AskContext,
+        route: impl Into<String>,
+        stage: impl Into<String>,
+        result: String,
+        session_id: String,
+    ) -> Self {
+        Self {
+            success: true,
+            request_id: cx.request_id.clone(),
+            created_at: cx.created_at.clone(),
+            route: route.into(),
+            stage: stage.into(),
+            result,
+            provider: None,
+            model: None,
+            profile_id: None,
+            session_key: cx.session_key.clone(),
+            session_id,
+            memory_enabled: cx.memory_enabled,
+            memory_updated: false,
+            tool_calls: Vec::new(),
+            tool_results: Vec::new(),
+            tool_error: None,
+            session_context_updated: false,
+        }
+    }
+}
+
 /// `{id, name, args, source}`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolCallRecord {

@@ -108,8 +108,9 @@ impl Serialize for SessionHeader {
     }
 }
 
-/// The header fields this crate reads itself (`sessionKey` too, unless it is unreadable).
-const HEADER_FIELDS: &[&str] = &[
+/// The header fields this crate reads itself (`sessionKey` too, unless it is unreadable),
+/// in the order pi writes them.
+pub(crate) const HEADER_FIELDS: &[&str] = &[
     "type",
     "version",
     "id",

@@ -62,16 +62,8 @@ enum Line<'a> {
     Raw(&'a [u8]),
 }
 
-/// Key order when writing: pi's fields first (as pi writes them), the rest sorted.
-const HEADER_ORDER: &[&str] = &[
-    "type",
-    "version",
-    "id",
-    "timestamp",
-    "cwd",
-    "parentSession",
-    "sessionKey",
-];
+/// Key order when writing a header: pi's fields first (as pi writes them), the rest sorted.
+const HEADER_ORDER: &[&str] = crate::entry::HEADER_FIELDS;
 const ENTRY_ORDER: &[&str] = &["type", "id", "parentId", "timestamp"];
 
 struct Ordered<'a> {
