@@ -164,6 +164,20 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
     config.thinking_level = thinking_level(app, &agent_id, index_entry.as_ref());
     config.system_prompt = crate::prompt::system_prompt(app, &agent_id, &key, &workspace, &config)?;
 
+    // Ctrl-C aborts the turn instead of killing the process: the partial reply is saved
+    // and background processes are stopped, not orphaned.
+    let abort = pincer_ai::CancellationToken::new();
+    // Registered here, before the turn starts, so no early Ctrl-C slips past it.
+    let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+        .context("cannot listen for Ctrl-C")?;
+    let interrupted = {
+        let abort = abort.clone();
+        tokio::spawn(async move {
+            if sigint.recv().await.is_some() {
+                abort.cancel();
+            }
+        })
+    };
     let mut printer = (!args.json).then(StreamPrinter::new);
     let plan = TurnPlan {
         store,
@@ -175,6 +189,7 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
             .memory_switch()
             .map(|on| json!({ "memoryEnabled": on })),
         retention: Some(app.retention()?),
+        abort: Some(abort.clone()),
     };
     let outcome = run_turn(plan, |event: &AgentEvent| {
         log.event(event);
@@ -186,6 +201,7 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
     if let Some(printer) = printer.as_mut() {
         printer.finish();
     }
+    interrupted.abort();
     processes.shutdown().await;
     crate::report::load_report(&outcome.load_report);
     if let Some(report) = &outcome.pruned {
@@ -195,6 +211,13 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
         eprintln!("warning: could not save to the transcript: {error}");
     }
 
+    if abort.is_cancelled() {
+        eprintln!(
+            "aborted: the partial reply is saved in session {}",
+            outcome.session_key
+        );
+        return Ok(ExitCode::from(130));
+    }
     if let Some(error) = outcome.error() {
         eprintln!("ERROR: {error}");
         return Ok(ExitCode::from(1));

@@ -528,3 +528,50 @@ fn garbage_in_a_transcript_is_reported_and_nothing_is_lost() {
         .count();
     assert_eq!(torn, 1, "the torn bytes are kept beside the transcript");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_aborts_the_turn_and_keeps_the_partial_reply() {
+    use std::io::Read;
+    let server = mock(
+        Scenario::new().rule(
+            Rule::when(Match::last_user("long story")).reply(
+                Reply::text("once upon a time there was a very long story")
+                    .with_chunk_size(5)
+                    .with_delay_ms(100),
+            ),
+        ),
+    )
+    .await;
+    let home = Home::new();
+    home.use_mock(
+        &server,
+        "agents: { defaults: { model: \"mock/primary\" } },",
+    );
+    let mut child = home
+        .command(&["ask", "long story"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 4];
+    stdout.read_exact(&mut first).unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("aborted: the partial reply is saved in session agent:main:main"),
+        "{stderr}"
+    );
+    let show = home.run(&["sessions", "export", "main"]).stdout();
+    assert!(show.contains("once"), "{show}");
+    assert!(
+        !show.contains("very long story"),
+        "only the part that arrived: {show}"
+    );
+}

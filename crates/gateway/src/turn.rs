@@ -52,6 +52,9 @@ pub struct TurnPlan {
     /// Session maintenance run after the turn (`session.maintenance`); the turn's own
     /// session is never pruned.
     pub retention: Option<RetentionPolicy>,
+    /// Cancelling it aborts the run (Ctrl-C, `chat.abort`): the partial reply is kept as an
+    /// `aborted` message and running tools are stopped.
+    pub abort: Option<pincer_ai::CancellationToken>,
 }
 
 /// What a turn did.
@@ -126,6 +129,7 @@ pub async fn run_turn(
         input,
         session_patch,
         retention,
+        abort,
     } = plan;
     let mut session = open_session(&store, &session_key, new_session)?;
     if let Some(patch) = &session_patch {
@@ -141,6 +145,13 @@ pub async fn run_turn(
     let mut events = agent.subscribe();
     let runner = agent.clone();
     let mut run = tokio::spawn(async move { runner.prompt_messages(input).await });
+    let watcher = abort.map(|abort| {
+        let agent = agent.clone();
+        tokio::spawn(async move {
+            abort.cancelled().await;
+            agent.abort();
+        })
+    });
     let result = loop {
         tokio::select! {
             biased;
@@ -151,6 +162,9 @@ pub async fn run_turn(
             result = &mut run => break result,
         }
     };
+    if let Some(watcher) = watcher {
+        watcher.abort();
+    }
     while let Ok(event) = events.try_recv() {
         recorder.record(&store, &mut session, &event);
         on_event(&event);

@@ -68,6 +68,7 @@ impl Setup {
             input: vec![Message::user(text)],
             session_patch: None,
             retention: None,
+            abort: None,
         }
     }
 
@@ -330,4 +331,35 @@ async fn when_everything_fails_the_error_lists_every_attempt() {
             && error.contains("; other/spare: "),
         "{error}"
     );
+}
+
+#[tokio::test]
+async fn an_aborted_turn_keeps_the_partial_reply() {
+    let scenario = Scenario::new().rule(
+        Rule::when(Match::last_user("long")).reply(
+            Reply::text("one two three four five six seven eight")
+                .with_chunk_size(4)
+                .with_delay_ms(40),
+        ),
+    );
+    let s = setup(scenario).await;
+    let (config, _) = s.config(&[], Arc::new(EnvCredentials));
+    let abort = pincer_ai::CancellationToken::new();
+    let mut plan = s.plan("k", "long", config);
+    plan.abort = Some(abort.clone());
+    let mut started = false;
+    let outcome = run_turn(plan, |e| {
+        if !started && matches!(e, AgentEvent::MessageUpdate { .. }) {
+            started = true;
+            abort.cancel();
+        }
+    })
+    .await
+    .unwrap();
+    let reply = outcome.reply.unwrap();
+    assert_eq!(reply.stop_reason, StopReason::Aborted);
+    // The transcript has the aborted reply, so the next turn sees what was said.
+    let session = s.store.resume("k").unwrap();
+    let last = session.transcript.context().pop().unwrap();
+    assert!(matches!(last, Message::Assistant(a) if a.stop_reason == StopReason::Aborted));
 }
