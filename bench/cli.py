@@ -6,7 +6,9 @@ a session that already holds N turns). Reports median and p95 over the runs.
     python3 bench/cli.py [--runs 30] [--binary target/release/pincer]
 
 Builds the release binary first unless --binary is given. Uses a temporary PINCER_HOME and
-a clean environment, so no key on the machine changes what is measured.
+a clean environment, so no key on the machine changes what is measured. Peak RSS comes from
+GNU time (`apt-get install time`): a child forked from this Python process would report
+Python's own RSS as its high-water mark.
 """
 import argparse
 import os
@@ -17,22 +19,29 @@ import tempfile
 import time
 
 
+GNU_TIME = "/usr/bin/time"
+
+
 def run_once(argv, env):
+    """Wall time of one run, in ms."""
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
+    proc = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     elapsed = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"{' '.join(argv)} failed: {proc.stderr.read().decode()}")
-    return elapsed * 1000.0, usage.ru_maxrss / 1024.0  # ms, MiB (ru_maxrss is KiB on Linux)
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(argv)} failed: {proc.stderr.decode()}")
+    return elapsed * 1000.0
+
+
+def peak_rss_mib(argv, env):
+    """Peak RSS of one run, in MiB, as GNU time measures it."""
+    proc = subprocess.run([GNU_TIME, "-f", "%M"] + argv, env=env,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True)
+    return int(proc.stderr.decode().strip().splitlines()[-1]) / 1024.0
 
 
 def measure(name, argv, env, runs):
-    times, rss = [], []
-    for _ in range(runs):
-        t, r = run_once(argv, env)
-        times.append(t)
-        rss.append(r)
+    times = [run_once(argv, env) for _ in range(runs)]
+    rss = [peak_rss_mib(argv, env) for _ in range(5)]
     times.sort()
     p95 = times[min(len(times) - 1, int(round(0.95 * (len(times) - 1))))]
     print(f"| {name} | {statistics.median(times):.1f} ms | {p95:.1f} ms | {max(rss):.1f} MiB |")
@@ -44,6 +53,8 @@ def main():
     parser.add_argument("--binary")
     parser.add_argument("--history", type=int, default=200, help="turns already in the session")
     args = parser.parse_args()
+    if not os.path.exists(GNU_TIME):
+        sys.exit(f"{GNU_TIME} is missing: apt-get install time")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     binary = args.binary
     if binary is None:

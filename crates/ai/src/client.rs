@@ -2,7 +2,7 @@
 //! model, then streams (pi's `stream` / `complete`).
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use crate::env::{EnvSource, ProcessEnv, env_api_key};
 use crate::error::{AiError, ErrorKind};
@@ -42,10 +42,10 @@ impl LlmClient {
         Self::with_env(Arc::new(ProcessEnv))
     }
 
-    /// Built-in APIs and the given environment.
+    /// Built-in APIs and the given environment. The HTTP client is built on first use.
     pub fn with_env(env: Arc<dyn EnvSource>) -> Self {
         Self::from_parts(
-            Arc::new(ApiRegistry::with_builtins(default_http_client())),
+            Arc::new(ApiRegistry::with_builtins(LazyHttpClient::new())),
             env,
         )
     }
@@ -114,6 +114,30 @@ impl LlmClient {
         options: StreamOptions,
     ) -> Result<AssistantMessage, AiError> {
         self.stream(model, context, options).complete().await
+    }
+}
+
+/// The HTTP client the built-in providers share, built on first use: building one sets up
+/// TLS and reads the system's CA certificates (milliseconds), which a run answered by the
+/// offline stub — or any command that never calls a model — should not pay for.
+#[derive(Debug, Clone, Default)]
+pub struct LazyHttpClient(Arc<OnceLock<reqwest::Client>>);
+
+impl LazyHttpClient {
+    /// [`default_http_client`], when first needed.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The client, building it now if this is the first use.
+    pub fn get(&self) -> &reqwest::Client {
+        self.0.get_or_init(default_http_client)
+    }
+}
+
+impl From<reqwest::Client> for LazyHttpClient {
+    fn from(client: reqwest::Client) -> Self {
+        Self(Arc::new(OnceLock::from(client)))
     }
 }
 

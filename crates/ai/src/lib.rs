@@ -26,7 +26,7 @@ pub mod types;
 
 pub use builder::MessageBuilder;
 pub use catalog::{CatalogError, CustomModel, ModelRegistry, ModelsConfig, ProviderConfig};
-pub use client::LlmClient;
+pub use client::{LazyHttpClient, LlmClient};
 pub use error::{AiError, ErrorKind};
 pub use event::{AssistantMessageEvent, AssistantStream, PartialMessage};
 pub use model::{Compat, InputKind, Model, ModelCost, apis};

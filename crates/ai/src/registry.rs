@@ -46,7 +46,7 @@ impl ApiRegistry {
     }
 
     /// A registry with every built-in API, sharing one HTTP client.
-    pub fn with_builtins(client: reqwest::Client) -> Self {
+    pub fn with_builtins(client: impl Into<crate::client::LazyHttpClient>) -> Self {
         let registry = Self::new();
         for provider in crate::providers::builtins(client) {
             registry.register(provider, None);

@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use crate::client::LazyHttpClient;
+
 use crate::error::ErrorKind;
 use crate::event::AssistantStream;
 use crate::http::{HttpCall, StreamDecoder, failed_stream, spawn_http_stream};
@@ -41,12 +43,15 @@ pub trait WireApi: Send + Sync + 'static {
 /// Runs a [`WireApi`] over HTTP.
 pub struct HttpProvider<W> {
     wire: W,
-    client: reqwest::Client,
+    client: LazyHttpClient,
 }
 
 impl<W: WireApi> HttpProvider<W> {
-    pub fn new(wire: W, client: reqwest::Client) -> Self {
-        Self { wire, client }
+    pub fn new(wire: W, client: impl Into<LazyHttpClient>) -> Self {
+        Self {
+            wire,
+            client: client.into(),
+        }
     }
 }
 
@@ -84,7 +89,7 @@ impl<W: WireApi> ApiProvider for HttpProvider<W> {
             .build_request(model, context, &options, key.as_deref())
         {
             Ok(call) => spawn_http_stream(
-                self.client.clone(),
+                self.client.get().clone(),
                 model.clone(),
                 call,
                 self.wire.decoder(model),
@@ -100,7 +105,8 @@ impl<W: WireApi> ApiProvider for HttpProvider<W> {
 }
 
 /// Every built-in API.
-pub fn builtins(client: reqwest::Client) -> Vec<Arc<dyn ApiProvider>> {
+pub fn builtins(client: impl Into<LazyHttpClient>) -> Vec<Arc<dyn ApiProvider>> {
+    let client = client.into();
     vec![
         Arc::new(HttpProvider::new(
             openai_completions::OpenAiCompletions,

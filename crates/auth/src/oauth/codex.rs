@@ -10,6 +10,7 @@
 //! ([`CodexOAuthConfig`]) so tests run against a fake server on 127.0.0.1.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use super::OAuthError;
@@ -82,20 +83,34 @@ impl CodexOAuthConfig {
 }
 
 /// The openai-codex OAuth client: starts logins and refreshes tokens. Cheap to clone.
+///
+/// Its HTTP client is built on first use: every `pincer ask` holds one in case a token
+/// needs refreshing, and most never do, so they should not pay for TLS set-up.
 #[derive(Debug, Clone)]
 pub struct CodexOAuth {
     config: CodexOAuthConfig,
-    http: reqwest::Client,
+    http: Arc<OnceLock<Result<reqwest::Client, String>>>,
 }
 
 impl CodexOAuth {
     pub fn new(config: CodexOAuthConfig) -> Result<Self, OAuthError> {
-        let http = reqwest::Client::builder()
-            // Token endpoints do not redirect; following one could leak a code elsewhere.
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|e| OAuthError::Config(e.to_string()))?;
-        Ok(Self { config, http })
+        Ok(Self {
+            config,
+            http: Arc::default(),
+        })
+    }
+
+    fn http(&self) -> Result<&reqwest::Client, OAuthError> {
+        self.http
+            .get_or_init(|| {
+                reqwest::Client::builder()
+                    // Token endpoints do not redirect; following one could leak a code.
+                    .redirect(reqwest::redirect::Policy::none())
+                    .build()
+                    .map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(|e| OAuthError::Config(e.clone()))
     }
 
     pub fn config(&self) -> &CodexOAuthConfig {
@@ -160,7 +175,7 @@ impl CodexOAuth {
         now_ms: u64,
     ) -> Result<OAuthCredential, OAuthError> {
         let answer = post_form(
-            &self.http,
+            self.http()?,
             &self.config.token_url,
             &[
                 ("grant_type", "refresh_token"),
@@ -189,7 +204,7 @@ impl CodexOAuth {
         now_ms: u64,
     ) -> Result<OAuthCredential, OAuthError> {
         let answer = post_form(
-            &self.http,
+            self.http()?,
             &self.config.token_url,
             &[
                 ("grant_type", "authorization_code"),
