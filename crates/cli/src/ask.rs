@@ -96,18 +96,14 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
         }
     };
 
-    let (index_entry, choice) = {
-        // A corrupt index is rebuilt from the transcripts here (and said so), not refused.
+    // A corrupt index is rebuilt from the transcripts here (and said so), not refused.
+    let index_entry = {
         let (index, rebuilt) = store.index_or_rebuild()?;
         if let Some(report) = &rebuilt {
             crate::report::rebuilt(report);
         }
-        let entry = index.get(&key).cloned();
-        let registry = app.registry()?;
-        let choice = choose_model(app, &args, &agent_id, entry.as_ref(), &registry)?;
-        (entry, (choice, registry))
+        index.get(&key).cloned()
     };
-    let (choice, registry) = choice;
     let cx = AskContext {
         request_id,
         created_at,
@@ -148,6 +144,8 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
         });
     };
 
+    let registry = app.registry()?;
+    let choice = choose_model(app, &args, &agent_id, index_entry.as_ref(), &registry)?;
     let chain = choice.chain();
     let client = app.client(&registry, &chain)?;
     let credentials = crate::credentials::for_run(app, args.profile.as_deref())?;
