@@ -6,6 +6,7 @@ pub mod failover;
 pub mod model_select;
 pub mod prompt;
 pub mod router;
+pub mod server;
 pub mod skills;
 pub mod turn;
 pub mod workspace;
