@@ -1,21 +1,65 @@
-//! The gateway's network face: one port serving OpenClaw's WebSocket protocol, the HTTP API
-//! and (later) the web chat page. `serve` runs until the shutdown token is cancelled, then
-//! stops accepting, tells connected clients (`shutdown` event) and returns.
+//! The gateway's network face: one port serving OpenClaw's WebSocket protocol (at `/`),
+//! `/healthz` and `/readyz`. `serve` runs until the shutdown token is cancelled, then tells
+//! connected clients (`shutdown` event), aborts running turns (their partial replies are
+//! saved), waits for them to end (bounded) and returns.
+
+mod auth;
+mod connection;
+pub mod frames;
+pub mod methods;
+pub mod runs;
+pub mod runtime;
+pub mod turn_events;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::Router;
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::extract::{ConnectInfo, State, WebSocketUpgrade};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-/// What the server needs to know to start.
-#[derive(Debug, Clone)]
+pub use auth::Auth;
+pub use runs::Runs;
+pub use runtime::{ModelDefaults, Runtime, TurnRequest};
+
+/// How long running turns get to end after shutdown aborts them.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// What the server needs to start.
+#[derive(Clone)]
 pub struct ServeOptions {
     /// The shared token clients must present; `None` disables auth (refused off loopback).
     pub token: Option<String>,
+    /// How turns are prepared (the composition root's side of the port).
+    pub runtime: Arc<dyn Runtime>,
+    /// Most agent runs at once; OpenClaw's default is min(16, max(8, CPUs)).
+    pub max_concurrent_runs: usize,
+}
+
+impl ServeOptions {
+    /// Options with OpenClaw's default run cap.
+    pub fn new(token: Option<String>, runtime: Arc<dyn Runtime>) -> Self {
+        let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+        Self {
+            token,
+            runtime,
+            max_concurrent_runs: cpus.clamp(8, 16),
+        }
+    }
+}
+
+impl std::fmt::Debug for ServeOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServeOptions")
+            .field("token", &self.token.as_ref().map(|_| "***"))
+            .field("max_concurrent_runs", &self.max_concurrent_runs)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Why the server could not run.
@@ -29,8 +73,11 @@ pub enum ServerError {
 
 /// Shared state of a running server.
 pub struct Gateway {
-    pub options: ServeOptions,
+    pub runtime: Arc<dyn Runtime>,
+    pub runs: Arc<Runs>,
+    pub auth: Auth,
     pub started: Instant,
+    pub shutdown: CancellationToken,
 }
 
 /// Serves on `listener` until `shutdown` is cancelled.
@@ -43,16 +90,48 @@ pub async fn serve(
     if options.token.is_none() && !addr.ip().is_loopback() {
         return Err(ServerError::PublicWithoutAuth { addr });
     }
-    let state = Arc::new(Gateway {
-        options,
+    let gateway = Arc::new(Gateway {
+        runtime: options.runtime,
+        runs: Arc::new(Runs::new(options.max_concurrent_runs)),
+        auth: Auth::new(options.token),
         started: Instant::now(),
+        shutdown: shutdown.clone(),
     });
     let app = Router::new()
+        .route("/", get(root))
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(|| async { "ready" }))
-        .with_state(state);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move { shutdown.cancelled().await })
-        .await?;
+        .with_state(Arc::clone(&gateway));
+    let stopping = shutdown.clone();
+    let served = axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(async move { stopping.cancelled().await })
+    .await;
+    gateway.runs.abort_all();
+    let deadline = Instant::now() + SHUTDOWN_GRACE;
+    while gateway.runs.running() > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    served?;
     Ok(())
+}
+
+/// `/`: the WebSocket protocol for clients that upgrade.
+async fn root(
+    State(gw): State<Arc<Gateway>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+) -> Response {
+    match upgrade {
+        Ok(ws) => ws
+            .max_message_size(frames::MAX_PAYLOAD)
+            .on_upgrade(move |socket| connection::run(socket, gw, peer)),
+        Err(_) => (
+            axum::http::StatusCode::OK,
+            "Pincer gateway. Connect a WebSocket client (OpenClaw's protocol) to this address.\n",
+        )
+            .into_response(),
+    }
 }

@@ -1,0 +1,142 @@
+//! Token auth for `connect`, with OpenClaw's failed-auth limiter: after 10 failures within
+//! 60 s an address is locked out for 5 minutes. Loopback is exempt (a local client that
+//! mistypes the token is not an attack, and locking it out would lock out the owner).
+
+use std::collections::{HashMap, VecDeque};
+use std::net::IpAddr;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::frames::{MethodError, codes};
+
+const WINDOW: Duration = Duration::from_secs(60);
+const MAX_FAILURES: usize = 10;
+const LOCKOUT: Duration = Duration::from_secs(300);
+
+/// The gateway's auth.
+pub struct Auth {
+    token: Option<String>,
+    failures: Mutex<HashMap<IpAddr, VecDeque<Instant>>>,
+}
+
+impl Auth {
+    /// `None` turns auth off (allowed only on loopback; the server checks).
+    pub fn new(token: Option<String>) -> Self {
+        Self {
+            token,
+            failures: Mutex::default(),
+        }
+    }
+
+    /// `token` or `none`, as `hello-ok` reports it.
+    pub fn mode(&self) -> &'static str {
+        if self.token.is_some() {
+            "token"
+        } else {
+            "none"
+        }
+    }
+
+    /// Checks the token a client from `ip` presented.
+    pub fn check(&self, given: Option<&str>, ip: IpAddr) -> Result<(), MethodError> {
+        let Some(expected) = &self.token else {
+            return Ok(());
+        };
+        let now = Instant::now();
+        let limited = !ip.is_loopback();
+        let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+        if limited && let Some(list) = failures.get_mut(&ip) {
+            while list
+                .front()
+                .is_some_and(|t| now.duration_since(*t) > LOCKOUT)
+            {
+                list.pop_front();
+            }
+            let recent = list
+                .iter()
+                .filter(|t| now.duration_since(**t) <= WINDOW)
+                .count();
+            if recent >= MAX_FAILURES || list.len() >= MAX_FAILURES * 3 {
+                let retry_after = list
+                    .back()
+                    .map_or(LOCKOUT, |t| LOCKOUT.saturating_sub(now.duration_since(*t)));
+                return Err(MethodError {
+                    code: codes::UNAVAILABLE,
+                    message: "too many failed auth attempts; try again later".into(),
+                    details: Some(
+                        json!({ "code": "AUTH_RATE_LIMITED", "retryAfterMs": retry_after.as_millis() as u64 }),
+                    ),
+                });
+            }
+        }
+        if given.is_some_and(|g| constant_time_eq(g.as_bytes(), expected.as_bytes())) {
+            return Ok(());
+        }
+        if limited {
+            failures.entry(ip).or_default().push_back(now);
+        }
+        let (code, message) = match given {
+            None => (
+                "AUTH_TOKEN_MISSING",
+                "this gateway needs a token: pass auth.token in connect",
+            ),
+            Some(_) => (
+                "AUTH_TOKEN_MISMATCH",
+                "the token does not match this gateway's",
+            ),
+        };
+        Err(MethodError {
+            code: codes::FORBIDDEN,
+            message: message.into(),
+            details: Some(json!({
+                "code": code,
+                "recommendedNextStep": "use the token `pincer gateway token` prints on the gateway's machine",
+            })),
+        })
+    }
+}
+
+/// Compares without an early exit, so the time taken says nothing about where they differ.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::Ipv4Addr;
+
+    #[test]
+    fn tokens_and_the_limiter() {
+        let auth = Auth::new(Some("secret".into()));
+        let lan = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2));
+        let local = IpAddr::V4(Ipv4Addr::LOCALHOST);
+        assert!(auth.check(Some("secret"), lan).is_ok());
+        assert_eq!(auth.check(None, lan).unwrap_err().code, codes::FORBIDDEN);
+        for _ in 0..9 {
+            assert_eq!(
+                auth.check(Some("nope"), lan).unwrap_err().code,
+                codes::FORBIDDEN
+            );
+        }
+        // Ten failures: locked out, even with the right token.
+        assert_eq!(
+            auth.check(Some("secret"), lan).unwrap_err().code,
+            codes::UNAVAILABLE
+        );
+        for _ in 0..20 {
+            assert_eq!(
+                auth.check(Some("nope"), local).unwrap_err().code,
+                codes::FORBIDDEN
+            );
+        }
+        assert!(
+            auth.check(Some("secret"), local).is_ok(),
+            "loopback is never locked out"
+        );
+        assert!(Auth::new(None).check(None, lan).is_ok());
+        assert!(!constant_time_eq(b"a", b"ab"));
+    }
+}

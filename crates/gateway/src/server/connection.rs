@@ -1,0 +1,304 @@
+//! One WebSocket connection: `connect.challenge`, the `connect` handshake (protocol 3–4,
+//! token auth, 64 KiB pre-auth frames, 15 s to answer), `hello-ok`, then requests (each on
+//! its own task, so a long `agent` call never blocks the rest), broadcast events with a
+//! per-connection `seq`, `tick`s, and `shutdown`. A client whose queue passes
+//! `maxBufferedBytes`, or that falls behind the event stream, is disconnected.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, mpsc};
+
+use super::Gateway;
+use super::frames::{
+    MAX_BUFFERED_BYTES, MAX_PAYLOAD, MAX_PREAUTH_FRAME, MAX_PROTOCOL, MIN_PROTOCOL, MethodError,
+    Request, TICK_INTERVAL_MS, codes, error_frame, event_frame, ok_frame, parse_request,
+};
+use super::methods::{self, Caller, EVENTS, FrameSender, METHODS};
+
+/// Close codes.
+const POLICY_VIOLATION: u16 = 1008;
+const UNSUPPORTED_DATA: u16 = 1003;
+const GOING_AWAY: u16 = 1001;
+/// How long a client has to send `connect`.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(15);
+
+enum Outgoing {
+    Text(String),
+    Close(u16, String),
+}
+
+/// The sending half, with the bytes still queued for the socket.
+#[derive(Clone)]
+struct Out {
+    tx: mpsc::UnboundedSender<Outgoing>,
+    queued: Arc<AtomicUsize>,
+    seq: Arc<AtomicU64>,
+}
+
+impl Out {
+    fn text(&self, text: String) {
+        let len = text.len();
+        if self.queued.fetch_add(len, Ordering::Relaxed) + len > MAX_BUFFERED_BYTES {
+            self.close(POLICY_VIOLATION, "client too slow: send buffer full");
+            return;
+        }
+        let _ = self.tx.send(Outgoing::Text(text));
+    }
+
+    fn event(&self, event: &str, payload: &Value) {
+        let seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
+        self.text(event_frame(event, payload, Some(seq)));
+    }
+
+    fn close(&self, code: u16, reason: &str) {
+        let _ = self.tx.send(Outgoing::Close(code, reason.to_owned()));
+    }
+}
+
+/// Runs a connection to its end.
+pub async fn run(socket: WebSocket, gw: Arc<Gateway>, peer: SocketAddr) {
+    let (mut sink, mut stream) = socket.split();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let out = Out {
+        tx,
+        queued: Arc::new(AtomicUsize::new(0)),
+        seq: Arc::new(AtomicU64::new(0)),
+    };
+    let queued = Arc::clone(&out.queued);
+    let writer = tokio::spawn(async move {
+        while let Some(message) = rx.recv().await {
+            match message {
+                Outgoing::Text(text) => {
+                    let len = text.len();
+                    let sent = sink.send(Message::Text(Utf8Bytes::from(text))).await;
+                    queued.fetch_sub(len, Ordering::Relaxed);
+                    if sent.is_err() {
+                        break;
+                    }
+                }
+                Outgoing::Close(code, reason) => {
+                    let frame = CloseFrame {
+                        code,
+                        reason: Utf8Bytes::from(reason),
+                    };
+                    let _ = sink.send(Message::Close(Some(frame))).await;
+                    break;
+                }
+            }
+        }
+    });
+
+    let nonce = pincer_store::ids::session_id();
+    out.text(event_frame(
+        "connect.challenge",
+        &json!({ "nonce": nonce, "ts": pincer_ai::now_ms() }),
+        None,
+    ));
+    if let Some(caller) = handshake(&gw, &out, &mut stream, peer).await {
+        serve_requests(&gw, &out, &mut stream, caller).await;
+    }
+    drop(out);
+    let _ = writer.await;
+}
+
+/// Reads the next text frame; `None` when the client is gone or sent something else.
+async fn next_text(
+    stream: &mut futures_util::stream::SplitStream<WebSocket>,
+    out: &Out,
+) -> Option<String> {
+    loop {
+        match stream.next().await? {
+            Ok(Message::Text(text)) => return Some(text.to_string()),
+            Ok(Message::Binary(_)) => {
+                out.close(
+                    UNSUPPORTED_DATA,
+                    "binary frames are not part of the protocol",
+                );
+                return None;
+            }
+            Ok(Message::Close(_)) | Err(_) => return None,
+            Ok(Message::Ping(_) | Message::Pong(_)) => {}
+        }
+    }
+}
+
+/// The `connect` exchange. Returns what the client may do, or `None` after refusing it.
+async fn handshake(
+    gw: &Arc<Gateway>,
+    out: &Out,
+    stream: &mut futures_util::stream::SplitStream<WebSocket>,
+    peer: SocketAddr,
+) -> Option<Caller> {
+    let text = match tokio::time::timeout(HANDSHAKE_TIMEOUT, next_text(stream, out)).await {
+        Ok(Some(text)) => text,
+        Ok(None) => return None,
+        Err(_) => {
+            out.close(POLICY_VIOLATION, "handshake timed out: send connect first");
+            return None;
+        }
+    };
+    let refuse = |id: &str, error: MethodError| {
+        out.text(error_frame(id, &error));
+        out.close(POLICY_VIOLATION, &error.message);
+        None
+    };
+    let req = match parse_request(&text, MAX_PREAUTH_FRAME) {
+        Ok(req) => req,
+        Err(e) => {
+            out.close(POLICY_VIOLATION, &format!("invalid handshake: {e}"));
+            return None;
+        }
+    };
+    if req.method != "connect" {
+        return refuse(
+            &req.id,
+            MethodError::invalid("the first request must be connect"),
+        );
+    }
+    match connect(gw, &req, peer) {
+        Ok((caller, hello)) => {
+            out.text(ok_frame(&req.id, hello));
+            Some(caller)
+        }
+        Err(error) => refuse(&req.id, error),
+    }
+}
+
+/// Checks `connect`'s parameters and builds `hello-ok`.
+fn connect(gw: &Gateway, req: &Request, peer: SocketAddr) -> Result<(Caller, Value), MethodError> {
+    let p = &req.params;
+    let min = p
+        .get("minProtocol")
+        .and_then(Value::as_u64)
+        .unwrap_or(MIN_PROTOCOL);
+    let max = p
+        .get("maxProtocol")
+        .and_then(Value::as_u64)
+        .unwrap_or(MAX_PROTOCOL);
+    let protocol = max.min(MAX_PROTOCOL);
+    if protocol < min || protocol < MIN_PROTOCOL {
+        return Err(MethodError::invalid(format!(
+            "protocol mismatch: the client speaks {min}..{max}, this gateway {MIN_PROTOCOL}..{MAX_PROTOCOL}"
+        ))
+        .with_details(json!({ "minProtocol": MIN_PROTOCOL, "maxProtocol": MAX_PROTOCOL })));
+    }
+    if let Some(role) = p.get("role").and_then(Value::as_str)
+        && role != "operator"
+    {
+        return Err(MethodError {
+            code: codes::FORBIDDEN,
+            message: format!("role {role:?} is not supported; connect as operator"),
+            details: None,
+        });
+    }
+    gw.auth
+        .check(p.pointer("/auth/token").and_then(Value::as_str), peer.ip())?;
+    let scopes: Vec<String> = match p.get("scopes").and_then(Value::as_array) {
+        Some(list) => list
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|s| s.starts_with("operator."))
+            .map(str::to_owned)
+            .collect(),
+        None => vec!["operator.read".into(), "operator.write".into()],
+    };
+    let agent = gw.runtime.default_agent_id();
+    let main_session_key = gw.runtime.main_session_key(&agent);
+    let main_key = main_session_key
+        .rsplit(':')
+        .next()
+        .unwrap_or("main")
+        .to_owned();
+    let hello = json!({
+        "type": "hello-ok",
+        "protocol": protocol,
+        "server": { "version": env!("CARGO_PKG_VERSION"), "connId": pincer_store::ids::session_id() },
+        "features": { "methods": METHODS, "events": EVENTS },
+        "snapshot": {
+            "presence": [],
+            "health": { "ok": true },
+            "stateVersion": { "presence": 0, "health": 0 },
+            "uptimeMs": gw.started.elapsed().as_millis() as u64,
+            "sessionDefaults": {
+                "defaultAgentId": agent, "mainKey": main_key,
+                "mainSessionKey": main_session_key, "scope": "per-sender",
+            },
+            "authMode": gw.auth.mode(),
+        },
+        "auth": { "method": gw.auth.mode(), "role": "operator", "scopes": scopes },
+        "policy": {
+            "maxPayload": MAX_PAYLOAD, "maxBufferedBytes": MAX_BUFFERED_BYTES,
+            "tickIntervalMs": TICK_INTERVAL_MS,
+        },
+    });
+    Ok((Caller { scopes }, hello))
+}
+
+/// After `hello-ok`: requests, events, ticks, until the client leaves or the server stops.
+async fn serve_requests(
+    gw: &Arc<Gateway>,
+    out: &Out,
+    stream: &mut futures_util::stream::SplitStream<WebSocket>,
+    caller: Caller,
+) {
+    let mut events = gw.runs.subscribe();
+    let mut tick = tokio::time::interval(Duration::from_millis(TICK_INTERVAL_MS));
+    tick.tick().await;
+    let send: FrameSender = {
+        let out = out.clone();
+        Arc::new(move |frame| out.text(frame))
+    };
+    loop {
+        tokio::select! {
+            frame = next_text(stream, out) => {
+                let Some(text) = frame else { break };
+                match parse_request(&text, MAX_PAYLOAD) {
+                    Ok(req) => {
+                        let (gw, caller, send) = (Arc::clone(gw), caller.clone(), Arc::clone(&send));
+                        tokio::spawn(async move {
+                            let frame = match methods::call(&gw, &caller, &req, &send).await {
+                                Ok(payload) => ok_frame(&req.id, payload),
+                                Err(error) => error_frame(&req.id, &error),
+                            };
+                            send(frame);
+                        });
+                    }
+                    Err(e) => match request_id(&text) {
+                        // Answerable: say what is wrong and keep the connection.
+                        Some(id) => out.text(error_frame(&id, &MethodError::invalid(e.to_string()))),
+                        None => {
+                            out.close(POLICY_VIOLATION, &format!("invalid frame: {e}"));
+                            break;
+                        }
+                    },
+                }
+            }
+            event = events.recv() => match event {
+                Ok(event) => out.event(event.event, &event.payload),
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    out.close(POLICY_VIOLATION, "client too slow: events were dropped");
+                    break;
+                }
+                Err(broadcast::error::RecvError::Closed) => break,
+            },
+            _ = tick.tick() => out.event("tick", &json!({ "ts": pincer_ai::now_ms() })),
+            () = gw.shutdown.cancelled() => {
+                out.event("shutdown", &json!({ "reason": "gateway stopping" }));
+                out.close(GOING_AWAY, "gateway stopping");
+                break;
+            }
+        }
+    }
+}
+
+/// The `id` of a frame that is JSON but not a valid request, to answer it.
+fn request_id(text: &str) -> Option<String> {
+    let value: Value = serde_json::from_str(text).ok()?;
+    value.get("id").and_then(Value::as_str).map(str::to_owned)
+}

@@ -1,0 +1,304 @@
+//! The protocol's methods: what each request does and the payload it answers with, in
+//! OpenClaw's shapes (see `reference/openclaw-wire.md`). Side effects need the
+//! `operator.write` scope; reads need `operator.read`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use pincer_ai::Message;
+use serde_json::{Value, json};
+
+use super::Gateway;
+use super::frames::{
+    MethodError, Request, codes, ok_frame, opt_str_param, opt_u64_param, str_param,
+};
+use super::runs::{RunState, Started, final_payload};
+use super::runtime::TurnRequest;
+
+/// The methods this server answers (the `features.methods` of `hello-ok`).
+pub const METHODS: &[&str] = &[
+    "health",
+    "status",
+    "agent",
+    "agent.wait",
+    "chat.send",
+    "chat.history",
+    "chat.abort",
+    "sessions.list",
+];
+
+/// The events this server sends.
+pub const EVENTS: &[&str] = &[
+    "connect.challenge",
+    "agent",
+    "chat",
+    "tick",
+    "shutdown",
+    "health",
+];
+
+/// What a connection is allowed to do.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub scopes: Vec<String>,
+}
+
+impl Caller {
+    /// `operator.admin` grants everything, `operator.write` also grants reading.
+    fn require(&self, scope: &str) -> Result<(), MethodError> {
+        let granted = |s: &String| {
+            s == scope
+                || s == "operator.admin"
+                || (scope == "operator.read" && s == "operator.write")
+        };
+        if self.scopes.iter().any(granted) {
+            return Ok(());
+        }
+        Err(MethodError {
+            code: codes::FORBIDDEN,
+            message: format!("missing scope: {scope}"),
+            details: Some(json!({
+                "code": "MISSING_SCOPE", "missingScope": scope, "requiredScopes": [scope],
+            })),
+        })
+    }
+}
+
+/// Sends frames on the caller's connection (for interim responses).
+pub type FrameSender = Arc<dyn Fn(String) + Send + Sync>;
+
+/// Answers one request (after `connect`).
+pub async fn call(
+    gw: &Arc<Gateway>,
+    caller: &Caller,
+    req: &Request,
+    send: &FrameSender,
+) -> Result<Value, MethodError> {
+    let p = &req.params;
+    match req.method.as_str() {
+        "health" => {
+            caller.require("operator.read")?;
+            Ok(health(gw))
+        }
+        "status" => {
+            caller.require("operator.read")?;
+            let agent = gw.runtime.default_agent_id();
+            Ok(json!({
+                "runtimeVersion": env!("CARGO_PKG_VERSION"),
+                "uptimeMs": gw.started.elapsed().as_millis() as u64,
+                "runningRuns": gw.runs.running(),
+                "heartbeat": { "defaultAgentId": agent, "agents": [] },
+                "channelSummary": [],
+                "queuedSystemEvents": [],
+            }))
+        }
+        "sessions.list" => {
+            caller.require("operator.read")?;
+            sessions_list(gw, p)
+        }
+        "chat.history" => {
+            caller.require("operator.read")?;
+            chat_history(gw, p)
+        }
+        "chat.send" => {
+            caller.require("operator.write")?;
+            let key = str_param(p, "sessionKey")?.to_owned();
+            let message = str_param(p, "message")?.to_owned();
+            let run_id = str_param(p, "idempotencyKey")?.to_owned();
+            let agent_id = agent_of_key(gw, &key);
+            let request = TurnRequest {
+                agent_id,
+                session_key: key,
+                message,
+            };
+            let status = match gw.runs.start(Arc::clone(&gw.runtime), &run_id, request) {
+                Started::New { .. } => "started",
+                Started::InFlight => "in_flight",
+                Started::Finished(_) => "ok",
+            };
+            Ok(json!({ "runId": run_id, "status": status }))
+        }
+        "chat.abort" => {
+            caller.require("operator.write")?;
+            let key = str_param(p, "sessionKey")?;
+            let aborted = gw.runs.abort(key, opt_str_param(p, "runId")?);
+            Ok(json!({ "ok": true, "aborted": aborted > 0, "count": aborted }))
+        }
+        "agent" => {
+            caller.require("operator.write")?;
+            agent(gw, req, send).await
+        }
+        "agent.wait" => {
+            caller.require("operator.read")?;
+            let run_id = str_param(p, "runId")?;
+            let timeout = opt_u64_param(p, "timeoutMs")?.unwrap_or(30_000);
+            let Some((state, started_at)) =
+                gw.runs.wait(run_id, Duration::from_millis(timeout)).await
+            else {
+                return Err(MethodError::invalid(format!("unknown runId: {run_id}")));
+            };
+            Ok(match state {
+                RunState::Running => json!({ "status": "timeout", "startedAt": started_at }),
+                RunState::Done(r) => {
+                    let mut out = json!({
+                        "status": r.status.as_str(), "startedAt": r.started_at, "endedAt": r.ended_at,
+                    });
+                    if let Some(e) = &r.error {
+                        out["error"] = json!(e);
+                    }
+                    out
+                }
+            })
+        }
+        other => Err(MethodError::invalid(format!("unknown method: {other}"))
+            .with_details(json!({ "methods": METHODS }))),
+    }
+}
+
+fn health(gw: &Gateway) -> Value {
+    let agent = gw.runtime.default_agent_id();
+    json!({
+        "ok": true,
+        "ts": pincer_ai::now_ms(),
+        "durationMs": 0,
+        "channels": {},
+        "channelOrder": [],
+        "heartbeatSeconds": 0,
+        "defaultAgentId": agent,
+        "agents": [{ "agentId": agent, "isDefault": true }],
+    })
+}
+
+/// The agent a session key belongs to (`agent:<id>:…`), else the default agent.
+fn agent_of_key(gw: &Gateway, key: &str) -> String {
+    match key
+        .strip_prefix("agent:")
+        .and_then(|rest| rest.split(':').next())
+    {
+        Some(id) if gw.runtime.is_known_agent(id) => id.to_owned(),
+        _ => gw.runtime.default_agent_id(),
+    }
+}
+
+/// `agent`: accepted at once, then a second response with the same id once the run ends.
+async fn agent(gw: &Arc<Gateway>, req: &Request, send: &FrameSender) -> Result<Value, MethodError> {
+    let p = &req.params;
+    let message = str_param(p, "message")?.to_owned();
+    let run_id = str_param(p, "idempotencyKey")?.to_owned();
+    let agent_id = match opt_str_param(p, "agentId")? {
+        Some(id) if gw.runtime.is_known_agent(id) => id.to_owned(),
+        Some(id) => return Err(MethodError::invalid(format!("unknown agentId: {id}"))),
+        None => gw.runtime.default_agent_id(),
+    };
+    let session_key = match opt_str_param(p, "sessionKey")? {
+        Some(key) => key.to_owned(),
+        None => format!("agent:{agent_id}:explicit:{}", run_id.to_lowercase()),
+    };
+    let request = TurnRequest {
+        agent_id: agent_id.clone(),
+        session_key,
+        message,
+    };
+    let accepted_at = match gw.runs.start(Arc::clone(&gw.runtime), &run_id, request) {
+        Started::New { accepted_at } => accepted_at,
+        Started::InFlight => pincer_ai::now_ms(),
+        Started::Finished(result) => return Ok(final_payload(&run_id, &result)),
+    };
+    send(ok_frame(
+        &req.id,
+        json!({ "runId": run_id, "agentId": agent_id, "status": "accepted", "acceptedAt": accepted_at }),
+    ));
+    match gw.runs.wait(&run_id, Duration::from_secs(48 * 3600)).await {
+        Some((RunState::Done(result), _)) => Ok(final_payload(&run_id, &result)),
+        _ => Err(MethodError {
+            code: codes::AGENT_TIMEOUT,
+            message: format!("run {run_id} did not finish"),
+            details: None,
+        }),
+    }
+}
+
+fn sessions_list(gw: &Gateway, p: &Value) -> Result<Value, MethodError> {
+    let agent_id = match opt_str_param(p, "agentId")? {
+        Some(id) => id.to_owned(),
+        None => gw.runtime.default_agent_id(),
+    };
+    let limit = opt_u64_param(p, "limit")?.unwrap_or(50).min(1000) as usize;
+    let offset = opt_u64_param(p, "offset")?.unwrap_or(0) as usize;
+    let store = gw.runtime.sessions(&agent_id);
+    let all = store
+        .list()
+        .map_err(|e| MethodError::unavailable(e.to_string()))?;
+    let total = all.len();
+    let sessions: Vec<Value> = all
+        .into_iter()
+        .skip(offset)
+        .take(limit)
+        .map(|(key, entry)| {
+            let mut v = serde_json::to_value(&entry).unwrap_or_else(|_| json!({}));
+            v["key"] = json!(key);
+            v["kind"] = json!(session_kind(&key));
+            v
+        })
+        .collect();
+    let count = sessions.len();
+    let defaults = gw.runtime.model_defaults(&agent_id);
+    Ok(json!({
+        "ts": pincer_ai::now_ms(),
+        "path": store.index_path(),
+        "count": count,
+        "totalCount": total,
+        "limitApplied": limit,
+        "nextOffset": offset + count,
+        "hasMore": offset + count < total,
+        "defaults": {
+            "modelProvider": defaults.provider, "model": defaults.model,
+            "contextTokens": defaults.context_tokens,
+        },
+        "sessions": sessions,
+    }))
+}
+
+fn session_kind(key: &str) -> &'static str {
+    match crate::router::parse_session_key(key).map(|k| k.kind()) {
+        Ok(crate::router::SessionKind::Group) => "group",
+        Ok(crate::router::SessionKind::Cron) => "cron",
+        _ => "direct",
+    }
+}
+
+fn chat_history(gw: &Gateway, p: &Value) -> Result<Value, MethodError> {
+    let key = str_param(p, "sessionKey")?;
+    let limit = opt_u64_param(p, "limit")?.unwrap_or(200).min(1000) as usize;
+    let agent_id = agent_of_key(gw, key);
+    let store = gw.runtime.sessions(&agent_id);
+    let (index, _) = store
+        .index_or_rebuild()
+        .map_err(|e| MethodError::unavailable(e.to_string()))?;
+    let defaults = gw.runtime.model_defaults(&agent_id);
+    let defaults = json!({
+        "modelProvider": defaults.provider, "model": defaults.model,
+        "contextTokens": defaults.context_tokens,
+    });
+    let Some(entry) = index.get(key) else {
+        return Ok(json!({
+            "sessionKey": key, "messages": [], "hasMore": false, "totalMessages": 0,
+            "defaults": defaults,
+        }));
+    };
+    let session = store
+        .resume(key)
+        .map_err(|e| MethodError::unavailable(e.to_string()))?;
+    let messages: Vec<Message> = session.transcript.context();
+    let total = messages.len();
+    let shown = &messages[total.saturating_sub(limit)..];
+    Ok(json!({
+        "sessionKey": key,
+        "sessionId": entry.session_id,
+        "messages": shown,
+        "hasMore": shown.len() < total,
+        "totalMessages": total,
+        "thinkingLevel": entry.thinking_level,
+        "defaults": defaults,
+    }))
+}

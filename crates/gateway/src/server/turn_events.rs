@@ -1,0 +1,229 @@
+//! A run's agent events as OpenClaw's protocol events: `agent` (`stream` lifecycle,
+//! assistant, tool; per-run `seq`) and `chat` (`state` delta, final, aborted, error, with the
+//! assistant message so far), and the result the run ends with.
+
+use std::sync::Arc;
+
+use pincer_agent::AgentEvent;
+use pincer_ai::{AssistantMessageEvent, Message, StopReason};
+use serde_json::{Value, json};
+
+use super::runs::Runs;
+use super::runtime::TurnRequest;
+use crate::turn::TurnOutcome;
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunStatus {
+    Ok,
+    Error,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Error => "error",
+        }
+    }
+}
+
+/// What a finished run produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunResult {
+    pub status: RunStatus,
+    pub aborted: bool,
+    /// The reply's text.
+    pub text: String,
+    pub error: Option<String>,
+    pub stop_reason: String,
+    pub provider: String,
+    pub model: String,
+    /// pi's usage object of the last reply.
+    pub usage: Value,
+    pub session_key: String,
+    pub session_id: String,
+    pub started_at: i64,
+    pub ended_at: i64,
+    pub duration_ms: u64,
+}
+
+/// Emits one run's events.
+pub struct RunEmitter {
+    run_id: String,
+    session_key: String,
+    agent_id: String,
+    runs: Arc<Runs>,
+    seq: u64,
+    started_at: i64,
+    text: String,
+}
+
+impl RunEmitter {
+    pub fn new(run_id: &str, request: &TurnRequest, runs: Arc<Runs>) -> Self {
+        Self {
+            run_id: run_id.to_owned(),
+            session_key: request.session_key.clone(),
+            agent_id: request.agent_id.clone(),
+            runs,
+            seq: 0,
+            started_at: pincer_ai::now_ms(),
+            text: String::new(),
+        }
+    }
+
+    fn agent(&mut self, stream: &str, data: Value) {
+        self.seq += 1;
+        let payload = json!({
+            "runId": self.run_id, "sessionKey": self.session_key, "agentId": self.agent_id,
+            "stream": stream, "data": data, "seq": self.seq, "ts": pincer_ai::now_ms(),
+        });
+        self.runs.broadcast("agent", payload);
+    }
+
+    fn chat(&mut self, state: &str, extra: Value) {
+        self.seq += 1;
+        let mut payload = json!({
+            "runId": self.run_id, "sessionKey": self.session_key, "seq": self.seq, "state": state,
+        });
+        if let (Value::Object(target), Value::Object(fields)) = (&mut payload, extra) {
+            target.extend(fields);
+        }
+        self.runs.broadcast("chat", payload);
+    }
+
+    fn message(&self) -> Value {
+        json!({
+            "role": "assistant",
+            "content": [{ "type": "text", "text": self.text }],
+            "timestamp": pincer_ai::now_ms(),
+        })
+    }
+
+    /// The run has its lane and begins.
+    pub fn started(&mut self) {
+        self.started_at = pincer_ai::now_ms();
+        let started_at = self.started_at;
+        self.agent(
+            "lifecycle",
+            json!({ "phase": "start", "startedAt": started_at }),
+        );
+    }
+
+    /// One agent event.
+    pub fn on_agent_event(&mut self, event: &AgentEvent) {
+        match event {
+            AgentEvent::MessageStart {
+                message: Message::Assistant(_),
+            } => self.text.clear(),
+            AgentEvent::MessageUpdate {
+                assistant_message_event: AssistantMessageEvent::TextDelta { delta, .. },
+            } => {
+                self.text.push_str(delta);
+                let text = self.text.clone();
+                self.agent("assistant", json!({ "text": text, "delta": delta }));
+                let message = self.message();
+                self.chat("delta", json!({ "deltaText": delta, "message": message }));
+            }
+            AgentEvent::ToolExecutionStart {
+                tool_call_id,
+                tool_name,
+                args,
+            } => self.agent(
+                "tool",
+                json!({ "phase": "start", "name": tool_name, "toolCallId": tool_call_id, "args": args }),
+            ),
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id,
+                tool_name,
+                result,
+                is_error,
+            } => self.agent(
+                "tool",
+                json!({
+                    "phase": "result", "name": tool_name, "toolCallId": tool_call_id,
+                    "isError": is_error, "result": result.text_content(),
+                }),
+            ),
+            _ => {}
+        }
+    }
+
+    /// The turn ended; emits the end events and returns the result.
+    pub fn finished(mut self, outcome: &TurnOutcome, aborted: bool) -> RunResult {
+        let reply = outcome.reply.clone().unwrap_or_default();
+        let ended_at = pincer_ai::now_ms();
+        let error = if aborted { None } else { outcome.error() };
+        let stop_reason = reply.stop_reason.as_str().to_owned();
+        self.text = reply.text();
+        let started_at = self.started_at;
+        self.agent(
+            "lifecycle",
+            json!({
+                "phase": if error.is_some() { "error" } else { "end" },
+                "startedAt": started_at, "endedAt": ended_at, "aborted": aborted,
+                "stopReason": stop_reason, "error": error,
+            }),
+        );
+        let message = self.message();
+        match (&error, aborted) {
+            (_, true) => self.chat(
+                "aborted",
+                json!({ "stopReason": "aborted", "message": message }),
+            ),
+            (Some(e), false) => {
+                self.chat("error", json!({ "errorMessage": e, "message": message }))
+            }
+            (None, false) => self.chat(
+                "final",
+                json!({ "stopReason": stop_reason, "message": message }),
+            ),
+        }
+        RunResult {
+            status: if error.is_some() || aborted || reply.stop_reason == StopReason::Error {
+                RunStatus::Error
+            } else {
+                RunStatus::Ok
+            },
+            aborted,
+            text: self.text,
+            error: error.or_else(|| aborted.then(|| "aborted".to_owned())),
+            stop_reason,
+            provider: reply.provider.clone(),
+            model: reply.model.clone(),
+            usage: serde_json::to_value(&reply.usage).unwrap_or(Value::Null),
+            session_key: outcome.session_key.clone(),
+            session_id: outcome.session_id.clone(),
+            started_at,
+            ended_at,
+            duration_ms: u64::try_from(ended_at - started_at).unwrap_or(0),
+        }
+    }
+
+    /// The run could not start (no lane, a planning error, a store error).
+    pub fn failed_before_start(mut self, message: &str, aborted: bool) -> RunResult {
+        let ended_at = pincer_ai::now_ms();
+        let started_at = self.started_at;
+        self.agent(
+            "lifecycle",
+            json!({ "phase": "error", "startedAt": started_at, "endedAt": ended_at, "error": message }),
+        );
+        let state = if aborted { "aborted" } else { "error" };
+        self.chat(state, json!({ "errorMessage": message }));
+        RunResult {
+            status: RunStatus::Error,
+            aborted,
+            text: String::new(),
+            error: Some(message.to_owned()),
+            stop_reason: if aborted { "aborted" } else { "error" }.to_owned(),
+            provider: String::new(),
+            model: String::new(),
+            usage: Value::Null,
+            session_key: self.session_key.clone(),
+            session_id: String::new(),
+            started_at,
+            ended_at,
+            duration_ms: u64::try_from(ended_at - started_at).unwrap_or(0),
+        }
+    }
+}

@@ -1,0 +1,479 @@
+//! OpenClaw's WebSocket protocol against a real server on 127.0.0.1, with a Rust client:
+//! the handshake, auth failures, methods, events, idempotency, abort, bad frames, and many
+//! clients at once. Turns run on the mock LLM.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use futures_util::{SinkExt, StreamExt};
+use pincer_agent::{AgentConfig, llm_stream_fn};
+use pincer_ai::env::MapEnv;
+use pincer_ai::{LlmClient, Message, Model, ModelRegistry};
+use pincer_gateway::server::{ModelDefaults, Runtime, ServeOptions, TurnRequest, serve};
+use pincer_gateway::turn::TurnPlan;
+use pincer_store::SessionStore;
+use pincer_testkit::{Api, Match, MockLlm, Reply, Rule, Scenario};
+use serde_json::{Value, json};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message as Ws;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream, connect_async};
+use tokio_util::sync::CancellationToken;
+
+const TOKEN: &str = "test-token-123";
+
+struct TestRuntime {
+    model: Model,
+    client: LlmClient,
+    root: std::path::PathBuf,
+}
+
+impl Runtime for TestRuntime {
+    fn default_agent_id(&self) -> String {
+        "main".into()
+    }
+    fn is_known_agent(&self, id: &str) -> bool {
+        id == "main"
+    }
+    fn main_session_key(&self, agent: &str) -> String {
+        format!("agent:{agent}:main")
+    }
+    fn sessions(&self, agent: &str) -> SessionStore {
+        SessionStore::new(self.root.join(agent))
+    }
+    fn model_defaults(&self, _: &str) -> ModelDefaults {
+        ModelDefaults {
+            provider: "mock".into(),
+            model: "m".into(),
+            context_tokens: 128_000,
+        }
+    }
+    fn plan(&self, request: TurnRequest) -> BoxFuture<'static, Result<TurnPlan, String>> {
+        let plan = TurnPlan {
+            store: self.sessions(&request.agent_id),
+            session_key: request.session_key,
+            new_session: false,
+            agent: AgentConfig::new(self.model.clone(), llm_stream_fn(self.client.clone())),
+            input: vec![Message::user(request.message)],
+            session_patch: None,
+            retention: None,
+            abort: None,
+        };
+        Box::pin(async move { Ok(plan) })
+    }
+}
+
+struct Server {
+    url: String,
+    stop: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+    _llm: MockLlm,
+    _dir: tempfile::TempDir,
+}
+
+async fn start(scenario: Scenario) -> Server {
+    let llm = MockLlm::start(scenario).await.unwrap();
+    let mut registry = ModelRegistry::builtin().unwrap();
+    registry
+        .apply_models_config(&format!(
+            r#"{{providers: {{mock: {{baseUrl: "{}", api: "openai-completions", apiKey: "k", models: [{{id: "m"}}]}}}}}}"#,
+            llm.base_url(Api::OpenAiCompletions)
+        ))
+        .unwrap();
+    let model = registry.resolve("mock/m").unwrap().clone();
+    let client = LlmClient::with_env(Arc::new(MapEnv::default()));
+    client.set_api_key("mock", "k");
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = Arc::new(TestRuntime {
+        model,
+        client,
+        root: dir.path().to_path_buf(),
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("ws://{}/", listener.local_addr().unwrap());
+    let stop = CancellationToken::new();
+    let options = ServeOptions::new(Some(TOKEN.into()), runtime);
+    let task = tokio::spawn({
+        let stop = stop.clone();
+        async move { serve(listener, options, stop).await.unwrap() }
+    });
+    Server {
+        url,
+        stop,
+        task,
+        _llm: llm,
+        _dir: dir,
+    }
+}
+
+type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+struct Client {
+    ws: Socket,
+    next: u64,
+}
+
+impl Client {
+    /// Connects and reads the challenge.
+    async fn raw(url: &str) -> (Self, Value) {
+        let (ws, _) = connect_async(url).await.unwrap();
+        let mut client = Self { ws, next: 0 };
+        let challenge = client.frame().await.unwrap();
+        (client, challenge)
+    }
+
+    /// Connects and completes the handshake.
+    async fn connect(url: &str, scopes: &[&str]) -> (Self, Value) {
+        let (mut client, _) = Self::raw(url).await;
+        let hello = client
+            .call(
+                "connect",
+                json!({"minProtocol": 4, "maxProtocol": 4,
+                       "client": {"id": "test", "version": "1", "platform": "linux", "mode": "test"},
+                       "auth": {"token": TOKEN}, "role": "operator", "scopes": scopes}),
+            )
+            .await;
+        (client, hello)
+    }
+
+    async fn send(&mut self, frame: Value) {
+        self.ws.send(Ws::text(frame.to_string())).await.unwrap();
+    }
+
+    /// The next text frame as JSON; `None` once the server closed.
+    async fn frame(&mut self) -> Option<Value> {
+        loop {
+            match tokio::time::timeout(Duration::from_secs(10), self.ws.next())
+                .await
+                .ok()??
+            {
+                Ok(Ws::Text(t)) => return Some(serde_json::from_str(&t).unwrap()),
+                Ok(Ws::Close(_)) | Err(_) => return None,
+                Ok(_) => {}
+            }
+        }
+    }
+
+    /// Sends a request and returns its (first) response, skipping events.
+    async fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next += 1;
+        let id = format!("{}:t", self.next);
+        self.send(json!({"type": "req", "id": id, "method": method, "params": params}))
+            .await;
+        self.response(&id).await
+    }
+
+    async fn response(&mut self, id: &str) -> Value {
+        loop {
+            let frame = self.frame().await.expect("a response");
+            if frame["type"] == "res" && frame["id"] == id {
+                return frame;
+            }
+        }
+    }
+
+    /// Frames until `stop` says so, returning them all.
+    async fn until(&mut self, stop: impl Fn(&Value) -> bool) -> Vec<Value> {
+        let mut seen = Vec::new();
+        while let Some(frame) = self.frame().await {
+            let done = stop(&frame);
+            seen.push(frame);
+            if done {
+                break;
+            }
+        }
+        seen
+    }
+}
+
+fn hi_scenario() -> Scenario {
+    Scenario::new()
+        .rule(Rule::when(Match::last_user("ping")).reply(Reply::text("pong")))
+        .rule(
+            Rule::when(Match::last_user("slow")).reply(
+                Reply::text("a b c d e f g h i j")
+                    .with_chunk_size(2)
+                    .with_delay_ms(100),
+            ),
+        )
+}
+
+#[tokio::test]
+async fn the_handshake_answers_hello_ok() {
+    let server = start(hi_scenario()).await;
+    let (mut client, challenge) = Client::raw(&server.url).await;
+    assert_eq!(challenge["type"], "event");
+    assert_eq!(challenge["event"], "connect.challenge");
+    assert!(challenge["payload"]["nonce"].is_string());
+    let hello = client
+        .call("connect", json!({"minProtocol": 3, "maxProtocol": 4, "client": {"id": "cli"}, "auth": {"token": TOKEN}}))
+        .await;
+    assert_eq!(hello["ok"], true, "{hello}");
+    let p = &hello["payload"];
+    assert_eq!(p["type"], "hello-ok");
+    assert_eq!(p["protocol"], 4);
+    assert!(p["server"]["connId"].is_string());
+    assert!(
+        p["features"]["methods"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("chat.send"))
+    );
+    assert_eq!(
+        p["snapshot"]["sessionDefaults"]["mainSessionKey"],
+        "agent:main:main"
+    );
+    assert_eq!(p["policy"]["maxPayload"], 26_214_400);
+    assert_eq!(p["policy"]["tickIntervalMs"], 15_000);
+    // Methods work afterwards.
+    let health = client.call("health", json!({})).await;
+    assert_eq!(health["payload"]["ok"], true);
+    assert_eq!(health["payload"]["defaultAgentId"], "main");
+    let status = client.call("status", json!({})).await;
+    assert_eq!(
+        status["payload"]["runtimeVersion"],
+        env!("CARGO_PKG_VERSION")
+    );
+    server.stop.cancel();
+}
+
+#[tokio::test]
+async fn wrong_tokens_protocols_and_first_frames_are_refused() {
+    let server = start(hi_scenario()).await;
+    let (mut client, _) = Client::raw(&server.url).await;
+    let res = client
+        .call("connect", json!({"auth": {"token": "nope"}}))
+        .await;
+    assert_eq!(res["ok"], false);
+    assert_eq!(res["error"]["code"], "FORBIDDEN");
+    assert_eq!(res["error"]["details"]["code"], "AUTH_TOKEN_MISMATCH");
+    assert!(
+        client.frame().await.is_none(),
+        "closed after a refused connect"
+    );
+
+    let (mut client, _) = Client::raw(&server.url).await;
+    let res = client.call("connect", json!({})).await;
+    assert_eq!(res["error"]["details"]["code"], "AUTH_TOKEN_MISSING");
+
+    let (mut client, _) = Client::raw(&server.url).await;
+    let res = client.call("health", json!({})).await;
+    assert_eq!(res["error"]["code"], "INVALID_REQUEST");
+    assert_eq!(res["error"]["message"], "the first request must be connect");
+
+    let (mut client, _) = Client::raw(&server.url).await;
+    let res = client
+        .call(
+            "connect",
+            json!({"minProtocol": 5, "maxProtocol": 6, "auth": {"token": TOKEN}}),
+        )
+        .await;
+    assert!(
+        res["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("protocol mismatch")
+    );
+
+    // Not JSON before connect: closed. Oversized pre-auth frame: closed.
+    let (mut client, _) = Client::raw(&server.url).await;
+    client.ws.send(Ws::text("not json")).await.unwrap();
+    assert!(client.frame().await.is_none());
+    let (mut client, _) = Client::raw(&server.url).await;
+    client
+        .ws
+        .send(Ws::text(format!("{{\"pad\":\"{}\"}}", "x".repeat(70_000))))
+        .await
+        .unwrap();
+    assert!(client.frame().await.is_none());
+    server.stop.cancel();
+}
+
+#[tokio::test]
+async fn bad_frames_after_connect_get_errors_and_the_connection_stays() {
+    let server = start(hi_scenario()).await;
+    let (mut client, _) = Client::connect(&server.url, &["operator.read"]).await;
+    let res = client.call("no.such.method", json!({})).await;
+    assert_eq!(res["error"]["code"], "INVALID_REQUEST");
+    assert_eq!(res["error"]["message"], "unknown method: no.such.method");
+    client
+        .send(json!({"type": "req", "id": "x1", "method": "health", "bogus": 1}))
+        .await;
+    let res = client.response("x1").await;
+    assert_eq!(res["error"]["code"], "INVALID_REQUEST");
+    let res = client
+        .call(
+            "chat.send",
+            json!({"sessionKey": "agent:main:main", "message": "ping", "idempotencyKey": "k"}),
+        )
+        .await;
+    assert_eq!(res["error"]["code"], "FORBIDDEN", "read scope cannot send");
+    assert_eq!(res["error"]["details"]["missingScope"], "operator.write");
+    let res = client.call("chat.history", json!({})).await;
+    assert_eq!(res["error"]["message"], "missing parameter sessionKey");
+    assert_eq!(
+        client.call("health", json!({})).await["ok"],
+        true,
+        "still serving"
+    );
+    server.stop.cancel();
+}
+
+#[tokio::test]
+async fn chat_send_streams_events_and_history_has_the_turn() {
+    let server = start(hi_scenario()).await;
+    let (mut client, _) = Client::connect(&server.url, &["operator.read", "operator.write"]).await;
+    let res = client
+        .call(
+            "chat.send",
+            json!({"sessionKey": "agent:main:main", "message": "ping", "idempotencyKey": "run-1"}),
+        )
+        .await;
+    assert_eq!(
+        res["payload"],
+        json!({"runId": "run-1", "status": "started"})
+    );
+    let frames = client
+        .until(|f| f["event"] == "chat" && f["payload"]["state"] == "final")
+        .await;
+    let chat: Vec<&Value> = frames.iter().filter(|f| f["event"] == "chat").collect();
+    assert!(chat.iter().any(|f| f["payload"]["state"] == "delta"));
+    let last = chat.last().unwrap();
+    assert_eq!(last["payload"]["runId"], "run-1");
+    assert_eq!(last["payload"]["message"]["content"][0]["text"], "pong");
+    assert_eq!(last["payload"]["stopReason"], "stop");
+    let lifecycle: Vec<&str> = frames
+        .iter()
+        .filter(|f| f["event"] == "agent" && f["payload"]["stream"] == "lifecycle")
+        .map(|f| f["payload"]["data"]["phase"].as_str().unwrap())
+        .collect();
+    assert_eq!(lifecycle, ["start", "end"]);
+    // Event seq counts up per connection.
+    let seqs: Vec<u64> = frames.iter().filter_map(|f| f["seq"].as_u64()).collect();
+    assert!(seqs.windows(2).all(|w| w[1] > w[0]), "{seqs:?}");
+    // The same idempotency key again does not start a second run.
+    let again = client
+        .call(
+            "chat.send",
+            json!({"sessionKey": "agent:main:main", "message": "ping", "idempotencyKey": "run-1"}),
+        )
+        .await;
+    assert_eq!(again["payload"]["status"], "ok");
+    let history = client
+        .call("chat.history", json!({"sessionKey": "agent:main:main"}))
+        .await;
+    let messages = history["payload"]["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 2);
+    assert_eq!(messages[1]["content"][0]["text"], "pong");
+    let list = client.call("sessions.list", json!({"limit": 5})).await;
+    assert_eq!(list["payload"]["count"], 1);
+    assert_eq!(list["payload"]["sessions"][0]["key"], "agent:main:main");
+    assert_eq!(list["payload"]["defaults"]["modelProvider"], "mock");
+    server.stop.cancel();
+}
+
+#[tokio::test]
+async fn agent_answers_twice_and_agent_wait_sees_the_end() {
+    let server = start(hi_scenario()).await;
+    let (mut client, _) = Client::connect(&server.url, &["operator.write"]).await;
+    let accepted = client
+        .call(
+            "agent",
+            json!({"message": "ping", "idempotencyKey": "k-agent-1"}),
+        )
+        .await;
+    assert_eq!(accepted["payload"]["status"], "accepted");
+    assert_eq!(accepted["payload"]["runId"], "k-agent-1");
+    let id = accepted["id"].as_str().unwrap().to_owned();
+    let last = client.response(&id).await;
+    assert_eq!(last["payload"]["status"], "ok");
+    assert_eq!(last["payload"]["result"]["payloads"][0]["text"], "pong");
+    assert_eq!(
+        last["payload"]["result"]["meta"]["agentMeta"]["provider"],
+        "mock"
+    );
+    let wait = client
+        .call(
+            "agent.wait",
+            json!({"runId": "k-agent-1", "timeoutMs": 1000}),
+        )
+        .await;
+    assert_eq!(wait["payload"]["status"], "ok");
+    let list = client.call("sessions.list", json!({})).await;
+    assert_eq!(
+        list["payload"]["sessions"][0]["key"],
+        "agent:main:explicit:k-agent-1"
+    );
+    let unknown = client.call("agent.wait", json!({"runId": "nope"})).await;
+    assert_eq!(unknown["error"]["code"], "INVALID_REQUEST");
+    server.stop.cancel();
+}
+
+#[tokio::test]
+async fn chat_abort_stops_a_run_and_keeps_its_partial_reply() {
+    let server = start(hi_scenario()).await;
+    let (mut client, _) = Client::connect(&server.url, &["operator.write", "operator.read"]).await;
+    client
+        .call(
+            "chat.send",
+            json!({"sessionKey": "agent:main:s1", "message": "slow", "idempotencyKey": "r-slow"}),
+        )
+        .await;
+    client
+        .until(|f| f["event"] == "chat" && f["payload"]["state"] == "delta")
+        .await;
+    let res = client
+        .call("chat.abort", json!({"sessionKey": "agent:main:s1"}))
+        .await;
+    assert_eq!(res["payload"]["aborted"], true);
+    let frames = client
+        .until(|f| f["event"] == "chat" && f["payload"]["state"] != "delta")
+        .await;
+    assert_eq!(frames.last().unwrap()["payload"]["state"], "aborted");
+    let wait = client.call("agent.wait", json!({"runId": "r-slow"})).await;
+    assert_eq!(wait["payload"]["status"], "error");
+    assert_eq!(wait["payload"]["error"], "aborted");
+    let history = client
+        .call("chat.history", json!({"sessionKey": "agent:main:s1"}))
+        .await;
+    let messages = history["payload"]["messages"].as_array().unwrap();
+    assert_eq!(messages.last().unwrap()["stopReason"], "aborted");
+    server.stop.cancel();
+}
+
+#[tokio::test]
+async fn many_clients_on_separate_sessions_all_get_their_answers() {
+    let server = start(hi_scenario()).await;
+    let mut tasks = Vec::new();
+    for i in 0..100 {
+        let url = server.url.clone();
+        tasks.push(tokio::spawn(async move {
+            let (mut client, _) = Client::connect(&url, &["operator.write"]).await;
+            let res = client
+                .call("agent", json!({"message": "ping", "idempotencyKey": format!("many-{i}"), "sessionKey": format!("agent:main:c{i}")}))
+                .await;
+            let id = res["id"].as_str().unwrap().to_owned();
+            let last = client.response(&id).await;
+            last["payload"]["result"]["payloads"][0]["text"].as_str().unwrap().to_owned()
+        }));
+    }
+    for task in tasks {
+        assert_eq!(task.await.unwrap(), "pong");
+    }
+    server.stop.cancel();
+}
+
+#[tokio::test]
+async fn shutdown_tells_clients_and_the_server_returns() {
+    let server = start(hi_scenario()).await;
+    let (mut client, _) = Client::connect(&server.url, &["operator.read"]).await;
+    server.stop.cancel();
+    let frames = client.until(|f| f["event"] == "shutdown").await;
+    assert_eq!(frames.last().unwrap()["event"], "shutdown");
+    tokio::time::timeout(Duration::from_secs(5), server.task)
+        .await
+        .unwrap()
+        .unwrap();
+}
