@@ -5,10 +5,8 @@
 use std::process::ExitCode;
 
 use anyhow::{Context as _, Result};
-use pincer_agent::{AgentConfig, AgentEvent};
-use pincer_ai::{Message, ThinkingLevel, apis};
-use pincer_gateway::failover::{Attempts, failover_stream_fn};
-use pincer_gateway::model_select::{ModelChoice, ModelRequest, SelectionContext, select_model};
+use pincer_agent::AgentEvent;
+use pincer_ai::{Message, apis};
 use pincer_gateway::turn::{SessionCommand, TurnPlan, open_session, run_turn, session_command};
 use pincer_tools::ProcessRegistry;
 use serde_json::json;
@@ -18,6 +16,7 @@ use crate::ask_result::{AskContext, AskResult, ToolLog, request_id};
 use crate::cli::AskArgs;
 use crate::manual_tools::{self, ManualInput};
 use crate::output::StreamPrinter;
+use crate::turn_setup::{AgentSetup, prepare_agent};
 
 /// Runs `pincer ask`.
 pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
@@ -144,23 +143,24 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
         });
     };
 
-    let registry = app.registry()?;
-    let choice = choose_model(app, &args, &agent_id, index_entry.as_ref(), &registry)?;
-    let chain = choice.chain();
-    let client = app.client(&registry, &chain)?;
     let credentials = crate::credentials::for_run(app, args.profile.as_deref())?;
-    let attempts = Attempts::default();
-    let stream_fn = failover_stream_fn(
-        client,
-        choice.fallbacks.clone(),
-        credentials,
-        attempts.clone(),
-    );
-    let mut config = AgentConfig::new(choice.primary.clone(), stream_fn);
-    config.tools = tools;
+    let prepared = prepare_agent(
+        app,
+        AgentSetup {
+            agent_id: &agent_id,
+            session_key: &key,
+            workspace: &workspace,
+            entry: index_entry.as_ref(),
+            cli_provider: args.provider.as_deref(),
+            cli_model: args.model.as_deref(),
+            tools,
+            credentials,
+            channel: "cli",
+        },
+    )?;
+    let attempts = prepared.attempts;
+    let mut config = prepared.config;
     config.max_tool_rounds = Some(args.tool_max_steps as usize);
-    config.thinking_level = thinking_level(app, &agent_id, index_entry.as_ref());
-    config.system_prompt = crate::prompt::system_prompt(app, &agent_id, &key, &workspace, &config)?;
 
     // Ctrl-C aborts the turn instead of killing the process: the partial reply is saved
     // and background processes are stopped, not orphaned.
@@ -293,46 +293,4 @@ fn route_and_stage(
         provider.clone(),
         format!("adapter.{provider}.{}", profile.unwrap_or("env")),
     )
-}
-
-fn choose_model(
-    app: &App,
-    args: &AskArgs,
-    agent_id: &str,
-    entry: Option<&pincer_store::SessionEntry>,
-    registry: &pincer_ai::ModelRegistry,
-) -> Result<ModelChoice> {
-    let request = ModelRequest {
-        cli_provider: args.provider.as_deref(),
-        cli_model: args.model.as_deref(),
-        session: entry.and_then(|e| e.model.as_deref()),
-        agent: app.agent_entry(agent_id).and_then(|a| a.model.as_ref()),
-        defaults: app.config.agents.defaults.model.as_ref(),
-    };
-    let custom = app.custom_providers();
-    let profiles = crate::credentials::profile_providers(app)?;
-    let cx = SelectionContext {
-        registry,
-        env: app.env.as_ref(),
-        custom_providers: &custom,
-        profile_providers: &profiles,
-    };
-    Ok(select_model(&request, &cx)?)
-}
-
-fn thinking_level(
-    app: &App,
-    agent_id: &str,
-    entry: Option<&pincer_store::SessionEntry>,
-) -> ThinkingLevel {
-    let from_session = entry
-        .and_then(|e| e.thinking_level.as_deref())
-        .and_then(|l| serde_json::from_value(json!(l)).ok());
-    let configured = app
-        .agent_entry(agent_id)
-        .and_then(|a| a.thinking_level)
-        .or(app.config.agents.defaults.thinking_level)
-        .and_then(|l| serde_json::to_value(l).ok())
-        .and_then(|v| serde_json::from_value(v).ok());
-    from_session.or(configured).unwrap_or(ThinkingLevel::Off)
 }

@@ -39,6 +39,8 @@ pub enum Command {
     Config(ConfigCommand),
     /// List the models Pincer knows, and which one `ask` would use.
     Models(ModelsArgs),
+    /// Run the gateway daemon (foreground by default), or start, inspect and stop it.
+    Gateway(GatewayArgs),
     /// Print shell completions (bash, zsh, fish, elvish, powershell).
     Completions {
         #[arg(value_enum)]
@@ -232,4 +234,118 @@ pub struct ModelsArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `pincer gateway [run|start|status|stop|token]`; plain `pincer gateway` is `run`.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct GatewayArgs {
+    #[command(subcommand)]
+    pub command: Option<GatewayCommand>,
+    #[command(flatten)]
+    pub run: GatewayRunArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GatewayCommand {
+    /// Run the gateway in the foreground until Ctrl-C or SIGTERM (the default).
+    Run(GatewayRunArgs),
+    /// Start the gateway: detached with --daemon, else in the foreground like `run`.
+    Start(GatewayStartArgs),
+    /// Whether the daemon runs, as JSON.
+    Status,
+    /// Stop the daemon (SIGTERM, then SIGKILL after 5 s).
+    Stop,
+    /// Print the gateway token clients must present (created on first use).
+    Token,
+}
+
+/// Where the gateway listens and how clients authenticate.
+#[derive(Debug, Args, Clone)]
+pub struct ListenArgs {
+    /// Port to listen on; 0 picks a free one (the real port is printed).
+    #[arg(long, env = "PINCER_GATEWAY_PORT", default_value_t = 18789)]
+    pub port: u16,
+    /// Address to listen on: `loopback` (127.0.0.1), `lan` (0.0.0.0, every interface)
+    /// or an IP address.
+    #[arg(long, default_value = "loopback", value_parser = parse_bind)]
+    pub bind: Bind,
+    /// `token` (clients present the gateway token) or `none` (loopback only).
+    #[arg(long, value_enum, default_value_t = GatewayAuth::Token)]
+    pub auth: GatewayAuth,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct GatewayRunArgs {
+    #[command(flatten)]
+    pub listen: ListenArgs,
+    /// Set by `gateway start --daemon` on the process it detaches: start a new session,
+    /// log to $PINCER_HOME/logs/gateway.log, never print the token.
+    #[arg(long, hide = true)]
+    pub detached: bool,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct GatewayStartArgs {
+    #[command(flatten)]
+    pub listen: ListenArgs,
+    /// Detach and run in the background; `pincer gateway status|stop` manage it.
+    #[arg(long)]
+    pub daemon: bool,
+}
+
+/// How clients authenticate to the gateway.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GatewayAuth {
+    /// The shared token ($PINCER_GATEWAY_TOKEN, else $PINCER_HOME/gateway-token).
+    Token,
+    /// No authentication: allowed on a loopback address only.
+    None,
+}
+
+impl GatewayAuth {
+    pub fn as_arg(self) -> &'static str {
+        match self {
+            GatewayAuth::Token => "token",
+            GatewayAuth::None => "none",
+        }
+    }
+}
+
+/// `--bind`: a name or an address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bind {
+    Loopback,
+    Lan,
+    Ip(std::net::IpAddr),
+}
+
+impl Bind {
+    /// The address to listen on.
+    pub fn ip(self) -> std::net::IpAddr {
+        match self {
+            Bind::Loopback => std::net::Ipv4Addr::LOCALHOST.into(),
+            Bind::Lan => std::net::Ipv4Addr::UNSPECIFIED.into(),
+            Bind::Ip(ip) => ip,
+        }
+    }
+
+    /// How the user wrote it (for the re-exec'd daemon and the service file).
+    pub fn as_arg(self) -> String {
+        match self {
+            Bind::Loopback => "loopback".into(),
+            Bind::Lan => "lan".into(),
+            Bind::Ip(ip) => ip.to_string(),
+        }
+    }
+}
+
+fn parse_bind(value: &str) -> Result<Bind, String> {
+    match value {
+        "loopback" | "localhost" => Ok(Bind::Loopback),
+        "lan" => Ok(Bind::Lan),
+        other => other.parse().map(Bind::Ip).map_err(|_| {
+            format!("expected loopback, lan or an IP address (e.g. 192.168.1.5), not {value:?}")
+        }),
+    }
 }

@@ -9,13 +9,19 @@ mod auth_cmd;
 mod cli;
 mod config_cmd;
 mod credentials;
+mod gateway_cmd;
+mod gateway_daemon;
+mod gateway_runtime;
+mod log_writer;
 mod manual_tools;
 mod models_cmd;
 mod output;
 mod prompt;
 mod report;
+mod service;
 mod sessions_cmd;
 mod tools_cmd;
+mod turn_setup;
 
 use std::process::ExitCode;
 
@@ -25,8 +31,14 @@ use crate::cli::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let command = match cli.command {
+        // The gateway sets up its own logging and runtime (a daemon logs to a file, with
+        // timestamps, and serves on a worker pool).
+        Command::Gateway(args) => return exit_code(gateway_cmd::main(args)),
+        command => command,
+    };
     init_logging();
-    if let Command::Completions { shell } = cli.command {
+    if let Command::Completions { shell } = command {
         clap_complete::generate(shell, &mut Cli::command(), "pincer", &mut std::io::stdout());
         return ExitCode::SUCCESS;
     }
@@ -42,7 +54,12 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    match runtime.block_on(dispatch(cli.command)) {
+    exit_code(runtime.block_on(dispatch(command)))
+}
+
+/// A command's outcome as the process's exit code; an error is one line on stderr.
+fn exit_code(result: anyhow::Result<ExitCode>) -> ExitCode {
+    match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -63,14 +80,16 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Sessions(command) => sessions_cmd::run(&app, command),
         Command::Auth(command) => auth_cmd::run(&app, command).await,
         Command::Models(args) => models_cmd::run(&app, args),
-        Command::Config(_) | Command::Completions { .. } => Ok(ExitCode::SUCCESS),
+        Command::Config(_) | Command::Completions { .. } | Command::Gateway(_) => {
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
 /// Warnings and errors of the libraries go to stderr; `PINCER_LOG` (e.g. `debug`,
 /// `pincer_store=trace`) asks for more. The store's warnings are left out by default
 /// because every one of them reaches the user as a worded report (`report.rs`) instead.
-fn init_logging() {
+pub(crate) fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("PINCER_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,pincer_store=error"));
     let _ = tracing_subscriber::fmt()

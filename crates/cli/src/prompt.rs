@@ -19,6 +19,7 @@ pub fn system_prompt(
     agent_id: &str,
     session_key: &str,
     workspace: &Path,
+    channel: &str,
     config: &AgentConfig,
 ) -> Result<String> {
     let kind = parse_session_key(session_key).map_or(SessionKind::Main, |k| k.kind());
@@ -49,7 +50,7 @@ pub fn system_prompt(
         agent_name: app.agent_entry(agent_id).and_then(|a| a.name.as_deref()),
         model: &model,
         thinking: thinking.as_deref(),
-        channel: Some("cli"),
+        channel: Some(channel),
         session_kind: kind,
         workspace_dir: workspace,
         tools: &tools,

@@ -1,0 +1,291 @@
+//! `pincer gateway`: runs the gateway server in the foreground (`run`, the default) until
+//! SIGTERM or Ctrl-C, and prints the gateway token (`token`). Starting it as a daemon,
+//! `status` and `stop` are in `gateway_daemon.rs`; the files and process checks they share
+//! in `service.rs`.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result, bail};
+use pincer_ai::CancellationToken;
+use pincer_ai::env::ProcessEnv;
+use pincer_gateway::server::{ServeOptions, ServerError, serve};
+use pincer_tools::ProcessRegistry;
+use tokio::net::TcpListener;
+use tokio::signal::unix::{SignalKind, signal};
+
+use crate::cli::{GatewayArgs, GatewayAuth, GatewayCommand, GatewayRunArgs, ListenArgs};
+use crate::log_writer::{KEEP_LOGS, MAX_LOG_BYTES, RotatingLog};
+use crate::service::{self, GatewayToken, TokenSource};
+
+/// How long the server gets to finish after SIGTERM before the process exits anyway.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// Runs a `pincer gateway …` command. It sets up its own logging and runtime: the server
+/// wants a worker pool and timestamps in its log, unlike the one-turn commands.
+pub fn main(args: GatewayArgs) -> Result<ExitCode> {
+    match args.command.unwrap_or(GatewayCommand::Run(args.run)) {
+        GatewayCommand::Run(run) => run_gateway(run),
+        GatewayCommand::Start(start) if start.daemon => {
+            crate::init_logging();
+            current_thread()?.block_on(crate::gateway_daemon::start(start.listen))
+        }
+        GatewayCommand::Start(start) => run_gateway(GatewayRunArgs {
+            listen: start.listen,
+            detached: false,
+        }),
+        GatewayCommand::Status => {
+            crate::init_logging();
+            current_thread()?.block_on(crate::gateway_daemon::status())
+        }
+        GatewayCommand::Stop => {
+            crate::init_logging();
+            current_thread()?.block_on(crate::gateway_daemon::stop())
+        }
+        GatewayCommand::Token => {
+            crate::init_logging();
+            print_token()
+        }
+    }
+}
+
+fn current_thread() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+/// `pincer gateway token`: the token clients present, created if missing.
+fn print_token() -> Result<ExitCode> {
+    let home = pincer_config::pincer_home(&ProcessEnv)?;
+    let token = service::gateway_token(&home, &ProcessEnv)?;
+    if token.source == TokenSource::Env {
+        eprintln!(
+            "(from {}; the token file is not used while it is set)",
+            service::TOKEN_ENV
+        );
+    }
+    println!("{}", token.value);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The refusal of a network-facing gateway without authentication.
+pub fn check_auth_allowed(listen: &ListenArgs) -> Result<()> {
+    let ip = listen.bind.ip();
+    if listen.auth == GatewayAuth::None && !ip.is_loopback() {
+        bail!(
+            "refusing to listen on {ip} with --auth none: anyone who can reach this machine \
+             could drive your agents. Keep token auth (the default; `pincer gateway token` \
+             shows the token) or listen on loopback (--bind loopback)"
+        );
+    }
+    Ok(())
+}
+
+/// The token the server checks, or `None` with `--auth none`. A newly generated one is
+/// announced on the terminal only: a daemon's stdout is its log, where a secret must never
+/// be written (`gateway start --daemon` creates it before detaching, so this is rare).
+pub fn resolve_token(home: &Path, auth: GatewayAuth, detached: bool) -> Result<Option<String>> {
+    if auth == GatewayAuth::None {
+        return Ok(None);
+    }
+    let token = service::gateway_token(home, &ProcessEnv)?;
+    if token.source == TokenSource::Generated {
+        announce_new_token(home, &token, detached);
+    }
+    Ok(Some(token.value))
+}
+
+fn announce_new_token(home: &Path, token: &GatewayToken, detached: bool) {
+    let path = service::token_path(home);
+    if detached {
+        tracing::info!(
+            "generated a gateway token in {}; `pincer gateway token` shows it",
+            path.display()
+        );
+    } else {
+        println!(
+            "Your gateway token: {}\n(stored in {}, also shown by `pincer gateway token`)",
+            token.value,
+            path.display()
+        );
+    }
+}
+
+/// `pincer gateway run`: serve until SIGTERM/SIGINT, then shut down within the grace
+/// period and exit 0.
+fn run_gateway(args: GatewayRunArgs) -> Result<ExitCode> {
+    if args.detached {
+        detach();
+    }
+    let home = pincer_config::pincer_home(&ProcessEnv)?;
+    let log = init_gateway_logging(&home, args.detached)?;
+    check_auth_allowed(&args.listen)?;
+    let app = Arc::new(crate::app::App::load()?);
+    app.ensure_home()?;
+    let token = resolve_token(&home, args.listen.auth, args.detached)?;
+    if let (Some(log), Some(token)) = (&log, &token) {
+        log.redact(token);
+    }
+    // A daemon serves many connections and turns at once: a worker pool, unlike the
+    // single-threaded runtime of the one-turn commands.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let result = runtime.block_on(serve_until_signal(
+        &home,
+        app,
+        &args.listen,
+        token,
+        args.detached,
+    ));
+    // Tasks stuck past the grace period must not hold the exit.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    result
+}
+
+/// Leaves the terminal's session. `gateway start --daemon` spawns this process plainly
+/// (no `pre_exec`, which would need `unsafe`), so it is not a process-group leader and
+/// `setsid` succeeds: it becomes the leader of a new session without a controlling
+/// terminal, and Ctrl-C or a closed terminal no longer reach it. (`process_group(0)` at
+/// spawn would make it a group leader, which `setsid` refuses.)
+fn detach() {
+    if let Err(e) = nix::unistd::setsid() {
+        eprintln!("warning: cannot start a new session ({e}); staying in the current one");
+    }
+}
+
+/// Logs go to stderr in the foreground, to the size-capped `logs/gateway.log` when
+/// detached. `PINCER_LOG` picks what (default: info).
+fn init_gateway_logging(home: &Path, detached: bool) -> Result<Option<Arc<RotatingLog>>> {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("PINCER_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    if detached {
+        let path = service::log_path(home);
+        let log = Arc::new(
+            RotatingLog::open(&path, MAX_LOG_BYTES, KEEP_LOGS)
+                .with_context(|| format!("cannot open the log {}", path.display()))?
+                .redirect_std(),
+        );
+        let _ = builder.with_writer(Arc::clone(&log)).try_init();
+        Ok(Some(log))
+    } else {
+        let _ = builder.with_writer(std::io::stderr).try_init();
+        Ok(None)
+    }
+}
+
+async fn serve_until_signal(
+    home: &Path,
+    app: Arc<crate::app::App>,
+    listen: &ListenArgs,
+    token: Option<String>,
+    detached: bool,
+) -> Result<ExitCode> {
+    // Registered before the port is announced, so a SIGTERM sent as soon as the gateway
+    // is up is a clean stop, not the default kill.
+    let mut signals = StopSignals::new()?;
+    let ip = listen.bind.ip();
+    let listener = TcpListener::bind((ip, listen.port))
+        .await
+        .map_err(|e| service::bind_error(home, ip, listen.port, &e))?;
+    let addr = listener.local_addr()?;
+    let processes = ProcessRegistry::new();
+    let runtime = crate::gateway_runtime::GatewayRuntime::new(app, processes.clone())?;
+    let options = ServeOptions::new(token.clone(), Arc::new(runtime));
+    println!("gateway listening on {}", url(addr));
+    tracing::info!(
+        %addr,
+        auth = if token.is_some() { "token" } else { "none" },
+        pid = std::process::id(),
+        "listening"
+    );
+
+    let shutdown = CancellationToken::new();
+    let mut server = tokio::spawn(serve(listener, options, shutdown.clone()));
+    let finished = tokio::select! {
+        result = &mut server => Some(result),
+        name = signals.recv(detached) => { tracing::info!("{name}: shutting down"); None }
+    };
+    let result = match finished {
+        Some(result) => result,
+        None => {
+            shutdown.cancel();
+            match tokio::time::timeout(SHUTDOWN_GRACE, &mut server).await {
+                Ok(result) => result,
+                Err(_) => {
+                    tracing::warn!(
+                        "the server did not stop within {} s; exiting anyway",
+                        SHUTDOWN_GRACE.as_secs()
+                    );
+                    server.abort();
+                    Ok(Ok(()))
+                }
+            }
+        }
+    };
+    // Background `exec` processes of the agents must not outlive the gateway.
+    processes.shutdown().await;
+    match result {
+        Ok(Ok(())) if shutdown.is_cancelled() => {
+            tracing::info!("stopped");
+            Ok(ExitCode::SUCCESS)
+        }
+        Ok(Ok(())) => bail!("the server stopped unexpectedly"),
+        Ok(Err(ServerError::PublicWithoutAuth { addr })) => bail!(
+            "refusing to listen on {addr} without auth; keep token auth (the default) or \
+             use --bind loopback"
+        ),
+        Ok(Err(e)) => Err(e.into()),
+        Err(e) => bail!("the server task failed: {e}"),
+    }
+}
+
+/// The signals that stop the gateway.
+struct StopSignals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    fn new() -> Result<Self> {
+        let listen = |kind: SignalKind, name: &str| {
+            signal(kind).with_context(|| format!("cannot listen for {name}"))
+        };
+        Ok(Self {
+            term: listen(SignalKind::terminate(), "SIGTERM")?,
+            int: listen(SignalKind::interrupt(), "SIGINT")?,
+            hup: listen(SignalKind::hangup(), "SIGHUP")?,
+        })
+    }
+
+    /// The next stopping signal: SIGTERM, SIGINT, and SIGHUP in the foreground (its
+    /// terminal closed). A daemon has no terminal, so a SIGHUP there is a stray one: it is
+    /// logged and ignored rather than killing the gateway.
+    async fn recv(&mut self, detached: bool) -> &'static str {
+        loop {
+            tokio::select! {
+                _ = self.term.recv() => return "SIGTERM",
+                _ = self.int.recv() => return "SIGINT",
+                _ = self.hup.recv() => {
+                    if !detached {
+                        return "SIGHUP";
+                    }
+                    tracing::info!("SIGHUP ignored; `pincer gateway stop` stops the daemon");
+                }
+            }
+        }
+    }
+}
+
+/// `http://127.0.0.1:18789/` (IPv6 addresses in brackets).
+pub fn url(addr: SocketAddr) -> String {
+    format!("http://{addr}/")
+}

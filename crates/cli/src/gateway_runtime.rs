@@ -1,0 +1,132 @@
+//! The gateway's `Runtime` port, implemented from the configuration: each turn gets its
+//! agent the way `pincer ask` does (`turn_setup`), with state that must outlive one turn —
+//! the process registry (background `exec` sessions) and one credential source, whose
+//! OAuth refresh gate only works if every turn shares it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Result;
+use futures_util::future::BoxFuture;
+use pincer_ai::Message;
+use pincer_gateway::failover::CredentialSource;
+use pincer_gateway::server::{ModelDefaults, Runtime, TurnRequest};
+use pincer_gateway::turn::TurnPlan;
+use pincer_store::SessionStore;
+use pincer_tools::ProcessRegistry;
+
+use crate::app::App;
+use crate::turn_setup::{AgentSetup, prepare_agent};
+
+/// The runtime of one gateway process.
+pub struct GatewayRuntime {
+    app: Arc<App>,
+    processes: ProcessRegistry,
+    credentials: Arc<dyn CredentialSource>,
+}
+
+impl GatewayRuntime {
+    pub fn new(app: Arc<App>, processes: ProcessRegistry) -> Result<Self> {
+        let credentials = crate::credentials::for_run(&app, None)?;
+        Ok(Self {
+            app,
+            processes,
+            credentials,
+        })
+    }
+
+    fn plan_now(&self, request: &TurnRequest) -> Result<TurnPlan> {
+        let app = &self.app;
+        let store = app.sessions(&request.agent_id);
+        let workspace: PathBuf = app.workspace(&request.agent_id);
+        pincer_gateway::workspace::ensure_workspace(&workspace)?;
+        let entry = store
+            .index_or_rebuild()?
+            .0
+            .get(&request.session_key)
+            .cloned();
+        let tools = app.tools(&request.agent_id, &workspace, &self.processes, &[])?;
+        let prepared = prepare_agent(
+            app,
+            AgentSetup {
+                agent_id: &request.agent_id,
+                session_key: &request.session_key,
+                workspace: &workspace,
+                entry: entry.as_ref(),
+                cli_provider: None,
+                cli_model: None,
+                tools,
+                credentials: Arc::clone(&self.credentials),
+                channel: "webchat",
+            },
+        )?;
+        Ok(TurnPlan {
+            store,
+            session_key: request.session_key.clone(),
+            new_session: false,
+            agent: prepared.config,
+            input: vec![Message::user(request.message.clone())],
+            session_patch: None,
+            retention: Some(app.retention()?),
+            abort: None,
+        })
+    }
+}
+
+impl Runtime for GatewayRuntime {
+    fn default_agent_id(&self) -> String {
+        pincer_gateway::router::default_agent_id(&self.app.config)
+    }
+
+    fn is_known_agent(&self, agent_id: &str) -> bool {
+        pincer_gateway::router::is_known_agent(&self.app.config, agent_id)
+    }
+
+    fn main_session_key(&self, agent_id: &str) -> String {
+        pincer_gateway::router::main_session_key(agent_id, &self.app.config.session)
+    }
+
+    fn sessions(&self, agent_id: &str) -> SessionStore {
+        self.app.sessions(agent_id)
+    }
+
+    fn model_defaults(&self, agent_id: &str) -> ModelDefaults {
+        let choice = self.app.registry().ok().and_then(|registry| {
+            let request = pincer_gateway::model_select::ModelRequest {
+                agent: self
+                    .app
+                    .agent_entry(agent_id)
+                    .and_then(|a| a.model.as_ref()),
+                defaults: self.app.config.agents.defaults.model.as_ref(),
+                ..Default::default()
+            };
+            let custom = self.app.custom_providers();
+            let profiles = crate::credentials::profile_providers(&self.app).ok()?;
+            let cx = pincer_gateway::model_select::SelectionContext {
+                registry: &registry,
+                env: self.app.env.as_ref(),
+                custom_providers: &custom,
+                profile_providers: &profiles,
+            };
+            pincer_gateway::model_select::select_model(&request, &cx).ok()
+        });
+        match choice {
+            Some(c) => ModelDefaults {
+                provider: c.primary.provider,
+                model: c.primary.id,
+                context_tokens: c.primary.context_window,
+            },
+            None => ModelDefaults {
+                provider: String::new(),
+                model: String::new(),
+                context_tokens: 0,
+            },
+        }
+    }
+
+    fn plan(&self, request: TurnRequest) -> BoxFuture<'static, Result<TurnPlan, String>> {
+        // Planning reads a few small files; it is quick enough to do here.
+        let planned = self.plan_now(&request).map_err(|e| format!("{e:#}"));
+        Box::pin(async move { planned })
+    }
+}

@@ -1,0 +1,104 @@
+//! Everything a turn's agent needs, composed from the configuration: the model (and its
+//! fallbacks) chosen in OpenClaw's order, an LLM client with the configured keys, the
+//! failover stream function over the credential source, the thinking level, the tools and
+//! the system prompt. Shared by `pincer ask` and the gateway's runtime.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::Result;
+use pincer_agent::{AgentConfig, AgentTool};
+use pincer_ai::{ModelRegistry, ThinkingLevel};
+use pincer_gateway::failover::{Attempts, CredentialSource, failover_stream_fn};
+use pincer_gateway::model_select::{ModelChoice, ModelRequest, SelectionContext, select_model};
+use pincer_store::SessionEntry;
+use serde_json::json;
+
+use crate::app::App;
+
+/// What a turn is for.
+pub struct AgentSetup<'a> {
+    pub agent_id: &'a str,
+    pub session_key: &'a str,
+    pub workspace: &'a Path,
+    /// The session's index entry (its own model and thinking level win over the config's).
+    pub entry: Option<&'a SessionEntry>,
+    pub cli_provider: Option<&'a str>,
+    pub cli_model: Option<&'a str>,
+    pub tools: Vec<Arc<dyn AgentTool>>,
+    pub credentials: Arc<dyn CredentialSource>,
+    /// Where the turn comes from (`cli`, `webchat`, …), for the prompt's runtime line.
+    pub channel: &'a str,
+}
+
+/// An agent ready to run.
+pub struct PreparedAgent {
+    pub config: AgentConfig,
+    /// Which credentials and models failed, and who answered.
+    pub attempts: Attempts,
+}
+
+/// Composes the agent of a turn.
+pub fn prepare_agent(app: &App, setup: AgentSetup<'_>) -> Result<PreparedAgent> {
+    let registry = app.registry()?;
+    let choice = choose_model(app, &setup, &registry)?;
+    let client = app.client(&registry, &choice.chain())?;
+    let attempts = Attempts::default();
+    let stream_fn = failover_stream_fn(
+        client,
+        choice.fallbacks.clone(),
+        setup.credentials,
+        attempts.clone(),
+    );
+    let mut config = AgentConfig::new(choice.primary.clone(), stream_fn);
+    config.tools = setup.tools;
+    config.thinking_level = thinking_level(app, setup.agent_id, setup.entry);
+    config.system_prompt = crate::prompt::system_prompt(
+        app,
+        setup.agent_id,
+        setup.session_key,
+        setup.workspace,
+        setup.channel,
+        &config,
+    )?;
+    Ok(PreparedAgent { config, attempts })
+}
+
+fn choose_model(
+    app: &App,
+    setup: &AgentSetup<'_>,
+    registry: &ModelRegistry,
+) -> Result<ModelChoice> {
+    let request = ModelRequest {
+        cli_provider: setup.cli_provider,
+        cli_model: setup.cli_model,
+        session: setup.entry.and_then(|e| e.model.as_deref()),
+        agent: app
+            .agent_entry(setup.agent_id)
+            .and_then(|a| a.model.as_ref()),
+        defaults: app.config.agents.defaults.model.as_ref(),
+    };
+    let custom = app.custom_providers();
+    let profiles = crate::credentials::profile_providers(app)?;
+    let cx = SelectionContext {
+        registry,
+        env: app.env.as_ref(),
+        custom_providers: &custom,
+        profile_providers: &profiles,
+    };
+    Ok(select_model(&request, &cx)?)
+}
+
+/// The session's thinking level, else the agent's, else the defaults', else off.
+fn thinking_level(app: &App, agent_id: &str, entry: Option<&SessionEntry>) -> ThinkingLevel {
+    let from_session = entry
+        .and_then(|e| e.thinking_level.as_deref())
+        .and_then(|l| serde_json::from_value(json!(l)).ok());
+    let configured = app
+        .agent_entry(agent_id)
+        .and_then(|a| a.thinking_level)
+        .or(app.config.agents.defaults.thinking_level)
+        .and_then(|l| serde_json::to_value(l).ok())
+        .and_then(|v| serde_json::from_value(v).ok());
+    from_session.or(configured).unwrap_or(ThinkingLevel::Off)
+}
