@@ -2,6 +2,8 @@
 //! builds each agent's system prompt from its workspace and skills, and runs turns whose
 //! messages persist to the session store.
 
+pub mod chunker;
+pub mod dedupe;
 pub mod failover;
 pub mod model_select;
 pub mod prompt;
