@@ -124,6 +124,54 @@ impl Runtime for GatewayRuntime {
         }
     }
 
+    fn models(&self) -> Vec<serde_json::Value> {
+        self.app
+            .registry()
+            .map(|r| {
+                r.models()
+                    .iter()
+                    .map(|m| {
+                        serde_json::json!({
+                            "id": m.reference(), "name": m.name, "provider": m.provider,
+                            "contextWindow": m.context_window,
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    fn tools(&self, agent_id: &str) -> Vec<serde_json::Value> {
+        let workspace = self.app.workspace(agent_id);
+        let tools = pincer_gateway::workspace::ensure_workspace(&workspace)
+            .map_err(anyhow::Error::from)
+            .and_then(|_| self.app.tools(agent_id, &workspace, &self.processes, &[]));
+        match tools {
+            Ok(tools) => tools
+                .iter()
+                .map(|t| {
+                    serde_json::json!({
+                        "name": t.name(), "description": t.description(),
+                        "inputSchema": t.parameters(),
+                    })
+                })
+                .collect(),
+            Err(e) => {
+                tracing::warn!(agent = agent_id, error = %e, "cannot list tools");
+                Vec::new()
+            }
+        }
+    }
+
+    fn config_redacted(&self) -> (String, serde_json::Value) {
+        let path = &self.app.config_path;
+        let raw = pincer_config::read_raw(path)
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| serde_json::json!({}));
+        (path.display().to_string(), pincer_config::redact(&raw))
+    }
+
     fn plan(&self, request: TurnRequest) -> BoxFuture<'static, Result<TurnPlan, String>> {
         // Planning reads a few small files; it is quick enough to do here.
         let planned = self.plan_now(&request).map_err(|e| format!("{e:#}"));

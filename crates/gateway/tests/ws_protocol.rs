@@ -50,6 +50,18 @@ impl Runtime for TestRuntime {
             context_tokens: 128_000,
         }
     }
+    fn models(&self) -> Vec<Value> {
+        vec![json!({"id": "mock/m", "name": "m", "provider": "mock", "contextWindow": 128_000})]
+    }
+    fn tools(&self, _: &str) -> Vec<Value> {
+        vec![json!({"name": "time.now", "description": "now", "inputSchema": {}})]
+    }
+    fn config_redacted(&self) -> (String, Value) {
+        (
+            "/tmp/pincer.json5".into(),
+            json!({"models": {"providers": {"mock": {"apiKey": "abc***xyz"}}}}),
+        )
+    }
     fn plan(&self, request: TurnRequest) -> BoxFuture<'static, Result<TurnPlan, String>> {
         let plan = TurnPlan {
             store: self.sessions(&request.agent_id),
@@ -476,4 +488,121 @@ async fn shutdown_tells_clients_and_the_server_returns() {
         .await
         .unwrap()
         .unwrap();
+}
+
+#[tokio::test]
+async fn sessions_can_be_patched_reset_and_deleted() {
+    let server = start(hi_scenario()).await;
+    let (mut client, _) = Client::connect(&server.url, &["operator.write"]).await;
+    let first = client
+        .call(
+            "agent",
+            json!({"message": "ping", "idempotencyKey": "s-1", "sessionKey": "agent:main:work"}),
+        )
+        .await;
+    client.response(first["id"].as_str().unwrap()).await;
+    let patched = client
+        .call(
+            "sessions.patch",
+            json!({"key": "agent:main:work", "label": "Work", "thinkingLevel": "low"}),
+        )
+        .await;
+    assert_eq!(patched["payload"]["entry"]["label"], "Work");
+    assert_eq!(patched["payload"]["entry"]["thinkingLevel"], "low");
+    let cleared = client
+        .call(
+            "sessions.patch",
+            json!({"key": "agent:main:work", "label": null}),
+        )
+        .await;
+    assert!(cleared["payload"]["entry"].get("label").is_none());
+    let bad = client
+        .call(
+            "sessions.patch",
+            json!({"key": "agent:main:work", "thinkingLevel": "max"}),
+        )
+        .await;
+    assert_eq!(bad["error"]["code"], "INVALID_REQUEST");
+    let bad = client
+        .call(
+            "sessions.patch",
+            json!({"key": "agent:main:work", "sessionId": "x"}),
+        )
+        .await;
+    assert!(
+        bad["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("sessions.patch cannot change sessionId")
+    );
+    let before = patched["payload"]["entry"]["sessionId"].clone();
+    let reset = client
+        .call("sessions.reset", json!({"key": "agent:main:work"}))
+        .await;
+    assert_ne!(reset["payload"]["entry"]["sessionId"], before);
+    assert_eq!(
+        reset["payload"]["entry"]["label"],
+        json!(null),
+        "the cleared label stays cleared"
+    );
+    let deleted = client
+        .call("sessions.delete", json!({"key": "agent:main:work"}))
+        .await;
+    assert_eq!(deleted["payload"]["deleted"], true);
+    let list = client.call("sessions.list", json!({})).await;
+    assert_eq!(list["payload"]["count"], 0);
+    server.stop.cancel();
+}
+
+#[tokio::test]
+async fn new_in_chat_send_starts_a_new_session() {
+    let server = start(hi_scenario()).await;
+    let (mut client, _) = Client::connect(&server.url, &["operator.write"]).await;
+    client
+        .call(
+            "chat.send",
+            json!({"sessionKey": "agent:main:main", "message": "ping", "idempotencyKey": "n-1"}),
+        )
+        .await;
+    client
+        .until(|f| f["event"] == "chat" && f["payload"]["state"] == "final")
+        .await;
+    let before = client
+        .call("chat.history", json!({"sessionKey": "agent:main:main"}))
+        .await;
+    let res = client
+        .call(
+            "chat.send",
+            json!({"sessionKey": "agent:main:main", "message": "/new", "idempotencyKey": "n-2"}),
+        )
+        .await;
+    assert_eq!(res["payload"]["status"], "ok");
+    assert_ne!(res["payload"]["sessionId"], before["payload"]["sessionId"]);
+    let after = client
+        .call("chat.history", json!({"sessionKey": "agent:main:main"}))
+        .await;
+    assert_eq!(after["payload"]["totalMessages"], 0);
+    server.stop.cancel();
+}
+
+#[tokio::test]
+async fn models_tools_and_config_come_from_the_runtime() {
+    let server = start(hi_scenario()).await;
+    let (mut client, _) = Client::connect(&server.url, &["operator.read"]).await;
+    let models = client.call("models.list", json!({})).await;
+    assert_eq!(models["payload"]["models"][0]["id"], "mock/m");
+    let tools = client.call("tools.list", json!({})).await;
+    assert_eq!(tools["payload"]["tools"][0]["name"], "time.now");
+    let config = client.call("config.get", json!({})).await;
+    assert_eq!(
+        config["error"]["details"]["missingScope"], "operator.admin",
+        "config needs admin"
+    );
+    let (mut admin, _) = Client::connect(&server.url, &["operator.admin"]).await;
+    let config = admin.call("config.get", json!({})).await;
+    assert_eq!(
+        config["payload"]["config"]["models"]["providers"]["mock"]["apiKey"],
+        "abc***xyz"
+    );
+    server.stop.cancel();
 }

@@ -14,6 +14,7 @@ use super::frames::{
 };
 use super::runs::{RunState, Started, final_payload};
 use super::runtime::TurnRequest;
+use crate::turn::{SessionCommand, session_command};
 
 /// The methods this server answers (the `features.methods` of `hello-ok`).
 pub const METHODS: &[&str] = &[
@@ -25,6 +26,12 @@ pub const METHODS: &[&str] = &[
     "chat.history",
     "chat.abort",
     "sessions.list",
+    "sessions.patch",
+    "sessions.reset",
+    "sessions.delete",
+    "models.list",
+    "tools.list",
+    "config.get",
 ];
 
 /// The events this server sends.
@@ -103,9 +110,36 @@ pub async fn call(
         "chat.send" => {
             caller.require("operator.write")?;
             let key = str_param(p, "sessionKey")?.to_owned();
-            let message = str_param(p, "message")?.to_owned();
+            let mut message = str_param(p, "message")?.to_owned();
             let run_id = str_param(p, "idempotencyKey")?.to_owned();
             let agent_id = agent_of_key(gw, &key);
+            if let Some(SessionCommand::NewSession { rest }) = session_command(&message) {
+                let session = gw
+                    .runtime
+                    .sessions(&agent_id)
+                    .reset(&key)
+                    .map_err(|e| MethodError::unavailable(e.to_string()))?;
+                let text = format!(
+                    "New session started. sessionId={}",
+                    session.entry.session_id
+                );
+                match rest {
+                    None => {
+                        gw.runs.broadcast(
+                            "chat",
+                            json!({
+                                "runId": run_id, "sessionKey": key, "seq": 1, "state": "final",
+                                "stopReason": "stop",
+                                "message": { "role": "assistant", "content": [{ "type": "text", "text": text }] },
+                            }),
+                        );
+                        return Ok(
+                            json!({ "runId": run_id, "status": "ok", "sessionId": session.entry.session_id }),
+                        );
+                    }
+                    Some(rest) => message = rest,
+                }
+            }
             let request = TurnRequest {
                 agent_id,
                 session_key: key,
@@ -127,6 +161,50 @@ pub async fn call(
         "agent" => {
             caller.require("operator.write")?;
             agent(gw, req, send).await
+        }
+        "sessions.patch" => {
+            caller.require("operator.write")?;
+            sessions_patch(gw, p)
+        }
+        "sessions.reset" => {
+            caller.require("operator.write")?;
+            let key = str_param(p, "key")?;
+            let store = gw.runtime.sessions(&agent_of_key(gw, key));
+            let session = store
+                .reset(key)
+                .map_err(|e| MethodError::unavailable(e.to_string()))?;
+            Ok(json!({ "ok": true, "key": key, "entry": session.entry }))
+        }
+        "sessions.delete" => {
+            caller.require("operator.write")?;
+            let key = str_param(p, "key")?;
+            if gw.runs.abort(key, None) > 0 {
+                return Err(MethodError::unavailable(format!(
+                    "session {key} has a run going; abort it first"
+                )));
+            }
+            let store = gw.runtime.sessions(&agent_of_key(gw, key));
+            let archived = store
+                .archive(key)
+                .map_err(|e| MethodError::invalid(e.to_string()))?;
+            Ok(json!({ "ok": true, "key": key, "deleted": true, "archivedTo": archived }))
+        }
+        "models.list" => {
+            caller.require("operator.read")?;
+            Ok(json!({ "models": gw.runtime.models() }))
+        }
+        "tools.list" => {
+            caller.require("operator.read")?;
+            let agent_id = match opt_str_param(p, "agentId")? {
+                Some(id) => id.to_owned(),
+                None => gw.runtime.default_agent_id(),
+            };
+            Ok(json!({ "agentId": agent_id, "tools": gw.runtime.tools(&agent_id) }))
+        }
+        "config.get" => {
+            caller.require("operator.admin")?;
+            let (path, config) = gw.runtime.config_redacted();
+            Ok(json!({ "path": path, "exists": true, "valid": true, "config": config }))
         }
         "agent.wait" => {
             caller.require("operator.read")?;
@@ -153,6 +231,48 @@ pub async fn call(
         other => Err(MethodError::invalid(format!("unknown method: {other}"))
             .with_details(json!({ "methods": METHODS }))),
     }
+}
+
+/// `sessions.patch`: the fields OpenClaw lets clients change; `null` clears one.
+fn sessions_patch(gw: &Gateway, p: &Value) -> Result<Value, MethodError> {
+    const FIELDS: &[&str] = &[
+        "label",
+        "thinkingLevel",
+        "verboseLevel",
+        "model",
+        "sendPolicy",
+        "groupActivation",
+        "memoryEnabled",
+    ];
+    const LEVELS: &[&str] = &["off", "minimal", "low", "medium", "high", "xhigh"];
+    let key = str_param(p, "key")?;
+    let mut patch = serde_json::Map::new();
+    for (name, value) in p.as_object().into_iter().flatten() {
+        if name == "key" {
+            continue;
+        }
+        if !FIELDS.contains(&name.as_str()) {
+            return Err(MethodError::invalid(format!(
+                "sessions.patch cannot change {name}; it changes {}",
+                FIELDS.join(", ")
+            )));
+        }
+        if name == "thinkingLevel"
+            && let Some(level) = value.as_str()
+            && !LEVELS.contains(&level)
+        {
+            return Err(MethodError::invalid(format!(
+                "thinkingLevel {level:?} is not one of {}",
+                LEVELS.join(", ")
+            )));
+        }
+        patch.insert(name.clone(), value.clone());
+    }
+    let store = gw.runtime.sessions(&agent_of_key(gw, key));
+    let entry = store
+        .patch(key, &Value::Object(patch))
+        .map_err(|e| MethodError::invalid(e.to_string()))?;
+    Ok(json!({ "ok": true, "path": store.index_path(), "key": key, "entry": entry }))
 }
 
 fn health(gw: &Gateway) -> Value {

@@ -38,4 +38,10 @@ pub trait Runtime: Send + Sync + 'static {
     /// Prepares a turn: model, stream function, tools, system prompt. The server fills in
     /// the abort token; an error is shown to the client as the run's error.
     fn plan(&self, request: TurnRequest) -> BoxFuture<'static, Result<TurnPlan, String>>;
+    /// The models clients may choose (`models.list`): `{id, name, provider, contextWindow}`.
+    fn models(&self) -> Vec<serde_json::Value>;
+    /// The tools an agent has (`tools.list`): `{name, description, inputSchema}`.
+    fn tools(&self, agent_id: &str) -> Vec<serde_json::Value>;
+    /// The configuration with secrets masked (`config.get`), and the file it is in.
+    fn config_redacted(&self) -> (String, serde_json::Value);
 }
