@@ -1,4 +1,4 @@
-//! Token auth for `connect`, with OpenClaw's failed-auth limiter: after 10 failures within
+//! Token auth for `connect` and the HTTP API (`Authorization: Bearer`), with OpenClaw's failed-auth limiter: after 10 failures within
 //! 60 s an address is locked out for 5 minutes. Loopback is exempt (a local client that
 //! mistypes the token is not an attack, and locking it out would lock out the owner).
 
@@ -39,8 +39,57 @@ impl Auth {
         }
     }
 
-    /// Checks the token a client from `ip` presented.
+    /// Checks the token a client from `ip` presented in `connect`.
     pub fn check(&self, given: Option<&str>, ip: IpAddr) -> Result<(), MethodError> {
+        self.verify(given, ip).map_err(|refusal| match refusal {
+            Refusal::RateLimited { retry_after } => MethodError {
+                code: codes::UNAVAILABLE,
+                message: "too many failed auth attempts; try again later".into(),
+                details: Some(
+                    json!({ "code": "AUTH_RATE_LIMITED", "retryAfterMs": retry_after.as_millis() as u64 }),
+                ),
+            },
+            Refusal::Missing | Refusal::Mismatch => {
+                let (code, message) = if refusal == Refusal::Missing {
+                    (
+                        "AUTH_TOKEN_MISSING",
+                        "this gateway needs a token: pass auth.token in connect",
+                    )
+                } else {
+                    (
+                        "AUTH_TOKEN_MISMATCH",
+                        "the token does not match this gateway's",
+                    )
+                };
+                MethodError {
+                    code: codes::FORBIDDEN,
+                    message: message.into(),
+                    details: Some(json!({
+                        "code": code,
+                        "recommendedNextStep": "use the token `pincer gateway token` prints on the gateway's machine",
+                    })),
+                }
+            }
+        })
+    }
+
+    /// Checks an HTTP `Authorization` header (`Bearer <token>`, scheme case-insensitive)
+    /// with the same comparison and limiter as `connect`.
+    pub(crate) fn check_bearer(
+        &self,
+        authorization: Option<&str>,
+        ip: IpAddr,
+    ) -> Result<(), Refusal> {
+        let token = authorization.and_then(|raw| {
+            let raw = raw.trim();
+            let (scheme, rest) = raw.split_once(' ')?;
+            let token = rest.trim();
+            (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+        });
+        self.verify(token, ip)
+    }
+
+    fn verify(&self, given: Option<&str>, ip: IpAddr) -> Result<(), Refusal> {
         let Some(expected) = &self.token else {
             return Ok(());
         };
@@ -62,13 +111,7 @@ impl Auth {
                 let retry_after = list
                     .back()
                     .map_or(LOCKOUT, |t| LOCKOUT.saturating_sub(now.duration_since(*t)));
-                return Err(MethodError {
-                    code: codes::UNAVAILABLE,
-                    message: "too many failed auth attempts; try again later".into(),
-                    details: Some(
-                        json!({ "code": "AUTH_RATE_LIMITED", "retryAfterMs": retry_after.as_millis() as u64 }),
-                    ),
-                });
+                return Err(Refusal::RateLimited { retry_after });
             }
         }
         if given.is_some_and(|g| constant_time_eq(g.as_bytes(), expected.as_bytes())) {
@@ -77,25 +120,23 @@ impl Auth {
         if limited {
             failures.entry(ip).or_default().push_back(now);
         }
-        let (code, message) = match given {
-            None => (
-                "AUTH_TOKEN_MISSING",
-                "this gateway needs a token: pass auth.token in connect",
-            ),
-            Some(_) => (
-                "AUTH_TOKEN_MISMATCH",
-                "the token does not match this gateway's",
-            ),
-        };
-        Err(MethodError {
-            code: codes::FORBIDDEN,
-            message: message.into(),
-            details: Some(json!({
-                "code": code,
-                "recommendedNextStep": "use the token `pincer gateway token` prints on the gateway's machine",
-            })),
+        Err(if given.is_none() {
+            Refusal::Missing
+        } else {
+            Refusal::Mismatch
         })
     }
+}
+
+/// Why a token was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// No token was presented.
+    Missing,
+    /// A token was presented and is wrong.
+    Mismatch,
+    /// Too many failures from this address; the caller may retry after this long.
+    RateLimited { retry_after: Duration },
 }
 
 /// Compares without an early exit, so the time taken says nothing about where they differ.
@@ -138,5 +179,34 @@ mod tests {
         );
         assert!(Auth::new(None).check(None, lan).is_ok());
         assert!(!constant_time_eq(b"a", b"ab"));
+    }
+
+    #[test]
+    fn bearer_headers() {
+        let auth = Auth::new(Some("secret".into()));
+        let lan = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 3));
+        assert_eq!(auth.check_bearer(Some("Bearer secret"), lan), Ok(()));
+        assert_eq!(auth.check_bearer(Some("bearer  secret "), lan), Ok(()));
+        assert_eq!(auth.check_bearer(None, lan), Err(Refusal::Missing));
+        assert_eq!(
+            auth.check_bearer(Some("secret"), lan),
+            Err(Refusal::Missing)
+        );
+        assert_eq!(
+            auth.check_bearer(Some("Basic secret"), lan),
+            Err(Refusal::Missing)
+        );
+        assert_eq!(
+            auth.check_bearer(Some("Bearer nope"), lan),
+            Err(Refusal::Mismatch)
+        );
+        // The limiter is shared with `connect`: failures from either count.
+        for _ in 0..8 {
+            let _ = auth.check(Some("nope"), lan);
+        }
+        assert!(matches!(
+            auth.check_bearer(Some("Bearer secret"), lan),
+            Err(Refusal::RateLimited { .. })
+        ));
     }
 }

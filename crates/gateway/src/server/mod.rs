@@ -1,11 +1,13 @@
-//! The gateway's network face: one port serving OpenClaw's WebSocket protocol (at `/`),
-//! `/healthz` and `/readyz`. `serve` runs until the shutdown token is cancelled, then tells
-//! connected clients (`shutdown` event), aborts running turns (their partial replies are
-//! saved), waits for them to end (bounded) and returns.
+//! The gateway's network face: one port serving OpenClaw's WebSocket protocol (at `/`, where
+//! a plain GET gets the web chat page), `/healthz` and `/readyz`. `serve` runs until the
+//! shutdown token is cancelled, then tells connected clients (`shutdown` event), aborts
+//! running turns (their partial replies are saved), waits for them to end (bounded) and
+//! returns.
 
 mod auth;
 mod connection;
 pub mod frames;
+mod http_api;
 pub mod methods;
 pub mod runs;
 pub mod runtime;
@@ -101,6 +103,7 @@ pub async fn serve(
         .route("/", get(root))
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(|| async { "ready" }))
+        .merge(http_api::routes())
         .with_state(Arc::clone(&gateway));
     let stopping = shutdown.clone();
     let served = axum::serve(
@@ -118,7 +121,16 @@ pub async fn serve(
     Ok(())
 }
 
-/// `/`: the WebSocket protocol for clients that upgrade.
+/// The web chat page served to plain GETs of `/` (self-contained: inline CSS and JS).
+const WEBCHAT_HTML: &str = include_str!("webchat/index.html");
+
+/// The page's Content-Security-Policy: nothing but its own inline code and the gateway's
+/// WebSocket; no external fetches, no framing.
+const WEBCHAT_CSP: &str = "default-src 'self'; connect-src 'self' ws: wss:; \
+    style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; \
+    base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/// `/`: the WebSocket protocol for clients that upgrade, the web chat page for browsers.
 async fn root(
     State(gw): State<Arc<Gateway>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
@@ -128,10 +140,21 @@ async fn root(
         Ok(ws) => ws
             .max_message_size(frames::MAX_PAYLOAD)
             .on_upgrade(move |socket| connection::run(socket, gw, peer)),
-        Err(_) => (
-            axum::http::StatusCode::OK,
-            "Pincer gateway. Connect a WebSocket client (OpenClaw's protocol) to this address.\n",
-        )
-            .into_response(),
+        Err(_) => {
+            use axum::http::header;
+            (
+                axum::http::StatusCode::OK,
+                [
+                    (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+                    (header::CACHE_CONTROL, "no-store"),
+                    (header::CONTENT_SECURITY_POLICY, WEBCHAT_CSP),
+                    (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+                    (header::REFERRER_POLICY, "no-referrer"),
+                    (header::X_FRAME_OPTIONS, "DENY"),
+                ],
+                WEBCHAT_HTML,
+            )
+                .into_response()
+        }
     }
 }

@@ -1,0 +1,259 @@
+//! The HTTP API on the gateway's port, next to the WebSocket protocol: OpenAI-compatible
+//! `GET /v1/models` and `POST /v1/chat/completions` (in `http_api/openai.rs`) and OpenClaw's
+//! `POST /hooks/agent`. Every endpoint here needs `Authorization: Bearer <token>` when the
+//! gateway has a token, checked like `connect` (constant time, failed-attempt limiter). A
+//! token in the query string is refused outright, never read: URLs end up in logs.
+//!
+//! `/hooks/wake` is not served: it queues a system event for the heartbeat, and neither
+//! exists yet; answering it without doing that would tell callers a lie.
+
+mod openai;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, DefaultBodyLimit, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::Gateway;
+use super::auth::Refusal;
+use super::runs::Started;
+use super::runtime::TurnRequest;
+
+/// OpenClaw's body limit for hooks.
+const HOOK_BODY_LIMIT: usize = 256 * 1024;
+/// Longest session key a caller may name (keys end up in the session index).
+const MAX_SESSION_KEY: usize = 512;
+
+/// The routes of the HTTP API.
+pub(super) fn routes() -> Router<Arc<Gateway>> {
+    Router::new()
+        .route("/v1/models", get(openai::models))
+        .route("/v1/models/{*id}", get(openai::model))
+        .route("/v1/chat/completions", post(openai::chat_completions))
+        .route(
+            "/hooks/agent",
+            post(hook_agent).layer(DefaultBodyLimit::max(HOOK_BODY_LIMIT)),
+        )
+}
+
+/// Why a request was refused before it reached its endpoint.
+#[derive(Debug, Clone, PartialEq)]
+enum Denied {
+    /// A `token` query parameter: refused even with a good header.
+    QueryToken,
+    /// Bad or missing credentials.
+    Auth(Refusal),
+}
+
+/// Checks the caller's credentials: the bearer header only, never the query string.
+fn authorize(gw: &Gateway, headers: &HeaderMap, uri: &Uri, peer: SocketAddr) -> Result<(), Denied> {
+    let query_token = uri.query().is_some_and(|q| {
+        q.split('&')
+            .any(|pair| pair.split('=').next() == Some("token"))
+    });
+    if query_token {
+        return Err(Denied::QueryToken);
+    }
+    let authorization = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    gw.auth
+        .check_bearer(authorization, peer.ip())
+        .map_err(Denied::Auth)
+}
+
+impl Denied {
+    /// The status, a message for the caller and extra headers.
+    fn parts(
+        &self,
+    ) -> (
+        StatusCode,
+        &'static str,
+        Option<(header::HeaderName, HeaderValue)>,
+    ) {
+        match self {
+            Self::QueryToken => (
+                StatusCode::BAD_REQUEST,
+                "tokens in the query string are not accepted: send Authorization: Bearer <token>",
+                None,
+            ),
+            Self::Auth(Refusal::Missing) => (
+                StatusCode::UNAUTHORIZED,
+                "this gateway needs a token: send Authorization: Bearer <token>",
+                None,
+            ),
+            Self::Auth(Refusal::Mismatch) => (
+                StatusCode::UNAUTHORIZED,
+                "the token does not match this gateway's",
+                None,
+            ),
+            Self::Auth(Refusal::RateLimited { retry_after }) => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "too many failed auth attempts; try again later",
+                Some((
+                    header::RETRY_AFTER,
+                    HeaderValue::from(retry_after.as_secs().max(1)),
+                )),
+            ),
+        }
+    }
+
+    /// The refusal in OpenAI's error shape.
+    fn openai(&self) -> Response {
+        let (status, message, extra) = self.parts();
+        let code = match (self, status) {
+            (Self::QueryToken, _) => "query_token",
+            (_, StatusCode::TOO_MANY_REQUESTS) => "rate_limited",
+            _ => "invalid_api_key",
+        };
+        let mut response = openai::error(status, message, "invalid_request_error", code);
+        if let Some((name, value)) = extra {
+            response.headers_mut().insert(name, value);
+        }
+        response
+    }
+
+    /// The refusal in the hooks' shape (`{ok:false, error}`).
+    fn hook(&self) -> Response {
+        let (status, message, extra) = self.parts();
+        let mut response = hook_error(status, message);
+        if let Some((name, value)) = extra {
+            response.headers_mut().insert(name, value);
+        }
+        response
+    }
+}
+
+fn hook_error(status: StatusCode, message: &str) -> Response {
+    (status, axum::Json(json!({ "ok": false, "error": message }))).into_response()
+}
+
+/// The agent a session key belongs to (`agent:<id>:…`) when that agent exists.
+fn agent_of_key(gw: &Gateway, key: &str) -> Option<String> {
+    let id = key.strip_prefix("agent:")?.split(':').next()?;
+    gw.runtime.is_known_agent(id).then(|| id.to_owned())
+}
+
+/// A session key a caller named: bounded and printable, so it cannot smuggle control
+/// characters into the index or the logs.
+fn valid_session_key(key: &str) -> bool {
+    !key.is_empty() && key.len() <= MAX_SESSION_KEY && !key.chars().any(char::is_control)
+}
+
+/// A fresh id (unique, not secret) for runs and generated session keys.
+fn fresh_id() -> String {
+    pincer_store::ids::session_id()
+}
+
+/// `POST /hooks/agent`'s body (OpenClaw's fields; delivery fields come with channels).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct HookAgentBody {
+    message: String,
+    #[serde(default)]
+    agent_id: Option<String>,
+    #[serde(default)]
+    session_key: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+}
+
+/// `POST /hooks/agent`: starts a run and answers `200 {ok:true, runId}` once it is admitted
+/// (OpenClaw's status), without waiting for the reply: the result lands in the session.
+/// Without `sessionKey` each call gets a fresh `agent:<id>:hook:<uuid>` session (OpenClaw's
+/// default `isolated` mode). An `Idempotency-Key` header makes retries return the same run.
+async fn hook_agent(
+    State(gw): State<Arc<Gateway>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if let Err(denied) = authorize(&gw, &headers, &uri, peer) {
+        return denied.hook();
+    }
+    let body: HookAgentBody = match serde_json::from_slice(&body) {
+        Ok(body) => body,
+        Err(e) => return hook_error(StatusCode::BAD_REQUEST, &format!("invalid body: {e}")),
+    };
+    let message = body.message.trim();
+    if message.is_empty() {
+        return hook_error(StatusCode::BAD_REQUEST, "message must not be empty");
+    }
+    let agent_id = match body.agent_id.as_deref().map(str::trim) {
+        Some(id) if gw.runtime.is_known_agent(id) => id.to_owned(),
+        Some(id) => return hook_error(StatusCode::BAD_REQUEST, &format!("unknown agentId: {id}")),
+        None => gw.runtime.default_agent_id(),
+    };
+    let (agent_id, session_key) = match body.session_key.as_deref().map(str::trim) {
+        Some(key) if !valid_session_key(key) => {
+            return hook_error(StatusCode::BAD_REQUEST, "invalid sessionKey");
+        }
+        Some(key) => (agent_of_key(&gw, key).unwrap_or(agent_id), key.to_owned()),
+        None => {
+            let key = format!("agent:{agent_id}:hook:{}", fresh_id());
+            (agent_id, key)
+        }
+    };
+    let run_id = match headers
+        .get("idempotency-key")
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+    {
+        Some(key) if valid_session_key(key) => format!("hook:{key}"),
+        Some(_) => return hook_error(StatusCode::BAD_REQUEST, "invalid Idempotency-Key"),
+        None => fresh_id(),
+    };
+    let name = body.name.unwrap_or_else(|| "Hook".to_owned());
+    let request = TurnRequest {
+        agent_id: agent_id.clone(),
+        session_key,
+        message: message.to_owned(),
+    };
+    let started = gw.runs.start(Arc::clone(&gw.runtime), &run_id, request);
+    let replay = !matches!(started, Started::New { .. });
+    tracing::info!(run_id = %run_id, agent_id = %agent_id, hook = %name, replay, "hook agent run admitted");
+    (
+        StatusCode::OK,
+        axum::Json(json!({ "ok": true, "runId": run_id })),
+    )
+        .into_response()
+}
+
+/// Seconds since the Unix epoch (OpenAI's `created`).
+fn unix_secs() -> i64 {
+    pincer_ai::now_ms() / 1000
+}
+
+/// Reads `v[key]` as a count, 0 when absent.
+fn count(v: &Value, key: &str) -> u64 {
+    v.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_keys_callers_may_name() {
+        assert!(valid_session_key("agent:main:custom"));
+        assert!(!valid_session_key(""));
+        assert!(!valid_session_key("a\nb"));
+        assert!(!valid_session_key(&"k".repeat(MAX_SESSION_KEY + 1)));
+    }
+
+    #[test]
+    fn usage_counts_default_to_zero() {
+        let usage = json!({"input": 3, "output": "x"});
+        assert_eq!(count(&usage, "input"), 3);
+        assert_eq!(count(&usage, "output"), 0);
+        assert_eq!(count(&Value::Null, "input"), 0);
+    }
+}

@@ -1,0 +1,522 @@
+//! The HTTP API against a real server on 127.0.0.1 with reqwest: OpenAI-compatible
+//! `/v1/models` and `/v1/chat/completions` (plain and streamed, sessions by `user` and by
+//! header, errors in OpenAI's shape), bearer auth, and `/hooks/agent`. Turns run on the
+//! mock LLM.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use pincer_agent::{AgentConfig, llm_stream_fn};
+use pincer_ai::env::MapEnv;
+use pincer_ai::{LlmClient, Message, Model, ModelRegistry};
+use pincer_gateway::server::{ModelDefaults, Runtime, ServeOptions, TurnRequest, serve};
+use pincer_gateway::turn::TurnPlan;
+use pincer_store::SessionStore;
+use pincer_testkit::{Api, Match, MockLlm, Reply, Rule, Scenario, UsageSpec};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+const TOKEN: &str = "http-test-token-456";
+
+struct TestRuntime {
+    model: Model,
+    client: LlmClient,
+    root: std::path::PathBuf,
+}
+
+impl Runtime for TestRuntime {
+    fn default_agent_id(&self) -> String {
+        "main".into()
+    }
+    fn is_known_agent(&self, id: &str) -> bool {
+        id == "main"
+    }
+    fn main_session_key(&self, agent: &str) -> String {
+        format!("agent:{agent}:main")
+    }
+    fn sessions(&self, agent: &str) -> SessionStore {
+        SessionStore::new(self.root.join(agent))
+    }
+    fn model_defaults(&self, _: &str) -> ModelDefaults {
+        ModelDefaults {
+            provider: "mock".into(),
+            model: "m".into(),
+            context_tokens: 128_000,
+        }
+    }
+    fn models(&self) -> Vec<Value> {
+        vec![json!({"id": "mock/m", "name": "m", "provider": "mock"})]
+    }
+    fn tools(&self, _: &str) -> Vec<Value> {
+        Vec::new()
+    }
+    fn config_redacted(&self) -> (String, Value) {
+        ("/tmp/pincer.json5".into(), json!({}))
+    }
+    fn plan(&self, request: TurnRequest) -> BoxFuture<'static, Result<TurnPlan, String>> {
+        let plan = TurnPlan {
+            store: self.sessions(&request.agent_id),
+            session_key: request.session_key,
+            new_session: false,
+            agent: AgentConfig::new(self.model.clone(), llm_stream_fn(self.client.clone())),
+            input: vec![Message::user(request.message)],
+            session_patch: None,
+            retention: None,
+            abort: None,
+        };
+        Box::pin(async move { Ok(plan) })
+    }
+}
+
+struct Server {
+    base: String,
+    stop: CancellationToken,
+    llm: MockLlm,
+    dir: tempfile::TempDir,
+    http: reqwest::Client,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+async fn start(scenario: Scenario) -> Server {
+    let llm = MockLlm::start(scenario).await.unwrap();
+    let mut registry = ModelRegistry::builtin().unwrap();
+    registry
+        .apply_models_config(&format!(
+            r#"{{providers: {{mock: {{baseUrl: "{}", api: "openai-completions", apiKey: "k", models: [{{id: "m"}}]}}}}}}"#,
+            llm.base_url(Api::OpenAiCompletions)
+        ))
+        .unwrap();
+    let model = registry.resolve("mock/m").unwrap().clone();
+    let client = LlmClient::with_env(Arc::new(MapEnv::default()));
+    client.set_api_key("mock", "k");
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = Arc::new(TestRuntime {
+        model,
+        client,
+        root: dir.path().to_path_buf(),
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let stop = CancellationToken::new();
+    let options = ServeOptions::new(Some(TOKEN.into()), runtime);
+    tokio::spawn({
+        let stop = stop.clone();
+        async move { serve(listener, options, stop).await.unwrap() }
+    });
+    Server {
+        base,
+        stop,
+        llm,
+        dir,
+        http: reqwest::Client::new(),
+    }
+}
+
+impl Server {
+    fn post(&self, path: &str) -> reqwest::RequestBuilder {
+        self.http
+            .post(format!("{}{path}", self.base))
+            .bearer_auth(TOKEN)
+    }
+
+    async fn completion(&self, body: Value) -> (u16, Value) {
+        let res = self
+            .post("/v1/chat/completions")
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        (res.status().as_u16(), res.json().await.unwrap())
+    }
+
+    /// The messages of a session (roles and text), as its transcript has them.
+    fn session(&self, key: &str) -> Vec<(String, String)> {
+        let store = SessionStore::new(self.dir.path().join("main"));
+        let Ok(session) = store.resume(key) else {
+            return Vec::new();
+        };
+        session
+            .transcript
+            .context()
+            .iter()
+            .map(|m| {
+                let v = serde_json::to_value(m).unwrap();
+                let text = match &v["content"] {
+                    Value::String(s) => s.clone(),
+                    Value::Array(parts) => parts
+                        .iter()
+                        .filter_map(|p| p["text"].as_str())
+                        .collect::<String>(),
+                    _ => String::new(),
+                };
+                (v["role"].as_str().unwrap_or_default().to_owned(), text)
+            })
+            .collect()
+    }
+}
+
+fn scenario() -> Scenario {
+    Scenario::new()
+        .rule(
+            Rule::when(Match::last_user("ping")).reply(Reply::text("pong").with_usage(UsageSpec {
+                input: Some(12),
+                output: Some(3),
+                ..UsageSpec::default()
+            })),
+        )
+        .rule(
+            Rule::when(Match::last_user("stream me"))
+                .reply(Reply::text("one two three four five six").with_chunk_size(3)),
+        )
+        .rule(Rule::when(Match::last_user("my name is Ada")).reply(Reply::text("hello Ada")))
+        .rule(Rule::when(Match::last_user("what is my name?")).reply(Reply::text("Ada")))
+        .rule(Rule::when(Match::last_user("from a hook")).reply(Reply::text("hook done")))
+}
+
+#[tokio::test]
+async fn models_lists_the_agents_and_the_default_model() {
+    let server = start(scenario()).await;
+    let res = server
+        .http
+        .get(format!("{}/v1/models", server.base))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["object"], "list");
+    let data = body["data"].as_array().unwrap();
+    let ids: Vec<&str> = data.iter().map(|m| m["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["pincer", "pincer/default", "pincer/main", "mock/m"]);
+    for m in data {
+        assert_eq!(m["object"], "model");
+        assert!(m["created"].is_i64());
+        assert!(m["owned_by"].is_string());
+    }
+    let one: Value = server
+        .http
+        .get(format!("{}/v1/models/mock/m", server.base))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(one["id"], "mock/m");
+    assert_eq!(one["owned_by"], "mock");
+}
+
+#[tokio::test]
+async fn a_completion_answers_with_the_reply_and_usage() {
+    let server = start(scenario()).await;
+    let (status, body) = server
+        .completion(json!({
+            "model": "pincer",
+            "messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "ping"}],
+        }))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["object"], "chat.completion");
+    assert!(body["id"].as_str().unwrap().starts_with("chatcmpl-"));
+    assert_eq!(body["model"], "pincer");
+    assert_eq!(body["choices"][0]["index"], 0);
+    assert_eq!(body["choices"][0]["message"]["role"], "assistant");
+    assert_eq!(body["choices"][0]["message"]["content"], "pong");
+    assert_eq!(body["choices"][0]["finish_reason"], "stop");
+    assert_eq!(body["usage"]["prompt_tokens"], 12);
+    assert_eq!(body["usage"]["completion_tokens"], 3);
+    assert_eq!(body["usage"]["total_tokens"], 15);
+}
+
+/// Reads an SSE body into its `data:` payloads.
+fn sse_data(text: &str) -> Vec<String> {
+    text.split("\n\n")
+        .filter_map(|event| {
+            let data: Vec<&str> = event
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .map(|d| d.strip_prefix(' ').unwrap_or(d))
+                .collect();
+            (!data.is_empty()).then(|| data.join("\n"))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_streamed_completion_reassembles_to_the_reply() {
+    let server = start(scenario()).await;
+    let res = server
+        .post("/v1/chat/completions")
+        .json(&json!({"model": "pincer/main", "stream": true,
+                      "messages": [{"role": "user", "content": [{"type": "text", "text": "stream me"}]}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert!(
+        res.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
+    let text = res.text().await.unwrap();
+    let data = sse_data(&text);
+    assert_eq!(data.last().map(String::as_str), Some("[DONE]"), "{text}");
+    let chunks: Vec<Value> = data[..data.len() - 1]
+        .iter()
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    let id = chunks[0]["id"].as_str().unwrap();
+    assert!(id.starts_with("chatcmpl-"));
+    assert_eq!(chunks[0]["choices"][0]["delta"]["role"], "assistant");
+    let mut content = String::new();
+    for c in &chunks {
+        assert_eq!(c["object"], "chat.completion.chunk");
+        assert_eq!(c["id"], id);
+        if let Some(piece) = c["choices"][0]["delta"]["content"].as_str() {
+            content.push_str(piece);
+        }
+    }
+    assert_eq!(content, "one two three four five six");
+    assert!(chunks.len() > 3, "the reply came in several chunks: {text}");
+    let last = chunks.last().unwrap();
+    assert_eq!(last["choices"][0]["finish_reason"], "stop");
+    assert_eq!(last["choices"][0]["delta"], json!({}));
+}
+
+#[tokio::test]
+async fn the_user_field_keeps_the_conversation() {
+    let server = start(scenario()).await;
+    let (status, first) = server
+        .completion(
+            json!({"user": "ada", "messages": [{"role": "user", "content": "my name is Ada"}]}),
+        )
+        .await;
+    assert_eq!(status, 200, "{first}");
+    let (status, second) = server
+        .completion(
+            json!({"user": "ada", "messages": [{"role": "user", "content": "what is my name?"}]}),
+        )
+        .await;
+    assert_eq!(status, 200, "{second}");
+    assert_eq!(second["choices"][0]["message"]["content"], "Ada");
+    // The mock saw the first exchange in the second request.
+    let requests = server.llm.requests();
+    let last = &requests.last().unwrap().body;
+    let sent = last["messages"].to_string();
+    assert!(sent.contains("my name is Ada"), "{sent}");
+    assert!(sent.contains("hello Ada"), "{sent}");
+    assert_eq!(
+        server.session("agent:main:openai-user:ada").len(),
+        4,
+        "two turns in the user's session"
+    );
+    // Without `user` each request is a fresh session: the mock sees no history.
+    server.llm.clear_requests();
+    let (status, _) = server
+        .completion(json!({"messages": [{"role": "user", "content": "ping"}]}))
+        .await;
+    assert_eq!(status, 200);
+    let requests = server.llm.requests();
+    let users = requests[0].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .count();
+    assert_eq!(users, 1);
+}
+
+#[tokio::test]
+async fn a_session_key_header_names_the_session() {
+    let server = start(scenario()).await;
+    let res = server
+        .post("/v1/chat/completions")
+        .header("x-openclaw-session-key", "agent:main:custom")
+        .json(&json!({"messages": [{"role": "user", "content": "ping"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let session = server.session("agent:main:custom");
+    assert_eq!(
+        session,
+        [
+            ("user".to_owned(), "ping".to_owned()),
+            ("assistant".to_owned(), "pong".to_owned())
+        ]
+    );
+}
+
+#[tokio::test]
+async fn missing_or_wrong_tokens_get_401() {
+    let server = start(scenario()).await;
+    let body = json!({"messages": [{"role": "user", "content": "ping"}]});
+    let url = format!("{}/v1/chat/completions", server.base);
+    let cases = [
+        server.http.post(&url).json(&body),
+        server.http.post(&url).bearer_auth("wrong").json(&body),
+        server
+            .http
+            .post(&url)
+            .header("authorization", TOKEN)
+            .json(&body),
+    ];
+    for request in cases {
+        let res = request.send().await.unwrap();
+        assert_eq!(res.status(), 401);
+        let err: Value = res.json().await.unwrap();
+        assert!(err["error"]["message"].is_string(), "{err}");
+        assert_eq!(err["error"]["type"], "invalid_request_error");
+        assert_eq!(err["error"]["code"], "invalid_api_key");
+    }
+    let res = server
+        .http
+        .get(format!("{}/v1/models", server.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 401);
+    let res = server
+        .http
+        .post(format!("{}/hooks/agent", server.base))
+        .json(&json!({"message": "from a hook"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 401);
+    let err: Value = res.json().await.unwrap();
+    assert_eq!(err["ok"], false);
+    // A token in the query string is never read, even a right one.
+    let res = server
+        .http
+        .get(format!("{}/v1/models?token={TOKEN}", server.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 400);
+    // Health checks need no token.
+    let res = server
+        .http
+        .get(format!("{}/healthz", server.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert!(server.llm.requests().is_empty(), "no run started");
+}
+
+#[tokio::test]
+async fn bad_bodies_get_400_in_openai_shape() {
+    let server = start(scenario()).await;
+    let res = server
+        .post("/v1/chat/completions")
+        .header("content-type", "application/json")
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 400);
+    let err: Value = res.json().await.unwrap();
+    assert_eq!(err["error"]["type"], "invalid_request_error");
+    assert_eq!(err["error"]["code"], "invalid_json");
+    assert!(err["error"]["message"].as_str().unwrap().contains("JSON"));
+    for body in [
+        json!({"messages": "ping"}),
+        json!({"model": "pincer"}),
+        json!({"messages": [{"role": "assistant", "content": "hi"}]}),
+    ] {
+        let (status, err) = server.completion(body).await;
+        assert_eq!(status, 400, "{err}");
+        assert_eq!(err["error"]["type"], "invalid_request_error");
+        assert!(err["error"]["code"].is_string());
+    }
+    let (status, err) = server
+        .completion(
+            json!({"model": "pincer/nobody", "messages": [{"role": "user", "content": "ping"}]}),
+        )
+        .await;
+    assert_eq!(status, 400);
+    assert_eq!(err["error"]["code"], "model_not_found");
+    assert!(server.llm.requests().is_empty(), "no run started");
+}
+
+#[tokio::test]
+async fn a_failed_run_is_a_502() {
+    let server =
+        start(Scenario::new().rule(Rule::any().fault(
+            pincer_testkit::Fault::status(400).body(json!({"error": {"message": "nope"}})),
+        )))
+        .await;
+    let (status, err) = server
+        .completion(json!({"messages": [{"role": "user", "content": "ping"}]}))
+        .await;
+    assert_eq!(status, 502, "{err}");
+    assert_eq!(err["error"]["type"], "api_error");
+    assert!(err["error"]["message"].is_string());
+}
+
+#[tokio::test]
+async fn hooks_agent_starts_a_run_in_the_session() {
+    let server = start(scenario()).await;
+    let res = server
+        .post("/hooks/agent")
+        .json(&json!({"message": "from a hook", "sessionKey": "agent:main:hooked", "name": "test"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["ok"], true);
+    assert!(body["runId"].is_string());
+    let mut session = Vec::new();
+    for _ in 0..200 {
+        session = server.session("agent:main:hooked");
+        if session.len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(
+        session,
+        [
+            ("user".to_owned(), "from a hook".to_owned()),
+            ("assistant".to_owned(), "hook done".to_owned())
+        ]
+    );
+    // Bad bodies and unknown agents are refused before any run.
+    for body in [
+        json!({}),
+        json!({"message": "  "}),
+        json!({"message": "x", "agentId": "nobody"}),
+    ] {
+        let res = server
+            .post("/hooks/agent")
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 400);
+        let err: Value = res.json().await.unwrap();
+        assert_eq!(err["ok"], false);
+        assert!(err["error"].is_string());
+    }
+    // Not built yet: wake needs the heartbeat and system events.
+    let res = server
+        .post("/hooks/wake")
+        .json(&json!({"text": "x"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 404);
+}

@@ -1,0 +1,169 @@
+// The web chat page in headless Chromium against a running gateway (started by webchat.sh,
+// which passes WEBCHAT_URL, WEBCHAT_TOKEN, CHROMIUM, WEBCHAT_PROFILE, WEBCHAT_SCREENSHOT and
+// PLAYWRIGHT_CORE). Prints one line per check and "N passed, M failed"; exits 1 on failure.
+const env = (name) => {
+  const value = process.env[name];
+  if (!value) throw new Error(`webchat.test.mjs: ${name} is not set (run interop/webchat.sh)`);
+  return value;
+};
+const { chromium } = await import(env("PLAYWRIGHT_CORE"));
+const url = env("WEBCHAT_URL");
+const token = env("WEBCHAT_TOKEN");
+const HELLO = "Hello from the mock, streamed in pieces.";
+const SLOW = "This reply is long and slow, so there is time to press Abort before it ends.";
+
+const context = await chromium.launchPersistentContext(env("WEBCHAT_PROFILE"), {
+  executablePath: env("CHROMIUM"),
+  headless: true,
+  viewport: { width: 1100, height: 700 },
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+});
+context.setDefaultTimeout(15_000);
+const page = context.pages()[0] ?? (await context.newPage());
+const consoleErrors = [];
+page.on("console", (m) => { if (m.type() === "error") consoleErrors.push(m.text()); });
+page.on("pageerror", (e) => consoleErrors.push(String(e)));
+
+let passed = 0, failed = 0;
+async function check(name, body) {
+  try {
+    await body();
+    passed++;
+    console.log(`webchat: ${name} ok`);
+  } catch (e) {
+    failed++;
+    console.log(`webchat: ${name} FAILED: ${e.stack || e}`);
+  }
+}
+function assert(cond, message) { if (!cond) throw new Error(message); }
+const lastAssistant = () => page.locator(".msg.assistant").last();
+async function sendMessage(text) {
+  await page.fill("#input", text);
+  await page.click("#send");
+}
+const connected = () => page.waitForSelector('#status[data-state="connected"]');
+
+await check("serves the page and connects with the token from the URL fragment", async () => {
+  const res = await page.goto(`${url}#token=${encodeURIComponent(token)}`);
+  const headers = res.headers();
+  assert(headers["content-type"] === "text/html; charset=utf-8", `content-type ${headers["content-type"]}`);
+  assert(headers["cache-control"] === "no-store", "Cache-Control: no-store");
+  assert(/script-src 'unsafe-inline'/.test(headers["content-security-policy"] || ""), "a CSP");
+  await connected();
+  assert((await page.textContent("#status")) === "connected", "the status says connected");
+  assert(!(await page.evaluate(() => location.hash)), "the token is dropped from the address bar");
+  await page.waitForFunction(() => document.getElementById("session-key").textContent === "agent:main:main");
+});
+
+await check("streams the reply into the assistant bubble", async () => {
+  // Record every text the newest assistant bubble shows while it streams.
+  await page.evaluate(() => {
+    window.__seen = [];
+    new MutationObserver(() => {
+      const all = document.querySelectorAll(".msg.assistant .text");
+      const text = all.length ? all[all.length - 1].textContent : "";
+      if (text && window.__seen[window.__seen.length - 1] !== text) window.__seen.push(text);
+    }).observe(document.getElementById("messages"), { childList: true, subtree: true, characterData: true });
+  });
+  await sendMessage("hello browser");
+  await page.waitForSelector('.msg.user:has-text("hello browser")');
+  await page.waitForFunction(
+    (hello) => {
+      const all = document.querySelectorAll(".msg.assistant");
+      const b = all[all.length - 1];
+      return b && b.dataset.state === "final" && b.querySelector(".text").textContent === hello;
+    }, HELLO);
+  const seen = await page.evaluate(() => window.__seen);
+  const partial = [...new Set(seen.filter((t) => t !== HELLO))];
+  assert(partial.length >= 2, `at least two partial texts, saw ${JSON.stringify(seen)}`);
+  assert(partial.every((t) => HELLO.startsWith(t)), `partials are prefixes: ${JSON.stringify(partial)}`);
+  assert(await page.isHidden("#abort"), "Abort is hidden once the run is over");
+});
+
+await check("shows model output as text, never as HTML", async () => {
+  const evil = `<img src=x onerror="window.__xss=1"><b>bold</b>`;
+  await sendMessage(evil);
+  await page.waitForFunction(
+    (want) => {
+      const all = document.querySelectorAll(".msg.assistant");
+      const b = all[all.length - 1];
+      return b && b.dataset.state === "final" && b.querySelector(".text").textContent === want;
+    }, `mock: ${evil}`);
+  assert((await page.locator("#messages img, #messages b").count()) === 0, "no element from the text");
+  assert(!(await page.evaluate(() => window.__xss)), "no script ran");
+});
+
+await check("shows tool calls compactly", async () => {
+  await sendMessage("use a tool please");
+  await page.waitForSelector('.msg.assistant[data-state="final"]:has-text("I read it.")');
+  const tool = lastAssistant().locator(".tool");
+  assert((await tool.count()) >= 1, "a tool line in the reply");
+  const line = await tool.first().textContent();
+  assert(/^⚙ read [✓✗]/.test(line), `the tool line: ${JSON.stringify(line)}`);
+});
+
+await check("Abort stops a running reply and marks it aborted", async () => {
+  await sendMessage("slow please");
+  await page.waitForSelector("#abort:visible");
+  await page.waitForFunction(() => {
+    const all = document.querySelectorAll(".msg.assistant");
+    return all[all.length - 1]?.querySelector(".text").textContent.length >= 6;
+  });
+  await page.click("#abort");
+  await page.waitForSelector('.msg.assistant[data-state="aborted"]');
+  const bubble = lastAssistant();
+  assert((await bubble.getAttribute("data-state")) === "aborted", "the last bubble is the aborted one");
+  assert((await bubble.locator(".tag").textContent()) === "aborted", "it says aborted");
+  const text = await bubble.locator(".text").textContent();
+  assert(text.length > 0 && text.length < SLOW.length, `a partial reply is kept: ${JSON.stringify(text)}`);
+  await page.waitForSelector("#abort", { state: "hidden" });
+});
+
+await check("lists sessions and reloads the history (token remembered)", async () => {
+  await page.waitForSelector('#sessions li[data-key="agent:main:main"]');
+  await page.reload();
+  await connected();
+  await page.waitForSelector('.msg.user:has-text("hello browser")');
+  await page.waitForFunction((hello) => [...document.querySelectorAll(".msg.assistant .text")]
+    .some((t) => t.textContent === hello), HELLO);
+  assert((await page.locator('.msg.user').count()) === 4, "four user messages in the history");
+  assert((await page.locator('#messages .tool:has-text("read")').count()) >= 1, "the tool call in the history");
+  assert((await page.locator('.msg.assistant[data-state="aborted"]').count()) === 1, "the aborted reply is marked");
+});
+
+await check("/new starts a new session", async () => {
+  await sendMessage("/new");
+  await page.waitForFunction(() => document.getElementById("session-key").textContent.startsWith("agent:main:web-"));
+  assert((await page.locator("#messages .msg").count()) === 0, "the new session is empty");
+  assert((await page.textContent("#notice")).includes("new session"), "the page says so");
+  await sendMessage("first in new");
+  await page.waitForSelector('.msg.assistant[data-state="final"]:has-text("mock: first in new")');
+  const key = await page.textContent("#session-key");
+  await page.waitForSelector(`#sessions li[data-key="${key}"].current`);
+});
+
+await check("clicking a session in the sidebar loads it", async () => {
+  await page.click('#sessions li[data-key="agent:main:main"]');
+  await page.waitForSelector('.msg.user:has-text("hello browser")');
+  assert((await page.textContent("#session-key")) === "agent:main:main", "the main session is shown");
+  await page.screenshot({ path: env("WEBCHAT_SCREENSHOT") });
+});
+
+await check("no console errors or CSP violations", async () => {
+  assert(consoleErrors.length === 0, `console errors: ${JSON.stringify(consoleErrors)}`);
+});
+
+await check("a wrong token shows the error and disables sending", async () => {
+  const other = await context.newPage();
+  await other.goto(`${url}#token=wrong`);
+  await other.waitForSelector('#status[data-state="error"]');
+  const error = await other.textContent("#error");
+  assert(/refused/i.test(error), `an error is shown: ${JSON.stringify(error)}`);
+  assert(await other.isDisabled("#input"), "the input is disabled");
+  await other.close();
+});
+
+await context.close();
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
