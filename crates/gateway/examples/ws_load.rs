@@ -1,0 +1,106 @@
+//! Load for the gateway benchmark (`bench/gateway.py`): N WebSocket clients, each on its own
+//! session, each running M `agent` turns one after another and waiting for the final
+//! response. Prints one JSON line: turns, seconds, turns per second, latency p50/p99.
+//!
+//!     cargo run --release --example ws_load -p pincer-gateway -- URL TOKEN CLIENTS TURNS
+
+use std::time::{Duration, Instant};
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio_tungstenite::connect_async;
+use tokio_tungstenite::tungstenite::Message;
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+async fn response(ws: &mut Socket, id: &str, want_final: bool) -> Result<Value, String> {
+    loop {
+        let frame = tokio::time::timeout(Duration::from_secs(60), ws.next())
+            .await
+            .map_err(|_| format!("no response to {id} within 60 s"))?
+            .ok_or("the gateway closed the connection")?
+            .map_err(|e| e.to_string())?;
+        let Message::Text(text) = frame else { continue };
+        let value: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+        if value["type"] == "res" && value["id"] == id {
+            if value["ok"] != true {
+                return Err(format!("{id} failed: {}", value["error"]));
+            }
+            if !want_final || value["payload"]["status"] != "accepted" {
+                return Ok(value);
+            }
+        }
+    }
+}
+
+async fn client(url: String, token: String, n: usize, turns: usize) -> Result<Vec<f64>, String> {
+    let (mut ws, _) = connect_async(&url).await.map_err(|e| e.to_string())?;
+    let connect = json!({"type": "req", "id": "c", "method": "connect", "params": {
+        "minProtocol": 4, "maxProtocol": 4, "client": {"id": "test", "mode": "test"},
+        "auth": {"token": token}, "role": "operator", "scopes": ["operator.write"]}});
+    ws.send(Message::text(connect.to_string())).await.map_err(|e| e.to_string())?;
+    response(&mut ws, "c", false).await?;
+    let mut latencies = Vec::with_capacity(turns);
+    for i in 0..turns {
+        let id = format!("{n}-{i}");
+        let req = json!({"type": "req", "id": id, "method": "agent", "params": {
+            "message": format!("turn {i}"), "idempotencyKey": format!("load-{n}-{i}-{}", std::process::id()),
+            "sessionKey": format!("agent:main:load-{n}")}});
+        let start = Instant::now();
+        ws.send(Message::text(req.to_string())).await.map_err(|e| e.to_string())?;
+        response(&mut ws, &id, true).await?;
+        latencies.push(start.elapsed().as_secs_f64() * 1000.0);
+    }
+    Ok(latencies)
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
+    sorted[rank.min(sorted.len() - 1)]
+}
+
+#[tokio::main]
+async fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [url, token, clients, turns] = args.as_slice() else {
+        eprintln!("usage: ws_load URL TOKEN CLIENTS TURNS_PER_CLIENT");
+        std::process::exit(2);
+    };
+    let (clients, turns): (usize, usize) = match (clients.parse(), turns.parse()) {
+        (Ok(c), Ok(t)) => (c, t),
+        _ => {
+            eprintln!("CLIENTS and TURNS_PER_CLIENT are numbers");
+            std::process::exit(2);
+        }
+    };
+    let start = Instant::now();
+    let tasks: Vec<_> = (0..clients)
+        .map(|n| tokio::spawn(client(url.clone(), token.clone(), n, turns)))
+        .collect();
+    let mut latencies = Vec::new();
+    for task in tasks {
+        match task.await {
+            Ok(Ok(l)) => latencies.extend(l),
+            Ok(Err(e)) => {
+                eprintln!("ws_load: {e}");
+                std::process::exit(1);
+            }
+            Err(e) => {
+                eprintln!("ws_load: a client task failed: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    latencies.sort_by(f64::total_cmp);
+    let out = json!({
+        "clients": clients, "turns": latencies.len(), "seconds": seconds,
+        "turnsPerSecond": latencies.len() as f64 / seconds,
+        "latencyMs": {"p50": percentile(&latencies, 50.0), "p99": percentile(&latencies, 99.0)},
+    });
+    println!("{out}");
+}
