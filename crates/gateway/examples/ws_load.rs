@@ -39,7 +39,9 @@ async fn client(url: String, token: String, n: usize, turns: usize) -> Result<Ve
     let connect = json!({"type": "req", "id": "c", "method": "connect", "params": {
         "minProtocol": 4, "maxProtocol": 4, "client": {"id": "test", "mode": "test"},
         "auth": {"token": token}, "role": "operator", "scopes": ["operator.write"]}});
-    ws.send(Message::text(connect.to_string())).await.map_err(|e| e.to_string())?;
+    ws.send(Message::text(connect.to_string()))
+        .await
+        .map_err(|e| e.to_string())?;
     response(&mut ws, "c", false).await?;
     let mut latencies = Vec::with_capacity(turns);
     for i in 0..turns {
@@ -48,7 +50,9 @@ async fn client(url: String, token: String, n: usize, turns: usize) -> Result<Ve
             "message": format!("turn {i}"), "idempotencyKey": format!("load-{n}-{i}-{}", std::process::id()),
             "sessionKey": format!("agent:main:load-{n}")}});
         let start = Instant::now();
-        ws.send(Message::text(req.to_string())).await.map_err(|e| e.to_string())?;
+        ws.send(Message::text(req.to_string()))
+            .await
+            .map_err(|e| e.to_string())?;
         response(&mut ws, &id, true).await?;
         latencies.push(start.elapsed().as_secs_f64() * 1000.0);
     }
