@@ -8,16 +8,9 @@
 # and checks each answer. Exits non-zero on the first failure; leaves no process behind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$(pwd)
+source interop/fixture.sh
+fixture_init interop
 cache="$root/interop/.cache"
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
 
 # The version the wire notes (reference/openclaw-wire.md) were recorded with.
 openclaw_version="${OPENCLAW_VERSION:-2026.9.6}"
@@ -36,31 +29,10 @@ fi
 openclaw="$cache/node_modules/openclaw/openclaw.mjs"
 echo "interop: openclaw $("$node" "$openclaw" --version 2>/dev/null | tail -1) on node $("$node" --version)"
 
-cargo build --locked -q -p pincer -p pincer-testkit
-bin="$root/target/debug"
-
 cat > "$work/scenario.json" <<'JSON'
 {"rules": [{"match": {"lastUserContains": "ping"}, "reply": {"text": "pong from pincer"}}]}
 JSON
-"$bin/pincer-mock-llm" --scenario "$work/scenario.json" > "$work/mock.out" 2>&1 &
-pids+=($!)
-for _ in $(seq 1 100); do grep -q 'listening on' "$work/mock.out" 2>/dev/null && break; sleep 0.05; done
-mock_url=$(grep -o 'http://[0-9.:]*' "$work/mock.out" | head -1)
-[ -n "$mock_url" ] || { echo "interop: the mock LLM did not start" >&2; cat "$work/mock.out" >&2; exit 1; }
-
-export PINCER_HOME="$work/pincer"
-mkdir -p "$PINCER_HOME"
-cat > "$PINCER_HOME/pincer.json5" <<JSON5
-{ models: { providers: { mock: { baseUrl: "$mock_url/v1", api: "openai-completions", apiKey: "mock-key",
-    models: [{ id: "gpt-4o-mini" }] } } },
-  agents: { defaults: { model: "mock/gpt-4o-mini" } } }
-JSON5
-token="interop-$(date +%s%N)"
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-PINCER_GATEWAY_TOKEN="$token" "$bin/pincer" gateway run --port "$port" > "$work/gateway.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 1 200); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break; sleep 0.05; done
-curl -sf "http://127.0.0.1:$port/readyz" >/dev/null || { echo "interop: the gateway did not start" >&2; cat "$work/gateway.log" >&2; exit 1; }
+fixture_start
 
 call() {
   HOME="$work/home" "$node" "$openclaw" gateway call "$@" --url "ws://127.0.0.1:$port" --token "$token" --json

@@ -8,16 +8,9 @@
 # Screenshot in target/webchat.png. Exits non-zero on failure; leaves no process behind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$(pwd)
+source interop/fixture.sh
+fixture_init webchat
 cache="$root/interop/.cache/webchat"
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
 
 chromium="${CHROMIUM:-/usr/bin/chromium}"
 if [ ! -x "$chromium" ]; then
@@ -37,9 +30,6 @@ if [ ! -f "$cache/node_modules/playwright-core/package.json" ]; then
     --loglevel=error playwright-core@1
 fi
 
-cargo build --locked -q -p pincer -p pincer-testkit
-bin="$root/target/debug"
-
 # "hello" streams in 3-character pieces 60 ms apart; "use a tool" calls `read` once, then
 # answers; "slow" streams for ~20 s (to abort); anything else is echoed ("mock: <text>").
 cat > "$work/scenario.json" <<'JSON'
@@ -53,25 +43,7 @@ cat > "$work/scenario.json" <<'JSON'
    "reply": {"text": "This reply is long and slow, so there is time to press Abort before it ends. This reply is long and slow, so there is time to press Abort before it ends.", "chunkSize": 2, "delayMs": 250}}
 ]}
 JSON
-"$bin/pincer-mock-llm" --scenario "$work/scenario.json" > "$work/mock.out" 2>&1 &
-pids+=($!)
-for _ in $(seq 1 100); do grep -q 'listening on' "$work/mock.out" 2>/dev/null && break; sleep 0.05; done
-mock_url=$(grep -o 'http://[0-9.:]*' "$work/mock.out" | head -1)
-[ -n "$mock_url" ] || { echo "webchat: the mock LLM did not start" >&2; cat "$work/mock.out" >&2; exit 1; }
-
-export PINCER_HOME="$work/pincer"
-mkdir -p "$PINCER_HOME"
-cat > "$PINCER_HOME/pincer.json5" <<JSON5
-{ models: { providers: { mock: { baseUrl: "$mock_url/v1", api: "openai-completions", apiKey: "mock-key",
-    models: [{ id: "gpt-4o-mini" }] } } },
-  agents: { defaults: { model: "mock/gpt-4o-mini" } } }
-JSON5
-token="webchat-$(date +%s%N)"
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-PINCER_GATEWAY_TOKEN="$token" "$bin/pincer" gateway run --port "$port" > "$work/gateway.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 1 200); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break; sleep 0.05; done
-curl -sf "http://127.0.0.1:$port/readyz" >/dev/null || { echo "webchat: the gateway did not start" >&2; cat "$work/gateway.log" >&2; exit 1; }
+fixture_start
 
 mkdir -p "$root/target"
 if ! NODE_PATH="$cache/node_modules" WEBCHAT_URL="http://127.0.0.1:$port/" WEBCHAT_TOKEN="$token" \
