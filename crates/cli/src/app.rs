@@ -159,23 +159,28 @@ impl App {
             .collect()
     }
 
-    /// An LLM client with the configured keys (`models.providers.<p>.apiKey`) of the
-    /// providers in `models`. `!command` keys run only for providers actually used.
-    pub fn client(&self, registry: &ModelRegistry, models: &[Model]) -> Result<LlmClient> {
-        let client = LlmClient::with_env(Arc::clone(&self.env));
-        let mut done: Vec<&str> = Vec::new();
+    /// Gives `client` the configured keys (`models.providers.<p>.apiKey`) of the providers
+    /// in `models`, skipping those in `done` (and adding the rest to it). `!command` keys
+    /// run only for providers actually used.
+    pub fn add_keys(
+        &self,
+        client: &LlmClient,
+        registry: &ModelRegistry,
+        models: &[Model],
+        done: &mut Vec<String>,
+    ) -> Result<()> {
         for model in models {
             let provider = model.provider.as_str();
-            if done.contains(&provider) {
+            if done.iter().any(|d| d == provider) {
                 continue;
             }
-            done.push(provider);
             if let Some(spec) = registry.configured_key(provider) {
                 let key = spec.resolve(provider, self.env.as_ref())?;
                 client.set_api_key(provider, key);
             }
+            done.push(provider.to_owned());
         }
-        Ok(client)
+        Ok(())
     }
 
     /// The agent's tools: the basics, the file tools and `exec`/`process`, confined to

@@ -155,6 +155,7 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
             cli_model: args.model.as_deref(),
             tools,
             credentials,
+            llm: &crate::turn_setup::Llm::new(app)?,
             channel: "cli",
         },
     )?;

@@ -3,11 +3,13 @@
 //! the process registry (background `exec` sessions) and one credential source, whose
 //! OAuth refresh gate only works if every turn shares it.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use anyhow::Result;
 use futures_util::future::BoxFuture;
+use pincer_agent::AgentTool;
 use pincer_ai::Message;
 use pincer_gateway::failover::CredentialSource;
 use pincer_gateway::server::{ModelDefaults, Runtime, TurnRequest};
@@ -16,28 +18,75 @@ use pincer_store::SessionStore;
 use pincer_tools::ProcessRegistry;
 
 use crate::app::App;
-use crate::turn_setup::{AgentSetup, prepare_agent};
+use crate::turn_setup::{AgentSetup, Llm, prepare_agent};
 
 /// The runtime of one gateway process.
 pub struct GatewayRuntime {
     app: Arc<App>,
     processes: ProcessRegistry,
     credentials: Arc<dyn CredentialSource>,
+    llm: Llm,
+    /// Each agent's tools, built on its first turn: they hold no per-turn state (running
+    /// processes live in the shared registry), and building 13 schemas per turn showed up
+    /// in profiles.
+    tools: Mutex<HashMap<String, Vec<Arc<dyn AgentTool>>>>,
+    /// One store per agent, so every turn shares its in-memory index.
+    stores: Mutex<HashMap<String, SessionStore>>,
+    /// When session maintenance last ran per agent: it lists the sessions directory, so it
+    /// runs at most once per [`MAINTENANCE_INTERVAL`], not after every turn.
+    maintained: Mutex<HashMap<String, std::time::Instant>>,
 }
+
+/// How often the gateway applies `session.maintenance` to an agent that has turns.
+const MAINTENANCE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl GatewayRuntime {
     pub fn new(app: Arc<App>, processes: ProcessRegistry) -> Result<Self> {
         let credentials = crate::credentials::for_run(&app, None)?;
+        let llm = Llm::new(&app)?;
         Ok(Self {
             app,
             processes,
             credentials,
+            llm,
+            tools: Mutex::default(),
+            stores: Mutex::default(),
+            maintained: Mutex::default(),
         })
+    }
+
+    /// Whether this turn should run session maintenance for `agent_id` (and, if so, notes
+    /// that it did).
+    fn maintenance_due(&self, agent_id: &str) -> bool {
+        let mut maintained = self.maintained.lock().unwrap_or_else(|e| e.into_inner());
+        let now = std::time::Instant::now();
+        match maintained.get(agent_id) {
+            Some(last) if now.duration_since(*last) < MAINTENANCE_INTERVAL => false,
+            _ => {
+                maintained.insert(agent_id.to_owned(), now);
+                true
+            }
+        }
+    }
+
+    /// The agent's tools (built once per agent).
+    fn agent_tools(
+        &self,
+        agent_id: &str,
+        workspace: &std::path::Path,
+    ) -> Result<Vec<Arc<dyn AgentTool>>> {
+        let mut cache = self.tools.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(tools) = cache.get(agent_id) {
+            return Ok(tools.clone());
+        }
+        let tools = self.app.tools(agent_id, workspace, &self.processes, &[])?;
+        cache.insert(agent_id.to_owned(), tools.clone());
+        Ok(tools)
     }
 
     fn plan_now(&self, request: &TurnRequest) -> Result<TurnPlan> {
         let app = &self.app;
-        let store = app.sessions(&request.agent_id);
+        let store = self.sessions(&request.agent_id);
         let workspace: PathBuf = app.workspace(&request.agent_id);
         pincer_gateway::workspace::ensure_workspace(&workspace)?;
         let entry = store
@@ -45,7 +94,7 @@ impl GatewayRuntime {
             .0
             .get(&request.session_key)
             .cloned();
-        let tools = app.tools(&request.agent_id, &workspace, &self.processes, &[])?;
+        let tools = self.agent_tools(&request.agent_id, &workspace)?;
         let prepared = prepare_agent(
             app,
             AgentSetup {
@@ -57,6 +106,7 @@ impl GatewayRuntime {
                 cli_model: None,
                 tools,
                 credentials: Arc::clone(&self.credentials),
+                llm: &self.llm,
                 channel: "webchat",
             },
         )?;
@@ -67,7 +117,11 @@ impl GatewayRuntime {
             agent: prepared.config,
             input: vec![Message::user(request.message.clone())],
             session_patch: None,
-            retention: Some(app.retention()?),
+            retention: if self.maintenance_due(&request.agent_id) {
+                Some(app.retention()?)
+            } else {
+                None
+            },
             abort: None,
         })
     }
@@ -87,29 +141,34 @@ impl Runtime for GatewayRuntime {
     }
 
     fn sessions(&self, agent_id: &str) -> SessionStore {
-        self.app.sessions(agent_id)
+        let mut stores = self.stores.lock().unwrap_or_else(|e| e.into_inner());
+        stores
+            .entry(agent_id.to_owned())
+            .or_insert_with(|| self.app.sessions(agent_id))
+            .clone()
     }
 
     fn model_defaults(&self, agent_id: &str) -> ModelDefaults {
-        let choice = self.app.registry().ok().and_then(|registry| {
-            let request = pincer_gateway::model_select::ModelRequest {
-                agent: self
-                    .app
-                    .agent_entry(agent_id)
-                    .and_then(|a| a.model.as_ref()),
-                defaults: self.app.config.agents.defaults.model.as_ref(),
-                ..Default::default()
-            };
-            let custom = self.app.custom_providers();
-            let profiles = crate::credentials::profile_providers(&self.app).ok()?;
-            let cx = pincer_gateway::model_select::SelectionContext {
-                registry: &registry,
-                env: self.app.env.as_ref(),
-                custom_providers: &custom,
-                profile_providers: &profiles,
-            };
-            pincer_gateway::model_select::select_model(&request, &cx).ok()
-        });
+        let request = pincer_gateway::model_select::ModelRequest {
+            agent: self
+                .app
+                .agent_entry(agent_id)
+                .and_then(|a| a.model.as_ref()),
+            defaults: self.app.config.agents.defaults.model.as_ref(),
+            ..Default::default()
+        };
+        let custom = self.app.custom_providers();
+        let choice = crate::credentials::profile_providers(&self.app)
+            .ok()
+            .and_then(|profiles| {
+                let cx = pincer_gateway::model_select::SelectionContext {
+                    registry: &self.llm.registry,
+                    env: self.app.env.as_ref(),
+                    custom_providers: &custom,
+                    profile_providers: &profiles,
+                };
+                pincer_gateway::model_select::select_model(&request, &cx).ok()
+            });
         match choice {
             Some(c) => ModelDefaults {
                 provider: c.primary.provider,
@@ -125,27 +184,24 @@ impl Runtime for GatewayRuntime {
     }
 
     fn models(&self) -> Vec<serde_json::Value> {
-        self.app
-            .registry()
-            .map(|r| {
-                r.models()
-                    .iter()
-                    .map(|m| {
-                        serde_json::json!({
-                            "id": m.reference(), "name": m.name, "provider": m.provider,
-                            "contextWindow": m.context_window,
-                        })
-                    })
-                    .collect()
+        self.llm
+            .registry
+            .models()
+            .iter()
+            .map(|m| {
+                serde_json::json!({
+                    "id": m.reference(), "name": m.name, "provider": m.provider,
+                    "contextWindow": m.context_window,
+                })
             })
-            .unwrap_or_default()
+            .collect()
     }
 
     fn tools(&self, agent_id: &str) -> Vec<serde_json::Value> {
         let workspace = self.app.workspace(agent_id);
         let tools = pincer_gateway::workspace::ensure_workspace(&workspace)
             .map_err(anyhow::Error::from)
-            .and_then(|_| self.app.tools(agent_id, &workspace, &self.processes, &[]));
+            .and_then(|_| self.agent_tools(agent_id, &workspace));
         match tools {
             Ok(tools) => tools
                 .iter()

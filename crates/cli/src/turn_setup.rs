@@ -4,17 +4,44 @@
 //! the system prompt. Shared by `pincer ask` and the gateway's runtime.
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use anyhow::Result;
 use pincer_agent::{AgentConfig, AgentTool};
-use pincer_ai::{ModelRegistry, ThinkingLevel};
+use pincer_ai::{LlmClient, ModelRegistry, ThinkingLevel};
 use pincer_gateway::failover::{Attempts, CredentialSource, failover_stream_fn};
 use pincer_gateway::model_select::{ModelChoice, ModelRequest, SelectionContext, select_model};
 use pincer_store::SessionEntry;
 use serde_json::json;
 
 use crate::app::App;
+
+/// The model catalog and the LLM client turns use. `pincer ask` builds one per run; the
+/// gateway keeps one for its whole life, so its HTTP connection pool (and the TLS roots,
+/// which take milliseconds to load) are built once, not once per turn.
+pub struct Llm {
+    pub registry: Arc<ModelRegistry>,
+    client: LlmClient,
+    /// Providers whose configured key the client already has.
+    keyed: Mutex<Vec<String>>,
+}
+
+impl Llm {
+    pub fn new(app: &App) -> Result<Self> {
+        Ok(Self {
+            registry: Arc::new(app.registry()?),
+            client: LlmClient::with_env(Arc::clone(&app.env)),
+            keyed: Mutex::default(),
+        })
+    }
+
+    /// The client, with the keys of `models`' providers.
+    fn client_for(&self, app: &App, models: &[pincer_ai::Model]) -> Result<LlmClient> {
+        let mut keyed = self.keyed.lock().unwrap_or_else(|e| e.into_inner());
+        app.add_keys(&self.client, &self.registry, models, &mut keyed)?;
+        Ok(self.client.clone())
+    }
+}
 
 /// What a turn is for.
 pub struct AgentSetup<'a> {
@@ -27,6 +54,7 @@ pub struct AgentSetup<'a> {
     pub cli_model: Option<&'a str>,
     pub tools: Vec<Arc<dyn AgentTool>>,
     pub credentials: Arc<dyn CredentialSource>,
+    pub llm: &'a Llm,
     /// Where the turn comes from (`cli`, `webchat`, …), for the prompt's runtime line.
     pub channel: &'a str,
 }
@@ -40,9 +68,8 @@ pub struct PreparedAgent {
 
 /// Composes the agent of a turn.
 pub fn prepare_agent(app: &App, setup: AgentSetup<'_>) -> Result<PreparedAgent> {
-    let registry = app.registry()?;
-    let choice = choose_model(app, &setup, &registry)?;
-    let client = app.client(&registry, &choice.chain())?;
+    let choice = choose_model(app, &setup, &setup.llm.registry)?;
+    let client = setup.llm.client_for(app, &choice.chain())?;
     let attempts = Attempts::default();
     let stream_fn = failover_stream_fn(
         client,

@@ -22,6 +22,10 @@ async fn response(ws: &mut Socket, id: &str, want_final: bool) -> Result<Value, 
             .ok_or("the gateway closed the connection")?
             .map_err(|e| e.to_string())?;
         let Message::Text(text) = frame else { continue };
+        // Every client sees every run's events; only responses matter here.
+        if text.starts_with(r#"{"type":"event""#) {
+            continue;
+        }
         let value: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
         if value["type"] == "res" && value["id"] == id {
             if value["ok"] != true {

@@ -14,6 +14,18 @@ use crate::error::{Result, StoreError};
 /// (`Some(0o600)` for secrets); it is applied before any byte is written. Parent
 /// directories are created.
 pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
+    write_atomic_with(path, bytes, mode, true)
+}
+
+/// [`write_atomic`], with the fsyncs only when `durable`. Without them the replacement is
+/// still atomic for every reader and survives a crash of the process, but a power loss
+/// may bring back the previous content: for data that is cheap to lose and written often.
+pub(crate) fn write_atomic_with(
+    path: &Path,
+    bytes: &[u8],
+    mode: Option<u32>,
+    durable: bool,
+) -> Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -24,9 +36,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> 
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "state".into());
     let tmp = dir.join(format!(".{name}.tmp.{}", crate::ids::entry_id()));
-    let result = write_tmp(&tmp, bytes, mode).and_then(|()| {
+    let result = write_tmp(&tmp, bytes, mode, durable).and_then(|()| {
         fs::rename(&tmp, path).map_err(|e| StoreError::io(path, e))?;
-        sync_dir(&dir)
+        if durable { sync_dir(&dir) } else { Ok(()) }
     });
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
@@ -34,7 +46,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> 
     result
 }
 
-fn write_tmp(tmp: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
+fn write_tmp(tmp: &Path, bytes: &[u8], mode: Option<u32>, durable: bool) -> Result<()> {
     let mut opts = OpenOptions::new();
     opts.write(true).create_new(true);
     #[cfg(unix)]
@@ -53,7 +65,10 @@ fn write_tmp(tmp: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
             .map_err(|e| StoreError::io(tmp, e))?;
     }
     file.write_all(bytes).map_err(|e| StoreError::io(tmp, e))?;
-    file.sync_all().map_err(|e| StoreError::io(tmp, e))
+    if durable {
+        file.sync_all().map_err(|e| StoreError::io(tmp, e))?;
+    }
+    Ok(())
 }
 
 /// Fsyncs a directory so a rename or a new file in it survives a crash (no-op off Unix).
@@ -79,12 +94,22 @@ pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T> {
 
 /// Serialises `value` as pretty JSON (with a trailing newline) and writes it atomically.
 pub fn write_json<T: Serialize + ?Sized>(path: &Path, value: &T, mode: Option<u32>) -> Result<()> {
+    write_json_with(path, value, mode, true)
+}
+
+/// [`write_json`] with [`write_atomic_with`]'s durability choice.
+pub(crate) fn write_json_with<T: Serialize + ?Sized>(
+    path: &Path,
+    value: &T,
+    mode: Option<u32>,
+    durable: bool,
+) -> Result<()> {
     let mut bytes = serde_json::to_vec_pretty(value).map_err(|source| StoreError::Serialize {
         path: path.to_path_buf(),
         source,
     })?;
     bytes.push(b'\n');
-    write_atomic(path, &bytes, mode)
+    write_atomic_with(path, &bytes, mode, durable)
 }
 
 #[cfg(test)]

@@ -95,7 +95,12 @@ impl SessionIndex {
 
     /// Writes the index atomically.
     pub fn save(&self) -> Result<()> {
-        crate::atomic::write_json(&self.path, &self.sessions, Some(0o600))
+        self.save_with(true)
+    }
+
+    /// Writes the index atomically; fsynced only when `durable`.
+    pub(crate) fn save_with(&self, durable: bool) -> Result<()> {
+        crate::atomic::write_json_with(&self.path, &self.sessions, Some(0o600), durable)
     }
 
     /// The file of this index.

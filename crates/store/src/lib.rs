@@ -15,6 +15,7 @@ pub mod entry;
 pub mod error;
 pub mod ids;
 pub mod index;
+mod index_cache;
 pub mod migrate;
 pub mod rebuild;
 pub mod retention;

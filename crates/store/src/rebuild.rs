@@ -78,19 +78,23 @@ impl SessionStore {
     /// [`SessionStore::index_or_rebuild`] for a caller that holds the index lock.
     pub(crate) fn load_index_locked(
         &self,
-        _lock: &IndexLock,
+        lock: &IndexLock,
     ) -> Result<(SessionIndex, Option<RebuildReport>)> {
-        match SessionIndex::load(self.index_path()) {
+        match self.load_cached_locked(lock) {
             Ok(index) => Ok((index, None)),
             Err(StoreError::Json { source, .. }) => {
-                let (index, report) = self.rebuild_index(source.to_string())?;
+                let (index, report) = self.rebuild_index(lock, source.to_string())?;
                 Ok((index, Some(report)))
             }
             Err(e) => Err(e),
         }
     }
 
-    fn rebuild_index(&self, error: String) -> Result<(SessionIndex, RebuildReport)> {
+    fn rebuild_index(
+        &self,
+        lock: &IndexLock,
+        error: String,
+    ) -> Result<(SessionIndex, RebuildReport)> {
         let index_path = self.index_path();
         let corrupt = std::fs::read(&index_path).map_err(|e| StoreError::io(&index_path, e))?;
         let corrupt_copy = crate::archive::stamped_path(self.root(), "sessions.json", "corrupt");
@@ -135,7 +139,7 @@ impl SessionStore {
             });
         }
         sessions.sort_by(|a, b| a.key.cmp(&b.key));
-        index.save()?;
+        self.save_index(lock, index.clone(), true)?;
         tracing::warn!(
             index = %index.path().display(),
             corrupt_copy = %corrupt_copy.display(),

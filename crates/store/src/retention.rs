@@ -206,14 +206,16 @@ impl SessionStore {
             None => (Vec::new(), Vec::new()),
         };
 
-        if policy.mode == RetentionMode::Enforce {
-            if !sessions.is_empty() {
-                for s in &sessions {
-                    index.remove(&s.key);
-                }
-                // The index first: a crash after it leaves orphans, archived next time.
-                index.save()?;
+        if policy.mode == RetentionMode::Enforce && !sessions.is_empty() {
+            for s in &sessions {
+                index.remove(&s.key);
             }
+            // The index first: a crash after it leaves orphans, archived next time.
+            self.save_index(&lock, index, true)?;
+        } else {
+            self.keep_index(&lock, index);
+        }
+        if policy.mode == RetentionMode::Enforce {
             for s in &mut sessions {
                 s.archived_to = self.move_transcript_aside(&s.session_id)?;
             }

@@ -15,12 +15,16 @@
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::entry::SessionHeader;
 use crate::error::{Result, StoreError};
 use crate::index::{SessionEntry, SessionIndex};
+use crate::index_cache::{
+    IndexCache, read_generation, version_of, version_unlocked, write_generation,
+};
 use crate::rebuild::RebuildReport;
 use crate::transcript::{LoadReport, Transcript};
 
@@ -37,14 +41,17 @@ pub struct OpenSession {
     pub rebuilt: Option<RebuildReport>,
 }
 
-/// The sessions of one agent.
+/// The sessions of one agent. Clones share one in-memory copy of the index (see
+/// [`crate::index_cache`]): keep one store per agent for the life of a process.
 #[derive(Debug, Clone)]
 pub struct SessionStore {
     root: PathBuf,
     cwd: String,
+    cache: Arc<IndexCache>,
 }
 
-/// The exclusive lock on `sessions.json.lock`, released on drop.
+/// The exclusive lock on `sessions.json.lock`, released on drop. The file also holds the
+/// index's generation counter.
 pub(crate) struct IndexLock(File);
 
 impl Drop for IndexLock {
@@ -63,6 +70,7 @@ impl SessionStore {
         Self {
             root: root.into(),
             cwd,
+            cache: Arc::default(),
         }
     }
 
@@ -90,15 +98,66 @@ impl SessionStore {
     /// Loads the index (read only; no lock). A corrupt index is an error here; see
     /// [`SessionStore::index_or_rebuild`].
     pub fn index(&self) -> Result<SessionIndex> {
-        SessionIndex::load(self.index_path())
+        let version = version_unlocked(&self.lock_path(), &self.index_path());
+        if let Some(index) = self.cache.get(version) {
+            return Ok((*index).clone());
+        }
+        let index = SessionIndex::load(self.index_path())?;
+        self.cache.put(version, index.clone());
+        Ok(index)
+    }
+
+    /// The index under the lock: the cached copy (taken out of the cache) when the file has
+    /// not changed. Give it back with [`SessionStore::save_index`] or, unchanged,
+    /// [`SessionStore::keep_index`].
+    pub(crate) fn load_cached_locked(&self, lock: &IndexLock) -> Result<SessionIndex> {
+        let version = version_of(&lock.0, &self.index_path());
+        match self.cache.take(version) {
+            Some(index) => Ok(index),
+            None => SessionIndex::load(self.index_path()),
+        }
+    }
+
+    /// Puts an index read under the lock and not changed back into the cache.
+    pub(crate) fn keep_index(&self, lock: &IndexLock, index: SessionIndex) {
+        self.cache
+            .put(version_of(&lock.0, &self.index_path()), index);
+    }
+
+    /// Replaces the index file under the lock, bumping the generation around the write (see
+    /// [`crate::index_cache`]). `durable` fsyncs it: everything but per-turn counters.
+    pub(crate) fn save_index(
+        &self,
+        lock: &IndexLock,
+        index: SessionIndex,
+        durable: bool,
+    ) -> Result<()> {
+        let lock_path = self.lock_path();
+        let generation = read_generation(&lock.0).unwrap_or(0);
+        // Odd while the file is being replaced: no reader caches what it reads then.
+        let writing = generation + 1 + generation % 2;
+        write_generation(&lock.0, writing).map_err(|e| StoreError::io(&lock_path, e))?;
+        if let Err(e) = index.save_with(durable) {
+            self.cache.clear();
+            return Err(e);
+        }
+        write_generation(&lock.0, writing + 1).map_err(|e| StoreError::io(&lock_path, e))?;
+        self.cache
+            .put(version_of(&lock.0, &self.index_path()), index);
+        Ok(())
+    }
+
+    fn lock_path(&self) -> PathBuf {
+        self.root.join("sessions.json.lock")
     }
 
     pub(crate) fn lock(&self) -> Result<IndexLock> {
         std::fs::create_dir_all(&self.root).map_err(|e| StoreError::io(&self.root, e))?;
-        let path = self.root.join("sessions.json.lock");
+        let path = self.lock_path();
         let file = OpenOptions::new()
             .create(true)
             .truncate(false)
+            .read(true)
             .write(true)
             .open(&path)
             .map_err(|e| StoreError::io(&path, e))?;
@@ -112,12 +171,15 @@ impl SessionStore {
         let lock = self.lock()?;
         let (mut index, rebuilt) = self.load_index_locked(&lock)?;
         let mut session = match index.get(key).cloned() {
-            Some(entry) => self.open_entry(key, entry, false)?,
+            Some(entry) => {
+                self.keep_index(&lock, index);
+                self.open_entry(key, entry, false)?
+            }
             None => {
                 let entry = SessionEntry::new(crate::ids::session_id());
                 let session = self.open_entry(key, entry, true)?;
                 index.insert(key, session.entry.clone());
-                index.save()?;
+                self.save_index(&lock, index, true)?;
                 session
             }
         };
@@ -164,7 +226,7 @@ impl SessionStore {
         }
         let mut session = self.open_entry(key, entry, true)?;
         index.insert(key, session.entry.clone());
-        index.save()?;
+        self.save_index(&lock, index, true)?;
         session.rebuilt = rebuilt;
         Ok(session)
     }
@@ -174,7 +236,7 @@ impl SessionStore {
         let lock = self.lock()?;
         let (mut index, _) = self.load_index_locked(&lock)?;
         let entry = index.patch(key, patch)?.clone();
-        index.save()?;
+        self.save_index(&lock, index, true)?;
         Ok(entry)
     }
 
@@ -200,7 +262,7 @@ impl SessionStore {
             })?;
         // The index first: a crash after it leaves an orphan transcript, which retention
         // archives later, rather than an entry whose transcript vanished.
-        index.save()?;
+        self.save_index(&lock, index, true)?;
         self.move_transcript_aside(&entry.session_id)
     }
 

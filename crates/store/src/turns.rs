@@ -88,7 +88,7 @@ impl SessionStore {
     /// Adds `stats` to the index entry of `key` and stamps its `updatedAt`, under the
     /// index lock. Returns the updated entry.
     pub fn record_turn(&self, key: &str, stats: &TurnStats) -> Result<SessionEntry> {
-        self.update_entry(key, None, |e| stats.apply(e))
+        self.update_entry(key, None, true, |e| stats.apply(e))
     }
 
     /// Ends a turn: fsyncs what the turn appended to the transcript, then records `stats`
@@ -97,9 +97,12 @@ impl SessionStore {
     /// meanwhile, so the new session is not charged for the old one's turn.
     pub fn finish_turn(&self, session: &mut OpenSession, stats: &TurnStats) -> Result<()> {
         session.transcript.sync()?;
-        let entry = self.update_entry(&session.key, Some(&session.entry.session_id), |e| {
-            stats.apply(e)
-        })?;
+        // The counters are not worth two more fsyncs per turn: the transcript above is
+        // durable, and a power loss at worst takes back the last turns' token counts.
+        let entry =
+            self.update_entry(&session.key, Some(&session.entry.session_id), false, |e| {
+                stats.apply(e)
+            })?;
         session.entry = entry;
         Ok(())
     }
@@ -118,9 +121,10 @@ impl SessionStore {
             .append_body(EntryBody::Compaction(compaction))?
             .clone();
         session.transcript.sync()?;
-        let entry = self.update_entry(&session.key, Some(&session.entry.session_id), |e| {
-            e.compaction_count = e.compaction_count.saturating_add(1);
-        })?;
+        let entry =
+            self.update_entry(&session.key, Some(&session.entry.session_id), true, |e| {
+                e.compaction_count = e.compaction_count.saturating_add(1);
+            })?;
         session.entry = entry;
         Ok(appended)
     }
@@ -131,6 +135,7 @@ impl SessionStore {
         &self,
         key: &str,
         session_id: Option<&str>,
+        durable: bool,
         change: impl FnOnce(&mut SessionEntry),
     ) -> Result<SessionEntry> {
         let lock = self.lock()?;
@@ -153,7 +158,7 @@ impl SessionStore {
         change(entry);
         entry.updated_at = crate::ids::now_ms().max(entry.updated_at);
         let updated = entry.clone();
-        index.save()?;
+        self.save_index(&lock, index, durable)?;
         Ok(updated)
     }
 }

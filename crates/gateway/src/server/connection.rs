@@ -52,8 +52,12 @@ impl Out {
     }
 
     fn event(&self, event: &str, payload: &Value) {
-        let seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
+        let seq = self.next_seq();
         self.text(event_frame(event, payload, Some(seq)));
+    }
+
+    fn next_seq(&self) -> u64 {
+        self.seq.fetch_add(1, Ordering::Relaxed) + 1
     }
 
     fn close(&self, code: u16, reason: &str) {
@@ -72,24 +76,49 @@ pub async fn run(socket: WebSocket, gw: Arc<Gateway>, peer: SocketAddr) {
     };
     let queued = Arc::clone(&out.queued);
     let writer = tokio::spawn(async move {
-        while let Some(message) = rx.recv().await {
-            match message {
-                Outgoing::Text(text) => {
-                    let len = text.len();
-                    let sent = sink.send(Message::Text(Utf8Bytes::from(text))).await;
-                    queued.fetch_sub(len, Ordering::Relaxed);
-                    if sent.is_err() {
+        // Everything queued goes out with one flush: a busy gateway sends every client
+        // each run's events, and a write per frame would be a syscall per frame.
+        let mut batch = Vec::new();
+        while rx.recv_many(&mut batch, 256).await > 0 {
+            // Let the other connections' tasks run once first: under load more frames
+            // arrive meanwhile and share the flush.
+            tokio::task::yield_now().await;
+            while let Ok(message) = rx.try_recv() {
+                batch.push(message);
+            }
+            let mut sent_bytes = 0;
+            let mut closing = None;
+            let mut failed = false;
+            for message in batch.drain(..) {
+                match message {
+                    Outgoing::Text(text) => {
+                        sent_bytes += text.len();
+                        if !failed {
+                            failed = sink
+                                .feed(Message::Text(Utf8Bytes::from(text)))
+                                .await
+                                .is_err();
+                        }
+                    }
+                    Outgoing::Close(code, reason) => {
+                        closing = Some(CloseFrame {
+                            code,
+                            reason: Utf8Bytes::from(reason),
+                        });
                         break;
                     }
                 }
-                Outgoing::Close(code, reason) => {
-                    let frame = CloseFrame {
-                        code,
-                        reason: Utf8Bytes::from(reason),
-                    };
-                    let _ = sink.send(Message::Close(Some(frame))).await;
-                    break;
-                }
+            }
+            if !failed {
+                failed = sink.flush().await.is_err();
+            }
+            queued.fetch_sub(sent_bytes, Ordering::Relaxed);
+            if let Some(frame) = closing {
+                let _ = sink.send(Message::Close(Some(frame))).await;
+                break;
+            }
+            if failed {
+                break;
             }
         }
     });
@@ -101,7 +130,7 @@ pub async fn run(socket: WebSocket, gw: Arc<Gateway>, peer: SocketAddr) {
         None,
     ));
     if let Some(caller) = handshake(&gw, &out, &mut stream, peer).await {
-        serve_requests(&gw, &out, &mut stream, caller).await;
+        serve_requests(&gw, &out, stream, caller).await;
     }
     drop(out);
     let _ = writer.await;
@@ -244,9 +273,22 @@ fn connect(gw: &Gateway, req: &Request, peer: SocketAddr) -> Result<(Caller, Val
 async fn serve_requests(
     gw: &Arc<Gateway>,
     out: &Out,
-    stream: &mut futures_util::stream::SplitStream<WebSocket>,
+    mut stream: futures_util::stream::SplitStream<WebSocket>,
     caller: Caller,
 ) {
+    // The socket is read by its own task: polling a WebSocket stream costs a buffer fill
+    // even when nothing arrived, and the loop below wakes for every event it forwards.
+    let (frames_tx, mut frames) = mpsc::channel::<String>(16);
+    let reader = {
+        let out = out.clone();
+        tokio::spawn(async move {
+            while let Some(text) = next_text(&mut stream, &out).await {
+                if frames_tx.send(text).await.is_err() {
+                    break;
+                }
+            }
+        })
+    };
     let mut events = gw.runs.subscribe();
     let mut tick = tokio::time::interval(Duration::from_millis(TICK_INTERVAL_MS));
     tick.tick().await;
@@ -256,7 +298,7 @@ async fn serve_requests(
     };
     loop {
         tokio::select! {
-            frame = next_text(stream, out) => {
+            frame = frames.recv() => {
                 let Some(text) = frame else { break };
                 match parse_request(&text, MAX_PAYLOAD) {
                     Ok(req) => {
@@ -280,7 +322,7 @@ async fn serve_requests(
                 }
             }
             event = events.recv() => match event {
-                Ok(event) => out.event(event.event, &event.payload),
+                Ok(event) => out.text(event.frame(out.next_seq())),
                 Err(broadcast::error::RecvError::Lagged(_)) => {
                     out.close(POLICY_VIOLATION, "client too slow: events were dropped");
                     break;
@@ -295,6 +337,7 @@ async fn serve_requests(
             }
         }
     }
+    reader.abort();
 }
 
 /// The `id` of a frame that is JSON but not a valid request, to answer it.

@@ -160,6 +160,25 @@ pub fn event_frame(event: &str, payload: &Value, seq: Option<u64>) -> String {
     frame.to_string()
 }
 
+/// An event frame up to its `seq`: `{"type":"event","event":…,"payload":…` (see
+/// [`finish_event_frame`]). Serialized once for all connections.
+pub fn event_frame_head(event: &str, payload: &Value) -> String {
+    format!(
+        r#"{{"type":"event","event":{},"payload":{}"#,
+        Value::from(event),
+        payload
+    )
+}
+
+/// Closes a frame head with a connection's `seq`.
+pub fn finish_event_frame(head: &str, seq: u64) -> String {
+    use std::fmt::Write as _;
+    let mut frame = String::with_capacity(head.len() + 28);
+    frame.push_str(head);
+    let _ = write!(frame, r#","seq":{seq}}}"#);
+    frame
+}
+
 /// Reads a required string parameter.
 pub fn str_param<'a>(params: &'a Value, name: &str) -> Result<&'a str, MethodError> {
     match params.get(name) {
@@ -240,6 +259,11 @@ mod tests {
         assert_eq!(
             event_frame("tick", &json!({"ts": 5}), Some(3)),
             r#"{"event":"tick","payload":{"ts":5},"seq":3,"type":"event"}"#
+        );
+        let head = event_frame_head("chat", &json!({"text": "a\"b"}));
+        assert_eq!(
+            finish_event_frame(&head, 12),
+            r#"{"type":"event","event":"chat","payload":{"text":"a\"b"},"seq":12}"#
         );
     }
 }

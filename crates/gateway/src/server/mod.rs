@@ -139,6 +139,8 @@ async fn root(
     match upgrade {
         Ok(ws) => ws
             .max_message_size(frames::MAX_PAYLOAD)
+            // Each socket read first zero-fills this much buffer; requests are small.
+            .read_buffer_size(16 * 1024)
             .on_upgrade(move |socket| connection::run(socket, gw, peer)),
         Err(_) => {
             use axum::http::header;

@@ -6,7 +6,7 @@
 //! Events go out on a broadcast channel: a sender never waits for a slow client (a client
 //! that falls behind is dropped by its connection), so one stuck socket cannot stall runs.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -28,6 +28,27 @@ const EVENT_BUFFER: usize = 4096;
 pub struct GatewayEvent {
     pub event: &'static str,
     pub payload: Value,
+    /// The frame without its per-connection `seq`, serialized by the first connection that
+    /// sends it and reused by the others (an event goes to every client).
+    frame_head: std::sync::OnceLock<String>,
+}
+
+impl GatewayEvent {
+    pub fn new(event: &'static str, payload: Value) -> Self {
+        Self {
+            event,
+            payload,
+            frame_head: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The event's frame with this connection's `seq`.
+    pub fn frame(&self, seq: u64) -> String {
+        let head = self
+            .frame_head
+            .get_or_init(|| super::frames::event_frame_head(self.event, &self.payload));
+        super::frames::finish_event_frame(head, seq)
+    }
 }
 
 /// Where a run stands.
@@ -42,7 +63,6 @@ struct RunEntry {
     abort: CancellationToken,
     state: watch::Receiver<RunState>,
     started_at: i64,
-    finished_seq: Option<u64>,
 }
 
 /// What `start` did.
@@ -62,7 +82,8 @@ pub struct Runs {
     lanes: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     global: Arc<Semaphore>,
     events: broadcast::Sender<Arc<GatewayEvent>>,
-    finished: Mutex<u64>,
+    /// Finished run ids, oldest first.
+    finished: Mutex<VecDeque<String>>,
 }
 
 impl Runs {
@@ -74,7 +95,7 @@ impl Runs {
             lanes: Mutex::default(),
             global: Arc::new(Semaphore::new(max_concurrent.max(1))),
             events,
-            finished: Mutex::new(0),
+            finished: Mutex::default(),
         }
     }
 
@@ -89,7 +110,9 @@ impl Runs {
 
     /// Sends an event to every connection.
     pub fn broadcast(&self, event: &'static str, payload: Value) {
-        let _ = self.events.send(Arc::new(GatewayEvent { event, payload }));
+        let _ = self
+            .events
+            .send(Arc::new(GatewayEvent::new(event, payload)));
     }
 
     /// Starts run `run_id` of `request` unless one with that id exists. The run waits for
@@ -118,7 +141,6 @@ impl Runs {
                     abort: abort.clone(),
                     state: rx,
                     started_at: accepted_at,
-                    finished_seq: None,
                 },
             );
         }
@@ -164,23 +186,15 @@ impl Runs {
 
     /// Keeps the map bounded: the oldest finished runs go first.
     fn finish(&self, run_id: &str) {
-        let seq = {
-            let mut n = self.finished.lock().unwrap_or_else(|e| e.into_inner());
-            *n += 1;
-            *n
+        let expired: Vec<String> = {
+            let mut finished = self.finished.lock().unwrap_or_else(|e| e.into_inner());
+            finished.push_back(run_id.to_owned());
+            let excess = finished.len().saturating_sub(KEEP_FINISHED);
+            finished.drain(..excess).collect()
         };
-        let mut runs = self.runs();
-        if let Some(entry) = runs.get_mut(run_id) {
-            entry.finished_seq = Some(seq);
-        }
-        let finished = runs.values().filter(|e| e.finished_seq.is_some()).count();
-        if finished > KEEP_FINISHED {
-            let mut oldest: Vec<(u64, String)> = runs
-                .iter()
-                .filter_map(|(id, e)| e.finished_seq.map(|s| (s, id.clone())))
-                .collect();
-            oldest.sort();
-            for (_, id) in oldest.into_iter().take(finished - KEEP_FINISHED) {
+        if !expired.is_empty() {
+            let mut runs = self.runs();
+            for id in expired {
                 runs.remove(&id);
             }
         }

@@ -1,8 +1,14 @@
 //! A run's agent events as OpenClaw's protocol events: `agent` (`stream` lifecycle,
 //! assistant, tool; per-run `seq`) and `chat` (`state` delta, final, aborted, error, with the
 //! assistant message so far), and the result the run ends with.
+//!
+//! Like OpenClaw, `chat` deltas are throttled (at most one per [`CHAT_DELTA_INTERVAL`]; the
+//! `deltaText` of each covers everything since the previous one) while `agent` events carry
+//! every token: chat clients redraw the message, and a token-by-token redraw on every
+//! connected client is most of a busy gateway's work.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use pincer_agent::AgentEvent;
 use pincer_ai::{AssistantMessageEvent, Message, StopReason};
@@ -48,6 +54,9 @@ pub struct RunResult {
     pub duration_ms: u64,
 }
 
+/// The least time between two `chat` delta events of a run (OpenClaw's 150 ms).
+pub const CHAT_DELTA_INTERVAL: Duration = Duration::from_millis(150);
+
 /// Emits one run's events.
 pub struct RunEmitter {
     run_id: String,
@@ -57,6 +66,9 @@ pub struct RunEmitter {
     seq: u64,
     started_at: i64,
     text: String,
+    /// Text not yet sent in a `chat` delta, and when the last one went out.
+    pending_delta: String,
+    last_chat_delta: Option<Instant>,
 }
 
 impl RunEmitter {
@@ -69,6 +81,8 @@ impl RunEmitter {
             seq: 0,
             started_at: pincer_ai::now_ms(),
             text: String::new(),
+            pending_delta: String::new(),
+            last_chat_delta: None,
         }
     }
 
@@ -100,6 +114,17 @@ impl RunEmitter {
         })
     }
 
+    /// Sends the text gathered since the last `chat` delta.
+    fn flush_chat_delta(&mut self) {
+        if self.pending_delta.is_empty() {
+            return;
+        }
+        let delta = std::mem::take(&mut self.pending_delta);
+        let message = self.message();
+        self.chat("delta", json!({ "deltaText": delta, "message": message }));
+        self.last_chat_delta = Some(Instant::now());
+    }
+
     /// The run has its lane and begins.
     pub fn started(&mut self) {
         self.started_at = pincer_ai::now_ms();
@@ -122,9 +147,18 @@ impl RunEmitter {
                 self.text.push_str(delta);
                 let text = self.text.clone();
                 self.agent("assistant", json!({ "text": text, "delta": delta }));
-                let message = self.message();
-                self.chat("delta", json!({ "deltaText": delta, "message": message }));
+                self.pending_delta.push_str(delta);
+                if self
+                    .last_chat_delta
+                    .is_none_or(|last| last.elapsed() >= CHAT_DELTA_INTERVAL)
+                {
+                    self.flush_chat_delta();
+                }
             }
+            // A message's last words go out before the next message (or the end) begins.
+            AgentEvent::MessageEnd {
+                message: Message::Assistant(_),
+            } => self.flush_chat_delta(),
             AgentEvent::ToolExecutionStart {
                 tool_call_id,
                 tool_name,
