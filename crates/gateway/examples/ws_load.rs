@@ -1,8 +1,10 @@
 //! Load for the gateway benchmark (`bench/gateway.py`): N WebSocket clients, each on its own
 //! session, each running M `agent` turns one after another and waiting for the final
-//! response. Prints one JSON line: turns, seconds, turns per second, latency p50/p99.
+//! response; every K turns a client starts its session over (`sessions.reset`, as a user's
+//! `/new`), so sessions keep a realistic length however long the run. Prints one JSON
+//! line: turns, seconds, turns per second, latency p50/p99.
 //!
-//!     cargo run --release --example ws_load -p pincer-gateway -- URL TOKEN CLIENTS TURNS
+//!     cargo run --release --example ws_load -p pincer-gateway -- URL TOKEN CLIENTS TURNS [K]
 
 use std::time::{Duration, Instant};
 
@@ -38,7 +40,13 @@ async fn response(ws: &mut Socket, id: &str, want_final: bool) -> Result<Value, 
     }
 }
 
-async fn client(url: String, token: String, n: usize, turns: usize) -> Result<Vec<f64>, String> {
+async fn client(
+    url: String,
+    token: String,
+    n: usize,
+    turns: usize,
+    turns_per_session: usize,
+) -> Result<Vec<f64>, String> {
     let (mut ws, _) = connect_async(&url).await.map_err(|e| e.to_string())?;
     let connect = json!({"type": "req", "id": "c", "method": "connect", "params": {
         "minProtocol": 4, "maxProtocol": 4, "client": {"id": "test", "mode": "test"},
@@ -49,6 +57,15 @@ async fn client(url: String, token: String, n: usize, turns: usize) -> Result<Ve
     response(&mut ws, "c", false).await?;
     let mut latencies = Vec::with_capacity(turns);
     for i in 0..turns {
+        if i > 0 && i % turns_per_session == 0 {
+            let id = format!("{n}-{i}-reset");
+            let req = json!({"type": "req", "id": id, "method": "sessions.reset", "params": {
+                "key": format!("agent:main:load-{n}")}});
+            ws.send(Message::text(req.to_string()))
+                .await
+                .map_err(|e| e.to_string())?;
+            response(&mut ws, &id, false).await?;
+        }
         let id = format!("{n}-{i}");
         let req = json!({"type": "req", "id": id, "method": "agent", "params": {
             "message": format!("turn {i}"), "idempotencyKey": format!("load-{n}-{i}-{}", std::process::id()),
@@ -74,20 +91,25 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 #[tokio::main]
 async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [url, token, clients, turns] = args.as_slice() else {
-        eprintln!("usage: ws_load URL TOKEN CLIENTS TURNS_PER_CLIENT");
-        std::process::exit(2);
-    };
-    let (clients, turns): (usize, usize) = match (clients.parse(), turns.parse()) {
-        (Ok(c), Ok(t)) => (c, t),
+    let (url, token, clients, turns, per_session) = match args.as_slice() {
+        [url, token, clients, turns] => (url, token, clients, turns, "20"),
+        [url, token, clients, turns, k] => (url, token, clients, turns, k.as_str()),
         _ => {
-            eprintln!("CLIENTS and TURNS_PER_CLIENT are numbers");
+            eprintln!("usage: ws_load URL TOKEN CLIENTS TURNS_PER_CLIENT [TURNS_PER_SESSION]");
             std::process::exit(2);
         }
     };
+    let (clients, turns, per_session): (usize, usize, usize) =
+        match (clients.parse(), turns.parse(), per_session.parse()) {
+            (Ok(c), Ok(t), Ok(k)) if k > 0 => (c, t, k),
+            _ => {
+                eprintln!("CLIENTS, TURNS_PER_CLIENT and TURNS_PER_SESSION are positive numbers");
+                std::process::exit(2);
+            }
+        };
     let start = Instant::now();
     let tasks: Vec<_> = (0..clients)
-        .map(|n| tokio::spawn(client(url.clone(), token.clone(), n, turns)))
+        .map(|n| tokio::spawn(client(url.clone(), token.clone(), n, turns, per_session)))
         .collect();
     let mut latencies = Vec::new();
     for task in tasks {
@@ -106,7 +128,8 @@ async fn main() {
     let seconds = start.elapsed().as_secs_f64();
     latencies.sort_by(f64::total_cmp);
     let out = json!({
-        "clients": clients, "turns": latencies.len(), "seconds": seconds,
+        "clients": clients, "turns": latencies.len(), "turnsPerSession": per_session,
+        "seconds": seconds,
         "turnsPerSecond": latencies.len() as f64 / seconds,
         "latencyMs": {"p50": percentile(&latencies, 50.0), "p99": percentile(&latencies, 99.0)},
     });
