@@ -3,6 +3,7 @@
 //! `--x=on|off|true|false|1|0`.
 
 use clap::{ArgAction, Args, Parser, Subcommand};
+use pincer_config::GatewayBind;
 
 /// Pincer: a personal AI-agent gateway. Ask an agent from the terminal, manage its
 /// sessions, tools, credentials and configuration.
@@ -236,7 +237,7 @@ pub struct ModelsArgs {
     pub json: bool,
 }
 
-/// `pincer gateway [run|start|status|stop|token]`; plain `pincer gateway` is `run`.
+/// `pincer gateway [run|start|status|stop|token|config]`; plain `pincer gateway` is `run`.
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]
 pub struct GatewayArgs {
@@ -258,18 +259,52 @@ pub enum GatewayCommand {
     Stop,
     /// Print the gateway token clients must present (created on first use).
     Token,
+    /// Show or change the `gateway` section of the configuration (port, bind, token).
+    #[command(subcommand)]
+    Config(GatewayConfigCommand),
 }
 
-/// Where the gateway listens and how clients authenticate.
+#[derive(Debug, Subcommand)]
+pub enum GatewayConfigCommand {
+    /// Set the port, bind address or token the gateway starts with (checked, then saved).
+    Set(GatewayConfigSetArgs),
+    /// The gateway settings and whether each is the default or set in the config.
+    Show {
+        /// Print JSON `{configPath, config: {port, bind, token}}`.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove the `gateway` section: back to the defaults.
+    Clear,
+}
+
+/// `gateway config set`. Values are taken as text and checked by the command, so a bad
+/// one is reported with what to do (and exit 1), like every other configuration error.
+#[derive(Debug, Args)]
+pub struct GatewayConfigSetArgs {
+    /// Port to listen on, 1 to 65535.
+    #[arg(long)]
+    pub port: Option<String>,
+    /// `loopback`, `lan` or an IP address of this machine.
+    #[arg(long)]
+    pub bind: Option<String>,
+    /// The token clients present (instead of the generated token file).
+    #[arg(long)]
+    pub token: Option<String>,
+}
+
+/// Where the gateway listens and how clients authenticate. Port and bind not given here
+/// come from the config's `gateway` section, else the defaults (18789, loopback).
 #[derive(Debug, Args, Clone)]
 pub struct ListenArgs {
-    /// Port to listen on; 0 picks a free one (the real port is printed).
-    #[arg(long, env = "PINCER_GATEWAY_PORT", default_value_t = 18789)]
-    pub port: u16,
+    /// Port to listen on (default: gateway.port in the config, else 18789); 0 picks a
+    /// free one (the real port is printed).
+    #[arg(long, env = "PINCER_GATEWAY_PORT")]
+    pub port: Option<u16>,
     /// Address to listen on: `loopback` (127.0.0.1), `lan` (0.0.0.0, every interface)
-    /// or an IP address.
-    #[arg(long, default_value = "loopback", value_parser = parse_bind)]
-    pub bind: Bind,
+    /// or an IP address (default: gateway.bind in the config, else loopback).
+    #[arg(long, value_parser = parse_bind)]
+    pub bind: Option<GatewayBind>,
     /// `token` (clients present the gateway token) or `none` (loopback only).
     #[arg(long, value_enum, default_value_t = GatewayAuth::Token)]
     pub auth: GatewayAuth,
@@ -297,7 +332,8 @@ pub struct GatewayStartArgs {
 /// How clients authenticate to the gateway.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum GatewayAuth {
-    /// The shared token ($PINCER_GATEWAY_TOKEN, else $PINCER_HOME/gateway-token).
+    /// The shared token ($PINCER_GATEWAY_TOKEN, else gateway.auth.token in the config,
+    /// else $PINCER_HOME/gateway-token).
     Token,
     /// No authentication: allowed on a loopback address only.
     None,
@@ -312,40 +348,9 @@ impl GatewayAuth {
     }
 }
 
-/// `--bind`: a name or an address.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Bind {
-    Loopback,
-    Lan,
-    Ip(std::net::IpAddr),
-}
-
-impl Bind {
-    /// The address to listen on.
-    pub fn ip(self) -> std::net::IpAddr {
-        match self {
-            Bind::Loopback => std::net::Ipv4Addr::LOCALHOST.into(),
-            Bind::Lan => std::net::Ipv4Addr::UNSPECIFIED.into(),
-            Bind::Ip(ip) => ip,
-        }
-    }
-
-    /// How the user wrote it (for the re-exec'd daemon and the service file).
-    pub fn as_arg(self) -> String {
-        match self {
-            Bind::Loopback => "loopback".into(),
-            Bind::Lan => "lan".into(),
-            Bind::Ip(ip) => ip.to_string(),
-        }
-    }
-}
-
-fn parse_bind(value: &str) -> Result<Bind, String> {
-    match value {
-        "loopback" | "localhost" => Ok(Bind::Loopback),
-        "lan" => Ok(Bind::Lan),
-        other => other.parse().map(Bind::Ip).map_err(|_| {
-            format!("expected loopback, lan or an IP address (e.g. 192.168.1.5), not {value:?}")
-        }),
-    }
+/// `--bind`: the config's parser, with a message in command-line words.
+fn parse_bind(value: &str) -> Result<GatewayBind, String> {
+    value.parse().map_err(|_| {
+        format!("expected loopback, lan or an IP address (e.g. 192.168.1.5), not {value:?}")
+    })
 }

@@ -1,7 +1,11 @@
 //! `pincer gateway`: runs the gateway server in the foreground (`run`, the default) until
 //! SIGTERM or Ctrl-C, and prints the gateway token (`token`). Starting it as a daemon,
 //! `status` and `stop` are in `gateway_daemon.rs`; the files and process checks they share
-//! in `service.rs`.
+//! in `service.rs`; `gateway config set|show|clear` in `gateway_config_cmd.rs`.
+//!
+//! Where it listens: `--port`/`--bind` (`PINCER_GATEWAY_PORT` stands in for `--port`),
+//! else the config's `gateway.port`/`gateway.bind`, else 18789 on loopback. The token:
+//! `PINCER_GATEWAY_TOKEN`, else `gateway.auth.token`, else the generated token file.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -12,6 +16,7 @@ use std::time::Duration;
 use anyhow::{Context as _, Result, bail};
 use pincer_ai::CancellationToken;
 use pincer_ai::env::ProcessEnv;
+use pincer_config::{GatewayBind, GatewayConfig};
 use pincer_gateway::server::{ServeOptions, ServerError, serve};
 use pincer_tools::ProcessRegistry;
 use tokio::net::TcpListener;
@@ -49,6 +54,30 @@ pub fn main(args: GatewayArgs) -> Result<ExitCode> {
             crate::init_logging();
             print_token()
         }
+        GatewayCommand::Config(command) => {
+            crate::init_logging();
+            crate::gateway_config_cmd::run(&ProcessEnv, command)
+        }
+    }
+}
+
+/// Where the gateway listens and how clients authenticate, every source applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Listen {
+    pub port: u16,
+    pub bind: GatewayBind,
+    pub auth: GatewayAuth,
+}
+
+impl Listen {
+    /// The flag (clap already put `PINCER_GATEWAY_PORT` in its place when `--port` is
+    /// absent), else the config, else the default.
+    pub fn resolve(args: &ListenArgs, config: &GatewayConfig) -> Self {
+        Self {
+            port: args.port.unwrap_or_else(|| config.port()),
+            bind: args.bind.unwrap_or_else(|| config.bind()),
+            auth: args.auth,
+        }
     }
 }
 
@@ -62,19 +91,26 @@ fn current_thread() -> Result<tokio::runtime::Runtime> {
 /// `pincer gateway token`: the token clients present, created if missing.
 fn print_token() -> Result<ExitCode> {
     let home = pincer_config::pincer_home(&ProcessEnv)?;
-    let token = service::gateway_token(&home, &ProcessEnv)?;
-    if token.source == TokenSource::Env {
-        eprintln!(
+    let config_path = pincer_config::config_path(&home);
+    let config = pincer_config::load(&config_path, &ProcessEnv)?.config;
+    let token = service::gateway_token(&home, &ProcessEnv, config.gateway.token())?;
+    match token.source {
+        TokenSource::Env => eprintln!(
             "(from {}; the token file is not used while it is set)",
             service::TOKEN_ENV
-        );
+        ),
+        TokenSource::Config => eprintln!(
+            "(from gateway.auth.token in {}; the token file is not used while it is set)",
+            config_path.display()
+        ),
+        TokenSource::File | TokenSource::Generated => {}
     }
     println!("{}", token.value);
     Ok(ExitCode::SUCCESS)
 }
 
 /// The refusal of a network-facing gateway without authentication.
-pub fn check_auth_allowed(listen: &ListenArgs) -> Result<()> {
+pub fn check_auth_allowed(listen: &Listen) -> Result<()> {
     let ip = listen.bind.ip();
     if listen.auth == GatewayAuth::None && !ip.is_loopback() {
         bail!(
@@ -86,14 +122,20 @@ pub fn check_auth_allowed(listen: &ListenArgs) -> Result<()> {
     Ok(())
 }
 
-/// The token the server checks, or `None` with `--auth none`. A newly generated one is
-/// announced on the terminal only: a daemon's stdout is its log, where a secret must never
-/// be written (`gateway start --daemon` creates it before detaching, so this is rare).
-pub fn resolve_token(home: &Path, auth: GatewayAuth, detached: bool) -> Result<Option<String>> {
+/// The token the server checks, or `None` with `--auth none`. `configured` is the
+/// config's `gateway.auth.token`. A newly generated one is announced on the terminal only:
+/// a daemon's stdout is its log, where a secret must never be written (`gateway start
+/// --daemon` creates it before detaching, so this is rare).
+pub fn resolve_token(
+    home: &Path,
+    auth: GatewayAuth,
+    configured: Option<&str>,
+    detached: bool,
+) -> Result<Option<String>> {
     if auth == GatewayAuth::None {
         return Ok(None);
     }
-    let token = service::gateway_token(home, &ProcessEnv)?;
+    let token = service::gateway_token(home, &ProcessEnv, configured)?;
     if token.source == TokenSource::Generated {
         announce_new_token(home, &token, detached);
     }
@@ -124,10 +166,16 @@ fn run_gateway(args: GatewayRunArgs) -> Result<ExitCode> {
     }
     let home = pincer_config::pincer_home(&ProcessEnv)?;
     let log = init_gateway_logging(&home, args.detached)?;
-    check_auth_allowed(&args.listen)?;
     let app = Arc::new(crate::app::App::load()?);
+    let listen = Listen::resolve(&args.listen, &app.config.gateway);
+    check_auth_allowed(&listen)?;
     app.ensure_home()?;
-    let token = resolve_token(&home, args.listen.auth, args.detached)?;
+    let token = resolve_token(
+        &home,
+        listen.auth,
+        app.config.gateway.token(),
+        args.detached,
+    )?;
     if let (Some(log), Some(token)) = (&log, &token) {
         log.redact(token);
     }
@@ -140,7 +188,7 @@ fn run_gateway(args: GatewayRunArgs) -> Result<ExitCode> {
     let result = runtime.block_on(serve_until_signal(
         &home,
         app,
-        &args.listen,
+        &listen,
         token,
         args.detached,
     ));
@@ -184,7 +232,7 @@ fn init_gateway_logging(home: &Path, detached: bool) -> Result<Option<Arc<Rotati
 async fn serve_until_signal(
     home: &Path,
     app: Arc<crate::app::App>,
-    listen: &ListenArgs,
+    listen: &Listen,
     token: Option<String>,
     detached: bool,
 ) -> Result<ExitCode> {

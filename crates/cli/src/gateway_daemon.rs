@@ -15,7 +15,7 @@ use serde::Serialize;
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::cli::ListenArgs;
-use crate::gateway_cmd::{check_auth_allowed, resolve_token, url};
+use crate::gateway_cmd::{Listen, check_auth_allowed, resolve_token, url};
 use crate::log_writer::open_append;
 use crate::service::{self, ServiceState};
 
@@ -35,11 +35,14 @@ fn home() -> Result<PathBuf> {
 }
 
 /// `pincer gateway start --daemon`.
-pub async fn start(listen: ListenArgs) -> Result<ExitCode> {
+pub async fn start(args: ListenArgs) -> Result<ExitCode> {
     let home = home()?;
-    check_auth_allowed(&listen)?;
     // A broken configuration is reported here, not from the daemon's log.
     let app = crate::app::App::load()?;
+    // Resolved here and passed on as flags: the daemon listens where this command said,
+    // whatever its environment.
+    let listen = Listen::resolve(&args, &app.config.gateway);
+    check_auth_allowed(&listen)?;
     app.ensure_home()?;
     if let Some(daemon) = service::running_daemon(&home) {
         bail!(
@@ -51,7 +54,7 @@ pub async fn start(listen: ListenArgs) -> Result<ExitCode> {
         );
     }
     // Created (and shown) here, on the terminal: the daemon's output is its log file.
-    resolve_token(&home, listen.auth, false)?;
+    resolve_token(&home, listen.auth, app.config.gateway.token(), false)?;
     let ip = listen.bind.ip();
     let port = free_port(&home, ip, listen.port)?;
 
@@ -69,7 +72,7 @@ pub async fn start(listen: ListenArgs) -> Result<ExitCode> {
         "--port".into(),
         port.to_string(),
         "--bind".into(),
-        listen.bind.as_arg(),
+        listen.bind.to_string(),
         "--auth".into(),
         listen.auth.as_arg().into(),
         "--detached".into(),
@@ -125,7 +128,7 @@ pub async fn start(listen: ListenArgs) -> Result<ExitCode> {
     let state = ServiceState {
         pid,
         port,
-        bind: listen.bind.as_arg(),
+        bind: listen.bind.to_string(),
         started_at: pincer_store::ids::iso_now(),
         log_path: log_path.clone(),
         state_path: state_path.clone(),

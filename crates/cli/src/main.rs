@@ -10,6 +10,7 @@ mod cli;
 mod config_cmd;
 mod credentials;
 mod gateway_cmd;
+mod gateway_config_cmd;
 mod gateway_daemon;
 mod gateway_runtime;
 mod log_writer;

@@ -1,7 +1,8 @@
 //! What the gateway keeps on disk and how to tell whether it runs: the service file
 //! `$PINCER_HOME/service/gateway.json` (pid, port, … of the daemon), process checks (alive,
-//! not a zombie, really a `pincer gateway`), the gateway token `$PINCER_HOME/gateway-token`,
-//! the `/readyz` probe, and the message for a port someone else holds.
+//! not a zombie, really a `pincer gateway`), the gateway token (environment, config, or the
+//! file `$PINCER_HOME/gateway-token`), the `/readyz` probe, and the message for a port
+//! someone else holds.
 
 use std::io::{ErrorKind, Read as _};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -237,6 +238,8 @@ fn port_in_use_message(home: &Path, ip: IpAddr, port: u16) -> String {
 pub enum TokenSource {
     /// `PINCER_GATEWAY_TOKEN`.
     Env,
+    /// The config's `gateway.auth.token`.
+    Config,
     /// The token file.
     File,
     /// The token file, created just now.
@@ -274,12 +277,25 @@ pub fn ensure_home(home: &Path) -> Result<()> {
     Ok(())
 }
 
-/// `PINCER_GATEWAY_TOKEN` when set and not empty, else the token file (created if missing).
-pub fn gateway_token(home: &Path, env: &dyn EnvSource) -> Result<GatewayToken> {
+/// `PINCER_GATEWAY_TOKEN` when set and not empty, else `configured` (the config's
+/// `gateway.auth.token`), else the token file (created if missing).
+pub fn gateway_token(
+    home: &Path,
+    env: &dyn EnvSource,
+    configured: Option<&str>,
+) -> Result<GatewayToken> {
     if let Some(value) = env.var(TOKEN_ENV).filter(|v| !v.trim().is_empty()) {
         return Ok(GatewayToken {
             value,
             source: TokenSource::Env,
+        });
+    }
+    // The config refuses an empty token; the check here keeps a blank one from ever
+    // becoming a password that anyone can guess.
+    if let Some(value) = configured.filter(|v| !v.trim().is_empty()) {
+        return Ok(GatewayToken {
+            value: value.to_owned(),
+            source: TokenSource::Config,
         });
     }
     file_token(home)

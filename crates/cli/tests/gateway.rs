@@ -1,170 +1,19 @@
 //! `pincer gateway`: the foreground server, the daemon's lifecycle (start, status, stop),
-//! the token file, and the refusals (taken port, no auth off loopback), through the real
+//! the token file and the refusals (taken port, no auth off loopback), through the real
 //! binary. Every test picks free ports, and a guard kills whatever it started, so no
-//! daemon outlives a test, even a failing one.
+//! gateway outlives a test, even a failing one.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Duration;
 
+use common::gateway::*;
 use common::{Home, mode};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-use serde_json::Value;
-
-/// A foreground `pincer gateway …`, killed on drop if still running.
-struct Foreground {
-    child: Child,
-    port: u16,
-    /// What it printed before the "listening" line.
-    preamble: Vec<String>,
-    stderr_path: PathBuf,
-}
-
-impl Foreground {
-    fn start(home: &Home, args: &[&str]) -> Self {
-        let stderr_path = home.dir.path().join(format!("stderr-{}", rand_suffix()));
-        let child = home
-            .command(args)
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(&stderr_path).unwrap())
-            .spawn()
-            .unwrap();
-        // Owned by the guard from here on: a failed assertion below still kills it.
-        let mut gateway = Self {
-            child,
-            port: 0,
-            preamble: Vec::new(),
-            stderr_path,
-        };
-        let mut reader = BufReader::new(gateway.child.stdout.take().unwrap());
-        loop {
-            let mut line = String::new();
-            if reader.read_line(&mut line).unwrap() == 0 {
-                panic!(
-                    "gateway exited before listening; stdout {:?}; stderr:\n{}",
-                    gateway.preamble,
-                    gateway.stderr()
-                );
-            }
-            if let Some(url) = line.trim().strip_prefix("gateway listening on ") {
-                gateway.port = url
-                    .trim_start_matches("http://127.0.0.1:")
-                    .trim_end_matches('/')
-                    .parse()
-                    .unwrap_or_else(|_| panic!("unexpected url {url:?}"));
-                return gateway;
-            }
-            gateway.preamble.push(line.trim_end().to_owned());
-        }
-    }
-
-    fn signal(&self, signal: Signal) {
-        kill(Pid::from_raw(self.child.id() as i32), signal).unwrap();
-    }
-
-    /// Waits (bounded) for the process to exit.
-    fn wait(&mut self) -> ExitStatus {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            assert!(Instant::now() < deadline, "the gateway did not exit");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn stderr(&self) -> String {
-        std::fs::read_to_string(&self.stderr_path).unwrap()
-    }
-}
-
-impl Drop for Foreground {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Kills the daemon named by the home's service file when the test ends, however it ends.
-struct DaemonGuard(PathBuf);
-
-impl DaemonGuard {
-    fn new(home: &Home) -> Self {
-        Self(home.path().join("service/gateway.json"))
-    }
-}
-
-impl Drop for DaemonGuard {
-    fn drop(&mut self) {
-        if let Ok(text) = std::fs::read_to_string(&self.0)
-            && let Ok(state) = serde_json::from_str::<Value>(&text)
-            && let Some(pid) = state["pid"].as_i64()
-            && pid > 0
-        {
-            let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
-        }
-    }
-}
-
-fn rand_suffix() -> u128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos()
-}
-
-/// The status line of `GET path` on 127.0.0.1:port, or `None` if nothing answers.
-fn http_status(port: u16, path: &str) -> Option<String> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response).ok()?;
-    response.lines().next().map(str::to_owned)
-}
-
-/// Alive and not a zombie (an exited daemon may never be reaped by its adoptive parent).
-fn alive(pid: u32) -> bool {
-    if kill(Pid::from_raw(pid as i32), None).is_err() {
-        return false;
-    }
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat.rsplit_once(')').unwrap().1.trim_start();
-            !state.starts_with('Z') && !state.starts_with('X')
-        }
-        Err(_) => false,
-    }
-}
-
-fn status_json(home: &Home) -> Value {
-    let run = home.run(&["gateway", "status"]);
-    run.assert_ok();
-    serde_json::from_str(&run.stdout()).unwrap_or_else(|e| panic!("{e}: {}", run.stdout()))
-}
-
-fn read_token(home: &Home) -> String {
-    std::fs::read_to_string(home.path().join("gateway-token"))
-        .unwrap()
-        .trim()
-        .to_owned()
-}
-
-fn is_token(value: &str) -> bool {
-    value.len() == 64 && value.chars().all(|c| c.is_ascii_hexdigit())
-}
 
 #[test]
 fn foreground_serves_readyz_and_exits_0_on_sigterm_and_sigint() {

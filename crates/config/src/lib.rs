@@ -9,6 +9,7 @@
 mod edit;
 mod env_subst;
 mod error;
+mod gateway;
 mod keypath;
 mod load;
 mod locate;
@@ -22,6 +23,9 @@ mod validate;
 
 pub use edit::{get, parse_cli_value, set, unset};
 pub use error::{ConfigError, ConfigIssue, SourcePosition};
+pub use gateway::{
+    DEFAULT_GATEWAY_PORT, GatewayAuthConfig, GatewayBind, GatewayConfig, InvalidBind,
+};
 pub use keypath::{KeyPath, PathSegment};
 pub use load::{LoadedConfig, MAX_CONFIG_BYTES, ParsedConfig, load, parse_str, read_raw, save};
 pub use locate::locate;

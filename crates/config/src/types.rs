@@ -8,6 +8,8 @@ use pincer_ai::ModelsConfig;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::gateway::GatewayConfig;
+
 /// The whole configuration. Every section is optional; an empty file is a valid config.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -39,6 +41,9 @@ pub struct PincerConfig {
     /// Worker roles (capability profiles) by channel and group.
     #[serde(default)]
     pub roles: RolesConfig,
+    /// Where `pincer gateway` listens and the token its clients present.
+    #[serde(default)]
+    pub gateway: GatewayConfig,
 }
 
 /// `agents`.

@@ -1,7 +1,7 @@
 //! The rules types cannot express, checked after typed loading: agent ids and their
 //! uniqueness, one default agent, bindings that name a known agent, `provider/model`
 //! references, `channel:id` identity links, `session.mainKey`, `session.maintenance.pruneAfter`
-//! (a duration such as `30d`), `auth.cooldownsMs`. Every
+//! (a duration such as `30d`), `auth.cooldownsMs`, `gateway.auth.token`. Every
 //! problem is reported (not just the first), each with the key path it concerns.
 
 use std::collections::BTreeMap;
@@ -128,6 +128,18 @@ pub(crate) fn check(config: &PincerConfig) -> Vec<RuleViolation> {
         fail(
             KeyPath::root().key("auth").key("cooldownsMs"),
             "must list at least one cooldown (leave it out for the defaults)".to_owned(),
+        );
+    }
+    if config
+        .gateway
+        .auth
+        .token
+        .as_deref()
+        .is_some_and(|t| t.trim().is_empty())
+    {
+        fail(
+            KeyPath::root().key("gateway").key("auth").key("token"),
+            "must not be empty (leave it out to use the generated token file)".to_owned(),
         );
     }
     out

@@ -1,0 +1,133 @@
+//! A gateway killed with SIGKILL in the middle of a run: the transcript keeps every line
+//! whole, and after a restart the same session goes on.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::gateway::*;
+use common::{Home, mock};
+use nix::sys::signal::Signal;
+use pincer_testkit::{Match, Reply, Rule, Scenario};
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_during_a_run_then_restart_resumes_the_session() {
+    const TOKEN: &str = "crash-test-token";
+    const KEY: &str = "agent:main:main";
+    let story: String = (0..200).map(|i| format!("w{i} ")).collect();
+    let llm = mock(
+        Scenario::new()
+            .rule(
+                // About 40 s of streaming: the run is still going when the gateway dies.
+                Rule::when(Match::last_user("tell me a long story"))
+                    .reply(Reply::text(story).with_chunk_size(5).with_delay_ms(50)),
+            )
+            .rule(Rule::when(Match::last_user("are you back?")).reply(Reply::text("yes, back"))),
+    )
+    .await;
+    let home = Home::new();
+    let port = free_port();
+    home.use_mock(
+        &llm,
+        &format!(
+            "agents: {{ defaults: {{ model: \"mock/primary\" }} }},\n  \
+             gateway: {{ port: {port}, auth: {{ token: \"{TOKEN}\" }} }},"
+        ),
+    );
+
+    let mut gateway = Foreground::start(&home, &["gateway", "run"]);
+    assert_eq!(gateway.port, port);
+    let mut client = WsClient::connect(port, TOKEN).await;
+    let sent = client
+        .call(
+            "chat.send",
+            json!({"sessionKey": KEY, "message": "tell me a long story", "idempotencyKey": "before-crash"}),
+        )
+        .await;
+    assert_eq!(sent["payload"]["status"], "started", "{sent}");
+    client.chat_event("before-crash", "delta").await;
+    let history = client
+        .call("chat.history", json!({"sessionKey": KEY}))
+        .await;
+    let session_id = history["payload"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{history}"))
+        .to_owned();
+
+    gateway.signal(Signal::SIGKILL);
+    let status = gateway.wait();
+    use std::os::unix::process::ExitStatusExt as _;
+    assert_eq!(status.signal(), Some(9), "{status:?}");
+    assert!(
+        client.frame().await.is_none(),
+        "the connection died with it"
+    );
+
+    // The transcript has only whole lines, and the user's message is in it.
+    let entries = transcript_entries(&home);
+    let users: Vec<String> = entries
+        .iter()
+        .filter(|e| e["type"] == "message" && e["message"]["role"] == "user")
+        .map(|e| text_of(&e["message"]))
+        .collect();
+    assert_eq!(users, ["tell me a long story"], "{entries:?}");
+    assert!(
+        std::fs::read_dir(home.sessions_dir()).unwrap().all(|e| !e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .ends_with(".tmp")),
+        "no temporary file left behind"
+    );
+
+    // Restarted on the same home (and the configured port), the session goes on.
+    let gateway = Foreground::start(&home, &["gateway", "run"]);
+    assert_eq!(gateway.port, port);
+    let mut client = WsClient::connect(port, TOKEN).await;
+    let sent = client
+        .call(
+            "chat.send",
+            json!({"sessionKey": KEY, "message": "are you back?", "idempotencyKey": "after-crash"}),
+        )
+        .await;
+    assert_eq!(sent["payload"]["status"], "started", "{sent}");
+    let last = client.chat_event("after-crash", "final").await;
+    assert_eq!(text_of(&last["payload"]["message"]), "yes, back", "{last}");
+
+    let history = client
+        .call("chat.history", json!({"sessionKey": KEY}))
+        .await;
+    assert_eq!(
+        history["payload"]["sessionId"],
+        session_id.as_str(),
+        "{history}"
+    );
+    let messages = history["payload"]["messages"].as_array().unwrap();
+    let users: Vec<String> = messages
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(text_of)
+        .collect();
+    assert_eq!(
+        users,
+        ["tell me a long story", "are you back?"],
+        "{history}"
+    );
+    assert_eq!(text_of(messages.last().unwrap()), "yes, back", "{history}");
+    // The model saw the message from before the crash as context.
+    let request = llm.requests().last().unwrap().body.clone();
+    let context: Vec<String> = request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(text_of)
+        .collect();
+    assert_eq!(
+        context,
+        ["tell me a long story", "are you back?"],
+        "{request}"
+    );
+    drop(gateway);
+}

@@ -1,0 +1,217 @@
+//! The `gateway` section, in OpenClaw's shape: where `pincer gateway` listens (`port`,
+//! `bind`) and the token clients present (`auth.token`). Everything is optional; the
+//! defaults are port 18789 on loopback with the generated token file. Command-line flags
+//! and the environment override these (the CLI decides that order).
+//!
+//! `port` and `bind` are checked while loading (not as later rules) so a bad value is
+//! reported like a wrong type, with its line: `gateway.bind: expected "loopback", …`.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr};
+use std::str::FromStr;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// The port the gateway listens on when nothing says otherwise (OpenClaw's).
+pub const DEFAULT_GATEWAY_PORT: u16 = 18789;
+
+/// `gateway`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GatewayConfig {
+    /// Port to listen on, 1 to 65535 (default 18789).
+    #[serde(
+        default,
+        deserialize_with = "deserialize_port",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Option<u16>", range(min = 1, max = 65535))]
+    pub port: Option<u16>,
+    /// `loopback` (127.0.0.1, the default), `lan` (0.0.0.0, every interface) or an IP
+    /// address of this machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bind: Option<GatewayBind>,
+    /// How clients authenticate.
+    #[serde(default, skip_serializing_if = "GatewayAuthConfig::is_empty")]
+    pub auth: GatewayAuthConfig,
+}
+
+impl GatewayConfig {
+    /// `port`, defaulting to [`DEFAULT_GATEWAY_PORT`].
+    pub fn port(&self) -> u16 {
+        self.port.unwrap_or(DEFAULT_GATEWAY_PORT)
+    }
+
+    /// `bind`, defaulting to loopback.
+    pub fn bind(&self) -> GatewayBind {
+        self.bind.unwrap_or(GatewayBind::Loopback)
+    }
+
+    /// `auth.token`, if set.
+    pub fn token(&self) -> Option<&str> {
+        self.auth.token.as_deref()
+    }
+}
+
+/// `gateway.auth`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GatewayAuthConfig {
+    /// The shared token clients present. `${NAME}` keeps it out of the file. When absent
+    /// (and `PINCER_GATEWAY_TOKEN` is not set) a token is generated into
+    /// `$PINCER_HOME/gateway-token` on first start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+}
+
+impl GatewayAuthConfig {
+    fn is_empty(&self) -> bool {
+        self.token.is_none()
+    }
+}
+
+/// Where the gateway listens: a name or an address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GatewayBind {
+    /// 127.0.0.1: only this machine.
+    Loopback,
+    /// 0.0.0.0: every interface.
+    Lan,
+    /// One address of this machine.
+    Ip(IpAddr),
+}
+
+/// What a bind value may be, for error messages.
+const BIND_EXPECTED: &str = "\"loopback\", \"lan\" or an IP address such as \"192.168.1.5\"";
+
+impl GatewayBind {
+    /// The address to listen on.
+    pub fn ip(self) -> IpAddr {
+        match self {
+            Self::Loopback => Ipv4Addr::LOCALHOST.into(),
+            Self::Lan => Ipv4Addr::UNSPECIFIED.into(),
+            Self::Ip(ip) => ip,
+        }
+    }
+}
+
+impl fmt::Display for GatewayBind {
+    /// The canonical spelling, which [`FromStr`] reads back.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Loopback => f.write_str("loopback"),
+            Self::Lan => f.write_str("lan"),
+            Self::Ip(ip) => write!(f, "{ip}"),
+        }
+    }
+}
+
+/// A bind value that is neither a name nor an IP address.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("expected {BIND_EXPECTED}, found \"{0}\"")]
+pub struct InvalidBind(pub String);
+
+impl FromStr for GatewayBind {
+    type Err = InvalidBind;
+
+    /// `loopback` (also `localhost`), `lan`, or an IPv4/IPv6 address.
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        match value {
+            "loopback" | "localhost" => Ok(Self::Loopback),
+            "lan" => Ok(Self::Lan),
+            other => other
+                .parse()
+                .map(Self::Ip)
+                .map_err(|_| InvalidBind(value.to_owned())),
+        }
+    }
+}
+
+impl Serialize for GatewayBind {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for GatewayBind {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct BindVisitor;
+
+        impl serde::de::Visitor<'_> for BindVisitor {
+            type Value = GatewayBind;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(BIND_EXPECTED)
+            }
+
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                v.parse().map_err(|e: InvalidBind| E::custom(e))
+            }
+        }
+
+        deserializer.deserialize_str(BindVisitor)
+    }
+}
+
+impl JsonSchema for GatewayBind {
+    fn schema_name() -> Cow<'static, str> {
+        "GatewayBind".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "loopback (127.0.0.1), lan (0.0.0.0) or an IP address of this machine",
+            "anyOf": [
+                {"type": "string", "enum": ["loopback", "localhost", "lan"]},
+                {"type": "string", "format": "ipv4"},
+                {"type": "string", "format": "ipv6"},
+            ],
+        })
+    }
+}
+
+/// A port from 1 to 65535, or `null` for none. Port 0 ("any free port") makes sense for
+/// one run (`--port 0`), not as a setting clients must find again.
+fn deserialize_port<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u16>, D::Error> {
+    struct PortVisitor;
+
+    const EXPECTED: &str = "a port number from 1 to 65535";
+
+    impl<'de> serde::de::Visitor<'de> for PortVisitor {
+        type Value = Option<u16>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(EXPECTED)
+        }
+
+        fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_any(self)
+        }
+
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Self::Value, E> {
+            match u16::try_from(v) {
+                Ok(port) if port != 0 => Ok(Some(port)),
+                _ => Err(E::custom(format!("expected {EXPECTED}, found {v}"))),
+            }
+        }
+
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Self::Value, E> {
+            match u64::try_from(v) {
+                Ok(v) => self.visit_u64(v),
+                Err(_) => Err(E::custom(format!("expected {EXPECTED}, found {v}"))),
+            }
+        }
+    }
+
+    deserializer.deserialize_option(PortVisitor)
+}

@@ -1,0 +1,156 @@
+//! The `gateway` section: its defaults, strict checks of `port`, `bind` and `auth.token`
+//! with file positions, its place in the schema, and the token's redaction.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::net::IpAddr;
+
+use pincer_ai::env::MapEnv;
+use pincer_config::*;
+use serde_json::json;
+
+fn parse(text: &str) -> PincerConfig {
+    parse_str(text, "pincer.json5", &MapEnv::default())
+        .unwrap_or_else(|e| panic!("{text} was refused: {e}"))
+        .config
+}
+
+fn error_of(text: &str) -> String {
+    parse_str(text, "pincer.json5", &MapEnv::default())
+        .expect_err("the config should be refused")
+        .to_string()
+}
+
+#[test]
+fn defaults_apply_when_the_section_is_absent() {
+    let gateway = parse("{}").gateway;
+    assert_eq!(gateway, GatewayConfig::default());
+    assert_eq!(gateway.port(), DEFAULT_GATEWAY_PORT);
+    assert_eq!(gateway.port(), 18789);
+    assert_eq!(gateway.bind(), GatewayBind::Loopback);
+    assert_eq!(gateway.bind().ip(), "127.0.0.1".parse::<IpAddr>().unwrap());
+    assert_eq!(gateway.token(), None);
+    let empty = parse("{gateway: {port: null, auth: {}}}").gateway;
+    assert_eq!(empty, GatewayConfig::default());
+}
+
+#[test]
+fn port_bind_and_token_load() {
+    let gateway = parse("{gateway: {port: 8080, bind: 'lan', auth: {token: 'sekrit'}}}").gateway;
+    assert_eq!(gateway.port(), 8080);
+    assert_eq!(gateway.bind(), GatewayBind::Lan);
+    assert_eq!(gateway.bind().ip(), "0.0.0.0".parse::<IpAddr>().unwrap());
+    assert_eq!(gateway.token(), Some("sekrit"));
+    for (text, bind) in [
+        ("loopback", GatewayBind::Loopback),
+        ("localhost", GatewayBind::Loopback),
+        (
+            "192.168.1.5",
+            GatewayBind::Ip("192.168.1.5".parse().unwrap()),
+        ),
+        ("::1", GatewayBind::Ip("::1".parse().unwrap())),
+    ] {
+        let loaded = parse(&format!("{{gateway: {{bind: '{text}'}}}}")).gateway;
+        assert_eq!(loaded.bind(), bind, "{text}");
+        assert_eq!(text.parse::<GatewayBind>().unwrap(), bind);
+    }
+    assert_eq!(
+        GatewayBind::Ip("10.0.0.1".parse().unwrap()).to_string(),
+        "10.0.0.1"
+    );
+    assert_eq!(GatewayBind::Lan.to_string(), "lan");
+    // The token may come from the environment.
+    let env = MapEnv::new([("GW_TOKEN", "from-env")]);
+    let loaded = parse_str("{gateway: {auth: {token: '${GW_TOKEN}'}}}", "x", &env).unwrap();
+    assert_eq!(loaded.config.gateway.token(), Some("from-env"));
+    assert_eq!(loaded.raw["gateway"]["auth"]["token"], "${GW_TOKEN}");
+    // Serialised back in the same shape.
+    assert_eq!(
+        serde_json::to_value(&gateway).unwrap(),
+        json!({"port": 8080, "bind": "lan", "auth": {"token": "sekrit"}})
+    );
+    assert_eq!(
+        serde_json::to_value(GatewayConfig::default()).unwrap(),
+        json!({})
+    );
+}
+
+#[test]
+fn bad_values_name_the_key_and_the_line() {
+    assert_eq!(
+        error_of("{\n  gateway: {\n    bind: 'nowhere',\n  },\n}"),
+        "pincer.json5:3:5: gateway.bind: expected \"loopback\", \"lan\" or an IP address such as \"192.168.1.5\", found \"nowhere\""
+    );
+    assert_eq!(
+        error_of("{gateway: {bind: 4}}"),
+        "pincer.json5:1:12: gateway.bind: expected \"loopback\", \"lan\" or an IP address such as \"192.168.1.5\", found the number 4"
+    );
+    assert_eq!(
+        error_of("{gateway: {\n  port: 0}}"),
+        "pincer.json5:2:3: gateway.port: expected a port number from 1 to 65535, found 0"
+    );
+    assert_eq!(
+        error_of("{gateway: {port: 70000}}"),
+        "pincer.json5:1:12: gateway.port: expected a port number from 1 to 65535, found 70000"
+    );
+    assert_eq!(
+        error_of("{gateway: {port: -1}}"),
+        "pincer.json5:1:12: gateway.port: expected a port number from 1 to 65535, found -1"
+    );
+    assert_eq!(
+        error_of("{gateway: {port: '80'}}"),
+        "pincer.json5:1:12: gateway.port: expected a port number from 1 to 65535, found the string \"80\""
+    );
+    assert_eq!(
+        error_of("{gateway: {prot: 80}}"),
+        "pincer.json5:1:12: gateway.prot: unknown key, did you mean `port`?"
+    );
+    assert_eq!(
+        error_of("{gateway: {auth: {token: '', mode: 'token'}}}"),
+        "pincer.json5:1:30: gateway.auth.mode: unknown key (known keys: token)"
+    );
+    assert_eq!(
+        error_of("{gateway: {auth: {\n  token: ' '}}}"),
+        "pincer.json5:2:3: gateway.auth.token: must not be empty (leave it out to use the generated token file)"
+    );
+    assert_eq!(
+        "somewhere".parse::<GatewayBind>().unwrap_err().to_string(),
+        "expected \"loopback\", \"lan\" or an IP address such as \"192.168.1.5\", found \"somewhere\""
+    );
+}
+
+#[test]
+fn the_schema_describes_the_section() {
+    let schema = schema_json();
+    let gateway = &schema["$defs"]["GatewayConfig"];
+    assert_eq!(gateway["additionalProperties"], false, "{gateway}");
+    let port = &gateway["properties"]["port"];
+    assert_eq!(
+        (port["minimum"].as_u64(), port["maximum"].as_u64()),
+        (Some(1), Some(65535)),
+        "{port}"
+    );
+    let bind = &schema["$defs"]["GatewayBind"];
+    assert_eq!(
+        bind["anyOf"][0]["enum"],
+        json!(["loopback", "localhost", "lan"])
+    );
+    let auth = &schema["$defs"]["GatewayAuthConfig"];
+    assert_eq!(
+        auth["properties"]["token"]["type"],
+        json!(["string", "null"]),
+        "{auth}"
+    );
+}
+
+#[test]
+fn the_token_is_masked() {
+    let raw = json!({"gateway": {"port": 9000, "auth": {"token": "abcdef-0123456789-xyz"}}});
+    assert_eq!(
+        redact(&raw),
+        json!({"gateway": {"port": 9000, "auth": {"token": "abc***xyz"}}})
+    );
+    let short = json!({"gateway": {"auth": {"token": "tiny"}}});
+    assert_eq!(redact(&short)["gateway"]["auth"]["token"], "***");
+    let reference = json!({"gateway": {"auth": {"token": "${GW_TOKEN}"}}});
+    assert_eq!(redact(&reference), reference);
+}
