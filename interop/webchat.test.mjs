@@ -132,21 +132,22 @@ await check("lists sessions and reloads the history (token remembered)", async (
   assert((await page.locator('.msg.assistant[data-state="aborted"]').count()) === 1, "the aborted reply is marked");
 });
 
-await check("/new starts a new session", async () => {
+await check("/new starts the session over (the gateway resets it, same key)", async () => {
   await sendMessage("/new");
-  await page.waitForFunction(() => document.getElementById("session-key").textContent.startsWith("agent:main:web-"));
-  assert((await page.locator("#messages .msg").count()) === 0, "the new session is empty");
+  await page.waitForSelector('.msg.assistant[data-state="final"]:has-text("New session started. sessionId=")');
+  assert((await page.locator(".msg.user").count()) === 0, "the old history is gone from view");
+  assert((await page.textContent("#session-key")) === "agent:main:main", "the same session key");
   assert((await page.textContent("#notice")).includes("new session"), "the page says so");
   await sendMessage("first in new");
   await page.waitForSelector('.msg.assistant[data-state="final"]:has-text("mock: first in new")');
-  const key = await page.textContent("#session-key");
-  await page.waitForSelector(`#sessions li[data-key="${key}"].current`);
 });
 
-await check("clicking a session in the sidebar loads it", async () => {
-  await page.click('#sessions li[data-key="agent:main:main"]');
-  await page.waitForSelector('.msg.user:has-text("hello browser")');
-  assert((await page.textContent("#session-key")) === "agent:main:main", "the main session is shown");
+await check("after a reload the page shows the new session's history only", async () => {
+  await page.reload();
+  await connected();
+  await page.waitForSelector('.msg.user:has-text("first in new")');
+  assert((await page.locator(".msg.user").count()) === 1, "only the new session's message");
+  await page.waitForSelector('#sessions li[data-key="agent:main:main"].current');
   await page.screenshot({ path: env("WEBCHAT_SCREENSHOT") });
 });
 

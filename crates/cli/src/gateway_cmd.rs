@@ -245,8 +245,10 @@ async fn serve_until_signal(
         .map_err(|e| service::bind_error(home, ip, listen.port, &e))?;
     let addr = listener.local_addr()?;
     let processes = ProcessRegistry::new();
+    let queue = queue_settings(&app.config.messages.queue);
     let runtime = crate::gateway_runtime::GatewayRuntime::new(app, processes.clone())?;
-    let options = ServeOptions::new(token.clone(), Arc::new(runtime));
+    let mut options = ServeOptions::new(token.clone(), Arc::new(runtime));
+    options.queue = queue;
     println!("gateway listening on {}", url(addr));
     tracing::info!(
         %addr,
@@ -336,4 +338,26 @@ impl StopSignals {
 /// `http://127.0.0.1:18789/` (IPv6 addresses in brackets).
 pub fn url(addr: SocketAddr) -> String {
     format!("http://{addr}/")
+}
+
+/// `messages.queue` as the server's queue settings (OpenClaw's defaults where unset).
+fn queue_settings(config: &pincer_config::QueueConfig) -> pincer_gateway::server::QueueSettings {
+    use pincer_config::QueueModeName;
+    use pincer_gateway::server::QueueMode;
+    let mut settings = pincer_gateway::server::QueueSettings::default();
+    if let Some(mode) = config.mode {
+        settings.mode = match mode {
+            QueueModeName::Steer => QueueMode::Steer,
+            QueueModeName::Followup => QueueMode::Followup,
+            QueueModeName::Collect => QueueMode::Collect,
+            QueueModeName::Interrupt => QueueMode::Interrupt,
+        };
+    }
+    if let Some(ms) = config.debounce_ms {
+        settings.collect_debounce_ms = ms;
+    }
+    if let Some(cap) = config.cap {
+        settings.collect_cap = cap as usize;
+    }
+    settings
 }

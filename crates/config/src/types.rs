@@ -44,6 +44,45 @@ pub struct PincerConfig {
     /// Where `pincer gateway` listens and the token its clients present.
     #[serde(default)]
     pub gateway: GatewayConfig,
+    /// How messages are handled, e.g. what one does while its session is busy.
+    #[serde(default)]
+    pub messages: MessagesConfig,
+}
+
+/// `messages` (OpenClaw's section of the same name).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MessagesConfig {
+    /// What a message does when its session already has a run going.
+    #[serde(default)]
+    pub queue: QueueConfig,
+}
+
+/// `messages.queue`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct QueueConfig {
+    /// `steer` (default: injected into the running turn at its next tool boundary),
+    /// `followup` (its own turn afterwards), `collect` (gathered, then one turn) or
+    /// `interrupt` (the running turn is aborted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<QueueModeName>,
+    /// `collect`: the quiet time after the last message before the batch runs (1000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub debounce_ms: Option<u64>,
+    /// `collect`: the most messages in one batch (20).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cap: Option<u32>,
+}
+
+/// `messages.queue.mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum QueueModeName {
+    Steer,
+    Followup,
+    Collect,
+    Interrupt,
 }
 
 /// `agents`.

@@ -154,3 +154,27 @@ fn the_token_is_masked() {
     let reference = json!({"gateway": {"auth": {"token": "${GW_TOKEN}"}}});
     assert_eq!(redact(&reference), reference);
 }
+
+#[test]
+fn messages_queue_is_typed_and_strict() {
+    let config = parse("{messages: {queue: {mode: 'collect', debounceMs: 500, cap: 5}}}");
+    assert_eq!(
+        config.messages.queue,
+        QueueConfig {
+            mode: Some(QueueModeName::Collect),
+            debounce_ms: Some(500),
+            cap: Some(5),
+        }
+    );
+    assert_eq!(parse("{}").messages.queue, QueueConfig::default());
+    let err = error_of("{messages: {queue: {mode: 'later'}}}");
+    assert!(
+        err.contains("messages.queue.mode") && err.contains("steer, followup, collect, interrupt"),
+        "{err}"
+    );
+    let err = error_of("{messages: {queue: {debounce: 5}}}");
+    assert!(
+        err.contains("messages.queue") && err.contains("debounce"),
+        "{err}"
+    );
+}

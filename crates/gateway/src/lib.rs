@@ -1,6 +1,6 @@
 //! pincer-gateway: the gateway core. Routes a message to an agent and a session key,
 //! builds each agent's system prompt from its workspace and skills, and runs turns whose
-//! messages persist to the session store.
+//! messages persist to the session store; system events wait per session for its next turn.
 
 pub mod chunker;
 pub mod dedupe;
@@ -10,5 +10,6 @@ pub mod prompt;
 pub mod router;
 pub mod server;
 pub mod skills;
+pub mod system_events;
 pub mod turn;
 pub mod workspace;

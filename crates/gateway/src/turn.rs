@@ -6,6 +6,11 @@
 //! The transcript lock is taken per append and never held across an LLM call; the index
 //! lock only around the index's read-modify-write. A failed LLM call is recorded like any
 //! other reply and never resets the session: the next turn continues the same one.
+//!
+//! A [`SteerHandle`] lets a caller reach the turn's agent while it runs (the gateway's steer
+//! queue mode); [`run_turn`] itself takes none, so `pincer ask` behaves as before.
+
+use std::sync::{Arc, Mutex};
 
 use pincer_agent::{Agent, AgentConfig, AgentEvent};
 use pincer_ai::{AssistantMessage, Message, StopReason, ThinkingLevel};
@@ -116,9 +121,101 @@ pub fn open_session(
     }
 }
 
+/// A way into a turn's agent while it runs: messages given to [`SteerHandle::steer`] go to
+/// the agent's steering queue, which pi's loop drains after the current tool batch (or
+/// after a reply without tool calls), so the running turn continues with them. Messages
+/// steered before the agent exists are held and handed over when it starts. Once
+/// [`SteerHandle::close`] is called nothing more is accepted, and whatever the agent never
+/// picked up comes back to the caller: a steered message is never silently dropped.
+#[derive(Clone, Default)]
+pub struct SteerHandle {
+    slot: Arc<Mutex<SteerSlot>>,
+}
+
+#[derive(Default)]
+struct SteerSlot {
+    agent: Option<Agent>,
+    /// Steered before the agent was attached, in order.
+    held: Vec<Message>,
+    closed: bool,
+}
+
+impl std::fmt::Debug for SteerHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SteerHandle").finish_non_exhaustive()
+    }
+}
+
+impl SteerHandle {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn slot(&self) -> std::sync::MutexGuard<'_, SteerSlot> {
+        self.slot.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Queues `message` for the running turn. `Err` gives it back when the turn is over (or
+    /// ending): the caller must deliver it some other way.
+    pub fn steer(&self, message: Message) -> Result<(), Box<Message>> {
+        let mut slot = self.slot();
+        if slot.closed {
+            return Err(Box::new(message));
+        }
+        match &slot.agent {
+            Some(agent) => agent.steer(message),
+            None => slot.held.push(message),
+        }
+        Ok(())
+    }
+
+    /// Hands the held messages to `agent` (before its run starts, so its first poll of the
+    /// steering queue delivers them) and routes later ones straight to it.
+    fn attach(&self, agent: &Agent) {
+        let mut slot = self.slot();
+        if slot.closed {
+            return;
+        }
+        for message in slot.held.drain(..) {
+            agent.steer(message);
+        }
+        slot.agent = Some(agent.clone());
+    }
+
+    /// Ends steering and returns the messages the agent did not pick up, oldest first. The
+    /// agent drains its queue in order, so these are always the last ones steered.
+    pub fn close(&self) -> Vec<Message> {
+        let mut slot = self.slot();
+        slot.closed = true;
+        let mut left = std::mem::take(&mut slot.held);
+        if let Some(agent) = slot.agent.take() {
+            left.extend(agent.clear_steering_queue());
+        }
+        left
+    }
+}
+
 /// Runs one turn; `on_event` sees every agent event as it happens (for streaming output).
 pub async fn run_turn(
     plan: TurnPlan,
+    on_event: impl FnMut(&AgentEvent) + Send,
+) -> Result<TurnOutcome, TurnError> {
+    run_turn_inner(plan, None, on_event).await
+}
+
+/// [`run_turn`] whose agent can be steered through `steer` while it runs. The handle stays
+/// open when the turn ends: the caller closes it and delivers what is left.
+pub async fn run_steerable_turn(
+    plan: TurnPlan,
+    steer: &SteerHandle,
+    on_event: impl FnMut(&AgentEvent) + Send,
+) -> Result<TurnOutcome, TurnError> {
+    run_turn_inner(plan, Some(steer), on_event).await
+}
+
+async fn run_turn_inner(
+    plan: TurnPlan,
+    steer: Option<&SteerHandle>,
     mut on_event: impl FnMut(&AgentEvent) + Send,
 ) -> Result<TurnOutcome, TurnError> {
     let TurnPlan {
@@ -142,6 +239,9 @@ pub async fn run_turn(
     recorder.note_settings(&mut session.transcript, &agent);
     agent.messages = session.transcript.context();
     let agent = Agent::new(agent);
+    if let Some(steer) = steer {
+        steer.attach(&agent);
+    }
     let mut events = agent.subscribe();
     let runner = agent.clone();
     let mut run = tokio::spawn(async move { runner.prompt_messages(input).await });

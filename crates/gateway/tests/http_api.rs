@@ -432,12 +432,5 @@ async fn hooks_agent_starts_a_run_in_the_session() {
         assert_eq!(err["ok"], false);
         assert!(err["error"].is_string());
     }
-    // Not built yet: wake needs the heartbeat and system events.
-    let res = server
-        .post("/hooks/wake")
-        .json(&json!({"text": "x"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 404);
+    // `/hooks/wake` is tested with the system events (tests/system_events.rs).
 }

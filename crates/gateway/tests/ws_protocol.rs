@@ -9,6 +9,7 @@ mod support;
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
+use pincer_gateway::server::{QueueMode, ServeOptions};
 use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario};
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
@@ -22,18 +23,22 @@ struct Server {
     url: String,
     stop: CancellationToken,
     task: tokio::task::JoinHandle<()>,
-    _llm: MockLlm,
-    _dir: tempfile::TempDir,
+    llm: MockLlm,
+    dir: tempfile::TempDir,
 }
 
 async fn start(scenario: Scenario) -> Server {
-    let running = support::start_server(scenario, TOKEN).await;
+    start_with(scenario, |_| {}).await
+}
+
+async fn start_with(scenario: Scenario, configure: impl FnOnce(&mut ServeOptions)) -> Server {
+    let running = support::start_server_with(scenario, TOKEN, configure).await;
     Server {
         url: format!("ws://{}/", running.addr),
         stop: running.stop,
         task: running.task,
-        _llm: running.llm,
-        _dir: running.dir,
+        llm: running.llm,
+        dir: running.dir,
     }
 }
 
@@ -523,3 +528,8 @@ async fn models_tools_and_config_come_from_the_runtime() {
     );
     server.stop.cancel();
 }
+
+#[path = "ws_protocol/queue_modes.rs"]
+mod queue_modes;
+#[path = "ws_protocol/transcript_methods.rs"]
+mod transcript_methods;

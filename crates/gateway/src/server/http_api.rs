@@ -1,11 +1,9 @@
 //! The HTTP API on the gateway's port, next to the WebSocket protocol: OpenAI-compatible
 //! `GET /v1/models` and `POST /v1/chat/completions` (in `http_api/openai.rs`) and OpenClaw's
-//! `POST /hooks/agent`. Every endpoint here needs `Authorization: Bearer <token>` when the
-//! gateway has a token, checked like `connect` (constant time, failed-attempt limiter). A
-//! token in the query string is refused outright, never read: URLs end up in logs.
-//!
-//! `/hooks/wake` is not served: it queues a system event for the heartbeat, and neither
-//! exists yet; answering it without doing that would tell callers a lie.
+//! `POST /hooks/agent` and `POST /hooks/wake`. Every endpoint here needs
+//! `Authorization: Bearer <token>` when the gateway has a token, checked like `connect`
+//! (constant time, failed-attempt limiter). A token in the query string is refused outright,
+//! never read: URLs end up in logs.
 
 mod openai;
 
@@ -23,6 +21,7 @@ use serde_json::{Value, json};
 
 use super::Gateway;
 use super::auth::Refusal;
+use super::methods_system::{WakeMode, wake_main};
 use super::runs::Started;
 use super::runtime::TurnRequest;
 
@@ -40,6 +39,10 @@ pub(super) fn routes() -> Router<Arc<Gateway>> {
         .route(
             "/hooks/agent",
             post(hook_agent).layer(DefaultBodyLimit::max(HOOK_BODY_LIMIT)),
+        )
+        .route(
+            "/hooks/wake",
+            post(hook_wake).layer(DefaultBodyLimit::max(HOOK_BODY_LIMIT)),
         )
 }
 
@@ -225,6 +228,51 @@ async fn hook_agent(
         axum::Json(json!({ "ok": true, "runId": run_id })),
     )
         .into_response()
+}
+
+/// `POST /hooks/wake {text, mode?}` (OpenClaw's `normalizeWakePayload` and
+/// `dispatchWakeHook`): queues `text` on the default agent's main session as an untrusted
+/// system event (it comes from outside) and, unless `mode` is `next-heartbeat`, asks for a
+/// heartbeat (reason `hook:wake`). Answers `200 {ok:true, mode}`; `400 {ok:false, error}` for
+/// a body that is not JSON or has no text (`text required`, OpenClaw's words).
+async fn hook_wake(
+    State(gw): State<Arc<Gateway>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if let Err(denied) = authorize(&gw, &headers, &uri, peer) {
+        return denied.hook();
+    }
+    let body: Value = match serde_json::from_slice(&body) {
+        Ok(body) => body,
+        Err(e) => return hook_error(StatusCode::BAD_REQUEST, &format!("invalid body: {e}")),
+    };
+    let Some(text) = body
+        .get("text")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+    else {
+        return hook_error(StatusCode::BAD_REQUEST, "text required");
+    };
+    // OpenClaw's leniency: anything but `next-heartbeat` means now.
+    let mode = match body.get("mode").and_then(Value::as_str) {
+        Some("next-heartbeat") => WakeMode::NextHeartbeat,
+        _ => WakeMode::Now,
+    };
+    match wake_main(&gw, text, mode, "hook:wake", false) {
+        Ok((session_key, injected)) => {
+            tracing::info!(session_key = %session_key, mode = mode.as_str(), queued = injected.queued, "hook wake");
+            (
+                StatusCode::OK,
+                axum::Json(json!({ "ok": true, "mode": mode.as_str() })),
+            )
+                .into_response()
+        }
+        Err(e) => hook_error(StatusCode::BAD_REQUEST, &e.message),
+    }
 }
 
 /// Seconds since the Unix epoch (OpenAI's `created`).

@@ -12,7 +12,8 @@ use super::Gateway;
 use super::frames::{
     MethodError, Request, codes, ok_frame, opt_str_param, opt_u64_param, str_param,
 };
-use super::runs::{RunState, Started, final_payload};
+use super::methods_queue::{queue_fields, queue_mode_param, with_fields};
+use super::runs::{RunState, Submitted, final_payload};
 use super::runtime::TurnRequest;
 use crate::turn::{SessionCommand, session_command};
 
@@ -25,13 +26,17 @@ pub const METHODS: &[&str] = &[
     "chat.send",
     "chat.history",
     "chat.abort",
+    "chat.inject",
     "sessions.list",
     "sessions.patch",
     "sessions.reset",
     "sessions.delete",
+    "sessions.compact",
     "models.list",
     "tools.list",
     "config.get",
+    "system-event",
+    "wake",
 ];
 
 /// The events this server sends.
@@ -96,7 +101,7 @@ pub async fn call(
                 "runningRuns": gw.runs.running(),
                 "heartbeat": { "defaultAgentId": agent, "agents": [] },
                 "channelSummary": [],
-                "queuedSystemEvents": [],
+                "queuedSystemEvents": gw.system_events.peek_texts(&gw.runtime.main_session_key(&agent)),
             }))
         }
         "sessions.list" => {
@@ -112,6 +117,7 @@ pub async fn call(
             let key = str_param(p, "sessionKey")?.to_owned();
             let mut message = str_param(p, "message")?.to_owned();
             let run_id = str_param(p, "idempotencyKey")?.to_owned();
+            let mode = queue_mode_param(p, gw.runs.queue_settings().mode)?;
             let agent_id = agent_of_key(gw, &key);
             if let Some(SessionCommand::NewSession { rest }) = session_command(&message) {
                 let session = gw
@@ -119,6 +125,7 @@ pub async fn call(
                     .sessions(&agent_id)
                     .reset(&key)
                     .map_err(|e| MethodError::unavailable(e.to_string()))?;
+                gw.system_events.clear(&key);
                 let text = format!(
                     "New session started. sessionId={}",
                     session.entry.session_id
@@ -145,18 +152,24 @@ pub async fn call(
                 session_key: key,
                 message,
             };
-            let status = match gw.runs.start(Arc::clone(&gw.runtime), &run_id, request) {
-                Started::New { .. } => "started",
-                Started::InFlight => "in_flight",
-                Started::Finished(_) => "ok",
-            };
-            Ok(json!({ "runId": run_id, "status": status }))
+            let submitted = gw
+                .runs
+                .submit(Arc::clone(&gw.runtime), &run_id, request, mode);
+            Ok(with_fields(
+                json!({ "runId": run_id, "status": submitted.status() }),
+                queue_fields(&submitted, mode),
+            ))
         }
         "chat.abort" => {
             caller.require("operator.write")?;
             let key = str_param(p, "sessionKey")?;
             let aborted = gw.runs.abort(key, opt_str_param(p, "runId")?);
             Ok(json!({ "ok": true, "aborted": aborted > 0, "count": aborted }))
+        }
+        "chat.inject" => {
+            caller.require("operator.write")?;
+            let agent_id = agent_of_key(gw, str_param(p, "sessionKey")?);
+            super::methods_sessions::chat_inject(gw, &agent_id, p)
         }
         "agent" => {
             caller.require("operator.write")?;
@@ -173,6 +186,8 @@ pub async fn call(
             let session = store
                 .reset(key)
                 .map_err(|e| MethodError::unavailable(e.to_string()))?;
+            // OpenClaw discards a session's queued system events when it starts over.
+            gw.system_events.clear(key);
             Ok(json!({ "ok": true, "key": key, "entry": session.entry }))
         }
         "sessions.delete" => {
@@ -188,6 +203,11 @@ pub async fn call(
                 .archive(key)
                 .map_err(|e| MethodError::invalid(e.to_string()))?;
             Ok(json!({ "ok": true, "key": key, "deleted": true, "archivedTo": archived }))
+        }
+        "sessions.compact" => {
+            caller.require("operator.write")?;
+            let agent_id = agent_of_key(gw, str_param(p, "key")?);
+            super::methods_sessions::sessions_compact(gw, &agent_id, p)
         }
         "models.list" => {
             caller.require("operator.read")?;
@@ -205,6 +225,14 @@ pub async fn call(
             caller.require("operator.admin")?;
             let (path, config) = gw.runtime.config_redacted();
             Ok(json!({ "path": path, "exists": true, "valid": true, "config": config }))
+        }
+        "system-event" => {
+            caller.require("operator.admin")?;
+            super::methods_system::system_event(gw, p)
+        }
+        "wake" => {
+            caller.require("operator.write")?;
+            super::methods_system::wake(gw, p)
         }
         "agent.wait" => {
             caller.require("operator.read")?;
@@ -305,6 +333,7 @@ async fn agent(gw: &Arc<Gateway>, req: &Request, send: &FrameSender) -> Result<V
     let p = &req.params;
     let message = str_param(p, "message")?.to_owned();
     let run_id = str_param(p, "idempotencyKey")?.to_owned();
+    let mode = queue_mode_param(p, gw.runs.queue_settings().mode)?;
     let agent_id = match opt_str_param(p, "agentId")? {
         Some(id) if gw.runtime.is_known_agent(id) => id.to_owned(),
         Some(id) => return Err(MethodError::invalid(format!("unknown agentId: {id}"))),
@@ -319,14 +348,25 @@ async fn agent(gw: &Arc<Gateway>, req: &Request, send: &FrameSender) -> Result<V
         session_key,
         message,
     };
-    let accepted_at = match gw.runs.start(Arc::clone(&gw.runtime), &run_id, request) {
-        Started::New { accepted_at } => accepted_at,
-        Started::InFlight => pincer_ai::now_ms(),
-        Started::Finished(result) => return Ok(final_payload(&run_id, &result)),
-    };
+    let submitted = gw
+        .runs
+        .submit(Arc::clone(&gw.runtime), &run_id, request, mode);
+    if let Submitted::Finished(result) = &submitted {
+        return Ok(final_payload(&run_id, result));
+    }
+    let accepted_at = submitted.accepted_at().unwrap_or_else(pincer_ai::now_ms);
+    // The interim answer stays `accepted` (the CLI's `--expect-final` waits past it); a busy
+    // session's handling goes in `queueStatus` and the fields of `queue_fields`.
+    let mut busy = queue_fields(&submitted, mode);
+    if !busy.is_empty() {
+        busy.insert("queueStatus".into(), json!(submitted.status()));
+    }
     send(ok_frame(
         &req.id,
-        json!({ "runId": run_id, "agentId": agent_id, "status": "accepted", "acceptedAt": accepted_at }),
+        with_fields(
+            json!({ "runId": run_id, "agentId": agent_id, "status": "accepted", "acceptedAt": accepted_at }),
+            busy,
+        ),
     ));
     match gw.runs.wait(&run_id, Duration::from_secs(48 * 3600)).await {
         Some((RunState::Done(result), _)) => Ok(final_payload(&run_id, &result)),

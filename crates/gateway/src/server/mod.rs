@@ -8,9 +8,15 @@ mod auth;
 mod connection;
 pub mod frames;
 mod http_api;
+mod lanes;
 pub mod methods;
+mod methods_queue;
+mod methods_sessions;
+mod methods_system;
+pub mod queue;
 pub mod runs;
 pub mod runtime;
+mod transcript_trim;
 pub mod turn_events;
 
 use std::net::SocketAddr;
@@ -26,8 +32,11 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 pub use auth::Auth;
+pub use queue::{QueueMode, QueueSettings};
 pub use runs::Runs;
 pub use runtime::{ModelDefaults, Runtime, TurnRequest};
+
+use crate::system_events::{GC_INTERVAL, SystemEvents};
 
 /// How long running turns get to end after shutdown aborts them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -41,6 +50,12 @@ pub struct ServeOptions {
     pub runtime: Arc<dyn Runtime>,
     /// Most agent runs at once; OpenClaw's default is min(16, max(8, CPUs)).
     pub max_concurrent_runs: usize,
+    /// What a `chat.send` / `agent` message does when its session already has a run going
+    /// and the request names no `queueMode` (OpenClaw's `messages.queue`): the default mode
+    /// (`steer`), and for `collect` the quiet window (1000 ms) and batch cap (20).
+    pub queue: QueueSettings,
+    /// The system events queue; shared with whatever else feeds it (exec exits, cron).
+    pub system_events: SystemEvents,
 }
 
 impl ServeOptions {
@@ -51,6 +66,8 @@ impl ServeOptions {
             token,
             runtime,
             max_concurrent_runs: cpus.clamp(8, 16),
+            queue: QueueSettings::default(),
+            system_events: SystemEvents::default(),
         }
     }
 }
@@ -60,6 +77,7 @@ impl std::fmt::Debug for ServeOptions {
         f.debug_struct("ServeOptions")
             .field("token", &self.token.as_ref().map(|_| "***"))
             .field("max_concurrent_runs", &self.max_concurrent_runs)
+            .field("queue", &self.queue)
             .finish_non_exhaustive()
     }
 }
@@ -80,6 +98,8 @@ pub struct Gateway {
     pub auth: Auth,
     pub started: Instant,
     pub shutdown: CancellationToken,
+    /// Events waiting for each session's next turn (`system-event`, `wake`, `/hooks/wake`).
+    pub system_events: SystemEvents,
 }
 
 /// Serves on `listener` until `shutdown` is cancelled.
@@ -94,11 +114,22 @@ pub async fn serve(
     }
     let gateway = Arc::new(Gateway {
         runtime: options.runtime,
-        runs: Arc::new(Runs::new(options.max_concurrent_runs)),
+        runs: Arc::new(Runs::with_queue(
+            options.max_concurrent_runs,
+            options.queue,
+            options.system_events.clone(),
+        )),
         auth: Auth::new(options.token),
         started: Instant::now(),
         shutdown: shutdown.clone(),
+        system_events: options.system_events,
     });
+    tokio::spawn(
+        gateway
+            .system_events
+            .clone()
+            .run_gc(GC_INTERVAL, shutdown.clone()),
+    );
     let app = Router::new()
         .route("/", get(root))
         .route("/healthz", get(|| async { "ok" }))
@@ -106,6 +137,13 @@ pub async fn serve(
         .merge(http_api::routes())
         .with_state(Arc::clone(&gateway));
     let stopping = shutdown.clone();
+    // Events are small frames that must go out at once: no Nagle delay (it held deltas
+    // back ~40 ms against the peer's delayed ACKs).
+    let listener = axum::serve::ListenerExt::tap_io(listener, |stream| {
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+        }
+    });
     let served = axum::serve(
         listener,
         app.into_make_service_with_connect_info::<SocketAddr>(),

@@ -1,11 +1,18 @@
-//! Agent runs started over the protocol: one serial lane per session, a global cap on runs
-//! at once, idempotency by run id (OpenClaw: the `idempotencyKey` is the run id), abort, the
-//! result clients wait for (`agent` final response, `agent.wait`), and the `agent`/`chat`
-//! events every connection receives.
+//! Agent runs started over the protocol: one serial lane per session (see `lanes.rs`), the
+//! queue modes of messages that arrive while their session is busy (see `queue.rs`), a
+//! global cap on runs at once, idempotency by run id (OpenClaw: the `idempotencyKey` is the
+//! run id), abort, the result clients wait for (`agent` final response, `agent.wait`), and
+//! the `agent`/`chat` events every connection receives.
+//!
+//! Every admitted request gets a run id entry of its own, whatever its queue mode did with
+//! it: a steered message's entry ends with the result of the turn that took it, a gathered
+//! one's with the gathered turn's result, so `agent.wait` and idempotent retries work the
+//! same for all of them.
 //!
 //! Events go out on a broadcast channel: a sender never waits for a slow client (a client
 //! that falls behind is dropped by its connection), so one stuck socket cannot stall runs.
 
+use crate::system_events::SystemEvents;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -14,9 +21,11 @@ use pincer_ai::CancellationToken;
 use serde_json::{Value, json};
 use tokio::sync::{Semaphore, broadcast, watch};
 
+use super::lanes::{Admission, Busy, CollectBatch, Lanes, Ticket};
+use super::queue::{QueueMode, QueueSettings, collect_prompt};
 use super::runtime::{Runtime, TurnRequest};
 use super::turn_events::{RunEmitter, RunResult};
-use crate::turn::run_turn;
+use crate::turn::{SteerHandle, run_steerable_turn};
 
 /// Finished runs kept for `agent.wait` and idempotent retries.
 const KEEP_FINISHED: usize = 1000;
@@ -68,7 +77,7 @@ struct RunEntry {
 /// What `start` did.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Started {
-    /// A new run began.
+    /// A new run began (or waits for its session, behind the running one).
     New { accepted_at: i64 },
     /// A run with this id is still going (an idempotent retry).
     InFlight,
@@ -76,27 +85,113 @@ pub enum Started {
     Finished(Arc<RunResult>),
 }
 
+/// What `submit` did with a request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Submitted {
+    /// The session was idle: the request's run starts now.
+    Started { accepted_at: i64 },
+    /// It runs as a turn of its own once the session is free: followup mode, interrupt mode
+    /// (after aborting `interrupted`), or steer mode with no turn to steer into yet.
+    Queued {
+        accepted_at: i64,
+        interrupted: Option<String>,
+    },
+    /// Handed to the running turn `active_run_id`: the request's run id ends with that
+    /// turn's result, and the reply streams under that turn's run id.
+    Steered {
+        accepted_at: i64,
+        active_run_id: String,
+    },
+    /// Gathered (collect mode) into the turn that streams under `batch_run_id`.
+    Collected {
+        accepted_at: i64,
+        batch_run_id: String,
+    },
+    /// A request with this id is still going (an idempotent retry).
+    InFlight,
+    /// A request with this id already finished.
+    Finished(Arc<RunResult>),
+}
+
+impl Submitted {
+    /// The `status` of `chat.send`'s answer: OpenClaw's `started` / `in_flight` / `ok`, plus
+    /// `steered` and `queued` for the queue modes.
+    pub fn status(&self) -> &'static str {
+        match self {
+            Self::Started { .. } => "started",
+            Self::Queued { .. } | Self::Collected { .. } => "queued",
+            Self::Steered { .. } => "steered",
+            Self::InFlight => "in_flight",
+            Self::Finished(_) => "ok",
+        }
+    }
+
+    /// When the request was admitted, if this call admitted it.
+    pub fn accepted_at(&self) -> Option<i64> {
+        match self {
+            Self::Started { accepted_at }
+            | Self::Queued { accepted_at, .. }
+            | Self::Steered { accepted_at, .. }
+            | Self::Collected { accepted_at, .. } => Some(*accepted_at),
+            Self::InFlight | Self::Finished(_) => None,
+        }
+    }
+}
+
+/// What one turn task does once it holds its session's gate.
+enum Work {
+    /// One request, run as it was sent.
+    Single(Ticket),
+    /// A collect batch: wait for the quiet window, then run everything gathered.
+    Batch(Arc<CollectBatch>),
+}
+
 /// Every run of the server.
 pub struct Runs {
     runs: Mutex<HashMap<String, RunEntry>>,
-    lanes: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    lanes: Lanes,
+    queue: QueueSettings,
     global: Arc<Semaphore>,
     events: broadcast::Sender<Arc<GatewayEvent>>,
     /// Finished run ids, oldest first.
     finished: Mutex<VecDeque<String>>,
+    /// Drained into each turn's message as it starts.
+    system_events: SystemEvents,
 }
 
 impl Runs {
-    /// Runs with at most `max_concurrent` agent runs at once across all sessions.
+    /// Runs with at most `max_concurrent` agent runs at once across all sessions and the
+    /// default queue settings.
     pub fn new(max_concurrent: usize) -> Self {
+        Self::with_queue(
+            max_concurrent,
+            QueueSettings::default(),
+            SystemEvents::default(),
+        )
+    }
+
+    /// Runs with at most `max_concurrent` agent runs at once, `queue` for busy sessions and
+    /// the system events each turn's message starts with.
+    pub fn with_queue(
+        max_concurrent: usize,
+        queue: QueueSettings,
+        system_events: SystemEvents,
+    ) -> Self {
         let (events, _) = broadcast::channel(EVENT_BUFFER);
         Self {
             runs: Mutex::default(),
-            lanes: Mutex::default(),
+            lanes: Lanes::default(),
+            queue,
             global: Arc::new(Semaphore::new(max_concurrent.max(1))),
             events,
             finished: Mutex::default(),
+            system_events,
         }
+    }
+
+    /// The queue settings requests fall back on.
+    pub fn queue_settings(&self) -> QueueSettings {
+        self.queue
     }
 
     fn runs(&self) -> MutexGuard<'_, HashMap<String, RunEntry>> {
@@ -116,43 +211,218 @@ impl Runs {
     }
 
     /// Starts run `run_id` of `request` unless one with that id exists. The run waits for
-    /// its session's lane (one run per session at a time) and a global slot.
+    /// its session's lane (one run per session at a time) and a global slot; it always runs
+    /// as its own turn (followup mode), for callers that follow their run's own events.
     pub fn start(
         self: &Arc<Self>,
         runtime: Arc<dyn Runtime>,
         run_id: &str,
         request: TurnRequest,
     ) -> Started {
+        match self.submit(runtime, run_id, request, QueueMode::Followup) {
+            Submitted::InFlight => Started::InFlight,
+            Submitted::Finished(result) => Started::Finished(result),
+            other => Started::New {
+                accepted_at: other.accepted_at().unwrap_or_else(pincer_ai::now_ms),
+            },
+        }
+    }
+
+    /// Admits request `run_id` unless one with that id exists: it runs at once when its
+    /// session is idle, else as `mode` says.
+    pub fn submit(
+        self: &Arc<Self>,
+        runtime: Arc<dyn Runtime>,
+        run_id: &str,
+        request: TurnRequest,
+        mode: QueueMode,
+    ) -> Submitted {
+        let accepted_at = pincer_ai::now_ms();
+        let key = request.session_key.clone();
+        let ticket = match self.register(run_id, request, accepted_at) {
+            Ok(ticket) => ticket,
+            Err(existing) => return existing,
+        };
+        let busy = match mode {
+            QueueMode::Steer => Busy::Steer,
+            QueueMode::Followup => Busy::Followup,
+            QueueMode::Collect => Busy::Collect {
+                cap: self.queue.collect_cap,
+            },
+            QueueMode::Interrupt => Busy::Interrupt,
+        };
+        match self.lanes.admit(&key, ticket, busy) {
+            Admission::Run {
+                gate,
+                ticket,
+                queued,
+                interrupted,
+            } => {
+                self.spawn_turn(runtime, key, gate, Work::Single(ticket));
+                if queued {
+                    Submitted::Queued {
+                        accepted_at,
+                        interrupted,
+                    }
+                } else {
+                    Submitted::Started { accepted_at }
+                }
+            }
+            Admission::Steered { active_run_id } => Submitted::Steered {
+                accepted_at,
+                active_run_id,
+            },
+            Admission::Collected { lead_run_id } => Submitted::Collected {
+                accepted_at,
+                batch_run_id: lead_run_id,
+            },
+            Admission::NewBatch { gate, batch } => {
+                let batch_run_id = batch.lead_run_id.clone();
+                self.spawn_turn(runtime, key, gate, Work::Batch(batch));
+                Submitted::Collected {
+                    accepted_at,
+                    batch_run_id,
+                }
+            }
+        }
+    }
+
+    /// Records run `run_id` as running; an existing id answers for itself instead.
+    fn register(
+        &self,
+        run_id: &str,
+        request: TurnRequest,
+        accepted_at: i64,
+    ) -> Result<Ticket, Submitted> {
         let (tx, rx) = watch::channel(RunState::Running);
         let abort = CancellationToken::new();
-        let accepted_at = pincer_ai::now_ms();
-        {
-            let mut runs = self.runs();
-            if let Some(existing) = runs.get(run_id) {
-                return match &*existing.state.borrow() {
-                    RunState::Running => Started::InFlight,
-                    RunState::Done(result) => Started::Finished(Arc::clone(result)),
-                };
-            }
-            runs.insert(
-                run_id.to_owned(),
-                RunEntry {
-                    session_key: request.session_key.clone(),
-                    abort: abort.clone(),
-                    state: rx,
-                    started_at: accepted_at,
-                },
-            );
+        let mut runs = self.runs();
+        if let Some(existing) = runs.get(run_id) {
+            return Err(match &*existing.state.borrow() {
+                RunState::Running => Submitted::InFlight,
+                RunState::Done(result) => Submitted::Finished(Arc::clone(result)),
+            });
         }
+        runs.insert(
+            run_id.to_owned(),
+            RunEntry {
+                session_key: request.session_key.clone(),
+                abort: abort.clone(),
+                state: rx,
+                started_at: accepted_at,
+            },
+        );
+        Ok(Ticket {
+            run_id: run_id.to_owned(),
+            tx,
+            abort,
+            request,
+        })
+    }
+
+    /// Runs `work` as a turn of session `key` once it holds the session's `gate`.
+    fn spawn_turn(
+        self: &Arc<Self>,
+        runtime: Arc<dyn Runtime>,
+        key: String,
+        gate: Arc<tokio::sync::Mutex<()>>,
+        work: Work,
+    ) {
         let this = Arc::clone(self);
-        let run_id = run_id.to_owned();
         tokio::spawn(async move {
-            let result = this.execute(runtime, &run_id, request, abort).await;
-            let result = Arc::new(result);
-            let _ = tx.send(RunState::Done(Arc::clone(&result)));
-            this.finish(&run_id);
+            let guard = gate.lock_owned().await;
+            let tickets = match work {
+                Work::Single(ticket) => vec![ticket],
+                Work::Batch(batch) => this.gather(&key, &batch).await,
+            };
+            this.run_tickets(runtime, &key, tickets).await;
+            drop(guard);
+            this.lanes.turn_done(&key);
         });
-        Started::New { accepted_at }
+    }
+
+    /// Waits out a batch's quiet window (each message added restarts it; a full batch does
+    /// not wait) and returns what it gathered that was not cancelled meanwhile.
+    async fn gather(self: &Arc<Self>, key: &str, batch: &Arc<CollectBatch>) -> Vec<Ticket> {
+        let quiet = Duration::from_millis(self.queue.collect_debounce_ms);
+        while self.lanes.is_open(key, batch) {
+            if tokio::time::timeout(quiet, batch.arrived.notified())
+                .await
+                .is_err()
+            {
+                break;
+            }
+        }
+        let (wanted, cancelled): (Vec<Ticket>, Vec<Ticket>) = self
+            .lanes
+            .take_batch(key, batch)
+            .into_iter()
+            .partition(|t| !t.abort.is_cancelled());
+        for ticket in cancelled {
+            self.resolve_aborted(ticket);
+        }
+        wanted
+    }
+
+    /// Runs one turn for `tickets` (several when gathered; the first one's run id names the
+    /// turn), then settles every ticket the turn answered. Messages steered into the turn
+    /// that it never picked up run as turns of their own.
+    async fn run_tickets(
+        self: &Arc<Self>,
+        runtime: Arc<dyn Runtime>,
+        key: &str,
+        tickets: Vec<Ticket>,
+    ) {
+        let mut tickets = tickets.into_iter();
+        let Some(lead) = tickets.next() else { return };
+        let others: Vec<Ticket> = tickets.collect();
+        let request = if others.is_empty() {
+            lead.request.clone()
+        } else {
+            let texts: Vec<String> = std::iter::once(&lead)
+                .chain(&others)
+                .map(|t| t.request.message.clone())
+                .collect();
+            TurnRequest {
+                message: collect_prompt(&texts),
+                ..lead.request.clone()
+            }
+        };
+        let steer = SteerHandle::new();
+        self.lanes
+            .set_active(key, &lead.run_id, &lead.abort, &steer);
+        let result = self
+            .execute(
+                Arc::clone(&runtime),
+                &lead.run_id,
+                request,
+                &lead.abort,
+                &steer,
+            )
+            .await;
+        let result = Arc::new(result);
+        let (took, missed) = self.lanes.end_active(key);
+        for ticket in took {
+            self.resolve(ticket, Arc::clone(&result));
+        }
+        for ticket in missed {
+            if ticket.abort.is_cancelled() {
+                self.resolve_aborted(ticket);
+            } else {
+                // Not lost: the message runs as the next turn of its own.
+                let gate = self.lanes.admit_turn(key);
+                self.spawn_turn(
+                    Arc::clone(&runtime),
+                    key.to_owned(),
+                    gate,
+                    Work::Single(ticket),
+                );
+            }
+        }
+        self.resolve(lead, Arc::clone(&result));
+        for ticket in others {
+            self.resolve(ticket, Arc::clone(&result));
+        }
     }
 
     async fn execute(
@@ -160,28 +430,62 @@ impl Runs {
         runtime: Arc<dyn Runtime>,
         run_id: &str,
         request: TurnRequest,
-        abort: CancellationToken,
+        abort: &CancellationToken,
+        steer: &SteerHandle,
     ) -> RunResult {
-        let lane = {
-            let mut lanes = self.lanes.lock().unwrap_or_else(|e| e.into_inner());
-            Arc::clone(lanes.entry(request.session_key.clone()).or_default())
-        };
-        let _lane = lane.lock().await;
         let _slot = Arc::clone(&self.global).acquire_owned().await;
         let mut emitter = RunEmitter::new(run_id, &request, Arc::clone(self));
         emitter.started();
         if abort.is_cancelled() {
             return emitter.failed_before_start("aborted before it started", true);
         }
-        let mut plan = match runtime.plan(request.clone()).await {
+        // Drained only now that the turn really starts: a run aborted while waiting leaves
+        // the events for the next one.
+        let request = TurnRequest {
+            message: self
+                .system_events
+                .prepend_pending(&request.session_key, &request.message),
+            ..request
+        };
+        let mut plan = match runtime.plan(request).await {
             Ok(plan) => plan,
             Err(message) => return emitter.failed_before_start(&message, false),
         };
         plan.abort = Some(abort.clone());
-        match run_turn(plan, |event| emitter.on_agent_event(event)).await {
+        // OpenClaw's steer mode injects everything queued at the next boundary together.
+        plan.agent.steering_mode = pincer_agent::QueueMode::All;
+        match run_steerable_turn(plan, steer, |event| emitter.on_agent_event(event)).await {
             Ok(outcome) => emitter.finished(&outcome, abort.is_cancelled()),
             Err(e) => emitter.failed_before_start(&e.to_string(), false),
         }
+    }
+
+    /// Ends `ticket`'s run with `result`.
+    fn resolve(&self, ticket: Ticket, result: Arc<RunResult>) {
+        ticket.tx.send_replace(RunState::Done(result));
+        self.finish(&ticket.run_id);
+    }
+
+    /// Ends `ticket`'s run as aborted before it started (its own `chat` aborted event).
+    fn resolve_aborted(self: &Arc<Self>, ticket: Ticket) {
+        let emitter = RunEmitter::new(&ticket.run_id, &ticket.request, Arc::clone(self));
+        let result = emitter.failed_before_start("aborted before it started", true);
+        self.resolve(ticket, Arc::new(result));
+    }
+
+    /// Whether session `key` has a turn admitted, running or being gathered.
+    pub fn is_busy(&self, key: &str) -> bool {
+        self.lanes.is_busy(key)
+    }
+
+    /// Runs `work` on session `key` while no turn can start there (turns admitted meanwhile
+    /// wait); `None` without running it when the session is busy.
+    pub fn with_idle_session<T>(&self, key: &str, work: impl FnOnce() -> T) -> Option<T> {
+        let guard = self.lanes.try_exclusive(key)?;
+        let out = work();
+        drop(guard);
+        self.lanes.forget_if_idle(key);
+        Some(out)
     }
 
     /// Keeps the map bounded: the oldest finished runs go first.
@@ -220,7 +524,9 @@ impl Runs {
         Some((state, started_at))
     }
 
-    /// Aborts the runs of `session_key` (only `run_id` when given); returns how many.
+    /// Aborts the runs of `session_key` (only `run_id` when given); returns how many. A
+    /// queued, steered or gathered request that is aborted before its turn takes it never
+    /// runs.
     pub fn abort(&self, session_key: &str, run_id: Option<&str>) -> usize {
         let runs = self.runs();
         let mut n = 0;

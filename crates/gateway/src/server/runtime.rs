@@ -44,4 +44,11 @@ pub trait Runtime: Send + Sync + 'static {
     fn tools(&self, agent_id: &str) -> Vec<serde_json::Value>;
     /// The configuration with secrets masked (`config.get`), and the file it is in.
     fn config_redacted(&self) -> (String, serde_json::Value);
+    /// Asks for a heartbeat run of `agent_id` soon (`wake` with mode `now`, `/hooks/wake`);
+    /// `reason` says why (`wake`, `hook:wake`, `exec:<id>:exit`). The heartbeat executor of
+    /// issue 6 implements it (coalescing, busy lanes); until then the queued system events
+    /// wait for the session's next turn, which is what this default (nothing) leaves.
+    fn request_heartbeat(&self, agent_id: &str, reason: &str) {
+        let _ = (agent_id, reason);
+    }
 }

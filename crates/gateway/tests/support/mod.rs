@@ -4,10 +4,10 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use futures_util::future::BoxFuture;
-use pincer_agent::{AgentConfig, llm_stream_fn};
+use pincer_agent::{AgentConfig, AgentTool, ToolContext, ToolError, ToolOutput, llm_stream_fn};
 use pincer_ai::env::MapEnv;
 use pincer_ai::{LlmClient, Message, Model, ModelRegistry};
 use pincer_gateway::server::{ModelDefaults, Runtime, ServeOptions, TurnRequest, serve};
@@ -17,12 +17,47 @@ use pincer_testkit::{Api, MockLlm, Scenario};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-/// Agent `main` only, sessions under `root`, every turn on `model`.
+/// A tool that waits `ms` milliseconds (default 300), so a test can act while a turn is
+/// inside its tool batch (steering lands at the batch's end).
+pub struct SleepTool;
+
+impl AgentTool for SleepTool {
+    fn name(&self) -> &str {
+        "sleep"
+    }
+    fn description(&self) -> &str {
+        "Wait a while"
+    }
+    fn parameters(&self) -> &Value {
+        static SCHEMA: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+        SCHEMA.get_or_init(|| json!({"type": "object", "properties": {"ms": {"type": "integer"}}}))
+    }
+    fn execute(
+        &self,
+        args: Value,
+        ctx: ToolContext,
+    ) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+        let ms = args["ms"].as_u64().unwrap_or(300);
+        Box::pin(async move {
+            tokio::select! {
+                () = tokio::time::sleep(std::time::Duration::from_millis(ms)) => Ok(ToolOutput::text("slept")),
+                () = ctx.cancel.cancelled() => Err(ToolError::Aborted),
+            }
+        })
+    }
+}
+
+/// Agent `main` only, sessions under `root`, every turn on `model` with [`SleepTool`].
 pub struct TestRuntime {
     pub model: Model,
     pub client: LlmClient,
     pub root: std::path::PathBuf,
+    /// Every `request_heartbeat` call: (agent id, reason).
+    pub heartbeats: Heartbeats,
 }
+
+/// The heartbeat requests a server made of its runtime.
+pub type Heartbeats = Arc<Mutex<Vec<(String, String)>>>;
 
 impl Runtime for TestRuntime {
     fn default_agent_id(&self) -> String {
@@ -61,13 +96,22 @@ impl Runtime for TestRuntime {
             store: self.sessions(&request.agent_id),
             session_key: request.session_key,
             new_session: false,
-            agent: AgentConfig::new(self.model.clone(), llm_stream_fn(self.client.clone())),
+            agent: AgentConfig {
+                tools: vec![Arc::new(SleepTool)],
+                ..AgentConfig::new(self.model.clone(), llm_stream_fn(self.client.clone()))
+            },
             input: vec![Message::user(request.message)],
             session_patch: None,
             retention: None,
             abort: None,
         };
         Box::pin(async move { Ok(plan) })
+    }
+    fn request_heartbeat(&self, agent_id: &str, reason: &str) {
+        self.heartbeats
+            .lock()
+            .unwrap()
+            .push((agent_id.into(), reason.into()));
     }
 }
 
@@ -78,10 +122,20 @@ pub struct Running {
     pub task: tokio::task::JoinHandle<()>,
     pub llm: MockLlm,
     pub dir: tempfile::TempDir,
+    pub heartbeats: Heartbeats,
 }
 
 /// Starts the mock LLM with `scenario` and a server that needs `token`.
 pub async fn start_server(scenario: Scenario, token: &str) -> Running {
+    start_server_with(scenario, token, |_| {}).await
+}
+
+/// [`start_server`] with `configure` applied to the server's options first.
+pub async fn start_server_with(
+    scenario: Scenario,
+    token: &str,
+    configure: impl FnOnce(&mut ServeOptions),
+) -> Running {
     let llm = MockLlm::start(scenario).await.unwrap();
     let mut registry = ModelRegistry::builtin().unwrap();
     registry
@@ -94,15 +148,18 @@ pub async fn start_server(scenario: Scenario, token: &str) -> Running {
     let client = LlmClient::with_env(Arc::new(MapEnv::default()));
     client.set_api_key("mock", "k");
     let dir = tempfile::tempdir().unwrap();
+    let heartbeats = Heartbeats::default();
     let runtime = Arc::new(TestRuntime {
         model,
         client,
         root: dir.path().to_path_buf(),
+        heartbeats: Arc::clone(&heartbeats),
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let stop = CancellationToken::new();
-    let options = ServeOptions::new(Some(token.into()), runtime);
+    let mut options = ServeOptions::new(Some(token.into()), runtime);
+    configure(&mut options);
     let task = tokio::spawn({
         let stop = stop.clone();
         async move { serve(listener, options, stop).await.unwrap() }
@@ -113,5 +170,6 @@ pub async fn start_server(scenario: Scenario, token: &str) -> Running {
         task,
         llm,
         dir,
+        heartbeats,
     }
 }

@@ -1,0 +1,410 @@
+//! Queue modes over a real WebSocket: what `chat.send` / `agent` do when their session
+//! already has a run going (steer, followup, collect, interrupt), checked against the
+//! requests the mock LLM received and the transcript.
+
+use super::*;
+
+/// A turn that calls the `sleep` tool (600 ms), a reply to a steered message, a slow reply
+/// to be busy with, and replies for gathered and plain messages.
+fn queue_scenario() -> Scenario {
+    Scenario::new()
+        .rule(
+            Rule::when(Match::last_user("use the tool"))
+                .reply(Reply::tool_call("sleep", json!({"ms": 600}))),
+        )
+        .rule(Rule::when(Match::tool_result("sleep")).reply(Reply::text("done sleeping")))
+        .rule(
+            Rule::when(Match::last_user_contains(
+                "[INTERRUPT] New message from user:",
+            ))
+            .reply(Reply::text("saw the interrupt")),
+        )
+        .rule(
+            Rule::when(Match::last_user_contains(
+                "[Queued messages while agent was busy]",
+            ))
+            .reply(Reply::text("got them all")),
+        )
+        .rule(Rule::when(Match::last_user("ping")).reply(Reply::text("pong")))
+        .rule(
+            Rule::when(Match::last_user("slow")).reply(
+                Reply::text("a b c d e f g h i j")
+                    .with_chunk_size(2)
+                    .with_delay_ms(100),
+            ),
+        )
+}
+
+/// The text of a message in either shape (a string, or content blocks).
+fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}
+
+/// `(runId, state, text)` of the chat events that end runs, in order.
+fn run_ends(frames: &[Value]) -> Vec<(String, String, String)> {
+    frames
+        .iter()
+        .filter(|f| f["event"] == "chat" && f["payload"]["state"] != "delta")
+        .map(|f| {
+            let p = &f["payload"];
+            (
+                p["runId"].as_str().unwrap_or_default().to_owned(),
+                p["state"].as_str().unwrap_or_default().to_owned(),
+                text_of(&p["message"]["content"]),
+            )
+        })
+        .collect()
+}
+
+/// Reads events until run `run_id` ends; returns every frame seen.
+async fn until_run_ends(watcher: &mut Client, run_id: &str) -> Vec<Value> {
+    let run_id = run_id.to_owned();
+    watcher
+        .until(move |f| {
+            f["event"] == "chat"
+                && f["payload"]["runId"] == run_id.as_str()
+                && ["final", "error", "aborted"]
+                    .contains(&f["payload"]["state"].as_str().unwrap_or(""))
+        })
+        .await
+}
+
+/// The roles and texts of a session's history.
+async fn history(client: &mut Client, key: &str) -> Vec<(String, String)> {
+    let res = client
+        .call("chat.history", json!({"sessionKey": key}))
+        .await;
+    res["payload"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["role"].as_str().unwrap().to_owned(),
+                text_of(&m["content"]),
+            )
+        })
+        .collect()
+}
+
+async fn clients(url: &str) -> (Client, Client) {
+    let (watcher, _) = Client::connect(url, &["operator.read"]).await;
+    let (client, _) = Client::connect(url, &["operator.write"]).await;
+    (watcher, client)
+}
+
+#[tokio::test]
+async fn steer_reaches_the_running_turn_at_its_next_tool_boundary() {
+    let server = start(queue_scenario()).await;
+    let (mut watcher, mut client) = clients(&server.url).await;
+    let key = "agent:main:steer";
+    let res = client
+        .call(
+            "chat.send",
+            json!({"sessionKey": key, "message": "use the tool", "idempotencyKey": "st-1"}),
+        )
+        .await;
+    assert_eq!(res["payload"]["status"], "started");
+    // The turn is inside its tool batch (the tool sleeps 600 ms).
+    watcher
+        .until(|f| {
+            f["event"] == "agent"
+                && f["payload"]["stream"] == "tool"
+                && f["payload"]["data"]["phase"] == "start"
+        })
+        .await;
+    // Steer is the default mode.
+    let res = client
+        .call(
+            "chat.send",
+            json!({"sessionKey": key, "message": "also this", "idempotencyKey": "st-2"}),
+        )
+        .await;
+    assert_eq!(
+        res["payload"],
+        json!({"runId": "st-2", "status": "steered", "queueMode": "steer", "activeRunId": "st-1"})
+    );
+    let frames = until_run_ends(&mut watcher, "st-1").await;
+    assert_eq!(
+        run_ends(&frames),
+        [("st-1".into(), "final".into(), "saw the interrupt".into())]
+    );
+    let wait = client.call("agent.wait", json!({"runId": "st-2"})).await;
+    assert_eq!(wait["payload"]["status"], "ok", "{wait}");
+    // The model's call after the tool result carried the steered message, and nothing else
+    // ran: two model calls in all.
+    let requests = server.llm.requests();
+    assert_eq!(requests.len(), 2, "{requests:#?}");
+    let messages = requests[1].body["messages"].as_array().unwrap();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        &roles[roles.len() - 4..],
+        ["user", "assistant", "tool", "user"]
+    );
+    assert_eq!(
+        text_of(&messages.last().unwrap()["content"]),
+        "[INTERRUPT] New message from user: also this"
+    );
+    // The transcript keeps it where the agent took it.
+    assert_eq!(
+        history(&mut client, key).await,
+        [
+            ("user".into(), "use the tool".into()),
+            ("assistant".into(), String::new()),
+            ("toolResult".into(), "slept".into()),
+            (
+                "user".into(),
+                "[INTERRUPT] New message from user: also this".into()
+            ),
+            ("assistant".into(), "saw the interrupt".into()),
+        ]
+    );
+    // A retry of the steered request is answered, not steered again.
+    let again = client
+        .call(
+            "chat.send",
+            json!({"sessionKey": key, "message": "also this", "idempotencyKey": "st-2"}),
+        )
+        .await;
+    assert_eq!(again["payload"]["status"], "ok");
+    server.stop.cancel();
+}
+
+#[tokio::test]
+async fn a_steered_message_the_turn_never_took_runs_as_a_followup() {
+    let server = start(queue_scenario()).await;
+    let (mut watcher, mut client) = clients(&server.url).await;
+    let key = "agent:main:missed";
+    client
+        .call(
+            "chat.send",
+            json!({"sessionKey": key, "message": "slow", "idempotencyKey": "m-1"}),
+        )
+        .await;
+    watcher
+        .until(|f| f["event"] == "chat" && f["payload"]["state"] == "delta")
+        .await;
+    let res = client
+        .call("chat.send", json!({"sessionKey": key, "message": "ping", "idempotencyKey": "m-2", "queueMode": "steering"}))
+        .await;
+    assert_eq!(res["payload"]["status"], "steered");
+    // Aborting only the running run ends it mid-reply, before any tool boundary.
+    let abort = client
+        .call("chat.abort", json!({"sessionKey": key, "runId": "m-1"}))
+        .await;
+    assert_eq!(abort["payload"]["count"], 1);
+    let frames = until_run_ends(&mut watcher, "m-2").await;
+    let ends = run_ends(&frames);
+    assert_eq!(
+        ends.first().map(|e| e.1.as_str()),
+        Some("aborted"),
+        "{ends:?}"
+    );
+    assert_eq!(
+        ends.last().unwrap(),
+        &("m-2".into(), "final".into(), "pong".into())
+    );
+    let wait = client.call("agent.wait", json!({"runId": "m-2"})).await;
+    assert_eq!(wait["payload"]["status"], "ok");
+    // It ran as a plain message of its own turn.
+    let turns = history(&mut client, key).await;
+    assert_eq!(
+        &turns[2..],
+        [
+            ("user".into(), "ping".into()),
+            ("assistant".into(), "pong".into())
+        ]
+    );
+    server.stop.cancel();
+}
+
+#[tokio::test]
+async fn followup_runs_each_message_as_its_own_turn_in_order() {
+    let server = start(queue_scenario()).await;
+    let (mut watcher, mut client) = clients(&server.url).await;
+    let key = "agent:main:follow";
+    client
+        .call(
+            "chat.send",
+            json!({"sessionKey": key, "message": "slow", "idempotencyKey": "f-1"}),
+        )
+        .await;
+    watcher
+        .until(|f| f["event"] == "chat" && f["payload"]["state"] == "delta")
+        .await;
+    let res = client
+        .call("chat.send", json!({"sessionKey": key, "message": "ping", "idempotencyKey": "f-2", "queueMode": "followup"}))
+        .await;
+    assert_eq!(
+        res["payload"],
+        json!({"runId": "f-2", "status": "queued", "queueMode": "followup"})
+    );
+    // `agent` keeps its interim `accepted` and says what the busy session did.
+    let accepted = client
+        .call("agent", json!({"sessionKey": key, "message": "third", "idempotencyKey": "f-3", "queueMode": "follow-up"}))
+        .await;
+    let p = &accepted["payload"];
+    assert_eq!(
+        (&p["status"], &p["queueStatus"], &p["queueMode"]),
+        (&json!("accepted"), &json!("queued"), &json!("followup"))
+    );
+    let last = client.response(accepted["id"].as_str().unwrap()).await;
+    assert_eq!(
+        last["payload"]["result"]["payloads"][0]["text"],
+        "mock: third"
+    );
+    let frames = until_run_ends(&mut watcher, "f-3").await;
+    let ends: Vec<(String, String)> = run_ends(&frames).into_iter().map(|e| (e.0, e.2)).collect();
+    assert_eq!(
+        ends,
+        [
+            ("f-1".into(), "a b c d e f g h i j".into()),
+            ("f-2".into(), "pong".into()),
+            ("f-3".into(), "mock: third".into()),
+        ]
+    );
+    assert_eq!(server.llm.requests().len(), 3);
+    assert_eq!(history(&mut client, key).await.len(), 6);
+    server.stop.cancel();
+}
+
+#[tokio::test]
+async fn collect_runs_messages_sent_while_busy_as_one_turn() {
+    let server = start_with(queue_scenario(), |o| {
+        o.queue.mode = QueueMode::Collect;
+        o.queue.collect_debounce_ms = 200;
+    })
+    .await;
+    let (mut watcher, mut client) = clients(&server.url).await;
+    let key = "agent:main:collect";
+    client
+        .call(
+            "chat.send",
+            json!({"sessionKey": key, "message": "slow", "idempotencyKey": "c-1"}),
+        )
+        .await;
+    watcher
+        .until(|f| f["event"] == "chat" && f["payload"]["state"] == "delta")
+        .await;
+    // The server's default mode is collect here.
+    for (id, text) in [("c-2", "first extra"), ("c-3", "second extra")] {
+        let res = client
+            .call(
+                "chat.send",
+                json!({"sessionKey": key, "message": text, "idempotencyKey": id}),
+            )
+            .await;
+        assert_eq!(
+            res["payload"],
+            json!({"runId": id, "status": "queued", "queueMode": "collect", "batchRunId": "c-2"})
+        );
+    }
+    let frames = until_run_ends(&mut watcher, "c-2").await;
+    let ends: Vec<(String, String)> = run_ends(&frames).into_iter().map(|e| (e.0, e.2)).collect();
+    assert_eq!(
+        ends,
+        [
+            ("c-1".into(), "a b c d e f g h i j".into()),
+            ("c-2".into(), "got them all".into()),
+        ]
+    );
+    let wait = client.call("agent.wait", json!({"runId": "c-3"})).await;
+    assert_eq!(wait["payload"]["status"], "ok");
+    // Exactly one more model call, whose last message joins both in OpenClaw's format.
+    let requests = server.llm.requests();
+    assert_eq!(requests.len(), 2, "{requests:#?}");
+    let messages = requests[1].body["messages"].as_array().unwrap();
+    assert_eq!(
+        text_of(&messages.last().unwrap()["content"]),
+        "[Queued messages while agent was busy]\n\n---\nQueued #1\nfirst extra\n\n---\nQueued #2\nsecond extra"
+    );
+    assert_eq!(history(&mut client, key).await.len(), 4);
+    server.stop.cancel();
+}
+
+#[tokio::test]
+async fn interrupt_aborts_the_running_turn_then_answers_the_new_message() {
+    let server = start(queue_scenario()).await;
+    let (mut watcher, mut client) = clients(&server.url).await;
+    let key = "agent:main:interrupt";
+    client
+        .call(
+            "chat.send",
+            json!({"sessionKey": key, "message": "slow", "idempotencyKey": "i-1"}),
+        )
+        .await;
+    watcher
+        .until(|f| f["event"] == "chat" && f["payload"]["state"] == "delta")
+        .await;
+    let res = client
+        .call("chat.send", json!({"sessionKey": key, "message": "ping", "idempotencyKey": "i-2", "queueMode": "interrupt"}))
+        .await;
+    assert_eq!(
+        res["payload"],
+        json!({"runId": "i-2", "status": "queued", "queueMode": "interrupt", "interruptedRunId": "i-1"})
+    );
+    let frames = until_run_ends(&mut watcher, "i-2").await;
+    let ends: Vec<(String, String)> = run_ends(&frames).into_iter().map(|e| (e.0, e.1)).collect();
+    assert_eq!(
+        ends,
+        [
+            ("i-1".into(), "aborted".into()),
+            ("i-2".into(), "final".into())
+        ]
+    );
+    let first = client.call("agent.wait", json!({"runId": "i-1"})).await;
+    assert_eq!(
+        (&first["payload"]["status"], &first["payload"]["error"]),
+        (&json!("error"), &json!("aborted"))
+    );
+    let turns = history(&mut client, key).await;
+    assert_eq!(turns.len(), 4, "{turns:?}");
+    assert!(
+        "a b c d e f g h i j".starts_with(&turns[1].1) && turns[1].1.len() < 19,
+        "the partial reply is kept: {turns:?}"
+    );
+    assert_eq!(turns[3], ("assistant".into(), "pong".into()));
+    server.stop.cancel();
+}
+
+#[tokio::test]
+async fn a_bad_queue_mode_is_an_invalid_request() {
+    let server = start(queue_scenario()).await;
+    let (mut client, hello) = Client::connect(&server.url, &["operator.write"]).await;
+    let methods = hello["payload"]["features"]["methods"].as_array().unwrap();
+    assert!(methods.contains(&json!("chat.inject")));
+    assert!(methods.contains(&json!("sessions.compact")));
+    let res = client
+        .call("chat.send", json!({"sessionKey": "agent:main:main", "message": "ping", "idempotencyKey": "q-1", "queueMode": "sideways"}))
+        .await;
+    assert_eq!(res["error"]["code"], "INVALID_REQUEST");
+    assert!(
+        res["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("queueMode")
+    );
+    let res = client
+        .call(
+            "agent",
+            json!({"message": "ping", "idempotencyKey": "q-2", "queueMode": 3}),
+        )
+        .await;
+    assert_eq!(res["error"]["code"], "INVALID_REQUEST");
+    // Nothing was admitted under those ids.
+    let unknown = client.call("agent.wait", json!({"runId": "q-1"})).await;
+    assert_eq!(unknown["error"]["code"], "INVALID_REQUEST");
+    assert!(server.llm.requests().is_empty());
+    server.stop.cancel();
+}
