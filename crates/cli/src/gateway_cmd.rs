@@ -250,6 +250,16 @@ async fn serve_until_signal(
     let mut options = ServeOptions::new(token.clone(), Arc::new(runtime));
     options.queue = queue;
     println!("gateway listening on {}", url(addr));
+    // The page reads the token from the URL's fragment (never sent over the network, and
+    // dropped from the address bar). Printed with it only to a terminal, so the token
+    // never lands in a log file.
+    match &token {
+        Some(t) if std::io::IsTerminal::is_terminal(&std::io::stdout()) => {
+            println!("web chat: {}#token={t}", url(addr));
+        }
+        Some(_) => println!("web chat: {} (token: `pincer gateway token`)", url(addr)),
+        None => println!("web chat: {}", url(addr)),
+    }
     tracing::info!(
         %addr,
         auth = if token.is_some() { "token" } else { "none" },
