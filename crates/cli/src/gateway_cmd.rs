@@ -150,11 +150,11 @@ fn announce_new_token(home: &Path, token: &GatewayToken, detached: bool) {
             path.display()
         );
     } else {
-        println!(
+        announce(&format!(
             "Your gateway token: {}\n(stored in {}, also shown by `pincer gateway token`)",
             token.value,
             path.display()
-        );
+        ));
     }
 }
 
@@ -249,17 +249,20 @@ async fn serve_until_signal(
     let runtime = crate::gateway_runtime::GatewayRuntime::new(app, processes.clone())?;
     let mut options = ServeOptions::new(token.clone(), Arc::new(runtime));
     options.queue = queue;
-    println!("gateway listening on {}", url(addr));
     // The page reads the token from the URL's fragment (never sent over the network, and
     // dropped from the address bar). Printed with it only to a terminal, so the token
     // never lands in a log file.
-    match &token {
+    let chat = match &token {
         Some(t) if std::io::IsTerminal::is_terminal(&std::io::stdout()) => {
-            println!("web chat: {}#token={t}", url(addr));
+            format!("{}#token={t}", url(addr))
         }
-        Some(_) => println!("web chat: {} (token: `pincer gateway token`)", url(addr)),
-        None => println!("web chat: {}", url(addr)),
-    }
+        Some(_) => format!("{} (token: `pincer gateway token`)", url(addr)),
+        None => url(addr),
+    };
+    announce(&format!(
+        "gateway listening on {}\nweb chat: {chat}",
+        url(addr)
+    ));
     tracing::info!(
         %addr,
         auth = if token.is_some() { "token" } else { "none" },
@@ -370,4 +373,12 @@ fn queue_settings(config: &pincer_config::QueueConfig) -> pincer_gateway::server
         settings.collect_cap = cap as usize;
     }
     settings
+}
+
+/// Prints a line for whoever started the gateway. Whoever that is may have stopped
+/// reading (a closed pipe): that must not stop the gateway, unlike `println!`.
+fn announce(text: &str) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}").and_then(|()| out.flush());
 }
