@@ -2,7 +2,8 @@
 //! token auth, 64 KiB pre-auth frames, 15 s to answer), `hello-ok`, then requests (each on
 //! its own task, so a long `agent` call never blocks the rest), broadcast events with a
 //! per-connection `seq`, `tick`s, and `shutdown`. A client whose queue passes
-//! `maxBufferedBytes`, or that falls behind the event stream, is disconnected.
+//! `maxBufferedBytes`, or that falls behind the event stream, is disconnected. From `hello-ok`
+//! until it ends, the connection is in the presence list (see `state.rs`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -20,6 +21,8 @@ use super::frames::{
     Request, TICK_INTERVAL_MS, codes, error_frame, event_frame, ok_frame, parse_request,
 };
 use super::methods::{self, Caller, EVENTS, FrameSender, METHODS};
+use super::runs::GatewayEvent;
+use super::state::Snapshot;
 
 /// Close codes.
 const POLICY_VIOLATION: u16 = 1008;
@@ -129,11 +132,35 @@ pub async fn run(socket: WebSocket, gw: Arc<Gateway>, peer: SocketAddr) {
         &json!({ "nonce": nonce, "ts": pincer_ai::now_ms() }),
         None,
     ));
-    if let Some(caller) = handshake(&gw, &out, &mut stream, peer).await {
-        serve_requests(&gw, &out, stream, caller).await;
+    let conn_id = pincer_store::ids::session_id();
+    if let Some(session) = handshake(&gw, &out, &mut stream, peer, &conn_id).await {
+        serve_requests(&gw, &out, stream, session.caller, session.events).await;
+        drop(session.presence);
     }
     drop(out);
     let _ = writer.await;
+}
+
+/// What a connection that passed `connect` holds while it serves.
+struct Session {
+    caller: Caller,
+    /// Broadcast events from the moment its snapshot was taken.
+    events: broadcast::Receiver<Arc<GatewayEvent>>,
+    presence: Member,
+}
+
+/// The connection's place in the presence list: dropped, it leaves it, however the
+/// connection ended.
+struct Member {
+    gw: Arc<Gateway>,
+    conn_id: String,
+}
+
+impl Drop for Member {
+    fn drop(&mut self) {
+        let announce = !self.gw.shutdown.is_cancelled();
+        self.gw.state.leave(&self.conn_id, announce);
+    }
 }
 
 /// Reads the next text frame; `None` when the client is gone or sent something else.
@@ -163,7 +190,8 @@ async fn handshake(
     out: &Out,
     stream: &mut futures_util::stream::SplitStream<WebSocket>,
     peer: SocketAddr,
-) -> Option<Caller> {
+    conn_id: &str,
+) -> Option<Session> {
     let text = match tokio::time::timeout(HANDSHAKE_TIMEOUT, next_text(stream, out)).await {
         Ok(Some(text)) => text,
         Ok(None) => return None,
@@ -190,17 +218,31 @@ async fn handshake(
             MethodError::invalid("the first request must be connect"),
         );
     }
-    match connect(gw, &req, peer) {
-        Ok((caller, hello)) => {
-            out.text(ok_frame(&req.id, hello));
-            Some(caller)
-        }
-        Err(error) => refuse(&req.id, error),
-    }
+    let (caller, protocol) = match connect(gw, &req, peer) {
+        Ok(accepted) => accepted,
+        Err(error) => return refuse(&req.id, error),
+    };
+    let joined = gw
+        .state
+        .join(conn_id, &req.params, peer.ip(), &caller.scopes);
+    let presence = Member {
+        gw: Arc::clone(gw),
+        conn_id: conn_id.to_owned(),
+    };
+    out.text(ok_frame(
+        &req.id,
+        hello_ok(gw, &caller, protocol, conn_id, joined.snapshot),
+    ));
+    Some(Session {
+        caller,
+        events: joined.events,
+        presence,
+    })
 }
 
-/// Checks `connect`'s parameters and builds `hello-ok`.
-fn connect(gw: &Gateway, req: &Request, peer: SocketAddr) -> Result<(Caller, Value), MethodError> {
+/// Checks `connect`'s parameters: what the client may do and the protocol version both sides
+/// speak, or why it may not connect.
+fn connect(gw: &Gateway, req: &Request, peer: SocketAddr) -> Result<(Caller, u64), MethodError> {
     let p = &req.params;
     let min = p
         .get("minProtocol")
@@ -237,6 +279,17 @@ fn connect(gw: &Gateway, req: &Request, peer: SocketAddr) -> Result<(Caller, Val
             .collect(),
         None => vec!["operator.read".into(), "operator.write".into()],
     };
+    Ok((Caller { scopes }, protocol))
+}
+
+/// `hello-ok` for a client allowed `caller`'s scopes, with the state it joined at.
+fn hello_ok(
+    gw: &Gateway,
+    caller: &Caller,
+    protocol: u64,
+    conn_id: &str,
+    snapshot: Snapshot,
+) -> Value {
     let agent = gw.runtime.default_agent_id();
     let main_session_key = gw.runtime.main_session_key(&agent);
     let main_key = main_session_key
@@ -244,15 +297,15 @@ fn connect(gw: &Gateway, req: &Request, peer: SocketAddr) -> Result<(Caller, Val
         .next()
         .unwrap_or("main")
         .to_owned();
-    let hello = json!({
+    json!({
         "type": "hello-ok",
         "protocol": protocol,
-        "server": { "version": env!("CARGO_PKG_VERSION"), "connId": pincer_store::ids::session_id() },
+        "server": { "version": env!("CARGO_PKG_VERSION"), "connId": conn_id },
         "features": { "methods": METHODS, "events": EVENTS },
         "snapshot": {
-            "presence": [],
-            "health": { "ok": true },
-            "stateVersion": { "presence": 0, "health": 0 },
+            "presence": snapshot.presence,
+            "health": snapshot.health,
+            "stateVersion": snapshot.version.to_json(),
             "uptimeMs": gw.started.elapsed().as_millis() as u64,
             "sessionDefaults": {
                 "defaultAgentId": agent, "mainKey": main_key,
@@ -260,13 +313,12 @@ fn connect(gw: &Gateway, req: &Request, peer: SocketAddr) -> Result<(Caller, Val
             },
             "authMode": gw.auth.mode(),
         },
-        "auth": { "method": gw.auth.mode(), "role": "operator", "scopes": scopes },
+        "auth": { "method": gw.auth.mode(), "role": "operator", "scopes": caller.scopes },
         "policy": {
             "maxPayload": MAX_PAYLOAD, "maxBufferedBytes": MAX_BUFFERED_BYTES,
             "tickIntervalMs": TICK_INTERVAL_MS,
         },
-    });
-    Ok((Caller { scopes }, hello))
+    })
 }
 
 /// After `hello-ok`: requests, events, ticks, until the client leaves or the server stops.
@@ -275,6 +327,7 @@ async fn serve_requests(
     out: &Out,
     mut stream: futures_util::stream::SplitStream<WebSocket>,
     caller: Caller,
+    mut events: broadcast::Receiver<Arc<GatewayEvent>>,
 ) {
     // The socket is read by its own task: polling a WebSocket stream costs a buffer fill
     // even when nothing arrived, and the loop below wakes for every event it forwards.
@@ -289,7 +342,6 @@ async fn serve_requests(
             }
         })
     };
-    let mut events = gw.runs.subscribe();
     let mut tick = tokio::time::interval(Duration::from_millis(TICK_INTERVAL_MS));
     tick.tick().await;
     let send: FrameSender = {

@@ -160,14 +160,38 @@ pub fn event_frame(event: &str, payload: &Value, seq: Option<u64>) -> String {
     frame.to_string()
 }
 
-/// An event frame up to its `seq`: `{"type":"event","event":…,"payload":…` (see
-/// [`finish_event_frame`]). Serialized once for all connections.
-pub fn event_frame_head(event: &str, payload: &Value) -> String {
-    format!(
+/// The versions of the gateway's shared state an event frame may carry (OpenClaw's optional
+/// `stateVersion: {presence, health}`): a client that sees a version it already has can skip
+/// the event, and one that sees a jump knows it missed an update.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StateVersion {
+    pub presence: u64,
+    pub health: u64,
+}
+
+impl StateVersion {
+    pub fn to_json(self) -> Value {
+        json!({ "presence": self.presence, "health": self.health })
+    }
+}
+
+/// An event frame up to its `seq`: `{"type":"event","event":…,"payload":…` and, when given,
+/// `"stateVersion":{…}` (see [`finish_event_frame`]). Serialized once for all connections.
+pub fn event_frame_head(event: &str, payload: &Value, state: Option<StateVersion>) -> String {
+    use std::fmt::Write as _;
+    let mut head = format!(
         r#"{{"type":"event","event":{},"payload":{}"#,
         Value::from(event),
         payload
-    )
+    );
+    if let Some(state) = state {
+        let _ = write!(
+            head,
+            r#","stateVersion":{{"presence":{},"health":{}}}"#,
+            state.presence, state.health
+        );
+    }
+    head
 }
 
 /// Closes a frame head with a connection's `seq`.
@@ -260,10 +284,22 @@ mod tests {
             event_frame("tick", &json!({"ts": 5}), Some(3)),
             r#"{"event":"tick","payload":{"ts":5},"seq":3,"type":"event"}"#
         );
-        let head = event_frame_head("chat", &json!({"text": "a\"b"}));
+        let head = event_frame_head("chat", &json!({"text": "a\"b"}), None);
         assert_eq!(
             finish_event_frame(&head, 12),
             r#"{"type":"event","event":"chat","payload":{"text":"a\"b"},"seq":12}"#
         );
+        let state = StateVersion {
+            presence: 3,
+            health: 7,
+        };
+        let head = event_frame_head("presence", &json!({"presence": []}), Some(state));
+        let frame: Value = serde_json::from_str(&finish_event_frame(&head, 4)).unwrap();
+        assert_eq!(
+            frame,
+            json!({"type": "event", "event": "presence", "payload": {"presence": []},
+                   "seq": 4, "stateVersion": {"presence": 3, "health": 7}})
+        );
+        assert_eq!(state.to_json(), json!({"presence": 3, "health": 7}));
     }
 }

@@ -36,6 +36,7 @@ pub const METHODS: &[&str] = &[
     "tools.list",
     "config.get",
     "system-event",
+    "system-presence",
     "wake",
 ];
 
@@ -44,6 +45,7 @@ pub const EVENTS: &[&str] = &[
     "connect.challenge",
     "agent",
     "chat",
+    "presence",
     "tick",
     "shutdown",
     "health",
@@ -90,7 +92,16 @@ pub async fn call(
     match req.method.as_str() {
         "health" => {
             caller.require("operator.read")?;
-            Ok(health(gw))
+            let payload = super::health::payload(&*gw.runtime);
+            // Every client's copy follows: a health that changed goes out as an event now.
+            gw.state
+                .publish_health(payload.clone(), super::state::Publish::IfChanged);
+            Ok(payload)
+        }
+        "system-presence" => {
+            caller.require("operator.read")?;
+            // OpenClaw answers the bare list.
+            Ok(gw.state.presence())
         }
         "status" => {
             caller.require("operator.read")?;
@@ -301,20 +312,6 @@ fn sessions_patch(gw: &Gateway, p: &Value) -> Result<Value, MethodError> {
         .patch(key, &Value::Object(patch))
         .map_err(|e| MethodError::invalid(e.to_string()))?;
     Ok(json!({ "ok": true, "path": store.index_path(), "key": key, "entry": entry }))
-}
-
-fn health(gw: &Gateway) -> Value {
-    let agent = gw.runtime.default_agent_id();
-    json!({
-        "ok": true,
-        "ts": pincer_ai::now_ms(),
-        "durationMs": 0,
-        "channels": {},
-        "channelOrder": [],
-        "heartbeatSeconds": 0,
-        "defaultAgentId": agent,
-        "agents": [{ "agentId": agent, "isDefault": true }],
-    })
 }
 
 /// The agent a session key belongs to (`agent:<id>:…`), else the default agent.

@@ -1,21 +1,25 @@
 //! The gateway's network face: one port serving OpenClaw's WebSocket protocol (at `/`, where
-//! a plain GET gets the web chat page), `/healthz` and `/readyz`. `serve` runs until the
-//! shutdown token is cancelled, then tells connected clients (`shutdown` event), aborts
-//! running turns (their partial replies are saved), waits for them to end (bounded) and
+//! a plain GET gets the web chat page), `/healthz` and `/readyz`. Connected clients get
+//! `presence` and `health` events as that shared state changes (see `state.rs`). `serve` runs
+//! until the shutdown token is cancelled, then tells connected clients (`shutdown` event),
+//! aborts running turns (their partial replies are saved), waits for them to end (bounded) and
 //! returns.
 
 mod auth;
 mod connection;
 pub mod frames;
+mod health;
 mod http_api;
 mod lanes;
 pub mod methods;
 mod methods_queue;
 mod methods_sessions;
 mod methods_system;
+mod presence;
 pub mod queue;
 pub mod runs;
 pub mod runtime;
+mod state;
 mod transcript_trim;
 pub mod turn_events;
 
@@ -32,6 +36,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 pub use auth::Auth;
+pub use health::HEALTH_REFRESH_INTERVAL;
 pub use queue::{QueueMode, QueueSettings};
 pub use runs::Runs;
 pub use runtime::{ModelDefaults, Runtime, TurnRequest};
@@ -56,6 +61,9 @@ pub struct ServeOptions {
     pub queue: QueueSettings,
     /// The system events queue; shared with whatever else feeds it (exec exits, cron).
     pub system_events: SystemEvents,
+    /// How often the health snapshot is refreshed and sent to every client as a `health`
+    /// event (OpenClaw: 60 s).
+    pub health_refresh_interval: Duration,
 }
 
 impl ServeOptions {
@@ -68,6 +76,7 @@ impl ServeOptions {
             max_concurrent_runs: cpus.clamp(8, 16),
             queue: QueueSettings::default(),
             system_events: SystemEvents::default(),
+            health_refresh_interval: HEALTH_REFRESH_INTERVAL,
         }
     }
 }
@@ -78,6 +87,7 @@ impl std::fmt::Debug for ServeOptions {
             .field("token", &self.token.as_ref().map(|_| "***"))
             .field("max_concurrent_runs", &self.max_concurrent_runs)
             .field("queue", &self.queue)
+            .field("health_refresh_interval", &self.health_refresh_interval)
             .finish_non_exhaustive()
     }
 }
@@ -100,6 +110,8 @@ pub struct Gateway {
     pub shutdown: CancellationToken,
     /// Events waiting for each session's next turn (`system-event`, `wake`, `/hooks/wake`).
     pub system_events: SystemEvents,
+    /// Who is connected and the health snapshot, with their state versions.
+    state: state::SharedState,
 }
 
 /// Serves on `listener` until `shutdown` is cancelled.
@@ -112,17 +124,25 @@ pub async fn serve(
     if options.token.is_none() && !addr.ip().is_loopback() {
         return Err(ServerError::PublicWithoutAuth { addr });
     }
+    let runs = Arc::new(Runs::with_queue(
+        options.max_concurrent_runs,
+        options.queue,
+        options.system_events.clone(),
+    ));
+    let state = state::SharedState::new(
+        // Reads the host name once, before any client can be waiting on it.
+        presence::PresenceEntry::gateway(presence::host_name(), pincer_ai::now_ms()),
+        health::payload(&*options.runtime),
+        Arc::clone(&runs),
+    );
     let gateway = Arc::new(Gateway {
         runtime: options.runtime,
-        runs: Arc::new(Runs::with_queue(
-            options.max_concurrent_runs,
-            options.queue,
-            options.system_events.clone(),
-        )),
+        runs,
         auth: Auth::new(options.token),
         started: Instant::now(),
         shutdown: shutdown.clone(),
         system_events: options.system_events,
+        state,
     });
     tokio::spawn(
         gateway
@@ -130,6 +150,10 @@ pub async fn serve(
             .clone()
             .run_gc(GC_INTERVAL, shutdown.clone()),
     );
+    let health_refresh = tokio::spawn(health::refresh_every(
+        Arc::clone(&gateway),
+        options.health_refresh_interval,
+    ));
     let app = Router::new()
         .route("/", get(root))
         .route("/healthz", get(|| async { "ok" }))
@@ -150,6 +174,10 @@ pub async fn serve(
     )
     .with_graceful_shutdown(async move { stopping.cancelled().await })
     .await;
+    // Stopped and waited for (it would also stop on the token, which an I/O error leaves
+    // uncancelled): no `health` event goes out after `serve` returns.
+    health_refresh.abort();
+    let _ = health_refresh.await;
     gateway.runs.abort_all();
     let deadline = Instant::now() + SHUTDOWN_GRACE;
     while gateway.runs.running() > 0 && Instant::now() < deadline {

@@ -21,6 +21,7 @@ use pincer_ai::CancellationToken;
 use serde_json::{Value, json};
 use tokio::sync::{Semaphore, broadcast, watch};
 
+use super::frames::StateVersion;
 use super::lanes::{Admission, Busy, CollectBatch, Lanes, Ticket};
 use super::queue::{QueueMode, QueueSettings, collect_prompt};
 use super::runtime::{Runtime, TurnRequest};
@@ -32,11 +33,13 @@ const KEEP_FINISHED: usize = 1000;
 /// Events buffered per subscriber before it counts as too slow.
 const EVENT_BUFFER: usize = 4096;
 
-/// An event for every connection: the event name and its payload.
+/// An event for every connection: the event name, its payload and, for events about shared
+/// state (`presence`, `health`), the state versions the frame carries.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GatewayEvent {
     pub event: &'static str,
     pub payload: Value,
+    pub state_version: Option<StateVersion>,
     /// The frame without its per-connection `seq`, serialized by the first connection that
     /// sends it and reused by the others (an event goes to every client).
     frame_head: std::sync::OnceLock<String>,
@@ -47,15 +50,24 @@ impl GatewayEvent {
         Self {
             event,
             payload,
+            state_version: None,
             frame_head: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// An event whose frame carries `stateVersion`.
+    pub fn versioned(event: &'static str, payload: Value, state: StateVersion) -> Self {
+        Self {
+            state_version: Some(state),
+            ..Self::new(event, payload)
         }
     }
 
     /// The event's frame with this connection's `seq`.
     pub fn frame(&self, seq: u64) -> String {
-        let head = self
-            .frame_head
-            .get_or_init(|| super::frames::event_frame_head(self.event, &self.payload));
+        let head = self.frame_head.get_or_init(|| {
+            super::frames::event_frame_head(self.event, &self.payload, self.state_version)
+        });
         super::frames::finish_event_frame(head, seq)
     }
 }
@@ -205,9 +217,13 @@ impl Runs {
 
     /// Sends an event to every connection.
     pub fn broadcast(&self, event: &'static str, payload: Value) {
-        let _ = self
-            .events
-            .send(Arc::new(GatewayEvent::new(event, payload)));
+        self.broadcast_event(GatewayEvent::new(event, payload));
+    }
+
+    /// Sends a prepared event (e.g. one carrying `stateVersion`) to every connection.
+    pub fn broadcast_event(&self, event: GatewayEvent) {
+        // No subscriber is not an error: the event is simply not for anyone.
+        let _ = self.events.send(Arc::new(event));
     }
 
     /// Starts run `run_id` of `request` unless one with that id exists. The run waits for
