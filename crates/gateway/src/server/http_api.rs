@@ -168,6 +168,20 @@ struct HookAgentBody {
     name: Option<String>,
 }
 
+/// Authorizes a hook call (bearer header only) and reads its JSON body; `Err` is the
+/// response to send instead.
+fn hook_request<T: serde::de::DeserializeOwned>(
+    gw: &Arc<Gateway>,
+    headers: &HeaderMap,
+    uri: &Uri,
+    peer: SocketAddr,
+    body: &[u8],
+) -> Result<T, Response> {
+    authorize(gw, headers, uri, peer).map_err(|denied| denied.hook())?;
+    serde_json::from_slice(body)
+        .map_err(|e| hook_error(StatusCode::BAD_REQUEST, &format!("invalid body: {e}")))
+}
+
 /// `POST /hooks/agent`: starts a run and answers `200 {ok:true, runId}` once it is admitted
 /// (OpenClaw's status), without waiting for the reply: the result lands in the session.
 /// Without `sessionKey` each call gets a fresh `agent:<id>:hook:<uuid>` session (OpenClaw's
@@ -179,12 +193,9 @@ async fn hook_agent(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if let Err(denied) = authorize(&gw, &headers, &uri, peer) {
-        return denied.hook();
-    }
-    let body: HookAgentBody = match serde_json::from_slice(&body) {
+    let body: HookAgentBody = match hook_request(&gw, &headers, &uri, peer, &body) {
         Ok(body) => body,
-        Err(e) => return hook_error(StatusCode::BAD_REQUEST, &format!("invalid body: {e}")),
+        Err(response) => return response,
     };
     let message = body.message.trim();
     if message.is_empty() {
@@ -242,12 +253,9 @@ async fn hook_wake(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if let Err(denied) = authorize(&gw, &headers, &uri, peer) {
-        return denied.hook();
-    }
-    let body: Value = match serde_json::from_slice(&body) {
+    let body: Value = match hook_request(&gw, &headers, &uri, peer, &body) {
         Ok(body) => body,
-        Err(e) => return hook_error(StatusCode::BAD_REQUEST, &format!("invalid body: {e}")),
+        Err(response) => return response,
     };
     let Some(text) = body
         .get("text")
