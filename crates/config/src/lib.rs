@@ -6,6 +6,7 @@
 //! Comments in the file are not preserved by [`set`]/[`unset`] + [`save`]: json5 parses to
 //! a plain tree with no comment-keeping round trip, and the file is rewritten as JSON.
 
+mod automation;
 mod edit;
 mod env_subst;
 mod error;
@@ -21,6 +22,7 @@ mod strict_de;
 pub mod types;
 mod validate;
 
+pub use automation::{ActiveHoursConfig, CronConfig, CronRetryConfig, HeartbeatConfig};
 pub use edit::{get, parse_cli_value, set, unset};
 pub use error::{ConfigError, ConfigIssue, SourcePosition};
 pub use gateway::{

@@ -2,6 +2,7 @@
 //! them, unknown keys refused (`deny_unknown_fields`) so a typo never passes silently. The
 //! JSON schema (`pincer config schema`) is derived from these types.
 
+use crate::automation::{CronConfig, HeartbeatConfig};
 use std::collections::BTreeMap;
 
 use pincer_ai::ModelsConfig;
@@ -47,6 +48,9 @@ pub struct PincerConfig {
     /// How messages are handled, e.g. what one does while its session is busy.
     #[serde(default)]
     pub messages: MessagesConfig,
+    /// Scheduled jobs.
+    #[serde(default)]
+    pub cron: CronConfig,
 }
 
 /// `messages` (OpenClaw's section of the same name).
@@ -113,6 +117,9 @@ pub struct AgentDefaults {
     /// Most characters injected from all workspace files together (default 150000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bootstrap_total_max_chars: Option<usize>,
+    /// The heartbeat of every agent (each agent's own `heartbeat` wins field by field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heartbeat: Option<HeartbeatConfig>,
 }
 
 /// One entry of `agents.list`.
@@ -139,6 +146,9 @@ pub struct AgentEntry {
     /// Overrides the global `tools` section for this agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<ToolsConfig>,
+    /// Overrides `agents.defaults.heartbeat` field by field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heartbeat: Option<HeartbeatConfig>,
 }
 
 /// A model choice: `"provider/model"` or `{ primary, fallbacks }` (OpenClaw's forms).

@@ -70,7 +70,21 @@ pub(crate) fn check(config: &PincerConfig) -> Vec<RuleViolation> {
         if let Some(model) = &agent.model {
             check_model(model, &at.key("model"), &mut fail);
         }
+        if let Some(heartbeat) = &agent.heartbeat {
+            crate::automation::check_heartbeat(heartbeat, &at.key("heartbeat"), &mut fail);
+        }
     }
+    if let Some(heartbeat) = &config.agents.defaults.heartbeat {
+        crate::automation::check_heartbeat(
+            heartbeat,
+            &KeyPath::root()
+                .key("agents")
+                .key("defaults")
+                .key("heartbeat"),
+            &mut fail,
+        );
+    }
+    crate::automation::check_cron(&config.cron, &mut fail);
     if let Some(model) = &config.agents.defaults.model {
         check_model(
             model,

@@ -178,3 +178,54 @@ fn messages_queue_is_typed_and_strict() {
         "{err}"
     );
 }
+
+#[test]
+fn heartbeat_and_cron_are_typed_and_checked_with_their_lines() {
+    let config = parse(
+        "{agents: {defaults: {heartbeat: {every: '30m', activeHours: {start: '22:00', end: '06:00', timezone: 'Europe/Berlin'}, target: 'last'}},
+          list: [{id: 'ops', heartbeat: {every: '0m'}}]},
+          cron: {maxConcurrentRuns: 2, retry: {maxAttempts: 3, backoffMs: [60000]}}}",
+    );
+    let heartbeat = config.agents.defaults.heartbeat.unwrap();
+    assert_eq!(heartbeat.every.as_deref(), Some("30m"));
+    assert_eq!(
+        heartbeat.active_hours,
+        Some(ActiveHoursConfig {
+            start: "22:00".into(),
+            end: "06:00".into(),
+            timezone: Some("Europe/Berlin".into()),
+        })
+    );
+    assert_eq!(
+        config.agents.list[0]
+            .heartbeat
+            .as_ref()
+            .unwrap()
+            .every
+            .as_deref(),
+        Some("0m")
+    );
+    assert_eq!(config.cron.max_concurrent_runs, Some(2));
+
+    let err = error_of("{agents: {defaults: {heartbeat: {every: 'often'}}}}");
+    assert!(
+        err.contains("agents.defaults.heartbeat.every")
+            && err.contains("does not start with a number"),
+        "{err}"
+    );
+    let err =
+        error_of("{agents: {defaults: {heartbeat: {activeHours: {start: '7:00', end: '24:00'}}}}}");
+    assert!(
+        err.contains("activeHours.start") && err.contains("HH:MM"),
+        "{err}"
+    );
+    let err = error_of("{agents: {list: [{id: 'a', heartbeat: {to: '123'}}]}}");
+    assert!(
+        err.contains("agents.list[0].heartbeat.to") && err.contains("channel"),
+        "{err}"
+    );
+    let err = error_of("{cron: {maxConcurrentRuns: 0}}");
+    assert!(err.contains("cron.maxConcurrentRuns"), "{err}");
+    let err = error_of("{cron: {retry: {maxAttempts: 0}}}");
+    assert!(err.contains("cron.retry.maxAttempts"), "{err}");
+}
