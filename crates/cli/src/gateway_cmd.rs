@@ -245,10 +245,13 @@ async fn serve_until_signal(
         .map_err(|e| service::bind_error(home, ip, listen.port, &e))?;
     let addr = listener.local_addr()?;
     let processes = ProcessRegistry::new();
+    let system_events = pincer_gateway::system_events::SystemEvents::default();
+    processes.set_exit_callback(exec_exit_notices(&app, system_events.clone()));
     let queue = queue_settings(&app.config.messages.queue);
     let runtime = crate::gateway_runtime::GatewayRuntime::new(app, processes.clone())?;
     let mut options = ServeOptions::new(token.clone(), Arc::new(runtime));
     options.queue = queue;
+    options.system_events = system_events;
     // The page reads the token from the URL's fragment (never sent over the network, and
     // dropped from the address bar). Printed with it only to a terminal, so the token
     // never lands in a log file.
@@ -381,4 +384,23 @@ fn announce(text: &str) {
     use std::io::Write as _;
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{text}").and_then(|()| out.flush());
+}
+
+/// Where a background `exec`'s exit goes: `Exec completed (<id8>, code N) :: <tail>` as a
+/// system event of its agent's main session, so the agent's next turn there (the user's,
+/// or a heartbeat's once it runs) learns the outcome without anyone asking.
+fn exec_exit_notices(
+    app: &crate::app::App,
+    events: pincer_gateway::system_events::SystemEvents,
+) -> pincer_tools::exec::ExitCallback {
+    let session = app.config.session.clone();
+    Arc::new(move |notice: pincer_tools::ExecExitNotice| {
+        let key = pincer_gateway::router::main_session_key(&notice.scope, &session);
+        match events.inject(&key, &notice.text, events.now_ms()) {
+            Ok(_) => {
+                tracing::info!(session = %key, exec = %notice.session_id, status = %notice.status, "exec exit queued as a system event")
+            }
+            Err(e) => tracing::warn!(session = %key, error = %e, "cannot queue the exec exit"),
+        }
+    })
 }

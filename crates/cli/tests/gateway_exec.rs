@@ -1,0 +1,100 @@
+//! A background `exec` that finishes after its turn: its outcome reaches the agent's next
+//! turn in the main session as a system event, without the user asking about it.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::gateway::*;
+use common::{Home, mock};
+use pincer_testkit::{Match, Reply, Rule, Scenario};
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_exec_exit_reaches_the_next_turn_as_a_system_event() {
+    const TOKEN: &str = "exec-test-token";
+    const KEY: &str = "agent:main:main";
+    let llm = mock(
+        Scenario::new()
+            .rule(
+                Rule::when(Match::last_user("start the job")).reply(Reply::tool_call(
+                    "exec",
+                    json!({"command": "sleep 0.3; echo job-output-42", "background": true}),
+                )),
+            )
+            .rule(Rule::when(Match::tool_result("exec")).reply(Reply::text("started it")))
+            .rule(
+                Rule::when(Match::last_user_contains("anything new?"))
+                    .reply(Reply::text("the job finished")),
+            ),
+    )
+    .await;
+    let home = Home::new();
+    let port = free_port();
+    home.use_mock(
+        &llm,
+        &format!(
+            "agents: {{ defaults: {{ model: \"mock/primary\" }} }},\n  \
+             gateway: {{ port: {port}, auth: {{ token: \"{TOKEN}\" }} }},"
+        ),
+    );
+    let _gateway = Foreground::start(&home, &["gateway", "run"]);
+    let mut client = WsClient::connect(port, TOKEN).await;
+
+    let sent = client
+        .call(
+            "chat.send",
+            json!({"sessionKey": KEY, "message": "start the job", "idempotencyKey": "job"}),
+        )
+        .await;
+    assert_eq!(sent["payload"]["status"], "started", "{sent}");
+    let done = client.chat_event("job", "final").await;
+    assert_eq!(text_of(&done["payload"]["message"]), "started it", "{done}");
+
+    // The command ends after its turn did; its exit is queued for the main session.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let status = client.call("status", json!({})).await;
+        let queued = status["payload"]["queuedSystemEvents"].to_string();
+        if queued.contains("job-output-42") {
+            assert!(queued.contains("Exec completed ("), "{queued}");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never queued: {status}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    client
+        .call(
+            "chat.send",
+            json!({"sessionKey": KEY, "message": "anything new?", "idempotencyKey": "ask"}),
+        )
+        .await;
+    client.chat_event("ask", "final").await;
+    let last = llm.requests().last().cloned().unwrap();
+    let messages = last.body["messages"].as_array().unwrap();
+    let user = messages.last().unwrap();
+    let text = user["content"]
+        .as_str()
+        .map(str::to_owned)
+        .unwrap_or_else(|| user["content"].to_string());
+    assert!(
+        text.starts_with("System: [")
+            && text.contains("Exec completed (")
+            && text.contains("code 0) :: job-output-42"),
+        "{text}"
+    );
+    assert!(text.ends_with("anything new?"), "{text}");
+    // Drained: the queue is empty again.
+    let status = client.call("status", json!({})).await;
+    assert_eq!(
+        status["payload"]["queuedSystemEvents"],
+        json!([]),
+        "{status}"
+    );
+}
