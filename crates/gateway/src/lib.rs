@@ -3,8 +3,10 @@
 //! messages persist to the session store; system events wait per session for its next turn.
 
 pub mod chunker;
+pub mod cron;
 pub mod dedupe;
 pub mod failover;
+pub mod heartbeat;
 pub mod model_select;
 pub mod prompt;
 pub mod router;
