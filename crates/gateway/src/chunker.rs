@@ -311,7 +311,9 @@ impl Splitter {
         }
         let room = self.max.saturating_sub(reopen).max(1);
         let min = self.min.saturating_sub(reopen).clamp(1, room);
-        let window_known = complete || len >= room + LOOKAHEAD;
+        // The view below holds `room + LOOKAHEAD + 1` chars: decide only once all of them
+        // are here, or a streamed decision could see one char less than the whole text's.
+        let window_known = complete || len > room + LOOKAHEAD;
         if !window_known && len <= min {
             return Decision::Wait;
         }

@@ -465,3 +465,22 @@ proptest! {
         }
     }
 }
+
+/// Found by the fuzzer: a fence opener line whose newline was the one char past the window
+/// made a streamed decision differ from the whole text's (the stream decided a char early).
+#[test]
+fn a_fence_opener_ending_just_past_the_window_cuts_the_same_streamed() {
+    let bytes: &[u8] = b"Intro\xff\xff\xff\xb7\xb7\xb7\r\nle ta =\xff\xff\xff\xff\xff\xff\xff\xff....et &b` \n\n\n\n\n\n\n```x#xx\xff\0\0\0\xf0\x9f\xae\0\0\0\0\0\0\0\0\0\x87\xb8\xf0\x9f\n\n\0";
+    let text = String::from_utf8_lossy(bytes).into_owned();
+    let cfg = config(10, 30);
+    let whole = blocks_in_deltas([text.as_str()], cfg);
+    let chars: Vec<char> = text.chars().collect();
+    for step in 1..=16 {
+        let deltas: Vec<String> = chars.chunks(step).map(|c| c.iter().collect()).collect();
+        assert_eq!(
+            blocks_in_deltas(deltas.iter().map(String::as_str), cfg),
+            whole,
+            "step {step}"
+        );
+    }
+}
