@@ -4,7 +4,8 @@
 //! Nothing in the store deletes a transcript directly: a reset renames it
 //! `<id>.jsonl.reset.<ts>`, pruning or archiving a session `<id>.jsonl.deleted.<ts>` (`<ts>`
 //! is the UTC time with `-` for `:`, e.g. `2024-12-03T14-00-00.123Z`, so names sort by
-//! time and are valid on every file system). Torn tails are kept as `<file>.torn.<ms>` and
+//! time and are valid on every file system); `sessions.compact` keeps the uncut transcript as
+//! `<id>.jsonl.bak.<ts>`. Torn tails are kept as `<file>.torn.<ms>` and
 //! atomic writes leave `.<name>.tmp.<id>` behind only on a crash. Only retention deletes
 //! archives, once they are older than its `pruneAfter`.
 
@@ -22,6 +23,8 @@ pub(crate) enum ArchiveKind {
     Deleted,
     /// `<file>.torn.<ms>`
     Torn,
+    /// `<id>.jsonl.bak.<ts>`: a transcript as it was before `sessions.compact` cut it.
+    CompactBackup,
     /// `.<name>.tmp.<id>`, left by an atomic write that crashed.
     StaleTemp,
 }
@@ -42,6 +45,8 @@ pub(crate) fn archive_kind(name: &str) -> Option<ArchiveKind> {
         Some(ArchiveKind::Deleted)
     } else if name.contains(".torn.") {
         Some(ArchiveKind::Torn)
+    } else if name.contains(".jsonl.bak.") {
+        Some(ArchiveKind::CompactBackup)
     } else {
         None
     }
@@ -54,6 +59,7 @@ pub(crate) fn archived_at(name: &str, kind: ArchiveKind, meta: &Metadata) -> Opt
         ArchiveKind::Reset => name.rsplit_once(".reset.").map(|(_, s)| s),
         ArchiveKind::Deleted => name.rsplit_once(".deleted.").map(|(_, s)| s),
         ArchiveKind::Torn => name.rsplit_once(".torn.").map(|(_, s)| s),
+        ArchiveKind::CompactBackup => name.rsplit_once(".bak.").map(|(_, s)| s),
         ArchiveKind::StaleTemp => None,
     };
     stamp.and_then(parse_stamp).or_else(|| modified_ms(meta))

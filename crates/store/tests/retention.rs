@@ -274,6 +274,7 @@ fn old_archives_are_deleted_and_orphans_moved_aside_only_in_enforce_mode() {
     let old_reset = touch(&root.join("aaaa.jsonl.reset.2024-01-01T00-00-00.000Z"));
     let old_deleted = touch(&root.join("bbbb.jsonl.deleted.2024-01-01T00-00-00.000Z"));
     let old_torn = touch(&root.join("cccc.jsonl.torn.1704067200000"));
+    let old_compacted = touch(&root.join("iiii.jsonl.bak.2024-01-01T00-00-00.000Z"));
     let fresh_reset = touch(&root.join("dddd.jsonl.reset.2024-03-01T00-00-00.000Z"));
     let fresh_torn = touch(&root.join("eeee.jsonl.torn.1709251200000"));
     let backup = touch(&root.join("ffff.jsonl.v1.bak"));
@@ -290,18 +291,24 @@ fn old_archives_are_deleted_and_orphans_moved_aside_only_in_enforce_mode() {
     let report = s.prune(&policy, &[], march).unwrap();
     assert_eq!(
         report.deleted_archives,
-        [old_reset.clone(), old_deleted.clone(), old_torn.clone()]
+        [
+            old_reset.clone(),
+            old_deleted.clone(),
+            old_torn.clone(),
+            old_compacted.clone()
+        ]
     );
     assert_eq!(report.orphans, []);
     assert!(old_reset.exists() && old_deleted.exists() && old_torn.exists());
+    assert!(old_compacted.exists());
 
     let enforce = RetentionPolicy {
         mode: RetentionMode::Enforce,
         ..policy
     };
     let report = s.prune(&enforce, &[], march).unwrap();
-    assert_eq!(report.deleted_archives.len(), 3);
-    for gone in [&old_reset, &old_deleted, &old_torn] {
+    assert_eq!(report.deleted_archives.len(), 4);
+    for gone in [&old_reset, &old_deleted, &old_torn, &old_compacted] {
         assert!(!gone.exists(), "{gone:?}");
     }
     for kept in [

@@ -4,7 +4,8 @@
 //! The header line always stays; of the entries, the last `max_lines` stay. An entry whose
 //! parent was cut becomes a root (`parentId: null`) so the kept tree is self-contained; every
 //! other kept line is written back byte for byte. The original file is copied aside first
-//! (`<id>.jsonl.bak.<time>`), then the short version replaces it atomically (temp file,
+//! (`<id>.jsonl.bak.<time>`, deleted by session maintenance once older than `pruneAfter`,
+//! like the other archives), then the short version replaces it atomically (temp file,
 //! fsync, rename), all under the transcript's exclusive lock: an append from another handle
 //! or process waits for the lock, then finds the path replaced and appends to the new file
 //! (see `pincer_store::transcript`). Nothing here knows about turns: the caller makes sure
