@@ -89,11 +89,7 @@ impl GatewayRuntime {
         let store = self.sessions(&request.agent_id);
         let workspace: PathBuf = app.workspace(&request.agent_id);
         pincer_gateway::workspace::ensure_workspace(&workspace)?;
-        let entry = store
-            .index_or_rebuild()?
-            .0
-            .get(&request.session_key)
-            .cloned();
+        let entry = store.entry(&request.session_key)?;
         let tools = self.agent_tools(&request.agent_id, &workspace)?;
         let prepared = prepare_agent(
             app,

@@ -107,6 +107,18 @@ impl SessionStore {
         Ok(index)
     }
 
+    /// The index entry of `key` (no lock; a corrupt index is rebuilt first, as
+    /// [`SessionStore::index_or_rebuild`] does), read from the cached index without copying
+    /// all of it: a turn needs one entry, and the index holds every session.
+    pub fn entry(&self, key: &str) -> Result<Option<SessionEntry>> {
+        let version = version_unlocked(&self.lock_path(), &self.index_path());
+        if let Some(index) = self.cache.get(version) {
+            return Ok(index.get(key).cloned());
+        }
+        let (index, _) = self.read_index_or_rebuild()?;
+        Ok(index.get(key).cloned())
+    }
+
     /// The index under the lock: the cached copy (taken out of the cache) when the file has
     /// not changed. Give it back with [`SessionStore::save_index`] or, unchanged,
     /// [`SessionStore::keep_index`].

@@ -103,3 +103,26 @@ fn a_corrupted_index_is_rebuilt_not_served_from_memory() {
         session.entry.session_id
     );
 }
+
+#[test]
+fn entry_reads_one_session_and_sees_other_writers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (store(dir.path()), store(dir.path()));
+    assert_eq!(a.entry("agent:main:main").unwrap(), None);
+    let created = b.get_or_create("agent:main:main").unwrap();
+    assert_eq!(
+        a.entry("agent:main:main").unwrap().map(|e| e.session_id),
+        Some(created.entry.session_id)
+    );
+    b.patch("agent:main:main", &json!({ "label": "x" }))
+        .unwrap();
+    assert_eq!(
+        a.entry("agent:main:main").unwrap().and_then(|e| e.label),
+        Some("x".to_owned())
+    );
+    std::fs::write(a.index_path(), "{ not json").unwrap();
+    assert!(
+        a.entry("agent:main:main").unwrap().is_some(),
+        "rebuilt from the transcripts"
+    );
+}

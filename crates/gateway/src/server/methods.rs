@@ -429,15 +429,15 @@ fn chat_history(gw: &Gateway, p: &Value) -> Result<Value, MethodError> {
     let limit = opt_u64_param(p, "limit")?.unwrap_or(200).min(1000) as usize;
     let agent_id = agent_of_key(gw, key);
     let store = gw.runtime.sessions(&agent_id);
-    let (index, _) = store
-        .index_or_rebuild()
+    let entry = store
+        .entry(key)
         .map_err(|e| MethodError::unavailable(e.to_string()))?;
     let defaults = gw.runtime.model_defaults(&agent_id);
     let defaults = json!({
         "modelProvider": defaults.provider, "model": defaults.model,
         "contextTokens": defaults.context_tokens,
     });
-    let Some(entry) = index.get(key) else {
+    let Some(entry) = entry else {
         return Ok(json!({
             "sessionKey": key, "messages": [], "hasMore": false, "totalMessages": 0,
             "defaults": defaults,

@@ -36,10 +36,10 @@ pub(super) fn chat_inject(gw: &Gateway, agent_id: &str, p: &Value) -> Result<Val
         .map(str::trim)
         .filter(|l| !l.is_empty());
     let store = gw.runtime.sessions(agent_id);
-    let (index, _) = store
-        .index_or_rebuild()
+    let known = store
+        .entry(key)
         .map_err(|e| MethodError::unavailable(e.to_string()))?;
-    if index.get(key).is_none() {
+    if known.is_none() {
         return Err(MethodError::invalid("session not found"));
     }
     let mut session = store
@@ -92,10 +92,10 @@ pub(super) fn sessions_compact(
     };
     let store = gw.runtime.sessions(agent_id);
     let compact = || -> Result<Value, MethodError> {
-        let (index, _) = store
-            .index_or_rebuild()
+        let known = store
+            .entry(key)
             .map_err(|e| MethodError::unavailable(e.to_string()))?;
-        if index.get(key).is_none() {
+        if known.is_none() {
             return Ok(
                 json!({ "ok": true, "key": key, "compacted": false, "reason": "no sessionId" }),
             );
