@@ -6,7 +6,7 @@
 mod common;
 
 use common::gateway::*;
-use common::{Home, mock};
+use common::mock;
 use nix::sys::signal::Signal;
 use pincer_testkit::{Match, Reply, Rule, Scenario};
 use serde_json::json;
@@ -26,15 +26,7 @@ async fn kill_9_during_a_run_then_restart_resumes_the_session() {
             .rule(Rule::when(Match::last_user("are you back?")).reply(Reply::text("yes, back"))),
     )
     .await;
-    let home = Home::new();
-    let port = free_port();
-    home.use_mock(
-        &llm,
-        &format!(
-            "agents: {{ defaults: {{ model: \"mock/primary\" }} }},\n  \
-             gateway: {{ port: {port}, auth: {{ token: \"{TOKEN}\" }} }},"
-        ),
-    );
+    let (home, port) = gateway_home(&llm, TOKEN);
 
     let mut gateway = Foreground::start(&home, &["gateway", "run"]);
     assert_eq!(gateway.port, port);

@@ -8,7 +8,7 @@ mod common;
 use std::time::Duration;
 
 use common::gateway::*;
-use common::{Home, mock};
+use common::mock;
 use pincer_testkit::{Match, Reply, Rule, Scenario};
 use serde_json::json;
 
@@ -31,15 +31,7 @@ async fn a_background_exec_exit_reaches_the_next_turn_as_a_system_event() {
             ),
     )
     .await;
-    let home = Home::new();
-    let port = free_port();
-    home.use_mock(
-        &llm,
-        &format!(
-            "agents: {{ defaults: {{ model: \"mock/primary\" }} }},\n  \
-             gateway: {{ port: {port}, auth: {{ token: \"{TOKEN}\" }} }},"
-        ),
-    );
+    let (home, port) = gateway_home(&llm, TOKEN);
     let _gateway = Foreground::start(&home, &["gateway", "run"]);
     let mut client = WsClient::connect(port, TOKEN).await;
 

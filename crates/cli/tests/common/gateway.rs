@@ -168,6 +168,21 @@ pub fn is_token(value: &str) -> bool {
     value.len() == 64 && value.chars().all(|c| c.is_ascii_hexdigit())
 }
 
+/// A home whose agents answer from `llm` and whose gateway listens on a free port with
+/// `token`; returns the home and the port.
+pub fn gateway_home(llm: &pincer_testkit::MockLlm, token: &str) -> (Home, u16) {
+    let home = Home::new();
+    let port = free_port();
+    home.use_mock(
+        llm,
+        &format!(
+            "agents: {{ defaults: {{ model: \"mock/primary\" }} }},\n  \
+             gateway: {{ port: {port}, auth: {{ token: \"{token}\" }} }},"
+        ),
+    );
+    (home, port)
+}
+
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
