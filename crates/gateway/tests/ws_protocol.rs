@@ -123,7 +123,12 @@ impl Client {
 }
 
 fn hi_scenario() -> Scenario {
-    Scenario::new()
+    with_hi_rules(Scenario::new())
+}
+
+/// `scenario` with replies to `ping` (at once) and `slow` (ten pieces, 100 ms apart).
+fn with_hi_rules(scenario: Scenario) -> Scenario {
+    scenario
         .rule(Rule::when(Match::last_user("ping")).reply(Reply::text("pong")))
         .rule(
             Rule::when(Match::last_user("slow")).reply(

@@ -7,7 +7,7 @@ use super::*;
 /// A turn that calls the `sleep` tool (600 ms), a reply to a steered message, a slow reply
 /// to be busy with, and replies for gathered and plain messages.
 fn queue_scenario() -> Scenario {
-    Scenario::new()
+    let scenario = Scenario::new()
         .rule(
             Rule::when(Match::last_user("use the tool"))
                 .reply(Reply::tool_call("sleep", json!({"ms": 600}))),
@@ -24,15 +24,8 @@ fn queue_scenario() -> Scenario {
                 "[Queued messages while agent was busy]",
             ))
             .reply(Reply::text("got them all")),
-        )
-        .rule(Rule::when(Match::last_user("ping")).reply(Reply::text("pong")))
-        .rule(
-            Rule::when(Match::last_user("slow")).reply(
-                Reply::text("a b c d e f g h i j")
-                    .with_chunk_size(2)
-                    .with_delay_ms(100),
-            ),
-        )
+        );
+    with_hi_rules(scenario)
 }
 
 /// The text of a message in either shape (a string, or content blocks).
