@@ -3,6 +3,8 @@
 //! and the rules the loader checks on them (durations, `HH:MM` times) so a mistake is
 //! reported with its line instead of surfacing when the gateway first wakes up.
 
+use std::time::Duration;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -84,15 +86,17 @@ pub(crate) fn check_heartbeat(
     fail: &mut impl FnMut(KeyPath, String),
 ) {
     if let Some(every) = &heartbeat.every
-        && every.trim() != "0"
-        && let Err(e) = pincer_store::parse_duration(every)
+        && let Err(reason) = parse_heartbeat_every(every)
     {
-        fail(path.key("every"), e);
+        fail(
+            path.key("every"),
+            format!("{every:?} is not a duration ({reason}): use e.g. 30m, 2h or 1h30m; 0m is off"),
+        );
     }
     if let Some(hours) = &heartbeat.active_hours {
         let at = path.key("activeHours");
         for (name, value, allow_24) in [("start", &hours.start, false), ("end", &hours.end, true)] {
-            if !is_clock_time(value, allow_24) {
+            if parse_clock_minutes(value, allow_24).is_none() {
                 fail(
                     at.key(name),
                     format!("\"{value}\" is not a time of day: use HH:MM, like \"08:30\""),
@@ -128,19 +132,86 @@ pub(crate) fn check_cron(cron: &CronConfig, fail: &mut impl FnMut(KeyPath, Strin
     }
 }
 
-/// `HH:MM` with HH 00–23 (or `24:00` when `allow_24`), MM 00–59.
-fn is_clock_time(text: &str, allow_24: bool) -> bool {
-    let Some((h, m)) = text.split_once(':') else {
-        return false;
+/// `HH:MM` (`^(?:([01]\d|2[0-3]):([0-5]\d)|24:00)$`, `24:00` only when `allow_24`; spaces
+/// around are ignored) as minutes since midnight.
+pub fn parse_clock_minutes(text: &str, allow_24: bool) -> Option<u16> {
+    let text = text.trim();
+    if text == "24:00" {
+        return allow_24.then_some(24 * 60);
+    }
+    let bytes = text.as_bytes();
+    if bytes.len() != 5 || bytes[2] != b':' {
+        return None;
+    }
+    let digits = |hi: u8, lo: u8| -> Option<u16> {
+        (hi.is_ascii_digit() && lo.is_ascii_digit())
+            .then(|| u16::from(hi - b'0') * 10 + u16::from(lo - b'0'))
     };
-    if h.len() != 2 || m.len() != 2 {
-        return false;
+    match (digits(bytes[0], bytes[1]), digits(bytes[3], bytes[4])) {
+        (Some(hour), Some(minute)) if hour < 24 && minute < 60 => Some(hour * 60 + minute),
+        _ => None,
     }
-    match (h.parse::<u8>(), m.parse::<u8>()) {
-        (Ok(24), Ok(0)) => allow_24,
-        (Ok(h), Ok(m)) => h < 24 && m < 60,
-        _ => false,
+}
+
+/// Parses a heartbeat's `every` as OpenClaw does: `30m`, `1h`, `1h30m`, `90s`, `1.5h`, `45`
+/// (minutes), `0m` (off). The error says what is wrong.
+pub fn parse_heartbeat_every(text: &str) -> Result<Duration, String> {
+    let err = |reason: &str| reason.to_owned();
+    let lower = text.trim().to_ascii_lowercase();
+    if lower.is_empty() {
+        return Err(err("empty"));
     }
+    let mut rest = lower.as_str();
+    let mut total_ms = 0f64;
+    let mut segments = 0;
+    while !rest.is_empty() {
+        let number_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let (number, after) = rest.split_at(number_len);
+        if number.is_empty() {
+            return Err(err(if segments == 0 {
+                "does not start with a number"
+            } else {
+                "expected a number after each unit"
+            }));
+        }
+        if number.starts_with('.') || number.ends_with('.') || number.matches('.').count() > 1 {
+            return Err(err("malformed number"));
+        }
+        let value: f64 = number.parse().map_err(|_| err("malformed number"))?;
+        let unit_len = after
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .unwrap_or(after.len());
+        let (unit, after) = after.split_at(unit_len);
+        let per_unit = match unit {
+            "ms" => 1.0,
+            "s" => 1_000.0,
+            "m" => 60_000.0,
+            "h" => 3_600_000.0,
+            "d" => 86_400_000.0,
+            "w" => 604_800_000.0,
+            // A bare number is minutes, but only on its own: `1h30` is ambiguous.
+            "" if segments == 0 && after.is_empty() => 60_000.0,
+            "" => return Err(err("every part needs a unit")),
+            _ => return Err(err("unknown unit; use ms, s, m, h, d or w")),
+        };
+        let ms = value * per_unit;
+        if ms == 0.0 && value != 0.0 {
+            return Err(err("too small"));
+        }
+        total_ms += ms;
+        segments += 1;
+        rest = after.trim_start();
+    }
+    let rounded = total_ms.round();
+    // 2^53 ms is ~285,000 years; beyond it f64 is no longer exact.
+    if !rounded.is_finite() || rounded > 9_007_199_254_740_992.0 {
+        return Err(err("too large"));
+    }
+    // In range and non-negative (no sign is accepted), so the cast is exact.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    Ok(Duration::from_millis(rounded as u64))
 }
 
 #[cfg(test)]
@@ -148,15 +219,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn heartbeat_every_is_the_heartbeats_own_grammar() {
+        let ms = |t: &str| parse_heartbeat_every(t).map(|d| d.as_millis());
+        assert_eq!(ms("1h30m"), Ok(90 * 60_000));
+        assert_eq!(ms("45"), Ok(45 * 60_000));
+        assert_eq!(ms("0m"), Ok(0));
+        assert!(ms("often").is_err());
+    }
+
+    #[test]
     fn clock_times() {
-        assert!(is_clock_time("00:00", false));
-        assert!(is_clock_time("23:59", false));
-        assert!(is_clock_time("24:00", true));
-        assert!(!is_clock_time("24:00", false));
-        assert!(!is_clock_time("24:01", true));
-        assert!(!is_clock_time("7:30", false));
-        assert!(!is_clock_time("07:60", false));
-        assert!(!is_clock_time("0730", false));
-        assert!(!is_clock_time("ab:cd", false));
+        assert_eq!(parse_clock_minutes("00:00", false), Some(0));
+        assert_eq!(parse_clock_minutes("23:59", false), Some(23 * 60 + 59));
+        assert_eq!(parse_clock_minutes(" 08:30 ", false), Some(8 * 60 + 30));
+        assert_eq!(parse_clock_minutes("24:00", true), Some(24 * 60));
+        assert_eq!(parse_clock_minutes("24:00", false), None);
+        assert_eq!(parse_clock_minutes("24:01", true), None);
+        assert_eq!(parse_clock_minutes("7:30", false), None);
+        assert_eq!(parse_clock_minutes("07:60", false), None);
+        assert_eq!(parse_clock_minutes("0730", false), None);
+        assert_eq!(parse_clock_minutes("ab:cd", false), None);
     }
 }

@@ -22,7 +22,10 @@ mod strict_de;
 pub mod types;
 mod validate;
 
-pub use automation::{ActiveHoursConfig, CronConfig, CronRetryConfig, HeartbeatConfig};
+pub use automation::{
+    ActiveHoursConfig, CronConfig, CronRetryConfig, HeartbeatConfig, parse_clock_minutes,
+    parse_heartbeat_every,
+};
 pub use edit::{get, parse_cli_value, set, unset};
 pub use error::{ConfigError, ConfigIssue, SourcePosition};
 pub use gateway::{

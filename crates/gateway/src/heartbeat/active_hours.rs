@@ -107,32 +107,15 @@ impl ActiveHours {
     }
 }
 
-/// `^(?:([01]\d|2[0-3]):([0-5]\d)|24:00)$`, minutes since midnight.
+/// `HH:MM` (or `24:00` when `allow_24`) as minutes since midnight, by the config's grammar
+/// ([`pincer_config::parse_clock_minutes`]).
 fn parse_time(field: &'static str, raw: &str, allow_24: bool) -> Result<u16, HeartbeatConfigError> {
-    let invalid = || HeartbeatConfigError::InvalidTime {
-        field,
-        value: raw.to_owned(),
-    };
-    let text = raw.trim();
-    if text == "24:00" {
-        return if allow_24 {
-            Ok(24 * 60)
-        } else {
-            Err(invalid())
-        };
-    }
-    let bytes = text.as_bytes();
-    if bytes.len() != 5 || bytes[2] != b':' {
-        return Err(invalid());
-    }
-    let digits = |hi: u8, lo: u8| -> Option<u16> {
-        (hi.is_ascii_digit() && lo.is_ascii_digit())
-            .then(|| u16::from(hi - b'0') * 10 + u16::from(lo - b'0'))
-    };
-    match (digits(bytes[0], bytes[1]), digits(bytes[3], bytes[4])) {
-        (Some(hour), Some(minute)) if hour < 24 && minute < 60 => Ok(hour * 60 + minute),
-        _ => Err(invalid()),
-    }
+    pincer_config::parse_clock_minutes(raw, allow_24).ok_or_else(|| {
+        HeartbeatConfigError::InvalidTime {
+            field,
+            value: raw.to_owned(),
+        }
+    })
 }
 
 fn resolve_zone(

@@ -127,63 +127,15 @@ impl HeartbeatSettings {
     }
 }
 
-/// Parses `every`: `30m`, `1h`, `1h30m`, `90s`, `1.5h`, `45` (minutes), `0m` (off).
+/// Parses `every`: `30m`, `1h`, `1h30m`, `90s`, `1.5h`, `45` (minutes), `0m` (off). The
+/// grammar is the config's ([`pincer_config::parse_heartbeat_every`]), so what loads runs.
 pub fn parse_every(text: &str) -> Result<Duration, HeartbeatConfigError> {
-    let err = |reason: &str| HeartbeatConfigError::InvalidDuration {
-        input: text.to_owned(),
-        reason: reason.to_owned(),
-    };
-    let lower = text.trim().to_ascii_lowercase();
-    if lower.is_empty() {
-        return Err(err("empty"));
-    }
-    let mut rest = lower.as_str();
-    let mut total_ms = 0f64;
-    let mut segments = 0;
-    while !rest.is_empty() {
-        let number_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        let (number, after) = rest.split_at(number_len);
-        if number.is_empty() {
-            return Err(err("expected a number"));
+    pincer_config::parse_heartbeat_every(text).map_err(|reason| {
+        HeartbeatConfigError::InvalidDuration {
+            input: text.to_owned(),
+            reason,
         }
-        if number.starts_with('.') || number.ends_with('.') || number.matches('.').count() > 1 {
-            return Err(err("malformed number"));
-        }
-        let value: f64 = number.parse().map_err(|_| err("malformed number"))?;
-        let unit_len = after
-            .find(|c: char| !c.is_ascii_alphabetic())
-            .unwrap_or(after.len());
-        let (unit, after) = after.split_at(unit_len);
-        let per_unit = match unit {
-            "ms" => 1.0,
-            "s" => 1_000.0,
-            "m" => 60_000.0,
-            "h" => 3_600_000.0,
-            "d" => 86_400_000.0,
-            "w" => 604_800_000.0,
-            // A bare number is minutes, but only on its own: `1h30` is ambiguous.
-            "" if segments == 0 && after.is_empty() => 60_000.0,
-            "" => return Err(err("every part needs a unit")),
-            _ => return Err(err("unknown unit; use ms, s, m, h, d or w")),
-        };
-        let ms = value * per_unit;
-        if ms == 0.0 && value != 0.0 {
-            return Err(err("too small"));
-        }
-        total_ms += ms;
-        segments += 1;
-        rest = after.trim_start();
-    }
-    let rounded = total_ms.round();
-    // 2^53 ms is ~285,000 years; beyond it f64 is no longer exact.
-    if !rounded.is_finite() || rounded > 9_007_199_254_740_992.0 {
-        return Err(err("too large"));
-    }
-    // In range and non-negative (no sign is accepted), so the cast is exact.
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    Ok(Duration::from_millis(rounded as u64))
+    })
 }
 
 fn duration_ms(d: Duration) -> u64 {
