@@ -71,7 +71,7 @@ pub struct CronConfig {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CronRetryConfig {
-    /// Attempts per due run, the first included (default 3).
+    /// Retries of a failed run before a one-shot job is given up (default 3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_attempts: Option<u32>,
     /// The wait before each retry (default 60000, 120000, 300000).

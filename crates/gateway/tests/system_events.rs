@@ -114,8 +114,10 @@ impl Client {
     }
 }
 
-fn heartbeats(running: &support::Running) -> Vec<(String, String)> {
-    running.heartbeats.lock().unwrap().clone()
+/// How many heartbeats the server asked of agent `main`, and the last reason.
+fn heartbeats(running: &support::Running) -> (u64, Option<String>) {
+    let status = running.heartbeats.status("main").unwrap();
+    (status.requests, status.last_request)
 }
 
 fn invalid(message: &str) -> (String, String) {
@@ -167,7 +169,7 @@ async fn system_event_queues_for_a_session_and_drops_repeats() {
     // Queued events are not transcript messages, and asked for no heartbeat so far.
     let history = admin.ok("chat.history", json!({"sessionKey": MAIN})).await;
     assert_eq!(history["messages"], json!([]));
-    assert_eq!(heartbeats(&running), []);
+    assert_eq!(heartbeats(&running), (0, None));
 
     // `wake: true` asks for one, for the session's agent.
     let woken = admin
@@ -177,7 +179,7 @@ async fn system_event_queues_for_a_session_and_drops_repeats() {
         )
         .await;
     assert_eq!(woken["queued"], 2);
-    assert_eq!(heartbeats(&running), [("main".into(), "wake".into())]);
+    assert_eq!(heartbeats(&running), (1, Some("wake".into())));
     running.stop.cancel();
 }
 
@@ -223,7 +225,7 @@ async fn system_event_needs_admin_and_good_params() {
     }
     // Nothing was queued by the refused calls.
     assert_eq!(admin.queued_on_main().await, json!([]));
-    assert_eq!(heartbeats(&running), []);
+    assert_eq!(heartbeats(&running), (0, None));
     running.stop.cancel();
 }
 
@@ -239,13 +241,13 @@ async fn wake_queues_on_the_main_session_and_asks_for_a_heartbeat_when_now() {
         )
         .await;
     assert_eq!(later, json!({"ok": true, "sessionKey": MAIN, "queued": 1}));
-    assert_eq!(heartbeats(&running), []);
+    assert_eq!(heartbeats(&running), (0, None));
 
     let now = writer
         .ok("wake", json!({"mode": "now", "text": "Disk almost full"}))
         .await;
     assert_eq!(now, json!({"ok": true, "sessionKey": MAIN, "queued": 2}));
-    assert_eq!(heartbeats(&running), [("main".into(), "wake".into())]);
+    assert_eq!(heartbeats(&running), (1, Some("wake".into())));
     assert_eq!(
         writer.queued_on_main().await,
         json!(["Check the mail", "Disk almost full"])
@@ -274,7 +276,7 @@ async fn wake_queues_on_the_main_session_and_asks_for_a_heartbeat_when_now() {
         .call("wake", json!({"mode": "now", "text": "x"}))
         .await;
     assert_eq!(refused["error"]["code"], "FORBIDDEN");
-    assert_eq!(heartbeats(&running).len(), 1, "refused calls asked nothing");
+    assert_eq!(heartbeats(&running).0, 1, "refused calls asked nothing");
     running.stop.cancel();
 }
 
@@ -334,7 +336,7 @@ async fn hooks_wake_queues_untrusted_events_with_openclaws_answers() {
         .await,
         (200, json!({"ok": true, "mode": "now"}))
     );
-    assert_eq!(heartbeats(&running), [("main".into(), "hook:wake".into())]);
+    assert_eq!(heartbeats(&running), (1, Some("hook:wake".into())));
     assert_eq!(
         hook_wake(
             &running,
@@ -356,7 +358,7 @@ async fn hooks_wake_queues_untrusted_events_with_openclaws_answers() {
         .await,
         (200, json!({"ok": true, "mode": "now"}))
     );
-    assert_eq!(heartbeats(&running).len(), 2);
+    assert_eq!(heartbeats(&running).0, 2);
 
     let mut reader = Client::connect(&running, &["operator.read"]).await;
     assert_eq!(
@@ -415,7 +417,11 @@ async fn hooks_wake_refuses_bad_credentials_and_bad_bodies() {
             "{body}"
         );
     }
-    assert_eq!(heartbeats(&running), [], "no refused call woke anything");
+    assert_eq!(
+        heartbeats(&running),
+        (0, None),
+        "no refused call woke anything"
+    );
     let mut reader = Client::connect(&running, &["operator.read"]).await;
     assert_eq!(reader.queued_on_main().await, json!([]));
     running.stop.cancel();

@@ -40,6 +40,6 @@ pub use retention::{
 pub use sessions::{OpenSession, SessionStore};
 pub use transcript::{
     BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX,
-    COMPACTION_SUMMARY_SUFFIX, LineIssue, LoadReport, TailRepair, Transcript,
+    COMPACTION_SUMMARY_SUFFIX, LineIssue, LoadReport, TailRepair, Transcript, truncate_transcript,
 };
 pub use turns::TurnStats;

@@ -386,6 +386,31 @@ fn lock_current(path: &Path, append: bool) -> Result<File> {
     )))
 }
 
+/// Cuts the transcript at `path` back to its first `len` bytes, under the file's lock: a
+/// heartbeat that only acknowledged leaves no turn behind (OpenClaw prunes those too, so
+/// acks do not fill the context). Refused (`Ok(false)`) unless `len` ends a line and the
+/// file is at least that long; a file rewritten meanwhile is thus left alone.
+pub fn truncate_transcript(path: &Path, len: u64) -> Result<bool> {
+    let io = |e| StoreError::io(path, e);
+    let mut file = lock_current(path, false)?;
+    let current = file.metadata().map_err(io)?.len();
+    if len == 0 || current < len {
+        return Ok(false);
+    }
+    let mut last = [0u8; 1];
+    file.seek(SeekFrom::Start(len - 1)).map_err(io)?;
+    file.read_exact(&mut last).map_err(io)?;
+    if last[0] != b'\n' {
+        return Ok(false);
+    }
+    if current > len {
+        file.set_len(len).map_err(io)?;
+        file.sync_data().map_err(io)?;
+    }
+    let _ = file.unlock();
+    Ok(current > len)
+}
+
 #[cfg(unix)]
 fn is_current(file: &File, path: &Path) -> std::io::Result<bool> {
     use std::os::unix::fs::MetadataExt;

@@ -365,3 +365,32 @@ fn appends_reach_the_file_at_once_and_fsync_when_asked() {
     assert!(!t.has_unsynced_appends());
     t.sync().unwrap();
 }
+
+#[test]
+fn truncate_cuts_back_to_a_line_boundary_and_appends_continue_from_the_old_leaf() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, mut t) = new_transcript(dir.path());
+    append(&mut t, msg(user("hello")));
+    let kept = append(&mut t, msg(assistant("hi")));
+    let before = fs::metadata(&path).unwrap().len();
+    append(&mut t, msg(user("heartbeat poll")));
+    append(&mut t, msg(assistant("HEARTBEAT_OK")));
+    drop(t);
+
+    // Not a line boundary, or longer than the file: refused, nothing changed.
+    let after = fs::metadata(&path).unwrap().len();
+    assert!(!pincer_store::truncate_transcript(&path, before - 1).unwrap());
+    assert!(!pincer_store::truncate_transcript(&path, after + 10).unwrap());
+    assert_eq!(fs::metadata(&path).unwrap().len(), after);
+
+    assert!(pincer_store::truncate_transcript(&path, before).unwrap());
+    assert_eq!(fs::metadata(&path).unwrap().len(), before);
+    let mut t = Transcript::open(&path).unwrap().0;
+    assert_eq!(texts(&t.context()), ["u:hello", "a:hi"]);
+    assert_eq!(t.leaf_id(), Some(kept.as_str()));
+    let next = t.append_body(msg(user("later"))).unwrap().clone();
+    assert_eq!(next.parent_id.as_deref(), Some(kept.as_str()));
+    // Cutting at the current length changes nothing.
+    let len = fs::metadata(&path).unwrap().len();
+    assert!(!pincer_store::truncate_transcript(&path, len).unwrap());
+}

@@ -107,6 +107,10 @@ pub struct WakeStatus {
     pub last_outcome: Option<RunOutcome>,
     /// Wall time the timer fires next, while it is set.
     pub next_due_at_ms: Option<i64>,
+    /// How many times a run was asked for ([`HeartbeatWake::request_now`]), and the last
+    /// reason given, counted as the request is made (before coalescing).
+    pub requests: u64,
+    pub last_request: Option<String>,
 }
 
 /// What a handle tells the driver.
@@ -160,11 +164,14 @@ impl HeartbeatWake {
     /// Asks for a run soon (see the module doc for coalescing); `reason` blank =
     /// `requested`. A no-op once stopped.
     pub fn request_now(&self, reason: &str) {
+        let reason = normalize_reason(reason);
+        {
+            let mut status = lock(&self.inner.status);
+            status.requests += 1;
+            status.last_request = Some(reason.clone());
+        }
         // A closed channel means the clock stopped; nothing to wake.
-        let _ = self
-            .inner
-            .tx
-            .send(Command::Request(normalize_reason(reason)));
+        let _ = self.inner.tx.send(Command::Request(reason));
     }
 
     /// Changes the period (config reload): the next timer run is `every` after the last

@@ -23,7 +23,7 @@ use super::Gateway;
 use super::auth::Refusal;
 use super::methods_system::{WakeMode, wake_main};
 use super::runs::Started;
-use super::runtime::TurnRequest;
+use super::runtime::{TurnOrigin, TurnRequest};
 
 /// OpenClaw's body limit for hooks.
 const HOOK_BODY_LIMIT: usize = 256 * 1024;
@@ -232,6 +232,7 @@ async fn hook_agent(
         agent_id: agent_id.clone(),
         session_key,
         message: message.to_owned(),
+        origin: TurnOrigin::User,
     };
     let started = gw.runs.start(Arc::clone(&gw.runtime), &run_id, request);
     let replay = !matches!(started, Started::New { .. });

@@ -85,6 +85,8 @@ pub(super) enum Admission {
     Steered { active_run_id: String },
     /// Added to the open batch.
     Collected { lead_run_id: String },
+    /// Not admitted: the session is busy and the caller only runs on an idle one.
+    Refused,
     /// Started a new batch: its turn waits for `gate`, then for the quiet window.
     NewBatch {
         gate: Arc<tokio::sync::Mutex<()>>,
@@ -97,8 +99,12 @@ pub(super) enum Admission {
 pub(super) enum Busy {
     Steer,
     Followup,
-    Collect { cap: usize },
+    Collect {
+        cap: usize,
+    },
     Interrupt,
+    /// Do not run at all (a heartbeat never waits behind, or in front of, a user's turn).
+    Refuse,
 }
 
 /// The lanes of every session with work.
@@ -121,6 +127,7 @@ impl Lanes {
             return Self::own_turn(lane, ticket, false, None);
         }
         match busy {
+            Busy::Refuse => Admission::Refused,
             Busy::Followup => Self::own_turn(lane, ticket, true, None),
             Busy::Interrupt => {
                 let interrupted = lane.active.as_ref().map(|active| {

@@ -14,7 +14,7 @@ use super::frames::{
 };
 use super::methods_queue::{queue_fields, queue_mode_param, with_fields};
 use super::runs::{RunState, Submitted, final_payload};
-use super::runtime::TurnRequest;
+use super::runtime::{TurnOrigin, TurnRequest};
 use crate::turn::{SessionCommand, session_command};
 
 /// The methods this server answers (the `features.methods` of `hello-ok`).
@@ -38,6 +38,14 @@ pub const METHODS: &[&str] = &[
     "system-event",
     "system-presence",
     "wake",
+    "last-heartbeat",
+    "cron.status",
+    "cron.list",
+    "cron.add",
+    "cron.update",
+    "cron.remove",
+    "cron.run",
+    "cron.runs",
 ];
 
 /// The events this server sends.
@@ -49,6 +57,8 @@ pub const EVENTS: &[&str] = &[
     "tick",
     "shutdown",
     "health",
+    "heartbeat",
+    "cron",
 ];
 
 /// What a connection is allowed to do.
@@ -162,6 +172,7 @@ pub async fn call(
                 agent_id,
                 session_key: key,
                 message,
+                origin: TurnOrigin::User,
             };
             let submitted = gw
                 .runs
@@ -244,6 +255,19 @@ pub async fn call(
         "wake" => {
             caller.require("operator.write")?;
             super::methods_system::wake(gw, p)
+        }
+        "cron.status" | "cron.list" | "cron.runs" => {
+            caller.require("operator.read")?;
+            super::methods_cron::call(gw, &req.method, p).await
+        }
+        "cron.add" | "cron.update" | "cron.remove" | "cron.run" => {
+            // A job runs agent turns and may POST to any URL: admins only.
+            caller.require("operator.admin")?;
+            super::methods_cron::call(gw, &req.method, p).await
+        }
+        "last-heartbeat" => {
+            caller.require("operator.read")?;
+            Ok(gw.heartbeats.last_event().unwrap_or(Value::Null))
         }
         "agent.wait" => {
             caller.require("operator.read")?;
@@ -344,6 +368,7 @@ async fn agent(gw: &Arc<Gateway>, req: &Request, send: &FrameSender) -> Result<V
         agent_id: agent_id.clone(),
         session_key,
         message,
+        origin: TurnOrigin::User,
     };
     let submitted = gw
         .runs

@@ -44,7 +44,7 @@ pub(super) fn system_event(gw: &Gateway, p: &Value) -> Result<Value, MethodError
     };
     let injected = inject(gw, &session_key, text)?;
     if wake {
-        gw.runtime.request_heartbeat(&agent_id, "wake");
+        gw.heartbeats.request_now(&agent_id, "wake");
     }
     Ok(answer(&session_key, injected))
 }
@@ -104,7 +104,7 @@ pub(super) fn wake_main(
     }
     .map_err(refused)?;
     if mode == WakeMode::Now {
-        gw.runtime.request_heartbeat(&agent_id, reason);
+        gw.heartbeats.request_now(&agent_id, reason);
     }
     Ok((session_key, injected))
 }

@@ -7,11 +7,14 @@
 
 mod auth;
 mod connection;
+mod cron_runner;
 pub mod frames;
 mod health;
+pub mod heartbeat_runner;
 mod http_api;
 mod lanes;
 pub mod methods;
+mod methods_cron;
 mod methods_queue;
 mod methods_sessions;
 mod methods_system;
@@ -37,11 +40,14 @@ use tokio_util::sync::CancellationToken;
 
 pub use auth::Auth;
 pub use health::HEALTH_REFRESH_INTERVAL;
+pub use heartbeat_runner::Heartbeats;
 pub use queue::{QueueMode, QueueSettings};
 pub use runs::Runs;
-pub use runtime::{ModelDefaults, Runtime, TurnRequest};
+pub use runtime::{ModelDefaults, Runtime, TurnOrigin, TurnRequest};
 
-use crate::system_events::{GC_INTERVAL, SystemEvents};
+use crate::cron::CronService;
+use crate::heartbeat::HeartbeatSettings;
+use crate::system_events::{Clock, GC_INTERVAL, SystemClock, SystemEvents};
 
 /// How long running turns get to end after shutdown aborts them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -64,6 +70,17 @@ pub struct ServeOptions {
     /// How often the health snapshot is refreshed and sent to every client as a `health`
     /// event (OpenClaw: 60 s).
     pub health_refresh_interval: Duration,
+    /// The heartbeat of each agent that has one (an `every` of 0 keeps a clock that only
+    /// counts requests). Agents not listed have none.
+    pub heartbeat: Vec<(String, HeartbeatSettings)>,
+    /// Filled with the agents' heartbeat clocks as the server starts; the caller keeps a
+    /// clone for whatever else wakes an agent (exec exits).
+    pub heartbeats: Heartbeats,
+    /// Wall time for heartbeats (active hours, event stamps); the one `system_events` uses.
+    pub clock: Arc<dyn Clock>,
+    /// The cron scheduler; started with the server (its jobs run through this server's
+    /// turns, events and heartbeats) and stopped with it. `None`: no `cron.*` methods.
+    pub cron: Option<Arc<CronService>>,
 }
 
 impl ServeOptions {
@@ -77,6 +94,10 @@ impl ServeOptions {
             queue: QueueSettings::default(),
             system_events: SystemEvents::default(),
             health_refresh_interval: HEALTH_REFRESH_INTERVAL,
+            heartbeat: Vec::new(),
+            heartbeats: Heartbeats::default(),
+            clock: Arc::new(SystemClock),
+            cron: None,
         }
     }
 }
@@ -88,6 +109,7 @@ impl std::fmt::Debug for ServeOptions {
             .field("max_concurrent_runs", &self.max_concurrent_runs)
             .field("queue", &self.queue)
             .field("health_refresh_interval", &self.health_refresh_interval)
+            .field("heartbeat", &self.heartbeat)
             .finish_non_exhaustive()
     }
 }
@@ -110,6 +132,10 @@ pub struct Gateway {
     pub shutdown: CancellationToken,
     /// Events waiting for each session's next turn (`system-event`, `wake`, `/hooks/wake`).
     pub system_events: SystemEvents,
+    /// The agents' heartbeat clocks (`wake`, `/hooks/wake`, exec exits, cron).
+    pub heartbeats: Heartbeats,
+    pub clock: Arc<dyn Clock>,
+    pub cron: Option<Arc<CronService>>,
     /// Who is connected and the health snapshot, with their state versions.
     state: state::SharedState,
 }
@@ -142,7 +168,17 @@ pub async fn serve(
         started: Instant::now(),
         shutdown: shutdown.clone(),
         system_events: options.system_events,
+        heartbeats: options.heartbeats.clone(),
+        clock: options.clock,
+        cron: options.cron,
         state,
+    });
+    options.heartbeats.start(&gateway, options.heartbeat);
+    let cron_task = gateway.cron.clone().map(|cron| {
+        let events = Arc::clone(&gateway.runs);
+        cron.set_event_sink(Arc::new(move |payload| events.broadcast("cron", payload)));
+        let executor = Arc::new(cron_runner::GatewayCronExecutor::new(Arc::clone(&gateway)));
+        tokio::spawn(cron.run(executor, shutdown.clone()))
     });
     tokio::spawn(
         gateway
@@ -178,6 +214,12 @@ pub async fn serve(
     // uncancelled): no `health` event goes out after `serve` returns.
     health_refresh.abort();
     let _ = health_refresh.await;
+    // A heartbeat or cron run does not start during shutdown (and their tasks hold the
+    // gateway).
+    gateway.heartbeats.stop_all();
+    if let Some(task) = cron_task {
+        let _ = task.await;
+    }
     gateway.runs.abort_all();
     let deadline = Instant::now() + SHUTDOWN_GRACE;
     while gateway.runs.running() > 0 && Instant::now() < deadline {

@@ -267,6 +267,41 @@ impl Runs {
             },
             QueueMode::Interrupt => Busy::Interrupt,
         };
+        self.admit(runtime, key, ticket, busy, accepted_at)
+    }
+
+    /// Starts run `run_id` only if its session is idle right now (checked and admitted
+    /// under one lock, so no user message slips in between): what a heartbeat does, which
+    /// must never queue behind or in front of a user's turn. `false` when the session is
+    /// busy or the id is taken.
+    pub fn start_if_idle(
+        self: &Arc<Self>,
+        runtime: Arc<dyn Runtime>,
+        run_id: &str,
+        request: TurnRequest,
+    ) -> bool {
+        let accepted_at = pincer_ai::now_ms();
+        let key = request.session_key.clone();
+        let Ok(ticket) = self.register(run_id, request, accepted_at) else {
+            return false;
+        };
+        match self.admit(runtime, key, ticket, Busy::Refuse, accepted_at) {
+            Submitted::Started { .. } => true,
+            _ => {
+                self.runs().remove(run_id);
+                false
+            }
+        }
+    }
+
+    fn admit(
+        self: &Arc<Self>,
+        runtime: Arc<dyn Runtime>,
+        key: String,
+        ticket: Ticket,
+        busy: Busy,
+        accepted_at: i64,
+    ) -> Submitted {
         match self.lanes.admit(&key, ticket, busy) {
             Admission::Run {
                 gate,
@@ -292,6 +327,8 @@ impl Runs {
                 accepted_at,
                 batch_run_id: lead_run_id,
             },
+            // Only `start_if_idle` refuses; it forgets the registered run itself.
+            Admission::Refused => Submitted::InFlight,
             Admission::NewBatch { gate, batch } => {
                 let batch_run_id = batch.lead_run_id.clone();
                 self.spawn_turn(runtime, key, gate, Work::Batch(batch));

@@ -2,9 +2,12 @@
 //! (agent, model, tools, prompt: composed by the binary) and where an agent's sessions are.
 //! The server owns protocol, lanes and runs; it never builds agents itself.
 
+use std::path::PathBuf;
+
 use futures_util::future::BoxFuture;
 use pincer_store::SessionStore;
 
+use crate::heartbeat::PromptKind;
 use crate::turn::TurnPlan;
 
 /// One turn the server wants to run.
@@ -13,6 +16,38 @@ pub struct TurnRequest {
     pub agent_id: String,
     pub session_key: String,
     pub message: String,
+    /// Who asked: a user's reply streams as it comes; a heartbeat's is held back until the
+    /// `HEARTBEAT_OK` rules decided whether anyone sees it.
+    pub origin: TurnOrigin,
+}
+
+impl TurnRequest {
+    /// A turn a user (or a client acting for one) asked for.
+    pub fn user(agent_id: &str, session_key: &str, message: impl Into<String>) -> Self {
+        Self {
+            agent_id: agent_id.to_owned(),
+            session_key: session_key.to_owned(),
+            message: message.into(),
+            origin: TurnOrigin::User,
+        }
+    }
+}
+
+/// Why a turn runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum TurnOrigin {
+    #[default]
+    User,
+    /// A heartbeat run with the prompt `kind`: no deltas go out, and the final reply only
+    /// when [`crate::heartbeat::heartbeat_reply_delivery`] keeps something of it.
+    Heartbeat {
+        kind: PromptKind,
+        ack_max_chars: usize,
+        /// The heartbeat's target is not `none`: a kept reply goes out as a `chat` final.
+        deliver: bool,
+    },
+    /// An isolated run of cron job `job_id` (session `agent:<id>:cron:<jobId>`).
+    Cron { job_id: String },
 }
 
 /// Model facts shown as `defaults` in `sessions.list` and `chat.history`.
@@ -44,11 +79,9 @@ pub trait Runtime: Send + Sync + 'static {
     fn tools(&self, agent_id: &str) -> Vec<serde_json::Value>;
     /// The configuration with secrets masked (`config.get`), and the file it is in.
     fn config_redacted(&self) -> (String, serde_json::Value);
-    /// Asks for a heartbeat run of `agent_id` soon (`wake` with mode `now`, `/hooks/wake`);
-    /// `reason` says why (`wake`, `hook:wake`, `exec:<id>:exit`). The heartbeat executor of
-    /// issue 6 implements it (coalescing, busy lanes); until then the queued system events
-    /// wait for the session's next turn, which is what this default (nothing) leaves.
-    fn request_heartbeat(&self, agent_id: &str, reason: &str) {
-        let _ = (agent_id, reason);
+    /// The agent's workspace directory (where HEARTBEAT.md is), if it has one.
+    fn workspace(&self, agent_id: &str) -> Option<PathBuf> {
+        let _ = agent_id;
+        None
     }
 }

@@ -15,7 +15,8 @@ use pincer_ai::{AssistantMessageEvent, Message, StopReason};
 use serde_json::{Value, json};
 
 use super::runs::Runs;
-use super::runtime::TurnRequest;
+use super::runtime::{TurnOrigin, TurnRequest};
+use crate::heartbeat::{heartbeat_reply_delivery, sanitize_for_delivery};
 use crate::turn::TurnOutcome;
 
 /// How a run ended.
@@ -63,6 +64,7 @@ pub struct RunEmitter {
     session_key: String,
     agent_id: String,
     runs: Arc<Runs>,
+    origin: TurnOrigin,
     seq: u64,
     started_at: i64,
     text: String,
@@ -78,6 +80,7 @@ impl RunEmitter {
             session_key: request.session_key.clone(),
             agent_id: request.agent_id.clone(),
             runs,
+            origin: request.origin.clone(),
             seq: 0,
             started_at: pincer_ai::now_ms(),
             text: String::new(),
@@ -107,11 +110,29 @@ impl RunEmitter {
     }
 
     fn message(&self) -> Value {
-        json!({
-            "role": "assistant",
-            "content": [{ "type": "text", "text": self.text }],
-            "timestamp": pincer_ai::now_ms(),
-        })
+        assistant_message(&self.text)
+    }
+
+    /// A heartbeat's or cron job's reply is held back until it ended: it may be nothing
+    /// but `HEARTBEAT_OK`, which no client may see.
+    fn streams_reply(&self) -> bool {
+        matches!(self.origin, TurnOrigin::User)
+    }
+
+    /// What of the finished reply clients may see (`None`: nothing), for a turn that
+    /// does not stream.
+    fn deliverable(&self) -> Option<String> {
+        match self.origin {
+            TurnOrigin::Heartbeat {
+                kind,
+                ack_max_chars,
+                deliver,
+            } => deliver
+                .then(|| heartbeat_reply_delivery(&self.text, kind, ack_max_chars))
+                .flatten(),
+            TurnOrigin::Cron { .. } => sanitize_for_delivery(&self.text),
+            TurnOrigin::User => Some(self.text.clone()),
+        }
     }
 
     /// Sends the text gathered since the last `chat` delta.
@@ -145,6 +166,9 @@ impl RunEmitter {
                 assistant_message_event: AssistantMessageEvent::TextDelta { delta, .. },
             } => {
                 self.text.push_str(delta);
+                if !self.streams_reply() {
+                    return;
+                }
                 let text = self.text.clone();
                 self.agent("assistant", json!({ "text": text, "delta": delta }));
                 self.pending_delta.push_str(delta);
@@ -199,19 +223,36 @@ impl RunEmitter {
                 "stopReason": stop_reason, "error": error,
             }),
         );
-        let message = self.message();
-        match (&error, aborted) {
-            (_, true) => self.chat(
-                "aborted",
-                json!({ "stopReason": "aborted", "message": message }),
-            ),
-            (Some(e), false) => {
-                self.chat("error", json!({ "errorMessage": e, "message": message }))
+        if !self.streams_reply() {
+            let silent = matches!(self.origin, TurnOrigin::Heartbeat { deliver: false, .. });
+            // Only what the HEARTBEAT_OK rules keep.
+            match (&error, self.deliverable()) {
+                _ if silent || aborted => {}
+                (Some(e), _) => self.chat("error", json!({ "errorMessage": e })),
+                (None, Some(text)) => {
+                    let message = assistant_message(&text);
+                    self.chat(
+                        "final",
+                        json!({ "stopReason": stop_reason, "message": message }),
+                    );
+                }
+                (None, None) => {}
             }
-            (None, false) => self.chat(
-                "final",
-                json!({ "stopReason": stop_reason, "message": message }),
-            ),
+        } else {
+            let message = self.message();
+            match (&error, aborted) {
+                (_, true) => self.chat(
+                    "aborted",
+                    json!({ "stopReason": "aborted", "message": message }),
+                ),
+                (Some(e), false) => {
+                    self.chat("error", json!({ "errorMessage": e, "message": message }))
+                }
+                (None, false) => self.chat(
+                    "final",
+                    json!({ "stopReason": stop_reason, "message": message }),
+                ),
+            }
         }
         RunResult {
             status: if error.is_some() || aborted || reply.stop_reason == StopReason::Error {
@@ -243,7 +284,13 @@ impl RunEmitter {
             json!({ "phase": "error", "startedAt": started_at, "endedAt": ended_at, "error": message }),
         );
         let state = if aborted { "aborted" } else { "error" };
-        self.chat(state, json!({ "errorMessage": message }));
+        let silent = match self.origin {
+            TurnOrigin::Heartbeat { deliver, .. } => !deliver || aborted,
+            _ => false,
+        };
+        if !silent {
+            self.chat(state, json!({ "errorMessage": message }));
+        }
         RunResult {
             status: RunStatus::Error,
             aborted,
@@ -260,4 +307,13 @@ impl RunEmitter {
             duration_ms: u64::try_from(ended_at - started_at).unwrap_or(0),
         }
     }
+}
+
+/// An assistant message with one text block, as `chat` events carry it.
+fn assistant_message(text: &str) -> Value {
+    json!({
+        "role": "assistant",
+        "content": [{ "type": "text", "text": text }],
+        "timestamp": pincer_ai::now_ms(),
+    })
 }

@@ -3,14 +3,19 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod client;
+
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 use pincer_agent::{AgentConfig, AgentTool, ToolContext, ToolError, ToolOutput, llm_stream_fn};
 use pincer_ai::env::MapEnv;
 use pincer_ai::{LlmClient, Message, Model, ModelRegistry};
-use pincer_gateway::server::{ModelDefaults, Runtime, ServeOptions, TurnRequest, serve};
+use pincer_gateway::heartbeat::HeartbeatSettings;
+use pincer_gateway::server::{
+    Heartbeats, ModelDefaults, Runtime, ServeOptions, TurnRequest, serve,
+};
 use pincer_gateway::turn::TurnPlan;
 use pincer_store::SessionStore;
 use pincer_testkit::{Api, MockLlm, Scenario};
@@ -52,12 +57,9 @@ pub struct TestRuntime {
     pub model: Model,
     pub client: LlmClient,
     pub root: std::path::PathBuf,
-    /// Every `request_heartbeat` call: (agent id, reason).
-    pub heartbeats: Heartbeats,
+    /// Where agent `main`'s workspace is (HEARTBEAT.md), if it has one.
+    pub workspace: Option<std::path::PathBuf>,
 }
-
-/// The heartbeat requests a server made of its runtime.
-pub type Heartbeats = Arc<Mutex<Vec<(String, String)>>>;
 
 impl Runtime for TestRuntime {
     fn default_agent_id(&self) -> String {
@@ -107,11 +109,8 @@ impl Runtime for TestRuntime {
         };
         Box::pin(async move { Ok(plan) })
     }
-    fn request_heartbeat(&self, agent_id: &str, reason: &str) {
-        self.heartbeats
-            .lock()
-            .unwrap()
-            .push((agent_id.into(), reason.into()));
+    fn workspace(&self, _: &str) -> Option<std::path::PathBuf> {
+        self.workspace.clone()
     }
 }
 
@@ -122,6 +121,8 @@ pub struct Running {
     pub task: tokio::task::JoinHandle<()>,
     pub llm: MockLlm,
     pub dir: tempfile::TempDir,
+    /// The agents' heartbeat clocks; `main` has one that is off (it counts requests)
+    /// unless the test configured another.
     pub heartbeats: Heartbeats,
 }
 
@@ -148,18 +149,25 @@ pub async fn start_server_with(
     let client = LlmClient::with_env(Arc::new(MapEnv::default()));
     client.set_api_key("mock", "k");
     let dir = tempfile::tempdir().unwrap();
-    let heartbeats = Heartbeats::default();
     let runtime = Arc::new(TestRuntime {
         model,
         client,
         root: dir.path().to_path_buf(),
-        heartbeats: Arc::clone(&heartbeats),
+        workspace: Some(dir.path().join("workspace")),
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let stop = CancellationToken::new();
     let mut options = ServeOptions::new(Some(token.into()), runtime);
+    options.heartbeat = vec![(
+        "main".into(),
+        HeartbeatSettings {
+            every_ms: 0,
+            ..HeartbeatSettings::default()
+        },
+    )];
     configure(&mut options);
+    let heartbeats = options.heartbeats.clone();
     let task = tokio::spawn({
         let stop = stop.clone();
         async move { serve(listener, options, stop).await.unwrap() }

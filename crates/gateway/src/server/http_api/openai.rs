@@ -27,7 +27,7 @@ use tokio::sync::{broadcast, mpsc};
 use super::{agent_of_key, authorize, count, fresh_id, unix_secs, valid_session_key};
 use crate::server::Gateway;
 use crate::server::runs::{GatewayEvent, RunState, Started};
-use crate::server::runtime::TurnRequest;
+use crate::server::runtime::{TurnOrigin, TurnRequest};
 use crate::server::turn_events::{RunResult, RunStatus};
 
 /// How long a completion may run before the request gives up (as the `agent` method).
@@ -257,6 +257,7 @@ pub(super) async fn chat_completions(
         agent_id,
         session_key,
         message: input,
+        origin: TurnOrigin::User,
     };
     // Subscribe before the run starts so no delta is missed.
     let events = body.stream.then(|| gw.runs.subscribe());

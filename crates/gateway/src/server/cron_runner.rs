@@ -1,0 +1,263 @@
+//! How a cron job's run reaches an agent in this server (the [`CronExecutor`] port of
+//! [`crate::cron::CronService`]): a `main` job becomes a `[CRON:<id>] <text>` system event in
+//! the agent's main session plus a heartbeat; an `isolated` job runs a turn in the session
+//! `cron:<jobId>` and its reply is delivered as `delivery` says — `announce` into the agent's
+//! main session (a `chat` final clients show, kept in the transcript), `webhook` as a JSON
+//! POST, `none` not at all. A reply that is only `HEARTBEAT_OK` is never announced.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use pincer_ai::{AssistantMessage, ContentBlock, Message, StopReason};
+use serde_json::{Value, json};
+
+use super::Gateway;
+use super::runs::RunState;
+use super::runtime::{TurnOrigin, TurnRequest};
+use crate::cron::{
+    CronDelivery, CronExecutor, CronJob, CronPayload, CronRunOutput, DeliveryMode, RunStatus,
+};
+use crate::heartbeat::{cron_reason, sanitize_for_delivery};
+
+/// A turn with no `timeoutSeconds` of its own gets this long (OpenClaw's agent default).
+const DEFAULT_TURN_TIMEOUT: Duration = Duration::from_secs(600);
+/// How long a webhook endpoint gets to answer.
+const WEBHOOK_TIMEOUT: Duration = Duration::from_secs(10);
+/// How much of a reply the run log keeps as its summary.
+const SUMMARY_CHARS: usize = 500;
+
+/// Runs cron jobs on a gateway.
+pub(super) struct GatewayCronExecutor {
+    gw: Arc<Gateway>,
+    http: reqwest::Client,
+}
+
+impl GatewayCronExecutor {
+    pub(super) fn new(gw: Arc<Gateway>) -> Self {
+        Self {
+            gw,
+            http: reqwest::Client::new(),
+        }
+    }
+
+    /// The job's agent: its own when known, else the default one.
+    fn agent_of(&self, job: &CronJob) -> Result<String, String> {
+        match job.agent_id.as_deref().map(str::trim) {
+            Some(id) if self.gw.runtime.is_known_agent(id) => Ok(id.to_owned()),
+            Some(id) => Err(format!(
+                "the job's agent {id:?} is not configured; set agentId to a configured agent"
+            )),
+            None => Ok(self.gw.runtime.default_agent_id()),
+        }
+    }
+}
+
+impl CronExecutor for GatewayCronExecutor {
+    fn enqueue_main(&self, job: &CronJob, text: &str) -> Result<(), String> {
+        let agent_id = self.agent_of(job)?;
+        let key = self.gw.runtime.main_session_key(&agent_id);
+        let line = format!("[CRON:{}] {text}", job.id);
+        let events = &self.gw.system_events;
+        events
+            .inject(&key, &line, events.now_ms())
+            .map_err(|e| e.to_string())?;
+        if job.wake_mode == crate::cron::WakeMode::Now {
+            self.gw
+                .heartbeats
+                .request_now(&agent_id, &cron_reason(&job.id));
+        }
+        Ok(())
+    }
+
+    fn run_isolated(&self, job: CronJob) -> BoxFuture<'static, CronRunOutput> {
+        let gw = Arc::clone(&self.gw);
+        let http = self.http.clone();
+        let agent = self.agent_of(&job);
+        Box::pin(async move {
+            let agent_id = match agent {
+                Ok(id) => id,
+                Err(e) => return CronRunOutput::failed(e),
+            };
+            run_isolated(gw, http, agent_id, job).await
+        })
+    }
+}
+
+async fn run_isolated(
+    gw: Arc<Gateway>,
+    http: reqwest::Client,
+    agent_id: String,
+    job: CronJob,
+) -> CronRunOutput {
+    let (text, timeout) = match &job.payload {
+        CronPayload::AgentTurn(turn) => (
+            turn.message.clone(),
+            turn.timeout_seconds.map(Duration::from_secs),
+        ),
+        CronPayload::SystemEvent(event) => (event.text.clone(), None),
+    };
+    let session_key = crate::router::cron_session_key(&job.id);
+    let run_id = format!("cron-{}-{}", job.id, gw.clock.now_ms());
+    let request = TurnRequest {
+        agent_id: agent_id.clone(),
+        session_key: session_key.clone(),
+        // OpenClaw's isolated-run prefix, so the model knows which job this is.
+        message: format!("[cron:{} {}] {text}", job.id, job.name),
+        origin: TurnOrigin::Cron {
+            job_id: job.id.clone(),
+        },
+    };
+    gw.runs.start(Arc::clone(&gw.runtime), &run_id, request);
+    let timeout = timeout.unwrap_or(DEFAULT_TURN_TIMEOUT);
+    let result = match gw.runs.wait(&run_id, timeout).await {
+        Some((RunState::Done(result), _)) => result,
+        _ => {
+            gw.runs.abort(&session_key, Some(&run_id));
+            let mut out = CronRunOutput::failed(format!(
+                "the turn did not finish within {} s (payload.timeoutSeconds)",
+                timeout.as_secs()
+            ));
+            out.session_key = Some(session_key);
+            return out;
+        }
+    };
+    let mut out = if let Some(error) = &result.error {
+        CronRunOutput::failed(error.clone())
+    } else {
+        CronRunOutput::default()
+    };
+    out.session_key = Some(session_key);
+    out.session_id = Some(result.session_id.clone()).filter(|s| !s.is_empty());
+    out.model = Some(result.model.clone()).filter(|s| !s.is_empty());
+    out.provider = Some(result.provider.clone()).filter(|s| !s.is_empty());
+    if out.status == RunStatus::Error {
+        return out;
+    }
+    let reply = sanitize_for_delivery(&result.text);
+    out.summary = Some(match &reply {
+        Some(text) => text.chars().take(SUMMARY_CHARS).collect(),
+        None => "nothing to report (the reply was only an acknowledgement)".to_owned(),
+    });
+    let delivery = job
+        .delivery
+        .clone()
+        .unwrap_or_else(|| CronDelivery::new(DeliveryMode::None));
+    let delivered = match (delivery.mode, &reply) {
+        (DeliveryMode::None, _) => {
+            out.delivery_status = Some("not-requested".into());
+            return out;
+        }
+        // Nothing worth a message: not sent, and not an error.
+        (_, None) => Ok(false),
+        (DeliveryMode::Announce, Some(text)) => announce(&gw, &agent_id, &job, &delivery, text),
+        (DeliveryMode::Webhook, Some(text)) => {
+            webhook(&http, &job, &delivery, text, &result.session_id).await
+        }
+    };
+    match delivered {
+        Ok(sent) => {
+            out.delivered = Some(sent);
+            out.delivery_status = Some(if sent { "delivered" } else { "not-delivered" }.into());
+        }
+        Err(error) => {
+            out.delivered = Some(false);
+            out.delivery_status = Some("not-delivered".into());
+            out.delivery_error = Some(error.clone());
+            if delivery.best_effort != Some(true) {
+                out.status = RunStatus::Error;
+                out.error = Some(format!("delivery failed: {error}"));
+            }
+        }
+    }
+    out
+}
+
+/// Puts the reply into the agent's main session, where its user reads (the web chat now;
+/// a channel's last peer once channels deliver). A named channel is refused for now.
+fn announce(
+    gw: &Gateway,
+    agent_id: &str,
+    job: &CronJob,
+    delivery: &CronDelivery,
+    text: &str,
+) -> Result<bool, String> {
+    if let Some(channel) = delivery
+        .channel
+        .as_deref()
+        .filter(|c| !c.is_empty() && *c != "last")
+    {
+        return Err(format!(
+            "channel {channel:?} is not configured on this gateway; use channel \"last\" (the \
+             main session) or delivery mode webhook"
+        ));
+    }
+    let key = gw.runtime.main_session_key(agent_id);
+    let message = Message::Assistant(AssistantMessage {
+        content: vec![ContentBlock::text(format!(
+            "[cron: {}]\n\n{text}",
+            job.name
+        ))],
+        api: "cron".into(),
+        provider: "pincer".into(),
+        model: "cron".into(),
+        stop_reason: StopReason::Stop,
+        timestamp: pincer_ai::now_ms(),
+        ..AssistantMessage::default()
+    });
+    // Kept in the transcript only between turns: an entry written during one would split
+    // the turn's chain of entries. During a turn the clients still get it.
+    let stored = gw.runs.with_idle_session(&key, || {
+        let store = gw.runtime.sessions(agent_id);
+        let mut session = store.get_or_create(&key).map_err(|e| e.to_string())?;
+        session
+            .transcript
+            .append_message(message.clone())
+            .map(|entry| entry.id.clone())
+            .map_err(|e| format!("cannot write the main session's transcript: {e}"))
+    });
+    let id = match stored {
+        Some(Ok(id)) => id,
+        Some(Err(e)) => return Err(e),
+        None => {
+            tracing::info!(session = %key, job = %job.id, "session busy: the announcement is sent, not stored");
+            format!("{}-{}", job.id, pincer_ai::now_ms())
+        }
+    };
+    gw.runs.broadcast(
+        "chat",
+        json!({
+            "runId": format!("cron-announce-{id}"), "sessionKey": key, "seq": 0,
+            "state": "final", "message": message,
+        }),
+    );
+    Ok(true)
+}
+
+/// POSTs the result to `delivery.to` (an http(s) URL); a non-2xx answer is a failure.
+async fn webhook(
+    http: &reqwest::Client,
+    job: &CronJob,
+    delivery: &CronDelivery,
+    text: &str,
+    session_id: &str,
+) -> Result<bool, String> {
+    let Some(url) = delivery.to.as_deref().filter(|u| !u.is_empty()) else {
+        return Err("webhook delivery needs delivery.to (an http or https URL)".into());
+    };
+    let body: Value = json!({
+        "jobId": job.id, "name": job.name, "status": "ok", "text": text,
+        "sessionId": session_id, "ts": pincer_ai::now_ms(),
+    });
+    let response = http
+        .post(url)
+        .timeout(WEBHOOK_TIMEOUT)
+        .json(&body)
+        .send()
+        .await
+        .map_err(|e| format!("webhook {url}: {e}"))?;
+    if !response.status().is_success() {
+        return Err(format!("webhook {url} answered {}", response.status()));
+    }
+    Ok(true)
+}

@@ -1,0 +1,297 @@
+//! The heartbeat executor: one [`HeartbeatWake`] per agent that has a heartbeat, and the run
+//! it calls (OpenClaw's `runHeartbeatOnce`): check the active hours and the main session's
+//! lane, read HEARTBEAT.md, pick the prompt from the pending system events, run a turn on an
+//! idle session only, and decide by the `HEARTBEAT_OK` rules whether its reply reaches anyone.
+//! Every run ends in a `heartbeat` event (OpenClaw's `HeartbeatEventPayload`: `sent`,
+//! `ok-token`, `ok-empty`, `skipped`, `failed`).
+//!
+//! [`Heartbeats`] is the handle the composition root creates before the server starts and
+//! shares with everything that wakes an agent (exec exits, cron): the server fills it in.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::Gateway;
+use super::runs::RunState;
+use super::runtime::{TurnOrigin, TurnRequest};
+use crate::heartbeat::{
+    HEARTBEAT_OK, HeartbeatFile, HeartbeatSettings, HeartbeatTarget, HeartbeatWake, PromptOptions,
+    RunOutcome, WakeRequest, WakeStatus, build_heartbeat_prompt_with, heartbeat_reply_delivery,
+    read_heartbeat_file,
+};
+
+/// The longest a heartbeat waits for its turn; a turn is bounded by its own limits long
+/// before this.
+const RUN_WAIT: Duration = Duration::from_secs(6 * 3600);
+/// How much of a delivered reply the `heartbeat` event shows.
+const PREVIEW_CHARS: usize = 200;
+
+/// The agents' heartbeat clocks. Clones share them.
+#[derive(Clone, Default)]
+pub struct Heartbeats {
+    inner: Arc<Mutex<Inner>>,
+}
+
+#[derive(Default)]
+struct Inner {
+    wakes: HashMap<String, HeartbeatWake>,
+    /// The last `heartbeat` event's payload (`last-heartbeat`).
+    last_event: Option<Value>,
+}
+
+impl std::fmt::Debug for Heartbeats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let agents: Vec<String> = self.lock().wakes.keys().cloned().collect();
+        f.debug_struct("Heartbeats")
+            .field("agents", &agents)
+            .finish()
+    }
+}
+
+impl Heartbeats {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Asks for a heartbeat of `agent_id` soon (coalesced, retried while its session is
+    /// busy). `false` when the agent has no heartbeat (then queued events wait for the
+    /// session's next turn).
+    pub fn request_now(&self, agent_id: &str, reason: &str) -> bool {
+        match self.lock().wakes.get(agent_id) {
+            Some(wake) => {
+                wake.request_now(reason);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The clock of `agent_id`, for status displays.
+    pub fn status(&self, agent_id: &str) -> Option<WakeStatus> {
+        self.lock().wakes.get(agent_id).map(HeartbeatWake::status)
+    }
+
+    /// Every agent with a heartbeat and its clock's state, by agent id.
+    pub fn statuses(&self) -> Vec<(String, WakeStatus)> {
+        let mut all: Vec<(String, WakeStatus)> = self
+            .lock()
+            .wakes
+            .iter()
+            .map(|(id, wake)| (id.clone(), wake.status()))
+            .collect();
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        all
+    }
+
+    /// The payload of the last `heartbeat` event, if there was one.
+    pub fn last_event(&self) -> Option<Value> {
+        self.lock().last_event.clone()
+    }
+
+    /// Starts a clock for each agent in `settings` (the server does this as it starts).
+    pub(super) fn start(&self, gw: &Arc<Gateway>, settings: Vec<(String, HeartbeatSettings)>) {
+        for (agent_id, settings) in settings {
+            let every = settings.every();
+            let runner = AgentHeartbeat {
+                gw: Arc::clone(gw),
+                agent_id: agent_id.clone(),
+                settings: Arc::new(settings),
+            };
+            let wake = HeartbeatWake::spawn(every, Arc::clone(&gw.clock), move |request| {
+                let runner = runner.clone();
+                async move { runner.run(request).await }
+            });
+            if let Some(old) = self.lock().wakes.insert(agent_id, wake) {
+                old.stop();
+            }
+        }
+    }
+
+    /// Stops every clock (the server is shutting down).
+    pub(super) fn stop_all(&self) {
+        let wakes: Vec<HeartbeatWake> = self.lock().wakes.drain().map(|(_, w)| w).collect();
+        for wake in wakes {
+            wake.stop();
+        }
+    }
+
+    fn record(&self, payload: &Value) {
+        self.lock().last_event = Some(payload.clone());
+    }
+}
+
+/// One agent's run callback.
+#[derive(Clone)]
+struct AgentHeartbeat {
+    gw: Arc<Gateway>,
+    agent_id: String,
+    settings: Arc<HeartbeatSettings>,
+}
+
+/// How a run ended, for the `heartbeat` event.
+enum Ended {
+    Skipped(&'static str),
+    Sent { text: String },
+    OkToken,
+    OkEmpty,
+    Failed(String),
+}
+
+impl AgentHeartbeat {
+    async fn run(&self, request: WakeRequest) -> RunOutcome {
+        let gw = &self.gw;
+        let started = gw.clock.now_ms();
+        if !self.settings.is_active_at(started) {
+            return self.end(&request, started, Ended::Skipped("quiet-hours"));
+        }
+        let key = gw.runtime.main_session_key(&self.agent_id);
+        if gw.runs.is_busy(&key) {
+            return RunOutcome::Busy;
+        }
+        let events = gw.system_events.peek(&key);
+        let file = match gw.runtime.workspace(&self.agent_id) {
+            Some(dir) => tokio::task::spawn_blocking(move || read_heartbeat_file(&dir))
+                .await
+                .unwrap_or(HeartbeatFile::Missing),
+            None => HeartbeatFile::Missing,
+        };
+        if !request.kind().is_event_driven() && file.skips_tick(!events.is_empty()) {
+            return self.end(&request, started, Ended::Skipped("empty-heartbeat-file"));
+        }
+        let deliver = self.settings.delivers();
+        let prompt = build_heartbeat_prompt_with(
+            &events,
+            &PromptOptions {
+                override_prompt: self.settings.prompt.as_deref(),
+                reason: Some(&request.reason),
+                deliver_to_user: deliver,
+            },
+        );
+        let before = self.transcript_mark(&key);
+        let run_id = format!("heartbeat-{}", pincer_store::ids::session_id());
+        let turn = TurnRequest {
+            agent_id: self.agent_id.clone(),
+            session_key: key.clone(),
+            // The turn itself puts the pending events in front (and drains them).
+            message: prompt.body,
+            origin: TurnOrigin::Heartbeat {
+                kind: prompt.kind,
+                ack_max_chars: self.settings.ack_max_chars,
+                deliver,
+            },
+        };
+        if !gw
+            .runs
+            .start_if_idle(Arc::clone(&gw.runtime), &run_id, turn)
+        {
+            // A user's message got there first: never wait in front of or behind it.
+            return RunOutcome::Busy;
+        }
+        let result = match gw.runs.wait(&run_id, RUN_WAIT).await {
+            Some((RunState::Done(result), _)) => result,
+            _ => {
+                let message = "the heartbeat turn did not finish in time".to_owned();
+                return self.end(&request, started, Ended::Failed(message));
+            }
+        };
+        let ended = if let Some(error) = &result.error {
+            Ended::Failed(error.clone())
+        } else {
+            match heartbeat_reply_delivery(&result.text, prompt.kind, self.settings.ack_max_chars) {
+                Some(text) => Ended::Sent { text },
+                None if result.text.contains(HEARTBEAT_OK) => Ended::OkToken,
+                None => Ended::OkEmpty,
+            }
+        };
+        if matches!(ended, Ended::OkToken | Ended::OkEmpty) {
+            self.prune(&key, before);
+        }
+        self.end(&request, started, ended)
+    }
+
+    /// The main session's transcript and its length before a run, to cut an ack away.
+    fn transcript_mark(&self, key: &str) -> Option<(String, std::path::PathBuf, u64)> {
+        let store = self.gw.runtime.sessions(&self.agent_id);
+        let entry = store.entry(key).ok()??;
+        let path = store.transcript_path(&entry.session_id);
+        let len = std::fs::metadata(&path).ok()?.len();
+        Some((entry.session_id, path, len))
+    }
+
+    /// Removes an acknowledged run's turn from the transcript (OpenClaw prunes these too:
+    /// a poll every 30 minutes would otherwise fill the context with acks). Only while the
+    /// session is idle and still the same one.
+    fn prune(&self, key: &str, before: Option<(String, std::path::PathBuf, u64)>) {
+        let Some((session_id, path, len)) = before else {
+            return;
+        };
+        let store = self.gw.runtime.sessions(&self.agent_id);
+        let pruned = self.gw.runs.with_idle_session(key, || {
+            match store.entry(key) {
+                Ok(Some(entry)) if entry.session_id == session_id => {}
+                _ => return Ok(false),
+            }
+            pincer_store::truncate_transcript(&path, len)
+        });
+        match pruned {
+            Some(Err(e)) => {
+                tracing::warn!(session = %key, error = %e, "cannot prune the heartbeat's turn")
+            }
+            None => tracing::debug!(session = %key, "session busy: the heartbeat's turn stays"),
+            Some(Ok(_)) => {}
+        }
+    }
+
+    /// Sends the `heartbeat` event for a settled run and tells the clock how it went.
+    fn end(&self, request: &WakeRequest, started: i64, ended: Ended) -> RunOutcome {
+        let gw = &self.gw;
+        let now = gw.clock.now_ms();
+        let mut payload = json!({
+            "ts": now,
+            "agentId": self.agent_id,
+            "reason": request.reason,
+            "durationMs": (now - started).max(0),
+        });
+        let (status, outcome) = match &ended {
+            Ended::Skipped(why) => {
+                payload["skipReason"] = json!(why);
+                ("skipped", RunOutcome::Skipped((*why).to_owned()))
+            }
+            Ended::Sent { text } => {
+                payload["preview"] = json!(text.chars().take(PREVIEW_CHARS).collect::<String>());
+                ("sent", RunOutcome::Ran)
+            }
+            Ended::OkToken => ("ok-token", RunOutcome::Ran),
+            Ended::OkEmpty => ("ok-empty", RunOutcome::Ran),
+            Ended::Failed(error) => {
+                payload["error"] = json!(error);
+                ("failed", RunOutcome::Failed(error.clone()))
+            }
+        };
+        payload["status"] = json!(status);
+        match &self.settings.target {
+            HeartbeatTarget::None => payload["silent"] = json!(true),
+            HeartbeatTarget::Last => {}
+            HeartbeatTarget::Channel { channel, to } => {
+                payload["channel"] = json!(channel);
+                if let Some(to) = to {
+                    payload["to"] = json!(to);
+                }
+            }
+        }
+        match &ended {
+            Ended::Failed(error) => {
+                tracing::warn!(agent = %self.agent_id, reason = %request.reason, %error, "heartbeat failed")
+            }
+            _ => {
+                tracing::debug!(agent = %self.agent_id, reason = %request.reason, status, "heartbeat")
+            }
+        }
+        gw.heartbeats.record(&payload);
+        gw.runs.broadcast("heartbeat", payload);
+        outcome
+    }
+}

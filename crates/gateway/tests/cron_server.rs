@@ -1,0 +1,218 @@
+//! Cron in a real server on 127.0.0.1 with the mock LLM: jobs managed over the `cron.*`
+//! methods, an isolated job's turn and its announcement in the main session, a `main` job
+//! that becomes a `[CRON:<id>]` event and a heartbeat with the reminder prompt, a reply of
+//! only `HEARTBEAT_OK` that is never announced, run history and `cron` events.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::sync::Arc;
+
+use pincer_gateway::cron::{CronService, CronSettings};
+use pincer_gateway::heartbeat::HeartbeatSettings;
+use pincer_gateway::system_events::SystemClock;
+use pincer_testkit::{Match, Reply, Rule, Scenario};
+use serde_json::{Value, json};
+use support::client::{Client, last_prompt, text_of};
+
+const TOKEN: &str = "cron-token-321";
+const MAIN: &str = "agent:main:main";
+
+async fn start(scenario: Scenario) -> (support::Running, tempfile::TempDir) {
+    let cron_dir = tempfile::tempdir().unwrap();
+    let cron = CronService::open(
+        cron_dir.path().join("cron"),
+        CronSettings::default(),
+        Arc::new(SystemClock),
+        jiff::tz::TimeZone::UTC,
+    );
+    let running = support::start_server_with(scenario, TOKEN, move |options| {
+        options.cron = Some(cron);
+        options.heartbeat = vec![(
+            "main".into(),
+            HeartbeatSettings {
+                every_ms: 3_600_000,
+                ..HeartbeatSettings::default()
+            },
+        )];
+    })
+    .await;
+    (running, cron_dir)
+}
+
+#[tokio::test]
+async fn an_isolated_job_runs_its_turn_and_announces_the_reply_in_the_main_session() {
+    let scenario = Scenario::new().rule(
+        Rule::when(Match::last_user_contains("Summarise the news"))
+            .reply(Reply::text("Three things happened today.")),
+    );
+    let (running, _cron_dir) = start(scenario).await;
+    let mut client = Client::connect(&running, TOKEN).await;
+
+    let job = client
+        .ok(
+            "cron.add",
+            json!({"name": "News", "schedule": {"kind": "every", "everyMs": 3_600_000},
+                   "payload": {"kind": "agentTurn", "message": "Summarise the news"}}),
+        )
+        .await;
+    let id = job["id"].as_str().unwrap().to_owned();
+    assert_eq!(job["sessionTarget"], "isolated");
+    assert_eq!(job["delivery"], json!({"mode": "announce"}));
+    assert!(job["state"]["nextRunAtMs"].as_i64().unwrap() > job["createdAtMs"].as_i64().unwrap());
+    let listed = client.ok("cron.list", json!({})).await;
+    assert_eq!(listed["jobs"].as_array().unwrap().len(), 1);
+
+    let ran = client.ok("cron.run", json!({"id": id})).await;
+    assert_eq!(ran, json!({"ok": true, "ran": true}));
+    assert_eq!(
+        last_prompt(&running),
+        format!("[cron:{id} News] Summarise the news")
+    );
+
+    let runs = client.ok("cron.runs", json!({"id": id})).await;
+    let entries = runs["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{runs}");
+    assert_eq!(entries[0]["status"], "ok");
+    assert_eq!(entries[0]["summary"], "Three things happened today.");
+    assert_eq!(entries[0]["deliveryStatus"], "delivered");
+    assert_eq!(entries[0]["sessionKey"], format!("cron:{id}"));
+
+    // The announcement: a chat final in the main session, kept in its history.
+    let announced: Vec<Value> = client
+        .events_named("chat")
+        .into_iter()
+        .filter(|c| c["sessionKey"] == MAIN)
+        .collect();
+    assert_eq!(announced.len(), 1, "{announced:?}");
+    assert_eq!(
+        text_of(&announced[0]["message"]),
+        "[cron: News]\n\nThree things happened today."
+    );
+    let history = client.ok("chat.history", json!({"sessionKey": MAIN})).await;
+    let messages = history["messages"].as_array().unwrap();
+    assert_eq!(
+        text_of(messages.last().unwrap()),
+        "[cron: News]\n\nThree things happened today."
+    );
+
+    let actions: Vec<String> = client
+        .events_named("cron")
+        .iter()
+        .map(|e| e["action"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(actions, ["added", "started", "finished"]);
+
+    let job = client.ok("cron.list", json!({})).await["jobs"][0].clone();
+    assert_eq!(job["state"]["lastStatus"], "ok");
+    assert_eq!(job["state"]["lastRunStatus"], "ok");
+    running.stop.cancel();
+}
+
+#[tokio::test]
+async fn a_heartbeat_ok_reply_is_not_announced() {
+    let scenario = Scenario::new().rule(
+        Rule::when(Match::last_user_contains("Anything new?")).reply(Reply::text("HEARTBEAT_OK")),
+    );
+    let (running, _cron_dir) = start(scenario).await;
+    let mut client = Client::connect(&running, TOKEN).await;
+    let job = client
+        .ok(
+            "cron.add",
+            json!({"name": "Poll", "schedule": {"kind": "cron", "expr": "0 9 * * *"},
+                   "payload": {"kind": "agentTurn", "message": "Anything new?"}}),
+        )
+        .await;
+    let id = job["id"].as_str().unwrap().to_owned();
+    client.ok("cron.run", json!({"id": id})).await;
+    let entries = client.ok("cron.runs", json!({"id": id})).await["entries"].clone();
+    assert_eq!(entries[0]["status"], "ok");
+    assert_eq!(entries[0]["deliveryStatus"], "not-delivered");
+    let main_chats: Vec<Value> = client
+        .events_named("chat")
+        .into_iter()
+        .filter(|c| c["sessionKey"] == MAIN)
+        .collect();
+    assert_eq!(main_chats, Vec::<Value>::new());
+    let seen = serde_json::to_string(&client.events).unwrap();
+    assert!(!seen.contains("HEARTBEAT_OK"), "{seen}");
+    running.stop.cancel();
+}
+
+#[tokio::test]
+async fn a_main_job_becomes_a_reminder_the_heartbeat_relays() {
+    let scenario = Scenario::new().rule(
+        Rule::when(Match::last_user_contains(
+            "A scheduled reminder has been triggered",
+        ))
+        .reply(Reply::text("Reminder: take the bread out of the oven!")),
+    );
+    let (running, _cron_dir) = start(scenario).await;
+    let mut client = Client::connect(&running, TOKEN).await;
+    let job = client
+        .ok(
+            "cron.add",
+            json!({"name": "Oven", "schedule": {"kind": "at", "at": "20m"},
+                   "payload": {"kind": "systemEvent", "text": "Take the bread out"}}),
+        )
+        .await;
+    let id = job["id"].as_str().unwrap().to_owned();
+    assert_eq!(job["sessionTarget"], "main");
+    assert_eq!(job["deleteAfterRun"], true);
+    client
+        .ok("cron.run", json!({"id": id, "mode": "force"}))
+        .await;
+
+    let heartbeat = client.heartbeat().await;
+    assert_eq!(heartbeat["reason"], format!("cron:{id}"));
+    assert_eq!(heartbeat["status"], "sent", "{heartbeat}");
+    let prompt = last_prompt(&running);
+    assert!(
+        prompt.contains(&format!("] [CRON:{id}] Take the bread out\n")),
+        "{prompt}"
+    );
+    assert!(
+        prompt.ends_with("Please relay this reminder to the user in a helpful and friendly way."),
+        "{prompt}"
+    );
+    // A one-shot job that ran is gone.
+    let listed = client
+        .ok("cron.list", json!({"includeDisabled": true}))
+        .await;
+    assert_eq!(listed["jobs"], json!([]));
+    running.stop.cancel();
+}
+
+#[tokio::test]
+async fn bad_jobs_are_refused_with_a_reason() {
+    let (running, _cron_dir) = start(Scenario::new()).await;
+    let mut client = Client::connect(&running, TOKEN).await;
+    for (params, needle) in [
+        (
+            json!({"name": "x", "schedule": {"kind": "cron", "expr": "61 * * * *"},
+                   "payload": {"kind": "agentTurn", "message": "m"}}),
+            "invalid schedule",
+        ),
+        (
+            json!({"name": "x", "schedule": {"kind": "cron", "expr": "0 9 * * *", "tz": "Mars/Olympus"},
+                   "payload": {"kind": "agentTurn", "message": "m"}}),
+            "Mars/Olympus",
+        ),
+        (
+            json!({"name": "x", "schedule": {"kind": "at", "at": "2001-01-01T00:00:00Z"},
+                   "payload": {"kind": "agentTurn", "message": "m"}}),
+            "not in the future",
+        ),
+        (json!({"name": "x"}), "invalid cron job"),
+    ] {
+        let res = client.call("cron.add", params.clone()).await;
+        assert_eq!(res["ok"], false, "{params}: {res}");
+        let message = res["error"]["message"].as_str().unwrap();
+        assert!(message.contains(needle), "{params}: {message}");
+    }
+    let res = client.call("cron.run", json!({"id": "nope"})).await;
+    assert_eq!(res["ok"], false);
+    assert_eq!(client.ok("cron.list", json!({})).await["jobs"], json!([]));
+    running.stop.cancel();
+}

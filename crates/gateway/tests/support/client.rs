@@ -1,0 +1,134 @@
+//! A protocol client for server tests that keeps every event it reads, and readers of what
+//! the mock model was sent.
+
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message as Ws;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream, connect_async};
+
+pub struct Client {
+    pub ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    pub next: u64,
+    /// Every event frame read so far.
+    pub events: Vec<Value>,
+}
+
+impl Client {
+    pub async fn connect(running: &super::Running, token: &str) -> Self {
+        let (ws, _) = connect_async(format!("ws://{}/", running.addr))
+            .await
+            .unwrap();
+        let mut client = Self {
+            ws,
+            next: 0,
+            events: Vec::new(),
+        };
+        let challenge = client.frame().await;
+        assert_eq!(challenge["event"], "connect.challenge");
+        let hello = client
+            .call(
+                "connect",
+                json!({"minProtocol": 3, "maxProtocol": 4, "client": {"id": "test"},
+                       "auth": {"token": token}, "role": "operator",
+                       "scopes": ["operator.admin"]}),
+            )
+            .await;
+        assert_eq!(hello["ok"], true, "{hello}");
+        client
+    }
+
+    pub async fn frame(&mut self) -> Value {
+        loop {
+            let next = tokio::time::timeout(Duration::from_secs(10), self.ws.next())
+                .await
+                .expect("a frame within 10 s")
+                .expect("an open socket")
+                .unwrap();
+            if let Ws::Text(text) = next {
+                let frame: Value = serde_json::from_str(&text).unwrap();
+                if frame["type"] == "event" {
+                    self.events.push(frame.clone());
+                }
+                return frame;
+            }
+        }
+    }
+
+    pub async fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next += 1;
+        let id = format!("{}:c", self.next);
+        let req = json!({"type": "req", "id": id, "method": method, "params": params});
+        self.ws.send(Ws::text(req.to_string())).await.unwrap();
+        loop {
+            let frame = self.frame().await;
+            if frame["type"] == "res" && frame["id"] == id {
+                return frame;
+            }
+        }
+    }
+
+    pub async fn ok(&mut self, method: &str, params: Value) -> Value {
+        let res = self.call(method, params).await;
+        assert_eq!(res["ok"], true, "{method}: {res}");
+        res["payload"].clone()
+    }
+
+    /// Reads until the next `heartbeat` event; returns its payload.
+    pub async fn heartbeat(&mut self) -> Value {
+        loop {
+            let frame = self.frame().await;
+            if frame["event"] == "heartbeat" {
+                return frame["payload"].clone();
+            }
+        }
+    }
+
+    /// The `chat` and `agent` events of heartbeat runs seen so far.
+    pub fn heartbeat_run_events(&self, event: &str) -> Vec<Value> {
+        self.events
+            .iter()
+            .filter(|f| {
+                f["event"] == event
+                    && f["payload"]["runId"]
+                        .as_str()
+                        .is_some_and(|id| id.starts_with("heartbeat-"))
+            })
+            .map(|f| f["payload"].clone())
+            .collect()
+    }
+}
+
+pub fn text_of(message: &Value) -> String {
+    message["content"][0]["text"].as_str().unwrap().to_owned()
+}
+
+/// The last user message the model was sent.
+pub fn last_prompt(running: &super::Running) -> String {
+    let requests = running.llm.requests();
+    let body = &requests.last().expect("a model request").body;
+    let messages = body["messages"].as_array().unwrap();
+    let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
+    match &user["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        other => panic!("unexpected content {other}"),
+    }
+}
+
+impl Client {
+    /// The payloads of the `event` events read so far.
+    pub fn events_named(&self, event: &str) -> Vec<Value> {
+        self.events
+            .iter()
+            .filter(|f| f["event"] == event)
+            .map(|f| f["payload"].clone())
+            .collect()
+    }
+}
