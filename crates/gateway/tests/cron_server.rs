@@ -216,3 +216,69 @@ async fn bad_jobs_are_refused_with_a_reason() {
     assert_eq!(client.ok("cron.list", json!({})).await["jobs"], json!([]));
     running.stop.cancel();
 }
+
+/// A webhook endpoint on 127.0.0.1 that records the bodies it gets and answers `status`.
+async fn webhook_endpoint(status: u16) -> (String, std::sync::Arc<std::sync::Mutex<Vec<Value>>>) {
+    use axum::routing::post;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let app = axum::Router::new().route(
+        "/hook",
+        post({
+            let seen = std::sync::Arc::clone(&seen);
+            move |axum::Json(body): axum::Json<Value>| async move {
+                seen.lock().unwrap().push(body);
+                axum::http::StatusCode::from_u16(status).unwrap()
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (format!("http://{addr}/hook?secret=s3cr3t"), seen)
+}
+
+#[tokio::test]
+async fn a_webhook_delivery_posts_the_reply_and_a_refusal_fails_the_run() {
+    let scenario = Scenario::new().rule(
+        Rule::when(Match::last_user_contains("Check the site"))
+            .reply(Reply::text("The site is up.")),
+    );
+    let (running, _cron_dir) = start(scenario).await;
+    let mut client = Client::connect(&running, TOKEN).await;
+
+    let (url, seen) = webhook_endpoint(200).await;
+    let job = client
+        .ok(
+            "cron.add",
+            json!({"name": "Site", "schedule": {"kind": "every", "everyMs": 600_000},
+                   "payload": {"kind": "agentTurn", "message": "Check the site"},
+                   "delivery": {"mode": "webhook", "to": url}}),
+        )
+        .await;
+    let id = job["id"].as_str().unwrap().to_owned();
+    client.ok("cron.run", json!({"id": id})).await;
+    let bodies = seen.lock().unwrap().clone();
+    assert_eq!(bodies.len(), 1);
+    assert_eq!(bodies[0]["jobId"], id);
+    assert_eq!(bodies[0]["name"], "Site");
+    assert_eq!(bodies[0]["text"], "The site is up.");
+    let entry = client.ok("cron.runs", json!({"id": id})).await["entries"][0].clone();
+    assert_eq!(entry["deliveryStatus"], "delivered", "{entry}");
+
+    let (refusing, _) = webhook_endpoint(500).await;
+    client
+        .ok(
+            "cron.update",
+            json!({"id": id, "patch": {"delivery": {"to": refusing}}}),
+        )
+        .await;
+    client.ok("cron.run", json!({"id": id})).await;
+    let entries = client.ok("cron.runs", json!({"id": id})).await["entries"].clone();
+    let failed = &entries[1];
+    assert_eq!(failed["status"], "error", "{failed}");
+    assert_eq!(failed["deliveryStatus"], "not-delivered");
+    let error = failed["error"].as_str().unwrap();
+    assert!(error.contains("answered 500"), "{error}");
+    assert!(!error.contains("s3cr3t"), "{error}");
+    running.stop.cancel();
+}

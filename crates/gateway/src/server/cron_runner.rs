@@ -249,15 +249,17 @@ async fn webhook(
         "jobId": job.id, "name": job.name, "status": "ok", "text": text,
         "sessionId": session_id, "ts": pincer_ai::now_ms(),
     });
+    // A query string may carry a secret: errors show the URL without it.
+    let shown = url.split(['?', '#']).next().unwrap_or_default();
     let response = http
         .post(url)
         .timeout(WEBHOOK_TIMEOUT)
         .json(&body)
         .send()
         .await
-        .map_err(|e| format!("webhook {url}: {e}"))?;
+        .map_err(|e| format!("webhook {shown}: {}", e.without_url()))?;
     if !response.status().is_success() {
-        return Err(format!("webhook {url} answered {}", response.status()));
+        return Err(format!("webhook {shown} answered {}", response.status()));
     }
     Ok(true)
 }
