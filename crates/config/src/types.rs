@@ -120,6 +120,10 @@ pub struct AgentDefaults {
     /// The heartbeat of every agent (each agent's own `heartbeat` wins field by field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heartbeat: Option<HeartbeatConfig>,
+    /// Forces the gateway's protocol sections of the system prompt on or off for every
+    /// agent (each agent's own `gatewayPrompts` wins field by field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway_prompts: Option<GatewayPromptsConfig>,
 }
 
 /// One entry of `agents.list`.
@@ -149,6 +153,38 @@ pub struct AgentEntry {
     /// Overrides `agents.defaults.heartbeat` field by field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heartbeat: Option<HeartbeatConfig>,
+    /// Overrides `agents.defaults.gatewayPrompts` field by field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway_prompts: Option<GatewayPromptsConfig>,
+}
+
+/// `gatewayPrompts`: which protocol sections gateway turns append to the system prompt.
+/// By default each follows its feature: the heartbeat section when the agent's heartbeat
+/// runs, the cron section while cron is enabled, the media section when a channel is
+/// configured. `true` or `false` here forces one on or off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GatewayPromptsConfig {
+    /// The "Heartbeat Protocol" section (`HEARTBEAT_OK`, HEARTBEAT.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heartbeat: Option<bool>,
+    /// The "Cron Event Protocol" section (`[CRON:<jobId>]` events, the `cron` tool).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cron: Option<bool>,
+    /// The "Media Reply Protocol" section (`MEDIA:<path>` lines that send files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media: Option<bool>,
+}
+
+impl GatewayPromptsConfig {
+    /// `self` over `base`, field by field (an agent's own settings over the defaults).
+    pub fn or(self, base: Self) -> Self {
+        Self {
+            heartbeat: self.heartbeat.or(base.heartbeat),
+            cron: self.cron.or(base.cron),
+            media: self.media.or(base.media),
+        }
+    }
 }
 
 /// A model choice: `"provider/model"` or `{ primary, fallbacks }` (OpenClaw's forms).

@@ -1,0 +1,239 @@
+//! `MEDIA:<path>` lines in a reply (the Media Reply Protocol the system prompt teaches):
+//! [`parse_media_lines`] splits a reply into the text to send and the files to attach.
+//!
+//! Only a line that starts with `MEDIA:` (after indentation) is a directive, so prose that
+//! mentions the syntax mid-sentence stays text; inside a fenced code block it is never one,
+//! because a model explaining the protocol shows it in code. The paths are returned as
+//! written: whether one is allowed (relative, no `..`, inside the workspace, or a URL) is
+//! the sending channel's decision, made where the workspace is known.
+
+/// The directive's prefix.
+pub const MEDIA_PREFIX: &str = "MEDIA:";
+
+/// Splits `reply` into its text without the `MEDIA:` lines and the paths they name, in
+/// order. A path is trimmed and loses backticks and quotes around it; a directive with no
+/// path is dropped (its line too). A reply without directives comes back unchanged;
+/// otherwise the text is the remaining lines joined by `\n`, without blank lines at either
+/// end and without the doubled blank line a removed line would leave.
+pub fn parse_media_lines(reply: &str) -> (String, Vec<String>) {
+    let mut kept: Vec<&str> = Vec::new();
+    let mut paths = Vec::new();
+    let mut fence: Option<Fence> = None;
+    let mut removed_any = false;
+    // Whether a directive was removed since the last kept line: a blank line that follows
+    // then would double the blank line before the directive.
+    let mut removed_since_kept = false;
+    for line in reply.lines() {
+        if let Some(open) = &fence {
+            if open.is_closed_by(line) {
+                fence = None;
+            }
+        } else if let Some(opened) = Fence::opened_by(line) {
+            fence = Some(opened);
+        } else if let Some(rest) = line.trim_start().strip_prefix(MEDIA_PREFIX) {
+            let path = clean_path(rest);
+            if !path.is_empty() {
+                paths.push(path.to_owned());
+            }
+            removed_any = true;
+            removed_since_kept = true;
+            continue;
+        }
+        let blank = line.trim().is_empty();
+        if blank && removed_since_kept && kept.last().is_some_and(|l| l.trim().is_empty()) {
+            continue;
+        }
+        removed_since_kept = false;
+        kept.push(line);
+    }
+    if !removed_any {
+        return (reply.to_owned(), paths);
+    }
+    let start = kept
+        .iter()
+        .position(|l| !l.trim().is_empty())
+        .unwrap_or(kept.len());
+    let end = kept
+        .iter()
+        .rposition(|l| !l.trim().is_empty())
+        .map_or(start, |i| i + 1);
+    (kept[start..end].join("\n"), paths)
+}
+
+/// The path of a directive: whitespace, backticks and quotes around it removed (models
+/// write `` MEDIA: `out.png` `` despite being told not to).
+fn clean_path(rest: &str) -> &str {
+    rest.trim()
+        .trim_matches(|c: char| matches!(c, '`' | '"' | '\''))
+        .trim()
+}
+
+/// An open fenced code block (CommonMark: three or more backticks or tildes; it ends at a
+/// line of at least as many of the same character and nothing else).
+struct Fence {
+    marker: char,
+    len: usize,
+}
+
+impl Fence {
+    fn opened_by(line: &str) -> Option<Self> {
+        let text = line.trim_start();
+        let marker = text.chars().next().filter(|c| matches!(c, '`' | '~'))?;
+        let len = text.chars().take_while(|&c| c == marker).count();
+        // A backtick fence's info string cannot contain a backtick (that is inline code).
+        let info_ok = marker != '`' || !text[len..].contains('`');
+        (len >= 3 && info_ok).then_some(Self { marker, len })
+    }
+
+    fn is_closed_by(&self, line: &str) -> bool {
+        let text = line.trim();
+        let len = text.chars().take_while(|&c| c == self.marker).count();
+        len >= self.len && len * self.marker.len_utf8() == text.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(reply: &str) -> (String, Vec<String>) {
+        parse_media_lines(reply)
+    }
+
+    fn owned(paths: &[&str]) -> Vec<String> {
+        paths.iter().map(|p| (*p).to_owned()).collect()
+    }
+
+    #[test]
+    fn directives_become_paths_and_leave_the_text() {
+        let cases: &[(&str, &str, &[&str])] = &[
+            ("no media here", "no media here", &[]),
+            ("MEDIA:a.png", "", &["a.png"]),
+            (
+                "Here it is:\nMEDIA:out/chart.png",
+                "Here it is:",
+                &["out/chart.png"],
+            ),
+            (
+                "Two files:\nMEDIA: a.pdf \n  MEDIA:b.mp3\nEnjoy.",
+                "Two files:\nEnjoy.",
+                &["a.pdf", "b.mp3"],
+            ),
+            ("MEDIA: `c.png`", "", &["c.png"]),
+            ("MEDIA:\"d e.jpg\"", "", &["d e.jpg"]),
+            ("MEDIA: 'f.wav'", "", &["f.wav"]),
+            ("MEDIA:https://x.test/a.mp4", "", &["https://x.test/a.mp4"]),
+            ("Hi\r\nMEDIA:a.png\r\nBye", "Hi\nBye", &["a.png"]),
+            // Blank lines around a removed directive collapse to one.
+            (
+                "Intro\n\nMEDIA:a.png\n\nOutro",
+                "Intro\n\nOutro",
+                &["a.png"],
+            ),
+            ("\n\nMEDIA:a.png\n\n", "", &["a.png"]),
+            // Empty directives are dropped with their line.
+            ("Text\nMEDIA:\nMEDIA:  ``  \nMEDIA:\"\"", "Text", &[]),
+            // Not at the start of a line: prose.
+            ("Use MEDIA:path to send", "Use MEDIA:path to send", &[]),
+            ("`MEDIA:a.png`", "`MEDIA:a.png`", &[]),
+            // Case matters, as in OpenClaw.
+            ("media:a.png", "media:a.png", &[]),
+        ];
+        for (reply, text, paths) in cases {
+            assert_eq!(
+                parse(reply),
+                ((*text).to_owned(), owned(paths)),
+                "{reply:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_directive_in_a_fenced_code_block_is_text() {
+        let reply = "Syntax:\n```\nMEDIA:example.png\n```\nMEDIA:real.png";
+        assert_eq!(
+            parse(reply),
+            (
+                "Syntax:\n```\nMEDIA:example.png\n```".to_owned(),
+                owned(&["real.png"])
+            )
+        );
+        let tilde = "~~~md\nMEDIA:x.png\n~~~\nMEDIA:y.png";
+        assert_eq!(
+            parse(tilde),
+            ("~~~md\nMEDIA:x.png\n~~~".to_owned(), owned(&["y.png"]))
+        );
+        // A shorter or different fence does not close the block.
+        let long = "````\n```\nMEDIA:x.png\n~~~~\n````\nMEDIA:y.png";
+        assert_eq!(parse(long).1, owned(&["y.png"]));
+        // An unclosed fence runs to the end.
+        let open = "```\nMEDIA:x.png";
+        assert_eq!(parse(open), (open.to_owned(), vec![]));
+        // Inline code on one line is not a fence.
+        let inline = "```a``` b\nMEDIA:z.png";
+        assert_eq!(parse(inline).1, owned(&["z.png"]));
+    }
+
+    #[test]
+    fn malformed_input_never_panics() {
+        for reply in [
+            "",
+            "MEDIA:",
+            "MEDIA:`",
+            "MEDIA:'\"`",
+            "```",
+            "``",
+            "~~~\n~~",
+            "\u{feff}MEDIA:a",
+            "MEDIA:é\u{0}",
+            "\n\n\n",
+            "``é`\nMEDIA:ü.png",
+            "   ",
+        ] {
+            let (text, paths) = parse(reply);
+            assert!(paths.iter().all(|p| !p.is_empty()), "{reply:?}");
+            assert!(text.len() <= reply.len(), "{reply:?}");
+        }
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(512))]
+
+            /// Any text, including lone fence markers, quotes and multi-byte characters:
+            /// no panic, no empty path, every path a part of its line, and a reply
+            /// without the prefix unchanged.
+            #[test]
+            fn any_reply_parses(reply in "\\PC{0,300}") {
+                check(&reply);
+            }
+
+            /// Replies assembled from the pieces the parser looks at, so directives,
+            /// fences and blank lines meet in every order.
+            #[test]
+            fn directive_shaped_replies_parse(
+                lines in proptest::collection::vec(
+                    "( |\t)?(MEDIA:|```|~~~|````|`|\"|'|é|\r|[a-z./ ]{0,8}){0,4}",
+                    0..12,
+                )
+            ) {
+                check(&lines.join("\n"));
+            }
+        }
+
+        fn check(reply: &str) {
+            let (text, paths) = parse_media_lines(reply);
+            for path in &paths {
+                assert!(!path.is_empty());
+                assert!(!path.contains('\n'));
+                assert!(reply.contains(path.as_str()), "{path:?} not in {reply:?}");
+            }
+            if !reply.contains(MEDIA_PREFIX) {
+                assert_eq!((text.as_str(), paths.len()), (reply, 0));
+            }
+        }
+    }
+}
