@@ -193,6 +193,19 @@ impl App {
         processes: &ProcessRegistry,
         only: &[String],
     ) -> Result<Vec<Arc<dyn AgentTool>>> {
+        self.tools_with(agent_id, workspace, processes, Vec::new(), only)
+    }
+
+    /// [`Self::tools`] plus `extra` (the gateway's own tools, e.g. `cron`), filtered by the
+    /// same policy.
+    pub fn tools_with(
+        &self,
+        agent_id: &str,
+        workspace: &Path,
+        processes: &ProcessRegistry,
+        extra: Vec<Arc<dyn AgentTool>>,
+        only: &[String],
+    ) -> Result<Vec<Arc<dyn AgentTool>>> {
         let policy = PathPolicy::workspace(workspace)
             .with_context(|| format!("workspace {}", workspace.display()))?;
         let section = self
@@ -207,6 +220,7 @@ impl App {
             exec_security(section),
             agent_id,
         ));
+        tools.extend(extra);
         let mut tools = tool_filter(section).apply(tools);
         if !only.is_empty() {
             tools.retain(|t| only.iter().any(|name| name == t.name()));

@@ -2,7 +2,7 @@
 //! `ask` flags follow lainclaw's contract: boolean switches take `--x`, `--no-x` and
 //! `--x=on|off|true|false|1|0`.
 
-use clap::{ArgAction, Args, Parser, Subcommand};
+use clap::{ArgAction, ArgGroup, Args, Parser, Subcommand};
 use pincer_config::GatewayBind;
 
 /// Pincer: a personal AI-agent gateway. Ask an agent from the terminal, manage its
@@ -42,6 +42,9 @@ pub enum Command {
     Models(ModelsArgs),
     /// Run the gateway daemon (foreground by default), or start, inspect and stop it.
     Gateway(GatewayArgs),
+    /// Schedule jobs that make an agent act on its own (they run while the gateway runs).
+    #[command(subcommand)]
+    Cron(CronCommand),
     /// Print shell completions (bash, zsh, fish, elvish, powershell).
     Completions {
         #[arg(value_enum)]
@@ -353,4 +356,159 @@ fn parse_bind(value: &str) -> Result<GatewayBind, String> {
     value.parse().map_err(|_| {
         format!("expected loopback, lan or an IP address (e.g. 192.168.1.5), not {value:?}")
     })
+}
+
+/// `pincer cron …`: OpenClaw's `openclaw cron`, through the running gateway (or on
+/// `$PINCER_HOME/cron` directly while it is not running).
+#[derive(Debug, Subcommand)]
+pub enum CronCommand {
+    /// Add a job: a schedule (--at, --every or --cron) and what to do (--message for an
+    /// agent turn of its own, --system-event for a note to the main session).
+    Add(Box<CronAddArgs>),
+    /// The jobs, with their schedule, next and last run.
+    List {
+        /// Include disabled jobs.
+        #[arg(long)]
+        all: bool,
+        /// Print JSON `{jobs: [...]}`.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Change a job: only the given settings change.
+    Edit(Box<CronEditArgs>),
+    /// Remove a job (its run history stays).
+    #[command(visible_alias = "rm")]
+    Remove {
+        /// Job id, or a unique prefix of it.
+        id: String,
+        /// Print JSON `{ok, removed}`.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a job now and wait until it finished (needs the running gateway).
+    Run {
+        /// Job id, or a unique prefix of it.
+        id: String,
+        /// Only if it is due (by default it runs whatever its schedule says).
+        #[arg(long)]
+        due: bool,
+    },
+    /// A job's past runs, oldest first.
+    Runs {
+        /// Job id, or a unique prefix of it.
+        id: String,
+        /// At most this many (the newest).
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=500))]
+        limit: u32,
+        /// Print JSON `{entries: [...]}`.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Whether cron is enabled, how many jobs there are and when the next one runs.
+    Status {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `cron add`: a schedule and a payload are required.
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("schedule").required(true).args(["at", "every", "cron"])))]
+#[command(group(ArgGroup::new("what").required(true).args(["message", "system_event"])))]
+pub struct CronAddArgs {
+    #[command(flatten)]
+    pub job: CronJobArgs,
+    /// Create it disabled.
+    #[arg(long)]
+    pub disabled: bool,
+    /// Print the job as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `cron edit <id>`: every setting optional.
+#[derive(Debug, Args)]
+pub struct CronEditArgs {
+    /// Job id, or a unique prefix of it.
+    pub id: String,
+    #[command(flatten)]
+    pub job: CronJobArgs,
+    /// Enable the job.
+    #[arg(long, conflicts_with = "disable")]
+    pub enable: bool,
+    /// Disable the job (it stays, but does not run).
+    #[arg(long)]
+    pub disable: bool,
+    /// Print the job as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The settings of a job, shared by `cron add` and `cron edit`.
+#[derive(Debug, Args, Clone, Default)]
+pub struct CronJobArgs {
+    /// The job's name (default: the start of its text).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Once, at an ISO 8601 time (`2026-05-01T09:00:00+02:00`; without an offset UTC, or
+    /// in --tz) or after a duration (`20m`, `2h`). Deleted after it ran, unless
+    /// --keep-after-run.
+    #[arg(long, value_name = "WHEN", conflicts_with_all = ["every", "cron"])]
+    pub at: Option<String>,
+    /// Repeatedly, every DUR: `30s`, `10m`, `1h`, `1h30m`, `2d`.
+    #[arg(long, value_name = "DUR", conflicts_with = "cron")]
+    pub every: Option<String>,
+    /// On a cron expression: `0 9 * * 1-5` (5 fields, minute first; 6 with seconds).
+    #[arg(long, value_name = "EXPR")]
+    pub cron: Option<String>,
+    /// IANA time zone of --cron (or of an --at time without offset), e.g. Europe/Berlin
+    /// (default: this machine's).
+    #[arg(long, value_name = "ZONE", conflicts_with = "every")]
+    pub tz: Option<String>,
+    /// An agent turn of its own (session `cron:<id>`) with this prompt.
+    #[arg(long, value_name = "TEXT", conflicts_with = "system_event")]
+    pub message: Option<String>,
+    /// A system event with this text in the agent's main session, seen by its next turn.
+    #[arg(long, value_name = "TEXT")]
+    pub system_event: Option<String>,
+    /// Where it runs: `main` (system events) or `isolated` (agent turns).
+    #[arg(long, value_parser = ["main", "isolated"])]
+    pub session: Option<String>,
+    /// For a main-session job: wake the heartbeat `now` or wait for the `next-heartbeat`.
+    #[arg(long, value_parser = ["now", "next-heartbeat"])]
+    pub wake: Option<String>,
+    /// The agent that runs it (default: the default agent).
+    #[arg(long, value_name = "ID")]
+    pub agent: Option<String>,
+    /// Send the reply to a channel (the default for agent turns).
+    #[arg(long, conflicts_with_all = ["no_deliver", "webhook"])]
+    pub announce: bool,
+    /// Keep the reply in the job's session; send it nowhere.
+    #[arg(long, conflicts_with_all = ["webhook", "channel", "to"])]
+    pub no_deliver: bool,
+    /// POST the result to this http(s) URL.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["channel", "to"])]
+    pub webhook: Option<String>,
+    /// The channel of the reply (`telegram`, …; `last`: where the user spoke last).
+    #[arg(long, value_name = "CHANNEL")]
+    pub channel: Option<String>,
+    /// The recipient on that channel.
+    #[arg(long, value_name = "TARGET")]
+    pub to: Option<String>,
+    /// Delete the job after a successful run.
+    #[arg(long, conflicts_with = "keep_after_run")]
+    pub delete_after_run: bool,
+    /// Keep the job after it ran (for --at jobs, which are deleted by default).
+    #[arg(long)]
+    pub keep_after_run: bool,
+    /// Model of the agent turn (`provider/model`).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Thinking level of the agent turn (`off`, `low`, `medium`, `high`, …).
+    #[arg(long, value_name = "LEVEL")]
+    pub thinking: Option<String>,
+    /// Time limit of the agent turn, in seconds.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout_seconds: Option<u64>,
 }

@@ -246,12 +246,35 @@ async fn serve_until_signal(
     let addr = listener.local_addr()?;
     let processes = ProcessRegistry::new();
     let system_events = pincer_gateway::system_events::SystemEvents::default();
-    processes.set_exit_callback(exec_exit_notices(&app, system_events.clone()));
+    let heartbeats = pincer_gateway::server::Heartbeats::default();
+    processes.set_exit_callback(exec_exit_notices(
+        &app,
+        system_events.clone(),
+        heartbeats.clone(),
+    ));
     let queue = queue_settings(&app.config.messages.queue);
-    let runtime = crate::gateway_runtime::GatewayRuntime::new(app, processes.clone())?;
+    let heartbeat = crate::heartbeat_setup::heartbeat_settings(&app.config)?;
+    let cron = pincer_gateway::cron::CronService::open(
+        crate::cron_cmd::cron_dir(&app),
+        crate::cron_cmd::cron_settings(&app.config.cron),
+        Arc::new(pincer_gateway::system_events::SystemClock),
+        pincer_gateway::cron::local_time_zone(),
+    );
+    if let Some(error) = cron.load_error() {
+        tracing::error!(%error, "cron jobs could not be loaded; `pincer cron status` shows why");
+        announce(&format!("warning: cron: {error}"));
+    }
+    let runtime = crate::gateway_runtime::GatewayRuntime::new(
+        app,
+        processes.clone(),
+        Some(Arc::clone(&cron)),
+    )?;
     let mut options = ServeOptions::new(token.clone(), Arc::new(runtime));
     options.queue = queue;
     options.system_events = system_events;
+    options.heartbeat = heartbeat;
+    options.heartbeats = heartbeats;
+    options.cron = Some(cron);
     // The page reads the token from the URL's fragment (never sent over the network, and
     // dropped from the address bar). Printed with it only to a terminal, so the token
     // never lands in a log file.
@@ -387,18 +410,22 @@ fn announce(text: &str) {
 }
 
 /// Where a background `exec`'s exit goes: `Exec completed (<id8>, code N) :: <tail>` as a
-/// system event of its agent's main session, so the agent's next turn there (the user's,
-/// or a heartbeat's once it runs) learns the outcome without anyone asking.
+/// system event of its agent's main session, and a heartbeat of that agent (reason
+/// `exec:<id>:exit`), which relays the outcome to the user without anyone asking. With the
+/// heartbeat off, the event waits for the session's next turn.
 fn exec_exit_notices(
     app: &crate::app::App,
     events: pincer_gateway::system_events::SystemEvents,
+    heartbeats: pincer_gateway::server::Heartbeats,
 ) -> pincer_tools::exec::ExitCallback {
     let session = app.config.session.clone();
     Arc::new(move |notice: pincer_tools::ExecExitNotice| {
         let key = pincer_gateway::router::main_session_key(&notice.scope, &session);
         match events.inject(&key, &notice.text, events.now_ms()) {
             Ok(_) => {
-                tracing::info!(session = %key, exec = %notice.session_id, status = %notice.status, "exec exit queued as a system event")
+                tracing::info!(session = %key, exec = %notice.session_id, status = %notice.status, "exec exit queued as a system event");
+                let reason = pincer_gateway::heartbeat::exec_exit_reason(&notice.session_id);
+                heartbeats.request_now(&notice.scope, &reason);
             }
             Err(e) => tracing::warn!(session = %key, error = %e, "cannot queue the exec exit"),
         }

@@ -11,6 +11,7 @@ use anyhow::Result;
 use futures_util::future::BoxFuture;
 use pincer_agent::AgentTool;
 use pincer_ai::Message;
+use pincer_gateway::cron::CronService;
 use pincer_gateway::failover::CredentialSource;
 use pincer_gateway::server::{ModelDefaults, Runtime, TurnRequest};
 use pincer_gateway::turn::TurnPlan;
@@ -24,6 +25,8 @@ use crate::turn_setup::{AgentSetup, Llm, prepare_agent};
 pub struct GatewayRuntime {
     app: Arc<App>,
     processes: ProcessRegistry,
+    /// The scheduler behind each agent's `cron` tool.
+    cron: Option<Arc<CronService>>,
     credentials: Arc<dyn CredentialSource>,
     llm: Llm,
     /// Each agent's tools, built on its first turn: they hold no per-turn state (running
@@ -41,12 +44,17 @@ pub struct GatewayRuntime {
 const MAINTENANCE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl GatewayRuntime {
-    pub fn new(app: Arc<App>, processes: ProcessRegistry) -> Result<Self> {
+    pub fn new(
+        app: Arc<App>,
+        processes: ProcessRegistry,
+        cron: Option<Arc<CronService>>,
+    ) -> Result<Self> {
         let credentials = crate::credentials::for_run(&app, None)?;
         let llm = Llm::new(&app)?;
         Ok(Self {
             app,
             processes,
+            cron,
             credentials,
             llm,
             tools: Mutex::default(),
@@ -79,7 +87,16 @@ impl GatewayRuntime {
         if let Some(tools) = cache.get(agent_id) {
             return Ok(tools.clone());
         }
-        let tools = self.app.tools(agent_id, workspace, &self.processes, &[])?;
+        let extra = self
+            .cron
+            .iter()
+            .map(|cron| {
+                pincer_gateway::cron::tool::cron_tool(Arc::clone(cron), agent_id.to_owned())
+            })
+            .collect();
+        let tools = self
+            .app
+            .tools_with(agent_id, workspace, &self.processes, extra, &[])?;
         cache.insert(agent_id.to_owned(), tools.clone());
         Ok(tools)
     }
@@ -222,6 +239,10 @@ impl Runtime for GatewayRuntime {
             .flatten()
             .unwrap_or_else(|| serde_json::json!({}));
         (path.display().to_string(), pincer_config::redact(&raw))
+    }
+
+    fn workspace(&self, agent_id: &str) -> Option<PathBuf> {
+        Some(self.app.workspace(agent_id))
     }
 
     fn plan(&self, request: TurnRequest) -> BoxFuture<'static, Result<TurnPlan, String>> {

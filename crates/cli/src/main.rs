@@ -9,10 +9,15 @@ mod auth_cmd;
 mod cli;
 mod config_cmd;
 mod credentials;
+mod cron_cmd;
+mod cron_spec;
+mod cron_view;
+mod gateway_client;
 mod gateway_cmd;
 mod gateway_config_cmd;
 mod gateway_daemon;
 mod gateway_runtime;
+mod heartbeat_setup;
 mod log_writer;
 mod manual_tools;
 mod models_cmd;
@@ -81,6 +86,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Sessions(command) => sessions_cmd::run(&app, command),
         Command::Auth(command) => auth_cmd::run(&app, command).await,
         Command::Models(args) => models_cmd::run(&app, args),
+        Command::Cron(command) => cron_cmd::run(&app, command).await,
         Command::Config(_) | Command::Completions { .. } | Command::Gateway(_) => {
             Ok(ExitCode::SUCCESS)
         }

@@ -1,12 +1,18 @@
 //! The system prompt of a CLI turn: the agent's workspace files, its skills and its tools,
 //! assembled by the gateway's prompt builder. Skill problems are reported on stderr (a
 //! broken SKILL.md never stops a turn).
+//!
+//! Gateway turns also get the gateway's protocol sections (heartbeat, cron, media) for the
+//! features the agent has; a one-shot `pincer ask` turn does not, since no heartbeat poll,
+//! cron event or channel attachment can reach it.
 
 use std::path::Path;
 
 use anyhow::Result;
 use pincer_agent::AgentConfig;
+use pincer_config::PincerConfig;
 use pincer_gateway::prompt::{PromptInputs, PromptTool, build_system_prompt};
+use pincer_gateway::prompt_sections::{GatewayPromptFeatures, gateway_prompt_sections};
 use pincer_gateway::router::{SessionKind, parse_session_key};
 use pincer_gateway::skills::{SkillDirs, load_skills};
 use pincer_gateway::workspace::{BootstrapLimits, load_bootstrap_files};
@@ -45,6 +51,11 @@ pub fn system_prompt(
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned));
     let now = pincer_store::ids::iso_now();
+    let extra_sections = if is_gateway_turn(channel) {
+        gateway_prompt_sections(gateway_prompt_features(&app.config, agent_id)?)
+    } else {
+        Vec::new()
+    };
     let inputs = PromptInputs {
         agent_id,
         agent_name: app.agent_entry(agent_id).and_then(|a| a.name.as_deref()),
@@ -57,7 +68,101 @@ pub fn system_prompt(
         skills: &skills.skills,
         bootstrap_files: &files,
         current_time: Some(&now),
-        extra_sections: &[],
+        extra_sections: &extra_sections,
     };
     Ok(build_system_prompt(&inputs))
+}
+
+/// The channel of `pincer ask`'s one-shot turns; every other channel is the gateway's.
+const CLI_CHANNEL: &str = "cli";
+
+fn is_gateway_turn(channel: &str) -> bool {
+    channel != CLI_CHANNEL
+}
+
+/// Which protocol sections `agent_id`'s gateway turns get: a feature's section when the
+/// feature is on for that agent, unless `agents.defaults.gatewayPrompts` or the agent's own
+/// `gatewayPrompts` (which wins field by field) forces it on or off.
+pub fn gateway_prompt_features(
+    config: &PincerConfig,
+    agent_id: &str,
+) -> Result<GatewayPromptFeatures> {
+    let heartbeat = crate::heartbeat_setup::heartbeat_settings(config)?
+        .iter()
+        .any(|(id, settings)| id == agent_id && settings.every_ms > 0);
+    let cron = config.cron.enabled != Some(false);
+    // The configuration has no channels yet, and webchat (the gateway's only channel so
+    // far) carries no attachments: telling the model to send files nobody delivers would
+    // lose them, so media is on only when `gatewayPrompts.media` forces it.
+    let media = false;
+    let defaults = config.agents.defaults.gateway_prompts.unwrap_or_default();
+    let forced = config
+        .agents
+        .list
+        .iter()
+        .find(|a| a.id == agent_id)
+        .and_then(|a| a.gateway_prompts)
+        .unwrap_or_default()
+        .or(defaults);
+    Ok(GatewayPromptFeatures {
+        heartbeat: forced.heartbeat.unwrap_or(heartbeat),
+        cron: forced.cron.unwrap_or(cron),
+        media: forced.media.unwrap_or(media),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn features(text: &str, agent_id: &str) -> GatewayPromptFeatures {
+        let config =
+            pincer_config::parse_str(text, "pincer.json5", &pincer_ai::env::MapEnv::default())
+                .unwrap()
+                .config;
+        gateway_prompt_features(&config, agent_id).unwrap()
+    }
+
+    fn on(heartbeat: bool, cron: bool, media: bool) -> GatewayPromptFeatures {
+        GatewayPromptFeatures {
+            heartbeat,
+            cron,
+            media,
+        }
+    }
+
+    #[test]
+    fn by_default_heartbeat_and_cron_are_on_and_media_is_off() {
+        assert_eq!(features("{}", "main"), on(true, true, false));
+    }
+
+    #[test]
+    fn the_features_follow_the_heartbeat_and_cron_settings() {
+        let text = "{cron: {enabled: false}, agents: {list: [\
+                    {id: 'main'}, {id: 'quiet', heartbeat: {every: '0m'}}]}}";
+        assert_eq!(features(text, "main"), on(true, false, false));
+        assert_eq!(features(text, "quiet"), on(false, false, false));
+        // An agent the configuration does not know has no heartbeat.
+        assert_eq!(features(text, "ghost"), on(false, false, false));
+    }
+
+    #[test]
+    fn gateway_prompts_force_each_feature_and_the_agent_wins_field_by_field() {
+        let text = "{agents: {\
+                    defaults: {gatewayPrompts: {heartbeat: false, cron: false}},\
+                    list: [{id: 'main'}, {id: 'ops', gatewayPrompts: {cron: true, media: true}}]}}";
+        assert_eq!(features(text, "main"), on(false, false, false));
+        assert_eq!(features(text, "ops"), on(false, true, true));
+        let forced_on = "{cron: {enabled: false}, agents: {defaults: \
+                         {heartbeat: {every: '0m'}, gatewayPrompts: {heartbeat: true, cron: true}}}}";
+        assert_eq!(features(forced_on, "main"), on(true, true, false));
+    }
+
+    #[test]
+    fn only_gateway_turns_get_the_sections() {
+        assert!(!is_gateway_turn("cli"));
+        assert!(is_gateway_turn("webchat"));
+    }
 }

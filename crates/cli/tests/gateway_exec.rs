@@ -1,5 +1,6 @@
-//! A background `exec` that finishes after its turn: its outcome reaches the agent's next
-//! turn in the main session as a system event, without the user asking about it.
+//! A background `exec` that finishes after its turn: a heartbeat relays its outcome to the
+//! user's session at once, without the user asking; with the heartbeat off, the outcome
+//! reaches the agent's next turn there as a system event.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -13,7 +14,77 @@ use pincer_testkit::{Match, Reply, Rule, Scenario};
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_background_exec_exit_reaches_the_next_turn_as_a_system_event() {
+async fn a_finished_background_command_is_relayed_with_no_user_message() {
+    const TOKEN: &str = "exec-relay-token";
+    const KEY: &str = "agent:main:main";
+    let llm = mock(
+        Scenario::new()
+            .rule(
+                Rule::when(Match::last_user("start the job")).reply(Reply::tool_call(
+                    "exec",
+                    json!({"command": "sleep 0.3; echo job-output-42", "background": true}),
+                )),
+            )
+            .rule(Rule::when(Match::tool_result("exec")).reply(Reply::text("started it")))
+            .rule(
+                Rule::when(Match::last_user_contains(
+                    pincer_gateway::heartbeat::EXEC_EVENT_PROMPT,
+                ))
+                .reply(Reply::text("Your job finished and printed job-output-42.")),
+            ),
+    )
+    .await;
+    let (home, port) = gateway_home(&llm, TOKEN);
+    let _gateway = Foreground::start(&home, &["gateway", "run"]);
+    let mut client = WsClient::connect(port, TOKEN).await;
+    let sent = client
+        .call(
+            "chat.send",
+            json!({"sessionKey": KEY, "message": "start the job", "idempotencyKey": "job"}),
+        )
+        .await;
+    assert_eq!(sent["payload"]["status"], "started", "{sent}");
+    client.chat_event("job", "final").await;
+
+    // No message from the user: the exit wakes a heartbeat, whose reply arrives as a chat
+    // final in the main session.
+    let relayed = loop {
+        let frame = client.frame().await.expect("the relayed result");
+        let payload = &frame["payload"];
+        if frame["event"] == "chat"
+            && payload["state"] == "final"
+            && payload["runId"]
+                .as_str()
+                .is_some_and(|id| id.starts_with("heartbeat-"))
+        {
+            break payload.clone();
+        }
+    };
+    assert_eq!(relayed["sessionKey"], KEY);
+    assert_eq!(
+        text_of(&relayed["message"]),
+        "Your job finished and printed job-output-42."
+    );
+    let prompt = llm.requests().last().cloned().unwrap().body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .to_string();
+    assert!(prompt.contains("code 0) :: job-output-42"), "{prompt}");
+    let heartbeat = client.call("last-heartbeat", json!({})).await;
+    assert_eq!(heartbeat["payload"]["status"], "sent", "{heartbeat}");
+    assert!(
+        heartbeat["payload"]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("exec:"),
+        "{heartbeat}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_heartbeat_off_the_exit_reaches_the_next_turn_as_a_system_event() {
     const TOKEN: &str = "exec-test-token";
     const KEY: &str = "agent:main:main";
     let llm = mock(
@@ -31,7 +102,7 @@ async fn a_background_exec_exit_reaches_the_next_turn_as_a_system_event() {
             ),
     )
     .await;
-    let (home, port) = gateway_home(&llm, TOKEN);
+    let (home, port) = gateway_home_with(&llm, TOKEN, "heartbeat: { every: \"0m\" },");
     let _gateway = Foreground::start(&home, &["gateway", "run"]);
     let mut client = WsClient::connect(port, TOKEN).await;
 

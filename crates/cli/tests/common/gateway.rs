@@ -171,12 +171,21 @@ pub fn is_token(value: &str) -> bool {
 /// A home whose agents answer from `llm` and whose gateway listens on a free port with
 /// `token`; returns the home and the port.
 pub fn gateway_home(llm: &pincer_testkit::MockLlm, token: &str) -> (Home, u16) {
+    gateway_home_with(llm, token, "")
+}
+
+/// [`gateway_home`] with more fields of `agents.defaults`, e.g. `heartbeat: {every: "0m"},`.
+pub fn gateway_home_with(
+    llm: &pincer_testkit::MockLlm,
+    token: &str,
+    defaults: &str,
+) -> (Home, u16) {
     let home = Home::new();
     let port = free_port();
     home.use_mock(
         llm,
         &format!(
-            "agents: {{ defaults: {{ model: \"mock/primary\" }} }},\n  \
+            "agents: {{ defaults: {{ model: \"mock/primary\", {defaults} }} }},\n  \
              gateway: {{ port: {port}, auth: {{ token: \"{token}\" }} }},"
         ),
     );

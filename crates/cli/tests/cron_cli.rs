@@ -1,0 +1,364 @@
+//! `pincer cron …`: with no gateway running the commands work on `$PINCER_HOME/cron`
+//! directly (and say so); with one they go through its `cron.*` methods, and `cron run`
+//! runs a job through the agent and records it in `cron runs`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::gateway::{Foreground, free_port, gateway_home};
+use common::{Home, mock};
+use pincer_testkit::{Match, Reply, Rule, Scenario};
+use serde_json::Value;
+
+/// A home whose gateway would listen on a free port where nothing runs.
+fn offline_home() -> Home {
+    let home = Home::new();
+    home.write_config(&format!("{{ gateway: {{ port: {} }} }}", free_port()));
+    home
+}
+
+fn json_of(run: &common::Run) -> Value {
+    run.assert_ok();
+    serde_json::from_str(&run.stdout()).unwrap_or_else(|e| panic!("{e}: {}", run.stdout()))
+}
+
+fn add_json(home: &Home, args: &[&str]) -> Value {
+    let mut all = vec!["cron", "add", "--json"];
+    all.extend_from_slice(args);
+    json_of(&home.run(&all))
+}
+
+fn jobs_file(home: &Home) -> std::path::PathBuf {
+    home.path().join("cron/jobs.json")
+}
+
+#[test]
+fn add_every_then_list_without_a_gateway() {
+    let home = offline_home();
+    let run = home.run(&[
+        "cron",
+        "add",
+        "--every",
+        "1h",
+        "--message",
+        "Check the build",
+    ]);
+    run.assert_ok();
+    let out = run.stdout();
+    assert!(out.starts_with("added job "), "{out}");
+    assert!(out.contains("\"Check the build\": next run "), "{out}");
+    assert!(out.contains("(in 59m)") || out.contains("(in 1h)"), "{out}");
+    assert!(
+        run.stderr().contains("the gateway is not running: changed")
+            && run
+                .stderr()
+                .contains("jobs run while `pincer gateway` runs"),
+        "{}",
+        run.stderr()
+    );
+    let saved: Value = serde_json::from_slice(&std::fs::read(jobs_file(&home)).unwrap()).unwrap();
+    let id = saved["jobs"][0]["id"].as_str().unwrap().to_owned();
+
+    let list = home.run(&["cron", "list"]);
+    list.assert_ok();
+    let table = list.stdout();
+    assert!(table.starts_with("ID"), "{table}");
+    assert!(table.contains(&id[..8]), "{table}");
+    assert!(table.contains("Check the build"), "{table}");
+    assert!(table.contains("every 1h"), "{table}");
+    assert!(table.contains("isolated"), "{table}");
+
+    let status = json_of(&home.run(&["cron", "status", "--json"]));
+    assert_eq!(status["jobs"], 1, "{status}");
+    assert_eq!(status["enabled"], true, "{status}");
+}
+
+#[test]
+fn add_json_has_openclaws_shape() {
+    let home = offline_home();
+    let job = add_json(&home, &["--every", "1h", "--message", "Summarise the news"]);
+    assert_eq!(job["name"], "Summarise the news", "{job}");
+    assert_eq!(job["schedule"]["kind"], "every", "{job}");
+    assert_eq!(job["schedule"]["everyMs"], 3_600_000, "{job}");
+    assert_eq!(job["payload"]["kind"], "agentTurn", "{job}");
+    assert_eq!(job["payload"]["message"], "Summarise the news", "{job}");
+    assert_eq!(job["sessionTarget"], "isolated", "{job}");
+    assert_eq!(job["delivery"]["mode"], "announce", "{job}");
+    assert_eq!(job["enabled"], true, "{job}");
+    assert!(job["state"]["nextRunAtMs"].is_i64(), "{job}");
+
+    // A system event goes to the main session; a long text names the job by its start.
+    let text = "Remind me to stretch and drink a glass of water, then look out of the window";
+    let job = add_json(&home, &["--cron", "0 9 * * *", "--system-event", text]);
+    assert_eq!(job["sessionTarget"], "main", "{job}");
+    assert_eq!(job["payload"]["kind"], "systemEvent", "{job}");
+    assert_eq!(job["payload"]["text"], text, "{job}");
+    let name = job["name"].as_str().unwrap();
+    assert!(
+        name.chars().count() <= 40 && name.starts_with("Remind me"),
+        "{name}"
+    );
+}
+
+#[test]
+fn edit_changes_only_what_is_given() {
+    let home = offline_home();
+    let job = add_json(
+        &home,
+        &[
+            "--every",
+            "1h",
+            "--message",
+            "Check mail",
+            "--model",
+            "mock/backup",
+        ],
+    );
+    let id = job["id"].as_str().unwrap().to_owned();
+    let edited = home.run(&[
+        "cron",
+        "edit",
+        &id[..8],
+        "--name",
+        "Morning mail",
+        "--cron",
+        "0 9 * * 1-5",
+        "--tz",
+        "Europe/Berlin",
+    ]);
+    edited.assert_ok();
+    assert!(
+        edited.stdout().contains("updated job"),
+        "{}",
+        edited.stdout()
+    );
+    let list = json_of(&home.run(&["cron", "list", "--json"]));
+    let job = &list["jobs"][0];
+    assert_eq!(job["id"], id.as_str(), "{job}");
+    assert_eq!(job["name"], "Morning mail", "{job}");
+    assert_eq!(job["schedule"]["kind"], "cron", "{job}");
+    assert_eq!(job["schedule"]["expr"], "0 9 * * 1-5", "{job}");
+    assert_eq!(job["schedule"]["tz"], "Europe/Berlin", "{job}");
+    // Untouched: the message and its model.
+    assert_eq!(job["payload"]["message"], "Check mail", "{job}");
+    assert_eq!(job["payload"]["model"], "mock/backup", "{job}");
+    let table = home.run(&["cron", "list"]).stdout();
+    assert!(
+        table.contains("cron 0 9 * * 1-5 (Europe/Berlin)"),
+        "{table}"
+    );
+
+    // Disabled jobs are listed with --all only.
+    home.run(&["cron", "edit", &id, "--disable"]).assert_ok();
+    let plain = home.run(&["cron", "list"]).stdout();
+    assert!(plain.starts_with("no enabled cron jobs"), "{plain}");
+    let all = home.run(&["cron", "list", "--all"]).stdout();
+    assert!(all.contains("disabled"), "{all}");
+
+    let nothing = home.run(&["cron", "edit", &id]);
+    assert_eq!(nothing.code(), 1);
+    assert!(
+        nothing.stderr().contains("nothing to change"),
+        "{}",
+        nothing.stderr()
+    );
+}
+
+#[test]
+fn remove_and_unknown_ids() {
+    let home = offline_home();
+    let job = add_json(&home, &["--every", "10m", "--system-event", "tick"]);
+    let id = job["id"].as_str().unwrap().to_owned();
+    let removed = home.run(&["cron", "rm", &id[..6]]);
+    removed.assert_ok();
+    assert!(
+        removed.stdout().contains(&format!("removed job {id}")),
+        "{}",
+        removed.stdout()
+    );
+    assert_eq!(
+        home.run(&["cron", "list", "--all"]).stdout().trim(),
+        "no cron jobs"
+    );
+
+    for args in [
+        &["cron", "remove", "nope"][..],
+        &["cron", "edit", "nope", "--name", "x"],
+        &["cron", "runs", "nope"],
+    ] {
+        let run = home.run(args);
+        assert_eq!(run.code(), 1, "{args:?}: {}", run.stdout());
+        assert!(
+            run.stderr()
+                .contains("no cron job nope; `pincer cron list --all` shows them"),
+            "{args:?}: {}",
+            run.stderr()
+        );
+    }
+}
+
+#[test]
+fn bad_schedules_are_refused_and_nothing_is_written() {
+    let home = offline_home();
+    for (args, expected) in [
+        (
+            &["--cron", "61 * * * *", "--system-event", "x"][..],
+            "invalid cron expression",
+        ),
+        (
+            &[
+                "--cron",
+                "0 9 * * *",
+                "--tz",
+                "Mars/Olympus",
+                "--system-event",
+                "x",
+            ],
+            "unknown time zone \"Mars/Olympus\"",
+        ),
+        (
+            &["--every", "soon", "--message", "x"],
+            "--every \"soon\" is not a duration",
+        ),
+        (
+            &["--at", "2001-01-01T00:00:00Z", "--message", "x"],
+            "not in the future",
+        ),
+    ] {
+        let mut all = vec!["cron", "add"];
+        all.extend_from_slice(args);
+        let run = home.run(&all);
+        assert_eq!(run.code(), 1, "{args:?}: {}", run.stdout());
+        assert!(
+            run.stderr().contains(expected),
+            "{args:?}: {}",
+            run.stderr()
+        );
+        let jobs = std::fs::read_to_string(jobs_file(&home)).unwrap_or_default();
+        assert!(!jobs.contains("\"id\""), "{args:?} wrote {jobs}");
+    }
+}
+
+#[test]
+fn a_corrupt_jobs_file_is_kept_aside_with_a_warning() {
+    let home = offline_home();
+    std::fs::create_dir_all(home.path().join("cron")).unwrap();
+    std::fs::write(jobs_file(&home), "{ this is not json").unwrap();
+    let run = home.run(&["cron", "list"]);
+    run.assert_ok();
+    assert!(run.stdout().contains("no cron jobs"), "{}", run.stdout());
+    let stderr = run.stderr();
+    assert!(
+        stderr.contains("warning: the cron jobs could not be loaded"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("jobs.json.corrupt."), "{stderr}");
+    let kept: Vec<_> = std::fs::read_dir(home.path().join("cron"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("jobs.json.corrupt."))
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let text = std::fs::read_to_string(home.path().join("cron").join(&kept[0])).unwrap();
+    assert_eq!(text, "{ this is not json");
+}
+
+#[test]
+fn run_needs_the_gateway() {
+    let home = offline_home();
+    let job = add_json(&home, &["--every", "1h", "--message", "x"]);
+    let run = home.run(&["cron", "run", job["id"].as_str().unwrap()]);
+    assert_eq!(run.code(), 1);
+    assert!(
+        run.stderr().contains("the gateway is not running"),
+        "{}",
+        run.stderr()
+    );
+    assert!(
+        run.stderr().contains("pincer gateway start --daemon"),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_token_is_an_error_not_a_fallback() {
+    let llm = mock(Scenario::new()).await;
+    let (home, _port) = gateway_home(&llm, "the-right-token");
+    let _gateway = Foreground::start(&home, &["gateway", "run"]);
+    let home = home.with_env("PINCER_GATEWAY_TOKEN", "a-wrong-token");
+    let run = home.run(&["cron", "add", "--every", "1h", "--message", "x"]);
+    assert_eq!(run.code(), 1, "{}", run.stdout());
+    let stderr = run.stderr();
+    assert!(stderr.contains("the gateway refused the token"), "{stderr}");
+    assert!(
+        stderr.contains("`pincer gateway token` shows the token"),
+        "{stderr}"
+    );
+    assert!(
+        !jobs_file(&home).exists(),
+        "nothing may be written behind the gateway"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_the_gateway_a_job_runs_and_is_recorded() {
+    const TOKEN: &str = "cron-test-token";
+    let llm = mock(Scenario::new().rule(
+        Rule::when(Match::last_user_contains("cron ping")).reply(Reply::text("pong from cron")),
+    ))
+    .await;
+    let (home, _port) = gateway_home(&llm, TOKEN);
+    let _gateway = Foreground::start(&home, &["gateway", "run"]);
+
+    let added = home.run(&[
+        "cron",
+        "add",
+        "--json",
+        "--every",
+        "1h",
+        "--message",
+        "cron ping",
+        "--no-deliver",
+    ]);
+    let job = json_of(&added);
+    assert!(
+        !added.stderr().contains("not running"),
+        "{}",
+        added.stderr()
+    );
+    let id = job["id"].as_str().unwrap().to_owned();
+    assert_eq!(job["delivery"]["mode"], "none", "{job}");
+    // The gateway saved it.
+    let saved = std::fs::read_to_string(jobs_file(&home)).unwrap();
+    assert!(saved.contains(&id), "{saved}");
+    let table = home.run(&["cron", "list"]);
+    table.assert_ok();
+    assert!(table.stdout().contains("every 1h"), "{}", table.stdout());
+
+    let ran = home.run(&["cron", "run", &id[..8]]);
+    ran.assert_ok();
+    assert!(ran.stdout().starts_with("ran"), "{}", ran.stdout());
+    assert!(ran.stdout().contains("pong from cron"), "{}", ran.stdout());
+
+    let runs = json_of(&home.run(&["cron", "runs", &id, "--json"]));
+    let entries = runs["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{runs}");
+    assert_eq!(entries[0]["status"], "ok", "{runs}");
+    assert_eq!(entries[0]["summary"], "pong from cron", "{runs}");
+    let text = home.run(&["cron", "runs", &id]);
+    text.assert_ok();
+    assert!(text.stdout().contains("ok"), "{}", text.stdout());
+    assert!(
+        text.stdout().contains("pong from cron"),
+        "{}",
+        text.stdout()
+    );
+
+    let status = json_of(&home.run(&["cron", "status", "--json"]));
+    assert_eq!(status["jobs"], 1, "{status}");
+    home.run(&["cron", "remove", &id]).assert_ok();
+    let list = home.run(&["cron", "list", "--all"]);
+    assert_eq!(list.stdout().trim(), "no cron jobs", "{}", list.stderr());
+}
