@@ -222,6 +222,23 @@ impl SystemEvents {
         queue.into()
     }
 
+    /// Puts `events` (taken by [`Self::consume`] for a turn that then could not start)
+    /// back in front of whatever arrived meanwhile, so they reach the next turn; the
+    /// newest [`MAX_EVENTS`] stay.
+    pub fn restore(&self, key: &str, events: Vec<SystemEvent>) {
+        if events.is_empty() {
+            return;
+        }
+        let mut queues = self.queues();
+        let queue = queues.entry(key.trim().to_owned()).or_default();
+        for event in events.into_iter().rev() {
+            queue.push_front(event);
+        }
+        while queue.len() > MAX_EVENTS {
+            queue.pop_front();
+        }
+    }
+
     /// Whether an event is waiting for `key`.
     pub fn has_pending(&self, key: &str) -> bool {
         let now = self.now_ms();
@@ -541,6 +558,30 @@ mod tests {
         );
         assert!(!q.has_pending("k"), "the prefix drained the queue");
         assert_eq!(q.prepend_pending("k", "again"), "again");
+    }
+
+    #[test]
+    fn restored_events_go_back_in_front_of_newer_ones() {
+        let (q, _) = queue();
+        q.inject("k", "first", T0).unwrap();
+        q.inject("k", "second", T0).unwrap();
+        let taken = q.consume("k");
+        q.inject("k", "third", T0).unwrap();
+        q.restore("k", taken);
+        assert_eq!(q.peek_texts("k"), ["first", "second", "third"]);
+        // Still bounded: the oldest go first.
+        let many: Vec<SystemEvent> = (0..MAX_EVENTS)
+            .map(|i| SystemEvent {
+                text: format!("e{i}"),
+                ts: T0,
+                trusted: true,
+            })
+            .collect();
+        q.restore("k", many);
+        let texts = q.peek_texts("k");
+        assert_eq!(texts.len(), MAX_EVENTS);
+        assert_eq!(texts.last().unwrap(), "third");
+        assert_eq!(texts[0], "e3");
     }
 
     #[tokio::test]

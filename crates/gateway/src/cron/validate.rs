@@ -38,10 +38,17 @@ pub enum CronJobError {
     DeliveryNeedsIsolated,
     #[error("cron webhook delivery requires delivery.to to be a valid http(s) URL")]
     WebhookNeedsUrl,
+    /// The reason is in the message, not a `source`: a printed error chain would repeat it.
     #[error("invalid schedule: {0}")]
-    Schedule(#[from] ScheduleError),
+    Schedule(ScheduleError),
     #[error("the {kind} schedule has no run in the future")]
     NeverRuns { kind: &'static str },
+}
+
+impl From<ScheduleError> for CronJobError {
+    fn from(e: ScheduleError) -> Self {
+        Self::Schedule(e)
+    }
 }
 
 /// The fields of a new job (OpenClaw's `CronJobCreate`, the `cron.add` params); what is

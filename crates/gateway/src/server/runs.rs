@@ -494,15 +494,19 @@ impl Runs {
         }
         // Drained only now that the turn really starts: a run aborted while waiting leaves
         // the events for the next one.
+        let key = request.session_key.clone();
+        let events = self.system_events.consume(&key);
         let request = TurnRequest {
-            message: self
-                .system_events
-                .prepend_pending(&request.session_key, &request.message),
+            message: with_events(&events, &request.message),
             ..request
         };
         let mut plan = match runtime.plan(request).await {
             Ok(plan) => plan,
-            Err(message) => return emitter.failed_before_start(&message, false),
+            Err(message) => {
+                // The turn never reached the transcript: its events wait for the next one.
+                self.system_events.restore(&key, events);
+                return emitter.failed_before_start(&message, false);
+            }
         };
         plan.abort = Some(abort.clone());
         // OpenClaw's steer mode injects everything queued at the next boundary together.
@@ -607,6 +611,17 @@ impl Runs {
             .filter(|e| matches!(*e.state.borrow(), RunState::Running))
             .count()
     }
+}
+
+/// `message` with `events` in front as `System:` lines (unchanged without events).
+fn with_events(events: &[crate::system_events::SystemEvent], message: &str) -> String {
+    if events.is_empty() {
+        return message.to_owned();
+    }
+    format!(
+        "{}\n\n{message}",
+        crate::system_events::format_for_prompt(events)
+    )
 }
 
 /// The `agent` method's final payload for a finished run (OpenClaw's shape).
