@@ -5,6 +5,7 @@
 # loopback ports with a temporary home, then runs the calls users run:
 #   openclaw gateway call health | status | sessions.list | chat.history --json
 #   openclaw gateway call agent --expect-final --params '{"message":…,"idempotencyKey":…}'
+#   openclaw cron add | list | run | runs | status | rm
 # and checks each answer. Exits non-zero on the first failure; leaves no process behind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,4 +54,15 @@ out=$(call agent --expect-final --params '{"message":"ping one","idempotencyKey"
 check agent 'r["status"] == "ok" and r["result"]["payloads"][0]["text"] == "pong from pincer"' "$out"
 check sessions.list 'r["count"] >= 1 and any(s["key"] == "agent:main:explicit:k-interop-1" for s in r["sessions"])' "$(call sessions.list --params '{"limit":5}')"
 check chat.history 'len(r["messages"]) == 2 and r["messages"][1]["content"][0]["text"] == "pong from pincer"' "$(call chat.history --params '{"sessionKey":"agent:main:explicit:k-interop-1","limit":4}')"
-echo "5 passed, 0 failed"
+cron() {
+  HOME="$work/home" "$node" "$openclaw" cron "$@" --url "ws://127.0.0.1:$port" --token "$token"
+}
+out=$(cron add --name interop --every 1h --message "ping from cron" --json 2>/dev/null)
+check "cron add" 'r["schedule"] == {"kind": "every", "everyMs": 3600000, "anchorMs": r["createdAtMs"]} and r["sessionTarget"] == "isolated"' "$out"
+job=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["id"])' "$out")
+check "cron list" 'len(r["jobs"]) == 1 and r["jobs"][0]["name"] == "interop"' "$(cron list --json)"
+check "cron run" 'r == {"ok": True, "ran": True}' "$(cron run "$job")"
+check "cron runs" 'r["entries"][-1]["status"] == "ok" and r["entries"][-1]["summary"] == "pong from pincer"' "$(cron runs --id "$job")"
+check "cron status" 'r["enabled"] is True and r["jobs"] == 1' "$(cron status --json)"
+check "cron rm" 'r["ok"] is True and r["removed"] is True' "$(cron rm "$job" --json)"
+echo "11 passed, 0 failed"
