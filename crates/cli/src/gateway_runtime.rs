@@ -13,7 +13,7 @@ use pincer_agent::AgentTool;
 use pincer_ai::Message;
 use pincer_gateway::cron::CronService;
 use pincer_gateway::failover::CredentialSource;
-use pincer_gateway::server::{ModelDefaults, Runtime, TurnRequest};
+use pincer_gateway::server::{ModelDefaults, Runtime, TurnOrigin, TurnRequest};
 use pincer_gateway::turn::TurnPlan;
 use pincer_store::SessionStore;
 use pincer_tools::ProcessRegistry;
@@ -108,15 +108,22 @@ impl GatewayRuntime {
         pincer_gateway::workspace::ensure_workspace(&workspace)?;
         let entry = store.entry(&request.session_key)?;
         let tools = self.agent_tools(&request.agent_id, &workspace)?;
+        // An isolated cron run starts a fresh session each time (OpenClaw's), on the
+        // job's own model when it names one.
+        let (new_session, cron_model) = match &request.origin {
+            TurnOrigin::Cron { model, .. } => (true, model.as_deref()),
+            _ => (false, None),
+        };
         let prepared = prepare_agent(
             app,
             AgentSetup {
                 agent_id: &request.agent_id,
                 session_key: &request.session_key,
                 workspace: &workspace,
-                entry: entry.as_ref(),
+                // A fresh session does not inherit the old one's overrides.
+                entry: if new_session { None } else { entry.as_ref() },
                 cli_provider: None,
-                cli_model: None,
+                cli_model: cron_model,
                 tools,
                 credentials: Arc::clone(&self.credentials),
                 llm: &self.llm,
@@ -126,7 +133,7 @@ impl GatewayRuntime {
         Ok(TurnPlan {
             store,
             session_key: request.session_key.clone(),
-            new_session: false,
+            new_session,
             agent: prepared.config,
             input: vec![Message::user(request.message.clone())],
             session_patch: None,
@@ -242,7 +249,14 @@ impl Runtime for GatewayRuntime {
     }
 
     fn workspace(&self, agent_id: &str) -> Option<PathBuf> {
-        Some(self.app.workspace(agent_id))
+        let workspace = self.app.workspace(agent_id);
+        // Created with its starter files first: a fresh agent's heartbeat then finds the
+        // empty HEARTBEAT.md template and skips, instead of calling the model on a
+        // missing file.
+        if let Err(e) = pincer_gateway::workspace::ensure_workspace(&workspace) {
+            tracing::warn!(agent = agent_id, error = %e, "cannot create the workspace");
+        }
+        Some(workspace)
     }
 
     fn plan(&self, request: TurnRequest) -> BoxFuture<'static, Result<TurnPlan, String>> {

@@ -356,6 +356,22 @@ async fn through_the_gateway_a_job_runs_and_is_recorded() {
         text.stdout()
     );
 
+    // Each run is a fresh session: the second one's model sees only its own message.
+    home.run(&["cron", "run", &id]).assert_ok();
+    let runs = json_of(&home.run(&["cron", "runs", &id, "--json"]));
+    let entries = runs["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 2, "{runs}");
+    assert_ne!(entries[0]["sessionId"], entries[1]["sessionId"], "{runs}");
+    assert_eq!(entries[1]["sessionKey"], format!("cron:{id}"), "{runs}");
+    let last = llm.requests().last().cloned().unwrap();
+    let users = last.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .count();
+    assert_eq!(users, 1, "{}", last.body);
+
     let status = json_of(&home.run(&["cron", "status", "--json"]));
     assert_eq!(status["jobs"], 1, "{status}");
     home.run(&["cron", "remove", &id]).assert_ok();

@@ -21,7 +21,9 @@ pub struct HeartbeatConfig {
     /// Only between these local times (a range may cross midnight).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active_hours: Option<ActiveHoursConfig>,
-    /// Skip a beat while the main session is busy (default true).
+    /// Drop a timer beat that finds the main session busy (default true); false retries it
+    /// each second until the session is free. Events (an exec exit, a cron reminder, a wake)
+    /// always wait for the session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skip_when_busy: Option<bool>,
     /// A reply of at most this many characters besides `HEARTBEAT_OK` stays silent (300).

@@ -276,3 +276,73 @@ async fn an_acknowledged_run_leaves_no_turn_in_the_transcript_an_alert_does() {
     assert_eq!(after[3], "The backup failed last night.");
     running.stop.cancel();
 }
+
+#[tokio::test]
+async fn a_timer_beat_on_a_busy_session_is_dropped_an_event_waits() {
+    let scenario = Scenario::new()
+        .rule(
+            Rule::when(Match::last_user_contains("slow"))
+                .reply(Reply::text("done slowly"))
+                .fault(pincer_testkit::Fault::slow_first_byte_ms(800)),
+        )
+        .rule(
+            Rule::when(Match::last_user_contains(HEARTBEAT_PROMPT))
+                .reply(Reply::text("HEARTBEAT_OK")),
+        );
+    let running = start(scenario, on()).await;
+    let mut client = Client::connect(&running, TOKEN).await;
+    client
+        .ok(
+            "chat.send",
+            json!({"sessionKey": MAIN, "message": "slow please", "idempotencyKey": "u-1"}),
+        )
+        .await;
+    running.heartbeats.request_now("main", "interval-like");
+    let event = client.heartbeat().await;
+    assert_eq!(event["status"], "skipped", "{event}");
+    assert_eq!(event["skipReason"], "busy");
+    running.stop.cancel();
+}
+
+#[tokio::test]
+async fn a_message_during_a_heartbeat_waits_for_its_own_turn_instead_of_steering_into_it() {
+    let scenario = Scenario::new()
+        .rule(
+            Rule::when(Match::last_user_contains(HEARTBEAT_PROMPT))
+                .reply(Reply::text("HEARTBEAT_OK"))
+                .fault(pincer_testkit::Fault::slow_first_byte_ms(800)),
+        )
+        .rule(Rule::when(Match::last_user_contains("hello")).reply(Reply::text("hi there")));
+    let running = start(scenario, on()).await;
+    let mut client = Client::connect(&running, TOKEN).await;
+    running.heartbeats.request_now("main", "manual");
+    // Wait until the heartbeat's turn runs.
+    loop {
+        let frame = client.frame().await;
+        if frame["event"] == "agent"
+            && frame["payload"]["runId"]
+                .as_str()
+                .is_some_and(|id| id.starts_with("heartbeat-"))
+        {
+            break;
+        }
+    }
+    let sent = client
+        .ok(
+            "chat.send",
+            json!({"sessionKey": MAIN, "message": "hello", "idempotencyKey": "u-2"}),
+        )
+        .await;
+    assert_eq!(sent["status"], "queued", "{sent}");
+    let reply = loop {
+        let frame = client.frame().await;
+        if frame["event"] == "chat"
+            && frame["payload"]["runId"] == "u-2"
+            && frame["payload"]["state"] == "final"
+        {
+            break frame["payload"].clone();
+        }
+    };
+    assert_eq!(text_of(&reply["message"]), "hi there");
+    running.stop.cancel();
+}

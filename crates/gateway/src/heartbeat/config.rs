@@ -77,8 +77,8 @@ pub struct HeartbeatSettings {
     pub every_ms: u64,
     /// When set, runs outside the window are skipped (`quiet-hours`).
     pub active_hours: Option<ActiveHours>,
-    /// Skip (and retry soon) while the session's lane is busy. pi-gateway's switch;
-    /// OpenClaw always does this.
+    /// A timer beat that finds the session busy is dropped (pi-gateway's switch); `false`
+    /// retries it each second like OpenClaw. Event-driven runs always retry.
     pub skip_when_busy: bool,
     /// Chatter allowed around `HEARTBEAT_OK` before a reply counts as an alert.
     pub ack_max_chars: usize,

@@ -90,12 +90,13 @@ async fn run_isolated(
     agent_id: String,
     job: CronJob,
 ) -> CronRunOutput {
-    let (text, timeout) = match &job.payload {
+    let (text, timeout, model) = match &job.payload {
         CronPayload::AgentTurn(turn) => (
             turn.message.clone(),
             turn.timeout_seconds.map(Duration::from_secs),
+            turn.model.clone().filter(|m| !m.trim().is_empty()),
         ),
-        CronPayload::SystemEvent(event) => (event.text.clone(), None),
+        CronPayload::SystemEvent(event) => (event.text.clone(), None, None),
     };
     let session_key = crate::router::cron_session_key(&job.id);
     let run_id = format!("cron-{}-{}", job.id, gw.clock.now_ms());
@@ -106,6 +107,7 @@ async fn run_isolated(
         message: format!("[cron:{} {}] {text}", job.id, job.name),
         origin: TurnOrigin::Cron {
             job_id: job.id.clone(),
+            model,
         },
     };
     gw.runs.start(Arc::clone(&gw.runtime), &run_id, request);

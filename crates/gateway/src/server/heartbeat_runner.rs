@@ -149,7 +149,7 @@ impl AgentHeartbeat {
         }
         let key = gw.runtime.main_session_key(&self.agent_id);
         if gw.runs.is_busy(&key) {
-            return RunOutcome::Busy;
+            return self.busy(&request, started);
         }
         let events = gw.system_events.peek(&key);
         let file = match gw.runtime.workspace(&self.agent_id) {
@@ -188,7 +188,7 @@ impl AgentHeartbeat {
             .start_if_idle(Arc::clone(&gw.runtime), &run_id, turn)
         {
             // A user's message got there first: never wait in front of or behind it.
-            return RunOutcome::Busy;
+            return self.busy(&request, started);
         }
         let result = match gw.runs.wait(&run_id, RUN_WAIT).await {
             Some((RunState::Done(result), _)) => result,
@@ -210,6 +210,19 @@ impl AgentHeartbeat {
             self.prune(&key, before);
         }
         self.end(&request, started, ended)
+    }
+
+    /// The session is busy. Something that happened (an exec exit, a cron reminder, a wake)
+    /// waits: retried in a second until the session is free. A plain timer beat is dropped
+    /// with `skipWhenBusy` (the default; the next beat comes at the interval), else retried
+    /// too.
+    fn busy(&self, request: &WakeRequest, started: i64) -> RunOutcome {
+        let kind = request.kind();
+        let waits = kind.is_event_driven() || kind == crate::heartbeat::ReasonKind::Manual;
+        if self.settings.skip_when_busy && !waits {
+            return self.end(request, started, Ended::Skipped("busy"));
+        }
+        RunOutcome::Busy
     }
 
     /// The main session's transcript and its length before a run, to cut an ack away.

@@ -38,6 +38,9 @@ pub(super) struct ActiveTurn {
     pub run_id: String,
     pub abort: CancellationToken,
     pub steer: SteerHandle,
+    /// Whether messages may be steered into it: not into a heartbeat, whose reply is held
+    /// back and may be dropped as an acknowledgement (a user's message waits its own turn).
+    pub steerable: bool,
     /// Tickets of the messages steered into this turn, in the order they were steered.
     pub steered: Vec<Ticket>,
 }
@@ -137,9 +140,9 @@ impl Lanes {
                 Self::own_turn(lane, ticket, true, interrupted)
             }
             Busy::Steer => {
-                let Some(active) = lane.active.as_mut() else {
-                    // Between turns (the next one has not taken the gate yet): nothing to
-                    // steer into, so the message waits its turn.
+                let Some(active) = lane.active.as_mut().filter(|a| a.steerable) else {
+                    // Between turns (the next one has not taken the gate yet), or a turn
+                    // that takes no steering: the message waits its turn.
                     return Self::own_turn(lane, ticket, true, None);
                 };
                 let message =
@@ -240,6 +243,7 @@ impl Lanes {
         run_id: &str,
         abort: &CancellationToken,
         steer: &SteerHandle,
+        steerable: bool,
     ) {
         let mut lanes = self.lock();
         let lane = lanes.entry(key.to_owned()).or_default();
@@ -247,6 +251,7 @@ impl Lanes {
             run_id: run_id.to_owned(),
             abort: abort.clone(),
             steer: steer.clone(),
+            steerable,
             steered: Vec::new(),
         });
     }

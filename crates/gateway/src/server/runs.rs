@@ -24,7 +24,7 @@ use tokio::sync::{Semaphore, broadcast, watch};
 use super::frames::StateVersion;
 use super::lanes::{Admission, Busy, CollectBatch, Lanes, Ticket};
 use super::queue::{QueueMode, QueueSettings, collect_prompt};
-use super::runtime::{Runtime, TurnRequest};
+use super::runtime::{Runtime, TurnOrigin, TurnRequest};
 use super::turn_events::{RunEmitter, RunResult};
 use crate::turn::{SteerHandle, run_steerable_turn};
 
@@ -442,8 +442,9 @@ impl Runs {
             }
         };
         let steer = SteerHandle::new();
+        let steerable = request.origin == TurnOrigin::User;
         self.lanes
-            .set_active(key, &lead.run_id, &lead.abort, &steer);
+            .set_active(key, &lead.run_id, &lead.abort, &steer, steerable);
         let result = self
             .execute(
                 Arc::clone(&runtime),

@@ -46,8 +46,13 @@ pub enum TurnOrigin {
         /// The heartbeat's target is not `none`: a kept reply goes out as a `chat` final.
         deliver: bool,
     },
-    /// An isolated run of cron job `job_id` (session `agent:<id>:cron:<jobId>`).
-    Cron { job_id: String },
+    /// An isolated run of cron job `job_id` (session `cron:<jobId>`): a fresh session each
+    /// run (the old transcript archived, as a reset does), on the job's `model` if it names
+    /// one.
+    Cron {
+        job_id: String,
+        model: Option<String>,
+    },
 }
 
 /// Model facts shown as `defaults` in `sessions.list` and `chat.history`.
