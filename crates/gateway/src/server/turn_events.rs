@@ -183,6 +183,10 @@ impl RunEmitter {
             AgentEvent::MessageEnd {
                 message: Message::Assistant(_),
             } => self.flush_chat_delta(),
+            // A heartbeat may end in silence: its tool calls would leave a reply-less trace
+            // on every client showing the session.
+            AgentEvent::ToolExecutionStart { .. } | AgentEvent::ToolExecutionEnd { .. }
+                if matches!(self.origin, TurnOrigin::Heartbeat { .. }) => {}
             AgentEvent::ToolExecutionStart {
                 tool_call_id,
                 tool_name,
