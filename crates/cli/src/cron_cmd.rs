@@ -240,6 +240,7 @@ enum Backend {
     Local {
         service: Arc<CronService>,
         dir: PathBuf,
+        _lock: pincer_gateway::cron::SchedulerLock,
     },
 }
 
@@ -256,13 +257,28 @@ impl Backend {
             ),
             Err(e) if e.downcast_ref::<NotRunning>().is_some() => {
                 let dir = cron_dir(app);
+                // Held for the whole command: a gateway of this home that runs but does
+                // not answer where we looked would overwrite the edit with its next save.
+                let Some(lock) = pincer_gateway::cron::try_lock_scheduler(&dir)? else {
+                    bail!(
+                        "a gateway seems to run for this home (it holds {}) but nothing \
+                         answers at {}: set PINCER_GATEWAY_PORT to the port it listens on",
+                        dir.join(pincer_gateway::cron::SCHEDULER_LOCK_FILE)
+                            .display(),
+                        endpoint.addr
+                    );
+                };
                 let service = CronService::open(
                     dir.clone(),
                     cron_settings(&app.config.cron),
                     Arc::new(SystemClock),
                     pincer_gateway::cron::local_time_zone(),
                 );
-                Ok(Self::Local { service, dir })
+                Ok(Self::Local {
+                    service,
+                    dir,
+                    _lock: lock,
+                })
             }
             Err(e) => Err(e),
         }

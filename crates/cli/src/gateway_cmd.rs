@@ -254,27 +254,15 @@ async fn serve_until_signal(
     ));
     let queue = queue_settings(&app.config.messages.queue);
     let heartbeat = crate::heartbeat_setup::heartbeat_settings(&app.config)?;
-    let cron = pincer_gateway::cron::CronService::open(
-        crate::cron_cmd::cron_dir(&app),
-        crate::cron_cmd::cron_settings(&app.config.cron),
-        Arc::new(pincer_gateway::system_events::SystemClock),
-        pincer_gateway::cron::local_time_zone(),
-    );
-    if let Some(error) = cron.load_error() {
-        tracing::error!(%error, "cron jobs could not be loaded; `pincer cron status` shows why");
-        announce(&format!("warning: cron: {error}"));
-    }
-    let runtime = crate::gateway_runtime::GatewayRuntime::new(
-        app,
-        processes.clone(),
-        Some(Arc::clone(&cron)),
-    )?;
+    let (cron, _cron_lock) = open_cron(&app);
+    let runtime =
+        crate::gateway_runtime::GatewayRuntime::new(app, processes.clone(), cron.clone())?;
     let mut options = ServeOptions::new(token.clone(), Arc::new(runtime));
     options.queue = queue;
     options.system_events = system_events;
     options.heartbeat = heartbeat;
     options.heartbeats = heartbeats;
-    options.cron = Some(cron);
+    options.cron = cron;
     // The page reads the token from the URL's fragment (never sent over the network, and
     // dropped from the address bar). Printed with it only to a terminal, so the token
     // never lands in a log file.
@@ -334,6 +322,47 @@ async fn serve_until_signal(
         Ok(Err(e)) => Err(e.into()),
         Err(e) => bail!("the server task failed: {e}"),
     }
+}
+
+/// The cron scheduler of this home, with the lock that makes it the only one; `None` (and
+/// a warning) when another process holds the lock: two would run every job twice.
+fn open_cron(
+    app: &crate::app::App,
+) -> (
+    Option<Arc<pincer_gateway::cron::CronService>>,
+    Option<pincer_gateway::cron::SchedulerLock>,
+) {
+    let dir = crate::cron_cmd::cron_dir(app);
+    let lock = match pincer_gateway::cron::try_lock_scheduler(&dir) {
+        Ok(Some(lock)) => lock,
+        Ok(None) => {
+            let message = format!(
+                "cron jobs will not run here: another process holds {} (another gateway for \
+                 this home?)",
+                dir.join(pincer_gateway::cron::SCHEDULER_LOCK_FILE)
+                    .display()
+            );
+            tracing::warn!("{message}");
+            announce(&format!("warning: {message}"));
+            return (None, None);
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "cron jobs will not run: cannot lock the cron directory");
+            announce(&format!("warning: cron jobs will not run: {e}"));
+            return (None, None);
+        }
+    };
+    let cron = pincer_gateway::cron::CronService::open(
+        dir,
+        crate::cron_cmd::cron_settings(&app.config.cron),
+        Arc::new(pincer_gateway::system_events::SystemClock),
+        pincer_gateway::cron::local_time_zone(),
+    );
+    if let Some(error) = cron.load_error() {
+        tracing::error!(%error, "cron jobs could not be loaded; `pincer cron status` shows why");
+        announce(&format!("warning: cron: {error}"));
+    }
+    (Some(cron), Some(lock))
 }
 
 /// The signals that stop the gateway.

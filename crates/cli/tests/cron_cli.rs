@@ -378,3 +378,27 @@ async fn through_the_gateway_a_job_runs_and_is_recorded() {
     let list = home.run(&["cron", "list", "--all"]);
     assert_eq!(list.stdout().trim(), "no cron jobs", "{}", list.stderr());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_that_does_not_answer_where_we_look_is_never_edited_behind() {
+    const TOKEN: &str = "cron-lock-token";
+    let llm = mock(Scenario::new()).await;
+    let (home, _port) = gateway_home(&llm, TOKEN);
+    let _gateway = Foreground::start(&home, &["gateway", "run"]);
+    let elsewhere = common::gateway::free_port().to_string();
+    let run = common::Run(
+        home.command(&["cron", "add", "--every", "1h", "--message", "x"])
+            .env("PINCER_GATEWAY_PORT", &elsewhere)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(run.0.status.code(), Some(1), "{}", run.stderr());
+    assert!(
+        run.stderr()
+            .contains("a gateway seems to run for this home")
+            && run.stderr().contains("PINCER_GATEWAY_PORT"),
+        "{}",
+        run.stderr()
+    );
+    assert!(!jobs_file(&home).exists(), "nothing written");
+}

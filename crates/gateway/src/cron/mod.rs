@@ -42,6 +42,9 @@ pub use service::{
     CronEventSink, CronExecutor, CronRunOutput, CronService, CronServiceError, CronSettings,
     CronStatus, RunNow,
 };
-pub use store::{CronStore, CronStoreError, JOBS_FILE, RUNS_DIR, UnreadableJob};
+pub use store::{
+    CronStore, CronStoreError, JOBS_FILE, RUNS_DIR, SCHEDULER_LOCK_FILE, SchedulerLock,
+    UnreadableJob, try_lock_scheduler,
+};
 pub use tool::{CronAction, CronToolArgs, cron_tool};
 pub use validate::{CronJobError, NewCronJob, create_job, new_job_id, validate_job};

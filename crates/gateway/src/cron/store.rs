@@ -373,6 +373,36 @@ fn io_error(path: &Path, source: std::io::Error) -> CronStoreError {
     })
 }
 
+/// The file the process that runs the jobs of a cron directory keeps locked while it runs.
+pub const SCHEDULER_LOCK_FILE: &str = "scheduler.lock";
+
+/// Held while a process owns a cron directory (the gateway for its life, `pincer cron` for
+/// one edit while the gateway is down): two schedulers would run every job twice, and an
+/// edit of the files behind a running gateway would be overwritten by its next save.
+/// Released when dropped (or when the process dies: an advisory `flock`).
+#[derive(Debug)]
+pub struct SchedulerLock {
+    _file: std::fs::File,
+}
+
+/// Takes the lock of `dir` (created 0700 if missing); `None` while another process holds
+/// it.
+pub fn try_lock_scheduler(dir: &Path) -> Result<Option<SchedulerLock>, CronStoreError> {
+    create_private_dir(dir)?;
+    let path = dir.join(SCHEDULER_LOCK_FILE);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| io_error(&path, e))?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(SchedulerLock { _file: file })),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(io_error(&path, e)),
+    }
+}
+
 /// Creates `dir` (and parents) with mode 0700 when missing: job texts are private.
 pub(crate) fn create_private_dir(dir: &Path) -> Result<(), CronStoreError> {
     let mut builder = fs::DirBuilder::new();
