@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::gateway::{Foreground, free_port, gateway_home};
+use common::gateway::{Foreground, WsClient, free_port, gateway_home, text_of};
 use common::{Home, mock};
 use pincer_testkit::{Match, Reply, Rule, Scenario};
 use serde_json::Value;
@@ -385,7 +385,7 @@ async fn a_gateway_that_does_not_answer_where_we_look_is_never_edited_behind() {
     let llm = mock(Scenario::new()).await;
     let (home, _port) = gateway_home(&llm, TOKEN);
     let _gateway = Foreground::start(&home, &["gateway", "run"]);
-    let elsewhere = common::gateway::free_port().to_string();
+    let elsewhere = free_port().to_string();
     let run = common::Run(
         home.command(&["cron", "add", "--every", "1h", "--message", "x"])
             .env("PINCER_GATEWAY_PORT", &elsewhere)
@@ -401,4 +401,44 @@ async fn a_gateway_that_does_not_answer_where_we_look_is_never_edited_behind() {
         run.stderr()
     );
     assert!(!jobs_file(&home).exists(), "nothing written");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_schedules_its_own_job_with_the_cron_tool() {
+    const TOKEN: &str = "cron-tool-token";
+    let llm = mock(
+        Scenario::new()
+            .rule(
+                Rule::when(Match::last_user("remind me to stretch every hour")).reply(
+                    Reply::tool_call(
+                        "cron",
+                        serde_json::json!({"action": "add", "job": {
+                            "name": "Stretch",
+                            "schedule": {"kind": "every", "everyMs": 3_600_000},
+                            "payload": {"kind": "systemEvent", "text": "Time to stretch"}}}),
+                    ),
+                ),
+            )
+            .rule(Rule::when(Match::tool_result("cron")).reply(Reply::text("Done: every hour."))),
+    )
+    .await;
+    let (home, port) = gateway_home(&llm, TOKEN);
+    let _gateway = Foreground::start(&home, &["gateway", "run"]);
+    let mut client = WsClient::connect(port, TOKEN).await;
+    client
+        .call(
+            "chat.send",
+            serde_json::json!({"sessionKey": "agent:main:main",
+                "message": "remind me to stretch every hour", "idempotencyKey": "t1"}),
+        )
+        .await;
+    let done = client.chat_event("t1", "final").await;
+    assert_eq!(text_of(&done["payload"]["message"]), "Done: every hour.");
+
+    let jobs = json_of(&home.run(&["cron", "list", "--json"]));
+    let job = &jobs["jobs"][0];
+    assert_eq!(job["name"], "Stretch", "{jobs}");
+    assert_eq!(job["agentId"], "main");
+    assert_eq!(job["sessionTarget"], "main");
+    assert_eq!(job["payload"]["text"], "Time to stretch");
 }
