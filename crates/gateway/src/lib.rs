@@ -12,6 +12,7 @@ pub mod model_select;
 pub mod prompt;
 pub mod prompt_sections;
 pub mod router;
+pub mod rpc;
 pub mod server;
 pub mod skills;
 pub mod system_events;

@@ -28,11 +28,15 @@
 //!
 //! The scenario JSON format, the endpoints and the `pincer-mock-llm` binary (with `curl`
 //! examples) are described in the crate README.
+//!
+//! [`mock_rpc`] is a scripted fake worker of pi's RPC protocol (the `pincer-mock-rpc`
+//! binary); [`mock_rpc_path`] finds (or builds) it for other crates' tests.
 
 mod api;
 mod body;
 mod engine;
 mod handlers;
+pub mod mock_rpc;
 pub mod oauth;
 mod plan;
 mod request;
@@ -41,6 +45,7 @@ mod server;
 mod wire;
 
 pub use api::Api;
+pub use mock_rpc::mock_rpc_path;
 pub use oauth::{FakeOAuthServer, RefreshFailure};
 pub use scenario::{
     DEFAULT_CHUNK_SIZE, Fault, InstantMode, Match, Reply, Rule, Scenario, ScenarioError,
