@@ -45,6 +45,8 @@ pub enum Command {
     /// Schedule jobs that make an agent act on its own (they run while the gateway runs).
     #[command(subcommand)]
     Cron(CronCommand),
+    /// Run as a worker speaking pi's RPC protocol (`pi --mode rpc`) on stdin/stdout.
+    Rpc(RpcArgs),
     /// Print shell completions (bash, zsh, fish, elvish, powershell).
     Completions {
         #[arg(value_enum)]
@@ -511,4 +513,53 @@ pub struct CronJobArgs {
     /// Time limit of the agent turn, in seconds.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout_seconds: Option<u64>,
+}
+
+/// The flags of `pincer rpc`: pi's, as pi-gateway passes them to `pi --mode rpc`.
+#[derive(Debug, Clone, Args)]
+pub struct RpcArgs {
+    /// `rpc` (accepted so a worker command line can be pi's).
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// The agent whose configuration, workspace tools and skills the worker uses.
+    #[arg(long)]
+    pub agent: Option<String>,
+    #[arg(long)]
+    pub provider: Option<String>,
+    #[arg(long)]
+    pub model: Option<String>,
+    /// off, minimal, low, medium, high or xhigh.
+    #[arg(long)]
+    pub thinking: Option<String>,
+    /// Comma-separated tool names (pi's `bash` is Pincer's `exec`).
+    #[arg(long)]
+    pub tools: Option<String>,
+    /// Replaces the system prompt.
+    #[arg(long)]
+    pub system_prompt: Option<String>,
+    /// Appended to the system prompt (repeatable).
+    #[arg(long)]
+    pub append_system_prompt: Vec<String>,
+    /// pi's extension switches: Pincer has no extensions or prompt templates.
+    #[arg(long)]
+    pub no_extensions: bool,
+    #[arg(long)]
+    pub no_skills: bool,
+    #[arg(long)]
+    pub no_prompt_templates: bool,
+    #[arg(long)]
+    pub extension: Vec<String>,
+    #[arg(long)]
+    pub skill: Vec<String>,
+    #[arg(long)]
+    pub prompt_template: Vec<String>,
+    /// Where session files go (default $PINCER_HOME/agents/<id>/rpc-sessions).
+    #[arg(long)]
+    pub session_dir: Option<std::path::PathBuf>,
+    /// Resume the newest session of the session directory.
+    #[arg(long = "continue", short = 'c')]
+    pub continue_session: bool,
+    /// Open this session file.
+    #[arg(long)]
+    pub session: Option<String>,
 }

@@ -24,6 +24,11 @@ mod models_cmd;
 mod output;
 mod prompt;
 mod report;
+mod rpc_bash;
+mod rpc_cmd;
+mod rpc_output;
+mod rpc_session_file;
+mod rpc_worker;
 mod service;
 mod sessions_cmd;
 mod tools_cmd;
@@ -44,6 +49,10 @@ fn main() -> ExitCode {
         command => command,
     };
     init_logging();
+    if let Command::Rpc(args) = command {
+        // Its own runtime; stdout is the protocol, so errors go to stderr only.
+        return exit_code(rpc_cmd::main(args));
+    }
     if let Command::Completions { shell } = command {
         clap_complete::generate(shell, &mut Cli::command(), "pincer", &mut std::io::stdout());
         return ExitCode::SUCCESS;
@@ -87,9 +96,10 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Auth(command) => auth_cmd::run(&app, command).await,
         Command::Models(args) => models_cmd::run(&app, args),
         Command::Cron(command) => cron_cmd::run(&app, command).await,
-        Command::Config(_) | Command::Completions { .. } | Command::Gateway(_) => {
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Config(_)
+        | Command::Completions { .. }
+        | Command::Gateway(_)
+        | Command::Rpc(_) => Ok(ExitCode::SUCCESS),
     }
 }
 

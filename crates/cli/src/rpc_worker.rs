@@ -1,0 +1,735 @@
+//! The state of a `pincer rpc` worker and what each of pi's RPC commands does to it: one
+//! agent (pincer-agent, pi's loop) over one session file, its events written as pi writes
+//! them and every message appended to the session file as it ends, so a crash loses
+//! nothing that was said and the next worker resumes from the file.
+//!
+//! Commands answer at once; a `prompt` answers once it is accepted and the run goes on in
+//! the background (pi's order: the response, then `agent_start` …).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use anyhow::{Result, anyhow, bail};
+use pincer_agent::{Agent, AgentConfig, AgentEvent, AgentTool, QueueMode};
+use pincer_ai::{ContentBlock, ImageContent, Message, ThinkingLevel, UserContent, UserMessage};
+use serde_json::{Value, json};
+
+use crate::app::App;
+use crate::rpc_output::{EventEncoder, Output};
+use crate::rpc_session_file::SessionFile;
+use crate::turn_setup::{AgentSetup, Llm, prepare_agent};
+
+/// How the worker was started (pi's flags).
+#[derive(Debug, Clone, Default)]
+pub struct WorkerOptions {
+    pub agent_id: String,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub thinking: Option<ThinkingLevel>,
+    /// Tool names to keep (pi's names; `bash` is Pincer's `exec`); `None`: the agent's.
+    pub tools: Option<Vec<String>>,
+    pub system_prompt: Option<String>,
+    pub append_system_prompt: Vec<String>,
+    pub session_dir: PathBuf,
+    /// Resume the newest session of `session_dir`.
+    pub continue_session: bool,
+    /// Open this session file.
+    pub session_file: Option<PathBuf>,
+    pub cwd: PathBuf,
+}
+
+/// One worker.
+pub struct Worker {
+    app: Arc<App>,
+    llm: Llm,
+    options: WorkerOptions,
+    processes: pincer_tools::ProcessRegistry,
+    out: Output,
+    agent: Agent,
+    session: Arc<Mutex<SessionFile>>,
+    /// The events task of the current agent.
+    forwarder: Option<tokio::task::JoinHandle<()>>,
+    steering_mode: QueueMode,
+    follow_up_mode: QueueMode,
+    auto_compaction: bool,
+    auto_retry: bool,
+    compaction: pincer_agent::compaction::CompactionSettings,
+    /// `bash` commands run since the last prompt: they reach the model with it, as pi's
+    /// `bashExecution` messages do.
+    pending_bash: Arc<Mutex<Vec<String>>>,
+    /// Cancels the running `bash` command (`abort_bash`).
+    bash_cancel: Option<tokio_util::sync::CancellationToken>,
+    /// The texts of the queued messages, as pi's session tracks them for `queue_update`.
+    queues: Arc<Mutex<Queues>>,
+}
+
+/// The steering and follow-up texts waiting (pi's `_steeringMessages` / `_followUpMessages`).
+#[derive(Default)]
+struct Queues {
+    steering: Vec<String>,
+    follow_up: Vec<String>,
+}
+
+impl Queues {
+    fn event(&self) -> Value {
+        json!({ "type": "queue_update", "steering": self.steering, "followUp": self.follow_up })
+    }
+
+    /// A user message starting: if it came from a queue, it leaves it (true).
+    fn take(&mut self, text: &str) -> bool {
+        for queue in [&mut self.steering, &mut self.follow_up] {
+            if let Some(index) = queue.iter().position(|t| t == text) {
+                queue.remove(index);
+                return true;
+            }
+        }
+        false
+    }
+}
+
+impl Worker {
+    /// Opens (or creates) the session and prepares the agent.
+    pub fn start(app: Arc<App>, options: WorkerOptions, out: Output) -> Result<Self> {
+        let llm = Llm::new(&app)?;
+        let processes = pincer_tools::ProcessRegistry::new();
+        let config = agent_config(&app, &llm, &options, &processes, None)?;
+        let session = open_session(&options, &config)?;
+        let messages = session.messages();
+        let mut worker = Self {
+            app,
+            llm,
+            options,
+            processes,
+            out,
+            agent: Agent::new(config.clone()),
+            session: Arc::new(Mutex::new(session)),
+            forwarder: None,
+            // pi's defaults.
+            steering_mode: QueueMode::OneAtATime,
+            follow_up_mode: QueueMode::OneAtATime,
+            auto_compaction: true,
+            auto_retry: true,
+            compaction: config.compaction,
+            pending_bash: Arc::default(),
+            bash_cancel: None,
+            queues: Arc::default(),
+        };
+        worker.install(config, messages);
+        Ok(worker)
+    }
+
+    fn session(&self) -> MutexGuard<'_, SessionFile> {
+        self.session.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs `config` over `messages` as the worker's agent, its events going to stdout and
+    /// the session file.
+    fn install(&mut self, mut config: AgentConfig, messages: Vec<Message>) {
+        config.messages = messages;
+        config.steering_mode = self.steering_mode;
+        config.follow_up_mode = self.follow_up_mode;
+        config.compaction = pincer_agent::compaction::CompactionSettings {
+            enabled: self.auto_compaction,
+            ..config.compaction
+        };
+        if !self.auto_retry {
+            config.stream_options.retry.max_retries = 0;
+        }
+        let agent = Agent::new(config);
+        let mut events = agent.subscribe();
+        let out = self.out.clone();
+        let session = Arc::clone(&self.session);
+        let queues = Arc::clone(&self.queues);
+        if let Some(old) = self.forwarder.take() {
+            old.abort();
+        }
+        self.forwarder = Some(tokio::spawn(async move {
+            let mut encoder = EventEncoder::default();
+            while let Some(event) = events.recv().await {
+                // A queued message being taken: the queue shrinks first, as pi reports it.
+                if let AgentEvent::MessageStart {
+                    message: Message::User(user),
+                } = event.as_ref()
+                {
+                    let mut queues = queues.lock().unwrap_or_else(|e| e.into_inner());
+                    if queues.take(&user_text(user)) {
+                        out.json(&queues.event());
+                    }
+                }
+                if let AgentEvent::MessageEnd { message } = event.as_ref() {
+                    let mut session = session.lock().unwrap_or_else(|e| e.into_inner());
+                    if let Err(e) = session.append_message(message.clone()) {
+                        tracing::error!(error = %e, "cannot append to the session file");
+                    }
+                }
+                out.json(&encoder.encode(&event));
+            }
+        }));
+        self.agent = agent;
+    }
+
+    fn is_streaming(&self) -> bool {
+        self.agent.state().is_streaming
+    }
+
+    /// `prompt`: starts a run, or queues the message while one is going as
+    /// `streaming_behavior` says (pi refuses without one).
+    pub fn prompt(
+        &mut self,
+        message: &str,
+        images: Vec<ImageContent>,
+        streaming_behavior: Option<&str>,
+    ) -> Result<()> {
+        let ran = if self.is_streaming() {
+            Vec::new()
+        } else {
+            std::mem::take(&mut *self.pending_bash.lock().unwrap_or_else(|e| e.into_inner()))
+        };
+        let text = if ran.is_empty() {
+            message.to_owned()
+        } else {
+            let mut parts = ran;
+            parts.push(message.to_owned());
+            parts.join("\n\n")
+        };
+        let user = user_message(&text, images);
+        if self.is_streaming() {
+            return match streaming_behavior {
+                Some("steer") => {
+                    self.queue(text, true);
+                    self.agent.steer(user);
+                    Ok(())
+                }
+                Some("followUp") => {
+                    self.queue(text, false);
+                    self.agent.follow_up(user);
+                    Ok(())
+                }
+                _ => bail!(
+                    "Agent is already processing. Specify streamingBehavior ('steer' or \
+                     'followUp') to queue the message."
+                ),
+            };
+        }
+        let agent = self.agent.clone();
+        tokio::spawn(async move {
+            if let Err(e) = agent.prompt_messages(vec![user]).await {
+                tracing::warn!(error = %e, "the run failed");
+            }
+        });
+        Ok(())
+    }
+
+    pub fn steer(&self, message: &str, images: Vec<ImageContent>) {
+        self.queue(message.to_owned(), true);
+        self.agent.steer(user_message(message, images));
+    }
+
+    pub fn follow_up(&self, message: &str, images: Vec<ImageContent>) {
+        self.queue(message.to_owned(), false);
+        self.agent.follow_up(user_message(message, images));
+    }
+
+    /// Notes a queued text and tells the client (`queue_update`).
+    fn queue(&self, text: String, steering: bool) {
+        let mut queues = self.queues.lock().unwrap_or_else(|e| e.into_inner());
+        if steering {
+            queues.steering.push(text);
+        } else {
+            queues.follow_up.push(text);
+        }
+        self.out.json(&queues.event());
+    }
+
+    pub fn abort(&self) {
+        self.agent.abort();
+    }
+
+    /// `new_session`: a fresh session file (the old one stays); `{cancelled: false}`.
+    pub async fn new_session(&mut self, parent_session: Option<String>) -> Result<Value> {
+        self.agent.abort();
+        self.agent.wait_for_idle().await;
+        let config = agent_config(&self.app, &self.llm, &self.options, &self.processes, None)?;
+        let state = self.agent.state();
+        let session = SessionFile::create(
+            &self.options.session_dir,
+            &self.options.cwd,
+            parent_session,
+            &state.model.provider,
+            &state.model.id,
+            thinking_name(state.thinking_level),
+        )?;
+        *self.session() = session;
+        self.install(
+            AgentConfig {
+                model: state.model,
+                thinking_level: state.thinking_level,
+                ..config
+            },
+            Vec::new(),
+        );
+        Ok(json!({ "cancelled": false }))
+    }
+
+    /// `switch_session{sessionPath}`: continues another session file.
+    pub async fn switch_session(&mut self, path: &Path) -> Result<Value> {
+        self.agent.abort();
+        self.agent.wait_for_idle().await;
+        let session = SessionFile::open(path)?;
+        let messages = session.messages();
+        *self.session() = session;
+        let state = self.agent.state();
+        let config = agent_config(&self.app, &self.llm, &self.options, &self.processes, None)?;
+        self.install(
+            AgentConfig {
+                model: state.model,
+                thinking_level: state.thinking_level,
+                ..config
+            },
+            messages,
+        );
+        Ok(json!({ "cancelled": false }))
+    }
+
+    /// `get_state`.
+    pub fn get_state(&self) -> Value {
+        let state = self.agent.state();
+        let session = self.session();
+        let mut out = json!({
+            "model": state.model,
+            "thinkingLevel": thinking_name(state.thinking_level),
+            "isStreaming": state.is_streaming,
+            "isCompacting": false,
+            "steeringMode": mode_name(self.steering_mode),
+            "followUpMode": mode_name(self.follow_up_mode),
+            "sessionFile": session.path().display().to_string(),
+            "sessionId": session.id(),
+            "autoCompactionEnabled": self.auto_compaction,
+            "messageCount": state.messages.len(),
+            "pendingMessageCount": state.steering.len() + state.follow_up.len(),
+        });
+        if let Some(name) = session.name() {
+            out["sessionName"] = json!(name);
+        }
+        out
+    }
+
+    /// `get_messages`.
+    pub fn get_messages(&self) -> Value {
+        json!({ "messages": self.agent.state().messages })
+    }
+
+    /// `set_model{provider, modelId}`: the next turn's model; answers with the model.
+    pub fn set_model(&mut self, provider: &str, model_id: &str) -> Result<Value> {
+        if self.is_streaming() {
+            bail!("cannot change the model while the agent is streaming; abort or wait first");
+        }
+        let config = agent_config(
+            &self.app,
+            &self.llm,
+            &self.options,
+            &self.processes,
+            Some((provider, model_id)),
+        )?;
+        let model = config.model.clone();
+        self.session().record_model(&model.provider, &model.id)?;
+        let messages = self.agent.state().messages;
+        let thinking = self.agent.state().thinking_level;
+        self.install(
+            AgentConfig {
+                thinking_level: thinking,
+                ..config
+            },
+            messages,
+        );
+        Ok(json!(model))
+    }
+
+    /// `cycle_model`: the next of the configured models (`agents.defaults.model`'s primary
+    /// and fallbacks, pi's scoped models); `null` with fewer than two.
+    pub fn cycle_model(&mut self) -> Result<Value> {
+        let scoped: Vec<String> = match &self.app.config.agents.defaults.model {
+            Some(selection) => std::iter::once(selection.primary())
+                .chain(selection.fallbacks().iter().map(String::as_str))
+                .map(str::to_owned)
+                .collect(),
+            None => Vec::new(),
+        };
+        if scoped.len() < 2 {
+            return Ok(Value::Null);
+        }
+        let current = self.agent.state().model.reference();
+        let index = scoped.iter().position(|m| *m == current);
+        let next = &scoped[index.map_or(0, |i| (i + 1) % scoped.len())];
+        let Some((provider, model_id)) = next.split_once('/') else {
+            bail!("configured model {next:?} is not provider/model");
+        };
+        let model = self.set_model(provider, model_id)?;
+        Ok(json!({
+            "model": model,
+            "thinkingLevel": thinking_name(self.agent.state().thinking_level),
+            "isScoped": true,
+        }))
+    }
+
+    /// `get_available_models`.
+    pub fn get_available_models(&self) -> Value {
+        json!({ "models": self.llm.registry.models() })
+    }
+
+    /// `set_thinking_level{level}`.
+    pub fn set_thinking_level(&self, level: &str) -> Result<()> {
+        let parsed: ThinkingLevel = serde_json::from_value(json!(level)).map_err(|_| {
+            anyhow!(
+                "unknown thinking level {level:?}: use off, minimal, low, medium, high or xhigh"
+            )
+        })?;
+        self.agent.set_thinking_level(parsed);
+        self.session().record_thinking(thinking_name(parsed))?;
+        Ok(())
+    }
+
+    /// `cycle_thinking_level`: the next level, or `null` for a model without reasoning.
+    pub fn cycle_thinking_level(&self) -> Result<Value> {
+        let state = self.agent.state();
+        if !state.model.reasoning {
+            return Ok(Value::Null);
+        }
+        let levels = ["off", "minimal", "low", "medium", "high"];
+        let current = thinking_name(state.thinking_level);
+        let index = levels.iter().position(|l| *l == current).unwrap_or(0);
+        let next = levels[(index + 1) % levels.len()];
+        self.set_thinking_level(next)?;
+        Ok(json!({ "level": next }))
+    }
+
+    pub fn set_steering_mode(&mut self, mode: &str) -> Result<()> {
+        self.steering_mode = parse_mode(mode)?;
+        self.agent.set_steering_mode(self.steering_mode);
+        Ok(())
+    }
+
+    pub fn set_follow_up_mode(&mut self, mode: &str) -> Result<()> {
+        self.follow_up_mode = parse_mode(mode)?;
+        self.agent.set_follow_up_mode(self.follow_up_mode);
+        Ok(())
+    }
+
+    pub fn set_auto_compaction(&mut self, enabled: bool) {
+        self.auto_compaction = enabled;
+        self.compaction.enabled = enabled;
+        self.agent.set_compaction_settings(self.compaction);
+    }
+
+    /// `set_auto_retry{enabled}`: whether a failed model call is retried (with backoff)
+    /// before anything streamed; applies from the next run.
+    pub fn set_auto_retry(&mut self, enabled: bool) -> Result<()> {
+        if enabled == self.auto_retry {
+            return Ok(());
+        }
+        if self.is_streaming() {
+            bail!("cannot change auto-retry while the agent is streaming");
+        }
+        self.auto_retry = enabled;
+        let state = self.agent.state();
+        let config = agent_config(&self.app, &self.llm, &self.options, &self.processes, None)?;
+        self.install(
+            AgentConfig {
+                model: state.model,
+                thinking_level: state.thinking_level,
+                ..config
+            },
+            state.messages,
+        );
+        Ok(())
+    }
+
+    /// `get_last_assistant_text`.
+    pub fn get_last_assistant_text(&self) -> Value {
+        let text = self
+            .agent
+            .state()
+            .messages
+            .iter()
+            .rev()
+            .find_map(|m| match m {
+                Message::Assistant(a) => Some(a.text()),
+                _ => None,
+            });
+        json!({ "text": text })
+    }
+
+    /// `get_session_stats`.
+    pub fn get_session_stats(&self) -> Value {
+        let messages = self.agent.state().messages;
+        let mut stats = SessionStats::default();
+        for message in &messages {
+            stats.add(message);
+        }
+        let session = self.session();
+        json!({
+            "sessionFile": session.path().display().to_string(),
+            "sessionId": session.id(),
+            "userMessages": stats.user,
+            "assistantMessages": stats.assistant,
+            "toolCalls": stats.tool_calls,
+            "toolResults": stats.tool_results,
+            "totalMessages": messages.len(),
+            "tokens": {
+                "input": stats.input, "output": stats.output, "cacheRead": stats.cache_read,
+                "cacheWrite": stats.cache_write,
+                "total": stats.input + stats.output + stats.cache_read + stats.cache_write,
+            },
+            "cost": stats.cost,
+        })
+    }
+
+    pub fn set_session_name(&self, name: &str) -> Result<()> {
+        let name = name.trim();
+        if name.is_empty() {
+            bail!("Session name cannot be empty");
+        }
+        self.session().set_name(name)
+    }
+
+    /// The agent (for work that answers later: `compact`).
+    pub fn agent(&self) -> Agent {
+        self.agent.clone()
+    }
+
+    /// Starts `bash{command}`: answers through `respond` when it ends; what it printed
+    /// reaches the model with the next prompt.
+    pub fn bash(&mut self, command: String, respond: impl FnOnce(Result<Value>) + Send + 'static) {
+        let cancel = tokio_util::sync::CancellationToken::new();
+        if let Some(old) = self.bash_cancel.replace(cancel.clone()) {
+            old.cancel();
+        }
+        let cwd = self.options.cwd.clone();
+        let pending = Arc::clone(&self.pending_bash);
+        tokio::spawn(async move {
+            match crate::rpc_bash::run(&command, &cwd, cancel).await {
+                Ok(result) => {
+                    pending
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(result.for_model(&command));
+                    respond(Ok(result.to_json()));
+                }
+                Err(e) => respond(Err(anyhow!("cannot run the command: {e}"))),
+            }
+        });
+    }
+
+    /// `abort_bash`.
+    pub fn abort_bash(&mut self) {
+        if let Some(cancel) = self.bash_cancel.take() {
+            cancel.cancel();
+        }
+    }
+
+    /// `get_commands`: the skills, as pi lists them (`skill:<name>`).
+    pub fn get_commands(&self) -> Value {
+        let home_dir = self.app.env.var("HOME").map(PathBuf::from);
+        let dirs = pincer_gateway::skills::SkillDirs::new(
+            &self.options.cwd,
+            home_dir.as_deref(),
+            &self.app.home,
+            &self.app.config.skills,
+        );
+        let commands: Vec<Value> = pincer_gateway::skills::load_skills(&dirs)
+            .skills
+            .iter()
+            .map(|s| json!({ "name": format!("skill:{}", s.name), "description": s.description, "source": "skill" }))
+            .collect();
+        json!({ "commands": commands })
+    }
+
+    /// Stops what runs: the agent, then background processes.
+    pub async fn shutdown(&mut self) {
+        self.agent.abort();
+        self.agent.wait_for_idle().await;
+        self.processes.shutdown().await;
+        if let Some(forwarder) = self.forwarder.take() {
+            // Let the last events out.
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(1), forwarder).await;
+        }
+    }
+}
+
+/// The agent's configuration from the config and flags; `model` overrides the flags' one.
+fn agent_config(
+    app: &App,
+    llm: &Llm,
+    options: &WorkerOptions,
+    processes: &pincer_tools::ProcessRegistry,
+    model: Option<(&str, &str)>,
+) -> Result<AgentConfig> {
+    let tools = worker_tools(app, options, processes)?;
+    let (provider, model_id) = match model {
+        Some((p, m)) => (Some(p), Some(m)),
+        None => (options.provider.as_deref(), options.model.as_deref()),
+    };
+    let credentials = crate::credentials::for_run(app, None)?;
+    let key = format!("agent:{}:rpc", options.agent_id);
+    let mut prepared = prepare_agent(
+        app,
+        AgentSetup {
+            agent_id: &options.agent_id,
+            session_key: &key,
+            workspace: &options.cwd,
+            entry: None,
+            cli_provider: provider,
+            cli_model: model_id,
+            tools,
+            credentials,
+            llm,
+            channel: "rpc",
+        },
+    )?
+    .config;
+    if let Some(level) = options.thinking {
+        prepared.thinking_level = level;
+    }
+    if let Some(prompt) = &options.system_prompt {
+        prepared.system_prompt = prompt.clone();
+    }
+    for extra in &options.append_system_prompt {
+        prepared.system_prompt.push_str("\n\n");
+        prepared.system_prompt.push_str(extra);
+    }
+    Ok(prepared)
+}
+
+/// The tools the flags ask for, by pi's names (`bash` is Pincer's `exec` with `process`).
+fn worker_tools(
+    app: &App,
+    options: &WorkerOptions,
+    processes: &pincer_tools::ProcessRegistry,
+) -> Result<Vec<Arc<dyn AgentTool>>> {
+    let only: Vec<String> = match &options.tools {
+        None => Vec::new(),
+        Some(names) => names
+            .iter()
+            .flat_map(|name| match name.as_str() {
+                "bash" => vec!["exec".to_owned(), "process".to_owned()],
+                other => vec![other.to_owned()],
+            })
+            .collect(),
+    };
+    let tools = app.tools(&options.agent_id, &options.cwd, processes, &only)?;
+    if options
+        .tools
+        .as_ref()
+        .is_some_and(|names| !names.is_empty())
+        && tools.is_empty()
+    {
+        tracing::warn!("none of the --tools names is a tool this agent has");
+    }
+    Ok(tools)
+}
+
+fn open_session(options: &WorkerOptions, config: &AgentConfig) -> Result<SessionFile> {
+    if let Some(path) = &options.session_file {
+        return SessionFile::open(path);
+    }
+    if options.continue_session
+        && let Some(newest) = SessionFile::newest_in(&options.session_dir)
+    {
+        return SessionFile::open(&newest);
+    }
+    SessionFile::create(
+        &options.session_dir,
+        &options.cwd,
+        None,
+        &config.model.provider,
+        &config.model.id,
+        thinking_name(config.thinking_level),
+    )
+}
+
+/// The text of a user message (its text blocks joined), as pi compares queued messages.
+fn user_text(message: &UserMessage) -> String {
+    match &message.content {
+        UserContent::Text(text) => text.clone(),
+        UserContent::Blocks(blocks) => blocks
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
+/// A prompt as pi records it: content blocks, the text first, then the images.
+fn user_message(text: &str, images: Vec<ImageContent>) -> Message {
+    let mut blocks = vec![ContentBlock::text(text)];
+    blocks.extend(images.into_iter().map(ContentBlock::Image));
+    Message::User(UserMessage {
+        content: UserContent::Blocks(blocks),
+        timestamp: pincer_ai::now_ms(),
+    })
+}
+
+fn parse_mode(mode: &str) -> Result<QueueMode> {
+    match mode {
+        "all" => Ok(QueueMode::All),
+        "one-at-a-time" => Ok(QueueMode::OneAtATime),
+        other => bail!("unknown mode {other:?}: use \"all\" or \"one-at-a-time\""),
+    }
+}
+
+fn mode_name(mode: QueueMode) -> &'static str {
+    match mode {
+        QueueMode::All => "all",
+        QueueMode::OneAtATime => "one-at-a-time",
+    }
+}
+
+pub fn thinking_name(level: ThinkingLevel) -> &'static str {
+    match level {
+        ThinkingLevel::Off => "off",
+        ThinkingLevel::Minimal => "minimal",
+        ThinkingLevel::Low => "low",
+        ThinkingLevel::Medium => "medium",
+        ThinkingLevel::High => "high",
+        ThinkingLevel::Xhigh => "xhigh",
+    }
+}
+
+/// Counts for `get_session_stats`.
+#[derive(Default)]
+struct SessionStats {
+    user: usize,
+    assistant: usize,
+    tool_calls: usize,
+    tool_results: usize,
+    input: u64,
+    output: u64,
+    cache_read: u64,
+    cache_write: u64,
+    cost: f64,
+}
+
+impl SessionStats {
+    fn add(&mut self, message: &Message) {
+        match message {
+            Message::User(_) => self.user += 1,
+            Message::ToolResult(_) => self.tool_results += 1,
+            Message::Assistant(a) => {
+                self.assistant += 1;
+                self.tool_calls += a
+                    .content
+                    .iter()
+                    .filter(|b| matches!(b, ContentBlock::ToolCall(_)))
+                    .count();
+                self.input += a.usage.input;
+                self.output += a.usage.output;
+                self.cache_read += a.usage.cache_read;
+                self.cache_write += a.usage.cache_write;
+                self.cost += a.usage.cost.total;
+            }
+        }
+    }
+}

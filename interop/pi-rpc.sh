@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Interop: the real pi (npm `@mariozechner/pi-coding-agent`, `pi --mode rpc`, on the
+# machine's Node >= 20.6) against `pincer rpc`, through the gateway's RPC client: the same
+# chat, tool, abort and steering scenarios on both must give the same event sequences, and
+# transcripts must cross (pi opens Pincer's, Pincer resumes pi's). Installs pi into
+# interop/.cache/pi when missing; the tests themselves start the mock LLM and the workers
+# and leave no process behind.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+pi_version="${PI_VERSION:-0.73.1}"
+cache="$(pwd)/interop/.cache/pi"
+cli="$cache/node_modules/@mariozechner/pi-coding-agent/dist/cli.js"
+if [ ! -f "$cli" ]; then
+  echo "interop: installing @mariozechner/pi-coding-agent@$pi_version from npm"
+  mkdir -p "$cache"
+  # Its own package root: without one npm would install into a parent's (openclaw's cache).
+  [ -f "$cache/package.json" ] || echo '{"private": true}' > "$cache/package.json"
+  (cd "$cache" && npm install --no-audit --no-fund --loglevel=error "@mariozechner/pi-coding-agent@$pi_version")
+fi
+node="$(command -v node)"
+echo "interop: pi $("$node" "$cli" --version 2>/dev/null | tail -1) on node $("$node" --version)"
+PINCER_PI_CLI="$cli" PINCER_NODE="$node" \
+  cargo test --locked -q -p pincer --test rpc_interop -- --ignored --test-threads 1
