@@ -18,6 +18,7 @@ if [ ! -f "$cli" ]; then
   (cd "$cache" && npm install --no-audit --no-fund --loglevel=error "@mariozechner/pi-coding-agent@$pi_version")
 fi
 node="$(command -v node)"
-echo "interop: pi $("$node" "$cli" --version 2>/dev/null | tail -1) on node $("$node" --version)"
+version=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["version"])' "$(dirname "$cli")/../package.json")
+echo "interop: pi $version on node $("$node" --version)"
 PINCER_PI_CLI="$cli" PINCER_NODE="$node" \
   cargo test --locked -q -p pincer --test rpc_interop -- --ignored --test-threads 1
