@@ -36,6 +36,7 @@ fn pool(max: usize, dir: &std::path::Path) -> RpcPool {
             min: 0,
             max,
             idle_timeout: Duration::from_secs(300),
+            auto_answer_ui: true,
         },
         Spawner { program, script },
     )

@@ -34,8 +34,12 @@ impl WorkerSpawner for FakeSpawner {
 }
 
 fn pool(settings: PoolSettings) -> (RpcPool, tempfile::TempDir) {
+    pool_with(settings, json!({"rules": []}))
+}
+
+fn pool_with(settings: PoolSettings, script: serde_json::Value) -> (RpcPool, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let script = write_script(dir.path(), "script.json", &json!({"rules": []})).unwrap();
+    let script = write_script(dir.path(), "script.json", &script).unwrap();
     let spawner = FakeSpawner {
         script,
         dir: dir.path().to_path_buf(),
@@ -71,6 +75,7 @@ fn settings(min: usize, max: usize) -> PoolSettings {
         min,
         max,
         idle_timeout: Duration::from_secs(300),
+        auto_answer_ui: true,
     }
 }
 
@@ -171,6 +176,7 @@ async fn maintenance_stops_idle_workers_above_min_and_tops_up_to_min() {
         min: 1,
         max: 3,
         idle_timeout: Duration::from_millis(10),
+        auto_answer_ui: true,
     });
     let a = pool.acquire("a", &profile("primary"), 0).await.unwrap();
     let b = pool.acquire("b", &profile("primary"), 0).await.unwrap();
@@ -224,4 +230,60 @@ async fn find_best_match_never_starts_a_process() {
     drop(found);
     pool.shutdown().await;
     assert!(pool.acquire("s", &profile("primary"), 0).await.is_err());
+}
+
+#[tokio::test]
+async fn a_new_worker_is_set_up_and_its_dialogs_are_answered() {
+    let (pool, dir) = pool_with(
+        settings(0, 1),
+        json!({"rules": [{"on": "get_state", "events": [
+            {"type": "extension_ui_request", "id": "d1", "method": "confirm",
+             "title": "Proceed?", "message": "really?"},
+            {"type": "extension_ui_request", "id": "n1", "method": "notify", "message": "fyi"}
+        ]}]}),
+    );
+    let worker = pool.acquire("s", &profile("primary"), 0).await.unwrap();
+    let setup: Vec<String> = received(dir.path(), 0)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        setup,
+        [
+            "set_auto_compaction",
+            "set_auto_retry",
+            "set_steering_mode",
+            "set_follow_up_mode"
+        ]
+    );
+    worker
+        .client()
+        .request(
+            pincer_gateway::rpc::RpcCommand::GetState,
+            Duration::from_secs(10),
+        )
+        .await
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let answer = loop {
+        let log = received(dir.path(), 0);
+        if let Some(line) = log.lines().find(|l| l.contains("extension_ui_response")) {
+            break serde_json::from_str::<serde_json::Value>(line).unwrap();
+        }
+        assert!(std::time::Instant::now() < deadline, "no answer: {log}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(
+        answer,
+        json!({"type": "extension_ui_response", "id": "d1", "confirmed": true})
+    );
+    // A notification wants no answer.
+    assert!(!received(dir.path(), 0).contains(r#""id":"n1""#));
+    drop(worker);
+    pool.shutdown().await;
 }

@@ -120,6 +120,39 @@ impl OutgoingCommand {
     }
 }
 
+/// Answers a worker's dialogs (see [`RpcClient::ui_answerer`]).
+#[derive(Clone, Debug)]
+pub struct UiAnswerer {
+    tx: Option<mpsc::WeakUnboundedSender<String>>,
+}
+
+impl UiAnswerer {
+    pub fn answer(&self, response: &ExtensionUiResponse) -> Result<(), RpcError> {
+        let line = ui_line(response)?;
+        match self
+            .tx
+            .as_ref()
+            .and_then(mpsc::WeakUnboundedSender::upgrade)
+        {
+            Some(tx) if tx.send(line).is_ok() => Ok(()),
+            _ => Err(RpcError::Closed),
+        }
+    }
+}
+
+/// The line of a dialog answer, refused over [`MAX_COMMAND_BYTES`].
+fn ui_line(response: &ExtensionUiResponse) -> Result<String, RpcError> {
+    let mut line = json_line(response);
+    if line.len() > MAX_COMMAND_BYTES {
+        return Err(RpcError::TooLarge {
+            len: line.len(),
+            max: MAX_COMMAND_BYTES,
+        });
+    }
+    line.push('\n');
+    Ok(line)
+}
+
 /// A running worker. Created inside a tokio runtime (spawn fails outside one).
 pub struct RpcClient {
     pub(super) shared: Arc<Shared>,
@@ -289,15 +322,16 @@ impl RpcClient {
 
     /// Answers an `extension_ui_request` dialog.
     pub fn answer_ui(&self, response: &ExtensionUiResponse) -> Result<(), RpcError> {
-        let mut line = json_line(response);
-        if line.len() > MAX_COMMAND_BYTES {
-            return Err(RpcError::TooLarge {
-                len: line.len(),
-                max: MAX_COMMAND_BYTES,
-            });
+        self.write_line(ui_line(response)?)
+    }
+
+    /// A handle that answers this worker's dialogs from another task without keeping the
+    /// worker (or its stdin) alive: once the client stops, answering fails with `Closed`.
+    pub fn ui_answerer(&self) -> UiAnswerer {
+        let writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        UiAnswerer {
+            tx: writer.as_ref().map(mpsc::UnboundedSender::downgrade),
         }
-        line.push('\n');
-        self.write_line(line)
     }
 
     /// Closes stdin, sends SIGTERM to the worker's group, SIGKILL after 2 s, and returns

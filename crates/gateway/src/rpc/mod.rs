@@ -40,7 +40,7 @@ pub use protocol::{
 pub use ui::{ExtensionUiRequest, ExtensionUiResponse};
 
 pub use client::{
-    DEFAULT_REQUEST_TIMEOUT, MAX_COMMAND_BYTES, OutgoingCommand, RpcClient, WorkerSpec,
+    DEFAULT_REQUEST_TIMEOUT, MAX_COMMAND_BYTES, OutgoingCommand, RpcClient, UiAnswerer, WorkerSpec,
 };
 pub use collect::TurnCollected;
 pub use error::{ExitInfo, RpcError};

@@ -8,6 +8,11 @@
 //! 5. a new worker in place of the least recently used idle one, which is stopped;
 //! 6. otherwise the request waits, by priority (then arrival), for a worker to be freed.
 //!
+//! A new worker is set up as pi-gateway sets up its workers (auto-compaction and auto-retry
+//! on, steering and follow-ups one at a time) before anyone gets it, and, unless told
+//! otherwise, its extension dialogs are answered by pi-gateway's policy (the first option,
+//! yes, or cancel) so a worker never hangs on a question nobody sees.
+//!
 //! A [`PooledWorker`] goes back to the pool when dropped. [`RpcPool::find_best_match`] only
 //! takes idle workers (steps 1–3) and never spawns or waits: what the heartbeat uses, so it
 //! never starts a process or holds up a user. Maintenance (every 30 s) drops dead workers,
@@ -28,7 +33,7 @@ use super::protocol::RpcCommand;
 
 /// How often maintenance runs.
 pub const MAINTENANCE_INTERVAL: Duration = Duration::from_secs(30);
-/// How long adapting a worker's model may take.
+/// How long adapting a worker's model, or setting a new one up, may take.
 const ADAPT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The pool's limits (`agent.pool`).
@@ -37,6 +42,9 @@ pub struct PoolSettings {
     pub min: usize,
     pub max: usize,
     pub idle_timeout: Duration,
+    /// Answer workers' extension dialogs automatically (pi-gateway's policy). Off when the
+    /// caller forwards them to a person instead.
+    pub auto_answer_ui: bool,
 }
 
 impl Default for PoolSettings {
@@ -46,6 +54,7 @@ impl Default for PoolSettings {
             min: 1,
             max: 4,
             idle_timeout: Duration::from_secs(300),
+            auto_answer_ui: true,
         }
     }
 }
@@ -259,7 +268,7 @@ impl RpcPool {
                     if let Some(old) = evict {
                         old.stop().await;
                     }
-                    return self.spawn_for(session_key, profile);
+                    return self.spawn_for(session_key, profile).await;
                 }
                 Step::Wait(rx) => {
                     // Woken when a worker is freed; then the steps run again.
@@ -414,21 +423,23 @@ impl RpcPool {
         }
     }
 
-    fn spawn_for(
+    async fn spawn_for(
         &self,
         session_key: &str,
         profile: &CapabilityProfile,
     ) -> Result<PooledWorker, PoolError> {
-        let spawned = self.inner.spawner.spawn(profile);
-        let mut state = lock(&self.inner.state);
-        state.starting -= 1;
-        let client = match spawned {
-            Ok(client) => Arc::new(client),
+        let spawned = match self.start_worker(profile).await {
+            Ok(client) => client,
             Err(e) => {
+                let mut state = lock(&self.inner.state);
+                state.starting -= 1;
                 wake_one(&mut state);
                 return Err(e.into());
             }
         };
+        let mut state = lock(&self.inner.state);
+        state.starting -= 1;
+        let client = Arc::new(spawned);
         let id = state.next_id;
         state.next_id += 1;
         state.spawned += 1;
@@ -448,6 +459,19 @@ impl RpcPool {
             client,
             reuse: Reuse::Spawned,
         })
+    }
+
+    /// Starts a worker and sets it up; one that cannot be set up is stopped.
+    async fn start_worker(&self, profile: &CapabilityProfile) -> Result<RpcClient, RpcError> {
+        let client = self.inner.spawner.spawn(profile)?;
+        if self.inner.settings.auto_answer_ui {
+            tokio::spawn(answer_dialogs(client.subscribe(), client.ui_answerer()));
+        }
+        if let Err(e) = set_up(&client).await {
+            client.stop().await;
+            return Err(e);
+        }
+        Ok(client)
     }
 
     fn remove(&self, id: u64) {
@@ -502,7 +526,7 @@ impl RpcPool {
         }
         if let Some((profile, missing)) = to_start {
             for _ in 0..missing {
-                let spawned = self.inner.spawner.spawn(&profile);
+                let spawned = self.start_worker(&profile).await;
                 let mut state = lock(&self.inner.state);
                 match spawned {
                     Ok(client) => {
@@ -564,6 +588,50 @@ impl RpcPool {
         };
         for client in clients {
             client.stop().await;
+        }
+    }
+}
+
+/// pi-gateway's setup of a new worker.
+async fn set_up(client: &RpcClient) -> Result<(), RpcError> {
+    use super::protocol::QueueMode;
+    for command in [
+        RpcCommand::SetAutoCompaction { enabled: true },
+        RpcCommand::SetAutoRetry { enabled: true },
+        RpcCommand::SetSteeringMode {
+            mode: QueueMode::OneAtATime,
+        },
+        RpcCommand::SetFollowUpMode {
+            mode: QueueMode::OneAtATime,
+        },
+    ] {
+        client.request(command, ADAPT_TIMEOUT).await?;
+    }
+    Ok(())
+}
+
+/// Answers every dialog a worker opens with pi-gateway's automatic answer, until the
+/// worker's events end.
+async fn answer_dialogs(
+    mut events: tokio::sync::broadcast::Receiver<Arc<serde_json::Value>>,
+    answer: super::client::UiAnswerer,
+) {
+    use tokio::sync::broadcast::error::RecvError;
+    loop {
+        match events.recv().await {
+            Ok(event) => {
+                let Some(request) = super::ui::ExtensionUiRequest::from_event(&event) else {
+                    continue;
+                };
+                if let Some(response) = request.auto_answer() {
+                    tracing::info!(method = %request.method, "rpc pool: answering a worker's dialog automatically");
+                    if answer.answer(&response).is_err() {
+                        return;
+                    }
+                }
+            }
+            Err(RecvError::Lagged(_)) => {}
+            Err(RecvError::Closed) => return,
         }
     }
 }
