@@ -75,12 +75,7 @@ pub async fn run(app: &App, command: CronCommand) -> Result<ExitCode> {
 }
 
 async fn add(app: &App, backend: &mut Backend, args: CronAddArgs) -> Result<ExitCode> {
-    let agent = args
-        .job
-        .agent
-        .as_deref()
-        .map(|id| app.agent_id(Some(id)))
-        .transpose()?;
+    let agent = job_agent(app, &args.job)?;
     let params = crate::cron_spec::add_params(&args.job, args.disabled, agent, now_ms())?;
     let job = backend.add(params).await?;
     if args.json {
@@ -95,6 +90,14 @@ async fn add(app: &App, backend: &mut Backend, args: CronAddArgs) -> Result<Exit
     }
     backend.changed_note();
     Ok(ExitCode::SUCCESS)
+}
+
+/// The `--agent` of a job, checked against the configured agents.
+fn job_agent(app: &App, job: &crate::cli::CronJobArgs) -> Result<Option<String>> {
+    job.agent
+        .as_deref()
+        .map(|id| app.agent_id(Some(id)))
+        .transpose()
 }
 
 async fn list(backend: &mut Backend, all: bool, json: bool) -> Result<ExitCode> {
@@ -124,12 +127,7 @@ async fn list(backend: &mut Backend, all: bool, json: bool) -> Result<ExitCode> 
 }
 
 async fn edit(app: &App, backend: &mut Backend, args: CronEditArgs) -> Result<ExitCode> {
-    let agent = args
-        .job
-        .agent
-        .as_deref()
-        .map(|id| app.agent_id(Some(id)))
-        .transpose()?;
+    let agent = job_agent(app, &args.job)?;
     let (id, current) = backend.resolve(&args.id).await?;
     let Some(current) = current else {
         bail!(

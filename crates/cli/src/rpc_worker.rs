@@ -168,6 +168,18 @@ impl Worker {
         self.agent = agent;
     }
 
+    /// A fresh configuration on the agent's current model and thinking level (both may
+    /// have been changed over RPC since the worker started).
+    fn current_config(&self) -> Result<AgentConfig> {
+        let config = agent_config(&self.app, &self.llm, &self.options, &self.processes, None)?;
+        let state = self.agent.state();
+        Ok(AgentConfig {
+            model: state.model,
+            thinking_level: state.thinking_level,
+            ..config
+        })
+    }
+
     fn is_streaming(&self) -> bool {
         self.agent.state().is_streaming
     }
@@ -249,7 +261,7 @@ impl Worker {
     pub async fn new_session(&mut self, parent_session: Option<String>) -> Result<Value> {
         self.agent.abort();
         self.agent.wait_for_idle().await;
-        let config = agent_config(&self.app, &self.llm, &self.options, &self.processes, None)?;
+        let config = self.current_config()?;
         let state = self.agent.state();
         let session = SessionFile::create(
             &self.options.session_dir,
@@ -260,14 +272,7 @@ impl Worker {
             thinking_name(state.thinking_level),
         )?;
         *self.session() = session;
-        self.install(
-            AgentConfig {
-                model: state.model,
-                thinking_level: state.thinking_level,
-                ..config
-            },
-            Vec::new(),
-        );
+        self.install(config, Vec::new());
         Ok(json!({ "cancelled": false }))
     }
 
@@ -276,18 +281,10 @@ impl Worker {
         self.agent.abort();
         self.agent.wait_for_idle().await;
         let session = SessionFile::open(path)?;
+        let config = self.current_config()?;
         let messages = session.messages();
         *self.session() = session;
-        let state = self.agent.state();
-        let config = agent_config(&self.app, &self.llm, &self.options, &self.processes, None)?;
-        self.install(
-            AgentConfig {
-                model: state.model,
-                thinking_level: state.thinking_level,
-                ..config
-            },
-            messages,
-        );
+        self.install(config, messages);
         Ok(json!({ "cancelled": false }))
     }
 
@@ -431,16 +428,8 @@ impl Worker {
             bail!("cannot change auto-retry while the agent is streaming");
         }
         self.auto_retry = enabled;
-        let state = self.agent.state();
-        let config = agent_config(&self.app, &self.llm, &self.options, &self.processes, None)?;
-        self.install(
-            AgentConfig {
-                model: state.model,
-                thinking_level: state.thinking_level,
-                ..config
-            },
-            state.messages,
-        );
+        let config = self.current_config()?;
+        self.install(config, self.agent.state().messages);
         Ok(())
     }
 

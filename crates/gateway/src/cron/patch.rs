@@ -18,11 +18,11 @@
 use jiff::tz::TimeZone;
 use serde_json::{Map, Value};
 
-use super::at::{parse_absolute_ms, resolve_at};
+use super::at::parse_absolute_ms;
 use super::job::{CronJob, CronSchedule};
-use super::next::{default_stagger_ms, job_next_run_ms};
+use super::next::job_next_run_ms;
 use super::service::CronServiceError;
-use super::validate::{CronJobError, validate_job};
+use super::validate::{CronJobError, complete_schedule, validate_job};
 
 /// The job fields a patch may change.
 pub const PATCHABLE_FIELDS: &[&str] = &[
@@ -116,29 +116,6 @@ fn merge_tagged(fields: &mut Map<String, Value>, key: &str, tag: &str, value: &V
             fields.insert(key.to_string(), value.clone());
         }
     }
-}
-
-/// A new schedule completed as `create_job` completes one.
-fn complete_schedule(
-    schedule: CronSchedule,
-    now_ms: i64,
-) -> Result<CronSchedule, CronServiceError> {
-    Ok(match schedule {
-        CronSchedule::At(mut at) => {
-            at.at = resolve_at(&at.at, now_ms, None)?;
-            CronSchedule::At(at)
-        }
-        CronSchedule::Every(mut every) => {
-            every.anchor_ms.get_or_insert(now_ms);
-            CronSchedule::Every(every)
-        }
-        CronSchedule::Cron(mut cron) => {
-            if cron.stagger_ms.is_none() {
-                cron.stagger_ms = default_stagger_ms(&cron.expr);
-            }
-            CronSchedule::Cron(cron)
-        }
-    })
 }
 
 /// The next run of a patched job; an enabled job with none is refused.

@@ -95,22 +95,7 @@ pub fn create_job(
     now_ms: i64,
     local_tz: &TimeZone,
 ) -> Result<CronJob, CronJobError> {
-    let schedule = match input.schedule {
-        CronSchedule::At(mut at) => {
-            at.at = resolve_at(&at.at, now_ms, None)?;
-            CronSchedule::At(at)
-        }
-        CronSchedule::Every(mut every) => {
-            every.anchor_ms.get_or_insert(now_ms);
-            CronSchedule::Every(every)
-        }
-        CronSchedule::Cron(mut cron) => {
-            if cron.stagger_ms.is_none() {
-                cron.stagger_ms = default_stagger_ms(&cron.expr);
-            }
-            CronSchedule::Cron(cron)
-        }
-    };
+    let schedule = complete_schedule(input.schedule, now_ms)?;
     let session_target = input.session_target.unwrap_or(match input.payload {
         CronPayload::SystemEvent(_) => SessionTarget::Main,
         CronPayload::AgentTurn(_) => SessionTarget::Isolated,
@@ -149,6 +134,31 @@ pub fn create_job(
     }
     job.state.next_run_at_ms = next;
     Ok(job)
+}
+
+/// A schedule as a new (or newly scheduled) job stores it: a relative `at` resolved against
+/// `now_ms`, an `every` anchored at `now_ms` when it has no anchor, a recurring top-of-hour
+/// cron expression given its default stagger.
+pub(crate) fn complete_schedule(
+    schedule: CronSchedule,
+    now_ms: i64,
+) -> Result<CronSchedule, CronJobError> {
+    Ok(match schedule {
+        CronSchedule::At(mut at) => {
+            at.at = resolve_at(&at.at, now_ms, None)?;
+            CronSchedule::At(at)
+        }
+        CronSchedule::Every(mut every) => {
+            every.anchor_ms.get_or_insert(now_ms);
+            CronSchedule::Every(every)
+        }
+        CronSchedule::Cron(mut cron) => {
+            if cron.stagger_ms.is_none() {
+                cron.stagger_ms = default_stagger_ms(&cron.expr);
+            }
+            CronSchedule::Cron(cron)
+        }
+    })
 }
 
 /// Checks everything about `job` that does not depend on the clock.

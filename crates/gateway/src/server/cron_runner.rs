@@ -9,10 +9,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use pincer_ai::{AssistantMessage, ContentBlock, Message, StopReason};
+use pincer_ai::Message;
 use serde_json::{Value, json};
 
 use super::Gateway;
+use super::methods_sessions::injected_message;
 use super::runs::RunState;
 use super::runtime::{TurnOrigin, TurnRequest};
 use crate::cron::{
@@ -195,18 +196,9 @@ fn announce(
         ));
     }
     let key = gw.runtime.main_session_key(agent_id);
-    let message = Message::Assistant(AssistantMessage {
-        content: vec![ContentBlock::text(format!(
-            "[cron: {}]\n\n{text}",
-            job.name
-        ))],
-        api: "cron".into(),
-        provider: "pincer".into(),
-        model: "cron".into(),
-        stop_reason: StopReason::Stop,
-        timestamp: pincer_ai::now_ms(),
-        ..AssistantMessage::default()
-    });
+    // Written as `chat.inject` writes a gateway note, labelled with the job.
+    let label = format!("cron: {}", job.name);
+    let message = Message::Assistant(injected_message(text, Some(&label)));
     // Kept in the transcript only between turns: an entry written during one would split
     // the turn's chain of entries. During a turn the clients still get it.
     let stored = gw.runs.with_idle_session(&key, || {

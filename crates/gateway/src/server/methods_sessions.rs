@@ -62,7 +62,7 @@ pub(super) fn chat_inject(gw: &Gateway, agent_id: &str, p: &Value) -> Result<Val
 }
 
 /// The note as OpenClaw stores it: an assistant message, the label as a bracketed first line.
-fn injected_message(text: &str, label: Option<&str>) -> AssistantMessage {
+pub(super) fn injected_message(text: &str, label: Option<&str>) -> AssistantMessage {
     let text = match label {
         Some(label) => format!("[{label}]\n\n{text}"),
         None => text.to_owned(),
