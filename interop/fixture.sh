@@ -5,6 +5,10 @@
 #   source interop/fixture.sh; fixture_init NAME; <write "$work/scenario.json">; fixture_start
 #
 # Sets: root, work, bin, mock_url, token, port, PINCER_HOME (exported). Logs in $work.
+#
+# INTEROP_RUNNER picks who runs the agent turns: `embedded` (default, in the gateway),
+# `rpc` (a pool of `pincer rpc` workers) or `pi` (a pool of real `pi --mode rpc` workers,
+# installed by ensure_pi, their models.json pointing at the same mock).
 
 fixture_init() {
   fixture_name=$1
@@ -18,6 +22,21 @@ fixture_cleanup() {
   for pid in "${fixture_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${fixture_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   rm -rf "$work"
+}
+
+# Installs pi (npm `@mariozechner/pi-coding-agent`) into interop/.cache/pi when missing;
+# sets pi_cli (its dist/cli.js) and pi_node.
+ensure_pi() {
+  local version="${PI_VERSION:-0.73.1}" cache="$root/interop/.cache/pi"
+  pi_cli="$cache/node_modules/@mariozechner/pi-coding-agent/dist/cli.js"
+  if [ ! -f "$pi_cli" ]; then
+    echo "interop: installing @mariozechner/pi-coding-agent@$version from npm"
+    mkdir -p "$cache"
+    # Its own package root: without one npm would install into a parent's (openclaw's cache).
+    [ -f "$cache/package.json" ] || echo '{"private": true}' > "$cache/package.json"
+    (cd "$cache" && npm install --no-audit --no-fund --loglevel=error "@mariozechner/pi-coding-agent@$version")
+  fi
+  pi_node="$(command -v node)"
 }
 
 fixture_fail() {
@@ -38,14 +57,34 @@ fixture_start() {
 
   export PINCER_HOME="$work/pincer"
   mkdir -p "$PINCER_HOME"
+  local runner="" worker_env=()
+  case "${INTEROP_RUNNER:-embedded}" in
+    embedded) ;;
+    rpc) runner='agent: { runner: "rpc", pool: { min: 1, max: 2 } },' ;;
+    pi)
+      ensure_pi
+      runner="agent: { runner: \"rpc\", pool: { min: 1, max: 2 }, workerCommand: [\"$pi_node\", \"$pi_cli\", \"--mode\", \"rpc\"] },"
+      mkdir -p "$work/pi-agent" "$work/pi-home"
+      cat > "$work/pi-agent/models.json" <<JSON
+{"providers": {"mock": {"baseUrl": "$mock_url/v1", "api": "openai-completions", "apiKey": "mock-key",
+  "compat": {"supportsDeveloperRole": false, "supportsReasoningEffort": false},
+  "models": [{"id": "gpt-4o-mini", "contextWindow": 128000, "maxTokens": 4096}]}}}
+JSON
+      # The workers inherit the gateway's environment: a throwaway pi home, no network.
+      worker_env=(PI_CODING_AGENT_DIR="$work/pi-agent" PI_OFFLINE=1 HOME="$work/pi-home")
+      ;;
+    *) fixture_fail "INTEROP_RUNNER must be embedded, rpc or pi" /dev/null ;;
+  esac
+  echo "$fixture_name: agent turns run ${INTEROP_RUNNER:-embedded}"
   cat > "$PINCER_HOME/pincer.json5" <<JSON5
 { models: { providers: { mock: { baseUrl: "$mock_url/v1", api: "openai-completions", apiKey: "mock-key",
     models: [{ id: "gpt-4o-mini" }] } } },
+  $runner
   agents: { defaults: { model: "mock/gpt-4o-mini" } } }
 JSON5
   token="$fixture_name-$(date +%s%N)"
   port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  PINCER_GATEWAY_TOKEN="$token" "$bin/pincer" gateway run --port "$port" > "$work/gateway.log" 2>&1 &
+  env "${worker_env[@]}" PINCER_GATEWAY_TOKEN="$token" "$bin/pincer" gateway run --port "$port" > "$work/gateway.log" 2>&1 &
   fixture_pids+=($!)
   for _ in $(seq 1 200); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break; sleep 0.05; done
   curl -sf "http://127.0.0.1:$port/readyz" >/dev/null || fixture_fail "the gateway did not start" "$work/gateway.log"

@@ -7,17 +7,11 @@
 # and leave no process behind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pi_version="${PI_VERSION:-0.73.1}"
-cache="$(pwd)/interop/.cache/pi"
-cli="$cache/node_modules/@mariozechner/pi-coding-agent/dist/cli.js"
-if [ ! -f "$cli" ]; then
-  echo "interop: installing @mariozechner/pi-coding-agent@$pi_version from npm"
-  mkdir -p "$cache"
-  # Its own package root: without one npm would install into a parent's (openclaw's cache).
-  [ -f "$cache/package.json" ] || echo '{"private": true}' > "$cache/package.json"
-  (cd "$cache" && npm install --no-audit --no-fund --loglevel=error "@mariozechner/pi-coding-agent@$pi_version")
-fi
-node="$(command -v node)"
+source interop/fixture.sh
+root=$(pwd)
+ensure_pi
+cli="$pi_cli"
+node="$pi_node"
 version=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["version"])' "$(dirname "$cli")/../package.json")
 echo "interop: pi $version on node $("$node" --version)"
 PINCER_PI_CLI="$cli" PINCER_NODE="$node" \

@@ -189,6 +189,7 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
             .map(|on| json!({ "memoryEnabled": on })),
         retention: Some(app.retention()?),
         abort: Some(abort.clone()),
+        rpc: None,
     };
     let outcome = run_turn(plan, |event: &AgentEvent| {
         log.event(event);

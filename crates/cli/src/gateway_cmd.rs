@@ -255,9 +255,12 @@ async fn serve_until_signal(
     let queue = queue_settings(&app.config.messages.queue);
     let heartbeat = crate::heartbeat_setup::heartbeat_settings(&app.config)?;
     let (cron, _cron_lock) = open_cron(&app);
-    let runtime =
-        crate::gateway_runtime::GatewayRuntime::new(app, processes.clone(), cron.clone())?;
-    let mut options = ServeOptions::new(token.clone(), Arc::new(runtime));
+    let runtime = Arc::new(crate::gateway_runtime::GatewayRuntime::new(
+        app,
+        processes.clone(),
+        cron.clone(),
+    )?);
+    let mut options = ServeOptions::new(token.clone(), runtime.clone());
     options.queue = queue;
     options.system_events = system_events;
     options.heartbeat = heartbeat;
@@ -309,6 +312,10 @@ async fn serve_until_signal(
     };
     // Background `exec` processes of the agents must not outlive the gateway.
     processes.shutdown().await;
+    // Nor its RPC workers.
+    if let Some(rpc) = runtime.rpc_runner() {
+        rpc.shutdown().await;
+    }
     match result {
         Ok(Ok(())) if shutdown.is_cancelled() => {
             tracing::info!("stopped");

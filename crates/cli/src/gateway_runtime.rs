@@ -19,6 +19,7 @@ use pincer_store::SessionStore;
 use pincer_tools::ProcessRegistry;
 
 use crate::app::App;
+use crate::rpc_runner::RpcRunner;
 use crate::turn_setup::{AgentSetup, Llm, prepare_agent};
 
 /// The runtime of one gateway process.
@@ -38,6 +39,8 @@ pub struct GatewayRuntime {
     /// When session maintenance last ran per agent: it lists the sessions directory, so it
     /// runs at most once per [`MAINTENANCE_INTERVAL`], not after every turn.
     maintained: Mutex<HashMap<String, std::time::Instant>>,
+    /// The worker pool when turns run on RPC workers (`agent.runner: "rpc"`).
+    rpc: Option<RpcRunner>,
 }
 
 /// How often the gateway applies `session.maintenance` to an agent that has turns.
@@ -51,6 +54,7 @@ impl GatewayRuntime {
     ) -> Result<Self> {
         let credentials = crate::credentials::for_run(&app, None)?;
         let llm = Llm::new(&app)?;
+        let rpc = RpcRunner::from_config(&app)?;
         Ok(Self {
             app,
             processes,
@@ -60,7 +64,13 @@ impl GatewayRuntime {
             tools: Mutex::default(),
             stores: Mutex::default(),
             maintained: Mutex::default(),
+            rpc,
         })
+    }
+
+    /// The RPC runner's pool, when turns run on workers (stopped with the gateway).
+    pub fn rpc_runner(&self) -> Option<&RpcRunner> {
+        self.rpc.as_ref()
     }
 
     /// Whether this turn should run session maintenance for `agent_id` (and, if so, notes
@@ -130,6 +140,15 @@ impl GatewayRuntime {
                 channel: "webchat",
             },
         )?;
+        let rpc = self.rpc.as_ref().map(|runner| {
+            runner.target(
+                app,
+                &request.agent_id,
+                &workspace,
+                &prepared.config,
+                &request.origin,
+            )
+        });
         Ok(TurnPlan {
             store,
             session_key: request.session_key.clone(),
@@ -143,6 +162,7 @@ impl GatewayRuntime {
                 None
             },
             abort: None,
+            rpc,
         })
     }
 }

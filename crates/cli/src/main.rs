@@ -27,6 +27,7 @@ mod report;
 mod rpc_bash;
 mod rpc_cmd;
 mod rpc_output;
+mod rpc_runner;
 mod rpc_session_file;
 mod rpc_worker;
 mod service;

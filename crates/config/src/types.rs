@@ -10,6 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::gateway::GatewayConfig;
+use crate::runner::AgentRunnerConfig;
 
 /// The whole configuration. Every section is optional; an empty file is a valid config.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
@@ -51,6 +52,9 @@ pub struct PincerConfig {
     /// Scheduled jobs.
     #[serde(default)]
     pub cron: CronConfig,
+    /// How agent turns run: in the gateway, or on a pool of RPC worker processes.
+    #[serde(default)]
+    pub agent: AgentRunnerConfig,
 }
 
 /// `messages` (OpenClaw's section of the same name).

@@ -137,3 +137,34 @@ fn prune_after_is_a_duration() {
         "pincer.json5:1:26: session.maintenance.pruneAfter: duration \"whenever\" does not start with a number; expected a whole number and a unit: ms, s, m, h, d or w (e.g. 30d, 12h, 90m, 45s, 500ms, 2w)"
     );
 }
+
+#[test]
+fn agent_runner_section() {
+    accepts(
+        "{agent: {runner: 'rpc', pool: {min: 0, max: 8, idleTimeoutMs: 1000}, workerCommand: ['pi', '--mode', 'rpc']}}",
+    );
+    accepts("{agent: {runner: 'embedded'}}");
+    let config = parse_str(
+        "{agent: {runner: 'rpc', pool: {max: 2}}}",
+        "pincer.json5",
+        &MapEnv::default(),
+    )
+    .unwrap()
+    .config;
+    assert_eq!(config.agent.runner, Some(RunnerKind::Rpc));
+    assert_eq!(config.agent.pool.unwrap().max, Some(2));
+    assert_eq!(
+        error_of("{agent: {\n  pool: {min: 3, max: 2},\n}}"),
+        "pincer.json5:2:10: agent.pool.min: must not be more than agent.pool.max (2)"
+    );
+    assert_eq!(
+        error_of("{agent: {pool: {max: 0}}}"),
+        "pincer.json5:1:17: agent.pool.max: must be at least 1"
+    );
+    assert_eq!(
+        error_of("{agent: {workerCommand: []}}"),
+        "pincer.json5:1:10: agent.workerCommand: needs a program, e.g. [\"pi\", \"--mode\", \"rpc\"]; leave it out for Pincer's own workers"
+    );
+    let wrong = error_of("{agent: {runner: 'docker'}}");
+    assert!(wrong.contains("agent.runner"), "{wrong}");
+}

@@ -17,4 +17,5 @@ pub mod server;
 pub mod skills;
 pub mod system_events;
 pub mod turn;
+pub mod turn_rpc;
 pub mod workspace;

@@ -60,6 +60,9 @@ pub struct TurnPlan {
     /// Cancelling it aborts the run (Ctrl-C, `chat.abort`): the partial reply is kept as an
     /// `aborted` message and running tools are stopped.
     pub abort: Option<pincer_ai::CancellationToken>,
+    /// Run the turn on an RPC worker of this pool instead of in process
+    /// (`agent.runner: "rpc"`); `agent` then only names the model.
+    pub rpc: Option<crate::turn_rpc::RpcTarget>,
 }
 
 /// What a turn did.
@@ -105,6 +108,9 @@ pub enum TurnError {
     Store(#[from] StoreError),
     #[error("the agent run failed: {0}")]
     Agent(#[from] pincer_agent::AgentError),
+    /// The RPC worker could not be had, or failed the turn.
+    #[error("{0}")]
+    Worker(String),
 }
 
 /// Opens the session of `plan.session_key` (resetting it first if asked), returning the
@@ -134,10 +140,16 @@ pub struct SteerHandle {
 
 #[derive(Default)]
 struct SteerSlot {
-    agent: Option<Agent>,
-    /// Steered before the agent was attached, in order.
+    target: Option<SteerTarget>,
+    /// Steered before the agent was attached (or left over by a worker), in order.
     held: Vec<Message>,
     closed: bool,
+}
+
+/// Where steered messages go.
+enum SteerTarget {
+    Agent(Agent),
+    Worker(crate::turn_rpc::WorkerSteer),
 }
 
 impl std::fmt::Debug for SteerHandle {
@@ -162,8 +174,13 @@ impl SteerHandle {
         if slot.closed {
             return Err(Box::new(message));
         }
-        match &slot.agent {
-            Some(agent) => agent.steer(message),
+        match &slot.target {
+            Some(SteerTarget::Agent(agent)) => agent.steer(message),
+            Some(SteerTarget::Worker(worker)) => {
+                if !worker.steer(&message) {
+                    return Err(Box::new(message));
+                }
+            }
             None => slot.held.push(message),
         }
         Ok(())
@@ -179,7 +196,34 @@ impl SteerHandle {
         for message in slot.held.drain(..) {
             agent.steer(message);
         }
-        slot.agent = Some(agent.clone());
+        slot.target = Some(SteerTarget::Agent(agent.clone()));
+    }
+
+    /// [`Self::attach`] for a worker whose turn has started: held messages are sent to it.
+    pub(crate) fn attach_worker(&self, worker: crate::turn_rpc::WorkerSteer) {
+        let mut slot = self.slot();
+        if slot.closed {
+            return;
+        }
+        let held = std::mem::take(&mut slot.held);
+        for message in held {
+            if !worker.steer(&message) {
+                slot.held.push(message);
+            }
+        }
+        slot.target = Some(SteerTarget::Worker(worker));
+    }
+
+    /// A worker's turn ended: nothing more is accepted, and what the worker did not take
+    /// is held for [`Self::close`]. Returns how many messages that is.
+    pub(crate) fn finish_worker(&self) -> usize {
+        let mut slot = self.slot();
+        slot.closed = true;
+        if let Some(SteerTarget::Worker(worker)) = slot.target.take() {
+            let left = worker.unconsumed();
+            slot.held.extend(left);
+        }
+        slot.held.len()
     }
 
     /// Ends steering and returns the messages the agent did not pick up, oldest first. The
@@ -188,8 +232,10 @@ impl SteerHandle {
         let mut slot = self.slot();
         slot.closed = true;
         let mut left = std::mem::take(&mut slot.held);
-        if let Some(agent) = slot.agent.take() {
-            left.extend(agent.clear_steering_queue());
+        match slot.target.take() {
+            Some(SteerTarget::Agent(agent)) => left.extend(agent.clear_steering_queue()),
+            Some(SteerTarget::Worker(worker)) => left.extend(worker.unconsumed()),
+            None => {}
         }
         left
     }
@@ -214,10 +260,13 @@ pub async fn run_steerable_turn(
 }
 
 async fn run_turn_inner(
-    plan: TurnPlan,
+    mut plan: TurnPlan,
     steer: Option<&SteerHandle>,
     mut on_event: impl FnMut(&AgentEvent) + Send,
 ) -> Result<TurnOutcome, TurnError> {
+    if let Some(target) = plan.rpc.take() {
+        return crate::turn_rpc::run_rpc_turn(plan, target, steer, on_event).await;
+    }
     let TurnPlan {
         store,
         session_key,
@@ -227,6 +276,7 @@ async fn run_turn_inner(
         session_patch,
         retention,
         abort,
+        rpc: _,
     } = plan;
     let mut session = open_session(&store, &session_key, new_session)?;
     if let Some(patch) = &session_patch {

@@ -69,6 +69,7 @@ impl Setup {
             session_patch: None,
             retention: None,
             abort: None,
+            rpc: None,
         }
     }
 

@@ -224,6 +224,10 @@ impl Transcript {
             let is_last = next >= bytes.len();
             if !line.iter().all(u8::is_ascii_whitespace) {
                 match crate::entry::parse_line(line) {
+                    // pi (0.73) re-appends the header and every earlier entry of a file
+                    // it opened before that file had a reply: the first copy stands.
+                    Ok(entry) if self.is_repeat(&entry) => {}
+                    Err(_) if self.is_header_copy(line) => {}
                     Ok(entry) => {
                         if matches!(entry.body, EntryBody::Unknown { .. }) {
                             report.unknown_entries += 1;
@@ -244,6 +248,18 @@ impl Transcript {
             line_no += 1;
         }
         (pos as u64, None)
+    }
+
+    /// A copy of an entry already read (same id, same content).
+    fn is_repeat(&self, entry: &Entry) -> bool {
+        self.by_id
+            .get(&entry.id)
+            .is_some_and(|&i| self.entries.get(i) == Some(entry))
+    }
+
+    /// A copy of this transcript's header line.
+    fn is_header_copy(&self, line: &[u8]) -> bool {
+        serde_json::from_slice::<SessionHeader>(line).is_ok_and(|h| h == self.header)
     }
 
     fn push(&mut self, entry: Entry) {

@@ -394,3 +394,48 @@ fn truncate_cuts_back_to_a_line_boundary_and_appends_continue_from_the_old_leaf(
     let len = fs::metadata(&path).unwrap().len();
     assert!(!pincer_store::truncate_transcript(&path, len).unwrap());
 }
+
+/// pi (0.73) opens a file that has no reply yet and, on its first reply, appends the header
+/// and every entry it loaded once more: the copies are skipped, so the session reads the
+/// same and nothing is reported.
+#[test]
+fn pis_re_appended_header_and_entries_are_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, mut t) = new_transcript(dir.path());
+    append(
+        &mut t,
+        EntryBody::ModelChange(ModelChangeEntry {
+            provider: "mock".into(),
+            model_id: "m".into(),
+        }),
+    );
+    let u = append(&mut t, msg(user("hi")));
+    let before = fs::read_to_string(&path).unwrap();
+    // What pi writes: everything again, then its reply.
+    append_raw(&path, before.as_bytes());
+    drop(t);
+    let (mut t, _) = Transcript::open(&path).unwrap();
+    let reply = Entry {
+        id: "abcd0123".into(),
+        parent_id: Some(u.clone()),
+        timestamp: "2026-11-22T00:00:00.000Z".into(),
+        body: msg(assistant("hello")),
+    };
+    t.append(reply).unwrap();
+    let (r, report) = Transcript::open(&path).unwrap();
+    assert!(report.is_clean(), "{report:?}");
+    assert_eq!(report.unknown_entries, 0);
+    assert_eq!(r.entries().len(), 3, "{:?}", r.entries());
+    assert_eq!(texts(&r.context()), ["u:hi", "a:hello"]);
+    assert_eq!(r.leaf_id(), Some("abcd0123"));
+
+    // A different entry under a known id is not a copy: it stays.
+    let mut other = r.get(&u).unwrap().clone();
+    other.body = msg(user("changed"));
+    append_raw(
+        &path,
+        format!("{}\n", serde_json::to_string(&other).unwrap()).as_bytes(),
+    );
+    let (r, _) = Transcript::open(&path).unwrap();
+    assert_eq!(r.entries().len(), 4);
+}

@@ -24,6 +24,7 @@
 pub mod client;
 mod collect;
 pub mod error;
+pub mod events;
 pub mod line;
 pub mod pool;
 pub mod profile;
@@ -44,6 +45,7 @@ pub use client::{
 };
 pub use collect::TurnCollected;
 pub use error::{ExitInfo, RpcError};
+pub use events::agent_event;
 pub use pool::{PoolError, PoolSettings, PoolStats, PooledWorker, Reuse, RpcPool, WorkerSpawner};
 pub use profile::CapabilityProfile;
 pub use worker_io::RpcStats;

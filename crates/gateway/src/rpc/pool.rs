@@ -190,6 +190,25 @@ impl PooledWorker {
     pub fn client(&self) -> &RpcClient {
         &self.client
     }
+
+    /// The client for tasks that run beside the caller (steering, an abort's deadline).
+    pub fn shared_client(&self) -> Arc<RpcClient> {
+        Arc::clone(&self.client)
+    }
+
+    /// Takes the worker out of the pool and stops it: for a worker whose state can no
+    /// longer be trusted (it ignored an abort, or still holds messages of a turn that
+    /// ended), so no other session ever gets it.
+    pub async fn discard(self) {
+        {
+            let mut state = lock(&self.inner.state);
+            let before = state.slots.len();
+            state.slots.retain(|s| s.id != self.id);
+            state.stopped += (before - state.slots.len()) as u64;
+        }
+        self.client.stop().await;
+        // Dropping `self` now wakes a waiter: there is room for a new worker.
+    }
 }
 
 impl Drop for PooledWorker {
@@ -565,6 +584,12 @@ impl RpcPool {
                 _ = tick.tick() => self.maintain().await,
             }
         }
+    }
+
+    /// Whether a worker could be started without evicting one.
+    pub fn has_room(&self) -> bool {
+        let state = lock(&self.inner.state);
+        !state.closed && state.slots.len() + state.starting < self.inner.settings.max
     }
 
     pub fn stats(&self) -> PoolStats {

@@ -106,6 +106,7 @@ impl Runtime for TestRuntime {
             session_patch: None,
             retention: None,
             abort: None,
+            rpc: None,
         };
         Box::pin(async move { Ok(plan) })
     }

@@ -1,0 +1,326 @@
+//! `agent.runner: "rpc"`: the gateway's WS flows served by `pincer rpc` worker processes
+//! from its pool — a chat turn, a tool turn, the session kept across turns, abort, and a
+//! worker killed mid-turn (that run fails clearly; the next message gets a new worker that
+//! resumes from the transcript).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::gateway::*;
+use common::{Home, mock};
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario};
+use serde_json::{Value, json};
+
+const TOKEN: &str = "rpc-runner-token";
+const KEY: &str = "agent:main:main";
+
+/// A home whose gateway runs turns on a pool of at most 2 `pincer rpc` workers.
+fn rpc_home(llm: &MockLlm) -> (Home, u16) {
+    let home = Home::new();
+    let port = free_port();
+    home.use_mock(
+        llm,
+        &format!(
+            "agents: {{ defaults: {{ model: \"mock/primary\", heartbeat: {{ every: \"0m\" }} }} }},\n  \
+             gateway: {{ port: {port}, auth: {{ token: \"{TOKEN}\" }} }},\n  \
+             agent: {{ runner: \"rpc\", pool: {{ min: 0, max: 2 }} }},"
+        ),
+    );
+    (home, port)
+}
+
+/// The processes whose parent is `pid`.
+fn children(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid …`: comm may hold spaces, so split after its `)`.
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if ppid == Some(pid) {
+            out.push(child);
+        }
+    }
+    out
+}
+
+/// The gateway's `pincer rpc` workers.
+fn workers(gateway: &Foreground) -> Vec<u32> {
+    children(gateway.child.id())
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|c| c.split(|b| *b == 0).any(|arg| arg == b"rpc"))
+                .unwrap_or(false)
+        })
+        .collect()
+}
+
+fn user_texts(messages: &Value) -> Vec<String> {
+    messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(text_of)
+        .collect()
+}
+
+async fn send(client: &mut WsClient, message: &str, run_id: &str) {
+    let sent = client
+        .call(
+            "chat.send",
+            json!({"sessionKey": KEY, "message": message, "idempotencyKey": run_id}),
+        )
+        .await;
+    assert_eq!(sent["payload"]["status"], "started", "{sent}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_and_tool_turns_run_on_a_worker_and_keep_the_session() {
+    let llm = mock(
+        Scenario::new()
+            .rule(Rule::when(Match::last_user("hello")).reply(Reply::text("hi from a worker")))
+            .rule(
+                Rule::when(Match::last_user("read the note"))
+                    .reply(Reply::tool_call("read", json!({"path": "note.txt"}))),
+            )
+            .rule(
+                Rule::when(Match::tool_result("read")).reply(Reply::text("the note says: pincers")),
+            ),
+    )
+    .await;
+    let (home, port) = rpc_home(&llm);
+    let workspace = home.path().join("workspace");
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::write(workspace.join("note.txt"), "pincers\n").unwrap();
+
+    let gateway = Foreground::start(&home, &["gateway", "run"]);
+    assert!(
+        workers(&gateway).is_empty(),
+        "min 0: no worker before a turn"
+    );
+    let mut client = WsClient::connect(port, TOKEN).await;
+
+    send(&mut client, "hello", "run-1").await;
+    let first = client.chat_event("run-1", "final").await;
+    assert_eq!(
+        text_of(&first["payload"]["message"]),
+        "hi from a worker",
+        "{first}"
+    );
+    let pool = workers(&gateway);
+    assert_eq!(pool.len(), 1, "one worker served the turn: {pool:?}");
+
+    send(&mut client, "read the note", "run-2").await;
+    let mut tool_events = Vec::new();
+    let second = loop {
+        let frame = client.frame().await.expect("the connection stays up");
+        if frame["event"] == "agent" && frame["payload"]["stream"] == "tool" {
+            tool_events.push(
+                frame["payload"]["data"]["phase"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+            );
+        }
+        if frame["event"] == "chat"
+            && frame["payload"]["runId"] == "run-2"
+            && frame["payload"]["state"] == "final"
+        {
+            break frame;
+        }
+    };
+    assert_eq!(
+        text_of(&second["payload"]["message"]),
+        "the note says: pincers",
+        "{second}"
+    );
+    assert_eq!(
+        tool_events,
+        ["start", "result"],
+        "tool events as the embedded runner sends them"
+    );
+    assert_eq!(workers(&gateway), pool, "the session's worker was reused");
+
+    // The gateway's store has the session, written by the worker.
+    let history = client
+        .call("chat.history", json!({"sessionKey": KEY}))
+        .await;
+    let messages = &history["payload"]["messages"];
+    assert_eq!(
+        user_texts(messages),
+        ["hello", "read the note"],
+        "{history}"
+    );
+    let roles: Vec<&str> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "toolResult",
+            "assistant"
+        ],
+        "{history}"
+    );
+    // The tool's result went back to the model with the earlier turn as context.
+    let last = llm.requests().last().unwrap().body.clone();
+    assert_eq!(
+        user_texts(&last["messages"]),
+        ["hello", "read the note"],
+        "{last}"
+    );
+    let sessions = client.call("sessions.list", json!({})).await;
+    let row = sessions["payload"]["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["key"] == KEY)
+        .cloned()
+        .unwrap_or_else(|| panic!("{sessions}"));
+    assert!(
+        row["totalTokens"].as_u64().unwrap_or(0) > 0,
+        "usage counted: {row}"
+    );
+
+    // Stopping the gateway stops its workers.
+    gateway.signal(Signal::SIGTERM);
+    let mut gateway = gateway;
+    assert!(gateway.wait().success());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while pool.iter().any(|pid| alive(*pid)) {
+        assert!(
+            Instant::now() < deadline,
+            "worker {pool:?} outlived the gateway"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abort_stops_the_worker_turn_and_the_worker_serves_the_next() {
+    let story: String = (0..200).map(|i| format!("w{i} ")).collect();
+    let llm = mock(
+        Scenario::new()
+            .rule(
+                Rule::when(Match::last_user("tell me a long story"))
+                    .reply(Reply::text(story).with_chunk_size(5).with_delay_ms(50)),
+            )
+            .rule(Rule::when(Match::last_user("short one")).reply(Reply::text("ok"))),
+    )
+    .await;
+    let (home, port) = rpc_home(&llm);
+    let gateway = Foreground::start(&home, &["gateway", "run"]);
+    let mut client = WsClient::connect(port, TOKEN).await;
+
+    send(&mut client, "tell me a long story", "long").await;
+    client.chat_event("long", "delta").await;
+    let pool = workers(&gateway);
+    assert_eq!(pool.len(), 1, "{pool:?}");
+    let aborted = client
+        .call("chat.abort", json!({"sessionKey": KEY, "runId": "long"}))
+        .await;
+    assert_eq!(aborted["payload"]["aborted"], true, "{aborted}");
+    let end = client.chat_event("long", "aborted").await;
+    assert_eq!(end["payload"]["stopReason"], "aborted", "{end}");
+
+    send(&mut client, "short one", "short").await;
+    let reply = client.chat_event("short", "final").await;
+    assert_eq!(text_of(&reply["payload"]["message"]), "ok", "{reply}");
+    assert_eq!(
+        workers(&gateway),
+        pool,
+        "the worker that stopped is the one that answered"
+    );
+    let history = client
+        .call("chat.history", json!({"sessionKey": KEY}))
+        .await;
+    let messages = history["payload"]["messages"].as_array().unwrap();
+    assert_eq!(
+        user_texts(&history["payload"]["messages"]),
+        ["tell me a long story", "short one"],
+        "{history}"
+    );
+    assert_eq!(messages[1]["stopReason"], "aborted", "{history}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_killed_mid_turn_fails_that_run_and_the_next_message_resumes() {
+    let story: String = (0..200).map(|i| format!("w{i} ")).collect();
+    let llm = mock(
+        Scenario::new()
+            .rule(Rule::when(Match::last_user("first")).reply(Reply::text("first reply")))
+            .rule(
+                Rule::when(Match::last_user("tell me a long story"))
+                    .reply(Reply::text(story).with_chunk_size(5).with_delay_ms(50)),
+            )
+            .rule(Rule::when(Match::last_user("are you back?")).reply(Reply::text("yes, back"))),
+    )
+    .await;
+    let (home, port) = rpc_home(&llm);
+    let gateway = Foreground::start(&home, &["gateway", "run"]);
+    let mut client = WsClient::connect(port, TOKEN).await;
+
+    send(&mut client, "first", "one").await;
+    client.chat_event("one", "final").await;
+    send(&mut client, "tell me a long story", "two").await;
+    client.chat_event("two", "delta").await;
+    let pool = workers(&gateway);
+    assert_eq!(pool.len(), 1, "{pool:?}");
+    kill(Pid::from_raw(pool[0] as i32), Signal::SIGKILL).unwrap();
+
+    let failed = client.chat_event("two", "error").await;
+    let error = failed["payload"]["errorMessage"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        error.starts_with("the agent worker stopped mid-turn (")
+            && error.ends_with(
+                "what it finished is kept, and the next message continues the session on a new worker"
+            ),
+        "{failed}"
+    );
+
+    send(&mut client, "are you back?", "three").await;
+    let back = client.chat_event("three", "final").await;
+    assert_eq!(text_of(&back["payload"]["message"]), "yes, back", "{back}");
+    let now = workers(&gateway);
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert_ne!(now, pool, "a new worker");
+    // It resumed the session from the transcript: the model saw the earlier turns.
+    let last = llm.requests().last().unwrap().body.clone();
+    assert_eq!(
+        user_texts(&last["messages"]),
+        ["first", "tell me a long story", "are you back?"],
+        "{last}"
+    );
+    let history = client
+        .call("chat.history", json!({"sessionKey": KEY}))
+        .await;
+    assert_eq!(
+        user_texts(&history["payload"]["messages"]),
+        ["first", "tell me a long story", "are you back?"],
+        "{history}"
+    );
+    drop(gateway);
+}

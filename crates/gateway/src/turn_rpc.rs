@@ -1,0 +1,421 @@
+//! One turn of a persistent session on an RPC worker (`agent.runner: "rpc"`): the same
+//! [`TurnPlan`] in, the same [`AgentEvent`]s and [`TurnOutcome`] out as the in-process
+//! runner, so the server does not care which one ran a session.
+//!
+//! The session store stays the owner of sessions: it opens (or creates, or resets) the
+//! session, and the worker is pointed at that session's transcript (`switch_session`) and
+//! appends to it itself — the store's transcripts are pi session files. A worker is
+//! pointed again whenever it was serving another session or the file changed since it
+//! last let go of it (a heartbeat's pruned acknowledgement, `chat.inject`, a compaction):
+//! its in-memory copy would be stale.
+//!
+//! Faults: a worker that dies mid-turn fails the turn with a clear error and is dropped by
+//! the pool; what it finished is in the transcript, so the session's next message gets a
+//! fresh worker that resumes from it. An abort is sent as pi-gateway sends it (no wait for
+//! the answer); a worker that has not ended the turn 5 s later is killed. A worker still
+//! holding steered messages when its turn ended is stopped (its queue would leak into the
+//! next session it serves) and the messages go back to the caller to run as turns of
+//! their own.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use pincer_agent::AgentEvent;
+use pincer_ai::{AssistantMessage, Message};
+use pincer_store::{OpenSession, TurnStats};
+use serde_json::Value;
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::rpc::{CapabilityProfile, PooledWorker, RpcClient, RpcCommand, RpcPool, agent_event};
+use crate::turn::{SteerHandle, TurnError, TurnOutcome, TurnPlan, open_session};
+
+/// How long a worker may take to end its turn after an abort before it is killed
+/// (pi-gateway's 5 s).
+pub const ABORT_GRACE: Duration = Duration::from_secs(5);
+/// How long `switch_session` and `prompt` may take to be answered (pi-gateway's 30 s).
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The pool and what the gateway remembers about the sessions its workers served. One per
+/// gateway; cheap to share.
+pub struct RpcTurns {
+    pool: RpcPool,
+    /// Per session key: its transcript and the file's length when a worker last let go of
+    /// it. A different length now means someone else wrote it since.
+    seen: Mutex<HashMap<String, (PathBuf, u64)>>,
+}
+
+impl RpcTurns {
+    pub fn new(pool: RpcPool) -> Arc<Self> {
+        Arc::new(Self {
+            pool,
+            seen: Mutex::default(),
+        })
+    }
+
+    pub fn pool(&self) -> &RpcPool {
+        &self.pool
+    }
+
+    fn seen(&self) -> MutexGuard<'_, HashMap<String, (PathBuf, u64)>> {
+        self.seen.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether the worker bound to `key` has `path` as it is now.
+    fn is_current(&self, key: &str, path: &Path) -> bool {
+        let len = file_len(path);
+        self.seen()
+            .get(key)
+            .is_some_and(|(p, l)| p == path && Some(*l) == len)
+    }
+
+    fn remember(&self, key: &str, path: &Path) {
+        match file_len(path) {
+            Some(len) => {
+                self.seen().insert(key.to_owned(), (path.to_owned(), len));
+            }
+            None => self.forget(key),
+        }
+    }
+
+    fn forget(&self, key: &str) {
+        self.seen().remove(key);
+    }
+}
+
+fn file_len(path: &Path) -> Option<u64> {
+    std::fs::metadata(path).ok().map(|m| m.len())
+}
+
+/// Where a turn runs when it runs on a worker.
+#[derive(Clone)]
+pub struct RpcTarget {
+    pub turns: Arc<RpcTurns>,
+    /// The worker the session needs (role, workspace, tools, model).
+    pub profile: CapabilityProfile,
+    /// Among requests waiting for a worker, higher goes first (users before cron).
+    pub priority: u8,
+    /// Background turns (the heartbeat) take an idle worker or start one while the pool
+    /// has room, but never wait for one or evict one: a user is never held up by them.
+    pub background: bool,
+}
+
+impl std::fmt::Debug for RpcTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RpcTarget")
+            .field("role", &self.profile.role)
+            .field("priority", &self.priority)
+            .field("background", &self.background)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RpcTarget {
+    async fn acquire(&self, key: &str) -> Result<PooledWorker, TurnError> {
+        let pool = self.turns.pool();
+        if self.background {
+            if let Some(worker) = pool.find_best_match(key, &self.profile).await {
+                return Ok(worker);
+            }
+            if !pool.has_room() {
+                return Err(TurnError::Worker(
+                    "every agent worker is busy; this background turn is skipped".into(),
+                ));
+            }
+        }
+        pool.acquire(key, &self.profile, self.priority)
+            .await
+            .map_err(|e| TurnError::Worker(e.to_string()))
+    }
+}
+
+/// Steering into a worker's running turn: each message is sent as a `steer` command, and
+/// the turn notes which of them the worker took (their `message_start`).
+pub(crate) struct WorkerSteer {
+    client: Arc<RpcClient>,
+    /// Texts sent and not yet seen starting, oldest first.
+    pending: Arc<Mutex<VecDeque<String>>>,
+}
+
+impl WorkerSteer {
+    fn pending(&self) -> MutexGuard<'_, VecDeque<String>> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sends `message`; `false` when the worker is gone.
+    pub(crate) fn steer(&self, message: &Message) -> bool {
+        let text = message_text(message);
+        let sent = self.client.send_no_wait(RpcCommand::Steer {
+            message: text.clone(),
+            images: None,
+        });
+        if sent.is_ok() {
+            self.pending().push_back(text);
+        }
+        sent.is_ok()
+    }
+
+    /// The messages sent that the worker never started, oldest first.
+    pub(crate) fn unconsumed(&self) -> Vec<Message> {
+        self.pending().drain(..).map(Message::user).collect()
+    }
+}
+
+fn message_text(message: &Message) -> String {
+    match message {
+        Message::User(user) => user.text(),
+        Message::Assistant(assistant) => assistant.text(),
+        Message::ToolResult(_) => String::new(),
+    }
+}
+
+/// How the event loop ended.
+enum Ending {
+    /// `agent_end` arrived.
+    Ended,
+    /// The worker exited or closed its output first.
+    Died(String),
+    /// It ignored an abort for [`ABORT_GRACE`].
+    AbortIgnored,
+}
+
+/// Runs `plan` on a worker of `target`'s pool; see the module doc.
+pub(crate) async fn run_rpc_turn(
+    plan: TurnPlan,
+    target: RpcTarget,
+    steer: Option<&SteerHandle>,
+    mut on_event: impl FnMut(&AgentEvent) + Send,
+) -> Result<TurnOutcome, TurnError> {
+    let TurnPlan {
+        store,
+        session_key,
+        new_session,
+        input,
+        session_patch,
+        retention,
+        abort,
+        ..
+    } = plan;
+    let mut session: OpenSession = open_session(&store, &session_key, new_session)?;
+    if let Some(patch) = &session_patch {
+        store.patch(&session_key, patch)?;
+    }
+    let path = session.transcript.path().to_path_buf();
+    let turns = Arc::clone(&target.turns);
+    let worker = target.acquire(&session_key).await?;
+    let client = worker.shared_client();
+    // Subscribed before anything is sent: no event of this turn can be missed.
+    let mut events = client.subscribe();
+    if worker.reuse.needs_session_switch() || !turns.is_current(&session_key, &path) {
+        let switched = client
+            .request(
+                RpcCommand::SwitchSession {
+                    session_path: path.display().to_string(),
+                },
+                REQUEST_TIMEOUT,
+            )
+            .await;
+        if let Err(e) = switched {
+            turns.forget(&session_key);
+            worker.discard().await;
+            return Err(TurnError::Worker(format!(
+                "the agent worker could not open the session: {e}"
+            )));
+        }
+    }
+    let message = input
+        .iter()
+        .map(message_text)
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    let prompted = client
+        .request(
+            RpcCommand::Prompt {
+                message,
+                images: None,
+                streaming_behavior: None,
+            },
+            REQUEST_TIMEOUT,
+        )
+        .await;
+    if let Err(e) = prompted {
+        turns.forget(&session_key);
+        worker.discard().await;
+        return Err(TurnError::Worker(format!(
+            "the agent worker did not take the message: {e}"
+        )));
+    }
+    let pending = Arc::new(Mutex::new(VecDeque::new()));
+    if let Some(steer) = steer {
+        steer.attach_worker(WorkerSteer {
+            client: Arc::clone(&client),
+            pending: Arc::clone(&pending),
+        });
+    }
+
+    let mut recorder = Recorder::default();
+    let mut started = false;
+    let mut abort_deadline: Option<tokio::time::Instant> = None;
+    let aborted = abort.clone().unwrap_or_default();
+    let ending = loop {
+        let deadline = abort_deadline;
+        tokio::select! {
+            biased;
+            received = events.recv() => match received {
+                Ok(line) => {
+                    if let Some(ending) = recorder.feed(&line, &mut started, &pending, &mut on_event) {
+                        break ending;
+                    }
+                }
+                Err(RecvError::Lagged(n)) => {
+                    tracing::warn!(missed = n, "rpc turn: fell behind the worker's events");
+                }
+                Err(RecvError::Closed) => break Ending::Died(exit_message(&client)),
+            },
+            _ = client.exited() => {
+                // What it wrote before dying still counts.
+                let mut ended = None;
+                while let Ok(line) = events.try_recv() {
+                    ended = ended.or(recorder.feed(&line, &mut started, &pending, &mut on_event));
+                }
+                break ended.unwrap_or_else(|| Ending::Died(exit_message(&client)));
+            }
+            () = aborted.cancelled(), if abort_deadline.is_none() && abort.is_some() => {
+                let _ = client.send_no_wait(RpcCommand::Abort);
+                abort_deadline = Some(tokio::time::Instant::now() + ABORT_GRACE);
+            }
+            () = sleep_until(deadline), if deadline.is_some() => break Ending::AbortIgnored,
+        }
+    };
+
+    // Steering ends with the turn: whatever the worker did not take goes back.
+    let left = steer.map_or(0, |s| s.finish_worker());
+    let result = match ending {
+        Ending::Ended if left == 0 => {
+            turns.remember(&session_key, &path);
+            drop(worker);
+            Ok(())
+        }
+        Ending::Ended => {
+            turns.forget(&session_key);
+            worker.discard().await;
+            Ok(())
+        }
+        Ending::AbortIgnored => {
+            tracing::warn!(session = %session_key, "rpc turn: the worker ignored an abort; killing it");
+            turns.forget(&session_key);
+            worker.discard().await;
+            Ok(())
+        }
+        Ending::Died(why) => {
+            turns.forget(&session_key);
+            drop(worker);
+            Err(TurnError::Worker(format!(
+                "the agent worker stopped mid-turn ({why}); what it finished is kept, and the \
+                 next message continues the session on a new worker"
+            )))
+        }
+    };
+    if let Err(e) = store.finish_turn(&mut session, &recorder.stats()) {
+        tracing::error!(error = %e, "cannot finish the turn in the session store");
+        recorder.errors.push(e.to_string());
+    }
+    result?;
+    let pruned = retention.and_then(|policy| {
+        let now = pincer_store::ids::now_ms();
+        match store.prune(&policy, &[session_key.as_str()], now) {
+            Ok(report) => (!report.is_empty()).then_some(report),
+            Err(e) => {
+                tracing::warn!(error = %e, "session maintenance failed");
+                None
+            }
+        }
+    });
+    Ok(TurnOutcome {
+        session_key,
+        session_id: session.entry.session_id,
+        created: session.created,
+        load_report: session.report,
+        rebuilt: session.rebuilt,
+        pruned,
+        reply: recorder.reply,
+        added: recorder.added,
+        tool_limit_reached: false,
+        persist_errors: recorder.errors,
+    })
+}
+
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn exit_message(client: &RpcClient) -> String {
+    match client.exit_info() {
+        Some(info) => info.to_error().to_string(),
+        None => "it closed its output".to_owned(),
+    }
+}
+
+/// What the turn added, from the worker's events.
+#[derive(Default)]
+struct Recorder {
+    added: Vec<Message>,
+    reply: Option<AssistantMessage>,
+    errors: Vec<String>,
+}
+
+impl Recorder {
+    /// Feeds one worker line. Lines before this turn's `agent_start` are skipped: a late
+    /// `agent_end` of an earlier, aborted turn must not end this one.
+    fn feed(
+        &mut self,
+        line: &Value,
+        started: &mut bool,
+        pending: &Mutex<VecDeque<String>>,
+        on_event: &mut impl FnMut(&AgentEvent),
+    ) -> Option<Ending> {
+        let event = agent_event(line)?;
+        if !*started {
+            if !matches!(event, AgentEvent::AgentStart) {
+                return None;
+            }
+            *started = true;
+        }
+        match &event {
+            AgentEvent::MessageStart {
+                message: message @ Message::User(_),
+            } => {
+                // A steered message the worker took now.
+                let text = message_text(message);
+                let mut pending = pending.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(at) = pending.iter().position(|t| *t == text) {
+                    pending.remove(at);
+                }
+            }
+            AgentEvent::MessageEnd { message } => {
+                if let Message::Assistant(a) = message {
+                    self.reply = Some(a.clone());
+                }
+                self.added.push(message.clone());
+            }
+            _ => {}
+        }
+        on_event(&event);
+        matches!(event, AgentEvent::AgentEnd { .. }).then_some(Ending::Ended)
+    }
+
+    /// What the turn adds to the index entry: the usage of every reply.
+    fn stats(&self) -> TurnStats {
+        let mut stats = TurnStats::default();
+        for message in &self.added {
+            if let Message::Assistant(a) = message {
+                stats.add_usage(&a.usage);
+            }
+        }
+        stats
+    }
+}
