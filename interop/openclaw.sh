@@ -65,4 +65,20 @@ check "cron run" 'r == {"ok": True, "ran": True}' "$(cron run "$job")"
 check "cron runs" 'r["entries"][-1]["status"] == "ok" and r["entries"][-1]["summary"] == "pong from pincer"' "$(cron runs --id "$job")"
 check "cron status" 'r["enabled"] is True and r["jobs"] == 1' "$(cron status --json)"
 check "cron rm" 'r["ok"] is True and r["removed"] is True' "$(cron rm "$job" --json)"
-echo "11 passed, 0 failed"
+passed=11
+case "${INTEROP_RUNNER:-embedded}" in
+  # The turns above ran on the pool's workers, which are still there (idle).
+  rpc) want='pincer rpc --agent main' ;;
+  pi) want='^pi$' ;;
+  *) want='' ;;
+esac
+if [ -n "$want" ]; then
+  workers=$(ps --ppid "${fixture_pids[1]}" -o args= || true)
+  if echo "$workers" | grep -q -- "$want"; then
+    echo "interop: turns ran on ${INTEROP_RUNNER} workers ok"; passed=12
+  else
+    echo "interop: no ${INTEROP_RUNNER} worker under the gateway; its children: $workers" >&2
+    exit 1
+  fi
+fi
+echo "$passed passed, 0 failed"

@@ -2,7 +2,9 @@
 # Interop: the real pi (npm `@mariozechner/pi-coding-agent`, `pi --mode rpc`, on the
 # machine's Node >= 20.6) against `pincer rpc`, through the gateway's RPC client: the same
 # chat, tool, abort and steering scenarios on both must give the same event sequences, and
-# transcripts must cross (pi opens Pincer's, Pincer resumes pi's). Installs pi into
+# transcripts must cross (pi opens Pincer's, Pincer resumes pi's); and the gateway with
+# `agent.runner: "rpc"` on a pool of pi workers serves the WS flows (chat, tools, steering,
+# abort, a worker killed mid-turn) as it does on `pincer rpc` workers. Installs pi into
 # interop/.cache/pi when missing; the tests themselves start the mock LLM and the workers
 # and leave no process behind.
 set -euo pipefail
@@ -15,4 +17,4 @@ node="$pi_node"
 version=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["version"])' "$(dirname "$cli")/../package.json")
 echo "interop: pi $version on node $("$node" --version)"
 PINCER_PI_CLI="$cli" PINCER_NODE="$node" \
-  cargo test --locked -q -p pincer --test rpc_interop -- --ignored --test-threads 1
+  cargo test --locked -q -p pincer --test rpc_interop --test gateway_rpc_runner -- --ignored --test-threads 1

@@ -1,7 +1,9 @@
-//! `agent.runner: "rpc"`: the gateway's WS flows served by `pincer rpc` worker processes
-//! from its pool — a chat turn, a tool turn, the session kept across turns, abort, and a
+//! `agent.runner: "rpc"`: the gateway's WS flows served by RPC worker processes from its
+//! pool — a chat turn, a tool turn, the session kept across turns, steering, abort, and a
 //! worker killed mid-turn (that run fails clearly; the next message gets a new worker that
-//! resumes from the transcript).
+//! resumes from the transcript). Each scenario runs on `pincer rpc` workers, and on real
+//! `pi --mode rpc` workers when `interop/pi-rpc.sh` runs the ignored tests (it installs pi
+//! and sets `PINCER_PI_CLI` / `PINCER_NODE`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -13,22 +15,55 @@ use common::gateway::*;
 use common::{Home, mock};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario};
+use pincer_testkit::{Api, Match, MockLlm, Reply, Rule, Scenario};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "rpc-runner-token";
 const KEY: &str = "agent:main:main";
 
-/// A home whose gateway runs turns on a pool of at most 2 `pincer rpc` workers.
-fn rpc_home(llm: &MockLlm) -> (Home, u16) {
-    let home = Home::new();
+/// Which program the pool's workers run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Workers {
+    Pincer,
+    Pi,
+}
+
+/// A home whose gateway runs turns on a pool of at most 2 workers of `kind`.
+fn rpc_home(llm: &MockLlm, kind: Workers) -> (Home, u16) {
+    let mut home = Home::new();
     let port = free_port();
+    let command = match kind {
+        Workers::Pincer => String::new(),
+        Workers::Pi => {
+            let node = std::env::var("PINCER_NODE").unwrap_or_else(|_| "node".into());
+            let cli = std::env::var("PINCER_PI_CLI").expect("PINCER_PI_CLI: run interop/pi-rpc.sh");
+            let pi_dir = home.dir.path().join("pi-agent");
+            std::fs::create_dir_all(&pi_dir).unwrap();
+            std::fs::write(
+                pi_dir.join("models.json"),
+                json!({"providers": {"mock": {
+                    "baseUrl": llm.base_url(Api::OpenAiCompletions), "api": "openai-completions",
+                    "apiKey": "mock-key",
+                    "compat": {"supportsDeveloperRole": false, "supportsReasoningEffort": false},
+                    "models": [{"id": "primary", "contextWindow": 32000, "maxTokens": 4096}]}}})
+                .to_string(),
+            )
+            .unwrap();
+            // The workers inherit the gateway's environment.
+            let user_home = home.dir.path().join("user").display().to_string();
+            home = home
+                .with_env("PI_CODING_AGENT_DIR", &pi_dir.display().to_string())
+                .with_env("PI_OFFLINE", "1")
+                .with_env("HOME", &user_home);
+            format!(", workerCommand: {}", json!([node, cli, "--mode", "rpc"]))
+        }
+    };
     home.use_mock(
         llm,
         &format!(
             "agents: {{ defaults: {{ model: \"mock/primary\", heartbeat: {{ every: \"0m\" }} }} }},\n  \
              gateway: {{ port: {port}, auth: {{ token: \"{TOKEN}\" }} }},\n  \
-             agent: {{ runner: \"rpc\", pool: {{ min: 0, max: 2 }} }},"
+             agent: {{ runner: \"rpc\", pool: {{ min: 0, max: 2 }}{command} }},"
         ),
     );
     (home, port)
@@ -56,16 +91,12 @@ fn children(pid: u32) -> Vec<u32> {
     out
 }
 
-/// The gateway's `pincer rpc` workers.
+/// The gateway's workers: its only children in these tests (pi renames its process, so
+/// the command line does not tell).
 fn workers(gateway: &Foreground) -> Vec<u32> {
-    children(gateway.child.id())
-        .into_iter()
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .map(|c| c.split(|b| *b == 0).any(|arg| arg == b"rpc"))
-                .unwrap_or(false)
-        })
-        .collect()
+    let mut pids = children(gateway.child.id());
+    pids.sort_unstable();
+    pids
 }
 
 fn user_texts(messages: &Value) -> Vec<String> {
@@ -88,8 +119,7 @@ async fn send(client: &mut WsClient, message: &str, run_id: &str) {
     assert_eq!(sent["payload"]["status"], "started", "{sent}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn chat_and_tool_turns_run_on_a_worker_and_keep_the_session() {
+async fn chat_and_tool_turns_run_on_a_worker_and_keep_the_session(kind: Workers) {
     let llm = mock(
         Scenario::new()
             .rule(Rule::when(Match::last_user("hello")).reply(Reply::text("hi from a worker")))
@@ -102,7 +132,7 @@ async fn chat_and_tool_turns_run_on_a_worker_and_keep_the_session() {
             ),
     )
     .await;
-    let (home, port) = rpc_home(&llm);
+    let (home, port) = rpc_home(&llm, kind);
     let workspace = home.path().join("workspace");
     std::fs::create_dir_all(&workspace).unwrap();
     std::fs::write(workspace.join("note.txt"), "pincers\n").unwrap();
@@ -217,8 +247,7 @@ async fn chat_and_tool_turns_run_on_a_worker_and_keep_the_session() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn abort_stops_the_worker_turn_and_the_worker_serves_the_next() {
+async fn abort_stops_the_worker_turn_and_the_worker_serves_the_next(kind: Workers) {
     let story: String = (0..200).map(|i| format!("w{i} ")).collect();
     let llm = mock(
         Scenario::new()
@@ -229,7 +258,7 @@ async fn abort_stops_the_worker_turn_and_the_worker_serves_the_next() {
             .rule(Rule::when(Match::last_user("short one")).reply(Reply::text("ok"))),
     )
     .await;
-    let (home, port) = rpc_home(&llm);
+    let (home, port) = rpc_home(&llm, kind);
     let gateway = Foreground::start(&home, &["gateway", "run"]);
     let mut client = WsClient::connect(port, TOKEN).await;
 
@@ -264,8 +293,7 @@ async fn abort_stops_the_worker_turn_and_the_worker_serves_the_next() {
     assert_eq!(messages[1]["stopReason"], "aborted", "{history}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_worker_killed_mid_turn_fails_that_run_and_the_next_message_resumes() {
+async fn a_worker_killed_mid_turn_fails_that_run_and_the_next_message_resumes(kind: Workers) {
     let story: String = (0..200).map(|i| format!("w{i} ")).collect();
     let llm = mock(
         Scenario::new()
@@ -277,7 +305,7 @@ async fn a_worker_killed_mid_turn_fails_that_run_and_the_next_message_resumes() 
             .rule(Rule::when(Match::last_user("are you back?")).reply(Reply::text("yes, back"))),
     )
     .await;
-    let (home, port) = rpc_home(&llm);
+    let (home, port) = rpc_home(&llm, kind);
     let gateway = Foreground::start(&home, &["gateway", "run"]);
     let mut client = WsClient::connect(port, TOKEN).await;
 
@@ -323,4 +351,81 @@ async fn a_worker_killed_mid_turn_fails_that_run_and_the_next_message_resumes() 
         "{history}"
     );
     drop(gateway);
+}
+
+async fn a_message_sent_while_busy_is_steered_into_the_worker_turn(kind: Workers) {
+    let story: String = (0..40).map(|i| format!("w{i} ")).collect();
+    let llm = mock(
+        Scenario::new()
+            .rule(
+                Rule::when(Match::last_user("tell me a story"))
+                    .reply(Reply::text(story).with_chunk_size(5).with_delay_ms(50)),
+            )
+            .rule(
+                Rule::when(Match::last_user_contains("also this"))
+                    .reply(Reply::text("noted, also this")),
+            ),
+    )
+    .await;
+    let (home, port) = rpc_home(&llm, kind);
+    let gateway = Foreground::start(&home, &["gateway", "run"]);
+    let mut client = WsClient::connect(port, TOKEN).await;
+
+    send(&mut client, "tell me a story", "story").await;
+    client.chat_event("story", "delta").await;
+    let steered = client
+        .call(
+            "chat.send",
+            json!({"sessionKey": KEY, "message": "also this", "idempotencyKey": "steer-1"}),
+        )
+        .await;
+    assert_eq!(steered["payload"]["status"], "steered", "{steered}");
+    let done = client.chat_event("story", "final").await;
+    assert_eq!(
+        text_of(&done["payload"]["message"]),
+        "noted, also this",
+        "the turn went on with the steered message: {done}"
+    );
+    let waited = client
+        .call(
+            "agent.wait",
+            json!({"runId": "steer-1", "timeoutMs": 10000}),
+        )
+        .await;
+    assert_eq!(waited["payload"]["status"], "ok", "{waited}");
+    let history = client
+        .call("chat.history", json!({"sessionKey": KEY}))
+        .await;
+    assert_eq!(
+        user_texts(&history["payload"]["messages"]),
+        [
+            "tell me a story".to_owned(),
+            "[INTERRUPT] New message from user: also this".to_owned()
+        ],
+        "{history}"
+    );
+    drop(gateway);
+}
+
+/// One test per scenario and kind of worker; pi's need pi installed (`--ignored`).
+macro_rules! on_both {
+    ($($scenario:ident => $pincer:ident, $pi:ident;)*) => {$(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $pincer() {
+            $scenario(Workers::Pincer).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        #[ignore = "needs pi: run interop/pi-rpc.sh"]
+        async fn $pi() {
+            $scenario(Workers::Pi).await;
+        }
+    )*};
+}
+
+on_both! {
+    chat_and_tool_turns_run_on_a_worker_and_keep_the_session => chat_and_tools_on_pincer_workers, chat_and_tools_on_pi_workers;
+    abort_stops_the_worker_turn_and_the_worker_serves_the_next => abort_on_pincer_workers, abort_on_pi_workers;
+    a_worker_killed_mid_turn_fails_that_run_and_the_next_message_resumes => killed_pincer_worker, killed_pi_worker;
+    a_message_sent_while_busy_is_steered_into_the_worker_turn => steering_on_pincer_workers, steering_on_pi_workers;
 }

@@ -193,8 +193,8 @@ fn errors_from_a_file_name_the_file() {
 #[test]
 fn unknown_keys_are_named_with_their_line_at_every_depth() {
     assert_eq!(
-        error_of("{\n  agent: {},\n}"),
-        "pincer.json5:2:3: agent: unknown key, did you mean `agents`?"
+        error_of("{\n  agentss: {},\n}"),
+        "pincer.json5:2:3: agentss: unknown key, did you mean `agents`?"
     );
     assert_eq!(
         error_of("{\n  session: {\n    dmscope: 'main',\n  },\n}"),
