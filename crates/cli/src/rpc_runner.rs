@@ -137,6 +137,7 @@ impl RpcRunner {
             },
             priority,
             background,
+            dialogs: None,
         }
     }
 
@@ -150,7 +151,7 @@ impl RpcRunner {
 /// `agent.pool` with pi-gateway's defaults.
 fn pool_settings(pool: Option<&PoolConfig>) -> PoolSettings {
     let defaults = PoolSettings::default();
-    let Some(pool) = pool else { return defaults };
+    let pool = pool.cloned().unwrap_or_default();
     let max = pool.max.unwrap_or(defaults.max).max(1);
     PoolSettings {
         min: pool.min.unwrap_or(defaults.min).min(max),
@@ -158,6 +159,7 @@ fn pool_settings(pool: Option<&PoolConfig>) -> PoolSettings {
         idle_timeout: pool
             .idle_timeout_ms
             .map_or(defaults.idle_timeout, Duration::from_millis),
-        auto_answer_ui: true,
+        // Each turn answers its worker's dialogs (forwarded to a client, or automatically).
+        auto_answer_ui: false,
     }
 }

@@ -28,7 +28,10 @@ use pincer_store::{OpenSession, TurnStats};
 use serde_json::Value;
 use tokio::sync::broadcast::error::RecvError;
 
-use crate::rpc::{CapabilityProfile, PooledWorker, RpcClient, RpcCommand, RpcPool, agent_event};
+use crate::rpc::{
+    CapabilityProfile, ExtensionUiRequest, ExtensionUiResponse, PooledWorker, RpcClient,
+    RpcCommand, RpcPool, UiAnswerer, agent_event,
+};
 use crate::turn::{SteerHandle, TurnError, TurnOutcome, TurnPlan, open_session};
 
 /// How long a worker may take to end its turn after an abort before it is killed
@@ -36,6 +39,19 @@ use crate::turn::{SteerHandle, TurnError, TurnOutcome, TurnPlan, open_session};
 pub const ABORT_GRACE: Duration = Duration::from_secs(5);
 /// How long `switch_session` and `prompt` may take to be answered (pi-gateway's 30 s).
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a person has to answer a dialog that sets no `timeout` of its own, before the
+/// worker gets the automatic answer.
+pub const DIALOG_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Who answers a worker's dialogs during a turn (the server: its connected clients).
+pub trait DialogBroker: Send + Sync + 'static {
+    /// Shows dialog `request` to someone who can answer it; `None` when nobody can, and the
+    /// worker gets pi-gateway's automatic answer (first option, yes, or cancel).
+    fn ask(
+        &self,
+        request: &ExtensionUiRequest,
+    ) -> Option<tokio::sync::oneshot::Receiver<ExtensionUiResponse>>;
+}
 
 /// The pool and what the gateway remembers about the sessions its workers served. One per
 /// gateway; cheap to share.
@@ -99,6 +115,9 @@ pub struct RpcTarget {
     /// Background turns (the heartbeat) take an idle worker or start one while the pool
     /// has room, but never wait for one or evict one: a user is never held up by them.
     pub background: bool,
+    /// Where the worker's dialogs go (set by the server for each run); `None`: answered
+    /// automatically.
+    pub dialogs: Option<Arc<dyn DialogBroker>>,
 }
 
 impl std::fmt::Debug for RpcTarget {
@@ -264,6 +283,9 @@ pub(crate) async fn run_rpc_turn(
             biased;
             received = events.recv() => match received {
                 Ok(line) => {
+                    if let Some(request) = dialog_of(&line) {
+                        answer_dialog(request, client.ui_answerer(), target.dialogs.as_deref());
+                    }
                     if let Some(ending) = recorder.feed(&line, &mut started, &pending, &mut on_event) {
                         break ending;
                     }
@@ -344,6 +366,43 @@ pub(crate) async fn run_rpc_turn(
         tool_limit_reached: false,
         persist_errors: recorder.errors,
     })
+}
+
+/// The dialog a worker's line opens, if it is one.
+fn dialog_of(line: &Value) -> Option<ExtensionUiRequest> {
+    ExtensionUiRequest::from_event(line).filter(ExtensionUiRequest::is_dialog)
+}
+
+/// Gets `request` answered: by whoever `broker` shows it to (within the dialog's own
+/// `timeout`, else [`DIALOG_TIMEOUT`]), or automatically. Never blocks the turn's events.
+fn answer_dialog(
+    request: ExtensionUiRequest,
+    answerer: UiAnswerer,
+    broker: Option<&dyn DialogBroker>,
+) {
+    let automatic = request.auto_answer();
+    let Some(asked) = broker.and_then(|b| b.ask(&request)) else {
+        if let Some(answer) = automatic {
+            let _ = answerer.answer(&answer);
+        }
+        return;
+    };
+    let wait = request
+        .fields
+        .get("timeout")
+        .and_then(Value::as_u64)
+        .map_or(DIALOG_TIMEOUT, Duration::from_millis);
+    tokio::spawn(async move {
+        let answer = match tokio::time::timeout(wait, asked).await {
+            Ok(Ok(answer)) => Some(answer),
+            // Unanswered in time, or nobody will answer any more.
+            _ => automatic,
+        };
+        if let Some(answer) = answer {
+            // A worker gone meanwhile needs no answer.
+            let _ = answerer.answer(&answer);
+        }
+    });
 }
 
 async fn sleep_until(deadline: Option<tokio::time::Instant>) {

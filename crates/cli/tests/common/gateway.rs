@@ -210,6 +210,12 @@ pub struct WsClient {
 impl WsClient {
     /// Connects and completes the handshake with `token`.
     pub async fn connect(port: u16, token: &str) -> Self {
+        Self::connect_with_caps(port, token, &[]).await
+    }
+
+    /// [`WsClient::connect`] declaring `caps` (e.g. `extension-ui`).
+    #[allow(dead_code)]
+    pub async fn connect_with_caps(port: u16, token: &str, caps: &[&str]) -> Self {
         let (ws, _) = tokio_tungstenite::connect_async(format!("ws://127.0.0.1:{port}/"))
             .await
             .unwrap();
@@ -221,7 +227,7 @@ impl WsClient {
                 "connect",
                 json!({"minProtocol": 3, "maxProtocol": 4,
                        "client": {"id": "test", "version": "1", "platform": "linux", "mode": "test"},
-                       "auth": {"token": token}, "role": "operator",
+                       "auth": {"token": token}, "role": "operator", "caps": caps,
                        "scopes": ["operator.read", "operator.write"]}),
             )
             .await;
@@ -241,6 +247,17 @@ impl WsClient {
                 Ok(_) => {}
             }
         }
+    }
+
+    /// Sends a request without waiting for its response (which then comes as a frame
+    /// among the events); returns its id.
+    #[allow(dead_code)]
+    pub async fn send_request(&mut self, method: &str, params: Value) -> String {
+        self.next += 1;
+        let id = format!("{}:t", self.next);
+        let frame = json!({"type": "req", "id": id, "method": method, "params": params});
+        self.ws.send(Ws::text(frame.to_string())).await.unwrap();
+        id
     }
 
     /// Sends a request and returns its response, skipping events.

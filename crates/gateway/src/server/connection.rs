@@ -147,6 +147,8 @@ struct Session {
     /// Broadcast events from the moment its snapshot was taken.
     events: broadcast::Receiver<Arc<GatewayEvent>>,
     presence: Member,
+    /// Counts the connection among those shown workers' dialogs (`caps: ["extension-ui"]`).
+    _dialogs: Option<super::dialogs::DialogClient>,
 }
 
 /// The connection's place in the presence list: dropped, it leaves it, however the
@@ -233,10 +235,17 @@ async fn handshake(
         &req.id,
         hello_ok(gw, &caller, protocol, conn_id, joined.snapshot),
     ));
+    let answers_dialogs = req
+        .params
+        .get("caps")
+        .and_then(Value::as_array)
+        .is_some_and(|caps| caps.iter().any(|c| c == super::dialogs::DIALOG_CAP))
+        && caller.may("operator.write");
     Some(Session {
         caller,
         events: joined.events,
         presence,
+        _dialogs: answers_dialogs.then(|| gw.runs.dialogs().client()),
     })
 }
 

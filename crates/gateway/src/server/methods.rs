@@ -46,6 +46,7 @@ pub const METHODS: &[&str] = &[
     "cron.remove",
     "cron.run",
     "cron.runs",
+    "extension_ui_response",
 ];
 
 /// The events this server sends.
@@ -59,6 +60,7 @@ pub const EVENTS: &[&str] = &[
     "health",
     "heartbeat",
     "cron",
+    "extension_ui_request",
 ];
 
 /// What a connection is allowed to do.
@@ -68,6 +70,11 @@ pub struct Caller {
 }
 
 impl Caller {
+    /// Whether the caller has `scope` (see [`Caller::require`]).
+    pub fn may(&self, scope: &str) -> bool {
+        self.require(scope).is_ok()
+    }
+
     /// `operator.admin` grants everything, `operator.write` also grants reading.
     fn require(&self, scope: &str) -> Result<(), MethodError> {
         let granted = |s: &String| {
@@ -264,6 +271,29 @@ pub async fn call(
             // A job runs agent turns and may POST to any URL: admins only.
             caller.require("operator.admin")?;
             super::methods_cron::call(gw, &req.method, p).await
+        }
+        "extension_ui_response" => {
+            caller.require("operator.write")?;
+            let id = str_param(p, "id")?;
+            let value = opt_str_param(p, "value")?.map(str::to_owned);
+            let flag = |name: &str| -> Result<Option<bool>, MethodError> {
+                match p.get(name) {
+                    None | Some(Value::Null) => Ok(None),
+                    Some(Value::Bool(b)) => Ok(Some(*b)),
+                    Some(_) => Err(MethodError::invalid(format!("{name} must be a boolean"))),
+                }
+            };
+            let (confirmed, cancelled) = (flag("confirmed")?, flag("cancelled")?);
+            if value.is_none() && confirmed.is_none() && cancelled.is_none() {
+                return Err(MethodError::invalid(
+                    "an answer needs value, confirmed or cancelled",
+                ));
+            }
+            gw.runs
+                .dialogs()
+                .answer(id, value, confirmed, cancelled)
+                .map_err(|e| MethodError::invalid(e.to_string()))?;
+            Ok(json!({ "id": id, "answered": true }))
         }
         "last-heartbeat" => {
             caller.require("operator.read")?;

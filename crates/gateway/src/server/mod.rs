@@ -8,6 +8,7 @@
 mod auth;
 mod connection;
 mod cron_runner;
+pub mod dialogs;
 pub mod frames;
 mod health;
 pub mod heartbeat_runner;

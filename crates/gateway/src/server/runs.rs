@@ -169,6 +169,8 @@ pub struct Runs {
     finished: Mutex<VecDeque<String>>,
     /// Drained into each turn's message as it starts.
     system_events: SystemEvents,
+    /// RPC workers' dialogs waiting for a client's answer.
+    dialogs: Arc<super::dialogs::Dialogs>,
 }
 
 impl Runs {
@@ -198,7 +200,13 @@ impl Runs {
             events,
             finished: Mutex::default(),
             system_events,
+            dialogs: Arc::default(),
         }
+    }
+
+    /// Dialogs of RPC workers shown to clients.
+    pub fn dialogs(&self) -> &Arc<super::dialogs::Dialogs> {
+        &self.dialogs
     }
 
     /// The queue settings requests fall back on.
@@ -510,6 +518,13 @@ impl Runs {
             }
         };
         plan.abort = Some(abort.clone());
+        if let Some(rpc) = plan.rpc.as_mut() {
+            rpc.dialogs = Some(Arc::new(super::dialogs::RunDialogs {
+                runs: Arc::clone(self),
+                run_id: run_id.to_owned(),
+                session_key: key.clone(),
+            }));
+        }
         // OpenClaw's steer mode injects everything queued at the next boundary together.
         plan.agent.steering_mode = pincer_agent::QueueMode::All;
         match run_steerable_turn(plan, steer, |event| emitter.on_agent_event(event)).await {
