@@ -84,11 +84,12 @@ impl ModelChoice {
 /// Why no model could be chosen.
 #[derive(Debug, thiserror::Error)]
 pub enum SelectError {
-    #[error("{origin}: {source}")]
+    /// The catalog's reason is part of the message, not a `source`: printed as a chain
+    /// it would appear twice.
+    #[error("{origin}: {reason}")]
     Unknown {
         origin: String,
-        #[source]
-        source: CatalogError,
+        reason: CatalogError,
     },
     #[error("--provider {provider}: no such provider; known providers: {known}")]
     UnknownProvider { provider: String, known: String },
@@ -113,9 +114,9 @@ pub fn select_model(
         cx.registry
             .resolve(reference)
             .cloned()
-            .map_err(|source| SelectError::Unknown {
+            .map_err(|reason| SelectError::Unknown {
                 origin: origin.to_owned(),
-                source,
+                reason,
             })
     };
     let plain = |primary: Model, source: ModelSource| ModelChoice {

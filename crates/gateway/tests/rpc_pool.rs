@@ -287,3 +287,84 @@ async fn a_new_worker_is_set_up_and_its_dialogs_are_answered() {
     drop(worker);
     pool.shutdown().await;
 }
+
+/// Starts a worker that dies over its model when it is given one (as pi does for a
+/// provider it does not know), and a working one otherwise; notes each profile's model.
+struct ModelPickySpawner {
+    refuses: PathBuf,
+    works: PathBuf,
+    dir: PathBuf,
+    models: std::sync::Mutex<Vec<Option<String>>>,
+}
+
+impl WorkerSpawner for ModelPickySpawner {
+    fn spawn(&self, profile: &CapabilityProfile) -> Result<RpcClient, RpcError> {
+        let mut models = self.models.lock().unwrap();
+        models.push(profile.model.clone());
+        let script = if profile.model.is_some() {
+            &self.refuses
+        } else {
+            &self.works
+        };
+        let spec = WorkerSpec::new(mock_rpc_path().unwrap())
+            .arg(script.display().to_string())
+            .arg(self.dir.join(format!("{}.log", models.len() - 1)).display().to_string());
+        RpcClient::spawn(spec)
+    }
+}
+
+#[tokio::test]
+async fn a_worker_refusing_its_model_is_started_again_on_its_default_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let refuses = write_script(
+        dir.path(),
+        "refuses.json",
+        &json!({"rules": [{"on": "*", "silent": true,
+            "stderr": "Error: Unknown provider \"nope\". Use --list-models to see available providers/models.\n",
+            "then": "exit:1"}]}),
+    )
+    .unwrap();
+    let works = write_script(dir.path(), "works.json", &json!({"rules": []})).unwrap();
+    let spawner = Arc::new(ModelPickySpawner {
+        refuses,
+        works,
+        dir: dir.path().to_path_buf(),
+        models: Default::default(),
+    });
+    struct Shared(Arc<ModelPickySpawner>);
+    impl WorkerSpawner for Shared {
+        fn spawn(&self, profile: &CapabilityProfile) -> Result<RpcClient, RpcError> {
+            self.0.spawn(profile)
+        }
+    }
+    let pool = RpcPool::new(settings(0, 2), Shared(Arc::clone(&spawner)));
+    let worker = pool.acquire("s1", &profile("nope"), 1).await.unwrap();
+    assert_eq!(worker.reuse, Reuse::Spawned);
+    assert!(worker.client().is_alive());
+    assert_eq!(
+        *spawner.models.lock().unwrap(),
+        [Some("nope".to_owned()), None],
+        "tried with the model, then without"
+    );
+    assert_eq!(pool.stats().workers, 1);
+    drop(worker);
+
+    // A failure that is not about the model is not retried.
+    let crashes = write_script(
+        dir.path(),
+        "crashes.json",
+        &json!({"rules": [{"on": "*", "silent": true, "stderr": "segfault\n", "then": "exit:3"}]}),
+    )
+    .unwrap();
+    let plain = RpcPool::new(
+        settings(0, 2),
+        FakeSpawner {
+            script: crashes,
+            dir: dir.path().to_path_buf(),
+            count: Default::default(),
+        },
+    );
+    let err = plain.acquire("s1", &profile("primary"), 1).await.unwrap_err();
+    assert!(err.to_string().contains("segfault"), "{err}");
+    pool.shutdown().await;
+}

@@ -480,8 +480,27 @@ impl RpcPool {
         })
     }
 
-    /// Starts a worker and sets it up; one that cannot be set up is stopped.
+    /// Starts a worker for `profile`. One that fails over its model (a provider or model it
+    /// does not know) is started once more without `--provider`/`--model`, on its own
+    /// default model, as pi-gateway does: a session answered by another model beats no
+    /// answer at all.
     async fn start_worker(&self, profile: &CapabilityProfile) -> Result<RpcClient, RpcError> {
+        match self.start_exactly(profile).await {
+            Err(e) if (profile.provider.is_some() || profile.model.is_some()) && is_model_error(&e) => {
+                tracing::warn!(error = %e, "rpc pool: the worker refused its model; starting it on its default model");
+                let fallback = CapabilityProfile {
+                    provider: None,
+                    model: None,
+                    ..profile.clone()
+                };
+                self.start_exactly(&fallback).await
+            }
+            other => other,
+        }
+    }
+
+    /// Starts a worker and sets it up; one that cannot be set up is stopped.
+    async fn start_exactly(&self, profile: &CapabilityProfile) -> Result<RpcClient, RpcError> {
         let client = self.inner.spawner.spawn(profile)?;
         if self.inner.settings.auto_answer_ui {
             tokio::spawn(answer_dialogs(client.subscribe(), client.ui_answerer()));
@@ -615,6 +634,13 @@ impl RpcPool {
             client.stop().await;
         }
     }
+}
+
+/// Whether a worker's failure is about its model: pi says `Unknown provider "x"` or
+/// `Model "x" not found`, Pincer `unknown model "p/m"`.
+fn is_model_error(error: &RpcError) -> bool {
+    let text = error.to_string().to_ascii_lowercase();
+    text.contains("provider") || text.contains("model")
 }
 
 /// pi-gateway's setup of a new worker.
