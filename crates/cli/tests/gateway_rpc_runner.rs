@@ -28,8 +28,14 @@ enum Workers {
     Pi,
 }
 
-/// A home whose gateway runs turns on a pool of at most 2 workers of `kind`.
+/// A home whose gateway runs turns on a pool of at most 2 workers of `kind`, with the
+/// heartbeat off.
 fn rpc_home(llm: &MockLlm, kind: Workers) -> (Home, u16) {
+    rpc_home_with(llm, kind, "0m")
+}
+
+/// [`rpc_home`] with a heartbeat every `every`.
+fn rpc_home_with(llm: &MockLlm, kind: Workers, every: &str) -> (Home, u16) {
     let mut home = Home::new();
     let port = free_port();
     let command = match kind {
@@ -61,7 +67,7 @@ fn rpc_home(llm: &MockLlm, kind: Workers) -> (Home, u16) {
     home.use_mock(
         llm,
         &format!(
-            "agents: {{ defaults: {{ model: \"mock/primary\", heartbeat: {{ every: \"0m\" }} }} }},\n  \
+            "agents: {{ defaults: {{ model: \"mock/primary\", heartbeat: {{ every: \"{every}\" }} }} }},\n  \
              gateway: {{ port: {port}, auth: {{ token: \"{TOKEN}\" }} }},\n  \
              agent: {{ runner: \"rpc\", pool: {{ min: 0, max: 2 }}{command} }},"
         ),
@@ -407,6 +413,61 @@ async fn a_message_sent_while_busy_is_steered_into_the_worker_turn(kind: Workers
     drop(gateway);
 }
 
+async fn a_heartbeat_runs_on_a_worker_and_its_pruned_ack_is_not_in_the_next_context(kind: Workers) {
+    let llm = mock(
+        Scenario::new()
+            .rule(
+                Rule::when(Match::last_user_contains("ping the heartbeat"))
+                    .reply(Reply::text("HEARTBEAT_OK")),
+            )
+            .rule(Rule::when(Match::last_user("hello")).reply(Reply::text("hi"))),
+    )
+    .await;
+    // Timer beats a day apart: only the wake below runs one.
+    let (home, port) = rpc_home_with(&llm, kind, "24h");
+    let gateway = Foreground::start(&home, &["gateway", "run"]);
+    let mut client = WsClient::connect(port, TOKEN).await;
+    send(&mut client, "hello", "before").await;
+    client.chat_event("before", "final").await;
+    let pool = workers(&gateway);
+
+    let woke = client
+        .call("wake", json!({"mode": "now", "text": "ping the heartbeat"}))
+        .await;
+    assert_eq!(woke["ok"], true, "{woke}");
+    let beat = loop {
+        let frame = client.frame().await.expect("a heartbeat event");
+        if frame["event"] == "heartbeat" {
+            break frame;
+        }
+    };
+    assert_eq!(beat["payload"]["status"], "ok-token", "{beat}");
+    assert_eq!(
+        workers(&gateway),
+        pool,
+        "the idle worker took the heartbeat"
+    );
+    let heartbeat_request = llm.requests().last().unwrap().body.clone();
+    assert!(
+        text_of(
+            heartbeat_request["messages"]
+                .as_array()
+                .unwrap()
+                .last()
+                .unwrap()
+        )
+        .contains("ping the heartbeat"),
+        "{heartbeat_request}"
+    );
+
+    // The acknowledged beat was cut from the transcript; the worker must not remember it.
+    send(&mut client, "hello", "after").await;
+    client.chat_event("after", "final").await;
+    let last = llm.requests().last().unwrap().body.clone();
+    assert_eq!(user_texts(&last["messages"]), ["hello", "hello"], "{last}");
+    drop(gateway);
+}
+
 /// One test per scenario and kind of worker; pi's need pi installed (`--ignored`).
 macro_rules! on_both {
     ($($scenario:ident => $pincer:ident, $pi:ident;)*) => {$(
@@ -428,4 +489,5 @@ on_both! {
     abort_stops_the_worker_turn_and_the_worker_serves_the_next => abort_on_pincer_workers, abort_on_pi_workers;
     a_worker_killed_mid_turn_fails_that_run_and_the_next_message_resumes => killed_pincer_worker, killed_pi_worker;
     a_message_sent_while_busy_is_steered_into_the_worker_turn => steering_on_pincer_workers, steering_on_pi_workers;
+    a_heartbeat_runs_on_a_worker_and_its_pruned_ack_is_not_in_the_next_context => heartbeat_on_pincer_workers, heartbeat_on_pi_workers;
 }

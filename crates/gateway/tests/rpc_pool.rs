@@ -308,7 +308,12 @@ impl WorkerSpawner for ModelPickySpawner {
         };
         let spec = WorkerSpec::new(mock_rpc_path().unwrap())
             .arg(script.display().to_string())
-            .arg(self.dir.join(format!("{}.log", models.len() - 1)).display().to_string());
+            .arg(
+                self.dir
+                    .join(format!("{}.log", models.len() - 1))
+                    .display()
+                    .to_string(),
+            );
         RpcClient::spawn(spec)
     }
 }
@@ -364,7 +369,10 @@ async fn a_worker_refusing_its_model_is_started_again_on_its_default_model() {
             count: Default::default(),
         },
     );
-    let err = plain.acquire("s1", &profile("primary"), 1).await.unwrap_err();
+    let err = plain
+        .acquire("s1", &profile("primary"), 1)
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("segfault"), "{err}");
     pool.shutdown().await;
 }

@@ -486,7 +486,10 @@ impl RpcPool {
     /// answer at all.
     async fn start_worker(&self, profile: &CapabilityProfile) -> Result<RpcClient, RpcError> {
         match self.start_exactly(profile).await {
-            Err(e) if (profile.provider.is_some() || profile.model.is_some()) && is_model_error(&e) => {
+            Err(e)
+                if (profile.provider.is_some() || profile.model.is_some())
+                    && is_model_error(&e) =>
+            {
                 tracing::warn!(error = %e, "rpc pool: the worker refused its model; starting it on its default model");
                 let fallback = CapabilityProfile {
                     provider: None,
