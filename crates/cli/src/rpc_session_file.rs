@@ -14,13 +14,26 @@ use pincer_store::{
     Transcript,
 };
 
-/// An open session of the worker.
+/// An open session of the worker. A new session is written only once its first message
+/// is (as pi writes its files on the first reply): a worker that is started and pointed at
+/// another session (`switch_session`, what the gateway's pool does) leaves no empty file
+/// behind.
 pub struct SessionFile {
-    pub transcript: Transcript,
+    state: State,
+}
+
+enum State {
+    /// Not on disk yet: the header and the entries to write first.
+    Pending {
+        path: PathBuf,
+        header: SessionHeader,
+        entries: Vec<EntryBody>,
+    },
+    Open(Transcript),
 }
 
 impl SessionFile {
-    /// A new session in `dir` (created 0700 if missing), its first entries recording
+    /// A new session in `dir` (created 0700 when the file is), its first entries recording
     /// `provider`/`model_id` and `thinking`.
     pub fn create(
         dir: &Path,
@@ -30,23 +43,27 @@ impl SessionFile {
         model_id: &str,
         thinking: &str,
     ) -> Result<Self> {
-        create_private_dir(dir)
-            .with_context(|| format!("cannot create the session directory {}", dir.display()))?;
         let id = pincer_store::ids::session_id();
         let mut header = SessionHeader::new(&id, cwd.display().to_string());
         header.parent_session = parent_session;
         let stamp = header.timestamp.replace([':', '.'], "-");
         let path = dir.join(format!("{stamp}_{id}.jsonl"));
-        let mut transcript = Transcript::create(&path, header)
-            .with_context(|| format!("cannot create the session file {}", path.display()))?;
-        transcript.append_body(EntryBody::ModelChange(ModelChangeEntry {
-            provider: provider.to_owned(),
-            model_id: model_id.to_owned(),
-        }))?;
-        transcript.append_body(EntryBody::ThinkingLevelChange(ThinkingLevelChangeEntry {
-            thinking_level: thinking.to_owned(),
-        }))?;
-        Ok(Self { transcript })
+        let entries = vec![
+            EntryBody::ModelChange(ModelChangeEntry {
+                provider: provider.to_owned(),
+                model_id: model_id.to_owned(),
+            }),
+            EntryBody::ThinkingLevelChange(ThinkingLevelChangeEntry {
+                thinking_level: thinking.to_owned(),
+            }),
+        ];
+        Ok(Self {
+            state: State::Pending {
+                path,
+                header,
+                entries,
+            },
+        })
     }
 
     /// Opens the session file at `path` (a torn last line is repaired, as on every load).
@@ -59,7 +76,47 @@ impl SessionFile {
         if let Some(repair) = &report.repaired_tail {
             tracing::warn!(path = %path.display(), ?repair, "session file: torn last line repaired");
         }
-        Ok(Self { transcript })
+        Ok(Self {
+            state: State::Open(transcript),
+        })
+    }
+
+    /// The transcript, written to disk first if it is not yet.
+    fn transcript(&mut self) -> Result<&mut Transcript> {
+        if let State::Pending {
+            path,
+            header,
+            entries,
+        } = &mut self.state
+        {
+            let dir = path.parent().unwrap_or(Path::new("."));
+            create_private_dir(dir).with_context(|| {
+                format!("cannot create the session directory {}", dir.display())
+            })?;
+            let mut transcript = Transcript::create(path.clone(), header.clone())
+                .with_context(|| format!("cannot create the session file {}", path.display()))?;
+            for body in entries.drain(..) {
+                transcript.append_body(body)?;
+            }
+            self.state = State::Open(transcript);
+        }
+        match &mut self.state {
+            State::Open(transcript) => Ok(transcript),
+            State::Pending { path, .. } => {
+                anyhow::bail!("the session file {} was not written", path.display())
+            }
+        }
+    }
+
+    /// Adds `body`: to the file, or to what is written with the first message.
+    fn record(&mut self, body: EntryBody) -> Result<()> {
+        match &mut self.state {
+            State::Pending { entries, .. } => entries.push(body),
+            State::Open(transcript) => {
+                transcript.append_body(body)?;
+            }
+        }
+        Ok(())
     }
 
     /// The newest session file of `dir`, by name (names start with the creation time).
@@ -72,58 +129,65 @@ impl SessionFile {
     }
 
     pub fn path(&self) -> &Path {
-        self.transcript.path()
+        match &self.state {
+            State::Pending { path, .. } => path,
+            State::Open(transcript) => transcript.path(),
+        }
     }
 
     pub fn id(&self) -> &str {
-        &self.transcript.header().id
+        match &self.state {
+            State::Pending { header, .. } => &header.id,
+            State::Open(transcript) => &transcript.header().id,
+        }
     }
 
     /// The conversation the model sees (compactions applied).
     pub fn messages(&self) -> Vec<Message> {
-        self.transcript.context()
+        match &self.state {
+            State::Pending { .. } => Vec::new(),
+            State::Open(transcript) => transcript.context(),
+        }
     }
 
     pub fn append_message(&mut self, message: Message) -> Result<()> {
-        self.transcript.append_message(message)?;
+        self.transcript()?.append_message(message)?;
         Ok(())
     }
 
     pub fn record_model(&mut self, provider: &str, model_id: &str) -> Result<()> {
-        self.transcript
-            .append_body(EntryBody::ModelChange(ModelChangeEntry {
-                provider: provider.to_owned(),
-                model_id: model_id.to_owned(),
-            }))?;
-        Ok(())
+        self.record(EntryBody::ModelChange(ModelChangeEntry {
+            provider: provider.to_owned(),
+            model_id: model_id.to_owned(),
+        }))
     }
 
     pub fn record_thinking(&mut self, level: &str) -> Result<()> {
-        self.transcript
-            .append_body(EntryBody::ThinkingLevelChange(ThinkingLevelChangeEntry {
-                thinking_level: level.to_owned(),
-            }))?;
-        Ok(())
+        self.record(EntryBody::ThinkingLevelChange(ThinkingLevelChangeEntry {
+            thinking_level: level.to_owned(),
+        }))
     }
 
     /// The name the last `session_info` entry gave the session.
     pub fn name(&self) -> Option<String> {
-        self.transcript
-            .entries()
-            .iter()
-            .rev()
-            .find_map(|e| match &e.body {
-                EntryBody::SessionInfo(info) => info.name.clone(),
-                _ => None,
-            })
+        let name_of = |body: &EntryBody| match body {
+            EntryBody::SessionInfo(info) => info.name.clone(),
+            _ => None,
+        };
+        match &self.state {
+            State::Pending { entries, .. } => entries.iter().rev().find_map(name_of),
+            State::Open(transcript) => transcript
+                .entries()
+                .iter()
+                .rev()
+                .find_map(|e| name_of(&e.body)),
+        }
     }
 
     pub fn set_name(&mut self, name: &str) -> Result<()> {
-        self.transcript
-            .append_body(EntryBody::SessionInfo(SessionInfoEntry {
-                name: Some(name.to_owned()),
-            }))?;
-        Ok(())
+        self.record(EntryBody::SessionInfo(SessionInfoEntry {
+            name: Some(name.to_owned()),
+        }))
     }
 }
 

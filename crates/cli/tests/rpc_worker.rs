@@ -260,6 +260,54 @@ async fn continue_resumes_the_newest_session() {
     assert_eq!(worker.finish(), Some(0));
 }
 
+/// As pi, a new session's file is written with its first message: a worker that is only
+/// pointed at another session (what the gateway's pool does) leaves no empty file behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_file_is_written_with_its_first_message() {
+    let (home, _llm) =
+        home_with(Scenario::new().rule(Rule::when(Match::any()).reply(Reply::text("ok")))).await;
+    let sessions = home.dir.path().join("rpc-sessions");
+    let files = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(&sessions)
+            .map(|d| d.map(|e| e.unwrap().path()).collect())
+            .unwrap_or_default()
+    };
+    let mut worker = Worker::start(&home, &[]);
+    let state = worker.call("s", json!({"type": "get_state"}));
+    let path = state["data"]["sessionFile"].as_str().unwrap().to_owned();
+    worker.call("n", json!({"type": "set_session_name", "name": "later"}));
+    assert!(
+        files().is_empty(),
+        "nothing written before a message: {:?}",
+        files()
+    );
+    worker.call("p", json!({"type": "prompt", "message": "hi"}));
+    worker.until("agent_end");
+    assert_eq!(files(), [std::path::PathBuf::from(&path)]);
+    let kinds: Vec<String> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "session",
+            "model_change",
+            "thinking_level_change",
+            "session_info",
+            "message",
+            "message"
+        ]
+    );
+    assert_eq!(worker.finish(), Some(0));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_turn_reports_the_execution_and_continues() {
     let (home, _llm) = home_with(
