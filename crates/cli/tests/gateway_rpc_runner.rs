@@ -31,11 +31,11 @@ enum Workers {
 /// A home whose gateway runs turns on a pool of at most 2 workers of `kind`, with the
 /// heartbeat off.
 fn rpc_home(llm: &MockLlm, kind: Workers) -> (Home, u16) {
-    rpc_home_with(llm, kind, "0m")
+    rpc_home_with(llm, kind, "0m", 2)
 }
 
-/// [`rpc_home`] with a heartbeat every `every`.
-fn rpc_home_with(llm: &MockLlm, kind: Workers, every: &str) -> (Home, u16) {
+/// [`rpc_home`] with a heartbeat every `every` and at most `max` workers.
+fn rpc_home_with(llm: &MockLlm, kind: Workers, every: &str, max: usize) -> (Home, u16) {
     let mut home = Home::new();
     let port = free_port();
     let command = match kind {
@@ -69,7 +69,7 @@ fn rpc_home_with(llm: &MockLlm, kind: Workers, every: &str) -> (Home, u16) {
         &format!(
             "agents: {{ defaults: {{ model: \"mock/primary\", heartbeat: {{ every: \"{every}\" }} }} }},\n  \
              gateway: {{ port: {port}, auth: {{ token: \"{TOKEN}\" }} }},\n  \
-             agent: {{ runner: \"rpc\", pool: {{ min: 0, max: 2 }}{command} }},"
+             agent: {{ runner: \"rpc\", pool: {{ min: 0, max: {max} }}{command} }},"
         ),
     );
     (home, port)
@@ -424,7 +424,7 @@ async fn a_heartbeat_runs_on_a_worker_and_its_pruned_ack_is_not_in_the_next_cont
     )
     .await;
     // Timer beats a day apart: only the wake below runs one.
-    let (home, port) = rpc_home_with(&llm, kind, "24h");
+    let (home, port) = rpc_home_with(&llm, kind, "24h", 2);
     let gateway = Foreground::start(&home, &["gateway", "run"]);
     let mut client = WsClient::connect(port, TOKEN).await;
     send(&mut client, "hello", "before").await;
@@ -468,6 +468,68 @@ async fn a_heartbeat_runs_on_a_worker_and_its_pruned_ack_is_not_in_the_next_cont
     drop(gateway);
 }
 
+async fn a_run_waiting_for_a_worker_can_be_aborted_and_then_waits_no_more(kind: Workers) {
+    let story: String = (0..40).map(|i| format!("w{i} ")).collect();
+    let llm = mock(
+        Scenario::new()
+            .rule(
+                Rule::when(Match::last_user("tell me a story"))
+                    .reply(Reply::text(story).with_chunk_size(5).with_delay_ms(50)),
+            )
+            .rule(Rule::when(Match::last_user("next")).reply(Reply::text("next reply"))),
+    )
+    .await;
+    let (home, port) = rpc_home_with(&llm, kind, "0m", 1);
+    let gateway = Foreground::start(&home, &["gateway", "run"]);
+    let mut client = WsClient::connect(port, TOKEN).await;
+    send(&mut client, "tell me a story", "story").await;
+    client.chat_event("story", "delta").await;
+
+    // The only worker is busy: another session's run waits for it.
+    let other = "agent:main:other";
+    let sent = client
+        .call(
+            "chat.send",
+            json!({"sessionKey": other, "message": "never sent", "idempotencyKey": "waiting"}),
+        )
+        .await;
+    assert_eq!(sent["payload"]["status"], "started", "{sent}");
+    let aborted = client
+        .call(
+            "chat.abort",
+            json!({"sessionKey": other, "runId": "waiting"}),
+        )
+        .await;
+    assert_eq!(aborted["payload"]["aborted"], true, "{aborted}");
+    // It ends at once, not when the worker is free.
+    loop {
+        let frame = client.frame().await.expect("events");
+        let payload = &frame["payload"];
+        if frame["event"] != "chat" || payload["state"] == "delta" {
+            continue;
+        }
+        assert_eq!(
+            payload["runId"], "waiting",
+            "the aborted run ends first: {frame}"
+        );
+        assert_eq!(payload["state"], "aborted", "{frame}");
+        break;
+    }
+    client.chat_event("story", "final").await;
+
+    send(&mut client, "next", "next").await;
+    let next = client.chat_event("next", "final").await;
+    assert_eq!(text_of(&next["payload"]["message"]), "next reply", "{next}");
+    // The aborted message never reached the model.
+    let users: Vec<String> = llm
+        .requests()
+        .iter()
+        .flat_map(|r| user_texts(&r.body["messages"]))
+        .collect();
+    assert!(!users.iter().any(|u| u == "never sent"), "{users:?}");
+    drop(gateway);
+}
+
 /// One test per scenario and kind of worker; pi's need pi installed (`--ignored`).
 macro_rules! on_both {
     ($($scenario:ident => $pincer:ident, $pi:ident;)*) => {$(
@@ -490,4 +552,5 @@ on_both! {
     a_worker_killed_mid_turn_fails_that_run_and_the_next_message_resumes => killed_pincer_worker, killed_pi_worker;
     a_message_sent_while_busy_is_steered_into_the_worker_turn => steering_on_pincer_workers, steering_on_pi_workers;
     a_heartbeat_runs_on_a_worker_and_its_pruned_ack_is_not_in_the_next_context => heartbeat_on_pincer_workers, heartbeat_on_pi_workers;
+    a_run_waiting_for_a_worker_can_be_aborted_and_then_waits_no_more => abort_while_waiting_on_pincer_workers, abort_while_waiting_on_pi_workers;
 }

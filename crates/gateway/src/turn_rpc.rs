@@ -222,7 +222,14 @@ pub(crate) async fn run_rpc_turn(
     }
     let path = session.transcript.path().to_path_buf();
     let turns = Arc::clone(&target.turns);
-    let worker = target.acquire(&session_key).await?;
+    let aborted = abort.clone().unwrap_or_default();
+    // A run aborted while it waits for a worker never reaches one.
+    let worker = tokio::select! {
+        worker = target.acquire(&session_key) => worker?,
+        () = aborted.cancelled(), if abort.is_some() => {
+            return Err(TurnError::Worker("aborted while waiting for a free agent worker".into()));
+        }
+    };
     let client = worker.shared_client();
     // Subscribed before anything is sent: no event of this turn can be missed.
     let mut events = client.subscribe();
@@ -276,7 +283,6 @@ pub(crate) async fn run_rpc_turn(
     let mut recorder = Recorder::default();
     let mut started = false;
     let mut abort_deadline: Option<tokio::time::Instant> = None;
-    let aborted = abort.clone().unwrap_or_default();
     let ending = loop {
         let deadline = abort_deadline;
         tokio::select! {

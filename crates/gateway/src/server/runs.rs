@@ -529,7 +529,7 @@ impl Runs {
         plan.agent.steering_mode = pincer_agent::QueueMode::All;
         match run_steerable_turn(plan, steer, |event| emitter.on_agent_event(event)).await {
             Ok(outcome) => emitter.finished(&outcome, abort.is_cancelled()),
-            Err(e) => emitter.failed_before_start(&e.to_string(), false),
+            Err(e) => emitter.failed_before_start(&e.to_string(), abort.is_cancelled()),
         }
     }
 
