@@ -268,6 +268,13 @@ impl Runtime for GatewayRuntime {
         (path.display().to_string(), pincer_config::redact(&raw))
     }
 
+    fn runner_status(&self) -> serde_json::Value {
+        match &self.rpc {
+            Some(rpc) => rpc.status(),
+            None => serde_json::json!({ "kind": "embedded" }),
+        }
+    }
+
     fn workspace(&self, agent_id: &str) -> Option<PathBuf> {
         let workspace = self.app.workspace(agent_id);
         // Created with its starter files first: a fresh agent's heartbeat then finds the

@@ -141,6 +141,19 @@ impl RpcRunner {
         }
     }
 
+    /// The pool's numbers for `health`.
+    pub fn status(&self) -> serde_json::Value {
+        let pool = self.turns.pool();
+        let (stats, settings) = (pool.stats(), pool.settings());
+        serde_json::json!({
+            "kind": "rpc",
+            "workerCommand": if self.own_workers { "pincer rpc" } else { "custom" },
+            "workers": stats.workers, "busy": stats.busy, "waiting": stats.waiting,
+            "min": settings.min, "max": settings.max,
+            "spawned": stats.spawned, "stopped": stats.stopped,
+        })
+    }
+
     /// Stops maintenance and every worker (the gateway is stopping).
     pub async fn shutdown(&self) {
         self.maintenance.cancel();

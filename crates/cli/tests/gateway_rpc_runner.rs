@@ -238,6 +238,18 @@ async fn chat_and_tool_turns_run_on_a_worker_and_keep_the_session(kind: Workers)
         row["totalTokens"].as_u64().unwrap_or(0) > 0,
         "usage counted: {row}"
     );
+    let health = client.call("health", json!({})).await;
+    let command = if kind == Workers::Pincer {
+        "pincer rpc"
+    } else {
+        "custom"
+    };
+    assert_eq!(
+        health["payload"]["agentRunner"],
+        json!({"kind": "rpc", "workerCommand": command, "workers": 1, "busy": 0, "waiting": 0,
+               "min": 0, "max": 2, "spawned": 1, "stopped": 0}),
+        "{health}"
+    );
 
     // Stopping the gateway stops its workers.
     gateway.signal(Signal::SIGTERM);

@@ -608,6 +608,11 @@ impl RpcPool {
         }
     }
 
+    /// The limits the pool runs with.
+    pub fn settings(&self) -> PoolSettings {
+        self.inner.settings
+    }
+
     /// Whether a worker could be started without evicting one.
     pub fn has_room(&self) -> bool {
         let state = lock(&self.inner.state);

@@ -30,6 +30,7 @@ pub fn payload(runtime: &dyn Runtime) -> Value {
         "heartbeatSeconds": 0,
         "defaultAgentId": agent,
         "agents": [{ "agentId": agent, "isDefault": true }],
+        "agentRunner": runtime.runner_status(),
     })
 }
 

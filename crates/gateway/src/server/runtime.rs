@@ -84,6 +84,10 @@ pub trait Runtime: Send + Sync + 'static {
     fn tools(&self, agent_id: &str) -> Vec<serde_json::Value>;
     /// The configuration with secrets masked (`config.get`), and the file it is in.
     fn config_redacted(&self) -> (String, serde_json::Value);
+    /// Who runs the turns, for `health`: `{kind: "embedded"}`, or the RPC pool's numbers.
+    fn runner_status(&self) -> serde_json::Value {
+        serde_json::json!({ "kind": "embedded" })
+    }
     /// The agent's workspace directory (where HEARTBEAT.md is), if it has one.
     fn workspace(&self, agent_id: &str) -> Option<PathBuf> {
         let _ = agent_id;

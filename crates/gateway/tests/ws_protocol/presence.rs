@@ -239,7 +239,8 @@ async fn health_events_carry_the_health_payload_on_every_refresh() {
         answered,
         json!({"ok": true, "durationMs": 0, "channels": {}, "channelOrder": [],
                "heartbeatSeconds": 0, "defaultAgentId": "main",
-               "agents": [{"agentId": "main", "isDefault": true}]})
+               "agents": [{"agentId": "main", "isDefault": true}],
+               "agentRunner": {"kind": "embedded"}})
     );
     let snapshot = &hello["snapshot"];
     assert_eq!(without_ts(&snapshot["health"]), answered);
