@@ -7,6 +7,7 @@
 //! a plain tree with no comment-keeping round trip, and the file is rewritten as JSON.
 
 mod automation;
+mod channels;
 mod edit;
 mod env_subst;
 mod error;
@@ -26,6 +27,9 @@ mod validate;
 pub use automation::{
     ActiveHoursConfig, CronConfig, CronRetryConfig, HeartbeatConfig, parse_clock_minutes,
     parse_heartbeat_every,
+};
+pub use channels::{
+    ChannelsConfig, DmPolicyName, GroupConfig, GroupPolicyName, PairingNotifyConfig, TelegramConfig,
 };
 pub use edit::{get, parse_cli_value, set, unset};
 pub use error::{ConfigError, ConfigIssue, SourcePosition};

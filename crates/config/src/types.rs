@@ -9,6 +9,7 @@ use pincer_ai::ModelsConfig;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::channels::ChannelsConfig;
 use crate::gateway::GatewayConfig;
 use crate::runner::AgentRunnerConfig;
 
@@ -55,6 +56,9 @@ pub struct PincerConfig {
     /// How agent turns run: in the gateway, or on a pool of RPC worker processes.
     #[serde(default)]
     pub agent: AgentRunnerConfig,
+    /// The chat apps the gateway connects to, and who may talk to the agent there.
+    #[serde(default)]
+    pub channels: ChannelsConfig,
 }
 
 /// `messages` (OpenClaw's section of the same name).

@@ -86,6 +86,7 @@ pub(crate) fn check(config: &PincerConfig) -> Vec<RuleViolation> {
     }
     crate::automation::check_cron(&config.cron, &mut fail);
     crate::runner::check_runner(&config.agent, &mut fail);
+    crate::channels::check_channels(&config.channels, &mut fail);
     if let Some(model) = &config.agents.defaults.model {
         check_model(
             model,

@@ -168,3 +168,24 @@ fn agent_runner_section() {
     let wrong = error_of("{agent: {runner: 'docker'}}");
     assert!(wrong.contains("agent.runner"), "{wrong}");
 }
+
+#[test]
+fn channels_section() {
+    accepts(
+        "{channels: {telegram: {botToken: 'x', apiBaseUrl: 'http://127.0.0.1:1', dmPolicy: 'allowlist', \
+         allowFrom: ['1', '@me'], groupPolicy: 'open', groups: {'*': {requireMention: false}}, \
+         accounts: {work: {botToken: 'y', dmPolicy: 'open', allowFrom: ['*']}}}, \
+         pairingNotify: {channel: 'telegram', to: '1'}}}",
+    );
+    assert_eq!(
+        error_of("{channels: {telegram: {\n  dmPolicy: 'open', allowFrom: ['1'],\n}}}"),
+        "pincer.json5:2:3: channels.telegram.dmPolicy: \"open\" lets anyone talk to the agent: add \"*\" to allowFrom to confirm, or use \"pairing\""
+    );
+    let nested = error_of("{channels: {telegram: {accounts: {a: {accounts: {b: {}}}}}}}");
+    assert!(
+        nested.contains("channels.telegram.accounts.a.accounts: accounts do not nest"),
+        "{nested}"
+    );
+    let typo = error_of("{channels: {telegram: {bot_token: 'x'}}}");
+    assert!(typo.contains("did you mean `botToken`"), "{typo}");
+}

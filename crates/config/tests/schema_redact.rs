@@ -26,8 +26,8 @@ fn the_schema_describes_every_top_level_section() {
     assert_eq!(
         properties,
         [
-            "$schema", "agent", "agents", "auth", "bindings", "cron", "gateway", "messages",
-            "models", "roles", "session", "skills", "tools"
+            "$schema", "agent", "agents", "auth", "bindings", "channels", "cron", "gateway",
+            "messages", "models", "roles", "session", "skills", "tools"
         ]
     );
     let defs = schema["$defs"].as_object().unwrap();
