@@ -1,0 +1,921 @@
+//! DM pairing through the public API: codes, the pending-request rules (same code for the
+//! same sender, at most 3 per channel, 1 h expiry), approval into the right allow-from file,
+//! revocation, corrupt files that are reported and left alone, file modes and the exact
+//! file shape; then the access decisions as tables and the texts sent to people.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::HashSet;
+use std::fs;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use pincer_gateway::pairing::{
+    Approved, CODE_ALPHABET, CODE_LENGTH, DmAccess, DmPolicy, GroupAccess, GroupPolicy,
+    PairingError, PairingRequestOutcome, PairingStore, Revoked, approved_notice, dm_access,
+    generate_code, group_access, owner_notice, pairing_full_reply, pairing_reply,
+};
+use pincer_gateway::system_events::ManualClock;
+use serde_json::{Value, json};
+
+/// 2026-01-01T00:00:00.000Z
+const T0: i64 = 1_767_225_600_000;
+const HOUR: Duration = Duration::from_secs(3600);
+
+fn store_at(dir: &Path) -> (PairingStore, ManualClock) {
+    let clock = ManualClock::at(T0);
+    let store = PairingStore::new(dir.join("credentials")).with_clock(Arc::new(clock.clone()));
+    (store, clock)
+}
+
+fn created(outcome: PairingRequestOutcome) -> String {
+    match outcome {
+        PairingRequestOutcome::Created { code } => code,
+        other => panic!("expected Created, got {other:?}"),
+    }
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&fs::read(path).unwrap()).unwrap()
+}
+
+#[cfg(unix)]
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+// --- codes -------------------------------------------------------------------------------
+
+#[test]
+fn codes_are_eight_characters_of_the_alphabet() {
+    assert_eq!(CODE_ALPHABET, "ABCDEFGHJKLMNPQRSTUVWXYZ23456789");
+    assert_eq!(CODE_LENGTH, 8);
+    let mut seen_chars = HashSet::new();
+    let mut codes = HashSet::new();
+    for _ in 0..4000 {
+        let code = generate_code().unwrap();
+        assert_eq!(code.len(), 8, "{code}");
+        for c in code.chars() {
+            assert!(CODE_ALPHABET.contains(c), "{code}");
+            seen_chars.insert(c);
+        }
+        codes.insert(code);
+    }
+    // 32 characters over 32,000 draws: each shows up; 4000 codes of 40 bits do not repeat.
+    assert_eq!(seen_chars.len(), 32);
+    assert_eq!(codes.len(), 4000);
+}
+
+// --- requests ----------------------------------------------------------------------------
+
+#[test]
+fn one_request_writes_this_exact_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, _clock) = store_at(tmp.path());
+    let code = created(
+        store
+            .request(
+                "telegram",
+                Some("work"),
+                " 123 ",
+                Some(json!({"username": "alice", "name": "Alice"})),
+            )
+            .unwrap(),
+    );
+    let path = tmp.path().join("credentials/telegram-pairing.json");
+    let text = fs::read_to_string(&path).unwrap();
+    let expected = format!(
+        r#"{{
+  "version": 1,
+  "requests": [
+    {{
+      "id": "123",
+      "code": "{code}",
+      "createdAt": "2026-01-01T00:00:00.000Z",
+      "lastSeenAt": "2026-01-01T00:00:00.000Z",
+      "accountId": "work",
+      "meta": {{
+        "name": "Alice",
+        "username": "alice"
+      }}
+    }}
+  ]
+}}
+"#
+    );
+    // Key order inside `meta` depends on serde_json's map features: compare as JSON here;
+    // the exact bytes are checked below on a request without meta.
+    assert_eq!(
+        serde_json::from_str::<Value>(&text).unwrap(),
+        serde_json::from_str::<Value>(&expected).unwrap()
+    );
+    store.request("telegram", None, "456", None).unwrap();
+    let file = read_json(&path);
+    assert_eq!(
+        file["requests"][1],
+        json!({
+            "id": "456",
+            "code": file["requests"][1]["code"],
+            "createdAt": "2026-01-01T00:00:00.000Z",
+            "lastSeenAt": "2026-01-01T00:00:00.000Z",
+        })
+    );
+}
+
+#[test]
+fn request_without_meta_is_written_as_openclaw_writes_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, _clock) = store_at(tmp.path());
+    let code = created(store.request("discord", None, "42", None).unwrap());
+    let text = fs::read_to_string(tmp.path().join("credentials/discord-pairing.json")).unwrap();
+    assert_eq!(
+        text,
+        format!(
+            "{{\n  \"version\": 1,\n  \"requests\": [\n    {{\n      \"id\": \"42\",\n      \
+             \"code\": \"{code}\",\n      \"createdAt\": \"2026-01-01T00:00:00.000Z\",\n      \
+             \"lastSeenAt\": \"2026-01-01T00:00:00.000Z\"\n    }}\n  ]\n}}\n"
+        )
+    );
+}
+
+#[test]
+fn the_same_sender_keeps_its_code_and_lastseenat_moves() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, clock) = store_at(tmp.path());
+    let code = created(
+        store
+            .request("telegram", None, "123", Some(json!({"name": "A"})))
+            .unwrap(),
+    );
+    clock.advance(Duration::from_secs(300));
+    let again = store.request("telegram", None, "123", None).unwrap();
+    assert_eq!(
+        again,
+        PairingRequestOutcome::Existing { code: code.clone() }
+    );
+    assert_eq!(again.code(), Some(code.as_str()));
+    let file = read_json(&tmp.path().join("credentials/telegram-pairing.json"));
+    let requests = file["requests"].as_array().unwrap();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0]["createdAt"], "2026-01-01T00:00:00.000Z");
+    assert_eq!(requests[0]["lastSeenAt"], "2026-01-01T00:05:00.000Z");
+    assert_eq!(
+        requests[0]["meta"],
+        json!({"name": "A"}),
+        "kept without new meta"
+    );
+
+    // New meta replaces the old one.
+    store
+        .request("telegram", None, "123", Some(json!({"name": "B"})))
+        .unwrap();
+    let file = read_json(&tmp.path().join("credentials/telegram-pairing.json"));
+    assert_eq!(file["requests"][0]["meta"], json!({"name": "B"}));
+}
+
+#[test]
+fn a_fourth_sender_finds_the_channel_full() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, _clock) = store_at(tmp.path());
+    let codes: Vec<String> = ["1", "2", "3"]
+        .iter()
+        .map(|id| created(store.request("telegram", None, id, None).unwrap()))
+        .collect();
+    let distinct: HashSet<&String> = codes.iter().collect();
+    assert_eq!(distinct.len(), 3);
+    assert_eq!(
+        store.request("telegram", Some("work"), "4", None).unwrap(),
+        PairingRequestOutcome::Full
+    );
+    assert_eq!(PairingRequestOutcome::Full.code(), None);
+    // A pending sender still gets its code while the channel is full.
+    assert_eq!(
+        store.request("telegram", None, "2", None).unwrap(),
+        PairingRequestOutcome::Existing {
+            code: codes[1].clone()
+        }
+    );
+    // Another channel has its own limit.
+    created(store.request("discord", None, "4", None).unwrap());
+    assert_eq!(store.list(Some("telegram"), None).unwrap().len(), 3);
+}
+
+#[test]
+fn requests_expire_after_an_hour() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, clock) = store_at(tmp.path());
+    let old_code = created(store.request("telegram", None, "1", None).unwrap());
+    created(store.request("telegram", None, "2", None).unwrap());
+    created(store.request("telegram", None, "3", None).unwrap());
+
+    clock.advance(HOUR);
+    assert_eq!(
+        store.request("telegram", None, "4", None).unwrap(),
+        PairingRequestOutcome::Full,
+        "exactly one hour old is still pending"
+    );
+    clock.advance(Duration::from_millis(1));
+    let new_code = created(store.request("telegram", None, "4", None).unwrap());
+    let file = read_json(&tmp.path().join("credentials/telegram-pairing.json"));
+    assert_eq!(
+        file["requests"].as_array().unwrap().len(),
+        1,
+        "expired pruned"
+    );
+
+    let err = store.approve("telegram", &old_code).unwrap_err();
+    assert!(
+        matches!(&err, PairingError::UnknownCode { channel, code } if channel == "telegram" && *code == old_code),
+        "{err:?}"
+    );
+    // The old sender asking again gets a new request with a new code.
+    let renewed = created(store.request("telegram", None, "1", None).unwrap());
+    assert_ne!(renewed, new_code);
+    let listed = store.list(Some("telegram"), None).unwrap();
+    assert_eq!(
+        listed
+            .iter()
+            .map(|r| r.sender_id.as_str())
+            .collect::<Vec<_>>(),
+        ["4", "1"]
+    );
+    assert_eq!(listed[0].expires_at_ms, T0 + 3_600_001 + 3_600_000);
+}
+
+#[test]
+fn ttl_and_limit_are_configurable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let clock = ManualClock::at(T0);
+    let store = PairingStore::new(tmp.path())
+        .with_clock(Arc::new(clock.clone()))
+        .with_ttl(Duration::from_secs(60))
+        .with_max_pending(1);
+    created(store.request("slack", None, "U1", None).unwrap());
+    assert_eq!(
+        store.request("slack", None, "U2", None).unwrap(),
+        PairingRequestOutcome::Full
+    );
+    clock.advance(Duration::from_secs(61));
+    created(store.request("slack", None, "U2", None).unwrap());
+}
+
+// --- approval ----------------------------------------------------------------------------
+
+#[test]
+fn approval_goes_to_the_account_file_or_the_channel_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, _clock) = store_at(tmp.path());
+    let dir = tmp.path().join("credentials");
+    let work_code = created(
+        store
+            .request("telegram", Some("work"), "111", Some(json!({"name": "W"})))
+            .unwrap(),
+    );
+    let plain_code = created(store.request("telegram", None, "222", None).unwrap());
+
+    assert_eq!(
+        store.approve("telegram", &work_code).unwrap(),
+        Approved {
+            sender_id: "111".into(),
+            account_id: Some("work".into()),
+            meta: Some(json!({"name": "W"})),
+        }
+    );
+    assert_eq!(
+        read_json(&dir.join("telegram-work-allowFrom.json")),
+        json!({"version": 1, "allowFrom": ["111"]})
+    );
+    assert!(!dir.join("telegram-allowFrom.json").exists());
+
+    assert_eq!(
+        store.approve("telegram", &plain_code).unwrap(),
+        Approved {
+            sender_id: "222".into(),
+            account_id: None,
+            meta: None,
+        }
+    );
+    assert_eq!(
+        fs::read_to_string(dir.join("telegram-allowFrom.json")).unwrap(),
+        "{\n  \"version\": 1,\n  \"allowFrom\": [\n    \"222\"\n  ]\n}\n"
+    );
+    assert_eq!(
+        read_json(&dir.join("telegram-pairing.json")),
+        json!({"version": 1, "requests": []})
+    );
+    assert!(store.list(None, None).unwrap().is_empty());
+    assert_eq!(
+        store.allow_from("telegram", Some("work")).unwrap(),
+        strings(&["111", "222"])
+    );
+
+    #[cfg(unix)]
+    {
+        assert_eq!(mode(&dir), 0o700);
+        for name in [
+            "telegram-pairing.json",
+            "telegram-allowFrom.json",
+            "telegram-work-allowFrom.json",
+            "telegram-pairing.json.lock",
+        ] {
+            assert_eq!(mode(&dir.join(name)), 0o600, "{name}");
+        }
+    }
+    // No temp files left behind.
+    let mut names: Vec<String> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "telegram-allowFrom.json",
+            "telegram-pairing.json",
+            "telegram-pairing.json.lock",
+            "telegram-work-allowFrom.json"
+        ]
+    );
+}
+
+#[test]
+fn approval_ignores_case_and_spaces() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, _clock) = store_at(tmp.path());
+    let code = created(store.request("telegram", None, "123", None).unwrap());
+    let typed = format!("  {}\n", code.to_lowercase());
+    assert_eq!(store.approve("telegram", &typed).unwrap().sender_id, "123");
+    // Approved once: the code is gone.
+    assert!(matches!(
+        store.approve("telegram", &code),
+        Err(PairingError::UnknownCode { .. })
+    ));
+}
+
+#[test]
+fn unknown_codes_are_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, _clock) = store_at(tmp.path());
+    let err = store.approve("telegram", "zzzz2345").unwrap_err();
+    assert!(
+        matches!(&err, PairingError::UnknownCode { channel, code } if channel == "telegram" && code == "ZZZZ2345"),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "no pending pairing request on telegram with code ZZZZ2345"
+    );
+    assert!(!tmp.path().join("credentials").exists(), "nothing created");
+
+    let code = created(store.request("telegram", None, "1", None).unwrap());
+    assert!(matches!(
+        store.approve("telegram", "ABCDEFGH").unwrap_err(),
+        PairingError::UnknownCode { .. }
+    ));
+    assert!(matches!(
+        store.approve("telegram", "").unwrap_err(),
+        PairingError::UnknownCode { .. }
+    ));
+    // A code of another channel does not approve here.
+    assert!(matches!(
+        store.approve("discord", &code).unwrap_err(),
+        PairingError::UnknownCode { .. }
+    ));
+}
+
+// --- allow-from ----------------------------------------------------------------------------
+
+#[test]
+fn revoke_reports_removed_and_remaining() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, _clock) = store_at(tmp.path());
+    for entry in ["1", "2", "3"] {
+        assert!(store.add_allow_from("telegram", None, entry).unwrap());
+    }
+    assert!(
+        !store
+            .add_allow_from("telegram", None, "telegram:2")
+            .unwrap()
+    );
+    assert!(store.add_allow_from("telegram", Some("work"), "9").unwrap());
+
+    assert_eq!(
+        store.revoke("telegram", None, "2").unwrap(),
+        Revoked {
+            removed: true,
+            remaining: 2
+        }
+    );
+    assert_eq!(
+        store.revoke("telegram", None, "2").unwrap(),
+        Revoked {
+            removed: false,
+            remaining: 2
+        }
+    );
+    assert_eq!(
+        store.revoke("telegram", None, "Telegram:3").unwrap(),
+        Revoked {
+            removed: true,
+            remaining: 1
+        }
+    );
+    // The account's entry is only in its own file.
+    assert_eq!(
+        store.revoke("telegram", None, "9").unwrap(),
+        Revoked {
+            removed: false,
+            remaining: 1
+        }
+    );
+    assert_eq!(
+        store.revoke("telegram", Some("work"), "9").unwrap(),
+        Revoked {
+            removed: true,
+            remaining: 0
+        }
+    );
+    assert_eq!(
+        read_json(&tmp.path().join("credentials/telegram-allowFrom.json")),
+        json!({"version": 1, "allowFrom": ["1"]})
+    );
+    // Revoking from a file that does not exist creates nothing.
+    assert_eq!(
+        store.revoke("discord", None, "1").unwrap(),
+        Revoked {
+            removed: false,
+            remaining: 0
+        }
+    );
+    assert!(
+        !tmp.path()
+            .join("credentials/discord-allowFrom.json")
+            .exists()
+    );
+    assert!(matches!(
+        store.add_allow_from("telegram", None, "*"),
+        Err(PairingError::InvalidEntry { .. })
+    ));
+}
+
+#[test]
+fn allow_from_lists_the_account_first_then_the_channel_without_duplicates() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, _clock) = store_at(tmp.path());
+    let dir = tmp.path().join("credentials");
+    assert!(
+        store
+            .allow_from("telegram", Some("work"))
+            .unwrap()
+            .is_empty()
+    );
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(
+        dir.join("telegram-work-allowFrom.json"),
+        r#"{"version":1,"allowFrom":["a","b","a"]}"#,
+    )
+    .unwrap();
+    // Hand-edited: a number is read as a string.
+    fs::write(
+        dir.join("telegram-allowFrom.json"),
+        r#"{"version":1,"allowFrom":["b",123,"c"]}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        store.allow_from("telegram", Some("work")).unwrap(),
+        strings(&["a", "b", "123", "c"])
+    );
+    assert_eq!(
+        store.allow_from("telegram", None).unwrap(),
+        strings(&["b", "123", "c"])
+    );
+    assert_eq!(
+        store.allow_from("telegram", Some("home")).unwrap(),
+        strings(&["b", "123", "c"])
+    );
+}
+
+// --- corrupt files and names -------------------------------------------------------------
+
+#[test]
+fn a_corrupt_pairing_file_is_reported_and_left_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, _clock) = store_at(tmp.path());
+    let dir = tmp.path().join("credentials");
+    fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("telegram-pairing.json");
+    let garbage = b"{\"version\": 1, \"requests\": [ {oops";
+    fs::write(&path, garbage).unwrap();
+
+    let err = store.request("telegram", None, "123", None).unwrap_err();
+    match &err {
+        PairingError::Corrupt { path: p, .. } => assert_eq!(p, &path),
+        other => panic!("expected Corrupt, got {other:?}"),
+    }
+    assert!(err.to_string().contains("telegram-pairing.json"), "{err}");
+    for result in [
+        store.list(Some("telegram"), None).map(|_| ()),
+        store.list(None, None).map(|_| ()),
+        store.approve("telegram", "ABCDEFGH").map(|_| ()),
+    ] {
+        assert!(
+            matches!(result, Err(PairingError::Corrupt { .. })),
+            "{result:?}"
+        );
+    }
+    assert_eq!(fs::read(&path).unwrap(), garbage, "not overwritten");
+
+    // Wrong shapes are corrupt too, and so is a version this code does not know.
+    for text in [
+        r#"[]"#,
+        r#"{"version":1,"requests":{}}"#,
+        r#"{"version":1,"requests":[{"id":"1"}]}"#,
+        r#"{"version":2,"requests":[]}"#,
+    ] {
+        fs::write(&path, text).unwrap();
+        assert!(
+            matches!(
+                store.request("telegram", None, "123", None),
+                Err(PairingError::Corrupt { .. })
+            ),
+            "{text}"
+        );
+        assert_eq!(fs::read_to_string(&path).unwrap(), text);
+    }
+
+    // Once fixed (or removed), requests work again.
+    fs::remove_file(&path).unwrap();
+    created(store.request("telegram", None, "123", None).unwrap());
+}
+
+#[test]
+fn a_corrupt_allow_from_file_stops_the_approval_and_keeps_the_request() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, _clock) = store_at(tmp.path());
+    let code = created(store.request("telegram", None, "123", None).unwrap());
+    let allow = tmp.path().join("credentials/telegram-allowFrom.json");
+    fs::write(&allow, "not json").unwrap();
+
+    let err = store.approve("telegram", &code).unwrap_err();
+    assert!(
+        matches!(&err, PairingError::Corrupt { path, .. } if *path == allow),
+        "{err:?}"
+    );
+    assert_eq!(fs::read_to_string(&allow).unwrap(), "not json");
+    assert_eq!(store.list(Some("telegram"), None).unwrap().len(), 1);
+    for result in [
+        store.allow_from("telegram", None).map(|_| ()),
+        store.add_allow_from("telegram", None, "9").map(|_| ()),
+        store.revoke("telegram", None, "9").map(|_| ()),
+    ] {
+        assert!(
+            matches!(result, Err(PairingError::Corrupt { .. })),
+            "{result:?}"
+        );
+    }
+    assert_eq!(fs::read_to_string(&allow).unwrap(), "not json");
+}
+
+#[test]
+fn unknown_fields_are_kept_through_a_rewrite() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, _clock) = store_at(tmp.path());
+    let dir = tmp.path().join("credentials");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(
+        dir.join("telegram-allowFrom.json"),
+        r#"{"version":1,"allowFrom":["1"],"note":"mine"}"#,
+    )
+    .unwrap();
+    store.add_allow_from("telegram", None, "2").unwrap();
+    assert_eq!(
+        read_json(&dir.join("telegram-allowFrom.json")),
+        json!({"version": 1, "allowFrom": ["1", "2"], "note": "mine"})
+    );
+}
+
+#[test]
+fn invalid_channel_and_account_names_are_rejected() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, _clock) = store_at(tmp.path());
+    for bad in ["", "Telegram", "../etc", "a/b", "a.b", &"x".repeat(65)] {
+        assert!(
+            matches!(
+                store.request(bad, None, "1", None),
+                Err(PairingError::InvalidChannel { name }) if name == bad
+            ),
+            "{bad:?}"
+        );
+        assert!(matches!(
+            store.approve(bad, "ABCDEFGH"),
+            Err(PairingError::InvalidChannel { .. })
+        ));
+        assert!(matches!(
+            store.list(Some(bad), None),
+            Err(PairingError::InvalidChannel { .. })
+        ));
+        assert!(matches!(
+            store.allow_from(bad, None),
+            Err(PairingError::InvalidChannel { .. })
+        ));
+        assert!(matches!(
+            store.revoke(bad, None, "1"),
+            Err(PairingError::InvalidChannel { .. })
+        ));
+        assert!(matches!(
+            store.request("telegram", Some(bad), "1", None),
+            Err(PairingError::InvalidAccount { .. })
+        ));
+    }
+    assert!(matches!(
+        store.request("telegram", None, "  ", None),
+        Err(PairingError::InvalidEntry { .. })
+    ));
+    assert!(!tmp.path().join("credentials").exists(), "nothing created");
+    created(
+        store
+            .request(&"x".repeat(64), Some("a_b-9"), "1", None)
+            .unwrap(),
+    );
+}
+
+// --- listing -------------------------------------------------------------------------------
+
+#[test]
+fn list_covers_every_channel_oldest_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, clock) = store_at(tmp.path());
+    assert!(store.list(None, None).unwrap().is_empty());
+    let t1 = created(store.request("telegram", None, "t1", None).unwrap());
+    clock.advance(Duration::from_secs(60));
+    let d1 = created(
+        store
+            .request("discord", Some("work"), "d1", Some(json!({"name": "D"})))
+            .unwrap(),
+    );
+    clock.advance(Duration::from_secs(60));
+    let t2 = created(store.request("telegram", Some("work"), "t2", None).unwrap());
+    clock.advance(Duration::from_secs(60));
+    store.request("telegram", None, "t1", None).unwrap(); // lastSeenAt only
+
+    let all = store.list(None, None).unwrap();
+    let summary: Vec<(&str, &str, &str)> = all
+        .iter()
+        .map(|r| (r.channel.as_str(), r.sender_id.as_str(), r.code.as_str()))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("telegram", "t1", t1.as_str()),
+            ("discord", "d1", d1.as_str()),
+            ("telegram", "t2", t2.as_str()),
+        ]
+    );
+    assert_eq!(all[0].created_at_ms, T0);
+    assert_eq!(all[0].last_seen_at_ms, T0 + 180_000);
+    assert_eq!(all[0].expires_at_ms, T0 + 3_600_000);
+    assert_eq!(all[1].account_id.as_deref(), Some("work"));
+    assert_eq!(all[1].meta, Some(json!({"name": "D"})));
+
+    let telegram: Vec<String> = store
+        .list(Some("telegram"), None)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.sender_id)
+        .collect();
+    assert_eq!(telegram, ["t1", "t2"]);
+    let work: Vec<String> = store
+        .list(None, Some("work"))
+        .unwrap()
+        .into_iter()
+        .map(|r| r.sender_id)
+        .collect();
+    assert_eq!(work, ["d1", "t2"]);
+    assert_eq!(store.channels().unwrap(), ["discord", "telegram"]);
+    assert!(store.list(Some("slack"), None).unwrap().is_empty());
+
+    // Listing prunes what expired, in the file too.
+    clock.advance(HOUR);
+    assert!(store.list(None, None).unwrap().is_empty());
+    assert_eq!(
+        read_json(&tmp.path().join("credentials/telegram-pairing.json")),
+        json!({"version": 1, "requests": []})
+    );
+}
+
+#[test]
+fn two_stores_on_one_directory_lose_no_request() {
+    // Two stores stand for two processes: they share only the files and the lock file.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("credentials");
+    let a = Arc::new(PairingStore::new(&dir).with_max_pending(1000));
+    let b = Arc::new(PairingStore::new(&dir).with_max_pending(1000));
+    let handles: Vec<_> = [a, b]
+        .into_iter()
+        .enumerate()
+        .map(|(n, store)| {
+            std::thread::spawn(move || {
+                for i in 0..25 {
+                    created(
+                        store
+                            .request("telegram", None, &format!("{n}-{i}"), None)
+                            .unwrap(),
+                    );
+                }
+            })
+        })
+        .collect();
+    for handle in handles {
+        handle.join().unwrap();
+    }
+    let store = PairingStore::new(&dir).with_max_pending(1000);
+    assert_eq!(store.list(Some("telegram"), None).unwrap().len(), 50);
+}
+
+// --- access decisions ----------------------------------------------------------------------
+
+#[test]
+fn dm_access_table() {
+    use DmAccess::{Allow, Ignore, Pair};
+    use DmPolicy::{Allowlist, Disabled, Open, Pairing};
+    let none: &[&str] = &[];
+    // (policy, configured allowFrom, stored allowFrom, sender ids, expected)
+    type Case<'a> = (
+        DmPolicy,
+        &'a [&'a str],
+        &'a [&'a str],
+        &'a [&'a str],
+        DmAccess,
+    );
+    let cases: &[Case] = &[
+        // pairing: configured or approved senders in, strangers get a code.
+        (Pairing, &["123"], &[], &["123"], Allow),
+        (Pairing, &[], &["123"], &["123"], Allow),
+        (Pairing, &["telegram:123"], &[], &["123"], Allow),
+        (Pairing, &["@Alice"], &[], &["999", "@alice"], Allow),
+        (Pairing, &["alice"], &[], &["999", "@ALICE"], Allow),
+        (Pairing, &["123"], &["456"], &["789"], Pair),
+        (Pairing, &[], &[], &["123"], Pair),
+        (Pairing, &["*"], &[], &["123"], Pair),
+        (Pairing, &[], &["*"], &["123"], Pair),
+        (Pairing, &["123"], &[], none, Pair),
+        // allowlist: configured senders only; strangers get silence, the store is ignored.
+        (Allowlist, &["123"], &[], &["123"], Allow),
+        (Allowlist, &["123"], &[], &["456"], Ignore),
+        (Allowlist, &[], &["456"], &["456"], Ignore),
+        (Allowlist, &[], &[], &["123"], Ignore),
+        (Allowlist, &["*"], &[], &["123"], Ignore),
+        // open: only with "*".
+        (Open, &["*"], &[], &["123"], Allow),
+        (Open, &["1", " * "], &[], &["anyone"], Allow),
+        (Open, &[], &[], &["123"], Ignore),
+        (Open, &["123"], &[], &["123"], Ignore),
+        (Open, &[], &["*"], &["123"], Ignore),
+        (Open, &[], &["123"], &["123"], Ignore),
+        // disabled: nobody.
+        (Disabled, &["*"], &[], &["123"], Ignore),
+        (Disabled, &["123"], &["123"], &["123"], Ignore),
+        (Disabled, &[], &[], &["123"], Ignore),
+    ];
+    for (i, (policy, configured, stored, ids, expected)) in cases.iter().enumerate() {
+        assert_eq!(
+            dm_access(*policy, &strings(configured), &strings(stored), ids),
+            *expected,
+            "case {i}: {policy:?} configured={configured:?} stored={stored:?} ids={ids:?}"
+        );
+    }
+}
+
+#[test]
+fn group_access_table() {
+    use GroupAccess::{Allow, Ignore};
+    use GroupPolicy::{Allowlist, Disabled, Open};
+    // (policy, groupAllowFrom, group, sender ids, requireMention, mentioned, expected)
+    type Case<'a> = (
+        GroupPolicy,
+        &'a [&'a str],
+        &'a str,
+        &'a [&'a str],
+        bool,
+        bool,
+        GroupAccess,
+    );
+    let cases: &[Case] = &[
+        (Allowlist, &["-100"], "-100", &["1"], true, true, Allow),
+        (Allowlist, &["-100"], "-100", &["1"], true, false, Ignore),
+        (Allowlist, &["-100"], "-100", &["1"], false, false, Allow),
+        (
+            Allowlist,
+            &["telegram:-100"],
+            "-100",
+            &["1"],
+            false,
+            false,
+            Allow,
+        ),
+        (Allowlist, &["1"], "-200", &["1"], true, true, Allow),
+        (
+            Allowlist,
+            &["@alice"],
+            "-200",
+            &["1", "@Alice"],
+            true,
+            true,
+            Allow,
+        ),
+        (Allowlist, &["1"], "-200", &["2"], true, true, Ignore),
+        (Allowlist, &["-100"], "-200", &["1"], false, false, Ignore),
+        (Allowlist, &[], "-100", &["1"], false, true, Ignore),
+        (Allowlist, &["*"], "-300", &["9"], true, true, Allow),
+        (Allowlist, &["*"], "-300", &["9"], true, false, Ignore),
+        (Open, &[], "-100", &["1"], true, true, Allow),
+        (Open, &[], "-100", &["1"], true, false, Ignore),
+        (Open, &[], "-100", &["1"], false, false, Allow),
+        (Disabled, &["-100", "*"], "-100", &["1"], true, true, Ignore),
+        (Disabled, &["-100"], "-100", &["1"], false, false, Ignore),
+    ];
+    for (i, (policy, list, group, ids, require, mentioned, expected)) in cases.iter().enumerate() {
+        assert_eq!(
+            group_access(*policy, &strings(list), group, ids, *require, *mentioned),
+            *expected,
+            "case {i}: {policy:?} list={list:?} group={group} ids={ids:?} require={require} mentioned={mentioned}"
+        );
+    }
+}
+
+#[test]
+fn policies_have_openclaw_names_and_defaults() {
+    assert_eq!(DmPolicy::default(), DmPolicy::Pairing);
+    assert_eq!(GroupPolicy::default(), GroupPolicy::Allowlist);
+    let dm: Vec<DmPolicy> =
+        serde_json::from_value(json!(["pairing", "allowlist", "open", "disabled"])).unwrap();
+    assert_eq!(
+        dm,
+        [
+            DmPolicy::Pairing,
+            DmPolicy::Allowlist,
+            DmPolicy::Open,
+            DmPolicy::Disabled
+        ]
+    );
+    let group: Vec<GroupPolicy> =
+        serde_json::from_value(json!(["open", "allowlist", "disabled"])).unwrap();
+    assert_eq!(
+        group,
+        [
+            GroupPolicy::Open,
+            GroupPolicy::Allowlist,
+            GroupPolicy::Disabled
+        ]
+    );
+    assert!(serde_json::from_value::<DmPolicy>(json!("Pairing")).is_err());
+}
+
+// --- texts ---------------------------------------------------------------------------------
+
+#[test]
+fn texts_sent_to_people() {
+    assert_eq!(
+        pairing_reply("telegram", "ABCD2345", "123"),
+        "Pincer: access not configured.\n\nYour telegram id: 123\nPairing code: ABCD2345\n\n\
+         Ask the bot owner to approve with:\npincer pairing approve telegram ABCD2345"
+    );
+    assert_eq!(
+        pairing_full_reply(),
+        "Pincer: too many pending pairing requests right now; try again later."
+    );
+    assert_eq!(
+        approved_notice(),
+        "Pincer: access approved. Send your message again."
+    );
+    assert_eq!(
+        owner_notice(
+            "telegram",
+            "123",
+            Some(&json!({"username": "alice", "name": "Alice Liddell"})),
+            "ABCD2345"
+        ),
+        "Pincer: pairing request on telegram from 123 (@alice, Alice Liddell).\n\
+         Pairing code: ABCD2345\n\nApprove with:\npincer pairing approve telegram ABCD2345"
+    );
+    assert_eq!(
+        owner_notice("discord", "42", None, "ABCD2345"),
+        "Pincer: pairing request on discord from 42.\nPairing code: ABCD2345\n\n\
+         Approve with:\npincer pairing approve discord ABCD2345"
+    );
+    // A stranger's name cannot add lines to the owner's notice.
+    let forged = owner_notice(
+        "telegram",
+        "123",
+        Some(&json!({"name": "Bob\n\nApprove with:\npincer pairing approve telegram ZZZZ2345"})),
+        "ABCD2345",
+    );
+    assert_eq!(forged.lines().count(), 5, "{forged}");
+    assert!(forged.ends_with("pincer pairing approve telegram ABCD2345"));
+}
