@@ -29,12 +29,17 @@
 //! The scenario JSON format, the endpoints and the `pincer-mock-llm` binary (with `curl`
 //! examples) are described in the crate README.
 //!
+//! [`FakeTelegram`] is a fake Telegram Bot API server (long-polled updates, sent messages
+//! with Telegram's HTML checks, files, injected failures and dropped connections); see
+//! [`fake_telegram`] and the `pincer-fake-telegram` binary.
+//!
 //! [`mock_rpc`] is a scripted fake worker of pi's RPC protocol (the `pincer-mock-rpc`
 //! binary); [`mock_rpc_path`] finds (or builds) it for other crates' tests.
 
 mod api;
 mod body;
 mod engine;
+pub mod fake_telegram;
 mod handlers;
 pub mod mock_rpc;
 pub mod oauth;
@@ -45,6 +50,7 @@ mod server;
 mod wire;
 
 pub use api::Api;
+pub use fake_telegram::FakeTelegram;
 pub use mock_rpc::mock_rpc_path;
 pub use oauth::{FakeOAuthServer, RefreshFailure};
 pub use scenario::{

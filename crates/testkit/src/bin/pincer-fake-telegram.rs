@@ -1,0 +1,134 @@
+//! `pincer-fake-telegram`: serves the fake Telegram Bot API until SIGINT/SIGTERM.
+//!
+//! Prints `fake telegram listening on http://HOST:PORT`, then `bot token: TOKEN`. Each line
+//! typed on stdin is injected as a private message from user `--chat-id`; the bot's messages
+//! are printed as `bot -> CHAT: TEXT`. Over HTTP: `POST /__fake/inject {"text": …,
+//! "chat_id"?: …}`, `POST /__fake/inject_raw <update>`, `GET /__fake/sent_messages`,
+//! `GET /__fake/calls`.
+
+use std::io::{BufRead, Write};
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Parser;
+use pincer_testkit::FakeTelegram;
+use pincer_testkit::fake_telegram::{
+    DEFAULT_BOT_USERNAME, DEFAULT_CHAT_ID, DEFAULT_TOKEN, FakeTelegramConfig, InjectMessage,
+};
+
+/// Fake Telegram Bot API server for testing Pincer's Telegram channel by hand.
+#[derive(Debug, Parser)]
+#[command(name = "pincer-fake-telegram", version)]
+struct Args {
+    /// Port to listen on (0 picks a free port).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Host to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: String,
+    /// The bot token the fake accepts.
+    #[arg(long, default_value = DEFAULT_TOKEN)]
+    token: String,
+    /// The bot's username (without @).
+    #[arg(long, default_value = DEFAULT_BOT_USERNAME)]
+    username: String,
+    /// The private chat (and user) stdin lines come from.
+    #[arg(long, default_value_t = DEFAULT_CHAT_ID)]
+    chat_id: i64,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("pincer-fake-telegram: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: Args) -> anyhow::Result<()> {
+    let addr = resolve(&args.host, args.port)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the tokio runtime")?;
+    runtime.block_on(serve(args, addr))
+}
+
+fn resolve(host: &str, port: u16) -> anyhow::Result<SocketAddr> {
+    (host, port)
+        .to_socket_addrs()
+        .with_context(|| format!("cannot resolve host {host:?}"))?
+        .next()
+        .with_context(|| format!("host {host:?} has no address"))
+}
+
+fn print_line(line: &str) -> anyhow::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{line}").context("cannot write to stdout")?;
+    stdout.flush().context("cannot flush stdout")
+}
+
+async fn serve(args: Args, addr: SocketAddr) -> anyhow::Result<()> {
+    let config = FakeTelegramConfig::default()
+        .token(args.token)
+        .bot_username(args.username)
+        .addr(addr);
+    let fake = FakeTelegram::try_start_with(config).await?;
+    print_line(&format!("fake telegram listening on {}", fake.base_url()))?;
+    print_line(&format!("bot token: {}", fake.token()))?;
+
+    // Stdin lines become messages; a closed stdin just stops this thread.
+    let injector = fake.clone();
+    let chat_id = args.chat_id;
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            if line.trim().is_empty() {
+                continue;
+            }
+            injector.inject_message(InjectMessage::private(chat_id, line));
+        }
+    });
+
+    let printer = fake.clone();
+    let echo = tokio::spawn(async move {
+        let mut seen = 0;
+        loop {
+            let sent = printer
+                .wait_for_messages(seen + 1, Duration::from_secs(3600))
+                .await;
+            for message in sent.iter().skip(seen) {
+                let _ = print_line(&format!("bot -> {}: {}", message.chat_id, message.text));
+            }
+            seen = seen.max(sent.len());
+        }
+    });
+
+    wait_for_signal().await?;
+    echo.abort();
+    fake.stop();
+    Ok(())
+}
+
+#[cfg(unix)]
+async fn wait_for_signal() -> anyhow::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
+    tokio::select! {
+        result = tokio::signal::ctrl_c() => result.context("cannot listen for SIGINT"),
+        _ = term.recv() => Ok(()),
+    }
+}
+
+#[cfg(not(unix))]
+async fn wait_for_signal() -> anyhow::Result<()> {
+    tokio::signal::ctrl_c()
+        .await
+        .context("cannot listen for Ctrl-C")
+}

@@ -1,0 +1,429 @@
+//! `FakeTelegram`: a fake Telegram Bot API server on 127.0.0.1, for testing a Telegram
+//! channel adapter end to end over real HTTP.
+//!
+//! Every method is served at `GET` or `POST` `/bot<TOKEN>/<method>` (method names are
+//! case-insensitive, as on Telegram), with parameters in the query string and/or a JSON,
+//! `application/x-www-form-urlencoded` or `multipart/form-data` body. Answers are
+//! `{"ok":true,"result":…}` or `{"ok":false,"error_code":N,"description":…}` with HTTP status
+//! N; a wrong token gets 401 `Unauthorized`, an unknown method 404
+//! `Not Found: method not found`.
+//!
+//! Covered:
+//! - `getMe`; `getUpdates` with `offset` (confirms, i.e. drops, every update below it;
+//!   negative offsets keep the last `-offset`), `limit` and long polling (`timeout` seconds:
+//!   the call answers as soon as an update is injected, else `[]` when the time is up).
+//! - `sendMessage`: text required, at most 4096 UTF-16 code units of visible text;
+//!   `parse_mode: "HTML"` is checked like Telegram (supported tags only, balanced and nested,
+//!   `<` must start a tag, tdlib's error messages) and, stricter than Telegram, a bare `&`
+//!   must start an entity; `Markdown`/`MarkdownV2` are accepted unchecked. Threads
+//!   (`message_thread_id`) and replies (`reply_parameters` or `reply_to_message_id`).
+//! - `sendChatAction` (known actions only), `sendDocument` / `sendPhoto` (multipart upload,
+//!   or a known `file_id`; caption up to 1024), `getFile` and downloads at
+//!   `/file/bot<TOKEN>/<file_path>`, `setMyCommands` (command names checked),
+//!   `deleteWebhook`.
+//! - Test controls on [`FakeTelegram`]: injected messages (with `mention` / `bot_command`
+//!   entities computed with UTF-16 offsets) and raw updates, registered files, redelivery of
+//!   a confirmed update, one-shot failures (`429` with `retry_after`, `502`, …), dropped
+//!   connections, and records of everything the bot did, with async `wait_for_*` helpers.
+//! - `/__fake/inject`, `/__fake/inject_raw`, `/__fake/sent_messages`, `/__fake/calls`: the
+//!   same controls over HTTP, for the `pincer-fake-telegram` binary.
+//!
+//! Not covered: webhooks (`setWebhook`), the 409 conflict of two concurrent `getUpdates`,
+//! `allowed_updates` filtering (recorded only), editing/deleting messages, inline keyboards
+//! and callback queries, media groups and other media types, MarkdownV2 validation, entity
+//! lists in answers, checking that a photo is an image, per-chat message ids (ids are
+//! global and increasing), and rate limits other than injected ones.
+//!
+//! ```no_run
+//! # async fn demo() {
+//! use std::time::Duration;
+//! use pincer_testkit::FakeTelegram;
+//! use pincer_testkit::fake_telegram::InjectMessage;
+//!
+//! let telegram = FakeTelegram::start().await;
+//! // Configure the adapter with telegram.base_url() and telegram.token(), start it, then:
+//! telegram.inject_message(InjectMessage::private(1001, "hello"));
+//! let sent = telegram.wait_for_messages(1, Duration::from_secs(5)).await;
+//! assert_eq!(sent[0].chat_id, 1001);
+//! # }
+//! ```
+
+mod api;
+mod conn;
+mod control;
+mod html;
+mod inject;
+mod params;
+mod state;
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde_json::Value;
+
+pub use inject::{ChatType, InjectMessage, RegisteredFile, detect_entities};
+pub use state::{RecordedCall, SentFile, SentMessage};
+
+use conn::{AbortableListener, ConnHandle};
+use state::{Failure, Shared};
+
+/// The token accepted unless configured otherwise.
+pub const DEFAULT_TOKEN: &str = "123456:TEST-TOKEN";
+/// The bot's user id.
+pub const DEFAULT_BOT_ID: i64 = 4242;
+/// The bot's username (without `@`).
+pub const DEFAULT_BOT_USERNAME: &str = "pincer_test_bot";
+/// The chat `/__fake/inject` and the binary's stdin post into by default.
+pub const DEFAULT_CHAT_ID: i64 = control::DEFAULT_CHAT_ID;
+
+/// How the fake starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FakeTelegramConfig {
+    /// The bot token in URLs (default [`DEFAULT_TOKEN`]).
+    pub token: String,
+    pub bot_id: i64,
+    /// Without `@` (default [`DEFAULT_BOT_USERNAME`]).
+    pub bot_username: String,
+    pub bot_first_name: String,
+    /// The `update_id` of the first update (default 1).
+    pub first_update_id: i64,
+    /// Where to listen (default `127.0.0.1:0`, a free port).
+    pub addr: SocketAddr,
+}
+
+impl Default for FakeTelegramConfig {
+    fn default() -> Self {
+        Self {
+            token: DEFAULT_TOKEN.to_owned(),
+            bot_id: DEFAULT_BOT_ID,
+            bot_username: DEFAULT_BOT_USERNAME.to_owned(),
+            bot_first_name: "Pincer Test Bot".to_owned(),
+            first_update_id: 1,
+            addr: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+        }
+    }
+}
+
+impl FakeTelegramConfig {
+    pub fn token(mut self, token: impl Into<String>) -> Self {
+        self.token = token.into();
+        self
+    }
+
+    pub fn bot_username(mut self, username: impl Into<String>) -> Self {
+        self.bot_username = username.into();
+        self
+    }
+
+    pub fn bot_id(mut self, id: i64) -> Self {
+        self.bot_id = id;
+        self
+    }
+
+    pub fn bot_first_name(mut self, first_name: impl Into<String>) -> Self {
+        self.bot_first_name = first_name.into();
+        self
+    }
+
+    pub fn first_update_id(mut self, update_id: i64) -> Self {
+        self.first_update_id = update_id;
+        self
+    }
+
+    pub fn addr(mut self, addr: SocketAddr) -> Self {
+        self.addr = addr;
+        self
+    }
+}
+
+/// Why the fake could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum FakeTelegramError {
+    #[error("cannot bind {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+}
+
+/// Stops the server when the last [`FakeTelegram`] clone is dropped.
+struct Running {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.shared.cancel.cancel();
+    }
+}
+
+/// A running fake Telegram Bot API server: a cheap-to-clone handle; the server stops when
+/// the last clone is dropped (or on [`FakeTelegram::stop`]).
+#[derive(Clone)]
+pub struct FakeTelegram {
+    running: Arc<Running>,
+}
+
+impl std::fmt::Debug for FakeTelegram {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeTelegram")
+            .field("addr", &self.running.addr)
+            .finish()
+    }
+}
+
+impl FakeTelegram {
+    /// Serves the default configuration on `127.0.0.1` with a free port.
+    ///
+    /// # Panics
+    /// If no loopback port can be bound (use [`FakeTelegram::try_start_with`] to handle it).
+    pub async fn start() -> Self {
+        Self::start_with(FakeTelegramConfig::default()).await
+    }
+
+    /// Serves `config`.
+    ///
+    /// # Panics
+    /// If `config.addr` cannot be bound (use [`FakeTelegram::try_start_with`] to handle it).
+    pub async fn start_with(config: FakeTelegramConfig) -> Self {
+        match Self::try_start_with(config).await {
+            Ok(fake) => fake,
+            Err(err) => panic!("fake telegram: {err}"),
+        }
+    }
+
+    /// Serves `config`, or says why it cannot.
+    pub async fn try_start_with(config: FakeTelegramConfig) -> Result<Self, FakeTelegramError> {
+        let addr = config.addr;
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| FakeTelegramError::Bind { addr, source })?;
+        let addr = listener
+            .local_addr()
+            .map_err(|source| FakeTelegramError::Bind { addr, source })?;
+        let shared = Arc::new(Shared::new(config));
+        let app = api::router(shared.clone()).into_make_service_with_connect_info::<ConnHandle>();
+        let cancel = shared.cancel.clone();
+        tokio::spawn(async move {
+            let _ = axum::serve(AbortableListener(listener), app)
+                .with_graceful_shutdown(cancel.cancelled_owned())
+                .await;
+        });
+        Ok(Self {
+            running: Arc::new(Running { addr, shared }),
+        })
+    }
+
+    fn shared(&self) -> &Shared {
+        &self.running.shared
+    }
+
+    /// `http://127.0.0.1:PORT`; the adapter appends `/bot<token>/<method>`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.running.addr)
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.running.addr
+    }
+
+    /// The accepted bot token.
+    pub fn token(&self) -> String {
+        self.shared().config.token.clone()
+    }
+
+    /// The bot's username, without `@`.
+    pub fn bot_username(&self) -> String {
+        self.shared().config.bot_username.clone()
+    }
+
+    /// The bot's user id.
+    pub fn bot_id(&self) -> i64 {
+        self.shared().config.bot_id
+    }
+
+    /// `{base_url}/bot{token}/{method}`.
+    pub fn method_url(&self, method: &str) -> String {
+        format!("{}/bot{}/{method}", self.base_url(), self.token())
+    }
+
+    /// `{base_url}/file/bot{token}/{file_path}`.
+    pub fn file_url(&self, file_path: &str) -> String {
+        format!("{}/file/bot{}/{file_path}", self.base_url(), self.token())
+    }
+
+    /// Stops serving (also when other clones are alive); long polls answer `[]`.
+    pub fn stop(&self) {
+        self.shared().cancel.cancel();
+    }
+
+    // ---- injecting ----
+
+    /// Queues a `message` update; returns its `(update_id, message_id)`.
+    pub fn inject_message(&self, message: InjectMessage) -> (i64, i64) {
+        self.shared().update(|inner| inner.inject_message(message))
+    }
+
+    /// Queues `update` as is (malformed or unknown payloads welcome). An object without an
+    /// integer `update_id` gets the next one inserted; returns the update id used.
+    pub fn inject_raw_update(&self, update: Value) -> i64 {
+        self.shared()
+            .update(|inner| inner.inject_raw_update(update))
+    }
+
+    /// Registers a file for `getFile`, downloads and injected documents/photos.
+    pub fn register_file(&self, bytes: impl Into<Bytes>, file_name: &str) -> RegisteredFile {
+        let bytes = bytes.into();
+        self.shared()
+            .update(|inner| inner.register_file(bytes, file_name, false))
+    }
+
+    /// Delivers update `update_id` again (same id) on the next `getUpdates`, whatever its
+    /// offset, as Telegram does for an update a crashed bot never confirmed. `false` when no
+    /// such update was ever queued.
+    pub fn redeliver(&self, update_id: i64) -> bool {
+        self.shared().update(|inner| inner.redeliver(update_id))
+    }
+
+    /// Updates queued and not yet confirmed by an offset, ascending.
+    pub fn pending_update_ids(&self) -> Vec<i64> {
+        let mut ids = self
+            .shared()
+            .read(|inner| inner.queue.iter().map(|(id, _)| *id).collect::<Vec<_>>());
+        ids.sort_unstable();
+        ids
+    }
+
+    // ---- failures ----
+
+    /// The next call of `method` (case-insensitive) answers `status` with `description`
+    /// (give it whole, e.g. `"Too Many Requests: retry after 3"`), plus
+    /// `"parameters": {"retry_after": N}` when `retry_after` is set. Calls queue up.
+    pub fn fail_next(
+        &self,
+        method: &str,
+        status: u16,
+        description: &str,
+        retry_after: Option<u32>,
+    ) {
+        let failure = Failure {
+            status,
+            description: description.to_owned(),
+            retry_after,
+        };
+        self.shared()
+            .update(|inner| inner.push_failure(method, failure));
+    }
+
+    /// The next `count` calls of `method` get no answer: the connection is reset after the
+    /// request was read. Drops come before [`fail_next`](Self::fail_next) failures.
+    pub fn drop_next(&self, method: &str, count: u32) {
+        self.shared().update(|inner| inner.add_drops(method, count));
+    }
+
+    /// `drop_next("getUpdates", count)`.
+    pub fn drop_next_get_updates(&self, count: u32) {
+        self.drop_next("getUpdates", count);
+    }
+
+    // ---- records ----
+
+    /// Messages sent with `sendMessage`, oldest first.
+    pub fn sent_messages(&self) -> Vec<SentMessage> {
+        self.shared().read(|inner| inner.sent_messages.clone())
+    }
+
+    /// `(chat_id, action)` of every `sendChatAction`.
+    pub fn chat_actions(&self) -> Vec<(i64, String)> {
+        self.shared().read(|inner| inner.chat_actions.clone())
+    }
+
+    /// Files sent with `sendDocument` / `sendPhoto`.
+    pub fn sent_files(&self) -> Vec<SentFile> {
+        self.shared().read(|inner| inner.sent_files.clone())
+    }
+
+    /// The `offset` of every `getUpdates` call (0 when absent), in order.
+    pub fn get_updates_offsets(&self) -> Vec<i64> {
+        self.shared()
+            .read(|inner| inner.get_updates_offsets.clone())
+    }
+
+    /// The method names of every call with the right token, in order.
+    pub fn calls(&self) -> Vec<String> {
+        self.shared()
+            .read(|inner| inner.calls.iter().map(|call| call.method.clone()).collect())
+    }
+
+    /// Every call with the right token and its parameters, in order.
+    pub fn requests(&self) -> Vec<RecordedCall> {
+        self.shared().read(|inner| inner.calls.clone())
+    }
+
+    /// The `commands` of the last successful `setMyCommands`.
+    pub fn my_commands(&self) -> Option<Value> {
+        self.shared().read(|inner| inner.my_commands.clone())
+    }
+
+    /// Forgets the records (calls, messages, actions, files, offsets); queues stay.
+    pub fn clear_records(&self) {
+        self.shared().update(|inner| inner.clear_records());
+    }
+
+    // ---- waiting ----
+
+    /// Waits until at least `n` messages were sent or `timeout` passed; returns all sent
+    /// messages (fewer than `n` on timeout).
+    pub async fn wait_for_messages(&self, n: usize, timeout: Duration) -> Vec<SentMessage> {
+        let found = self
+            .shared()
+            .wait_for(timeout, |inner| {
+                (inner.sent_messages.len() >= n).then(|| inner.sent_messages.clone())
+            })
+            .await;
+        found.unwrap_or_else(|| self.sent_messages())
+    }
+
+    /// Waits until at least `n` chat actions were sent or `timeout` passed; returns them all.
+    pub async fn wait_for_chat_actions(&self, n: usize, timeout: Duration) -> Vec<(i64, String)> {
+        let found = self
+            .shared()
+            .wait_for(timeout, |inner| {
+                (inner.chat_actions.len() >= n).then(|| inner.chat_actions.clone())
+            })
+            .await;
+        found.unwrap_or_else(|| self.chat_actions())
+    }
+
+    /// Waits until at least `n` files were sent or `timeout` passed; returns them all.
+    pub async fn wait_for_files(&self, n: usize, timeout: Duration) -> Vec<SentFile> {
+        let found = self
+            .shared()
+            .wait_for(timeout, |inner| {
+                (inner.sent_files.len() >= n).then(|| inner.sent_files.clone())
+            })
+            .await;
+        found.unwrap_or_else(|| self.sent_files())
+    }
+
+    /// Waits until `method` was called at least `n` times; `false` on timeout. E.g.
+    /// `wait_for_calls("getUpdates", 2, …)` returns once the adapter polls again after
+    /// handling an update.
+    pub async fn wait_for_calls(&self, method: &str, n: usize, timeout: Duration) -> bool {
+        self.shared()
+            .wait_for(timeout, |inner| {
+                let count = inner
+                    .calls
+                    .iter()
+                    .filter(|call| call.method.eq_ignore_ascii_case(method))
+                    .count();
+                (count >= n).then_some(())
+            })
+            .await
+            .is_some()
+    }
+}
