@@ -45,6 +45,9 @@ pub enum Command {
     /// Schedule jobs that make an agent act on its own (they run while the gateway runs).
     #[command(subcommand)]
     Cron(CronCommand),
+    /// Approve who may message the agent on chat channels (DM pairing).
+    #[command(subcommand)]
+    Pairing(PairingCommand),
     /// Run as a worker speaking pi's RPC protocol (`pi --mode rpc`) on stdin/stdout.
     Rpc(RpcArgs),
     /// Print shell completions (bash, zsh, fish, elvish, powershell).
@@ -513,6 +516,59 @@ pub struct CronJobArgs {
     /// Time limit of the agent turn, in seconds.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout_seconds: Option<u64>,
+}
+
+/// `pincer pairing list|approve|revoke`: the DM pairing requests of the chat channels and
+/// the approved senders (`$PINCER_HOME/credentials`).
+#[derive(Debug, Subcommand)]
+pub enum PairingCommand {
+    /// Show the pending pairing requests (of every channel unless one is named).
+    List {
+        /// Only this channel's requests (`telegram`, …).
+        #[arg(value_name = "CHANNEL")]
+        channel: Option<String>,
+        /// The channel, as a flag (the same as the argument).
+        #[arg(long = "channel", value_name = "CHANNEL", conflicts_with = "channel")]
+        channel_flag: Option<String>,
+        /// Only the requests that reached this bot account.
+        #[arg(long, value_name = "ACCOUNT")]
+        account: Option<String>,
+        /// Print JSON `{channel, requests: [...]}`.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Let the sender of a pending request in (by the code the bot sent them).
+    #[command(allow_missing_positional = true)]
+    Approve {
+        /// The channel (default: the only configured one).
+        #[arg(value_name = "CHANNEL")]
+        channel: Option<String>,
+        /// The pairing code (any case).
+        #[arg(value_name = "CODE")]
+        code: String,
+        /// The channel, as a flag (the same as the argument).
+        #[arg(long = "channel", value_name = "CHANNEL", conflicts_with = "channel")]
+        channel_flag: Option<String>,
+        /// Only a request that reached this bot account.
+        #[arg(long, value_name = "ACCOUNT")]
+        account: Option<String>,
+    },
+    /// Remove an approved sender from the allow-from list.
+    #[command(allow_missing_positional = true)]
+    Revoke {
+        /// The channel (default: the only configured one).
+        #[arg(value_name = "CHANNEL")]
+        channel: Option<String>,
+        /// The sender id to remove (a `<channel>:` prefix is ignored).
+        #[arg(value_name = "ENTRY")]
+        entry: String,
+        /// The channel, as a flag (the same as the argument).
+        #[arg(long = "channel", value_name = "CHANNEL", conflicts_with = "channel")]
+        channel_flag: Option<String>,
+        /// The allow-from list of this bot account (default: the channel-wide one).
+        #[arg(long, value_name = "ACCOUNT")]
+        account: Option<String>,
+    },
 }
 
 /// The flags of `pincer rpc`: pi's, as pi-gateway passes them to `pi --mode rpc`.

@@ -255,6 +255,7 @@ async fn serve_until_signal(
     let queue = queue_settings(&app.config.messages.queue);
     let heartbeat = crate::heartbeat_setup::heartbeat_settings(&app.config)?;
     let (cron, _cron_lock) = open_cron(&app);
+    let channels = crate::channel_setup::channel_options(&app)?;
     let runtime = Arc::new(crate::gateway_runtime::GatewayRuntime::new(
         app,
         processes.clone(),
@@ -266,6 +267,7 @@ async fn serve_until_signal(
     options.heartbeat = heartbeat;
     options.heartbeats = heartbeats;
     options.cron = cron;
+    options.channels = Arc::new(std::sync::Mutex::new(channels));
     // The page reads the token from the URL's fragment (never sent over the network, and
     // dropped from the address bar). Printed with it only to a terminal, so the token
     // never lands in a log file.

@@ -268,6 +268,10 @@ impl Runtime for GatewayRuntime {
         (path.display().to_string(), pincer_config::redact(&raw))
     }
 
+    fn route(&self, input: &pincer_gateway::router::RouteInput) -> pincer_gateway::router::Route {
+        pincer_gateway::router::resolve_route(&self.app.config, input)
+    }
+
     fn runner_status(&self) -> serde_json::Value {
         match &self.rpc {
             Some(rpc) => rpc.status(),

@@ -6,6 +6,7 @@ mod app;
 mod ask;
 mod ask_result;
 mod auth_cmd;
+mod channel_setup;
 mod cli;
 mod config_cmd;
 mod credentials;
@@ -22,6 +23,7 @@ mod log_writer;
 mod manual_tools;
 mod models_cmd;
 mod output;
+mod pairing_cmd;
 mod prompt;
 mod report;
 mod rpc_bash;
@@ -97,6 +99,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Auth(command) => auth_cmd::run(&app, command).await,
         Command::Models(args) => models_cmd::run(&app, args),
         Command::Cron(command) => cron_cmd::run(&app, command).await,
+        Command::Pairing(command) => pairing_cmd::run(&app, command).await,
         Command::Config(_)
         | Command::Completions { .. }
         | Command::Gateway(_)

@@ -2,6 +2,7 @@
 //! builds each agent's system prompt from its workspace and skills, and runs turns whose
 //! messages persist to the session store; system events wait per session for its next turn.
 
+pub mod channels;
 pub mod chunker;
 pub mod cron;
 pub mod dedupe;
@@ -9,6 +10,7 @@ pub mod failover;
 pub mod heartbeat;
 pub mod media_reply;
 pub mod model_select;
+pub mod pairing;
 pub mod prompt;
 pub mod prompt_sections;
 pub mod router;

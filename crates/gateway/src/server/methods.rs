@@ -47,6 +47,10 @@ pub const METHODS: &[&str] = &[
     "cron.run",
     "cron.runs",
     "extension_ui_response",
+    "channels.status",
+    "pairing.list",
+    "pairing.approve",
+    "pairing.revoke",
 ];
 
 /// The events this server sends.
@@ -271,6 +275,15 @@ pub async fn call(
             // A job runs agent turns and may POST to any URL: admins only.
             caller.require("operator.admin")?;
             super::methods_cron::call(gw, &req.method, p).await
+        }
+        "channels.status" | "pairing.list" => {
+            caller.require("operator.read")?;
+            super::methods_channels::call(gw, &req.method, p).await
+        }
+        "pairing.approve" | "pairing.revoke" => {
+            // Letting a stranger talk to the agent is an owner's decision.
+            caller.require("operator.admin")?;
+            super::methods_channels::call(gw, &req.method, p).await
         }
         "extension_ui_response" => {
             caller.require("operator.write")?;

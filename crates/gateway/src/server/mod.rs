@@ -6,6 +6,7 @@
 //! returns.
 
 mod auth;
+pub mod channel_ingress;
 mod connection;
 mod cron_runner;
 pub mod dialogs;
@@ -15,6 +16,7 @@ pub mod heartbeat_runner;
 mod http_api;
 mod lanes;
 pub mod methods;
+pub mod methods_channels;
 mod methods_cron;
 mod methods_queue;
 mod methods_sessions;
@@ -82,6 +84,9 @@ pub struct ServeOptions {
     /// The cron scheduler; started with the server (its jobs run through this server's
     /// turns, events and heartbeats) and stopped with it. `None`: no `cron.*` methods.
     pub cron: Option<Arc<CronService>>,
+    /// The chat channels (adapters with their access rules) and the pairing store; started
+    /// with the server and stopped with it.
+    pub channels: Arc<std::sync::Mutex<Option<channel_ingress::ChannelOptions>>>,
 }
 
 impl ServeOptions {
@@ -99,6 +104,7 @@ impl ServeOptions {
             heartbeats: Heartbeats::default(),
             clock: Arc::new(SystemClock),
             cron: None,
+            channels: Arc::default(),
         }
     }
 }
@@ -137,6 +143,8 @@ pub struct Gateway {
     pub heartbeats: Heartbeats,
     pub clock: Arc<dyn Clock>,
     pub cron: Option<Arc<CronService>>,
+    /// The chat channels, once started.
+    pub channels: std::sync::OnceLock<Arc<channel_ingress::ChannelIngress>>,
     /// Who is connected and the health snapshot, with their state versions.
     state: state::SharedState,
 }
@@ -172,8 +180,18 @@ pub async fn serve(
         heartbeats: options.heartbeats.clone(),
         clock: options.clock,
         cron: options.cron,
+        channels: std::sync::OnceLock::new(),
         state,
     });
+    let channel_options = options
+        .channels
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take();
+    if let Some(channel_options) = channel_options {
+        let ingress = channel_ingress::start(&gateway, channel_options, &shutdown);
+        let _ = gateway.channels.set(ingress);
+    }
     options.heartbeats.start(&gateway, options.heartbeat);
     let cron_task = gateway.cron.clone().map(|cron| {
         let events = Arc::clone(&gateway.runs);

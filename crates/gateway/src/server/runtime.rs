@@ -88,6 +88,11 @@ pub trait Runtime: Send + Sync + 'static {
     fn runner_status(&self) -> serde_json::Value {
         serde_json::json!({ "kind": "embedded" })
     }
+    /// Where a channel's message goes: agent, session key (see [`crate::router`]). The
+    /// default routes with an empty configuration (the default agent).
+    fn route(&self, input: &crate::router::RouteInput) -> crate::router::Route {
+        crate::router::resolve_route(&pincer_config::PincerConfig::default(), input)
+    }
     /// The agent's workspace directory (where HEARTBEAT.md is), if it has one.
     fn workspace(&self, agent_id: &str) -> Option<PathBuf> {
         let _ = agent_id;

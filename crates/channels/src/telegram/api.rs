@@ -1,0 +1,278 @@
+//! A small client of the Telegram Bot API over the workspace's reqwest: `POST
+//! <base>/bot<token>/<method>` with a JSON body, the `{ok, result | error_code, description,
+//! parameters.retry_after}` envelope read into [`ChannelError`]s, and multipart uploads.
+//!
+//! Hand-written rather than an SDK: the adapter needs seven methods, the envelope decoding
+//! must be fuzzable on its own, and the token must never reach a log — reqwest's errors
+//! carry the URL (with the token in its path), so every error is taken `without_url`.
+
+use std::time::Duration;
+
+use pincer_gateway::channels::ChannelError;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+const CHANNEL: &str = "telegram";
+/// The long poll's own wait, plus slack for the network.
+const HTTP_SLACK: Duration = Duration::from_secs(15);
+
+/// One bot's API endpoint.
+#[derive(Clone)]
+pub struct TelegramApi {
+    client: reqwest::Client,
+    base: String,
+    token: String,
+}
+
+impl std::fmt::Debug for TelegramApi {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TelegramApi")
+            .field("base", &self.base)
+            .field("token", &"***")
+            .finish()
+    }
+}
+
+/// A file part of a multipart upload.
+pub struct Upload<'a> {
+    /// `document` or `photo`.
+    pub field: &'a str,
+    pub file_name: &'a str,
+    pub bytes: Vec<u8>,
+}
+
+impl TelegramApi {
+    pub fn new(client: reqwest::Client, base: &str, token: &str) -> Self {
+        Self {
+            client,
+            base: base.trim_end_matches('/').to_owned(),
+            token: token.to_owned(),
+        }
+    }
+
+    fn url(&self, method: &str) -> String {
+        format!("{}/bot{}/{method}", self.base, self.token)
+    }
+
+    /// The download address of a `getFile` path.
+    pub fn file_url(&self, file_path: &str) -> String {
+        format!("{}/file/bot{}/{file_path}", self.base, self.token)
+    }
+
+    /// Calls `method` with JSON `params`; `wait` is how long the server may hold the call
+    /// (long polling).
+    pub async fn call<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: &Value,
+        wait: Duration,
+    ) -> Result<T, ChannelError> {
+        let response = self
+            .client
+            .post(self.url(method))
+            .json(params)
+            .timeout(wait + HTTP_SLACK)
+            .send()
+            .await
+            .map_err(connection_error)?;
+        let status = response.status().as_u16();
+        let body = response.bytes().await.map_err(connection_error)?;
+        decode_envelope(status, &body)
+    }
+
+    /// `sendDocument` / `sendPhoto` with a file: `fields` are the text parts.
+    pub async fn upload<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        fields: &[(&str, String)],
+        file: Upload<'_>,
+    ) -> Result<T, ChannelError> {
+        let boundary = format!("pincer-{:016x}", rand_u64());
+        let body = multipart_body(&boundary, fields, &file);
+        let response = self
+            .client
+            .post(self.url(method))
+            .header(
+                reqwest::header::CONTENT_TYPE,
+                format!("multipart/form-data; boundary={boundary}"),
+            )
+            .body(body)
+            .timeout(Duration::from_secs(120))
+            .send()
+            .await
+            .map_err(connection_error)?;
+        let status = response.status().as_u16();
+        let body = response.bytes().await.map_err(connection_error)?;
+        decode_envelope(status, &body)
+    }
+
+    /// Downloads a file (at most `max` bytes: more is refused, not truncated).
+    pub async fn download(&self, file_path: &str, max: u64) -> Result<Vec<u8>, ChannelError> {
+        let mut response = self
+            .client
+            .get(self.file_url(file_path))
+            .timeout(Duration::from_secs(120))
+            .send()
+            .await
+            .map_err(connection_error)?;
+        if !response.status().is_success() {
+            return Err(ChannelError::Api {
+                channel: CHANNEL.into(),
+                message: format!("file download failed with HTTP {}", response.status()),
+            });
+        }
+        let mut out = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(connection_error)? {
+            out.extend_from_slice(&chunk);
+            if out.len() as u64 > max {
+                return Err(ChannelError::Api {
+                    channel: CHANNEL.into(),
+                    message: format!("the file is over the {max}-byte limit"),
+                });
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn connection_error(e: reqwest::Error) -> ChannelError {
+    ChannelError::Connection {
+        channel: CHANNEL.into(),
+        message: e.without_url().to_string(),
+    }
+}
+
+/// Reads the Bot API's envelope: `result` on `ok`, else the error as a [`ChannelError`]
+/// (401/404 on every call means a wrong token; 429 carries `retry_after`).
+pub fn decode_envelope<T: DeserializeOwned>(status: u16, body: &[u8]) -> Result<T, ChannelError> {
+    let envelope: Value = serde_json::from_slice(body).map_err(|e| ChannelError::Connection {
+        channel: CHANNEL.into(),
+        message: format!("HTTP {status}: the answer is not JSON ({e})"),
+    })?;
+    if envelope.get("ok").and_then(Value::as_bool) == Some(true) {
+        let result = envelope.get("result").cloned().unwrap_or(Value::Null);
+        return serde_json::from_value(result).map_err(|e| ChannelError::Api {
+            channel: CHANNEL.into(),
+            message: format!("unexpected result: {e}"),
+        });
+    }
+    let code = envelope
+        .get("error_code")
+        .and_then(Value::as_u64)
+        .unwrap_or(u64::from(status));
+    let description = envelope
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or("no description")
+        .to_owned();
+    Err(match code {
+        401 | 404 => ChannelError::Unauthorized {
+            channel: CHANNEL.into(),
+            message: format!("{description} (check channels.telegram.botToken)"),
+        },
+        429 => ChannelError::RateLimited {
+            channel: CHANNEL.into(),
+            retry_after_secs: envelope
+                .pointer("/parameters/retry_after")
+                .and_then(Value::as_u64)
+                .unwrap_or(5),
+        },
+        500..=599 => ChannelError::Connection {
+            channel: CHANNEL.into(),
+            message: format!("HTTP {code}: {description}"),
+        },
+        _ => ChannelError::Api {
+            channel: CHANNEL.into(),
+            message: format!("{code}: {description}"),
+        },
+    })
+}
+
+/// A multipart/form-data body. Written by hand: reqwest's `multipart` feature would add a
+/// MIME-guessing dependency for what is two text fields and one file.
+fn multipart_body(boundary: &str, fields: &[(&str, String)], file: &Upload<'_>) -> Vec<u8> {
+    let mut body = Vec::new();
+    for (name, value) in fields {
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
+            )
+            .as_bytes(),
+        );
+    }
+    // Quotes and line breaks cannot be escaped in this header: they are replaced.
+    let file_name: String = file
+        .file_name
+        .chars()
+        .map(|c| if c == '"' || c.is_control() { '_' } else { c })
+        .collect();
+    body.extend_from_slice(
+        format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"{}\"; filename=\"{file_name}\"\r\nContent-Type: application/octet-stream\r\n\r\n",
+            file.field
+        )
+        .as_bytes(),
+    );
+    body.extend_from_slice(&file.bytes);
+    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    body
+}
+
+/// A boundary that will not occur in the file by chance.
+fn rand_u64() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    nanos ^ (std::process::id() as u64).rotate_left(32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn envelopes() {
+        let ok: Result<bool, _> = decode_envelope(200, br#"{"ok":true,"result":true}"#);
+        assert!(ok.unwrap());
+        let limited: Result<Value, _> = decode_envelope(
+            429,
+            br#"{"ok":false,"error_code":429,"description":"Too Many Requests: retry after 7","parameters":{"retry_after":7}}"#,
+        );
+        assert!(matches!(
+            limited,
+            Err(ChannelError::RateLimited {
+                retry_after_secs: 7,
+                ..
+            })
+        ));
+        let auth: Result<Value, _> = decode_envelope(
+            401,
+            br#"{"ok":false,"error_code":401,"description":"Unauthorized"}"#,
+        );
+        assert_eq!(
+            auth.unwrap_err().to_string(),
+            "telegram: the platform refused the credentials: Unauthorized (check channels.telegram.botToken)"
+        );
+        let bad: Result<Value, _> = decode_envelope(502, b"<html>Bad Gateway</html>");
+        assert!(matches!(bad, Err(ChannelError::Connection { .. })));
+        let odd: Result<Value, _> = decode_envelope(200, br#"[1,2]"#);
+        assert!(odd.is_err());
+    }
+
+    #[test]
+    fn multipart_shape() {
+        let body = multipart_body(
+            "B",
+            &[("chat_id", "5".into())],
+            &Upload {
+                field: "document",
+                file_name: "a\"b.txt",
+                bytes: b"hi".to_vec(),
+            },
+        );
+        assert_eq!(
+            String::from_utf8(body).unwrap(),
+            "--B\r\nContent-Disposition: form-data; name=\"chat_id\"\r\n\r\n5\r\n--B\r\nContent-Disposition: form-data; name=\"document\"; filename=\"a_b.txt\"\r\nContent-Type: application/octet-stream\r\n\r\nhi\r\n--B--\r\n"
+        );
+    }
+}

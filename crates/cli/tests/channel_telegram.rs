@@ -1,0 +1,301 @@
+//! Telegram end to end: `pincer gateway run` with `channels.telegram` pointed at the fake
+//! Bot API of pincer-testkit and the mock LLM — a DM in and the reply out (with "typing…"),
+//! the same update delivered twice answered once, groups with and without a mention, a long
+//! reply split at Telegram's limit, dropped connections, files both ways, the allowlist's
+//! silence and the whole pairing flow.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::gateway::*;
+use common::{Home, mock};
+use pincer_testkit::fake_telegram::{FakeTelegram, InjectMessage};
+use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario};
+use serde_json::Value;
+
+const OWNER: i64 = 1001;
+const T: Duration = Duration::from_secs(20);
+
+/// A gateway whose Telegram bot is the fake; `telegram` is the rest of the channel's
+/// settings (`dmPolicy`, `allowFrom`, …).
+fn gateway(llm: &MockLlm, fake: &FakeTelegram, telegram: &str) -> (Home, Foreground) {
+    let home = Home::new().with_env("PINCER_TELEGRAM_POLL_SECS", "1");
+    let port = free_port();
+    home.use_mock(
+        llm,
+        &format!(
+            "agents: {{ defaults: {{ model: \"mock/primary\", heartbeat: {{ every: \"0m\" }} }} }},\n  \
+             gateway: {{ port: {port}, auth: {{ token: \"tg-token\" }} }},\n  \
+             channels: {{ telegram: {{ botToken: \"{}\", apiBaseUrl: \"{}\", {telegram} }} }},",
+            fake.token(),
+            fake.base_url()
+        ),
+    );
+    let gateway = Foreground::start(&home, &["gateway", "run"]);
+    (home, gateway)
+}
+
+fn last_user_text(llm: &MockLlm) -> String {
+    let body = llm.requests().last().unwrap().body.clone();
+    let users: Vec<&Value> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .collect();
+    text_of(users.last().unwrap())
+}
+
+async fn quiet(fake: &FakeTelegram, for_: Duration) -> usize {
+    tokio::time::sleep(for_).await;
+    fake.sent_messages().len()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dm_gets_its_reply_once_even_when_telegram_delivers_it_twice() {
+    let llm = mock(
+        Scenario::new()
+            .rule(Rule::when(Match::last_user("hello")).reply(Reply::text("**hi** <there> & you"))),
+    )
+    .await;
+    let fake = FakeTelegram::start().await;
+    let (_home, gateway) = gateway(
+        &llm,
+        &fake,
+        &format!("dmPolicy: \"allowlist\", allowFrom: [\"{OWNER}\"]"),
+    );
+
+    let (update_id, message_id) = fake.inject_message(InjectMessage::private(OWNER, "hello"));
+    let sent = fake.wait_for_messages(1, T).await;
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0].chat_id, OWNER);
+    assert_eq!(sent[0].text, "<b>hi</b> &lt;there&gt; &amp; you");
+    assert_eq!(sent[0].parse_mode.as_deref(), Some("HTML"));
+    assert_eq!(sent[0].reply_to_message_id, Some(message_id));
+    let typing = fake.chat_actions();
+    assert!(typing.contains(&(OWNER, "typing".to_owned())), "{typing:?}");
+    assert_eq!(last_user_text(&llm), "hello");
+
+    // Telegram sends the same update again (e.g. after a crash before the offset moved).
+    assert!(fake.redeliver(update_id));
+    assert_eq!(
+        quiet(&fake, Duration::from_millis(2500)).await,
+        1,
+        "answered once"
+    );
+    assert_eq!(llm.requests().len(), 1);
+    drop(gateway);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn groups_answer_only_when_mentioned() {
+    let llm = mock(
+        Scenario::new()
+            .rule(Rule::when(Match::last_user("what time is it?")).reply(Reply::text("tea time"))),
+    )
+    .await;
+    let fake = FakeTelegram::start().await;
+    let (_home, gateway) = gateway(&llm, &fake, "groupPolicy: \"open\"");
+    let group = -100_555;
+
+    fake.inject_message(InjectMessage::supergroup(group, 7, "what time is it?"));
+    assert_eq!(
+        quiet(&fake, Duration::from_millis(2500)).await,
+        0,
+        "not mentioned: silent"
+    );
+    assert!(llm.requests().is_empty());
+
+    let mention = format!("@{} what time is it?", fake.bot_username());
+    fake.inject_message(InjectMessage::supergroup(group, 7, &mention));
+    let sent = fake.wait_for_messages(1, T).await;
+    assert_eq!(sent[0].chat_id, group);
+    assert_eq!(sent[0].text, "tea time");
+    assert_eq!(
+        last_user_text(&llm),
+        "what time is it?",
+        "the mention is not part of the prompt"
+    );
+    drop(gateway);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_reply_is_split_and_a_dropped_connection_loses_nothing() {
+    let long: String = (0..900).map(|i| format!("word{i} ")).collect();
+    let llm = mock(
+        Scenario::new()
+            .rule(Rule::when(Match::last_user("long")).reply(Reply::text(long.trim_end())))
+            .rule(Rule::when(Match::last_user("after the drop")).reply(Reply::text("still here"))),
+    )
+    .await;
+    let fake = FakeTelegram::start().await;
+    let (_home, gateway) = gateway(
+        &llm,
+        &fake,
+        &format!("dmPolicy: \"allowlist\", allowFrom: [\"{OWNER}\"]"),
+    );
+
+    fake.inject_message(InjectMessage::private(OWNER, "long"));
+    let sent = fake.wait_for_messages(2, T).await;
+    assert!(sent.len() >= 2, "{} messages", sent.len());
+    assert!(sent.iter().all(|m| m.text.chars().count() <= 4096));
+    let joined: Vec<String> = sent.iter().map(|m| m.text.trim().to_owned()).collect();
+    assert_eq!(joined.join(" "), long.trim_end());
+
+    // The next two polls fail; the adapter reconnects and the message still arrives.
+    fake.drop_next_get_updates(2);
+    fake.inject_message(InjectMessage::private(OWNER, "after the drop"));
+    let sent = fake.wait_for_messages(sent.len() + 1, T).await;
+    assert_eq!(sent.last().unwrap().text, "still here");
+    assert_eq!(
+        llm.requests()
+            .iter()
+            .filter(|r| r.body.to_string().contains("after the drop"))
+            .count(),
+        1,
+        "once, not twice"
+    );
+    drop(gateway);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_arrive_for_the_agent_and_media_lines_go_out_as_files() {
+    let llm = mock(
+        Scenario::new()
+            .rule(
+                Rule::when(Match::last_user_contains("[media attached:"))
+                    .reply(Reply::text("got your file")),
+            )
+            .rule(
+                Rule::when(Match::last_user("send me the report"))
+                    .reply(Reply::text("Here it is.\nMEDIA:./report.txt")),
+            ),
+    )
+    .await;
+    let fake = FakeTelegram::start().await;
+    let (home, gateway) = gateway(
+        &llm,
+        &fake,
+        &format!("dmPolicy: \"allowlist\", allowFrom: [\"{OWNER}\"]"),
+    );
+
+    let file = fake.register_file(b"quarterly numbers".to_vec(), "numbers.txt");
+    fake.inject_message(InjectMessage::private(OWNER, "").with_document(file));
+    let sent = fake.wait_for_messages(1, T).await;
+    assert_eq!(sent[0].text, "got your file");
+    let prompt = last_user_text(&llm);
+    let path = prompt
+        .strip_prefix("[media attached: ")
+        .and_then(|rest| rest.split(" (").next())
+        .unwrap_or_else(|| panic!("{prompt}"));
+    assert_eq!(std::fs::read(path).unwrap(), b"quarterly numbers");
+
+    let workspace = home.path().join("agents/main/workspace");
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::write(workspace.join("report.txt"), "the report").unwrap();
+    fake.inject_message(InjectMessage::private(OWNER, "send me the report"));
+    let files = fake.wait_for_files(1, T).await;
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert_eq!(files[0].bytes, b"the report");
+    assert_eq!(files[0].file_name.as_deref(), Some("report.txt"));
+    let sent = fake.wait_for_messages(2, T).await;
+    assert_eq!(sent[1].text, "Here it is.", "the MEDIA line is not shown");
+    drop(gateway);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allowlist_never_answers_a_stranger() {
+    let llm = mock(Scenario::new().rule(Rule::when(Match::any()).reply(Reply::text("hi")))).await;
+    let fake = FakeTelegram::start().await;
+    let (home, gateway) = gateway(
+        &llm,
+        &fake,
+        &format!("dmPolicy: \"allowlist\", allowFrom: [\"{OWNER}\"]"),
+    );
+    fake.inject_message(InjectMessage::private(2002, "let me in"));
+    assert_eq!(quiet(&fake, Duration::from_millis(2500)).await, 0);
+    assert!(llm.requests().is_empty());
+    assert!(
+        !home
+            .path()
+            .join("credentials/telegram-pairing.json")
+            .exists()
+    );
+    drop(gateway);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pairing_code_list_approve_then_served_then_revoked() {
+    let llm = mock(
+        Scenario::new()
+            .rule(Rule::when(Match::last_user("hey again")).reply(Reply::text("welcome"))),
+    )
+    .await;
+    let fake = FakeTelegram::start().await;
+    // dmPolicy defaults to pairing.
+    let (home, gateway) = gateway(&llm, &fake, "");
+    let stranger = 2002;
+
+    fake.inject_message(InjectMessage::private(stranger, "hey"));
+    let sent = fake.wait_for_messages(1, T).await;
+    let text = &sent[0].plain_text;
+    let code = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Pairing code: "))
+        .unwrap_or_else(|| panic!("{text}"))
+        .to_owned();
+    assert_eq!(code.len(), 8);
+    assert!(
+        text.contains(&format!("pincer pairing approve telegram {code}")),
+        "{text}"
+    );
+    // The same sender gets the same code again.
+    fake.inject_message(InjectMessage::private(stranger, "hey?"));
+    let sent = fake.wait_for_messages(2, T).await;
+    assert!(sent[1].plain_text.contains(&code), "{}", sent[1].plain_text);
+    assert!(llm.requests().is_empty(), "no agent for a stranger");
+
+    let listed = home.run(&["pairing", "list", "telegram", "--json"]);
+    listed.assert_ok();
+    let json: Value = serde_json::from_str(&listed.stdout()).unwrap();
+    assert_eq!(json["requests"][0]["code"], code.as_str(), "{json}");
+    assert_eq!(json["requests"][0]["id"], stranger.to_string().as_str());
+
+    let approved = home.run(&["pairing", "approve", "telegram", &code.to_lowercase()]);
+    approved.assert_ok();
+    assert_eq!(
+        approved.stdout(),
+        format!("Approved {stranger} on telegram.\n")
+    );
+    let sent = fake.wait_for_messages(3, T).await;
+    assert_eq!(sent[2].chat_id, stranger);
+    assert!(
+        sent[2].plain_text.contains("approved"),
+        "told: {}",
+        sent[2].plain_text
+    );
+
+    fake.inject_message(InjectMessage::private(stranger, "hey again"));
+    let sent = fake.wait_for_messages(4, T).await;
+    assert_eq!(sent[3].text, "welcome");
+
+    let revoked = home.run(&["pairing", "revoke", "telegram", &stranger.to_string()]);
+    revoked.assert_ok();
+    assert_eq!(
+        revoked.stdout(),
+        format!("Revoked {stranger} on telegram.\nCurrent allow-from entries: 0\n")
+    );
+    let before = llm.requests().len();
+    fake.inject_message(InjectMessage::private(stranger, "hey again"));
+    let sent = fake.wait_for_messages(5, T).await;
+    assert!(
+        sent[4].plain_text.contains("Pairing code: "),
+        "back to pairing: {}",
+        sent[4].plain_text
+    );
+    assert_eq!(llm.requests().len(), before);
+    drop(gateway);
+}

@@ -1,0 +1,484 @@
+//! Chat channels into agent turns and their replies back out: every adapter runs under its
+//! supervisor and hands what it receives to one ingress loop, which for each message
+//! 1. drops a repeat (same channel, account, chat and message id: a platform's redelivery),
+//! 2. applies the access rules — `dmPolicy` / `allowFrom` (with the pairing store's approved
+//!    senders) for direct chats, `groupPolicy` / `groupAllowFrom` / `requireMention` for
+//!    groups; a stranger under `pairing` gets a code instead of an agent, and the owner is
+//!    told; under `allowlist` a stranger gets no answer at all,
+//! 3. routes it (bindings, `/agent` prefix, default agent; session key per chat and thread),
+//! 4. submits it as a run with the session's queue mode, in arrival order,
+//!
+//! and for each run it started, keeps "typing…" up until the run ends, then sends the reply
+//! exactly once (a message steered or gathered into another run is answered by that run):
+//! protocol text (`HEARTBEAT_OK`) stripped, `MEDIA:` lines as attachments, rendered and split
+//! by the adapter. A failed send is retried (rate limits honoured) before it is given up on.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::Gateway;
+use super::runs::{RunState, Submitted};
+use super::runtime::TurnRequest;
+use crate::channels::supervisor::{Backoff, supervise};
+use crate::channels::{
+    ChannelAdapter, ChannelError, ChannelHealth, ChatRef, Inbound, InboundSink, Outbound,
+};
+use crate::dedupe::{DEFAULT_DEDUPE_CAPACITY, DEFAULT_DEDUPE_TTL, Dedupe, DedupeKey};
+use crate::pairing::{
+    DmAccess, DmPolicy, GroupAccess, GroupPolicy, PairingRequestOutcome, PairingStore, dm_access,
+    group_access, owner_notice, pairing_full_reply, pairing_reply,
+};
+use crate::router::{ChatKind, RouteInput};
+
+/// How often "typing…" is sent again while a turn runs (platforms show it ~5 s).
+const TYPING_EVERY: Duration = Duration::from_secs(4);
+/// Attempts at sending one reply.
+const SEND_ATTEMPTS: u32 = 4;
+/// Messages waiting for the ingress before adapters are held back.
+const INBOUND_BUFFER: usize = 256;
+
+/// Who may talk to the agent on one channel account.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccessSettings {
+    pub dm_policy: DmPolicy,
+    pub allow_from: Vec<String>,
+    pub group_policy: GroupPolicy,
+    pub group_allow_from: Vec<String>,
+    /// Groups answer only when the bot is mentioned or replied to, unless `groups` says
+    /// otherwise for a group (or for `"*"`).
+    pub require_mention: bool,
+    pub groups: HashMap<String, bool>,
+}
+
+impl Default for AccessSettings {
+    fn default() -> Self {
+        Self {
+            dm_policy: DmPolicy::Pairing,
+            allow_from: Vec::new(),
+            group_policy: GroupPolicy::Allowlist,
+            group_allow_from: Vec::new(),
+            require_mention: true,
+            groups: HashMap::new(),
+        }
+    }
+}
+
+impl AccessSettings {
+    fn requires_mention(&self, group_id: &str) -> bool {
+        self.groups
+            .get(group_id)
+            .or_else(|| self.groups.get("*"))
+            .copied()
+            .unwrap_or(self.require_mention)
+    }
+}
+
+/// One adapter and its rules.
+pub struct ChannelEndpoint {
+    pub adapter: Arc<dyn ChannelAdapter>,
+    pub access: AccessSettings,
+    pub backoff: Backoff,
+}
+
+/// A chat the owner hears about pairing requests in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotifyTarget {
+    pub channel: String,
+    pub account_id: Option<String>,
+    pub to: String,
+}
+
+/// The channels of a server.
+#[derive(Default)]
+pub struct ChannelOptions {
+    pub endpoints: Vec<ChannelEndpoint>,
+    /// Where pairing requests and approved senders are kept (`credentials/`).
+    pub pairing: Option<PairingStore>,
+    pub pairing_notify: Option<NotifyTarget>,
+}
+
+struct Endpoint {
+    adapter: Arc<dyn ChannelAdapter>,
+    access: AccessSettings,
+    health: ChannelHealth,
+}
+
+type EndpointKey = (String, Option<String>);
+
+/// The running channels of a server.
+pub struct ChannelIngress {
+    gw: Arc<Gateway>,
+    endpoints: HashMap<EndpointKey, Endpoint>,
+    pairing: Option<PairingStore>,
+    notify: Option<NotifyTarget>,
+    dedupe: Mutex<Dedupe>,
+}
+
+/// Starts every endpoint's supervisor and the ingress loop; both stop with `stop`.
+pub fn start(
+    gw: &Arc<Gateway>,
+    options: ChannelOptions,
+    stop: &CancellationToken,
+) -> Arc<ChannelIngress> {
+    let (tx, rx) = mpsc::channel(INBOUND_BUFFER);
+    let mut endpoints = HashMap::new();
+    for endpoint in options.endpoints {
+        let health = ChannelHealth::default();
+        let adapter = Arc::clone(&endpoint.adapter);
+        let key = (
+            adapter.channel().to_owned(),
+            adapter.account_id().map(str::to_owned),
+        );
+        tokio::spawn(supervise(
+            Arc::clone(&adapter),
+            InboundSink::new(tx.clone(), health.clone()),
+            endpoint.backoff,
+            stop.clone(),
+        ));
+        endpoints.insert(
+            key,
+            Endpoint {
+                adapter,
+                access: endpoint.access,
+                health,
+            },
+        );
+    }
+    let ingress = Arc::new(ChannelIngress {
+        gw: Arc::clone(gw),
+        endpoints,
+        pairing: options.pairing,
+        notify: options.pairing_notify,
+        dedupe: Mutex::new(Dedupe::new(DEFAULT_DEDUPE_CAPACITY, DEFAULT_DEDUPE_TTL)),
+    });
+    tokio::spawn(Arc::clone(&ingress).run(rx, stop.clone()));
+    ingress
+}
+
+impl ChannelIngress {
+    /// `channels.status`: each endpoint's health.
+    pub fn status(&self) -> Value {
+        let mut rows: Vec<Value> = self
+            .endpoints
+            .iter()
+            .map(|((channel, account), e)| {
+                let mut row = e.health.to_json();
+                row["channel"] = json!(channel);
+                row["accountId"] = json!(account.as_deref().unwrap_or("default"));
+                row
+            })
+            .collect();
+        rows.sort_by_key(|r| (r["channel"].to_string(), r["accountId"].to_string()));
+        Value::Array(rows)
+    }
+
+    pub fn pairing(&self) -> Option<&PairingStore> {
+        self.pairing.as_ref()
+    }
+
+    async fn run(self: Arc<Self>, mut rx: mpsc::Receiver<Inbound>, stop: CancellationToken) {
+        loop {
+            let message = tokio::select! {
+                message = rx.recv() => match message {
+                    Some(message) => message,
+                    None => return,
+                },
+                () = stop.cancelled() => return,
+            };
+            // In arrival order up to the submit: a chat's messages queue as they came.
+            self.take(message).await;
+        }
+    }
+
+    fn endpoint(&self, channel: &str, account: Option<&str>) -> Option<&Endpoint> {
+        self.endpoints
+            .get(&(channel.to_owned(), account.map(str::to_owned)))
+    }
+
+    async fn take(self: &Arc<Self>, message: Inbound) {
+        let Some(endpoint) = self.endpoint(&message.channel, message.account_id.as_deref()) else {
+            tracing::warn!(channel = %message.channel, "message from an unknown channel account dropped");
+            return;
+        };
+        let key = DedupeKey::new(
+            &message.channel,
+            message.account_id.as_deref().unwrap_or("default"),
+            &message.chat.id,
+            &message.message_id,
+        );
+        let first = self
+            .dedupe
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .first_seen(&key, Instant::now());
+        if !first {
+            tracing::debug!(channel = %message.channel, message = %message.message_id, "repeated message ignored");
+            return;
+        }
+        if !self.admitted(endpoint, &message).await {
+            return;
+        }
+        if let Some(note) = &message.refused_media {
+            self.send(
+                endpoint,
+                &message.chat,
+                note.clone(),
+                Vec::new(),
+                Some(&message.message_id),
+            )
+            .await;
+            if message.text.trim().is_empty() {
+                return;
+            }
+        }
+        let route = self.gw.runtime.route(&RouteInput {
+            channel: message.channel.clone(),
+            account_id: message.account_id.clone(),
+            chat_kind: message.chat.kind,
+            peer_id: match message.chat.kind {
+                ChatKind::Direct => message.sender.id.clone(),
+                _ => message.chat.id.clone(),
+            },
+            thread: message.chat.thread.clone(),
+            guild_id: message.guild_id.clone(),
+            team_id: message.team_id.clone(),
+            text: message.text.clone(),
+        });
+        let text = with_media(&route.text, &message.media);
+        let run_id = format!(
+            "{}:{}:{}:{}",
+            message.channel,
+            message.account_id.as_deref().unwrap_or("default"),
+            message.chat.id,
+            message.message_id
+        );
+        let request = TurnRequest::user(&route.agent_id, &route.session_key, text);
+        let mode = self.gw.runs.queue_settings().mode;
+        let submitted = self
+            .gw
+            .runs
+            .submit(Arc::clone(&self.gw.runtime), &run_id, request, mode);
+        match submitted {
+            Submitted::Started { .. } | Submitted::Queued { .. } => {
+                let this = Arc::clone(self);
+                let agent_id = route.agent_id.clone();
+                tokio::spawn(async move {
+                    this.deliver(&message, &run_id, &agent_id).await;
+                });
+            }
+            // Answered by the run that took it, or already answered.
+            Submitted::Steered { .. }
+            | Submitted::Collected { .. }
+            | Submitted::InFlight
+            | Submitted::Finished(_) => {}
+        }
+    }
+
+    /// The access rules for `message`; replies to strangers as the policy says.
+    async fn admitted(&self, endpoint: &Endpoint, message: &Inbound) -> bool {
+        let access = &endpoint.access;
+        let mut ids: Vec<&str> = vec![message.sender.id.as_str()];
+        ids.extend(message.sender.aliases.iter().map(String::as_str));
+        if message.chat.kind != ChatKind::Direct {
+            let decision = group_access(
+                access.group_policy,
+                &access.group_allow_from,
+                &message.chat.id,
+                &ids,
+                access.requires_mention(&message.chat.id),
+                message.mentioned,
+            );
+            return decision == GroupAccess::Allow;
+        }
+        let stored = match &self.pairing {
+            Some(store) => store
+                .allow_from(&message.channel, message.account_id.as_deref())
+                .unwrap_or_else(|e| {
+                    tracing::error!(error = %e, "cannot read the approved senders");
+                    Vec::new()
+                }),
+            None => Vec::new(),
+        };
+        match dm_access(access.dm_policy, &access.allow_from, &stored, &ids) {
+            DmAccess::Allow => true,
+            DmAccess::Ignore => {
+                tracing::debug!(channel = %message.channel, sender = %message.sender.id, "direct message not admitted (no answer)");
+                false
+            }
+            DmAccess::Pair => {
+                self.pair(endpoint, message).await;
+                false
+            }
+        }
+    }
+
+    /// A stranger under `pairing`: one code per sender (the same one until it expires),
+    /// the owner told about new requests.
+    async fn pair(&self, endpoint: &Endpoint, message: &Inbound) {
+        let Some(store) = &self.pairing else { return };
+        let meta = json!({
+            "chatId": message.chat.id, "name": message.sender.name,
+            "aliases": message.sender.aliases,
+        });
+        let outcome = store.request(
+            &message.channel,
+            message.account_id.as_deref(),
+            &message.sender.id,
+            Some(meta.clone()),
+        );
+        let reply = match outcome {
+            Ok(PairingRequestOutcome::Created { code }) => {
+                self.notify_owner(&message.channel, &message.sender.id, &meta, &code)
+                    .await;
+                pairing_reply(&message.channel, &code, &message.sender.id)
+            }
+            Ok(PairingRequestOutcome::Existing { code }) => {
+                pairing_reply(&message.channel, &code, &message.sender.id)
+            }
+            Ok(PairingRequestOutcome::Full) => pairing_full_reply(),
+            Err(e) => {
+                tracing::error!(error = %e, "cannot record a pairing request");
+                return;
+            }
+        };
+        self.send(endpoint, &message.chat, reply, Vec::new(), None)
+            .await;
+    }
+
+    async fn notify_owner(&self, channel: &str, sender: &str, meta: &Value, code: &str) {
+        let Some(target) = &self.notify else { return };
+        let Some(endpoint) = self.endpoint(&target.channel, target.account_id.as_deref()) else {
+            tracing::warn!(channel = %target.channel, "pairingNotify names a channel that is not running");
+            return;
+        };
+        let chat = ChatRef {
+            kind: ChatKind::Direct,
+            id: target.to.clone(),
+            thread: None,
+        };
+        let text = owner_notice(channel, sender, Some(meta), code);
+        self.send(endpoint, &chat, text, Vec::new(), None).await;
+    }
+
+    /// Tells an approved sender (in the chat they wrote from).
+    pub async fn tell_approved(&self, channel: &str, account: Option<&str>, chat_id: &str) {
+        let Some(endpoint) = self.endpoint(channel, account) else {
+            return;
+        };
+        let chat = ChatRef {
+            kind: ChatKind::Direct,
+            id: chat_id.to_owned(),
+            thread: None,
+        };
+        let text = crate::pairing::approved_notice();
+        self.send(endpoint, &chat, text, Vec::new(), None).await;
+    }
+
+    /// Keeps "typing…" up until run `run_id` ends, then sends its reply.
+    async fn deliver(&self, message: &Inbound, run_id: &str, agent_id: &str) {
+        let Some(endpoint) = self.endpoint(&message.channel, message.account_id.as_deref()) else {
+            return;
+        };
+        let result = loop {
+            if let Err(e) = endpoint.adapter.typing(&message.chat).await {
+                tracing::debug!(error = %e, "typing indicator failed");
+            }
+            match self.gw.runs.wait(run_id, TYPING_EVERY).await {
+                Some((RunState::Done(result), _)) => break result,
+                Some((RunState::Running, _)) => {}
+                None => return,
+            }
+        };
+        let text = if result.aborted {
+            return;
+        } else if let Some(error) = result.error.as_deref().filter(|_| result.text.is_empty()) {
+            format!("⚠️ {error}")
+        } else {
+            result.text.clone()
+        };
+        let Some(text) = crate::heartbeat::sanitize_for_delivery(&text) else {
+            return;
+        };
+        let (text, media) = crate::media_reply::parse_media_lines(&text);
+        // A relative path is the agent's: it names a file in its workspace.
+        let workspace = self.gw.runtime.workspace(agent_id);
+        let media = media
+            .into_iter()
+            .map(PathBuf::from)
+            .map(|p| match &workspace {
+                Some(dir) if p.is_relative() => dir.join(p),
+                _ => p,
+            })
+            .collect();
+        self.send(
+            endpoint,
+            &message.chat,
+            text,
+            media,
+            Some(&message.message_id),
+        )
+        .await;
+    }
+
+    /// Sends with retries: a rate limit waits as long as the platform asks, a connection
+    /// error backs off; an API refusal is not retried.
+    async fn send(
+        &self,
+        endpoint: &Endpoint,
+        chat: &ChatRef,
+        text: String,
+        media: Vec<PathBuf>,
+        reply_to: Option<&str>,
+    ) {
+        let outbound = Outbound {
+            chat: chat.clone(),
+            text,
+            media,
+            reply_to: reply_to.map(str::to_owned),
+        };
+        let mut delay = Duration::from_secs(1);
+        for attempt in 1..=SEND_ATTEMPTS {
+            match endpoint.adapter.send(&outbound).await {
+                Ok(_) => return,
+                Err(ChannelError::RateLimited {
+                    retry_after_secs, ..
+                }) if attempt < SEND_ATTEMPTS => {
+                    tokio::time::sleep(Duration::from_secs(retry_after_secs.min(300))).await;
+                }
+                Err(ChannelError::Connection { message, .. }) if attempt < SEND_ATTEMPTS => {
+                    tracing::warn!(%message, attempt, "sending failed; retrying");
+                    tokio::time::sleep(delay).await;
+                    delay *= 2;
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, chat = %chat.id, "could not send a reply");
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// The text of a message with its files noted as OpenClaw notes them, so the agent can
+/// read them with its tools.
+fn with_media(text: &str, media: &[crate::channels::InboundMedia]) -> String {
+    if media.is_empty() {
+        return text.to_owned();
+    }
+    let mut out = String::new();
+    for m in media {
+        let mime = m.mime.as_deref().unwrap_or("application/octet-stream");
+        out.push_str(&format!(
+            "[media attached: {} ({mime})]\n",
+            m.path.display()
+        ));
+    }
+    out.push_str(text);
+    out
+}
