@@ -78,6 +78,16 @@ async fn a_dm_gets_its_reply_once_even_when_telegram_delivers_it_twice() {
     let typing = fake.chat_actions();
     assert!(typing.contains(&(OWNER, "typing".to_owned())), "{typing:?}");
     assert_eq!(last_user_text(&llm), "hello");
+    let mut client = WsClient::connect(gateway.port, "tg-token").await;
+    let health = client.call("health", serde_json::json!({})).await;
+    let telegram = &health["payload"]["channels"]["telegram"];
+    assert_eq!(telegram["running"], true, "{health}");
+    assert_eq!(telegram["accounts"][0]["connected"], true, "{health}");
+    assert_eq!(telegram["accounts"][0]["accountId"], "default", "{health}");
+    assert_eq!(
+        health["payload"]["channelOrder"],
+        serde_json::json!(["telegram"])
+    );
 
     // Telegram sends the same update again (e.g. after a crash before the offset moved).
     assert!(fake.redeliver(update_id));

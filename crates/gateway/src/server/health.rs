@@ -12,26 +12,52 @@ use serde_json::{Value, json};
 use tokio::time::MissedTickBehavior;
 
 use super::Gateway;
+use super::channel_ingress::ChannelIngress;
 use super::runtime::Runtime;
 use super::state::Publish;
 
 /// OpenClaw's health refresh interval.
 pub const HEALTH_REFRESH_INTERVAL: Duration = Duration::from_secs(60);
 
-/// What `health` answers (OpenClaw's shape, see `reference/openclaw-wire.md`).
-pub fn payload(runtime: &dyn Runtime) -> Value {
+/// What `health` answers (OpenClaw's shape, see `reference/openclaw-wire.md`), with each
+/// running channel's accounts as their supervisors see them.
+pub fn payload(runtime: &dyn Runtime, channels: Option<&ChannelIngress>) -> Value {
     let agent = runtime.default_agent_id();
+    let (channels, order) = channels.map_or_else(|| (json!({}), json!([])), channel_summary);
     json!({
         "ok": true,
         "ts": pincer_ai::now_ms(),
         "durationMs": 0,
-        "channels": {},
-        "channelOrder": [],
+        "channels": channels,
+        "channelOrder": order,
         "heartbeatSeconds": 0,
         "defaultAgentId": agent,
         "agents": [{ "agentId": agent, "isDefault": true }],
         "agentRunner": runtime.runner_status(),
     })
+}
+
+/// `channels` (per channel: running when any account is connected, and the accounts) and
+/// `channelOrder`.
+fn channel_summary(ingress: &ChannelIngress) -> (Value, Value) {
+    let mut channels = serde_json::Map::new();
+    let mut order = Vec::new();
+    for row in ingress.status().as_array().into_iter().flatten() {
+        let Some(name) = row["channel"].as_str() else {
+            continue;
+        };
+        let entry = channels.entry(name.to_owned()).or_insert_with(|| {
+            order.push(json!(name));
+            json!({ "configured": true, "running": false, "accounts": [] })
+        });
+        if row["connected"] == true {
+            entry["running"] = json!(true);
+        }
+        if let Some(accounts) = entry["accounts"].as_array_mut() {
+            accounts.push(row.clone());
+        }
+    }
+    (Value::Object(channels), Value::Array(order))
 }
 
 /// Whether two payloads say different things: when they were taken (`ts`) and how long that
@@ -59,7 +85,8 @@ pub async fn refresh_every(gw: Arc<Gateway>, every: Duration) {
     loop {
         tokio::select! {
             _ = ticks.tick() => {
-                gw.state.publish_health(payload(&*gw.runtime), Publish::Always);
+                let channels = gw.channels.get().map(|c| &**c);
+                gw.state.publish_health(payload(&*gw.runtime, channels), Publish::Always);
             }
             () = gw.shutdown.cancelled() => return,
         }

@@ -113,7 +113,7 @@ pub async fn call(
     match req.method.as_str() {
         "health" => {
             caller.require("operator.read")?;
-            let payload = super::health::payload(&*gw.runtime);
+            let payload = super::health::payload(&*gw.runtime, gw.channels.get().map(|c| &**c));
             // Every client's copy follows: a health that changed goes out as an event now.
             gw.state
                 .publish_health(payload.clone(), super::state::Publish::IfChanged);

@@ -167,7 +167,7 @@ pub async fn serve(
     let state = state::SharedState::new(
         // Reads the host name once, before any client can be waiting on it.
         presence::PresenceEntry::gateway(presence::host_name(), pincer_ai::now_ms()),
-        health::payload(&*options.runtime),
+        health::payload(&*options.runtime, None),
         Arc::clone(&runs),
     );
     let gateway = Arc::new(Gateway {
