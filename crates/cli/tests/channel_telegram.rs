@@ -22,12 +22,22 @@ const T: Duration = Duration::from_secs(20);
 /// A gateway whose Telegram bot is the fake; `telegram` is the rest of the channel's
 /// settings (`dmPolicy`, `allowFrom`, …).
 fn gateway(llm: &MockLlm, fake: &FakeTelegram, telegram: &str) -> (Home, Foreground) {
+    gateway_with(llm, fake, telegram, "0m")
+}
+
+/// [`gateway`] with a heartbeat every `every`.
+fn gateway_with(
+    llm: &MockLlm,
+    fake: &FakeTelegram,
+    telegram: &str,
+    every: &str,
+) -> (Home, Foreground) {
     let home = Home::new().with_env("PINCER_TELEGRAM_POLL_SECS", "1");
     let port = free_port();
     home.use_mock(
         llm,
         &format!(
-            "agents: {{ defaults: {{ model: \"mock/primary\", heartbeat: {{ every: \"0m\" }} }} }},\n  \
+            "agents: {{ defaults: {{ model: \"mock/primary\", heartbeat: {{ every: \"{every}\" }} }} }},\n  \
              gateway: {{ port: {port}, auth: {{ token: \"tg-token\" }} }},\n  \
              channels: {{ telegram: {{ botToken: \"{}\", apiBaseUrl: \"{}\", {telegram} }} }},",
             fake.token(),
@@ -97,6 +107,20 @@ async fn a_dm_gets_its_reply_once_even_when_telegram_delivers_it_twice() {
         "answered once"
     );
     assert_eq!(llm.requests().len(), 1);
+
+    // `/new` starts the chat's session over, as in the web chat.
+    let before = health["payload"]["defaultAgentId"].clone();
+    assert_eq!(before, "main");
+    fake.inject_message(InjectMessage::private(OWNER, "/new"));
+    let sent = fake.wait_for_messages(2, T).await;
+    assert!(
+        sent[1]
+            .plain_text
+            .starts_with("New session started. sessionId="),
+        "{}",
+        sent[1].plain_text
+    );
+    assert_eq!(llm.requests().len(), 1, "no model call for /new");
     drop(gateway);
 }
 
@@ -307,5 +331,73 @@ async fn pairing_code_list_approve_then_served_then_revoked() {
         sent[4].plain_text
     );
     assert_eq!(llm.requests().len(), before);
+    drop(gateway);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heartbeat_and_cron_replies_reach_the_chat() {
+    let llm = mock(
+        Scenario::new()
+            .rule(Rule::when(Match::last_user("hello")).reply(Reply::text("hi")))
+            .rule(
+                Rule::when(Match::last_user_contains("stretch reminder"))
+                    .reply(Reply::text("Time to stand up and stretch!")),
+            )
+            .rule(
+                Rule::when(Match::last_user_contains("the daily summary"))
+                    .reply(Reply::text("Today: **3** meetings.")),
+            ),
+    )
+    .await;
+    let fake = FakeTelegram::start().await;
+    // Timer beats a day apart: only the wake below runs one.
+    let (home, gateway) = gateway_with(
+        &llm,
+        &fake,
+        &format!("dmPolicy: \"allowlist\", allowFrom: [\"{OWNER}\"]"),
+        "24h",
+    );
+    // The owner's DM is the main session: the heartbeat answers where it last heard from.
+    fake.inject_message(InjectMessage::private(OWNER, "hello"));
+    fake.wait_for_messages(1, T).await;
+
+    let mut client = WsClient::connect(gateway.port, "tg-token").await;
+    let woke = client
+        .call(
+            "wake",
+            serde_json::json!({"mode": "now", "text": "stretch reminder"}),
+        )
+        .await;
+    assert_eq!(woke["ok"], true, "{woke}");
+    let sent = fake.wait_for_messages(2, T).await;
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert_eq!(sent[1].chat_id, OWNER);
+    assert_eq!(sent[1].text, "Time to stand up and stretch!");
+
+    // An isolated cron job announced to the chat by name.
+    let added = home.run(&[
+        "cron",
+        "add",
+        "--name",
+        "summary",
+        "--every",
+        "1h",
+        "--message",
+        "the daily summary",
+        "--announce",
+        "--channel",
+        "telegram",
+        "--to",
+        &OWNER.to_string(),
+        "--json",
+    ]);
+    added.assert_ok();
+    let job: Value = serde_json::from_str(&added.stdout()).unwrap();
+    let id = job["id"].as_str().unwrap().to_owned();
+    home.run(&["cron", "run", &id]).assert_ok();
+    let sent = fake.wait_for_messages(3, T).await;
+    assert_eq!(sent.len(), 3, "{sent:?}");
+    assert_eq!(sent[2].chat_id, OWNER);
+    assert_eq!(sent[2].text, "Today: <b>3</b> meetings.");
     drop(gateway);
 }

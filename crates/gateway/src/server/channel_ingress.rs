@@ -35,6 +35,7 @@ use crate::pairing::{
     group_access, owner_notice, pairing_full_reply, pairing_reply,
 };
 use crate::router::{ChatKind, RouteInput};
+use crate::turn::{SessionCommand, session_command};
 
 /// How often "typing…" is sent again while a turn runs (platforms show it ~5 s).
 const TYPING_EVERY: Duration = Duration::from_secs(4);
@@ -118,6 +119,9 @@ pub struct ChannelIngress {
     pairing: Option<PairingStore>,
     notify: Option<NotifyTarget>,
     dedupe: Mutex<Dedupe>,
+    /// Per session key, the channel account and chat it last heard from (heartbeat and
+    /// cron deliveries to `last`).
+    last: Mutex<HashMap<String, (String, Option<String>, String)>>,
 }
 
 /// Starts every endpoint's supervisor and the ingress loop; both stop with `stop`.
@@ -156,6 +160,7 @@ pub fn start(
         pairing: options.pairing,
         notify: options.pairing_notify,
         dedupe: Mutex::new(Dedupe::new(DEFAULT_DEDUPE_CAPACITY, DEFAULT_DEDUPE_TTL)),
+        last: Mutex::default(),
     });
     tokio::spawn(Arc::clone(&ingress).run(rx, stop.clone()));
     ingress
@@ -221,18 +226,11 @@ impl ChannelIngress {
             tracing::debug!(channel = %message.channel, message = %message.message_id, "repeated message ignored");
             return;
         }
-        if !self.admitted(endpoint, &message).await {
+        if !self.admitted(endpoint, &message) {
             return;
         }
         if let Some(note) = &message.refused_media {
-            self.send(
-                endpoint,
-                &message.chat,
-                note.clone(),
-                Vec::new(),
-                Some(&message.message_id),
-            )
-            .await;
+            self.spawn_send(&message, note.clone(), Some(message.message_id.clone()));
             if message.text.trim().is_empty() {
                 return;
             }
@@ -250,7 +248,36 @@ impl ChannelIngress {
             team_id: message.team_id.clone(),
             text: message.text.clone(),
         });
-        let text = with_media(&route.text, &message.media);
+        self.last.lock().unwrap_or_else(|e| e.into_inner()).insert(
+            route.session_key.clone(),
+            (
+                message.channel.clone(),
+                message.account_id.clone(),
+                message.chat.id.clone(),
+            ),
+        );
+        let mut text = route.text.clone();
+        if let Some(SessionCommand::NewSession { rest }) = session_command(&text) {
+            let reset = self
+                .gw
+                .runtime
+                .sessions(&route.agent_id)
+                .reset(&route.session_key);
+            let note = match &reset {
+                Ok(session) => format!(
+                    "New session started. sessionId={}",
+                    session.entry.session_id
+                ),
+                Err(e) => format!("⚠️ Could not start a new session: {e}"),
+            };
+            self.gw.system_events.clear(&route.session_key);
+            self.spawn_send(&message, note, Some(message.message_id.clone()));
+            match rest {
+                Some(rest) if reset.is_ok() => text = rest,
+                _ => return,
+            }
+        }
+        let text = with_media(&text, &message.media);
         let run_id = format!(
             "{}:{}:{}:{}",
             message.channel,
@@ -264,24 +291,42 @@ impl ChannelIngress {
             .gw
             .runs
             .submit(Arc::clone(&self.gw.runtime), &run_id, request, mode);
-        match submitted {
-            Submitted::Started { .. } | Submitted::Queued { .. } => {
-                let this = Arc::clone(self);
-                let agent_id = route.agent_id.clone();
-                tokio::spawn(async move {
-                    this.deliver(&message, &run_id, &agent_id).await;
-                });
-            }
-            // Answered by the run that took it, or already answered.
-            Submitted::Steered { .. }
-            | Submitted::Collected { .. }
-            | Submitted::InFlight
-            | Submitted::Finished(_) => {}
+        let leads = match &submitted {
+            Submitted::Started { .. } | Submitted::Queued { .. } => true,
+            // A collect batch started by this message is answered under its run id.
+            Submitted::Collected { batch_run_id, .. } => *batch_run_id == run_id,
+            Submitted::Steered { .. } | Submitted::InFlight | Submitted::Finished(_) => false,
+        };
+        // Otherwise answered by the run that took it, or already answered.
+        if leads {
+            let this = Arc::clone(self);
+            let agent_id = route.agent_id.clone();
+            tokio::spawn(async move {
+                this.deliver(&message, &run_id, &agent_id).await;
+            });
         }
     }
 
+    /// Sends `text` to `message`'s chat on its own task: a slow or rate-limited platform
+    /// never holds up the messages behind this one.
+    fn spawn_send(self: &Arc<Self>, message: &Inbound, text: String, reply_to: Option<String>) {
+        let this = Arc::clone(self);
+        let (channel, account, chat) = (
+            message.channel.clone(),
+            message.account_id.clone(),
+            message.chat.clone(),
+        );
+        tokio::spawn(async move {
+            if let Some(endpoint) = this.endpoint(&channel, account.as_deref()) {
+                let _ = this
+                    .send(endpoint, &chat, text, Vec::new(), reply_to.as_deref())
+                    .await;
+            }
+        });
+    }
+
     /// The access rules for `message`; replies to strangers as the policy says.
-    async fn admitted(&self, endpoint: &Endpoint, message: &Inbound) -> bool {
+    fn admitted(self: &Arc<Self>, endpoint: &Endpoint, message: &Inbound) -> bool {
         let access = &endpoint.access;
         let mut ids: Vec<&str> = vec![message.sender.id.as_str()];
         ids.extend(message.sender.aliases.iter().map(String::as_str));
@@ -312,7 +357,7 @@ impl ChannelIngress {
                 false
             }
             DmAccess::Pair => {
-                self.pair(endpoint, message).await;
+                self.pair(message);
                 false
             }
         }
@@ -320,7 +365,7 @@ impl ChannelIngress {
 
     /// A stranger under `pairing`: one code per sender (the same one until it expires),
     /// the owner told about new requests.
-    async fn pair(&self, endpoint: &Endpoint, message: &Inbound) {
+    fn pair(self: &Arc<Self>, message: &Inbound) {
         let Some(store) = &self.pairing else { return };
         let meta = json!({
             "chatId": message.chat.id, "name": message.sender.name,
@@ -334,8 +379,13 @@ impl ChannelIngress {
         );
         let reply = match outcome {
             Ok(PairingRequestOutcome::Created { code }) => {
-                self.notify_owner(&message.channel, &message.sender.id, &meta, &code)
-                    .await;
+                let this = Arc::clone(self);
+                let (channel, sender) = (message.channel.clone(), message.sender.id.clone());
+                let code_for_owner = code.clone();
+                tokio::spawn(async move {
+                    this.notify_owner(&channel, &sender, &meta, &code_for_owner)
+                        .await;
+                });
                 pairing_reply(&message.channel, &code, &message.sender.id)
             }
             Ok(PairingRequestOutcome::Existing { code }) => {
@@ -347,8 +397,7 @@ impl ChannelIngress {
                 return;
             }
         };
-        self.send(endpoint, &message.chat, reply, Vec::new(), None)
-            .await;
+        self.spawn_send(message, reply, None);
     }
 
     async fn notify_owner(&self, channel: &str, sender: &str, meta: &Value, code: &str) {
@@ -363,7 +412,7 @@ impl ChannelIngress {
             thread: None,
         };
         let text = owner_notice(channel, sender, Some(meta), code);
-        self.send(endpoint, &chat, text, Vec::new(), None).await;
+        let _ = self.send(endpoint, &chat, text, Vec::new(), None).await;
     }
 
     /// Tells an approved sender (in the chat they wrote from).
@@ -377,7 +426,7 @@ impl ChannelIngress {
             thread: None,
         };
         let text = crate::pairing::approved_notice();
-        self.send(endpoint, &chat, text, Vec::new(), None).await;
+        let _ = self.send(endpoint, &chat, text, Vec::new(), None).await;
     }
 
     /// Keeps "typing…" up until run `run_id` ends, then sends its reply.
@@ -405,29 +454,20 @@ impl ChannelIngress {
         let Some(text) = crate::heartbeat::sanitize_for_delivery(&text) else {
             return;
         };
-        let (text, media) = crate::media_reply::parse_media_lines(&text);
-        // A relative path is the agent's: it names a file in its workspace.
-        let workspace = self.gw.runtime.workspace(agent_id);
-        let media = media
-            .into_iter()
-            .map(PathBuf::from)
-            .map(|p| match &workspace {
-                Some(dir) if p.is_relative() => dir.join(p),
-                _ => p,
-            })
-            .collect();
-        self.send(
-            endpoint,
-            &message.chat,
-            text,
-            media,
-            Some(&message.message_id),
-        )
-        .await;
+        let (text, media) = self.media_paths(agent_id, &text);
+        let _ = self
+            .send(
+                endpoint,
+                &message.chat,
+                text,
+                media,
+                Some(&message.message_id),
+            )
+            .await;
     }
 
     /// Sends with retries: a rate limit waits as long as the platform asks, a connection
-    /// error backs off; an API refusal is not retried.
+    /// error backs off; an API refusal is not retried. The error says why it was given up.
     async fn send(
         &self,
         endpoint: &Endpoint,
@@ -435,7 +475,7 @@ impl ChannelIngress {
         text: String,
         media: Vec<PathBuf>,
         reply_to: Option<&str>,
-    ) {
+    ) -> Result<(), String> {
         let outbound = Outbound {
             chat: chat.clone(),
             text,
@@ -445,7 +485,7 @@ impl ChannelIngress {
         let mut delay = Duration::from_secs(1);
         for attempt in 1..=SEND_ATTEMPTS {
             match endpoint.adapter.send(&outbound).await {
-                Ok(_) => return,
+                Ok(_) => return Ok(()),
                 Err(ChannelError::RateLimited {
                     retry_after_secs, ..
                 }) if attempt < SEND_ATTEMPTS => {
@@ -457,11 +497,65 @@ impl ChannelIngress {
                     delay *= 2;
                 }
                 Err(e) => {
-                    tracing::error!(error = %e, chat = %chat.id, "could not send a reply");
-                    return;
+                    tracing::error!(error = %e, chat = %chat.id, "could not send a message");
+                    return Err(e.to_string());
                 }
             }
         }
+        Err("sending kept failing".into())
+    }
+
+    /// Sends `text` (a reply: protocol text stripped, `MEDIA:` lines as files relative to
+    /// `agent_id`'s workspace) to chat `to` of a channel account: heartbeat and cron
+    /// deliveries.
+    pub async fn deliver_to(
+        &self,
+        channel: &str,
+        account: Option<&str>,
+        to: &str,
+        agent_id: &str,
+        text: &str,
+    ) -> Result<(), String> {
+        let endpoint = self.endpoint(channel, account).ok_or_else(|| {
+            format!(
+                "channel {channel:?} is not running on this gateway (see channels in the config)"
+            )
+        })?;
+        let Some(text) = crate::heartbeat::sanitize_for_delivery(text) else {
+            return Ok(());
+        };
+        let (text, media) = self.media_paths(agent_id, &text);
+        let chat = ChatRef {
+            kind: ChatKind::Direct,
+            id: to.to_owned(),
+            thread: None,
+        };
+        self.send(endpoint, &chat, text, media, None).await
+    }
+
+    /// Where `session_key` last heard from a channel: (channel, account, chat id).
+    pub fn last_route(&self, session_key: &str) -> Option<(String, Option<String>, String)> {
+        self.last
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(session_key)
+            .cloned()
+    }
+
+    /// `text` without its `MEDIA:` lines, and their paths (relative ones in the agent's
+    /// workspace).
+    fn media_paths(&self, agent_id: &str, text: &str) -> (String, Vec<PathBuf>) {
+        let (text, media) = crate::media_reply::parse_media_lines(text);
+        let workspace = self.gw.runtime.workspace(agent_id);
+        let media = media
+            .into_iter()
+            .map(PathBuf::from)
+            .map(|p| match &workspace {
+                Some(dir) if p.is_relative() => dir.join(p),
+                _ => p,
+            })
+            .collect();
+        (text, media)
     }
 }
 

@@ -153,7 +153,10 @@ async fn run_isolated(
         }
         // Nothing worth a message: not sent, and not an error.
         (_, None) => Ok(false),
-        (DeliveryMode::Announce, Some(text)) => announce(&gw, &agent_id, &job, &delivery, text),
+        (DeliveryMode::Announce, Some(text)) => match named_channel(&delivery) {
+            Some(channel) => to_channel(&gw, &agent_id, channel, &delivery, text).await,
+            None => announce(&gw, &agent_id, &job, text),
+        },
         (DeliveryMode::Webhook, Some(text)) => {
             webhook(&http, &job, &delivery, text, &result.session_id).await
         }
@@ -176,25 +179,42 @@ async fn run_isolated(
     out
 }
 
-/// Puts the reply into the agent's main session, where its user reads (the web chat now;
-/// a channel's last peer once channels deliver). A named channel is refused for now.
-fn announce(
-    gw: &Gateway,
-    agent_id: &str,
-    job: &CronJob,
-    delivery: &CronDelivery,
-    text: &str,
-) -> Result<bool, String> {
-    if let Some(channel) = delivery
+/// The channel `delivery` names, unless it is `last` (or none).
+fn named_channel(delivery: &CronDelivery) -> Option<&str> {
+    delivery
         .channel
         .as_deref()
         .filter(|c| !c.is_empty() && *c != "last")
-    {
+}
+
+/// Sends the reply to chat `delivery.to` of a running chat channel.
+async fn to_channel(
+    gw: &Gateway,
+    agent_id: &str,
+    channel: &str,
+    delivery: &CronDelivery,
+    text: &str,
+) -> Result<bool, String> {
+    let Some(channels) = gw.channels.get() else {
         return Err(format!(
             "channel {channel:?} is not configured on this gateway; use channel \"last\" (the \
              main session) or delivery mode webhook"
         ));
-    }
+    };
+    let Some(to) = delivery.to.as_deref().filter(|t| !t.is_empty()) else {
+        return Err(format!(
+            "delivery to {channel} needs delivery.to (a chat id)"
+        ));
+    };
+    channels
+        .deliver_to(channel, None, to, agent_id, text)
+        .await
+        .map(|()| true)
+}
+
+/// Puts the reply into the agent's main session, where its user reads: the clients, and
+/// the chat channel the main session last heard from.
+fn announce(gw: &Gateway, agent_id: &str, job: &CronJob, text: &str) -> Result<bool, String> {
     let key = gw.runtime.main_session_key(agent_id);
     // Written as `chat.inject` writes a gateway note, labelled with the job.
     let label = format!("cron: {}", job.name);
@@ -225,6 +245,20 @@ fn announce(
             "state": "final", "message": message,
         }),
     );
+    if let Some(channels) = gw.channels.get()
+        && let Some((channel, account, to)) = channels.last_route(&key)
+    {
+        let channels = std::sync::Arc::clone(channels);
+        let (agent_id, text) = (agent_id.to_owned(), text.to_owned());
+        tokio::spawn(async move {
+            if let Err(e) = channels
+                .deliver_to(&channel, account.as_deref(), &to, &agent_id, &text)
+                .await
+            {
+                tracing::warn!(%channel, error = %e, "cron announcement not delivered to the channel");
+            }
+        });
+    }
     Ok(true)
 }
 

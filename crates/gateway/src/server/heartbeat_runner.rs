@@ -209,7 +209,44 @@ impl AgentHeartbeat {
         if matches!(ended, Ended::OkToken | Ended::OkEmpty) {
             self.prune(&key, before);
         }
+        if let Ended::Sent { text } = &ended {
+            self.to_channel(&key, text).await;
+        }
         self.end(&request, started, ended)
+    }
+
+    /// Sends a kept heartbeat reply to its target's chat channel: the one the main session
+    /// last heard from (`last`), or the named channel (its `to`, else the chat it last heard
+    /// from there).
+    async fn to_channel(&self, key: &str, text: &str) {
+        let Some(channels) = self.gw.channels.get() else {
+            return;
+        };
+        let last = channels.last_route(key);
+        let (channel, account, to) = match &self.settings.target {
+            HeartbeatTarget::None => return,
+            HeartbeatTarget::Last => match last {
+                Some(route) => route,
+                None => return,
+            },
+            HeartbeatTarget::Channel { channel, to } => {
+                let last = last.filter(|(c, ..)| c == channel);
+                match (to, last) {
+                    (Some(to), _) => (channel.clone(), None, to.clone()),
+                    (None, Some(route)) => route,
+                    (None, None) => {
+                        tracing::warn!(%channel, "heartbeat target has no `to` and no chat to reply to yet");
+                        return;
+                    }
+                }
+            }
+        };
+        if let Err(e) = channels
+            .deliver_to(&channel, account.as_deref(), &to, &self.agent_id, text)
+            .await
+        {
+            tracing::warn!(%channel, error = %e, "heartbeat reply not delivered to the channel");
+        }
     }
 
     /// The session is busy. Something that happened (an exec exit, a cron reminder, a wake)
