@@ -112,6 +112,9 @@ struct Endpoint {
 
 type EndpointKey = (String, Option<String>);
 
+/// A chat a session heard from: channel, account, chat id.
+pub type LastRoute = (String, Option<String>, String);
+
 /// The running channels of a server.
 pub struct ChannelIngress {
     gw: Arc<Gateway>,
@@ -121,7 +124,7 @@ pub struct ChannelIngress {
     dedupe: Mutex<Dedupe>,
     /// Per session key, the channel account and chat it last heard from (heartbeat and
     /// cron deliveries to `last`).
-    last: Mutex<HashMap<String, (String, Option<String>, String)>>,
+    last: Mutex<HashMap<String, LastRoute>>,
 }
 
 /// Starts every endpoint's supervisor and the ingress loop; both stop with `stop`.
@@ -534,7 +537,7 @@ impl ChannelIngress {
     }
 
     /// Where `session_key` last heard from a channel: (channel, account, chat id).
-    pub fn last_route(&self, session_key: &str) -> Option<(String, Option<String>, String)> {
+    pub fn last_route(&self, session_key: &str) -> Option<LastRoute> {
         self.last
             .lock()
             .unwrap_or_else(|e| e.into_inner())
