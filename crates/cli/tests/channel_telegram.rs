@@ -401,3 +401,34 @@ async fn heartbeat_and_cron_replies_reach_the_chat() {
     assert_eq!(sent[2].text, "Today: <b>3</b> meetings.");
     drop(gateway);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_over_the_limit_is_refused_with_a_reply() {
+    let llm = mock(Scenario::new().rule(Rule::when(Match::any()).reply(Reply::text("hi")))).await;
+    let fake = FakeTelegram::start().await;
+    let (home, gateway) = gateway(
+        &llm,
+        &fake,
+        &format!("dmPolicy: \"allowlist\", allowFrom: [\"{OWNER}\"], mediaMaxMb: 1"),
+    );
+    let big = fake.register_file(vec![b'x'; 2 * 1024 * 1024], "big.bin");
+    fake.inject_message(InjectMessage::private(OWNER, "").with_document(big));
+    let sent = fake.wait_for_messages(1, T).await;
+    assert_eq!(
+        sent[0].plain_text,
+        "That file is too big for me (the limit is 1 MB); send a smaller one or a link."
+    );
+    assert_eq!(quiet(&fake, Duration::from_millis(1500)).await, 1);
+    assert!(
+        llm.requests().is_empty(),
+        "no turn for a refused file alone"
+    );
+    assert!(
+        std::fs::read_dir(home.path().join("media/inbound"))
+            .map(|d| d.count())
+            .unwrap_or(0)
+            == 0,
+        "nothing saved"
+    );
+    drop(gateway);
+}
