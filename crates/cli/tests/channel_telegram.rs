@@ -22,15 +22,17 @@ const T: Duration = Duration::from_secs(20);
 /// A gateway whose Telegram bot is the fake; `telegram` is the rest of the channel's
 /// settings (`dmPolicy`, `allowFrom`, …).
 fn gateway(llm: &MockLlm, fake: &FakeTelegram, telegram: &str) -> (Home, Foreground) {
-    gateway_with(llm, fake, telegram, "0m")
+    gateway_with(llm, fake, telegram, "0m", "")
 }
 
-/// [`gateway`] with a heartbeat every `every`.
+/// [`gateway`] with a heartbeat every `every` and more of `channels` (`channels`, e.g.
+/// `pairingNotify: {…},`).
 fn gateway_with(
     llm: &MockLlm,
     fake: &FakeTelegram,
     telegram: &str,
     every: &str,
+    channels: &str,
 ) -> (Home, Foreground) {
     let home = Home::new().with_env("PINCER_TELEGRAM_POLL_SECS", "1");
     let port = free_port();
@@ -39,7 +41,7 @@ fn gateway_with(
         &format!(
             "agents: {{ defaults: {{ model: \"mock/primary\", heartbeat: {{ every: \"{every}\" }} }} }},\n  \
              gateway: {{ port: {port}, auth: {{ token: \"tg-token\" }} }},\n  \
-             channels: {{ telegram: {{ botToken: \"{}\", apiBaseUrl: \"{}\", {telegram} }} }},",
+             channels: {{ {channels} telegram: {{ botToken: \"{}\", apiBaseUrl: \"{}\", {telegram} }} }},",
             fake.token(),
             fake.base_url()
         ),
@@ -269,13 +271,29 @@ async fn pairing_code_list_approve_then_served_then_revoked() {
     )
     .await;
     let fake = FakeTelegram::start().await;
-    // dmPolicy defaults to pairing.
-    let (home, gateway) = gateway(&llm, &fake, "");
+    // dmPolicy defaults to pairing; the owner (OWNER) hears about requests.
+    let (home, gateway) = gateway_with(
+        &llm,
+        &fake,
+        "",
+        "0m",
+        &format!("pairingNotify: {{ channel: \"telegram\", to: \"{OWNER}\" }},"),
+    );
     let stranger = 2002;
 
     fake.inject_message(InjectMessage::private(stranger, "hey"));
-    let sent = fake.wait_for_messages(1, T).await;
-    let text = &sent[0].plain_text;
+    let sent = fake.wait_for_messages(2, T).await;
+    let (to_stranger, to_owner): (Vec<_>, Vec<_>) =
+        sent.iter().partition(|m| m.chat_id == stranger);
+    assert_eq!(to_owner.len(), 1, "{sent:?}");
+    assert!(
+        to_owner[0]
+            .plain_text
+            .contains(&format!("pairing request on telegram from {stranger}")),
+        "{}",
+        to_owner[0].plain_text
+    );
+    let text = &to_stranger[0].plain_text;
     let code = text
         .lines()
         .find_map(|l| l.strip_prefix("Pairing code: "))
@@ -288,8 +306,9 @@ async fn pairing_code_list_approve_then_served_then_revoked() {
     );
     // The same sender gets the same code again.
     fake.inject_message(InjectMessage::private(stranger, "hey?"));
-    let sent = fake.wait_for_messages(2, T).await;
-    assert!(sent[1].plain_text.contains(&code), "{}", sent[1].plain_text);
+    let sent = fake.wait_for_messages(3, T).await;
+    assert!(sent[2].plain_text.contains(&code), "{}", sent[2].plain_text);
+    assert_eq!(sent.len(), 3, "the owner is told only about new requests");
     assert!(llm.requests().is_empty(), "no agent for a stranger");
 
     let listed = home.run(&["pairing", "list", "telegram", "--json"]);
@@ -304,17 +323,17 @@ async fn pairing_code_list_approve_then_served_then_revoked() {
         approved.stdout(),
         format!("Approved {stranger} on telegram.\n")
     );
-    let sent = fake.wait_for_messages(3, T).await;
-    assert_eq!(sent[2].chat_id, stranger);
+    let sent = fake.wait_for_messages(4, T).await;
+    assert_eq!(sent[3].chat_id, stranger);
     assert!(
-        sent[2].plain_text.contains("approved"),
+        sent[3].plain_text.contains("approved"),
         "told: {}",
-        sent[2].plain_text
+        sent[3].plain_text
     );
 
     fake.inject_message(InjectMessage::private(stranger, "hey again"));
-    let sent = fake.wait_for_messages(4, T).await;
-    assert_eq!(sent[3].text, "welcome");
+    let sent = fake.wait_for_messages(5, T).await;
+    assert_eq!(sent[4].text, "welcome");
 
     let revoked = home.run(&["pairing", "revoke", "telegram", &stranger.to_string()]);
     revoked.assert_ok();
@@ -324,11 +343,12 @@ async fn pairing_code_list_approve_then_served_then_revoked() {
     );
     let before = llm.requests().len();
     fake.inject_message(InjectMessage::private(stranger, "hey again"));
-    let sent = fake.wait_for_messages(5, T).await;
+    let sent = fake.wait_for_messages(7, T).await;
+    let to_stranger = sent.iter().rev().find(|m| m.chat_id == stranger).unwrap();
     assert!(
-        sent[4].plain_text.contains("Pairing code: "),
+        to_stranger.plain_text.contains("Pairing code: "),
         "back to pairing: {}",
-        sent[4].plain_text
+        to_stranger.plain_text
     );
     assert_eq!(llm.requests().len(), before);
     drop(gateway);
@@ -356,6 +376,7 @@ async fn heartbeat_and_cron_replies_reach_the_chat() {
         &fake,
         &format!("dmPolicy: \"allowlist\", allowFrom: [\"{OWNER}\"]"),
         "24h",
+        "",
     );
     // The owner's DM is the main session: the heartbeat answers where it last heard from.
     fake.inject_message(InjectMessage::private(OWNER, "hello"));
