@@ -33,12 +33,17 @@
 //! with Telegram's HTML checks, files, injected failures and dropped connections); see
 //! [`fake_telegram`] and the `pincer-fake-telegram` binary.
 //!
+//! [`FakeDiscord`] is a fake Discord server (the Gateway WebSocket with identify, heartbeats,
+//! resume and replay, plus a REST subset: sending messages and files, typing, DM channels,
+//! injected 429s); see [`fake_discord`].
+//!
 //! [`mock_rpc`] is a scripted fake worker of pi's RPC protocol (the `pincer-mock-rpc`
 //! binary); [`mock_rpc_path`] finds (or builds) it for other crates' tests.
 
 mod api;
 mod body;
 mod engine;
+pub mod fake_discord;
 pub mod fake_telegram;
 mod handlers;
 pub mod mock_rpc;
@@ -50,6 +55,7 @@ mod server;
 mod wire;
 
 pub use api::Api;
+pub use fake_discord::FakeDiscord;
 pub use fake_telegram::FakeTelegram;
 pub use mock_rpc::mock_rpc_path;
 pub use oauth::{FakeOAuthServer, RefreshFailure};

@@ -1,0 +1,277 @@
+//! What tests inject: a user's message (`MESSAGE_CREATE`) with its attachments, and the
+//! ISO 8601 timestamps Discord puts on messages.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+
+use super::state::{Inner, Shared};
+
+/// A message a user posts, dispatched as `MESSAGE_CREATE` by
+/// [`FakeDiscord::inject_message`](super::FakeDiscord::inject_message).
+#[derive(Debug, Clone, PartialEq)]
+pub struct InjectDiscordMessage {
+    pub channel_id: String,
+    /// `None` for a DM (no `guild_id` and no `member` in the event).
+    pub guild_id: Option<String>,
+    pub author_id: String,
+    pub author_username: String,
+    pub content: String,
+    /// Adds the bot to `mentions` and puts `<@BOT_ID>` in front of `content` when it is
+    /// not already mentioned there.
+    pub mentions_bot: bool,
+    /// `None`: the next id of the fake's snowflake counter.
+    pub message_id: Option<String>,
+    pub attachments: Vec<InjectAttachment>,
+    /// Makes the message a reply (`type` 19) to this message, with `message_reference` and
+    /// `referenced_message` (the stored message when the fake knows it).
+    pub referenced_message_id: Option<String>,
+    /// The author of the referenced message when the fake does not know it (default: the
+    /// bot).
+    pub referenced_author_id: Option<String>,
+}
+
+impl InjectDiscordMessage {
+    /// A DM from user `author_id` (username `user<id>`) in DM channel `channel_id`.
+    pub fn dm(
+        channel_id: impl Into<String>,
+        author_id: impl Into<String>,
+        content: impl Into<String>,
+    ) -> Self {
+        let author_id = author_id.into();
+        Self {
+            channel_id: channel_id.into(),
+            guild_id: None,
+            author_username: format!("user{author_id}"),
+            author_id,
+            content: content.into(),
+            mentions_bot: false,
+            message_id: None,
+            attachments: Vec::new(),
+            referenced_message_id: None,
+            referenced_author_id: None,
+        }
+    }
+
+    /// A message in guild channel `channel_id` of `guild_id`.
+    pub fn guild(
+        guild_id: impl Into<String>,
+        channel_id: impl Into<String>,
+        author_id: impl Into<String>,
+        content: impl Into<String>,
+    ) -> Self {
+        let mut message = Self::dm(channel_id, author_id, content);
+        message.guild_id = Some(guild_id.into());
+        message
+    }
+
+    pub fn username(mut self, username: impl Into<String>) -> Self {
+        self.author_username = username.into();
+        self
+    }
+
+    /// See [`mentions_bot`](Self::mentions_bot).
+    pub fn mentioning_bot(mut self) -> Self {
+        self.mentions_bot = true;
+        self
+    }
+
+    pub fn message_id(mut self, id: impl Into<String>) -> Self {
+        self.message_id = Some(id.into());
+        self
+    }
+
+    pub fn attachment(mut self, attachment: InjectAttachment) -> Self {
+        self.attachments.push(attachment);
+        self
+    }
+
+    pub fn reply_to(mut self, message_id: impl Into<String>) -> Self {
+        self.referenced_message_id = Some(message_id.into());
+        self
+    }
+}
+
+/// A file attached to an injected message. The fake serves `bytes` at the attachment's
+/// `url` (`<base_url>/attachments/<channel_id>/<id>/<filename>`, no auth needed).
+#[derive(Debug, Clone, PartialEq)]
+pub struct InjectAttachment {
+    pub filename: String,
+    /// `None`: guessed from the extension.
+    pub content_type: Option<String>,
+    pub bytes: Bytes,
+}
+
+impl InjectAttachment {
+    pub fn new(filename: impl Into<String>, bytes: impl Into<Bytes>) -> Self {
+        Self {
+            filename: filename.into(),
+            content_type: None,
+            bytes: bytes.into(),
+        }
+    }
+
+    pub fn content_type(mut self, content_type: impl Into<String>) -> Self {
+        self.content_type = Some(content_type.into());
+        self
+    }
+}
+
+/// Builds the `MESSAGE_CREATE` data of `message` (remembering the message, its author and
+/// its attachments); returns its id and data.
+pub(crate) fn message_create(
+    shared: &Shared,
+    inner: &mut Inner,
+    message: InjectDiscordMessage,
+) -> (String, Value) {
+    let bot_id = &shared.config.bot_id;
+    let id = message.message_id.unwrap_or_else(|| inner.take_id());
+    let now = timestamp();
+    inner
+        .users
+        .insert(message.author_id.clone(), message.author_username.clone());
+    let mentioned = [format!("<@{bot_id}>"), format!("<@!{bot_id}>")];
+    let mut content = message.content;
+    if message.mentions_bot && !mentioned.iter().any(|m| content.contains(m.as_str())) {
+        content = format!("<@{bot_id}> {content}");
+    }
+    let mentions = if mentioned.iter().any(|m| content.contains(m.as_str())) {
+        vec![shared.bot_user()]
+    } else {
+        Vec::new()
+    };
+    let attachments: Vec<Value> = message
+        .attachments
+        .into_iter()
+        .map(|attachment| {
+            let attachment_id = inner.take_id();
+            let content_type = attachment
+                .content_type
+                .unwrap_or_else(|| mime_for(&attachment.filename).to_owned());
+            let key = format!(
+                "{}/{attachment_id}/{}",
+                message.channel_id, attachment.filename
+            );
+            let url = format!("{}/attachments/{key}", shared.base_url);
+            let size = attachment.bytes.len();
+            inner
+                .attachments
+                .insert(key, (content_type.clone(), attachment.bytes));
+            json!({
+                "id": attachment_id, "filename": attachment.filename, "size": size,
+                "url": url, "proxy_url": url, "content_type": content_type,
+            })
+        })
+        .collect();
+    let mut d = json!({
+        "id": id,
+        "type": 0,
+        "channel_id": message.channel_id,
+        "author": inner.user(&message.author_id),
+        "content": content,
+        "timestamp": now,
+        "edited_timestamp": null,
+        "tts": false,
+        "mention_everyone": false,
+        "mentions": mentions,
+        "mention_roles": [],
+        "attachments": attachments,
+        "embeds": [],
+        "pinned": false,
+        "flags": 0,
+    });
+    if let Some(guild_id) = &message.guild_id {
+        d["guild_id"] = json!(guild_id);
+        d["member"] =
+            json!({"roles": [], "joined_at": now, "nick": null, "deaf": false, "mute": false});
+    }
+    if let Some(reference) = message.referenced_message_id {
+        d["type"] = json!(19);
+        let mut reference_json =
+            json!({"type": 0, "message_id": reference, "channel_id": message.channel_id});
+        if let Some(guild_id) = &message.guild_id {
+            reference_json["guild_id"] = json!(guild_id);
+        }
+        d["message_reference"] = reference_json;
+        d["referenced_message"] = inner.messages.get(&reference).cloned().unwrap_or_else(|| {
+            let author = match &message.referenced_author_id {
+                Some(author_id) => inner.user(author_id),
+                None => shared.bot_user(),
+            };
+            json!({
+                "id": reference, "type": 0, "channel_id": message.channel_id,
+                "author": author, "content": "", "timestamp": now,
+                "mentions": [], "attachments": [], "embeds": [],
+            })
+        });
+    }
+    inner.remember_message(&d);
+    (id, d)
+}
+
+/// A MIME type from a file name's extension.
+pub(crate) fn mime_for(file_name: &str) -> &'static str {
+    let extension = file_name
+        .rsplit_once('.')
+        .map(|(_, ext)| ext.to_ascii_lowercase())
+        .unwrap_or_default();
+    match extension.as_str() {
+        "txt" | "log" => "text/plain; charset=utf-8",
+        "md" => "text/markdown; charset=utf-8",
+        "json" => "application/json",
+        "pdf" => "application/pdf",
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "ogg" => "audio/ogg",
+        "mp3" => "audio/mpeg",
+        "mp4" => "video/mp4",
+        "zip" => "application/zip",
+        _ => "application/octet-stream",
+    }
+}
+
+/// Now as Discord writes timestamps: `2024-05-01T12:34:56.789000+00:00`.
+pub(crate) fn timestamp() -> String {
+    let elapsed = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    format_timestamp(elapsed.as_secs(), elapsed.subsec_micros())
+}
+
+fn format_timestamp(secs: u64, micros: u32) -> String {
+    let days = i64::try_from(secs / 86_400).unwrap_or_default();
+    let rest = secs % 86_400;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{micros:06}+00:00",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_timestamp;
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(format_timestamp(0, 0), "1970-01-01T00:00:00.000000+00:00");
+        assert_eq!(
+            format_timestamp(1_709_210_096, 789_000),
+            "2024-02-29T12:34:56.789000+00:00"
+        );
+    }
+}
