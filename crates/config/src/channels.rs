@@ -18,6 +18,9 @@ pub struct ChannelsConfig {
     /// Telegram (Bot API, long polling).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub telegram: Option<TelegramConfig>,
+    /// Discord (gateway WebSocket + REST).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discord: Option<DiscordConfig>,
     /// Where the owner is told about new pairing requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pairing_notify: Option<PairingNotifyConfig>,
@@ -106,6 +109,41 @@ pub struct TelegramConfig {
     pub accounts: BTreeMap<String, TelegramConfig>,
 }
 
+/// `channels.discord` (and each of its `accounts`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DiscordConfig {
+    /// Off without deleting the settings (default on when a token is set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// The bot token from the Developer Portal, e.g. `"${DISCORD_BOT_TOKEN}"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    /// Discord's address (default `https://discord.com`; the REST API is under `/api/v10`,
+    /// the gateway URL comes from `/gateway/bot`): a proxy or a test fake.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_base_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dm_policy: Option<DmPolicyName>,
+    /// Discord user ids allowed to DM the agent; `"*"` with `open`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_from: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_policy: Option<GroupPolicyName>,
+    /// Guild channel ids (or guild ids, or sender ids) the agent answers in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_allow_from: Option<Vec<String>>,
+    /// Per channel id, or `"*"` for all.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub groups: BTreeMap<String, GroupConfig>,
+    /// Largest inbound attachment taken, in MB (default 8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media_max_mb: Option<u64>,
+    /// Further bots, by account id; each field they leave out comes from the channel.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub accounts: BTreeMap<String, DiscordConfig>,
+}
+
 pub(crate) fn check_channels(channels: &ChannelsConfig, fail: &mut impl FnMut(KeyPath, String)) {
     let path = KeyPath::root().key("channels");
     if let Some(telegram) = &channels.telegram {
@@ -126,6 +164,22 @@ pub(crate) fn check_channels(channels: &ChannelsConfig, fail: &mut impl FnMut(Ke
                 .allow_from
                 .as_deref()
                 .or(telegram.allow_from.as_deref());
+            check_access(policy, allow, &at, fail);
+        }
+    }
+    if let Some(discord) = &channels.discord {
+        let at = path.key("discord");
+        check_access(discord.dm_policy, discord.allow_from.as_deref(), &at, fail);
+        for (id, account) in &discord.accounts {
+            let at = at.key("accounts").key(id);
+            if !account.accounts.is_empty() {
+                fail(at.key("accounts"), "accounts do not nest".to_owned());
+            }
+            let policy = account.dm_policy.or(discord.dm_policy);
+            let allow = account
+                .allow_from
+                .as_deref()
+                .or(discord.allow_from.as_deref());
             check_access(policy, allow, &at, fail);
         }
     }

@@ -29,7 +29,8 @@ pub use automation::{
     parse_heartbeat_every,
 };
 pub use channels::{
-    ChannelsConfig, DmPolicyName, GroupConfig, GroupPolicyName, PairingNotifyConfig, TelegramConfig,
+    ChannelsConfig, DiscordConfig, DmPolicyName, GroupConfig, GroupPolicyName, PairingNotifyConfig,
+    TelegramConfig,
 };
 pub use edit::{get, parse_cli_value, set, unset};
 pub use error::{ConfigError, ConfigIssue, SourcePosition};
