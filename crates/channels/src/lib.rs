@@ -7,3 +7,6 @@ pub mod markdown;
 
 #[cfg(feature = "telegram")]
 pub mod telegram;
+
+#[cfg(feature = "discord")]
+pub mod discord;

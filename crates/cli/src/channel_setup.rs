@@ -8,7 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
-use pincer_config::{DmPolicyName, GroupPolicyName, TelegramConfig};
+use std::collections::BTreeMap;
+
+use pincer_config::{DiscordConfig, DmPolicyName, GroupConfig, GroupPolicyName, TelegramConfig};
 use pincer_gateway::channels::supervisor::Backoff;
 use pincer_gateway::pairing::{DmPolicy, GroupPolicy, PairingStore};
 use pincer_gateway::server::channel_ingress::{
@@ -22,6 +24,9 @@ pub fn channel_options(app: &App) -> Result<Option<ChannelOptions>> {
     let mut endpoints = Vec::new();
     if let Some(telegram) = &app.config.channels.telegram {
         endpoints.extend(telegram_endpoints(app, telegram)?);
+    }
+    if let Some(discord) = &app.config.channels.discord {
+        endpoints.extend(discord_endpoints(app, discord)?);
     }
     if endpoints.is_empty() {
         return Ok(None);
@@ -146,26 +151,137 @@ fn merged(channel: &TelegramConfig, account: &TelegramConfig) -> TelegramConfig 
 }
 
 fn access(config: &TelegramConfig) -> AccessSettings {
-    let groups: HashMap<String, bool> = config
-        .groups
+    access_settings(
+        config.dm_policy,
+        config.allow_from.as_deref(),
+        config.group_policy,
+        config.group_allow_from.as_deref(),
+        &config.groups,
+    )
+}
+
+/// The gateway's access rules from a channel's `dmPolicy`, `allowFrom`, `groupPolicy`,
+/// `groupAllowFrom` and `groups` (the same fields on every channel).
+fn access_settings(
+    dm_policy: Option<DmPolicyName>,
+    allow_from: Option<&[String]>,
+    group_policy: Option<GroupPolicyName>,
+    group_allow_from: Option<&[String]>,
+    groups: &BTreeMap<String, GroupConfig>,
+) -> AccessSettings {
+    let groups: HashMap<String, bool> = groups
         .iter()
         .filter_map(|(id, g)| g.require_mention.map(|m| (id.clone(), m)))
         .collect();
     AccessSettings {
-        dm_policy: match config.dm_policy.unwrap_or_default() {
+        dm_policy: match dm_policy.unwrap_or_default() {
             DmPolicyName::Pairing => DmPolicy::Pairing,
             DmPolicyName::Allowlist => DmPolicy::Allowlist,
             DmPolicyName::Open => DmPolicy::Open,
             DmPolicyName::Disabled => DmPolicy::Disabled,
         },
-        allow_from: config.allow_from.clone().unwrap_or_default(),
-        group_policy: match config.group_policy.unwrap_or_default() {
+        allow_from: allow_from.map(<[String]>::to_vec).unwrap_or_default(),
+        group_policy: match group_policy.unwrap_or_default() {
             GroupPolicyName::Open => GroupPolicy::Open,
             GroupPolicyName::Allowlist => GroupPolicy::Allowlist,
             GroupPolicyName::Disabled => GroupPolicy::Disabled,
         },
-        group_allow_from: config.group_allow_from.clone().unwrap_or_default(),
+        group_allow_from: group_allow_from.map(<[String]>::to_vec).unwrap_or_default(),
         require_mention: true,
         groups,
+    }
+}
+
+#[cfg(feature = "discord")]
+fn discord_endpoints(app: &App, discord: &DiscordConfig) -> Result<Vec<ChannelEndpoint>> {
+    use pincer_channels::discord::{
+        DEFAULT_API_BASE, DEFAULT_MEDIA_MAX_BYTES, DiscordAdapter, DiscordSettings,
+    };
+    let client = reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .build()
+        .context("cannot build the HTTP client for Discord")?;
+    let mut accounts: Vec<(Option<String>, DiscordConfig)> = Vec::new();
+    if discord.token.is_some() {
+        accounts.push((None, discord.clone()));
+    }
+    for (id, account) in &discord.accounts {
+        accounts.push((Some(id.clone()), merged_discord(discord, account)));
+    }
+    let mut out = Vec::new();
+    for (account_id, config) in accounts {
+        if config.enabled == Some(false) {
+            continue;
+        }
+        let where_ = match &account_id {
+            Some(id) => format!("channels.discord.accounts.{id}"),
+            None => "channels.discord".to_owned(),
+        };
+        let token = config
+            .token
+            .clone()
+            .filter(|t| !t.trim().is_empty())
+            .with_context(|| {
+                format!("{where_}.token is empty: set it to the bot token from the Discord Developer Portal")
+            })?;
+        let settings = DiscordSettings {
+            account_id,
+            token,
+            api_base: config
+                .api_base_url
+                .clone()
+                .unwrap_or_else(|| DEFAULT_API_BASE.to_owned()),
+            media_dir: app.home.join("media").join("inbound"),
+            media_max_bytes: config
+                .media_max_mb
+                .map_or(DEFAULT_MEDIA_MAX_BYTES, |mb| mb * 1024 * 1024),
+        };
+        out.push(ChannelEndpoint {
+            adapter: Arc::new(DiscordAdapter::new(settings, client.clone())),
+            access: access_settings(
+                config.dm_policy,
+                config.allow_from.as_deref(),
+                config.group_policy,
+                config.group_allow_from.as_deref(),
+                &config.groups,
+            ),
+            backoff: Backoff::default(),
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(not(feature = "discord"))]
+fn discord_endpoints(_app: &App, _discord: &DiscordConfig) -> Result<Vec<ChannelEndpoint>> {
+    anyhow::bail!(
+        "channels.discord is configured, but this build has no Discord support (cargo feature `discord`)"
+    )
+}
+
+/// A Discord account's settings: its own fields, else the channel's.
+#[cfg_attr(not(feature = "discord"), allow(dead_code))]
+fn merged_discord(channel: &DiscordConfig, account: &DiscordConfig) -> DiscordConfig {
+    let mut groups = channel.groups.clone();
+    groups.extend(account.groups.clone());
+    DiscordConfig {
+        enabled: account.enabled.or(channel.enabled),
+        token: account.token.clone(),
+        api_base_url: account
+            .api_base_url
+            .clone()
+            .or_else(|| channel.api_base_url.clone()),
+        dm_policy: account.dm_policy.or(channel.dm_policy),
+        allow_from: account
+            .allow_from
+            .clone()
+            .or_else(|| channel.allow_from.clone()),
+        group_policy: account.group_policy.or(channel.group_policy),
+        group_allow_from: account
+            .group_allow_from
+            .clone()
+            .or_else(|| channel.group_allow_from.clone()),
+        groups,
+        media_max_mb: account.media_max_mb.or(channel.media_max_mb),
+        accounts: Default::default(),
     }
 }

@@ -95,6 +95,9 @@ fn configured_channels(app: &App) -> Vec<&'static str> {
     if app.config.channels.telegram.is_some() {
         out.push("telegram");
     }
+    if app.config.channels.discord.is_some() {
+        out.push("discord");
+    }
     out
 }
 

@@ -334,15 +334,21 @@ impl ChannelIngress {
         let mut ids: Vec<&str> = vec![message.sender.id.as_str()];
         ids.extend(message.sender.aliases.iter().map(String::as_str));
         if message.chat.kind != ChatKind::Direct {
-            let decision = group_access(
-                access.group_policy,
-                &access.group_allow_from,
-                &message.chat.id,
-                &ids,
-                access.requires_mention(&message.chat.id),
-                message.mentioned,
-            );
-            return decision == GroupAccess::Allow;
+            let require_mention = access.requires_mention(&message.chat.id);
+            // A Discord guild (or Slack team) in groupAllowFrom admits all its channels.
+            let containers = std::iter::once(message.chat.id.as_str())
+                .chain(message.guild_id.as_deref())
+                .chain(message.team_id.as_deref());
+            return containers.into_iter().any(|group| {
+                group_access(
+                    access.group_policy,
+                    &access.group_allow_from,
+                    group,
+                    &ids,
+                    require_mention,
+                    message.mentioned,
+                ) == GroupAccess::Allow
+            });
         }
         let stored = match &self.pairing {
             Some(store) => store

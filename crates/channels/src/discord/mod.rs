@@ -1,0 +1,443 @@
+//! Discord: the gateway WebSocket (API v10, JSON: Hello, Identify with the message
+//! intents, heartbeats with a missed-ack check, Resume of the same session after a dropped
+//! connection so nothing is lost) for receiving, REST for sending (`POST
+//! /channels/{id}/messages` with Discord Markdown split at 2000 chars, the first chunk a
+//! reply to the message answered, never pinging anyone; files as multipart; typing).
+//!
+//! DMs are [`ChatKind::Direct`] chats whose id is the DM channel's; guild messages are
+//! [`ChatKind::Channel`] chats of the channel, with the guild id. A message mentioning the
+//! bot (`<@id>` / `<@!id>`, removed from the text) or replying to one of the bot's counts
+//! as a mention.
+//!
+//! Sending: `chat.id` is a channel id (a DM channel id works). When the chat is direct and
+//! its id is the user id of someone who DMed the bot since it started (the pairing
+//! notices address senders by user id), it goes to that user's DM channel. A user id the
+//! adapter has not seen is not looked up: give cron / heartbeat / `pairingNotify`
+//! targets as channel ids.
+//!
+//! Not done: threads and forum posts (a thread is simply a channel here), embeds,
+//! reactions, slash commands, edits and deletes, sharding, compression, REST rate-limit
+//! buckets (a 429 is reported, not waited out per bucket).
+
+mod events;
+mod gateway;
+mod rest;
+
+pub use events::{
+    Attachment, Frame, FrameError, GatewayEvent, Message, TEXT_MESSAGE_TYPES, User, decode_frame,
+    decode_value,
+};
+pub use gateway::{INTENTS, Session};
+pub use rest::{DiscordRest, decode_response};
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use futures_util::future::BoxFuture;
+use pincer_gateway::channels::{
+    ChannelAdapter, ChannelError, ChatRef, Inbound, InboundMedia, InboundSink, Outbound, SenderRef,
+};
+use pincer_gateway::router::ChatKind;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::markdown::{Flavor, render_chunks};
+use events::Me;
+
+const CHANNEL: &str = "discord";
+/// Discord's own address (the REST API is under `/api/v10`).
+pub const DEFAULT_API_BASE: &str = "https://discord.com";
+/// The default limit of inbound attachments (8 MB).
+pub const DEFAULT_MEDIA_MAX_BYTES: u64 = 8 * 1024 * 1024;
+
+/// One bot.
+#[derive(Debug, Clone)]
+pub struct DiscordSettings {
+    pub account_id: Option<String>,
+    pub token: String,
+    /// `https://discord.com`, a proxy, or a test fake.
+    pub api_base: String,
+    /// Where received files are saved.
+    pub media_dir: PathBuf,
+    pub media_max_bytes: u64,
+}
+
+/// The Discord adapter of one bot.
+pub struct DiscordAdapter {
+    settings: DiscordSettings,
+    rest: DiscordRest,
+    /// The bot's user id.
+    me: OnceLock<String>,
+    /// The gateway session to resume on the next connection.
+    session: Mutex<Option<Session>>,
+    /// User id → DM channel id, of the users who DMed the bot.
+    dm_channels: Mutex<HashMap<String, String>>,
+}
+
+impl DiscordAdapter {
+    pub fn new(settings: DiscordSettings, client: reqwest::Client) -> Self {
+        let rest = DiscordRest::new(client, &settings.api_base, &settings.token);
+        Self {
+            settings,
+            rest,
+            me: OnceLock::new(),
+            session: Mutex::new(None),
+            dm_channels: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The gateway session kept for resuming (`None`: the next connection identifies).
+    pub fn current_session(&self) -> Option<Session> {
+        self.session
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    async fn ensure_me(&self) -> Result<(), ChannelError> {
+        if self.me.get().is_none() {
+            let me: Me = self.rest.get("/users/@me").await?;
+            let _ = self.me.set(me.id);
+        }
+        Ok(())
+    }
+
+    /// The gateway's view of `message`; `None` for what it does not take (bots, the bot
+    /// itself, system messages, messages with neither text nor files).
+    async fn inbound(&self, message: Message) -> Option<Inbound> {
+        let bot_id = self.me.get().map(String::as_str);
+        if message.author.bot || Some(message.author.id.as_str()) == bot_id {
+            return None;
+        }
+        if !TEXT_MESSAGE_TYPES.contains(&message.kind) {
+            return None;
+        }
+        if message.content.trim().is_empty() && message.attachments.is_empty() {
+            return None;
+        }
+        let kind = if message.guild_id.is_some() {
+            ChatKind::Channel
+        } else {
+            ChatKind::Direct
+        };
+        let mentioned = bot_id.is_some_and(|bot| {
+            message.mentions.iter().any(|u| u.id == bot)
+                || message
+                    .referenced_message
+                    .as_ref()
+                    .and_then(|r| r.author.as_ref())
+                    .is_some_and(|a| a.id == bot)
+        });
+        let text = match bot_id {
+            Some(bot) => remove_mention(&message.content, bot),
+            None => message.content.clone(),
+        };
+        let (media, refused_media) = self.media_of(&message).await;
+        if text.trim().is_empty() && media.is_empty() && refused_media.is_none() {
+            return None;
+        }
+        if kind == ChatKind::Direct {
+            self.dm_channels
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(message.author.id.clone(), message.channel_id.clone());
+        }
+        Some(Inbound {
+            channel: CHANNEL.into(),
+            account_id: self.settings.account_id.clone(),
+            chat: ChatRef {
+                kind,
+                id: message.channel_id.clone(),
+                thread: None,
+            },
+            sender: SenderRef {
+                id: message.author.id.clone(),
+                aliases: Vec::new(),
+                name: Some(message.author.display_name()),
+            },
+            message_id: message.id.clone(),
+            text,
+            mentioned,
+            media,
+            refused_media,
+            guild_id: message.guild_id.clone(),
+            team_id: None,
+        })
+    }
+
+    /// Downloads the message's attachments within the size limit; a refusal note when
+    /// one is too big or cannot be fetched (the others still come through).
+    async fn media_of(&self, message: &Message) -> (Vec<InboundMedia>, Option<String>) {
+        let max = self.settings.media_max_bytes;
+        let too_big = || {
+            format!(
+                "That file is too big for me (the limit is {} MB); send a smaller one or a link.",
+                max / (1024 * 1024)
+            )
+        };
+        let failed =
+            || "I could not fetch that file from Discord; please send it again.".to_owned();
+        let mut media = Vec::new();
+        let mut refused = None;
+        for attachment in &message.attachments {
+            if attachment.size > max {
+                refused = Some(too_big());
+                continue;
+            }
+            let bytes = match self.rest.download(&attachment.url, max).await {
+                Ok(bytes) => bytes,
+                Err(ChannelError::Api { message, .. }) if message.contains("limit") => {
+                    refused = Some(too_big());
+                    continue;
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "discord attachment download failed");
+                    refused = Some(failed());
+                    continue;
+                }
+            };
+            let name = if attachment.filename.is_empty() {
+                "file".to_owned()
+            } else {
+                attachment.filename.clone()
+            };
+            let safe: String = name
+                .chars()
+                .map(|c| {
+                    if c.is_alphanumeric() || ".-_".contains(c) {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            let target = self.settings.media_dir.join(format!(
+                "discord-{}-{}-{}-{safe}",
+                safe_id(&message.channel_id),
+                safe_id(&message.id),
+                safe_id(&attachment.id)
+            ));
+            if let Err(e) = write_atomic(&target, &bytes) {
+                tracing::error!(error = %e, "cannot save a received file");
+                refused = Some("I could not store that file; please try again.".into());
+                continue;
+            }
+            media.push(InboundMedia {
+                size: bytes.len() as u64,
+                path: target,
+                mime: attachment.content_type.clone(),
+                file_name: Some(name),
+            });
+        }
+        (media, refused)
+    }
+
+    /// The channel to post to for `chat` (see the module docs).
+    fn channel_of(&self, chat: &ChatRef) -> String {
+        if chat.kind == ChatKind::Direct
+            && let Some(channel) = self
+                .dm_channels
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&chat.id)
+        {
+            return channel.clone();
+        }
+        chat.id.clone()
+    }
+
+    async fn send_text(
+        &self,
+        channel: &str,
+        chunk: &str,
+        reply_to: Option<&str>,
+    ) -> Result<String, ChannelError> {
+        let mut body = json!({ "content": chunk, "allowed_mentions": { "parse": [] } });
+        if let Some(id) = reply_to {
+            body["message_reference"] = json!({ "message_id": id, "fail_if_not_exists": false });
+        }
+        let sent: Value = self
+            .rest
+            .post(
+                &format!("/channels/{}/messages", path_id(channel)?),
+                Some(&body),
+            )
+            .await?;
+        Ok(message_id(&sent))
+    }
+
+    async fn send_file(
+        &self,
+        channel: &str,
+        path: &Path,
+        reply_to: Option<&str>,
+    ) -> Result<String, ChannelError> {
+        let bytes = tokio::fs::read(path).await.map_err(|e| ChannelError::Api {
+            channel: CHANNEL.into(),
+            message: format!("cannot read {}: {e}", path.display()),
+        })?;
+        let file_name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "file".into());
+        let mut payload = json!({
+            "allowed_mentions": { "parse": [] },
+            "attachments": [{ "id": 0, "filename": rest::safe_header_name(&file_name) }],
+        });
+        if let Some(id) = reply_to {
+            payload["message_reference"] = json!({ "message_id": id, "fail_if_not_exists": false });
+        }
+        let sent: Value = self
+            .rest
+            .upload(
+                &format!("/channels/{}/messages", path_id(channel)?),
+                &payload,
+                rest::Upload {
+                    file_name: &file_name,
+                    bytes,
+                },
+            )
+            .await?;
+        Ok(message_id(&sent))
+    }
+}
+
+impl ChannelAdapter for DiscordAdapter {
+    fn channel(&self) -> &str {
+        CHANNEL
+    }
+
+    fn account_id(&self) -> Option<&str> {
+        self.settings.account_id.as_deref()
+    }
+
+    fn run<'a>(
+        &'a self,
+        inbound: &'a InboundSink,
+        stop: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<(), ChannelError>> {
+        Box::pin(self.connect(inbound, stop))
+    }
+
+    fn send<'a>(
+        &'a self,
+        message: &'a Outbound,
+    ) -> BoxFuture<'a, Result<Vec<String>, ChannelError>> {
+        Box::pin(async move {
+            let channel = self.channel_of(&message.chat);
+            let mut ids = Vec::new();
+            let mut reply_to = message.reply_to.as_deref();
+            for chunk in render_chunks(&message.text, Flavor::DiscordMarkdown, 2000) {
+                if chunk.trim().is_empty() {
+                    continue;
+                }
+                ids.push(self.send_text(&channel, &chunk, reply_to).await?);
+                reply_to = None;
+            }
+            for path in &message.media {
+                ids.push(self.send_file(&channel, path, reply_to).await?);
+                reply_to = None;
+            }
+            Ok(ids)
+        })
+    }
+
+    fn typing<'a>(&'a self, chat: &'a ChatRef) -> BoxFuture<'a, Result<(), ChannelError>> {
+        Box::pin(async move {
+            let channel = self.channel_of(chat);
+            let _: Value = self
+                .rest
+                .post(&format!("/channels/{}/typing", path_id(&channel)?), None)
+                .await?;
+            Ok(())
+        })
+    }
+}
+
+/// A snowflake as a path segment: digits only (an id from config or an agent could
+/// otherwise walk the API's paths).
+fn path_id(id: &str) -> Result<&str, ChannelError> {
+    if !id.is_empty() && id.len() <= 32 && id.bytes().all(|b| b.is_ascii_digit()) {
+        Ok(id)
+    } else {
+        Err(ChannelError::Api {
+            channel: CHANNEL.into(),
+            message: format!("{id:?} is not a Discord channel id"),
+        })
+    }
+}
+
+/// An id as part of a file name.
+fn safe_id(id: &str) -> String {
+    id.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .take(32)
+        .collect()
+}
+
+fn message_id(sent: &Value) -> String {
+    sent.get("id")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// `text` without the bot's mentions (`<@id>`, `<@!id>`), each with one space after it,
+/// trimmed.
+fn remove_mention(text: &str, bot_id: &str) -> String {
+    let mut out = text.to_owned();
+    for token in [format!("<@{bot_id}>"), format!("<@!{bot_id}>")] {
+        out = out.replace(&format!("{token} "), "").replace(&token, "");
+    }
+    out.trim().to_owned()
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename, 0600, creating the
+/// directory (0700) first.
+fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    let tmp = dir.join(format!(
+        ".{}.tmp{}",
+        path.file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default(),
+        std::process::id()
+    ));
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    std::fs::rename(&tmp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mentions_are_removed() {
+        assert_eq!(remove_mention("<@42> hello there", "42"), "hello there");
+        assert_eq!(remove_mention("hi <@!42> there", "42"), "hi there");
+        assert_eq!(remove_mention("hi <@43> there", "42"), "hi <@43> there");
+        assert_eq!(remove_mention("<@42>", "42"), "");
+    }
+
+    #[test]
+    fn path_ids_are_snowflakes() {
+        assert_eq!(path_id("123").unwrap(), "123");
+        assert!(path_id("../users/@me").is_err());
+        assert!(path_id("").is_err());
+        assert_eq!(safe_id("12/../3"), "123");
+    }
+}
