@@ -208,6 +208,10 @@ async fn files_arrive_for_the_agent_and_media_lines_go_out_as_files() {
             .rule(
                 Rule::when(Match::last_user("send me the report"))
                     .reply(Reply::text("Here it is.\nMEDIA:./report.txt")),
+            )
+            .rule(
+                Rule::when(Match::last_user("send me your secrets"))
+                    .reply(Reply::text("Sure.\nMEDIA:/etc/passwd")),
             ),
     )
     .await;
@@ -239,6 +243,15 @@ async fn files_arrive_for_the_agent_and_media_lines_go_out_as_files() {
     assert_eq!(files[0].file_name.as_deref(), Some("report.txt"));
     let sent = fake.wait_for_messages(2, T).await;
     assert_eq!(sent[1].text, "Here it is.", "the MEDIA line is not shown");
+
+    // A file outside the workspace is not sent, and the reply says so.
+    fake.inject_message(InjectMessage::private(OWNER, "send me your secrets"));
+    let sent = fake.wait_for_messages(3, T).await;
+    assert_eq!(
+        sent[2].plain_text,
+        "Sure.\n\n(not sent: /etc/passwd is outside the agent's workspace)"
+    );
+    assert_eq!(fake.sent_files().len(), 1, "still only the report");
     drop(gateway);
 }
 

@@ -552,19 +552,39 @@ impl ChannelIngress {
     }
 
     /// `text` without its `MEDIA:` lines, and their paths (relative ones in the agent's
-    /// workspace).
+    /// workspace). Only files inside the workspace (or the temp directory) are sent: a
+    /// reply steered by what it read must not mail out `~/.ssh` to a group. A refused file is
+    /// named in the text instead.
     fn media_paths(&self, agent_id: &str, text: &str) -> (String, Vec<PathBuf>) {
-        let (text, media) = crate::media_reply::parse_media_lines(text);
+        let (mut text, media) = crate::media_reply::parse_media_lines(text);
         let workspace = self.gw.runtime.workspace(agent_id);
-        let media = media
-            .into_iter()
-            .map(PathBuf::from)
-            .map(|p| match &workspace {
-                Some(dir) if p.is_relative() => dir.join(p),
-                _ => p,
-            })
+        let roots: Vec<PathBuf> = workspace
+            .iter()
+            .cloned()
+            .chain(std::iter::once(std::env::temp_dir()))
+            .filter_map(|dir| dir.canonicalize().ok())
             .collect();
-        (text, media)
+        let mut allowed = Vec::new();
+        for path in media.into_iter().map(PathBuf::from) {
+            let path = match &workspace {
+                Some(dir) if path.is_relative() => dir.join(path),
+                _ => path,
+            };
+            match path.canonicalize() {
+                Ok(real) if roots.iter().any(|root| real.starts_with(root)) => allowed.push(real),
+                Ok(_) => {
+                    tracing::warn!(path = %path.display(), "MEDIA path outside the workspace not sent");
+                    text.push_str(&format!(
+                        "\n\n(not sent: {} is outside the agent's workspace)",
+                        path.display()
+                    ));
+                }
+                Err(e) => {
+                    text.push_str(&format!("\n\n(not sent: {}: {e})", path.display()));
+                }
+            }
+        }
+        (text, allowed)
     }
 }
 
