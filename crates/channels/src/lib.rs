@@ -4,6 +4,7 @@
 //! the platform's limit.
 
 pub mod markdown;
+mod support;
 
 #[cfg(feature = "telegram")]
 pub mod telegram;

@@ -47,6 +47,7 @@ pub mod fake_discord;
 pub mod fake_telegram;
 mod handlers;
 pub mod mock_rpc;
+mod multipart;
 pub mod oauth;
 mod plan;
 mod request;

@@ -218,7 +218,7 @@ impl DiscordAdapter {
                 safe_id(&message.id),
                 safe_id(&attachment.id)
             ));
-            if let Err(e) = write_atomic(&target, &bytes) {
+            if let Err(e) = crate::support::write_atomic(&target, &bytes) {
                 tracing::error!(error = %e, "cannot save a received file");
                 refused = Some("I could not store that file; please try again.".into());
                 continue;
@@ -283,7 +283,7 @@ impl DiscordAdapter {
             .unwrap_or_else(|| "file".into());
         let mut payload = json!({
             "allowed_mentions": { "parse": [] },
-            "attachments": [{ "id": 0, "filename": rest::safe_header_name(&file_name) }],
+            "attachments": [{ "id": 0, "filename": crate::support::safe_header_name(&file_name) }],
         });
         if let Some(id) = reply_to {
             payload["message_reference"] = json!({ "message_id": id, "fail_if_not_exists": false });
@@ -391,34 +391,6 @@ fn remove_mention(text: &str, bot_id: &str) -> String {
         out = out.replace(&format!("{token} "), "").replace(&token, "");
     }
     out.trim().to_owned()
-}
-
-/// Writes `bytes` to `path` through a temporary file and a rename, 0600, creating the
-/// directory (0700) first.
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write as _;
-    use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
-    let tmp = dir.join(format!(
-        ".{}.tmp{}",
-        path.file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default(),
-        std::process::id()
-    ));
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)?;
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    std::fs::rename(&tmp, path)
 }
 
 #[cfg(test)]

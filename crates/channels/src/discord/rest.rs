@@ -11,6 +11,8 @@ use pincer_gateway::channels::ChannelError;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::support::{FilePart, TextPart, multipart_body};
+
 const CHANNEL: &str = "discord";
 const USER_AGENT: &str = "DiscordBot (pincer, 0.1)";
 const TIMEOUT: Duration = Duration::from_secs(30);
@@ -103,8 +105,21 @@ impl DiscordRest {
         payload: &Value,
         file: Upload<'_>,
     ) -> Result<T, ChannelError> {
-        let boundary = format!("pincer-{:016x}", rand_u64());
-        let body = multipart_body(&boundary, &payload.to_string(), &file);
+        let boundary = crate::support::boundary();
+        let payload_json = payload.to_string();
+        let body = multipart_body(
+            &boundary,
+            &[TextPart {
+                name: "payload_json",
+                content_type: Some("application/json"),
+                value: &payload_json,
+            }],
+            &FilePart {
+                field: "files[0]",
+                file_name: file.file_name,
+                bytes: &file.bytes,
+            },
+        );
         let request = self
             .request(reqwest::Method::POST, path)
             .header(
@@ -215,42 +230,6 @@ pub fn decode_response<T: DeserializeOwned>(
     })
 }
 
-/// A multipart/form-data body of `payload_json` and `files[0]`, by hand as for Telegram.
-fn multipart_body(boundary: &str, payload_json: &str, file: &Upload<'_>) -> Vec<u8> {
-    let mut body = Vec::new();
-    body.extend_from_slice(
-        format!(
-            "--{boundary}\r\nContent-Disposition: form-data; name=\"payload_json\"\r\nContent-Type: application/json\r\n\r\n{payload_json}\r\n"
-        )
-        .as_bytes(),
-    );
-    body.extend_from_slice(
-        format!(
-            "--{boundary}\r\nContent-Disposition: form-data; name=\"files[0]\"; filename=\"{}\"\r\nContent-Type: application/octet-stream\r\n\r\n",
-            safe_header_name(file.file_name)
-        )
-        .as_bytes(),
-    );
-    body.extend_from_slice(&file.bytes);
-    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
-    body
-}
-
-/// Quotes and line breaks cannot be escaped in a header: they are replaced.
-pub fn safe_header_name(name: &str) -> String {
-    name.chars()
-        .map(|c| if c == '"' || c.is_control() { '_' } else { c })
-        .collect()
-}
-
-/// A boundary that will not occur in the file by chance.
-fn rand_u64() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    nanos ^ (std::process::id() as u64).rotate_left(32)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -300,22 +279,6 @@ mod tests {
         );
         let odd: Result<Value, _> = decode_response(200, None, b"not json");
         assert!(odd.is_err());
-    }
-
-    #[test]
-    fn multipart_shape() {
-        let body = multipart_body(
-            "B",
-            r#"{"content":""}"#,
-            &Upload {
-                file_name: "a\"b.txt",
-                bytes: b"hi".to_vec(),
-            },
-        );
-        assert_eq!(
-            String::from_utf8(body).unwrap(),
-            "--B\r\nContent-Disposition: form-data; name=\"payload_json\"\r\nContent-Type: application/json\r\n\r\n{\"content\":\"\"}\r\n--B\r\nContent-Disposition: form-data; name=\"files[0]\"; filename=\"a_b.txt\"\r\nContent-Type: application/octet-stream\r\n\r\nhi\r\n--B--\r\n"
-        );
     }
 
     #[test]

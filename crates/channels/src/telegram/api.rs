@@ -5,12 +5,15 @@
 //! Hand-written rather than an SDK: the adapter needs seven methods, the envelope decoding
 //! must be fuzzable on its own, and the token must never reach a log — reqwest's errors
 //! carry the URL (with the token in its path), so every error is taken `without_url`.
+//! Uploads use the shared hand-built multipart body (`crate::support`).
 
 use std::time::Duration;
 
 use pincer_gateway::channels::ChannelError;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+
+use crate::support::{FilePart, TextPart, multipart_body};
 
 const CHANNEL: &str = "telegram";
 /// The long poll's own wait, plus slack for the network.
@@ -87,8 +90,24 @@ impl TelegramApi {
         fields: &[(&str, String)],
         file: Upload<'_>,
     ) -> Result<T, ChannelError> {
-        let boundary = format!("pincer-{:016x}", rand_u64());
-        let body = multipart_body(&boundary, fields, &file);
+        let boundary = crate::support::boundary();
+        let texts: Vec<TextPart<'_>> = fields
+            .iter()
+            .map(|(name, value)| TextPart {
+                name,
+                content_type: None,
+                value,
+            })
+            .collect();
+        let body = multipart_body(
+            &boundary,
+            &texts,
+            &FilePart {
+                field: file.field,
+                file_name: file.file_name,
+                bytes: &file.bytes,
+            },
+        );
         let response = self
             .client
             .post(self.url(method))
@@ -188,44 +207,6 @@ pub fn decode_envelope<T: DeserializeOwned>(status: u16, body: &[u8]) -> Result<
     })
 }
 
-/// A multipart/form-data body. Written by hand: reqwest's `multipart` feature would add a
-/// MIME-guessing dependency for what is two text fields and one file.
-fn multipart_body(boundary: &str, fields: &[(&str, String)], file: &Upload<'_>) -> Vec<u8> {
-    let mut body = Vec::new();
-    for (name, value) in fields {
-        body.extend_from_slice(
-            format!(
-                "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
-            )
-            .as_bytes(),
-        );
-    }
-    // Quotes and line breaks cannot be escaped in this header: they are replaced.
-    let file_name: String = file
-        .file_name
-        .chars()
-        .map(|c| if c == '"' || c.is_control() { '_' } else { c })
-        .collect();
-    body.extend_from_slice(
-        format!(
-            "--{boundary}\r\nContent-Disposition: form-data; name=\"{}\"; filename=\"{file_name}\"\r\nContent-Type: application/octet-stream\r\n\r\n",
-            file.field
-        )
-        .as_bytes(),
-    );
-    body.extend_from_slice(&file.bytes);
-    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
-    body
-}
-
-/// A boundary that will not occur in the file by chance.
-fn rand_u64() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    nanos ^ (std::process::id() as u64).rotate_left(32)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -257,22 +238,5 @@ mod tests {
         assert!(matches!(bad, Err(ChannelError::Connection { .. })));
         let odd: Result<Value, _> = decode_envelope(200, br#"[1,2]"#);
         assert!(odd.is_err());
-    }
-
-    #[test]
-    fn multipart_shape() {
-        let body = multipart_body(
-            "B",
-            &[("chat_id", "5".into())],
-            &Upload {
-                field: "document",
-                file_name: "a\"b.txt",
-                bytes: b"hi".to_vec(),
-            },
-        );
-        assert_eq!(
-            String::from_utf8(body).unwrap(),
-            "--B\r\nContent-Disposition: form-data; name=\"chat_id\"\r\n\r\n5\r\n--B\r\nContent-Disposition: form-data; name=\"document\"; filename=\"a_b.txt\"\r\nContent-Type: application/octet-stream\r\n\r\nhi\r\n--B--\r\n"
-        );
     }
 }

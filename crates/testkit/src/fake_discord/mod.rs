@@ -66,7 +66,6 @@
 
 mod gateway;
 mod inject;
-mod multipart;
 mod rest;
 mod state;
 

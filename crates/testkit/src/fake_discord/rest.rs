@@ -16,7 +16,6 @@ use serde_json::{Map, Value, json};
 
 use super::gateway;
 use super::inject::{mime_for, timestamp};
-use super::multipart;
 use super::state::{Failure, SentFile, SentMessage, Shared};
 
 /// Largest request body read.
@@ -254,13 +253,13 @@ fn dm_channel(shared: &Shared, body: &Bytes) -> Response {
 /// `payload_json` (and/or plain fields) and file parts.
 /// `None` for a malformed body.
 fn message_payload(content_type: &str, body: &Bytes) -> Option<(Value, Vec<SentFile>)> {
-    let Some(boundary) = multipart::boundary(content_type) else {
+    let Some(boundary) = crate::multipart::boundary(content_type) else {
         return match serde_json::from_slice::<Value>(body) {
             Ok(payload @ Value::Object(_)) => Some((payload, Vec::new())),
             _ => None,
         };
     };
-    let parts = multipart::parse(body, &boundary).ok()?;
+    let parts = crate::multipart::parse(body, &boundary).ok()?;
     let mut payload = Map::new();
     let mut files = Vec::new();
     for part in parts {

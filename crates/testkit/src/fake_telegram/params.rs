@@ -5,6 +5,8 @@
 use std::collections::HashMap;
 
 use bytes::Bytes;
+
+pub(crate) use crate::multipart::percent_decode;
 use serde_json::{Map, Value, json};
 
 /// An uploaded file part.
@@ -51,7 +53,7 @@ impl Params {
             }
             "multipart/form-data" => {
                 let boundary = boundary.ok_or("multipart body without a boundary")?;
-                for part in parse_multipart(body, &boundary)? {
+                for part in crate::multipart::parse(body, &boundary)? {
                     if part.file_name.is_some() {
                         params.files.insert(
                             part.name,
@@ -155,152 +157,11 @@ fn split_content_type(value: &str) -> (String, Option<String>) {
     (mime, boundary.filter(|b| !b.is_empty()))
 }
 
-/// One part of a multipart body.
-#[derive(Debug)]
-pub(crate) struct Part {
-    pub name: String,
-    pub file_name: Option<String>,
-    pub content_type: Option<String>,
-    pub data: Bytes,
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    if needle.is_empty() || haystack.len() < needle.len() {
-        return None;
-    }
-    haystack
-        .windows(needle.len())
-        .position(|window| window == needle)
-}
-
-/// Parses a `multipart/form-data` body (RFC 7578, CRLF line breaks).
-pub(crate) fn parse_multipart(body: &Bytes, boundary: &str) -> Result<Vec<Part>, String> {
-    let malformed = || "malformed multipart body".to_owned();
-    let delimiter = format!("--{boundary}");
-    let close = format!("\r\n--{boundary}");
-    let start = find(body, delimiter.as_bytes()).ok_or_else(malformed)?;
-    let mut pos = start + delimiter.len();
-    let mut parts = Vec::new();
-    loop {
-        let rest = body.get(pos..).ok_or_else(malformed)?;
-        if rest.starts_with(b"--") {
-            return Ok(parts);
-        }
-        // Transport padding, then the line break ending the delimiter line.
-        let padding = rest
-            .iter()
-            .take_while(|b| **b == b' ' || **b == b'\t')
-            .count();
-        let rest = rest.get(padding..).ok_or_else(malformed)?;
-        if !rest.starts_with(b"\r\n") {
-            return Err(malformed());
-        }
-        pos += padding + 2;
-        let rest = body.get(pos..).ok_or_else(malformed)?;
-        let (headers, data_start) = if rest.starts_with(b"\r\n") {
-            (&rest[..0], pos + 2)
-        } else {
-            let end = find(rest, b"\r\n\r\n").ok_or_else(malformed)?;
-            (rest.get(..end).ok_or_else(malformed)?, pos + end + 4)
-        };
-        let headers = String::from_utf8_lossy(headers).into_owned();
-        let data_rest = body.get(data_start..).ok_or_else(malformed)?;
-        let data_len = find(data_rest, close.as_bytes()).ok_or_else(malformed)?;
-        let data = body.slice(data_start..data_start + data_len);
-        pos = data_start + data_len + close.len();
-
-        let mut name = None;
-        let mut file_name = None;
-        let mut content_type = None;
-        for line in headers.split("\r\n") {
-            let Some((key, value)) = line.split_once(':') else {
-                continue;
-            };
-            let key = key.trim();
-            if key.eq_ignore_ascii_case("content-disposition") {
-                for (param, value) in header_params(value) {
-                    match param.as_str() {
-                        "name" => name = Some(value),
-                        "filename" if file_name.is_none() => file_name = Some(value),
-                        "filename*" => file_name = Some(decode_ext_value(&value)),
-                        _ => {}
-                    }
-                }
-            } else if key.eq_ignore_ascii_case("content-type") {
-                content_type = Some(value.trim().to_owned());
-            }
-        }
-        let name = name.ok_or("multipart part without a name")?;
-        parts.push(Part {
-            name,
-            file_name,
-            content_type,
-            data,
-        });
-    }
-}
-
-/// `form-data; name="a"; filename="b;c.txt"` -> `[("name","a"), ("filename","b;c.txt")]`
-/// (the first token, the disposition type, is skipped; quoted values may contain `;`).
-fn header_params(value: &str) -> Vec<(String, String)> {
-    let mut segments = Vec::new();
-    let mut current = String::new();
-    let mut quoted = false;
-    let mut chars = value.chars().peekable();
-    while let Some(ch) = chars.next() {
-        // Only `\"` is an escape: clients rarely escape, so other backslashes are literal.
-        if quoted && ch == '\\' && chars.peek() == Some(&'"') {
-            current.push('"');
-            chars.next();
-        } else if ch == '"' {
-            quoted = !quoted;
-        } else if ch == ';' && !quoted {
-            segments.push(std::mem::take(&mut current));
-        } else {
-            current.push(ch);
-        }
-    }
-    segments.push(current);
-    segments
-        .into_iter()
-        .skip(1)
-        .filter_map(|segment| {
-            let (key, value) = segment.split_once('=')?;
-            Some((key.trim().to_ascii_lowercase(), value.trim().to_owned()))
-        })
-        .collect()
-}
-
-/// RFC 5987 `UTF-8''na%C3%AFve.txt` -> `naïve.txt`.
-fn decode_ext_value(value: &str) -> String {
-    let encoded = value.splitn(3, '\'').nth(2).unwrap_or(value);
-    percent_decode(encoded)
-}
-
-/// Decodes `%XX` escapes (invalid escapes are kept as they are; invalid UTF-8 is replaced).
-pub(crate) fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while let Some(&byte) = bytes.get(i) {
-        if byte == b'%'
-            && let Some(hex) = text.get(i + 1..i + 3)
-            && let Ok(value) = u8::from_str_radix(hex, 16)
-        {
-            out.push(value);
-            i += 3;
-            continue;
-        }
-        out.push(byte);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::multipart::decode_ext_value;
 
     #[test]
     fn multipart_fields_and_file() {

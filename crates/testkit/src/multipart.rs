@@ -1,17 +1,8 @@
-//! A small hand-written `multipart/form-data` parser (RFC 7578, CRLF line breaks) for
-//! message uploads (`payload_json` + `files[n]`); axum's needs `multer`, which the
-//! workspace lacks. Adapted from the fake Telegram's.
+//! A small hand-written `multipart/form-data` parser (RFC 7578, CRLF line breaks) shared by
+//! the fake servers' upload methods: axum's multipart support needs `multer`, which the
+//! workspace does not have. Malformed bodies are errors, never panics.
 
 use bytes::Bytes;
-
-/// One part of a multipart body.
-#[derive(Debug)]
-pub(crate) struct Part {
-    pub name: String,
-    pub file_name: Option<String>,
-    pub content_type: Option<String>,
-    pub data: Bytes,
-}
 
 /// `multipart/form-data; boundary=x` -> `Some("x")`; `None` for other content types.
 pub(crate) fn boundary(content_type: &str) -> Option<String> {
@@ -30,6 +21,15 @@ pub(crate) fn boundary(content_type: &str) -> Option<String> {
         .filter(|boundary| !boundary.is_empty())
 }
 
+/// One part of a multipart body.
+#[derive(Debug)]
+pub(crate) struct Part {
+    pub name: String,
+    pub file_name: Option<String>,
+    pub content_type: Option<String>,
+    pub data: Bytes,
+}
+
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     if needle.is_empty() || haystack.len() < needle.len() {
         return None;
@@ -39,7 +39,7 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
         .position(|window| window == needle)
 }
 
-/// Parses a `multipart/form-data` body.
+/// Parses a `multipart/form-data` body (RFC 7578, CRLF line breaks).
 pub(crate) fn parse(body: &Bytes, boundary: &str) -> Result<Vec<Part>, String> {
     let malformed = || "malformed multipart body".to_owned();
     let delimiter = format!("--{boundary}");
@@ -52,15 +52,13 @@ pub(crate) fn parse(body: &Bytes, boundary: &str) -> Result<Vec<Part>, String> {
         if rest.starts_with(b"--") {
             return Ok(parts);
         }
+        // Transport padding, then the line break ending the delimiter line.
         let padding = rest
             .iter()
             .take_while(|b| **b == b' ' || **b == b'\t')
             .count();
-        if !rest
-            .get(padding..)
-            .ok_or_else(malformed)?
-            .starts_with(b"\r\n")
-        {
+        let rest = rest.get(padding..).ok_or_else(malformed)?;
+        if !rest.starts_with(b"\r\n") {
             return Err(malformed());
         }
         pos += padding + 2;
@@ -84,20 +82,23 @@ pub(crate) fn parse(body: &Bytes, boundary: &str) -> Result<Vec<Part>, String> {
             let Some((key, value)) = line.split_once(':') else {
                 continue;
             };
-            if key.trim().eq_ignore_ascii_case("content-disposition") {
+            let key = key.trim();
+            if key.eq_ignore_ascii_case("content-disposition") {
                 for (param, value) in header_params(value) {
                     match param.as_str() {
                         "name" => name = Some(value),
-                        "filename" => file_name = Some(value),
+                        "filename" if file_name.is_none() => file_name = Some(value),
+                        "filename*" => file_name = Some(decode_ext_value(&value)),
                         _ => {}
                     }
                 }
-            } else if key.trim().eq_ignore_ascii_case("content-type") {
+            } else if key.eq_ignore_ascii_case("content-type") {
                 content_type = Some(value.trim().to_owned());
             }
         }
+        let name = name.ok_or("multipart part without a name")?;
         parts.push(Part {
-            name: name.ok_or("multipart part without a name")?,
+            name,
             file_name,
             content_type,
             data,
@@ -105,13 +106,15 @@ pub(crate) fn parse(body: &Bytes, boundary: &str) -> Result<Vec<Part>, String> {
     }
 }
 
-/// `form-data; name="a"; filename="b;c.txt"` -> `[("name","a"), ("filename","b;c.txt")]`.
+/// `form-data; name="a"; filename="b;c.txt"` -> `[("name","a"), ("filename","b;c.txt")]`
+/// (the first token, the disposition type, is skipped; quoted values may contain `;`).
 fn header_params(value: &str) -> Vec<(String, String)> {
     let mut segments = Vec::new();
     let mut current = String::new();
     let mut quoted = false;
     let mut chars = value.chars().peekable();
     while let Some(ch) = chars.next() {
+        // Only `\"` is an escape: clients rarely escape, so other backslashes are literal.
         if quoted && ch == '\\' && chars.peek() == Some(&'"') {
             current.push('"');
             chars.next();
@@ -132,6 +135,32 @@ fn header_params(value: &str) -> Vec<(String, String)> {
             Some((key.trim().to_ascii_lowercase(), value.trim().to_owned()))
         })
         .collect()
+}
+
+/// RFC 5987 `UTF-8''na%C3%AFve.txt` -> `naïve.txt`.
+pub(crate) fn decode_ext_value(value: &str) -> String {
+    let encoded = value.splitn(3, '\'').nth(2).unwrap_or(value);
+    percent_decode(encoded)
+}
+
+/// Decodes `%XX` escapes (invalid escapes are kept as they are; invalid UTF-8 is replaced).
+pub(crate) fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&byte) = bytes.get(i) {
+        if byte == b'%'
+            && let Some(hex) = text.get(i + 1..i + 3)
+            && let Ok(value) = u8::from_str_radix(hex, 16)
+        {
+            out.push(value);
+            i += 3;
+            continue;
+        }
+        out.push(byte);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]

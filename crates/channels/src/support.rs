@@ -1,0 +1,151 @@
+//! What the adapters share: private atomic file writes (update offsets, received files) and
+//! multipart/form-data bodies for uploads. The bodies are built by hand: reqwest's
+//! `multipart` feature would add a MIME-guessing dependency for what is a few text fields
+//! and one file.
+
+use std::path::Path;
+
+/// A text part of a multipart body: name, optional content type, value.
+pub(crate) struct TextPart<'a> {
+    pub name: &'a str,
+    pub content_type: Option<&'a str>,
+    pub value: &'a str,
+}
+
+/// The file part of a multipart body.
+pub(crate) struct FilePart<'a> {
+    pub field: &'a str,
+    pub file_name: &'a str,
+    pub bytes: &'a [u8],
+}
+
+/// A multipart/form-data body with `texts` then `file`, delimited by `boundary`.
+pub(crate) fn multipart_body(
+    boundary: &str,
+    texts: &[TextPart<'_>],
+    file: &FilePart<'_>,
+) -> Vec<u8> {
+    let mut body = Vec::new();
+    for part in texts {
+        let content_type = part
+            .content_type
+            .map(|t| format!("Content-Type: {t}\r\n"))
+            .unwrap_or_default();
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"{}\"\r\n{content_type}\r\n{}\r\n",
+                part.name, part.value
+            )
+            .as_bytes(),
+        );
+    }
+    body.extend_from_slice(
+        format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"{}\"; filename=\"{}\"\r\nContent-Type: application/octet-stream\r\n\r\n",
+            file.field,
+            safe_header_name(file.file_name)
+        )
+        .as_bytes(),
+    );
+    body.extend_from_slice(file.bytes);
+    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    body
+}
+
+/// Quotes and line breaks cannot be escaped in a header: they are replaced.
+pub(crate) fn safe_header_name(name: &str) -> String {
+    name.chars()
+        .map(|c| if c == '"' || c.is_control() { '_' } else { c })
+        .collect()
+}
+
+/// A boundary that will not occur in a file by chance.
+pub(crate) fn boundary() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    format!(
+        "pincer-{:016x}",
+        nanos ^ u64::from(std::process::id()).rotate_left(32)
+    )
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename, 0600, creating the
+/// directory (0700) first.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    let tmp = dir.join(format!(
+        ".{}.tmp{}",
+        path.file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default(),
+        std::process::id()
+    ));
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    std::fs::rename(&tmp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn multipart_shape() {
+        let body = multipart_body(
+            "B",
+            &[
+                TextPart {
+                    name: "chat_id",
+                    content_type: None,
+                    value: "5",
+                },
+                TextPart {
+                    name: "payload_json",
+                    content_type: Some("application/json"),
+                    value: "{}",
+                },
+            ],
+            &FilePart {
+                field: "document",
+                file_name: "a\"b.txt",
+                bytes: b"hi",
+            },
+        );
+        assert_eq!(
+            String::from_utf8(body).unwrap(),
+            "--B\r\nContent-Disposition: form-data; name=\"chat_id\"\r\n\r\n5\r\n\
+             --B\r\nContent-Disposition: form-data; name=\"payload_json\"\r\nContent-Type: application/json\r\n\r\n{}\r\n\
+             --B\r\nContent-Disposition: form-data; name=\"document\"; filename=\"a_b.txt\"\r\nContent-Type: application/octet-stream\r\n\r\nhi\r\n--B--\r\n"
+        );
+    }
+
+    #[test]
+    fn atomic_private_writes() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/x.offset");
+        write_atomic(&path, b"41").unwrap();
+        write_atomic(&path, b"42").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"42");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert_eq!(
+            std::fs::read_dir(path.parent().unwrap()).unwrap().count(),
+            1,
+            "no temp file left"
+        );
+    }
+}
