@@ -394,3 +394,47 @@ async fn files_arrive_for_the_agent_and_big_ones_are_refused() {
     assert_eq!(sent[3].files[0].bytes, b"the report");
     drop(gateway);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cron_announcement_reaches_a_user_by_id_in_a_dm_opened_for_it() {
+    let llm = mock(
+        Scenario::new().rule(
+            Rule::when(Match::last_user_contains("the daily summary"))
+                .reply(Reply::text("Today: **3** meetings.")),
+        ),
+    )
+    .await;
+    let fake = fake().await;
+    let (home, gateway) = gateway(&llm, &fake, &owner_only());
+    // The owner never wrote to the bot: the adapter must open the DM itself.
+    let added = home.run(&[
+        "cron",
+        "add",
+        "--name",
+        "summary",
+        "--every",
+        "1h",
+        "--message",
+        "the daily summary",
+        "--announce",
+        "--channel",
+        "discord",
+        "--to",
+        OWNER,
+        "--json",
+    ]);
+    added.assert_ok();
+    let job: Value = serde_json::from_str(&added.stdout()).unwrap();
+    home.run(&["cron", "run", job["id"].as_str().unwrap()])
+        .assert_ok();
+    let sent = fake.wait_for_messages(1, T).await;
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0].content, "Today: **3** meetings.");
+    assert_ne!(sent[0].channel_id, OWNER, "a DM channel, not the user id");
+    assert!(
+        fake.calls().iter().any(|c| c == "POST /users/@me/channels"),
+        "{:?}",
+        fake.calls()
+    );
+    drop(gateway);
+}

@@ -9,11 +9,9 @@
 //! bot (`<@id>` / `<@!id>`, removed from the text) or replying to one of the bot's counts
 //! as a mention.
 //!
-//! Sending: `chat.id` is a channel id (a DM channel id works). When the chat is direct and
-//! its id is the user id of someone who DMed the bot since it started (the pairing
-//! notices address senders by user id), it goes to that user's DM channel. A user id the
-//! adapter has not seen is not looked up: give cron / heartbeat / `pairingNotify`
-//! targets as channel ids.
+//! Sending: `chat.id` is a channel id (a DM channel id works). A direct chat may also be
+//! addressed by user id (pairing notices, cron / heartbeat / `pairingNotify` targets): the
+//! user's DM channel is the one they wrote from, else it is opened over REST.
 //!
 //! Not done: threads and forum posts (a thread is simply a channel here), embeds,
 //! reactions, slash commands, edits and deletes, sharding, compression, REST rate-limit
@@ -233,18 +231,45 @@ impl DiscordAdapter {
         (media, refused)
     }
 
-    /// The channel to post to for `chat` (see the module docs).
-    fn channel_of(&self, chat: &ChatRef) -> String {
-        if chat.kind == ChatKind::Direct
-            && let Some(channel) = self
-                .dm_channels
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .get(&chat.id)
-        {
-            return channel.clone();
+    /// The channel to post to for `chat` (see the module docs). A direct chat whose id is
+    /// neither a DM channel seen nor a user seen is taken for a user id and its DM channel
+    /// opened (`POST /users/@me/channels`); if Discord refuses, the id is used as a channel.
+    async fn channel_of(&self, chat: &ChatRef) -> String {
+        if chat.kind != ChatKind::Direct {
+            return chat.id.clone();
         }
-        chat.id.clone()
+        {
+            let known = self.dm_channels.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(channel) = known.get(&chat.id) {
+                return channel.clone();
+            }
+            if known.values().any(|c| *c == chat.id) {
+                return chat.id.clone();
+            }
+        }
+        let Ok(user) = path_id(&chat.id) else {
+            return chat.id.clone();
+        };
+        let opened: Result<Value, _> = self
+            .rest
+            .post(
+                "/users/@me/channels",
+                Some(&json!({ "recipient_id": user })),
+            )
+            .await;
+        match opened
+            .ok()
+            .and_then(|c| c.get("id").and_then(Value::as_str).map(str::to_owned))
+        {
+            Some(channel) => {
+                self.dm_channels
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(chat.id.clone(), channel.clone());
+                channel
+            }
+            None => chat.id.clone(),
+        }
     }
 
     async fn send_text(
@@ -325,7 +350,7 @@ impl ChannelAdapter for DiscordAdapter {
         message: &'a Outbound,
     ) -> BoxFuture<'a, Result<Vec<String>, ChannelError>> {
         Box::pin(async move {
-            let channel = self.channel_of(&message.chat);
+            let channel = self.channel_of(&message.chat).await;
             let mut ids = Vec::new();
             let mut reply_to = message.reply_to.as_deref();
             for chunk in render_chunks(&message.text, Flavor::DiscordMarkdown, 2000) {
@@ -345,7 +370,7 @@ impl ChannelAdapter for DiscordAdapter {
 
     fn typing<'a>(&'a self, chat: &'a ChatRef) -> BoxFuture<'a, Result<(), ChannelError>> {
         Box::pin(async move {
-            let channel = self.channel_of(chat);
+            let channel = self.channel_of(chat).await;
             let _: Value = self
                 .rest
                 .post(&format!("/channels/{}/typing", path_id(&channel)?), None)
