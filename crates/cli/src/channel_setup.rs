@@ -21,12 +21,21 @@ use crate::app::App;
 
 /// The channels to start; `None` when no channel is configured.
 pub fn channel_options(app: &App) -> Result<Option<ChannelOptions>> {
-    let mut endpoints = Vec::new();
-    if let Some(telegram) = &app.config.channels.telegram {
-        endpoints.extend(telegram_endpoints(app, telegram)?);
+    let channels = &app.config.channels;
+    if channels.telegram.is_none() && channels.discord.is_none() {
+        return Ok(None);
     }
-    if let Some(discord) = &app.config.channels.discord {
-        endpoints.extend(discord_endpoints(app, discord)?);
+    // One HTTP client (and connection pool) for every adapter.
+    let client = reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .build()
+        .context("cannot build the HTTP client for the chat channels")?;
+    let mut endpoints = Vec::new();
+    if let Some(telegram) = &channels.telegram {
+        endpoints.extend(telegram_endpoints(app, telegram, &client)?);
+    }
+    if let Some(discord) = &channels.discord {
+        endpoints.extend(discord_endpoints(app, discord, &client)?);
     }
     if endpoints.is_empty() {
         return Ok(None);
@@ -54,37 +63,30 @@ pub fn pairing_store(app: &App) -> PairingStore {
 }
 
 #[cfg(feature = "telegram")]
-fn telegram_endpoints(app: &App, telegram: &TelegramConfig) -> Result<Vec<ChannelEndpoint>> {
+fn telegram_endpoints(
+    app: &App,
+    telegram: &TelegramConfig,
+    client: &reqwest::Client,
+) -> Result<Vec<ChannelEndpoint>> {
     use pincer_channels::telegram::{
         DEFAULT_API_BASE, DEFAULT_MEDIA_MAX_BYTES, TelegramAdapter, TelegramSettings,
     };
-    let client = reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(10))
-        .build()
-        .context("cannot build the HTTP client for Telegram")?;
-    let mut accounts: Vec<(Option<String>, TelegramConfig)> = Vec::new();
-    if telegram.bot_token.is_some() {
-        accounts.push((None, telegram.clone()));
-    }
-    for (id, account) in &telegram.accounts {
-        accounts.push((Some(id.clone()), merged(telegram, account)));
-    }
+    let accounts = enabled_accounts(
+        telegram,
+        &telegram.accounts,
+        telegram.bot_token.is_some(),
+        merged,
+        |c| c.enabled,
+    );
     let mut out = Vec::new();
     for (account_id, config) in accounts {
-        if config.enabled == Some(false) {
-            continue;
-        }
-        let where_ = match &account_id {
-            Some(id) => format!("channels.telegram.accounts.{id}"),
-            None => "channels.telegram".to_owned(),
-        };
-        let token = config
-            .bot_token
-            .clone()
-            .filter(|t| !t.trim().is_empty())
-            .with_context(|| {
-                format!("{where_}.botToken is empty: set it to the token @BotFather gave you")
-            })?;
+        let token = required_token(
+            config.bot_token.as_deref(),
+            "telegram",
+            account_id.as_deref(),
+            "botToken",
+            "the token @BotFather gave you",
+        )?;
         let settings = TelegramSettings {
             account_id,
             bot_token: token,
@@ -101,7 +103,13 @@ fn telegram_endpoints(app: &App, telegram: &TelegramConfig) -> Result<Vec<Channe
         };
         out.push(ChannelEndpoint {
             adapter: Arc::new(TelegramAdapter::new(settings, client.clone())),
-            access: access(&config),
+            access: access_settings(
+                config.dm_policy,
+                config.allow_from.as_deref(),
+                config.group_policy,
+                config.group_allow_from.as_deref(),
+                &config.groups,
+            ),
             backoff: Backoff::default(),
         });
     }
@@ -109,7 +117,11 @@ fn telegram_endpoints(app: &App, telegram: &TelegramConfig) -> Result<Vec<Channe
 }
 
 #[cfg(not(feature = "telegram"))]
-fn telegram_endpoints(_app: &App, _telegram: &TelegramConfig) -> Result<Vec<ChannelEndpoint>> {
+fn telegram_endpoints(
+    _app: &App,
+    _telegram: &TelegramConfig,
+    _client: &reqwest::Client,
+) -> Result<Vec<ChannelEndpoint>> {
     anyhow::bail!(
         "channels.telegram is configured, but this build has no Telegram support (cargo feature `telegram`)"
     )
@@ -150,14 +162,44 @@ fn merged(channel: &TelegramConfig, account: &TelegramConfig) -> TelegramConfig 
     }
 }
 
-fn access(config: &TelegramConfig) -> AccessSettings {
-    access_settings(
-        config.dm_policy,
-        config.allow_from.as_deref(),
-        config.group_policy,
-        config.group_allow_from.as_deref(),
-        &config.groups,
-    )
+/// Every enabled bot of a channel, with its account id: the channel's own (when it has a
+/// token), then each of its `accounts` merged over the channel's fields.
+#[cfg_attr(not(any(feature = "telegram", feature = "discord")), allow(dead_code))]
+fn enabled_accounts<C: Clone>(
+    channel: &C,
+    accounts: &BTreeMap<String, C>,
+    channel_has_token: bool,
+    merge: fn(&C, &C) -> C,
+    enabled: fn(&C) -> Option<bool>,
+) -> Vec<(Option<String>, C)> {
+    let own = channel_has_token.then(|| (None, channel.clone()));
+    own.into_iter()
+        .chain(
+            accounts
+                .iter()
+                .map(|(id, account)| (Some(id.clone()), merge(channel, account))),
+        )
+        .filter(|(_, config)| enabled(config) != Some(false))
+        .collect()
+}
+
+/// A bot's token, or an error naming the key to set and where the token comes from.
+#[cfg_attr(not(any(feature = "telegram", feature = "discord")), allow(dead_code))]
+fn required_token(
+    token: Option<&str>,
+    channel: &str,
+    account: Option<&str>,
+    field: &str,
+    source: &str,
+) -> Result<String> {
+    let at = match account {
+        Some(id) => format!("channels.{channel}.accounts.{id}"),
+        None => format!("channels.{channel}"),
+    };
+    token
+        .filter(|t| !t.trim().is_empty())
+        .map(str::to_owned)
+        .with_context(|| format!("{at}.{field} is empty: set it to {source}"))
 }
 
 /// The gateway's access rules from a channel's `dmPolicy`, `allowFrom`, `groupPolicy`,
@@ -193,37 +235,30 @@ fn access_settings(
 }
 
 #[cfg(feature = "discord")]
-fn discord_endpoints(app: &App, discord: &DiscordConfig) -> Result<Vec<ChannelEndpoint>> {
+fn discord_endpoints(
+    app: &App,
+    discord: &DiscordConfig,
+    client: &reqwest::Client,
+) -> Result<Vec<ChannelEndpoint>> {
     use pincer_channels::discord::{
         DEFAULT_API_BASE, DEFAULT_MEDIA_MAX_BYTES, DiscordAdapter, DiscordSettings,
     };
-    let client = reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(10))
-        .build()
-        .context("cannot build the HTTP client for Discord")?;
-    let mut accounts: Vec<(Option<String>, DiscordConfig)> = Vec::new();
-    if discord.token.is_some() {
-        accounts.push((None, discord.clone()));
-    }
-    for (id, account) in &discord.accounts {
-        accounts.push((Some(id.clone()), merged_discord(discord, account)));
-    }
+    let accounts = enabled_accounts(
+        discord,
+        &discord.accounts,
+        discord.token.is_some(),
+        merged_discord,
+        |c| c.enabled,
+    );
     let mut out = Vec::new();
     for (account_id, config) in accounts {
-        if config.enabled == Some(false) {
-            continue;
-        }
-        let where_ = match &account_id {
-            Some(id) => format!("channels.discord.accounts.{id}"),
-            None => "channels.discord".to_owned(),
-        };
-        let token = config
-            .token
-            .clone()
-            .filter(|t| !t.trim().is_empty())
-            .with_context(|| {
-                format!("{where_}.token is empty: set it to the bot token from the Discord Developer Portal")
-            })?;
+        let token = required_token(
+            config.token.as_deref(),
+            "discord",
+            account_id.as_deref(),
+            "token",
+            "the bot token from the Discord Developer Portal",
+        )?;
         let settings = DiscordSettings {
             account_id,
             token,
@@ -252,7 +287,11 @@ fn discord_endpoints(app: &App, discord: &DiscordConfig) -> Result<Vec<ChannelEn
 }
 
 #[cfg(not(feature = "discord"))]
-fn discord_endpoints(_app: &App, _discord: &DiscordConfig) -> Result<Vec<ChannelEndpoint>> {
+fn discord_endpoints(
+    _app: &App,
+    _discord: &DiscordConfig,
+    _client: &reqwest::Client,
+) -> Result<Vec<ChannelEndpoint>> {
     anyhow::bail!(
         "channels.discord is configured, but this build has no Discord support (cargo feature `discord`)"
     )
