@@ -329,16 +329,7 @@ async fn run_turn_inner(
         Ok(Err(e)) => return Err(e.into()),
         Err(join) => return Err(pincer_agent::AgentError::RunFailed(join.to_string()).into()),
     }
-    let pruned = retention.and_then(|policy| {
-        let now = pincer_store::ids::now_ms();
-        match store.prune(&policy, &[session_key.as_str()], now) {
-            Ok(report) => (!report.is_empty()).then_some(report),
-            Err(e) => {
-                tracing::warn!(error = %e, "session maintenance failed");
-                None
-            }
-        }
-    });
+    let pruned = retention.and_then(|policy| maintain(&store, &policy, &session_key));
     Ok(TurnOutcome {
         session_key,
         session_id: session.entry.session_id,
@@ -455,13 +446,34 @@ impl Recorder {
 
     /// What the turn adds to the index entry: the usage of every reply.
     fn stats(&self) -> TurnStats {
-        let mut stats = TurnStats::default();
-        for message in &self.added {
-            if let Message::Assistant(a) = message {
-                stats.add_usage(&a.usage);
-            }
+        usage_stats(&self.added)
+    }
+}
+
+/// What a turn that added `messages` adds to the index entry: the usage of every reply.
+pub(crate) fn usage_stats(messages: &[Message]) -> TurnStats {
+    let mut stats = TurnStats::default();
+    for message in messages {
+        if let Message::Assistant(a) = message {
+            stats.add_usage(&a.usage);
         }
-        stats
+    }
+    stats
+}
+
+/// Session maintenance after a turn of `key` (never pruning `key` itself); what it pruned
+/// or would prune, if anything. A failure is logged: the turn already succeeded.
+pub(crate) fn maintain(
+    store: &SessionStore,
+    policy: &RetentionPolicy,
+    key: &str,
+) -> Option<PruneReport> {
+    match store.prune(policy, &[key], pincer_store::ids::now_ms()) {
+        Ok(report) => (!report.is_empty()).then_some(report),
+        Err(e) => {
+            tracing::warn!(error = %e, "session maintenance failed");
+            None
+        }
     }
 }
 

@@ -32,7 +32,9 @@ use crate::rpc::{
     CapabilityProfile, ExtensionUiRequest, ExtensionUiResponse, PooledWorker, RpcClient,
     RpcCommand, RpcPool, UiAnswerer, agent_event,
 };
-use crate::turn::{SteerHandle, TurnError, TurnOutcome, TurnPlan, open_session};
+use crate::turn::{
+    SteerHandle, TurnError, TurnOutcome, TurnPlan, maintain, open_session, usage_stats,
+};
 
 /// How long a worker may take to end its turn after an abort before it is killed
 /// (pi-gateway's 5 s).
@@ -350,16 +352,7 @@ pub(crate) async fn run_rpc_turn(
         recorder.errors.push(e.to_string());
     }
     result?;
-    let pruned = retention.and_then(|policy| {
-        let now = pincer_store::ids::now_ms();
-        match store.prune(&policy, &[session_key.as_str()], now) {
-            Ok(report) => (!report.is_empty()).then_some(report),
-            Err(e) => {
-                tracing::warn!(error = %e, "session maintenance failed");
-                None
-            }
-        }
-    });
+    let pruned = retention.and_then(|policy| maintain(&store, &policy, &session_key));
     Ok(TurnOutcome {
         session_key,
         session_id: session.entry.session_id,
@@ -475,12 +468,6 @@ impl Recorder {
 
     /// What the turn adds to the index entry: the usage of every reply.
     fn stats(&self) -> TurnStats {
-        let mut stats = TurnStats::default();
-        for message in &self.added {
-            if let Message::Assistant(a) = message {
-                stats.add_usage(&a.usage);
-            }
-        }
-        stats
+        usage_stats(&self.added)
     }
 }
