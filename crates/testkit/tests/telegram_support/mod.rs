@@ -1,0 +1,45 @@
+//! What the fake Telegram's test files share: JSON calls to its methods over real HTTP.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use pincer_testkit::FakeTelegram;
+use serde_json::Value;
+
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder().no_proxy().build().unwrap()
+}
+
+/// POSTs JSON `params` to `method`; returns (HTTP status, body).
+pub async fn call(fake: &FakeTelegram, method: &str, params: Value) -> (u16, Value) {
+    let response = client()
+        .post(fake.method_url(method))
+        .json(&params)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap())
+}
+
+pub async fn ok(fake: &FakeTelegram, method: &str, params: Value) -> Value {
+    let (status, body) = call(fake, method, params).await;
+    assert_eq!(status, 200, "{method}: {body}");
+    assert_eq!(body["ok"], true, "{method}: {body}");
+    body["result"].clone()
+}
+
+pub async fn bad_request(fake: &FakeTelegram, method: &str, params: Value) -> String {
+    let (status, body) = call(fake, method, params).await;
+    assert_eq!(status, 400, "{method}: {body}");
+    assert_eq!(body["ok"], false);
+    assert_eq!(body["error_code"], 400);
+    body["description"].as_str().unwrap().to_owned()
+}
+
+pub fn ids(updates: &Value) -> Vec<i64> {
+    updates
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|update| update["update_id"].as_i64().unwrap())
+        .collect()
+}
