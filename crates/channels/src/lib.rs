@@ -11,3 +11,9 @@ pub mod telegram;
 
 #[cfg(feature = "discord")]
 pub mod discord;
+
+#[cfg(feature = "slack")]
+pub mod slack;
+
+#[cfg(feature = "feishu")]
+pub mod feishu;

@@ -44,6 +44,8 @@ mod api;
 mod body;
 mod engine;
 pub mod fake_discord;
+pub mod fake_feishu;
+pub mod fake_slack;
 pub mod fake_telegram;
 mod handlers;
 pub mod mock_rpc;

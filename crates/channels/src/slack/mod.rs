@@ -1,0 +1,1 @@
+//! Slack: Socket Mode for receiving, the Web API for sending (work in progress).

@@ -1,0 +1,1 @@
+//! A fake Slack (Socket Mode WebSocket + Web API) for tests (work in progress).
