@@ -4,6 +4,12 @@
 //! the platform's limit.
 
 pub mod markdown;
+#[cfg(any(
+    feature = "telegram",
+    feature = "discord",
+    feature = "slack",
+    feature = "feishu"
+))]
 mod support;
 
 #[cfg(feature = "telegram")]

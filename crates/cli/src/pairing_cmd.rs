@@ -73,7 +73,7 @@ fn resolve_channel(
     if let Some(channel) = given {
         return Ok(channel);
     }
-    let configured = configured_channels(app);
+    let configured = app.config.channels.configured();
     match configured.as_slice() {
         [only] => Ok((*only).to_owned()),
         [] => bail!(
@@ -87,18 +87,6 @@ fn resolve_channel(
             several[0]
         ),
     }
-}
-
-/// The channels of `app.config.channels`.
-fn configured_channels(app: &App) -> Vec<&'static str> {
-    let mut out = Vec::new();
-    if app.config.channels.telegram.is_some() {
-        out.push("telegram");
-    }
-    if app.config.channels.discord.is_some() {
-        out.push("discord");
-    }
-    out
 }
 
 async fn list(

@@ -29,8 +29,9 @@ pub use automation::{
     parse_heartbeat_every,
 };
 pub use channels::{
-    ChannelsConfig, DiscordConfig, DmPolicyName, GroupConfig, GroupPolicyName, PairingNotifyConfig,
-    TelegramConfig,
+    AccessFields, ChannelSection, ChannelsConfig, DiscordConfig, DmPolicyName, FeishuConfig,
+    FeishuConnectionMode, GroupConfig, GroupPolicyName, PairingNotifyConfig, SlackConfig,
+    TelegramConfig, enabled_accounts,
 };
 pub use edit::{get, parse_cli_value, set, unset};
 pub use error::{ConfigError, ConfigIssue, SourcePosition};

@@ -189,3 +189,68 @@ fn channels_section() {
     let typo = error_of("{channels: {telegram: {bot_token: 'x'}}}");
     assert!(typo.contains("did you mean `botToken`"), "{typo}");
 }
+
+#[test]
+fn slack_and_feishu_sections() {
+    accepts(
+        "{channels: {slack: {botToken: 'xoxb-1', appToken: 'xapp-1', apiBaseUrl: 'http://127.0.0.1:1/api', \
+         dmPolicy: 'allowlist', allowFrom: ['U1'], groupAllowFrom: ['C1', 'T1'], groups: {C1: {requireMention: false}}}, \
+         feishu: {appId: 'cli_a', appSecret: 's', domain: 'lark', connectionMode: 'webhook', webhookPort: 3001, \
+         webhookPath: '/lark', verificationToken: 'v', encryptKey: 'k', allowFrom: ['ou_1'], \
+         accounts: {cn: {appId: 'cli_b', appSecret: 't', domain: 'https://open.feishu.cn', verificationToken: 'w'}}}}}",
+    );
+    assert_eq!(
+        error_of("{channels: {feishu: {appId: 'a', appSecret: 'b',\n connectionMode: 'webhook'}}}"),
+        "pincer.json5:2:2: channels.feishu.connectionMode: \"webhook\" needs verificationToken (and best encryptKey) from the app's \"Events & Callbacks\" page, so forged events are refused"
+    );
+    // An account does not inherit the channel's verification token: it is another app's.
+    let account = error_of(
+        "{channels: {feishu: {connectionMode: 'webhook', verificationToken: 'v', accounts: {b: {appId: 'x'}}}}}",
+    );
+    assert!(
+        account.contains("channels.feishu.accounts.b.connectionMode: \"webhook\" needs"),
+        "{account}"
+    );
+    let domain = error_of("{channels: {feishu: {domain: 'open.feishu.cn'}}}");
+    assert!(
+        domain.contains("channels.feishu.domain: \"open.feishu.cn\" is not a domain: use \"feishu\", \"lark\" or an http(s) base URL"),
+        "{domain}"
+    );
+    let path = error_of("{channels: {feishu: {webhookPath: 'events'}}}");
+    assert!(
+        path.contains("channels.feishu.webhookPath: must start with \"/\""),
+        "{path}"
+    );
+    assert_eq!(
+        error_of("{channels: {slack: {dmPolicy: 'open'}}}"),
+        "pincer.json5:1:21: channels.slack.dmPolicy: \"open\" lets anyone talk to the agent: add \"*\" to allowFrom to confirm, or use \"pairing\""
+    );
+}
+
+#[test]
+fn accounts_take_the_channels_fields_but_not_its_credentials() {
+    use pincer_config::{SlackConfig, enabled_accounts};
+    let slack: SlackConfig = serde_json::from_value(serde_json::json!({
+        "botToken": "xoxb-main", "appToken": "xapp-main", "apiBaseUrl": "http://x/api",
+        "allowFrom": ["U1"], "groups": {"C1": {"requireMention": false}},
+        "accounts": {
+            "work": {"botToken": "xoxb-work", "groups": {"C2": {}}},
+            "off": {"botToken": "xoxb-off", "enabled": false}
+        }
+    }))
+    .unwrap();
+    let accounts = enabled_accounts(&slack);
+    let ids: Vec<Option<&str>> = accounts.iter().map(|(id, _)| id.as_deref()).collect();
+    assert_eq!(ids, [None, Some("work")]);
+    let work = &accounts[1].1;
+    assert_eq!(work.bot_token.as_deref(), Some("xoxb-work"));
+    assert_eq!(work.app_token, None, "credentials are never inherited");
+    assert_eq!(work.api_base_url.as_deref(), Some("http://x/api"));
+    assert_eq!(work.allow_from, Some(vec!["U1".to_owned()]));
+    assert_eq!(
+        work.groups.keys().collect::<Vec<_>>(),
+        ["C1", "C2"],
+        "groups are merged by id"
+    );
+    assert!(work.accounts.is_empty());
+}

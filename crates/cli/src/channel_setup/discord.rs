@@ -1,0 +1,49 @@
+//! `channels.discord`: one Discord adapter per bot.
+
+use std::sync::Arc;
+
+use anyhow::Result;
+use pincer_config::{ChannelSection as _, DiscordConfig};
+use pincer_gateway::channels::supervisor::Backoff;
+use pincer_gateway::server::channel_ingress::ChannelEndpoint;
+
+use super::{access_settings, required_token};
+use crate::app::App;
+
+pub(super) fn endpoints(
+    app: &App,
+    discord: &DiscordConfig,
+    client: &reqwest::Client,
+) -> Result<Vec<ChannelEndpoint>> {
+    use pincer_channels::discord::{
+        DEFAULT_API_BASE, DEFAULT_MEDIA_MAX_BYTES, DiscordAdapter, DiscordSettings,
+    };
+    let mut out = Vec::new();
+    for (account_id, config) in pincer_config::enabled_accounts(discord) {
+        let token = required_token(
+            config.token.as_deref(),
+            "discord",
+            account_id.as_deref(),
+            "token",
+            "the bot token from the Discord Developer Portal",
+        )?;
+        let settings = DiscordSettings {
+            account_id,
+            token,
+            api_base: config
+                .api_base_url
+                .clone()
+                .unwrap_or_else(|| DEFAULT_API_BASE.to_owned()),
+            media_dir: app.home.join("media").join("inbound"),
+            media_max_bytes: config
+                .media_max_mb
+                .map_or(DEFAULT_MEDIA_MAX_BYTES, |mb| mb * 1024 * 1024),
+        };
+        out.push(ChannelEndpoint {
+            adapter: Arc::new(DiscordAdapter::new(settings, client.clone())),
+            access: access_settings(config.access()),
+            backoff: Backoff::default(),
+        });
+    }
+    Ok(out)
+}

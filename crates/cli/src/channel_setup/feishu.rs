@@ -1,0 +1,92 @@
+//! `channels.feishu`: one Feishu/Lark adapter per app, on the long connection or, in
+//! webhook mode, listening for event callbacks.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+
+use anyhow::{Context as _, Result};
+use pincer_config::{ChannelSection as _, FeishuConfig, FeishuConnectionMode};
+use pincer_gateway::channels::supervisor::Backoff;
+use pincer_gateway::server::channel_ingress::ChannelEndpoint;
+
+use super::{access_settings, required_token};
+use crate::app::App;
+
+const DEFAULT_WEBHOOK_PORT: u16 = 3000;
+const DEFAULT_WEBHOOK_PATH: &str = "/feishu/events";
+
+pub(super) fn endpoints(
+    app: &App,
+    feishu: &FeishuConfig,
+    client: &reqwest::Client,
+) -> Result<Vec<ChannelEndpoint>> {
+    use pincer_channels::feishu::{
+        DEFAULT_MEDIA_MAX_BYTES, FeishuAdapter, FeishuMode, FeishuSettings, api_base_for_domain,
+    };
+    let mut out = Vec::new();
+    for (account_id, config) in pincer_config::enabled_accounts(feishu) {
+        let app_id = required_token(
+            config.app_id.as_deref(),
+            "feishu",
+            account_id.as_deref(),
+            "appId",
+            "the App ID (cli_…) from the app's \"Credentials & Basic Info\" page",
+        )?;
+        let app_secret = required_token(
+            config.app_secret.as_deref(),
+            "feishu",
+            account_id.as_deref(),
+            "appSecret",
+            "the App Secret from the app's \"Credentials & Basic Info\" page",
+        )?;
+        let mode = match config.connection_mode.unwrap_or_default() {
+            FeishuConnectionMode::Websocket => FeishuMode::LongConnection,
+            FeishuConnectionMode::Webhook => FeishuMode::Webhook {
+                listen: webhook_address(&config, account_id.as_deref())?,
+                path: config
+                    .webhook_path
+                    .clone()
+                    .unwrap_or_else(|| DEFAULT_WEBHOOK_PATH.to_owned()),
+            },
+        };
+        let settings = FeishuSettings {
+            account_id,
+            app_id,
+            app_secret,
+            api_base: api_base_for_domain(config.domain.as_deref().unwrap_or("feishu")),
+            mode,
+            verification_token: config.verification_token.clone().filter(|t| !t.is_empty()),
+            encrypt_key: config.encrypt_key.clone().filter(|k| !k.is_empty()),
+            media_dir: app.home.join("media").join("inbound"),
+            media_max_bytes: config
+                .media_max_mb
+                .map_or(DEFAULT_MEDIA_MAX_BYTES, |mb| mb * 1024 * 1024),
+        };
+        out.push(ChannelEndpoint {
+            adapter: Arc::new(FeishuAdapter::new(settings, client.clone())),
+            access: access_settings(config.access()),
+            backoff: Backoff::default(),
+        });
+    }
+    Ok(out)
+}
+
+/// Where the callback listener binds: loopback unless told otherwise (Feishu reaches it
+/// through the user's HTTPS reverse proxy).
+fn webhook_address(config: &FeishuConfig, account: Option<&str>) -> Result<SocketAddr> {
+    let host = match config.webhook_host.as_deref() {
+        None | Some("") | Some("localhost") => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        Some(host) => host.parse().with_context(|| {
+            let at = account.map_or("channels.feishu".to_owned(), |id| {
+                format!("channels.feishu.accounts.{id}")
+            });
+            format!(
+                "{at}.webhookHost is \"{host}\": use an IP address such as 127.0.0.1 or 0.0.0.0"
+            )
+        })?,
+    };
+    Ok(SocketAddr::new(
+        host,
+        config.webhook_port.unwrap_or(DEFAULT_WEBHOOK_PORT),
+    ))
+}

@@ -1,0 +1,57 @@
+//! `channels.slack`: one Slack adapter per app (Socket Mode needs both tokens).
+
+use std::sync::Arc;
+
+use anyhow::Result;
+use pincer_config::{ChannelSection as _, SlackConfig};
+use pincer_gateway::channels::supervisor::Backoff;
+use pincer_gateway::server::channel_ingress::ChannelEndpoint;
+
+use super::{access_settings, required_token};
+use crate::app::App;
+
+pub(super) fn endpoints(
+    app: &App,
+    slack: &SlackConfig,
+    client: &reqwest::Client,
+) -> Result<Vec<ChannelEndpoint>> {
+    use pincer_channels::slack::{
+        DEFAULT_API_BASE, DEFAULT_MEDIA_MAX_BYTES, SlackAdapter, SlackSettings,
+    };
+    let mut out = Vec::new();
+    for (account_id, config) in pincer_config::enabled_accounts(slack) {
+        let bot_token = required_token(
+            config.bot_token.as_deref(),
+            "slack",
+            account_id.as_deref(),
+            "botToken",
+            "the app's Bot User OAuth Token (xoxb-…, \"OAuth & Permissions\")",
+        )?;
+        let app_token = required_token(
+            config.app_token.as_deref(),
+            "slack",
+            account_id.as_deref(),
+            "appToken",
+            "an app-level token with connections:write (xapp-…, \"Basic Information\"; turn on Socket Mode)",
+        )?;
+        let settings = SlackSettings {
+            account_id,
+            bot_token,
+            app_token,
+            api_base: config
+                .api_base_url
+                .clone()
+                .unwrap_or_else(|| DEFAULT_API_BASE.to_owned()),
+            media_dir: app.home.join("media").join("inbound"),
+            media_max_bytes: config
+                .media_max_mb
+                .map_or(DEFAULT_MEDIA_MAX_BYTES, |mb| mb * 1024 * 1024),
+        };
+        out.push(ChannelEndpoint {
+            adapter: Arc::new(SlackAdapter::new(settings, client.clone())),
+            access: access_settings(config.access()),
+            backoff: Backoff::default(),
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,60 @@
+//! `channels.telegram`: one Telegram adapter per bot.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Result;
+use pincer_config::{ChannelSection as _, TelegramConfig};
+use pincer_gateway::channels::supervisor::Backoff;
+use pincer_gateway::server::channel_ingress::ChannelEndpoint;
+
+use super::{access_settings, required_token};
+use crate::app::App;
+
+pub(super) fn endpoints(
+    app: &App,
+    telegram: &TelegramConfig,
+    client: &reqwest::Client,
+) -> Result<Vec<ChannelEndpoint>> {
+    use pincer_channels::telegram::{
+        DEFAULT_API_BASE, DEFAULT_MEDIA_MAX_BYTES, TelegramAdapter, TelegramSettings,
+    };
+    let mut out = Vec::new();
+    for (account_id, config) in pincer_config::enabled_accounts(telegram) {
+        let token = required_token(
+            config.bot_token.as_deref(),
+            "telegram",
+            account_id.as_deref(),
+            "botToken",
+            "the token @BotFather gave you",
+        )?;
+        let settings = TelegramSettings {
+            account_id,
+            bot_token: token,
+            api_base: config
+                .api_base_url
+                .clone()
+                .unwrap_or_else(|| DEFAULT_API_BASE.to_owned()),
+            state_dir: app.home.join("channels"),
+            media_dir: app.home.join("media").join("inbound"),
+            media_max_bytes: config
+                .media_max_mb
+                .map_or(DEFAULT_MEDIA_MAX_BYTES, |mb| mb * 1024 * 1024),
+            poll_timeout: poll_timeout(app),
+        };
+        out.push(ChannelEndpoint {
+            adapter: Arc::new(TelegramAdapter::new(settings, client.clone())),
+            access: access_settings(config.access()),
+            backoff: Backoff::default(),
+        });
+    }
+    Ok(out)
+}
+
+/// How long a Telegram long poll waits (`PINCER_TELEGRAM_POLL_SECS`, for tests; 30 s).
+fn poll_timeout(app: &App) -> Duration {
+    app.env
+        .var("PINCER_TELEGRAM_POLL_SECS")
+        .and_then(|v| v.parse().ok())
+        .map_or(Duration::from_secs(30), Duration::from_secs)
+}
