@@ -188,6 +188,75 @@ async fn guild_channels_answer_only_when_mentioned_or_replied_to() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thread_belongs_to_its_parent_channel_and_has_a_session_of_its_own() {
+    const THREAD: &str = "950";
+    let llm = mock(
+        Scenario::new()
+            .rule(Rule::when(Match::last_user("in the thread")).reply(Reply::text("thread reply")))
+            .rule(
+                Rule::when(Match::last_user("in the channel")).reply(Reply::text("channel reply")),
+            ),
+    )
+    .await;
+    let fake = fake().await;
+    fake.add_thread(GUILD, GUILD_CHANNEL, THREAD);
+    // Only the parent channel is allowed, without mentions: its threads inherit that.
+    let (home, gateway) = gateway(
+        &llm,
+        &fake,
+        &format!(
+            "groupAllowFrom: [\"{GUILD_CHANNEL}\"], groups: {{ \"{GUILD_CHANNEL}\": {{ requireMention: false }} }}"
+        ),
+    );
+
+    fake.inject_message(InjectDiscordMessage::guild(
+        GUILD,
+        THREAD,
+        "7",
+        "in the thread",
+    ));
+    let sent = fake.wait_for_messages(1, T).await;
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0].channel_id, THREAD, "the reply goes to the thread");
+    assert_eq!(sent[0].content, "thread reply");
+
+    fake.inject_message(InjectDiscordMessage::guild(
+        GUILD,
+        GUILD_CHANNEL,
+        "7",
+        "in the channel",
+    ));
+    let sent = fake.wait_for_messages(2, T).await;
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert_eq!(sent[1].channel_id, GUILD_CHANNEL);
+    assert_eq!(sent[1].content, "channel reply");
+
+    let index: Value = serde_json::from_str(
+        &std::fs::read_to_string(home.sessions_dir().join("sessions.json")).unwrap(),
+    )
+    .unwrap();
+    let mut keys: Vec<&String> = index.as_object().unwrap().keys().collect();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            &format!("agent:main:discord:channel:{GUILD_CHANNEL}"),
+            &format!("agent:main:discord:channel:{GUILD_CHANNEL}:thread:{THREAD}"),
+        ]
+    );
+    assert_eq!(
+        fake.calls()
+            .iter()
+            .filter(|c| c.as_str() == format!("GET /channels/{THREAD}"))
+            .count(),
+        1,
+        "the thread is looked up once: {:?}",
+        fake.calls()
+    );
+    drop(gateway);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_reply_is_split_and_a_dropped_connection_is_resumed_losing_nothing() {
     let long: String = (0..900).map(|i| format!("word{i} ")).collect();
     let llm = mock(

@@ -13,13 +13,17 @@
 //! addressed by user id (pairing notices, cron / heartbeat / `pairingNotify` targets): the
 //! user's DM channel is the one they wrote from, else it is opened over REST.
 //!
-//! Not done: threads and forum posts (a thread is simply a channel here), embeds,
+//! A message in a thread or forum post belongs to its parent channel's thread (see
+//! [`threads`]).
+//!
+//! Not done: embeds,
 //! reactions, slash commands, edits and deletes, sharding, compression, REST rate-limit
 //! buckets (a 429 is reported, not waited out per bucket).
 
 mod events;
 mod gateway;
 mod rest;
+mod threads;
 
 pub use events::{
     Attachment, Frame, FrameError, GatewayEvent, Message, TEXT_MESSAGE_TYPES, User, decode_frame,
@@ -36,7 +40,7 @@ use futures_util::future::BoxFuture;
 use pincer_gateway::channels::{
     ChannelAdapter, ChannelError, ChatRef, Inbound, InboundMedia, InboundSink, Outbound, SenderRef,
 };
-use pincer_gateway::router::ChatKind;
+use pincer_gateway::router::{ChatKind, ThreadRef};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -71,6 +75,7 @@ pub struct DiscordAdapter {
     session: Mutex<Option<Session>>,
     /// User id → DM channel id, of the users who DMed the bot.
     dm_channels: Mutex<HashMap<String, String>>,
+    thread_parents: threads::ThreadParents,
 }
 
 impl DiscordAdapter {
@@ -82,6 +87,7 @@ impl DiscordAdapter {
             me: OnceLock::new(),
             session: Mutex::new(None),
             dm_channels: Mutex::new(HashMap::new()),
+            thread_parents: threads::ThreadParents::default(),
         }
     }
 
@@ -135,6 +141,17 @@ impl DiscordAdapter {
         if text.trim().is_empty() && media.is_empty() && refused_media.is_none() {
             return None;
         }
+        let (chat_id, thread) = match kind {
+            ChatKind::Direct => (message.channel_id.clone(), None),
+            _ => match self
+                .thread_parents
+                .parent_of(&self.rest, &message.channel_id)
+                .await
+            {
+                Some(parent) => (parent, Some(ThreadRef::Thread(message.channel_id.clone()))),
+                None => (message.channel_id.clone(), None),
+            },
+        };
         if kind == ChatKind::Direct {
             self.dm_channels
                 .lock()
@@ -146,8 +163,8 @@ impl DiscordAdapter {
             account_id: self.settings.account_id.clone(),
             chat: ChatRef {
                 kind,
-                id: message.channel_id.clone(),
-                thread: None,
+                id: chat_id,
+                thread,
             },
             sender: SenderRef {
                 id: message.author.id.clone(),
@@ -231,12 +248,16 @@ impl DiscordAdapter {
         (media, refused)
     }
 
-    /// The channel to post to for `chat` (see the module docs). A direct chat whose id is
+    /// The channel to post to for `chat` (see the module docs): a thread's own id, a
+    /// guild channel's id, or for a direct chat its DM channel. A direct chat whose id is
     /// neither a DM channel seen nor a user seen is taken for a user id and its DM channel
     /// opened (`POST /users/@me/channels`); if Discord refuses, the id is used as a channel.
     async fn channel_of(&self, chat: &ChatRef) -> String {
         if chat.kind != ChatKind::Direct {
-            return chat.id.clone();
+            return match &chat.thread {
+                Some(ThreadRef::Thread(thread)) => thread.clone(),
+                _ => chat.id.clone(),
+            };
         }
         {
             let known = self.dm_channels.lock().unwrap_or_else(|e| e.into_inner());

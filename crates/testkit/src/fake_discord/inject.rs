@@ -131,6 +131,11 @@ pub(crate) fn message_create(
     inner
         .users
         .insert(message.author_id.clone(), message.author_username.clone());
+    if let Some(guild) = &message.guild_id {
+        inner
+            .guild_channels
+            .insert(message.channel_id.clone(), guild.clone());
+    }
     let mentioned = [format!("<@{bot_id}>"), format!("<@!{bot_id}>")];
     let mut content = message.content;
     if message.mentions_bot && !mentioned.iter().any(|m| content.contains(m.as_str())) {

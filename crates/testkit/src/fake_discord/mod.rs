@@ -298,6 +298,18 @@ impl FakeDiscord {
         })
     }
 
+    /// Makes `thread_id` a public thread (or forum post) of `parent_id` in `guild_id`:
+    /// `GET /channels/{thread_id}` says so. Inject its messages with `guild(guild_id,
+    /// thread_id, …)`, as Discord gives a thread message the thread's id as channel.
+    pub fn add_thread(&self, guild_id: &str, parent_id: &str, thread_id: &str) {
+        self.shared().update(|inner| {
+            inner.threads.insert(
+                thread_id.to_owned(),
+                (parent_id.to_owned(), guild_id.to_owned()),
+            );
+        });
+    }
+
     /// Dispatches event `t` with data `d` as is (e.g. `GUILD_CREATE`); returns its `s`.
     pub fn inject_dispatch(&self, t: &str, d: Value) -> Option<u64> {
         self.shared().update(|inner| inner.dispatch(t, d))

@@ -182,6 +182,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
         ("GET", ["gateway"]) => Json(json!({"url": shared.gateway_url})).into_response(),
         ("GET", ["users", "@me"]) => Json(shared.bot_user()).into_response(),
         ("POST", ["users", "@me", "channels"]) => dm_channel(&shared, &body),
+        ("GET", ["channels", id]) if numeric(id) => channel_object(&shared, id),
         ("POST", ["channels", id, "messages"]) if numeric(id) => {
             send_message(&shared, id, &content_type, &body)
         }
@@ -195,10 +196,37 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
             | ["gateway"]
             | ["users", "@me"]
             | ["users", "@me", "channels"]
+            | ["channels", _]
             | ["channels", _, "messages" | "typing"],
         ) => error(405, "405: Method Not Allowed", 0),
         _ => error(404, "404: Not Found", 0),
     }
+}
+
+/// `GET /channels/{id}`: a thread added with `add_thread` (type 11 with its parent), a DM
+/// channel (type 1), a guild text channel seen in an injected message (type 0), else
+/// Discord's "Unknown Channel".
+fn channel_object(shared: &Shared, id: &str) -> Response {
+    shared.read(|inner| {
+        if let Some((parent, guild)) = inner.threads.get(id) {
+            return Json(json!({
+                "id": id, "type": 11, "guild_id": guild, "parent_id": parent,
+                "name": format!("thread-{id}"),
+                "thread_metadata": {"archived": false, "locked": false},
+            }))
+            .into_response();
+        }
+        if inner.dm_channels.values().any(|c| c == id) {
+            return Json(json!({"id": id, "type": 1})).into_response();
+        }
+        match inner.guild_channels.get(id) {
+            Some(guild) => Json(json!({
+                "id": id, "type": 0, "guild_id": guild, "name": format!("channel-{id}"),
+            }))
+            .into_response(),
+            None => error(404, "Unknown Channel", 10003),
+        }
+    })
 }
 
 /// `GET /attachments/<channel>/<id>/<filename>`: no auth, like Discord's CDN.

@@ -113,6 +113,10 @@ pub(crate) struct Inner {
     pub users: HashMap<String, String>,
     /// DM channel ids by recipient id.
     pub dm_channels: HashMap<String, String>,
+    /// Guild channels seen in injected messages: channel id → guild id.
+    pub guild_channels: HashMap<String, String>,
+    /// Threads and forum posts: thread id → (parent channel id, guild id).
+    pub threads: HashMap<String, (String, String)>,
     /// Attachment bytes by `<channel>/<id>/<filename>`.
     pub attachments: HashMap<String, (String, Bytes)>,
     pub failures: Vec<(RoutePattern, Failure)>,
