@@ -1,1 +1,428 @@
-//! A fake Slack (Socket Mode WebSocket + Web API) for tests (work in progress).
+//! `FakeSlack`: a fake Slack on 127.0.0.1 — the Web API subset a Socket Mode bot uses and
+//! the Socket Mode WebSocket — for testing a Slack adapter end to end over real HTTP and a
+//! real WebSocket.
+//!
+//! Web API (`{api_base}/<method>`, arguments as JSON, form or query; answers HTTP 200
+//! `{"ok": true, …}` or `{"ok": false, "error": …}` as Slack does). Tokens are checked per
+//! method: `apps.connections.open` needs the app token (`xapp-…`), everything else the bot
+//! token (`xoxb-…`); no `Authorization: Bearer` → `not_authed`, the other kind of token →
+//! `not_allowed_token_type`, anything else → `invalid_auth`.
+//! - `auth.test` (`user_id` = the bot user, `team_id`, `bot_id`),
+//! - `apps.connections.open` (a `ws://…/link/?ticket=…` URL, each ticket good once),
+//! - `chat.postMessage` (`channel` must look like `C…`/`D…`/`G…` else `channel_not_found`;
+//!   blank text without blocks `no_text`; over 40 000 chars `msg_too_long`; answers a new
+//!   `ts`),
+//! - `conversations.open` (`users`: one stable DM channel per user — the one the user's
+//!   injected DMs came from, else a new `D…`),
+//! - `files.getUploadURLExternal` (`filename`, `length`) → an `upload_url` on the fake
+//!   (`POST` raw bytes or multipart; no token) and a `file_id`;
+//!   `files.completeUploadExternal` (`files: [{id, title}]` as JSON or a form field,
+//!   `channel_id`, `thread_ts`) shares them (recorded in [`FakeSlack::uploaded_files`]).
+//! - Inbound files at `/files/<id>` need the bot token; without it the answer is an HTML
+//!   sign-in page with HTTP 200, as on Slack.
+//! - Unknown methods: `unknown_method`.
+//!
+//! Socket Mode: `hello` on connect, then `events_api` envelopes. Every envelope the client
+//! has not acked (`{"envelope_id": …}`) is sent again on the next connection with
+//! `retry_attempt` + 1 (as Slack does); [`FakeSlack::redeliver`] sends one again now.
+//! Envelopes go to the newest connection; injected while none is open they wait for one.
+//!
+//! Test controls: injected posts (`message`, plus `app_mention` for a mention outside a
+//! DM, both with the post's `ts`), raw envelopes and frames, redelivery, dropped
+//! connections (no close frame), `disconnect` frames, stalled connections (pings go
+//! unanswered), one-shot failures (HTTP status with `Retry-After`, or `ok: false`), and
+//! records with async `wait_for_*` helpers.
+//!
+//! Not covered: Slack's own redelivery timer for unacked envelopes on a live connection
+//! (only on reconnect or [`FakeSlack::redeliver`]), slash commands and interactivity
+//! (only as raw envelopes), `response_url`s, Block Kit validation, rate-limit tiers (only
+//! injected failures), message edits/deletes, `users.*`, `conversations.*` other than
+//! `open`, OAuth.
+//!
+//! ```no_run
+//! # async fn demo() {
+//! use std::time::Duration;
+//! use pincer_testkit::fake_slack::{FakeSlack, InjectSlackMessage};
+//!
+//! let slack = FakeSlack::start().await;
+//! // Configure the adapter with slack.api_base(), slack.bot_token(), slack.app_token().
+//! slack.inject_message(InjectSlackMessage::dm("U1", "D1", "hello"));
+//! let sent = slack.wait_for_messages(1, Duration::from_secs(5)).await;
+//! assert_eq!(sent[0].channel, "D1");
+//! # }
+//! ```
+
+mod inject;
+mod socket;
+mod state;
+mod web;
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+pub use inject::{InjectSlackFile, InjectSlackMessage};
+pub use state::{SentSlackMessage, UploadedSlackFile};
+
+use state::{Failure, Out, Shared};
+
+pub const DEFAULT_BOT_TOKEN: &str = "xoxb-fake-bot-token";
+pub const DEFAULT_APP_TOKEN: &str = "xapp-fake-app-token";
+pub const DEFAULT_BOT_USER_ID: &str = "U0BOT";
+pub const DEFAULT_BOT_ID: &str = "B0BOT";
+pub const DEFAULT_TEAM_ID: &str = "T0TEAM";
+pub const DEFAULT_APP_ID: &str = "A0APP";
+
+/// How the fake starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FakeSlackConfig {
+    pub bot_token: String,
+    pub app_token: String,
+    pub bot_user_id: String,
+    pub bot_id: String,
+    pub team_id: String,
+    pub app_id: String,
+    /// Where to listen (default `127.0.0.1:0`, a free port).
+    pub addr: SocketAddr,
+}
+
+impl Default for FakeSlackConfig {
+    fn default() -> Self {
+        Self {
+            bot_token: DEFAULT_BOT_TOKEN.into(),
+            app_token: DEFAULT_APP_TOKEN.into(),
+            bot_user_id: DEFAULT_BOT_USER_ID.into(),
+            bot_id: DEFAULT_BOT_ID.into(),
+            team_id: DEFAULT_TEAM_ID.into(),
+            app_id: DEFAULT_APP_ID.into(),
+            addr: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+        }
+    }
+}
+
+impl FakeSlackConfig {
+    pub fn bot_token(mut self, token: impl Into<String>) -> Self {
+        self.bot_token = token.into();
+        self
+    }
+
+    pub fn app_token(mut self, token: impl Into<String>) -> Self {
+        self.app_token = token.into();
+        self
+    }
+
+    pub fn bot_user_id(mut self, id: impl Into<String>) -> Self {
+        self.bot_user_id = id.into();
+        self
+    }
+
+    pub fn team_id(mut self, id: impl Into<String>) -> Self {
+        self.team_id = id.into();
+        self
+    }
+
+    pub fn addr(mut self, addr: SocketAddr) -> Self {
+        self.addr = addr;
+        self
+    }
+}
+
+/// Why the fake could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum FakeSlackError {
+    #[error("cannot bind {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+}
+
+/// Stops the server when the last [`FakeSlack`] clone is dropped.
+struct Running {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.shared.cancel.cancel();
+    }
+}
+
+/// A running fake Slack: a cheap-to-clone handle; the server stops when the last clone is
+/// dropped (or on [`FakeSlack::stop`]).
+#[derive(Clone)]
+pub struct FakeSlack {
+    running: Arc<Running>,
+}
+
+impl std::fmt::Debug for FakeSlack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeSlack")
+            .field("addr", &self.running.addr)
+            .finish()
+    }
+}
+
+impl FakeSlack {
+    /// Serves the default configuration on `127.0.0.1` with a free port.
+    ///
+    /// # Panics
+    /// If no loopback port can be bound (use [`FakeSlack::try_start_with`] to handle it).
+    pub async fn start() -> Self {
+        Self::start_with(FakeSlackConfig::default()).await
+    }
+
+    /// Serves `config`.
+    ///
+    /// # Panics
+    /// If `config.addr` cannot be bound.
+    pub async fn start_with(config: FakeSlackConfig) -> Self {
+        match Self::try_start_with(config).await {
+            Ok(fake) => fake,
+            Err(err) => panic!("fake slack: {err}"),
+        }
+    }
+
+    /// Serves `config`, or says why it cannot.
+    pub async fn try_start_with(config: FakeSlackConfig) -> Result<Self, FakeSlackError> {
+        let addr = config.addr;
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| FakeSlackError::Bind { addr, source })?;
+        let addr = listener
+            .local_addr()
+            .map_err(|source| FakeSlackError::Bind { addr, source })?;
+        let shared = Arc::new(Shared::new(config, format!("http://{addr}")));
+        let app = web::router(shared.clone());
+        let cancel = shared.cancel.clone();
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(cancel.cancelled_owned())
+                .await;
+        });
+        Ok(Self {
+            running: Arc::new(Running { addr, shared }),
+        })
+    }
+
+    fn shared(&self) -> &Shared {
+        &self.running.shared
+    }
+
+    /// `http://127.0.0.1:PORT/api` (the adapter's `api_base`).
+    pub fn api_base(&self) -> String {
+        format!("{}/api", self.shared().base_url)
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn base_url(&self) -> String {
+        self.shared().base_url.clone()
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.running.addr
+    }
+
+    pub fn bot_token(&self) -> String {
+        self.shared().config.bot_token.clone()
+    }
+
+    pub fn app_token(&self) -> String {
+        self.shared().config.app_token.clone()
+    }
+
+    pub fn bot_user_id(&self) -> String {
+        self.shared().config.bot_user_id.clone()
+    }
+
+    pub fn team_id(&self) -> String {
+        self.shared().config.team_id.clone()
+    }
+
+    /// Stops serving (also when other clones are alive); open connections are dropped.
+    pub fn stop(&self) {
+        self.shared().cancel.cancel();
+    }
+
+    // ---- injecting ----
+
+    /// Sends `message` as Slack would (`message`, and `app_mention` for a mention outside
+    /// a DM), each in its own envelope; returns the envelope ids.
+    pub fn inject_message(&self, message: InjectSlackMessage) -> Vec<String> {
+        let shared = self.shared();
+        shared.update(|inner| {
+            inject::events(shared, inner, message)
+                .into_iter()
+                .map(|event| {
+                    let (id, frame) = inject::envelope(shared, inner, event);
+                    inner.add_envelope(id, frame)
+                })
+                .collect()
+        })
+    }
+
+    /// Sends `event` (any JSON: `reaction_added`, a malformed one…) in an `events_api`
+    /// envelope; returns its id.
+    pub fn inject_event(&self, event: Value) -> String {
+        let shared = self.shared();
+        shared.update(|inner| {
+            let (id, frame) = inject::envelope(shared, inner, event);
+            inner.add_envelope(id, frame)
+        })
+    }
+
+    /// Sends an envelope of `kind` (`slash_commands`, `interactive`, …) with `payload`;
+    /// returns its id.
+    pub fn inject_envelope(&self, kind: &str, payload: Value) -> String {
+        self.shared().update(|inner| {
+            let id = format!("{}-fake-envelope", inner.take_id("").to_lowercase());
+            let frame = json!({
+                "envelope_id": id, "type": kind, "payload": payload,
+                "accepts_response_payload": kind != "events_api",
+            });
+            inner.add_envelope(id, frame)
+        })
+    }
+
+    /// Sends `text` as is to the current connection (not stored, never redelivered);
+    /// `false` when none is open.
+    pub fn send_raw(&self, text: &str) -> bool {
+        self.shared()
+            .read(|inner| inner.send_current(text.to_owned()))
+    }
+
+    /// Sends envelope `envelope_id` again (`retry_attempt` one more); `false` when it is
+    /// unknown or no connection is open.
+    pub fn redeliver(&self, envelope_id: &str) -> bool {
+        self.shared().update(|inner| {
+            inner
+                .envelopes
+                .iter()
+                .position(|e| e.id == envelope_id)
+                .is_some_and(|index| inner.send_envelope(index))
+        })
+    }
+
+    // ---- connection controls ----
+
+    /// Drops every open connection without a close frame (a network failure); returns
+    /// how many.
+    pub fn drop_connection(&self) -> usize {
+        self.shared().update(|inner| inner.end_all(|| Out::Drop))
+    }
+
+    /// Stalls every open connection: it stays open but nothing is read or written, so
+    /// pings go unanswered (a dead peer). Returns how many.
+    pub fn stall_connection(&self) -> usize {
+        self.shared().update(|inner| inner.end_all(|| Out::Stall))
+    }
+
+    /// Sends `{"type": "disconnect", "reason": reason}` to the current connection (which
+    /// stays open until the client closes it); `false` when none is open.
+    pub fn send_disconnect(&self, reason: &str) -> bool {
+        let frame = json!({"type": "disconnect", "reason": reason,
+                           "debug_info": {"host": "fake-slack"}});
+        self.send_raw(&frame.to_string())
+    }
+
+    pub fn is_connected(&self) -> bool {
+        self.shared().read(|inner| inner.current.is_some())
+    }
+
+    /// Waits until a connection is open.
+    pub async fn wait_for_connected(&self, timeout: Duration) -> bool {
+        self.shared()
+            .wait_for(timeout, |inner| inner.current.map(|_| ()))
+            .await
+            .is_some()
+    }
+
+    /// Socket Mode connections accepted so far.
+    pub fn connection_count(&self) -> usize {
+        self.shared().read(|inner| inner.connections)
+    }
+
+    /// Waits until at least `n` connections were accepted; returns the count.
+    pub async fn wait_for_connections(&self, n: usize, timeout: Duration) -> usize {
+        self.shared()
+            .wait_for(timeout, |inner| (inner.connections >= n).then_some(()))
+            .await;
+        self.connection_count()
+    }
+
+    // ---- failures ----
+
+    /// The next call of `method` (e.g. `chat.postMessage`) answers HTTP `status` (429:
+    /// `{"ok": false, "error": "ratelimited"}`; others `fatal_error`) with `Retry-After:
+    /// retry_after` when given. Failures queue up.
+    pub fn fail_next(&self, method: &str, status: u16, retry_after: Option<u64>) {
+        let failure = Failure::Status {
+            status,
+            retry_after,
+        };
+        self.shared()
+            .update(|inner| inner.failures.push((method.to_owned(), failure)));
+    }
+
+    /// The next call of `method` answers HTTP 200 `{"ok": false, "error": error}`.
+    pub fn fail_next_ok_false(&self, method: &str, error: &str) {
+        let failure = Failure::OkFalse(error.to_owned());
+        self.shared()
+            .update(|inner| inner.failures.push((method.to_owned(), failure)));
+    }
+
+    // ---- records ----
+
+    /// The envelope ids the client acked, in order (repeats included).
+    pub fn acks(&self) -> Vec<String> {
+        self.shared().read(|inner| inner.acks.clone())
+    }
+
+    /// Messages the bot posted, oldest first.
+    pub fn sent_messages(&self) -> Vec<SentSlackMessage> {
+        self.shared().read(|inner| inner.sent_messages.clone())
+    }
+
+    /// Files the bot shared, oldest first.
+    pub fn uploaded_files(&self) -> Vec<UploadedSlackFile> {
+        self.shared().read(|inner| inner.uploaded_files.clone())
+    }
+
+    /// The method of every Web API call (also refused ones), in order.
+    pub fn calls(&self) -> Vec<String> {
+        self.shared().read(|inner| inner.calls.clone())
+    }
+
+    /// Waits until at least `n` messages were posted or `timeout` passed; returns them.
+    pub async fn wait_for_messages(&self, n: usize, timeout: Duration) -> Vec<SentSlackMessage> {
+        self.shared()
+            .wait_for(timeout, |inner| {
+                (inner.sent_messages.len() >= n).then(|| inner.sent_messages.clone())
+            })
+            .await
+            .unwrap_or_else(|| self.sent_messages())
+    }
+
+    /// Waits until at least `n` acks arrived; returns them.
+    pub async fn wait_for_acks(&self, n: usize, timeout: Duration) -> Vec<String> {
+        self.shared()
+            .wait_for(timeout, |inner| {
+                (inner.acks.len() >= n).then(|| inner.acks.clone())
+            })
+            .await
+            .unwrap_or_else(|| self.acks())
+    }
+
+    /// Waits until at least `n` files were shared; returns them.
+    pub async fn wait_for_files(&self, n: usize, timeout: Duration) -> Vec<UploadedSlackFile> {
+        self.shared()
+            .wait_for(timeout, |inner| {
+                (inner.uploaded_files.len() >= n).then(|| inner.uploaded_files.clone())
+            })
+            .await
+            .unwrap_or_else(|| self.uploaded_files())
+    }
+}
