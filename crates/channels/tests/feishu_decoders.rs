@@ -1,0 +1,204 @@
+//! The Feishu inbound decoders under arbitrary input, as `fuzz/fuzz_targets/feishu_events.rs`
+//! runs them (the same checks, here with proptest so every `cargo test` runs a few hundred
+//! cases): frames, split payloads, events, callbacks (plain, encrypted, signed or not) and
+//! message contents never panic, and what decodes keeps what the input said.
+#![cfg(feature = "feishu")]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::{Duration, Instant};
+
+use pincer_channels::feishu::{
+    EventKind, Frame, Header, PartsBuffer, SignedHeaders, decode_content, decode_event,
+    decode_frame, decrypt_event, encode_frame, encrypt, incoming, open_callback, resolve_mentions,
+    signature,
+};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+const TYPES: [&str; 6] = ["text", "post", "image", "file", "sticker", "audio"];
+const KEY: &str = "fuzz-key";
+const NOW: i64 = 1_700_000_000;
+
+/// The fuzz target's body.
+fn check(data: &[u8]) {
+    let [pick, body @ ..] = data else {
+        return;
+    };
+
+    // A long-connection frame.
+    if let Ok(frame) = decode_frame(body) {
+        let again = decode_frame(&encode_frame(&frame)).expect("an encoded frame decodes");
+        assert_eq!(again, frame);
+        let mut parts = PartsBuffer::new(8, 1 << 16, Duration::from_secs(60));
+        let sum = frame.header_u64("sum").unwrap_or(1);
+        let seq = frame.header_u64("seq").unwrap_or(0);
+        let payload = frame.payload.clone().unwrap_or_default();
+        if let Ok(Some(whole)) = parts.add(
+            frame.header("message_id"),
+            sum,
+            seq,
+            payload,
+            Instant::now(),
+        ) {
+            let _ = decode_event(&whole);
+        }
+    }
+
+    // An event, as it comes out of a frame or a decrypted callback.
+    if let Ok(event) = decode_event(body)
+        && let EventKind::MessageReceived(message) = &event.kind
+    {
+        let value: Value = serde_json::from_slice(body).expect("a decoded event is JSON");
+        assert_eq!(
+            value
+                .pointer("/event/message/message_id")
+                .and_then(Value::as_str),
+            Some(message.message.message_id.as_str())
+        );
+        if let Ok(incoming) = incoming(message, "ou_bot") {
+            assert_eq!(incoming.message_id, message.message.message_id);
+            assert!(!incoming.text.is_empty() || !incoming.resources.is_empty());
+        }
+    }
+
+    // A callback body, plain and encrypted.
+    let signed = pick & 0x80 != 0;
+    let _ = open_callback(Some("vt"), None, SignedHeaders::default(), body, NOW);
+    let _ = decrypt_event(KEY, body);
+    let sealed = format!(r#"{{"encrypt":"{}"}}"#, encrypt(KEY, body, [7; 16]));
+    let sig = signature("1700000000", "n", KEY, sealed.as_bytes());
+    let headers = if signed {
+        SignedHeaders {
+            timestamp: Some("1700000000"),
+            nonce: Some("n"),
+            signature: Some(&sig),
+        }
+    } else {
+        SignedHeaders::default()
+    };
+    let opened = open_callback(None, Some(KEY), headers, sealed.as_bytes(), NOW);
+    if let Ok(event) = &opened
+        && !matches!(event.kind, EventKind::UrlVerification { .. })
+    {
+        assert!(signed, "an unsigned event was accepted");
+    }
+    if signed && std::str::from_utf8(body).is_ok() {
+        assert_eq!(
+            opened.is_ok(),
+            decode_event(body).is_ok(),
+            "a signed, encrypted body opens exactly when its plaintext decodes"
+        );
+    }
+
+    // A message's content.
+    if let Ok(text) = std::str::from_utf8(body) {
+        let kind = TYPES[usize::from(*pick & 0x7f) % TYPES.len()];
+        if let Ok(content) = decode_content(kind, text) {
+            let (resolved, _) = resolve_mentions(&content.text, &[], "ou_bot");
+            assert_eq!(resolved, content.text.trim());
+        }
+    }
+}
+
+/// A message event with arbitrary texts in its fields.
+fn event_json(text: &str, chat_type: &str, message_type: &str, key: &str) -> Vec<u8> {
+    let content = match message_type {
+        "text" => json!({ "text": text }).to_string(),
+        "image" => json!({ "image_key": key }).to_string(),
+        "post" => json!({ "zh_cn": { "title": text, "content": [[{"tag": "text", "text": text}, {"tag": "at", "user_id": key}]] } }).to_string(),
+        _ => text.to_owned(),
+    };
+    json!({
+        "schema": "2.0",
+        "header": { "event_id": "e", "event_type": "im.message.receive_v1", "token": "vt" },
+        "event": {
+            "sender": { "sender_id": { "open_id": "ou_1" }, "sender_type": "user" },
+            "message": {
+                "message_id": format!("om_{key}"), "chat_id": "oc_1", "chat_type": chat_type,
+                "message_type": message_type, "content": content,
+                "mentions": [{ "key": key, "id": { "open_id": "ou_bot" }, "name": text }],
+            },
+        },
+    })
+    .to_string()
+    .into_bytes()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn arbitrary_bytes(data in proptest::collection::vec(any::<u8>(), 0..512)) {
+        check(&data);
+    }
+
+    #[test]
+    fn arbitrary_frames(
+        seq_id in any::<u64>(),
+        service in any::<i32>(),
+        method in 0i32..3,
+        headers in proptest::collection::vec(("[a-z_]{1,10}", "[0-9a-z]{0,6}"), 0..6),
+        payload in proptest::option::of(proptest::collection::vec(any::<u8>(), 0..256)),
+        pick in any::<u8>(),
+    ) {
+        let frame = Frame {
+            seq_id,
+            log_id: seq_id ^ 1,
+            service,
+            method,
+            headers: headers.into_iter().map(|(key, value)| Header { key, value }).collect(),
+            payload,
+            ..Frame::default()
+        };
+        let mut data = vec![pick];
+        data.extend(encode_frame(&frame));
+        check(&data);
+        prop_assert_eq!(decode_frame(&data[1..]).unwrap(), frame);
+    }
+
+    #[test]
+    fn arbitrary_events(
+        text in "[a-zA-Z0-9 _éü中文\\n\"{}]{0,40}",
+        chat_type in prop::sample::select(vec!["p2p", "group", "topic"]),
+        message_type in prop::sample::select(TYPES.to_vec()),
+        key in "(@_user_[0-9]{1,2})?",
+        pick in any::<u8>(),
+    ) {
+        let event = event_json(&text, chat_type, message_type, &key);
+        let mut data = vec![pick];
+        data.extend(&event);
+        check(&data);
+        let decoded = decode_event(&event).unwrap();
+        let EventKind::MessageReceived(message) = decoded.kind else {
+            panic!("{:?}", decoded.kind);
+        };
+        if let Ok(incoming) = incoming(&message, "ou_bot")
+            && !key.is_empty()
+        {
+            prop_assert!(!incoming.text.contains(&key));
+        }
+    }
+}
+
+#[test]
+fn split_frames_join() {
+    let payload = event_json("hello", "p2p", "text", "k1");
+    let mut parts = PartsBuffer::new(8, 1 << 16, Duration::from_secs(60));
+    let chunks: Vec<&[u8]> = payload.chunks(payload.len() / 3 + 1).collect();
+    let now = Instant::now();
+    let mut whole = None;
+    for (seq, chunk) in chunks.iter().enumerate().rev() {
+        whole = parts
+            .add(
+                Some("f1"),
+                chunks.len() as u64,
+                seq as u64,
+                chunk.to_vec(),
+                now,
+            )
+            .unwrap();
+    }
+    let event = decode_event(&whole.unwrap()).unwrap();
+    assert!(matches!(event.kind, EventKind::MessageReceived(_)));
+    let _: Value = serde_json::from_slice(&payload).unwrap();
+}
