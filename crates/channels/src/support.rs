@@ -3,6 +3,18 @@
 //! `multipart` feature would add a MIME-guessing dependency for what is a few text fields
 //! and one file.
 
+// A build with only some channels (e.g. only Slack, which uploads raw bytes) leaves some
+// of these unused.
+#![cfg_attr(
+    not(all(
+        feature = "telegram",
+        feature = "discord",
+        feature = "slack",
+        feature = "feishu"
+    )),
+    allow(dead_code)
+)]
+
 use std::path::Path;
 
 /// A text part of a multipart body: name, optional content type, value.

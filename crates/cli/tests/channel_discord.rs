@@ -12,6 +12,7 @@ mod common;
 
 use std::time::Duration;
 
+use common::channels::*;
 use common::gateway::*;
 use common::{Home, mock};
 use pincer_testkit::fake_discord::{FakeDiscordConfig, InjectDiscordMessage};
@@ -31,47 +32,23 @@ async fn fake() -> FakeDiscord {
 /// A gateway whose Discord bot is the fake; `discord` is the rest of the channel's
 /// settings (`dmPolicy`, `allowFrom`, …).
 fn gateway(llm: &MockLlm, fake: &FakeDiscord, discord: &str) -> (Home, Foreground) {
-    let home = Home::new();
-    let port = free_port();
-    home.use_mock(
+    channel_gateway(
         llm,
         &format!(
-            "agents: {{ defaults: {{ model: \"mock/primary\", heartbeat: {{ every: \"0m\" }} }} }},\n  \
-             gateway: {{ port: {port}, auth: {{ token: \"dc-token\" }} }},\n  \
-             channels: {{ discord: {{ token: \"{}\", apiBaseUrl: \"{}\", {discord} }} }},",
+            "discord: {{ token: \"{}\", apiBaseUrl: \"{}\", {discord} }}",
             fake.token(),
             fake.base_url()
         ),
-    );
-    let gateway = Foreground::start(&home, &["gateway", "run"]);
-    (home, gateway)
+    )
 }
 
 fn owner_only() -> String {
     format!("dmPolicy: \"allowlist\", allowFrom: [\"{OWNER}\"]")
 }
 
-fn last_user_text(llm: &MockLlm) -> String {
-    let body = llm.requests().last().unwrap().body.clone();
-    let users: Vec<&Value> = body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .collect();
-    text_of(users.last().unwrap())
-}
-
 async fn quiet(fake: &FakeDiscord, for_: Duration) -> usize {
     tokio::time::sleep(for_).await;
     fake.sent_messages().len()
-}
-
-fn model_calls_with(llm: &MockLlm, text: &str) -> usize {
-    llm.requests()
-        .iter()
-        .filter(|r| r.body.to_string().contains(text))
-        .count()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -119,7 +96,7 @@ async fn a_dm_gets_its_reply_once_even_when_discord_delivers_it_twice() {
         "heartbeats"
     );
 
-    let mut client = WsClient::connect(gateway.port, "dc-token").await;
+    let mut client = WsClient::connect(gateway.port, GATEWAY_TOKEN).await;
     let health = client.call("health", json!({})).await;
     let discord = &health["payload"]["channels"]["discord"];
     assert_eq!(discord["running"], true, "{health}");

@@ -10,6 +10,7 @@ mod common;
 
 use std::time::Duration;
 
+use common::channels::*;
 use common::gateway::*;
 use common::{Home, mock};
 use pincer_testkit::fake_telegram::{FakeTelegram, InjectMessage};
@@ -34,31 +35,16 @@ fn gateway_with(
     every: &str,
     channels: &str,
 ) -> (Home, Foreground) {
-    let home = Home::new().with_env("PINCER_TELEGRAM_POLL_SECS", "1");
-    let port = free_port();
-    home.use_mock(
+    channel_gateway_in(
+        Home::new().with_env("PINCER_TELEGRAM_POLL_SECS", "1"),
         llm,
+        every,
         &format!(
-            "agents: {{ defaults: {{ model: \"mock/primary\", heartbeat: {{ every: \"{every}\" }} }} }},\n  \
-             gateway: {{ port: {port}, auth: {{ token: \"tg-token\" }} }},\n  \
-             channels: {{ {channels} telegram: {{ botToken: \"{}\", apiBaseUrl: \"{}\", {telegram} }} }},",
+            "{channels} telegram: {{ botToken: \"{}\", apiBaseUrl: \"{}\", {telegram} }}",
             fake.token(),
             fake.base_url()
         ),
-    );
-    let gateway = Foreground::start(&home, &["gateway", "run"]);
-    (home, gateway)
-}
-
-fn last_user_text(llm: &MockLlm) -> String {
-    let body = llm.requests().last().unwrap().body.clone();
-    let users: Vec<&Value> = body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .collect();
-    text_of(users.last().unwrap())
+    )
 }
 
 async fn quiet(fake: &FakeTelegram, for_: Duration) -> usize {
@@ -90,7 +76,7 @@ async fn a_dm_gets_its_reply_once_even_when_telegram_delivers_it_twice() {
     let typing = fake.chat_actions();
     assert!(typing.contains(&(OWNER, "typing".to_owned())), "{typing:?}");
     assert_eq!(last_user_text(&llm), "hello");
-    let mut client = WsClient::connect(gateway.port, "tg-token").await;
+    let mut client = WsClient::connect(gateway.port, GATEWAY_TOKEN).await;
     let health = client.call("health", serde_json::json!({})).await;
     let telegram = &health["payload"]["channels"]["telegram"];
     assert_eq!(telegram["running"], true, "{health}");
@@ -395,7 +381,7 @@ async fn heartbeat_and_cron_replies_reach_the_chat() {
     fake.inject_message(InjectMessage::private(OWNER, "hello"));
     fake.wait_for_messages(1, T).await;
 
-    let mut client = WsClient::connect(gateway.port, "tg-token").await;
+    let mut client = WsClient::connect(gateway.port, GATEWAY_TOKEN).await;
     let woke = client
         .call(
             "wake",

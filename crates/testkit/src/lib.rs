@@ -37,6 +37,13 @@
 //! resume and replay, plus a REST subset: sending messages and files, typing, DM channels,
 //! injected 429s); see [`fake_discord`].
 //!
+//! [`FakeFeishu`] is a fake Feishu / Lark Open Platform (the long connection's protobuf
+//! frames with pings, acks and redelivery, tenant tokens, sending and uploads, and a client
+//! that posts encrypted, signed event callbacks); see [`fake_feishu`].
+//!
+//! [`FakeSlack`] is a fake Slack (Socket Mode envelopes with acks and redelivery, and the Web
+//! API subset the adapter uses); see [`fake_slack`].
+//!
 //! [`mock_rpc`] is a scripted fake worker of pi's RPC protocol (the `pincer-mock-rpc`
 //! binary); [`mock_rpc_path`] finds (or builds) it for other crates' tests.
 
@@ -59,6 +66,8 @@ mod wire;
 
 pub use api::Api;
 pub use fake_discord::FakeDiscord;
+pub use fake_feishu::FakeFeishu;
+pub use fake_slack::FakeSlack;
 pub use fake_telegram::FakeTelegram;
 pub use mock_rpc::mock_rpc_path;
 pub use oauth::{FakeOAuthServer, RefreshFailure};

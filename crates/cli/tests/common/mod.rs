@@ -4,6 +4,7 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod channels;
 pub mod gateway;
 
 use std::io::Write;

@@ -1,0 +1,73 @@
+//! What the chat-channel tests share: `pincer gateway run` with a channel pointed at a
+//! fake platform and the mock LLM, and what the model was asked.
+
+use pincer_testkit::MockLlm;
+use serde_json::Value;
+
+use super::Home;
+use super::gateway::{Foreground, free_port, text_of};
+
+/// The gateway's token in these tests.
+pub const GATEWAY_TOKEN: &str = "channel-test-token";
+
+/// A foreground gateway in a new home with no heartbeat whose `channels` section holds
+/// `channels` (e.g. `slack: { botToken: "…" },`).
+pub fn channel_gateway(llm: &MockLlm, channels: &str) -> (Home, Foreground) {
+    channel_gateway_in(Home::new(), llm, "0m", channels)
+}
+
+/// [`channel_gateway`] in `home`, with a heartbeat every `every`.
+pub fn channel_gateway_in(
+    home: Home,
+    llm: &MockLlm,
+    every: &str,
+    channels: &str,
+) -> (Home, Foreground) {
+    let port = free_port();
+    home.use_mock(
+        llm,
+        &format!(
+            "agents: {{ defaults: {{ model: \"mock/primary\", heartbeat: {{ every: \"{every}\" }} }} }},\n  \
+             gateway: {{ port: {port}, auth: {{ token: \"{GATEWAY_TOKEN}\" }} }},\n  \
+             channels: {{ {channels} }},"
+        ),
+    );
+    let gateway = Foreground::start(&home, &["gateway", "run"]);
+    (home, gateway)
+}
+
+/// The text of the last user message of the model's last request.
+pub fn last_user_text(llm: &MockLlm) -> String {
+    let body = llm.requests().last().unwrap().body.clone();
+    let users: Vec<&Value> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .collect();
+    text_of(users.last().unwrap())
+}
+
+/// Model calls whose request mentions `text` anywhere.
+pub fn model_calls_with(llm: &MockLlm, text: &str) -> usize {
+    llm.requests()
+        .iter()
+        .filter(|r| r.body.to_string().contains(text))
+        .count()
+}
+
+/// Model calls whose last user message is `text` (one per turn on it).
+pub fn turns_on(llm: &MockLlm, text: &str) -> usize {
+    llm.requests()
+        .iter()
+        .filter(|r| {
+            let users: Vec<&Value> = r.body["messages"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|m| m["role"] == "user")
+                .collect();
+            users.last().is_some_and(|m| text_of(m) == text)
+        })
+        .count()
+}
