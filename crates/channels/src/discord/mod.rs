@@ -54,7 +54,7 @@ pub const DEFAULT_API_BASE: &str = "https://discord.com";
 pub const DEFAULT_MEDIA_MAX_BYTES: u64 = 8 * 1024 * 1024;
 
 /// One bot.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct DiscordSettings {
     pub account_id: Option<String>,
     pub token: String,
@@ -63,6 +63,19 @@ pub struct DiscordSettings {
     /// Where received files are saved.
     pub media_dir: PathBuf,
     pub media_max_bytes: u64,
+}
+
+/// Credentials never reach a log line through `{:?}`.
+impl std::fmt::Debug for DiscordSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DiscordSettings")
+            .field("account_id", &self.account_id)
+            .field("token", &"<redacted>")
+            .field("api_base", &self.api_base)
+            .field("media_dir", &self.media_dir)
+            .field("media_max_bytes", &self.media_max_bytes)
+            .finish()
+    }
 }
 
 /// The Discord adapter of one bot.

@@ -104,7 +104,7 @@ pub enum FeishuMode {
 }
 
 /// One app.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct FeishuSettings {
     pub account_id: Option<String>,
     pub app_id: String,
@@ -119,6 +119,29 @@ pub struct FeishuSettings {
     /// Where received files are saved.
     pub media_dir: PathBuf,
     pub media_max_bytes: u64,
+}
+
+/// Credentials never reach a log line through `{:?}`.
+impl std::fmt::Debug for FeishuSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FeishuSettings")
+            .field("account_id", &self.account_id)
+            .field("app_id", &self.app_id)
+            .field("app_secret", &"<redacted>")
+            .field("api_base", &self.api_base)
+            .field("mode", &self.mode)
+            .field(
+                "verification_token",
+                &self.verification_token.as_ref().map(|_| "<redacted>"),
+            )
+            .field(
+                "encrypt_key",
+                &self.encrypt_key.as_ref().map(|_| "<redacted>"),
+            )
+            .field("media_dir", &self.media_dir)
+            .field("media_max_bytes", &self.media_max_bytes)
+            .finish()
+    }
 }
 
 /// What the connection loops and the callback listener share.

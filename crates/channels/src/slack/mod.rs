@@ -63,7 +63,7 @@ pub const DEFAULT_MEDIA_MAX_BYTES: u64 = 20 * 1024 * 1024;
 const MESSAGE_LIMIT: usize = 4000;
 
 /// One Slack app (bot).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct SlackSettings {
     pub account_id: Option<String>,
     /// `xoxb-…`: every Web API call.
@@ -75,6 +75,20 @@ pub struct SlackSettings {
     /// Where received files are saved.
     pub media_dir: PathBuf,
     pub media_max_bytes: u64,
+}
+
+/// Credentials never reach a log line through `{:?}`.
+impl std::fmt::Debug for SlackSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SlackSettings")
+            .field("account_id", &self.account_id)
+            .field("bot_token", &"<redacted>")
+            .field("app_token", &"<redacted>")
+            .field("api_base", &self.api_base)
+            .field("media_dir", &self.media_dir)
+            .field("media_max_bytes", &self.media_max_bytes)
+            .finish()
+    }
 }
 
 /// The Slack adapter of one app.

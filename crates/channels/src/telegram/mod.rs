@@ -33,7 +33,7 @@ pub const DEFAULT_API_BASE: &str = "https://api.telegram.org";
 pub const DEFAULT_MEDIA_MAX_BYTES: u64 = 20 * 1024 * 1024;
 
 /// One bot.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct TelegramSettings {
     pub account_id: Option<String>,
     pub bot_token: String,
@@ -45,6 +45,21 @@ pub struct TelegramSettings {
     pub media_max_bytes: u64,
     /// How long one `getUpdates` waits for news (30 s; tests use less).
     pub poll_timeout: Duration,
+}
+
+/// Credentials never reach a log line through `{:?}`.
+impl std::fmt::Debug for TelegramSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TelegramSettings")
+            .field("account_id", &self.account_id)
+            .field("bot_token", &"<redacted>")
+            .field("api_base", &self.api_base)
+            .field("state_dir", &self.state_dir)
+            .field("media_dir", &self.media_dir)
+            .field("media_max_bytes", &self.media_max_bytes)
+            .field("poll_timeout", &self.poll_timeout)
+            .finish()
+    }
 }
 
 /// The Telegram adapter of one bot.
