@@ -452,3 +452,78 @@ async fn a_file_over_the_limit_is_refused_with_a_reply() {
     );
     drop(gateway);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_bots_each_answer_their_own_chats_under_their_own_rules() {
+    let llm = mock(
+        Scenario::new()
+            .rule(Rule::when(Match::last_user("hello one")).reply(Reply::text("from one")))
+            .rule(Rule::when(Match::last_user("hello two")).reply(Reply::text("from two"))),
+    )
+    .await;
+    let main = FakeTelegram::start().await;
+    let work = FakeTelegram::start().await;
+    // The work bot inherits allowFrom but not the token, and pairs strangers instead.
+    let (home, gateway) = gateway(
+        &llm,
+        &main,
+        &format!(
+            "dmPolicy: \"allowlist\", allowFrom: [\"{OWNER}\"], accounts: {{ work: {{ botToken: \"{}\", apiBaseUrl: \"{}\", dmPolicy: \"pairing\" }} }}",
+            work.token(),
+            work.base_url()
+        ),
+    );
+
+    main.inject_message(InjectMessage::private(OWNER, "hello one"));
+    let sent = main.wait_for_messages(1, T).await;
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0].text, "from one");
+    work.inject_message(InjectMessage::private(OWNER, "hello two"));
+    let sent = work.wait_for_messages(1, T).await;
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0].text, "from two");
+    assert_eq!(
+        main.sent_messages().len(),
+        1,
+        "each bot answers its own chats"
+    );
+
+    let stranger = 2002;
+    main.inject_message(InjectMessage::private(stranger, "hi"));
+    work.inject_message(InjectMessage::private(stranger, "hi"));
+    let sent = work.wait_for_messages(2, T).await;
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert_eq!(sent[1].chat_id, stranger);
+    assert!(
+        sent[1].plain_text.contains("Pairing code: "),
+        "{}",
+        sent[1].plain_text
+    );
+    assert_eq!(
+        quiet(&main, Duration::from_millis(1500)).await,
+        1,
+        "the main bot's allowlist stays silent"
+    );
+    let pending: Value = serde_json::from_str(
+        &std::fs::read_to_string(home.path().join("credentials/telegram-pairing.json")).unwrap(),
+    )
+    .unwrap();
+    let requests = pending["requests"].as_array().unwrap();
+    assert_eq!(requests.len(), 1, "{pending}");
+    assert_eq!(requests[0]["id"], stranger.to_string());
+    assert_eq!(requests[0]["accountId"], "work", "{pending}");
+
+    let mut client = WsClient::connect(gateway.port, GATEWAY_TOKEN).await;
+    let health = client.call("health", serde_json::json!({})).await;
+    let accounts = health["payload"]["channels"]["telegram"]["accounts"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let ids: Vec<&str> = accounts
+        .iter()
+        .map(|a| a["accountId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["default", "work"], "{health}");
+    assert!(accounts.iter().all(|a| a["connected"] == true), "{health}");
+    drop(gateway);
+}
