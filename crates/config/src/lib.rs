@@ -15,6 +15,7 @@ mod gateway;
 mod keypath;
 mod load;
 mod locate;
+mod memory;
 mod paths;
 mod raw;
 mod redact;
@@ -41,6 +42,11 @@ pub use gateway::{
 pub use keypath::{KeyPath, PathSegment};
 pub use load::{LoadedConfig, MAX_CONFIG_BYTES, ParsedConfig, load, parse_str, read_raw, save};
 pub use locate::locate;
+pub use memory::{
+    MemoryChunkingConfig, MemoryDecayConfig, MemoryHybridConfig, MemoryLocalConfig,
+    MemoryMmrConfig, MemoryProviderName, MemoryQueryConfig, MemoryRemoteConfig, MemorySearchConfig,
+    MemorySyncConfig,
+};
 pub use paths::{CONFIG_FILE_NAME, config_path, pincer_home};
 pub use raw::{MAX_DEPTH, parse_raw};
 pub use redact::{is_secret_key, mask, redact, redacted_get};

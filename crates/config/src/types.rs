@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::channels::ChannelsConfig;
 use crate::gateway::GatewayConfig;
+use crate::memory::MemorySearchConfig;
 use crate::runner::AgentRunnerConfig;
 
 /// The whole configuration. Every section is optional; an empty file is a valid config.
@@ -132,6 +133,9 @@ pub struct AgentDefaults {
     /// agent (each agent's own `gatewayPrompts` wins field by field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gateway_prompts: Option<GatewayPromptsConfig>,
+    /// Memory search of every agent (each agent's own `memorySearch` wins field by field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_search: Option<MemorySearchConfig>,
 }
 
 /// One entry of `agents.list`.
@@ -164,6 +168,9 @@ pub struct AgentEntry {
     /// Overrides `agents.defaults.gatewayPrompts` field by field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gateway_prompts: Option<GatewayPromptsConfig>,
+    /// Overrides `agents.defaults.memorySearch` field by field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_search: Option<MemorySearchConfig>,
 }
 
 /// `gatewayPrompts`: which protocol sections gateway turns append to the system prompt.

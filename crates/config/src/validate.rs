@@ -73,6 +73,23 @@ pub(crate) fn check(config: &PincerConfig) -> Vec<RuleViolation> {
         if let Some(heartbeat) = &agent.heartbeat {
             crate::automation::check_heartbeat(heartbeat, &at.key("heartbeat"), &mut fail);
         }
+        if agent.memory_search.is_some() {
+            let merged = crate::memory::MemorySearchConfig::merged(
+                config.agents.defaults.memory_search.as_ref(),
+                agent.memory_search.as_ref(),
+            );
+            crate::memory::check_memory(&merged, &at.key("memorySearch"), &mut fail);
+        }
+    }
+    if let Some(memory) = &config.agents.defaults.memory_search {
+        crate::memory::check_memory(
+            memory,
+            &KeyPath::root()
+                .key("agents")
+                .key("defaults")
+                .key("memorySearch"),
+            &mut fail,
+        );
     }
     if let Some(heartbeat) = &config.agents.defaults.heartbeat {
         crate::automation::check_heartbeat(

@@ -254,3 +254,56 @@ fn accounts_take_the_channels_fields_but_not_its_credentials() {
     );
     assert!(work.accounts.is_empty());
 }
+
+#[test]
+fn memory_search_section() {
+    accepts(
+        "{agents: {defaults: {memorySearch: {provider: 'openai', model: 'text-embedding-3-small', \
+         remote: {baseUrl: 'http://127.0.0.1:1/v1', apiKey: 'k'}, chunking: {tokens: 400, overlap: 80}, \
+         query: {maxResults: 6, minScore: 0.35, hybrid: {vectorWeight: 0.7, textWeight: 0.3, candidateMultiplier: 4, \
+         mmr: {enabled: true, lambda: 0.7}, temporalDecay: {enabled: true, halfLifeDays: 30}}}, \
+         sync: {watch: true, watchDebounceMs: 1500}}}, \
+         list: [{id: 'work', memorySearch: {provider: 'local', local: {modelPath: '/models/potion'}}}]}}",
+    );
+    assert_eq!(
+        error_of("{agents: {defaults: {memorySearch: {chunking: {tokens: 100, overlap: 100}}}}}"),
+        "pincer.json5:1:61: agents.defaults.memorySearch.chunking.overlap: must be less than the chunk size (100 tokens)"
+    );
+    let local = error_of("{agents: {list: [{id: 'a', memorySearch: {provider: 'local'}}]}}");
+    assert!(
+        local.contains("agents.list[0].memorySearch.provider: \"local\" needs local.modelPath"),
+        "{local}"
+    );
+    let weight =
+        error_of("{agents: {defaults: {memorySearch: {query: {hybrid: {vectorWeight: 2}}}}}}");
+    assert!(
+        weight.contains("memorySearch.query.hybrid.vectorWeight: must be between 0 and 1"),
+        "{weight}"
+    );
+}
+
+#[test]
+fn an_agents_memory_search_wins_field_by_field() {
+    use pincer_config::{MemoryProviderName, MemorySearchConfig};
+    let defaults: MemorySearchConfig = serde_json::from_value(serde_json::json!({
+        "provider": "openai", "model": "m1",
+        "query": {"maxResults": 3, "hybrid": {"vectorWeight": 0.6}}
+    }))
+    .unwrap();
+    let own: MemorySearchConfig = serde_json::from_value(serde_json::json!({
+        "model": "m2", "query": {"hybrid": {"textWeight": 0.4}}
+    }))
+    .unwrap();
+    let merged = MemorySearchConfig::merged(Some(&defaults), Some(&own));
+    assert_eq!(merged.provider, Some(MemoryProviderName::Openai));
+    assert_eq!(merged.model.as_deref(), Some("m2"));
+    let query = merged.query.unwrap();
+    assert_eq!(query.max_results, Some(3));
+    let hybrid = query.hybrid.unwrap();
+    assert_eq!(hybrid.vector_weight, Some(0.6));
+    assert_eq!(hybrid.text_weight, Some(0.4));
+    assert_eq!(
+        MemorySearchConfig::merged(None, None),
+        MemorySearchConfig::default()
+    );
+}
