@@ -9,6 +9,7 @@
 pub mod builder;
 pub mod catalog;
 pub mod client;
+pub mod embeddings;
 pub mod env;
 pub mod error;
 pub mod event;

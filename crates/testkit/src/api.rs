@@ -21,10 +21,20 @@ pub enum Api {
     /// pi's proxy stream (`/api/stream`).
     #[serde(rename = "proxy")]
     Proxy,
+    /// OpenAI-compatible embeddings (`/v1/embeddings`).
+    #[serde(rename = "openai-embeddings")]
+    OpenAiEmbeddings,
+    /// Gemini batch embeddings (`/v1beta/models/{model}:batchEmbedContents`).
+    #[serde(rename = "google-embeddings")]
+    GoogleEmbeddings,
+    /// Ollama embeddings (`/api/embed`).
+    #[serde(rename = "ollama-embeddings")]
+    OllamaEmbeddings,
 }
 
 impl Api {
-    /// Every protocol, in a stable order.
+    /// Every streaming chat protocol, in a stable order (the embedding endpoints are in
+    /// [`Api::EMBEDDINGS`]: they answer one JSON document and take no chat faults).
     pub const ALL: [Api; 5] = [
         Api::OpenAiCompletions,
         Api::OpenAiResponses,
@@ -32,6 +42,18 @@ impl Api {
         Api::GoogleGenerativeAi,
         Api::Proxy,
     ];
+
+    /// Every embedding protocol, in a stable order.
+    pub const EMBEDDINGS: [Api; 3] = [
+        Api::OpenAiEmbeddings,
+        Api::GoogleEmbeddings,
+        Api::OllamaEmbeddings,
+    ];
+
+    /// Whether this is an embedding endpoint (answers vectors, not a conversation).
+    pub fn is_embeddings(self) -> bool {
+        Self::EMBEDDINGS.contains(&self)
+    }
 
     /// pi's identifier for the protocol (the serialized name).
     pub fn as_str(self) -> &'static str {
@@ -41,6 +63,9 @@ impl Api {
             Api::AnthropicMessages => "anthropic-messages",
             Api::GoogleGenerativeAi => "google-generative-ai",
             Api::Proxy => "proxy",
+            Api::OpenAiEmbeddings => "openai-embeddings",
+            Api::GoogleEmbeddings => "google-embeddings",
+            Api::OllamaEmbeddings => "ollama-embeddings",
         }
     }
 }

@@ -1,5 +1,6 @@
 //! HTTP routes and request handling: read and record the request, check it, let the script
-//! decide, then answer with a fault, a stream or a JSON document.
+//! decide, then answer with a fault, a stream or a JSON document (embedding endpoints:
+//! always a document of vectors, see `embed`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,6 +16,7 @@ use serde_json::{Value, json};
 
 use crate::api::Api;
 use crate::body::{self, Layout};
+use crate::embed;
 use crate::request::{self, BadRequest, Delivery};
 use crate::scenario::Fault;
 use crate::server::{AppState, RecordedRequest};
@@ -37,6 +39,9 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/v1/messages", post(anthropic))
         .route("/v1beta/models/{*target}", post(google))
         .route("/api/stream", post(proxy))
+        .route("/v1/embeddings", post(openai_embeddings))
+        .route("/embeddings", post(openai_embeddings))
+        .route("/api/embed", post(ollama_embeddings))
         .route(
             "/__mock/requests",
             get(list_requests).delete(clear_requests),
@@ -63,7 +68,21 @@ async fn google(
     Path(target): Path<String>,
     request: Request,
 ) -> Response {
-    answer(state, Api::GoogleGenerativeAi, request, Some(target)).await
+    // Gemini's chat and embedding methods share the `models/{model}:{method}` path.
+    let api = if target.ends_with(":batchEmbedContents") {
+        Api::GoogleEmbeddings
+    } else {
+        Api::GoogleGenerativeAi
+    };
+    answer(state, api, request, Some(target)).await
+}
+
+async fn openai_embeddings(State(state): State<Arc<AppState>>, request: Request) -> Response {
+    answer(state, Api::OpenAiEmbeddings, request, None).await
+}
+
+async fn ollama_embeddings(State(state): State<Arc<AppState>>, request: Request) -> Response {
+    answer(state, Api::OllamaEmbeddings, request, None).await
 }
 
 async fn proxy(State(state): State<Arc<AppState>>, request: Request) -> Response {
@@ -154,16 +173,26 @@ async fn answer(
             return protocol_error(api, StatusCode::BAD_REQUEST, &message);
         }
     };
-    let parsed = match request::parse(
-        api,
-        &body_json,
-        bytes.len(),
-        google_target.as_deref(),
-        parts.uri.query(),
-    ) {
-        Ok(parsed) => parsed,
-        Err(BadRequest(message)) => {
-            return protocol_error(api, StatusCode::BAD_REQUEST, &message);
+    // Embedding requests keep their texts for the answer; chat requests go to the script.
+    let (parsed, embedding) = if api.is_embeddings() {
+        match embed::read(api, &body_json, google_target.as_deref()) {
+            Ok(req) => (req.parsed(api, bytes.len()), Some(req)),
+            Err(BadRequest(message)) => {
+                return protocol_error(api, StatusCode::BAD_REQUEST, &message);
+            }
+        }
+    } else {
+        match request::parse(
+            api,
+            &body_json,
+            bytes.len(),
+            google_target.as_deref(),
+            parts.uri.query(),
+        ) {
+            Ok(parsed) => (parsed, None),
+            Err(BadRequest(message)) => {
+                return protocol_error(api, StatusCode::BAD_REQUEST, &message);
+            }
         }
     };
     let decision = state.script.decide(&parsed);
@@ -181,6 +210,9 @@ async fn answer(
     }
     if let Some(content_type) = &fault.content_type {
         return html_response(content_type, fault.body.as_ref());
+    }
+    if let Some(req) = embedding {
+        return json_response(StatusCode::OK, &embed::answer(api, &req, fault));
     }
     let plan = &decision.plan;
     if parsed.delivery != Delivery::Sse {

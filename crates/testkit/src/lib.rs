@@ -23,6 +23,12 @@
 //! # Ok(()) }
 //! ```
 //!
+//! The same server answers embedding requests (OpenAI-compatible `/v1/embeddings`, Gemini
+//! `:batchEmbedContents`, Ollama `/api/embed`) with deterministic vectors from
+//! [`mock_embedding`]: hashed words and character trigrams, so texts sharing words are close.
+//! Rules match them like chat requests (their inputs stand in for the last user message), and
+//! [`Fault::embed_count`], [`Fault::embed_dims`] and [`Fault::embed_ragged`] make wrong answers.
+//!
 //! [`FakeOAuthServer`] is a fake OAuth authorization server (the openai-codex sign-in:
 //! authorize redirect, code exchange with PKCE, rotating refresh tokens, injected failures).
 //!
@@ -49,6 +55,7 @@
 
 mod api;
 mod body;
+mod embed;
 mod engine;
 pub mod fake_discord;
 pub mod fake_feishu;
@@ -65,6 +72,7 @@ mod server;
 mod wire;
 
 pub use api::Api;
+pub use embed::{DEFAULT_DIMS as DEFAULT_EMBEDDING_DIMS, mock_embedding};
 pub use fake_discord::FakeDiscord;
 pub use fake_feishu::FakeFeishu;
 pub use fake_slack::FakeSlack;

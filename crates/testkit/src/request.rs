@@ -49,7 +49,7 @@ pub(crate) struct BadRequest(pub String);
 type Parsed = Result<ParsedRequest, BadRequest>;
 
 impl ParsedRequest {
-    fn new(api: Api, model: String, delivery: Delivery, body_bytes: usize) -> Self {
+    pub(crate) fn new(api: Api, model: String, delivery: Delivery, body_bytes: usize) -> Self {
         Self {
             api,
             model,
@@ -144,6 +144,9 @@ pub(crate) fn parse(
         Api::AnthropicMessages => parse_anthropic(body, body_bytes),
         Api::GoogleGenerativeAi => parse_google(body, body_bytes, google_target, query),
         Api::Proxy => parse_proxy(body, body_bytes),
+        Api::OpenAiEmbeddings | Api::GoogleEmbeddings | Api::OllamaEmbeddings => {
+            crate::embed::parse(api, body, body_bytes, google_target)
+        }
     }
 }
 

@@ -138,12 +138,15 @@ impl MockLlm {
     }
 
     /// The base URL a client of `api` is configured with: `{url}/v1` for both OpenAI APIs,
-    /// `{url}` for Anthropic and the proxy, `{url}/v1beta` for Google.
+    /// `{url}` for Anthropic and the proxy, `{url}/v1beta` for Google; the embedding
+    /// endpoints likewise (`{url}/v1`, `{url}/v1beta`, and `{url}` for Ollama).
     pub fn base_url(&self, api: Api) -> String {
         match api {
-            Api::OpenAiCompletions | Api::OpenAiResponses => format!("{}/v1", self.url()),
-            Api::GoogleGenerativeAi => format!("{}/v1beta", self.url()),
-            Api::AnthropicMessages | Api::Proxy => self.url(),
+            Api::OpenAiCompletions | Api::OpenAiResponses | Api::OpenAiEmbeddings => {
+                format!("{}/v1", self.url())
+            }
+            Api::GoogleGenerativeAi | Api::GoogleEmbeddings => format!("{}/v1beta", self.url()),
+            Api::AnthropicMessages | Api::Proxy | Api::OllamaEmbeddings => self.url(),
         }
     }
 

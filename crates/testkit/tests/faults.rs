@@ -159,6 +159,7 @@ async fn raw_stream(server: &MockLlm, api: Api) -> Vec<u8> {
         Api::AnthropicMessages => (format!("{base}/v1/messages"), bodies::anthropic("x")),
         Api::GoogleGenerativeAi => (format!("{base}{GOOGLE_PATH}"), bodies::google("x")),
         Api::Proxy => (format!("{base}/api/stream"), bodies::proxy("x")),
+        other => panic!("{other} does not stream"),
     };
     let response = client()
         .post(url)
@@ -211,6 +212,7 @@ async fn omit_done_drops_each_protocols_final_marker() {
                 assert!(values.iter().all(|v| v["type"] != "done"));
                 assert!(values.iter().any(|v| v["type"] == "text_end"));
             }
+            other => panic!("{other} does not stream"),
         }
     }
 }

@@ -52,6 +52,15 @@ pub struct Fault {
     /// After the first chunk, send one data line of this many bytes with no newline, then end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub huge_line_bytes: Option<usize>,
+    /// Embedding endpoints: answer with this many vectors, whatever the number of inputs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embed_count: Option<usize>,
+    /// Embedding endpoints: vectors of this many dimensions, whatever was asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embed_dims: Option<usize>,
+    /// Embedding endpoints: the last vector is one dimension short of the others.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub embed_ragged: bool,
 }
 
 fn is_false(value: &bool) -> bool {
@@ -139,6 +148,30 @@ impl Fault {
         }
     }
 
+    /// Embedding endpoints answer `count` vectors whatever the number of inputs.
+    pub fn embed_count(count: usize) -> Self {
+        Self {
+            embed_count: Some(count),
+            ..Self::default()
+        }
+    }
+
+    /// Embedding endpoints answer vectors of `dims` dimensions whatever was asked for.
+    pub fn embed_dims(dims: usize) -> Self {
+        Self {
+            embed_dims: Some(dims),
+            ..Self::default()
+        }
+    }
+
+    /// Embedding endpoints answer a last vector one dimension short of the others.
+    pub fn embed_ragged() -> Self {
+        Self {
+            embed_ragged: true,
+            ..Self::default()
+        }
+    }
+
     /// Sets the `retry-after` header.
     pub fn retry_after(mut self, value: impl Into<String>) -> Self {
         self.retry_after = Some(value.into());
@@ -175,6 +208,9 @@ impl Fault {
             omit_done: other.omit_done || self.omit_done,
             content_type: other.content_type.or(self.content_type),
             huge_line_bytes: other.huge_line_bytes.or(self.huge_line_bytes),
+            embed_count: other.embed_count.or(self.embed_count),
+            embed_dims: other.embed_dims.or(self.embed_dims),
+            embed_ragged: other.embed_ragged || self.embed_ragged,
         }
     }
 }

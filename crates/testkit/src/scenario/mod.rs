@@ -290,6 +290,24 @@ fn validate_reply(reply: &Reply, at: &str) -> Result<(), String> {
 }
 
 fn validate_fault(fault: &Fault, at: &str) -> Result<(), String> {
+    if fault
+        .embed_dims
+        .is_some_and(|dims| dims > crate::embed::MAX_DIMS)
+    {
+        return Err(format!(
+            "{at}.embedDims must be at most {}",
+            crate::embed::MAX_DIMS
+        ));
+    }
+    if fault
+        .embed_count
+        .is_some_and(|count| count > crate::embed::MAX_INPUTS)
+    {
+        return Err(format!(
+            "{at}.embedCount must be at most {}",
+            crate::embed::MAX_INPUTS
+        ));
+    }
     if let Some(status) = fault.status
         && !(100..=599).contains(&status)
     {

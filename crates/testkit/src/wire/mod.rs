@@ -87,6 +87,8 @@ pub(crate) fn frames(api: Api, plan: &Plan) -> Vec<Frame> {
         Api::AnthropicMessages => anthropic::frames(plan),
         Api::GoogleGenerativeAi => google::frames(plan),
         Api::Proxy => proxy::frames(plan),
+        // Embedding endpoints answer one document (crate::embed), never a stream.
+        Api::OpenAiEmbeddings | Api::GoogleEmbeddings | Api::OllamaEmbeddings => Vec::new(),
     }
 }
 
@@ -99,6 +101,8 @@ pub(crate) fn document(api: Api, plan: &Plan, delivery: Delivery) -> Value {
         Api::GoogleGenerativeAi if delivery == Delivery::JsonArray => google::array(plan),
         Api::GoogleGenerativeAi => google::document(plan),
         Api::Proxy => proxy::document(plan),
+        // Embedding answers are rendered by crate::embed from the request's texts.
+        Api::OpenAiEmbeddings | Api::GoogleEmbeddings | Api::OllamaEmbeddings => json!({}),
     }
 }
 
@@ -131,17 +135,17 @@ fn google_status(status: u16) -> &'static str {
 /// An error body in the shape `api`'s clients expect.
 pub(crate) fn error_body(api: Api, status: u16, message: &str) -> Value {
     match api {
-        Api::OpenAiCompletions | Api::OpenAiResponses => json!({
+        Api::OpenAiCompletions | Api::OpenAiResponses | Api::OpenAiEmbeddings => json!({
             "error": {"message": message, "type": error_type(status), "param": null, "code": null}
         }),
         Api::AnthropicMessages => json!({
             "type": "error",
             "error": {"type": error_type(status), "message": message}
         }),
-        Api::GoogleGenerativeAi => json!({
+        Api::GoogleGenerativeAi | Api::GoogleEmbeddings => json!({
             "error": {"code": status, "message": message, "status": google_status(status)}
         }),
-        Api::Proxy => json!({"error": message}),
+        Api::Proxy | Api::OllamaEmbeddings => json!({"error": message}),
     }
 }
 

@@ -1,0 +1,292 @@
+//! Sending one embedding request: POST with a timeout, retries of retryable failures (429,
+//! 5xx, network) honouring `Retry-After` / `retry-after-ms` like the chat driver, error
+//! classification with [`classify_status`], a cap on the answer's size, and the API key
+//! scrubbed from every message (servers sometimes echo it back).
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::wire::EmbedCall;
+use super::{EmbeddingConfig, EmbeddingError};
+use crate::error::{ErrorKind, classify_status};
+use crate::http::excerpt;
+
+/// Largest answer accepted: 2048 vectors of 3072 numbers in JSON text is about 130 MB.
+const MAX_ANSWER_BYTES: usize = 256 * 1024 * 1024;
+/// Largest error body read.
+const MAX_ERROR_BYTES: usize = 64 * 1024;
+
+/// Sends `call` and returns the body of a successful answer.
+pub(super) async fn send(
+    http: &reqwest::Client,
+    config: &EmbeddingConfig,
+    label: &str,
+    call: EmbedCall,
+    cancel: &CancellationToken,
+) -> Result<Vec<u8>, EmbeddingError> {
+    let scrub = |message: String| scrub_key(message, config.api_key.as_deref());
+    let body = serde_json::to_vec(&call.body).map_err(|e| {
+        EmbeddingError::new(
+            ErrorKind::Config,
+            format!("{label}: cannot encode request: {e}"),
+        )
+    })?;
+    let timeout = config.timeout.unwrap_or(EmbeddingConfig::DEFAULT_TIMEOUT);
+    let policy = &config.retry;
+    let aborted = || {
+        EmbeddingError::new(
+            ErrorKind::Aborted,
+            format!("{label}: embedding request aborted"),
+        )
+    };
+    let mut attempt = 0u32;
+    loop {
+        let mut request = http
+            .post(&call.url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body.clone());
+        for (name, value) in &call.headers {
+            request = request.header(name, value);
+        }
+        let outcome = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(aborted()),
+            outcome = tokio::time::timeout(timeout, attempt_once(request, label, &call.url)) => outcome,
+        };
+        let (kind, message, retry_after) = match outcome {
+            Ok(Ok(body)) => return Ok(body),
+            Ok(Err(failure)) => failure,
+            Err(_) => (
+                ErrorKind::Timeout,
+                format!("{label}: no answer within {} s", timeout.as_secs_f64()),
+                None,
+            ),
+        };
+        let message = scrub(message);
+        if !kind.is_retryable() || attempt >= policy.max_retries {
+            let tries = if attempt > 0 {
+                format!(" (after {} attempts)", attempt + 1)
+            } else {
+                String::new()
+            };
+            return Err(EmbeddingError::new(
+                kind.clone(),
+                format!("{message}{tries}{}", hint(&kind, config)),
+            ));
+        }
+        let backoff = policy
+            .base_delay
+            .saturating_mul(2u32.saturating_pow(attempt));
+        let delay = retry_after.unwrap_or(backoff);
+        if !policy.max_delay.is_zero() && delay > policy.max_delay {
+            return Err(EmbeddingError::new(
+                kind,
+                format!(
+                    "{message}; the server asked to retry after {} s, longer than the {} s limit; try again later",
+                    delay.as_secs_f64(),
+                    policy.max_delay.as_secs_f64()
+                ),
+            ));
+        }
+        tracing::warn!(target: "pincer_ai", %label, attempt, delay_ms = delay.as_millis() as u64, "{message}; retrying");
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(aborted()),
+            () = tokio::time::sleep(delay) => {}
+        }
+        attempt += 1;
+    }
+}
+
+type Failure = (ErrorKind, String, Option<Duration>);
+
+/// One try: the answer's body, or what went wrong and how long the server asked to wait.
+async fn attempt_once(
+    request: reqwest::RequestBuilder,
+    label: &str,
+    url: &str,
+) -> Result<Vec<u8>, Failure> {
+    let response = request.send().await.map_err(|e| {
+        let kind = if e.is_timeout() {
+            ErrorKind::Timeout
+        } else {
+            ErrorKind::Network
+        };
+        let shown = url.split('?').next().unwrap_or(url);
+        (
+            kind,
+            format!(
+                "{label}: cannot reach {shown} ({}); check the base URL and your network",
+                error_chain(&e)
+            ),
+            None,
+        )
+    })?;
+    let status = response.status();
+    if status.is_success() {
+        return read_body(response, MAX_ANSWER_BYTES)
+            .await
+            .map_err(|e| match e {
+                BodyError::TooLarge => (
+                    ErrorKind::Protocol,
+                    format!(
+                        "{label}: the answer is larger than {} MB",
+                        MAX_ANSWER_BYTES >> 20
+                    ),
+                    None,
+                ),
+                BodyError::Broken(text) => (
+                    ErrorKind::Network,
+                    format!(
+                        "{label}: connection lost while reading the answer ({text}); try again"
+                    ),
+                    None,
+                ),
+            });
+    }
+    let retry_after = retry_after(response.headers());
+    let text = match read_body(response, MAX_ERROR_BYTES).await {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(_) => String::new(),
+    };
+    let kind = classify_status(status.as_u16(), &text, retry_after);
+    let detail = error_detail(&text);
+    let message = format!(
+        "{label}: HTTP {}{}{}",
+        status.as_u16(),
+        status
+            .canonical_reason()
+            .map(|r| format!(" {r}"))
+            .unwrap_or_default(),
+        if detail.is_empty() {
+            String::new()
+        } else {
+            format!(": {detail}")
+        },
+    );
+    Err((kind, message, retry_after))
+}
+
+enum BodyError {
+    TooLarge,
+    Broken(String),
+}
+
+async fn read_body(response: reqwest::Response, limit: usize) -> Result<Vec<u8>, BodyError> {
+    let mut stream = response.bytes_stream();
+    let mut bytes = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| BodyError::Broken(error_chain(&e)))?;
+        if bytes.len() + chunk.len() > limit {
+            return Err(BodyError::TooLarge);
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(bytes)
+}
+
+fn hint(kind: &ErrorKind, config: &EmbeddingConfig) -> String {
+    match kind {
+        ErrorKind::Auth => {
+            let vars = crate::env::api_key_vars(config.provider.key_provider());
+            if vars.is_empty() {
+                "; check the API key of the embedding provider".into()
+            } else {
+                format!("; check the API key ({})", vars.join(" or "))
+            }
+        }
+        ErrorKind::RateLimited {
+            retry_after: Some(d),
+        } => {
+            format!("; rate limited, retry after {} s", d.as_secs_f64())
+        }
+        ErrorKind::RateLimited { retry_after: None } => "; rate limited, try again later".into(),
+        ErrorKind::BadRequest => "; check the embedding model name and settings".into(),
+        _ => String::new(),
+    }
+}
+
+/// `retry-after-ms` (OpenAI) or `Retry-After` in seconds or as an HTTP date.
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let text = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    let secs =
+        |s: f64| (s.is_finite() && s >= 0.0).then(|| Duration::from_secs_f64(s.min(86_400.0)));
+    if let Some(ms) = text("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
+        return secs(ms / 1000.0);
+    }
+    let value = text("retry-after")?;
+    if let Ok(s) = value.parse::<f64>() {
+        return secs(s);
+    }
+    let when = httpdate::parse_http_date(value).ok()?;
+    Some(
+        when.duration_since(std::time::SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    )
+}
+
+/// The human part of an error body (`error.message`, `error`, `message`), else the text.
+fn error_detail(body: &str) -> String {
+    if let Ok(json) = serde_json::from_str::<Value>(body) {
+        let found = json
+            .pointer("/error/message")
+            .or_else(|| json.get("error").filter(|e| e.is_string()))
+            .or_else(|| json.get("message"))
+            .and_then(Value::as_str);
+        if let Some(text) = found {
+            return excerpt(text, 500);
+        }
+    }
+    excerpt(body.trim(), 500)
+}
+
+/// Replaces every occurrence of the key in `message`.
+fn scrub_key(message: String, key: Option<&str>) -> String {
+    match key {
+        Some(key) if key.len() >= 4 => message.replace(key, "<redacted>"),
+        _ => message,
+    }
+}
+
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut out = error.to_string();
+    let mut source = error.source();
+    while let Some(e) = source {
+        let text = e.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = e.source();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    #[test]
+    fn keys_are_scrubbed_and_retry_after_read() {
+        assert_eq!(
+            scrub_key("bad key sk-secret-1 given".into(), Some("sk-secret-1")),
+            "bad key <redacted> given"
+        );
+        let mut h = reqwest::header::HeaderMap::new();
+        h.insert("retry-after", "2".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
+        h.insert("retry-after-ms", "1500".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_millis(1500)));
+        assert_eq!(error_detail(r#"{"error":{"message":"nope"}}"#), "nope");
+    }
+}
