@@ -17,6 +17,7 @@ use std::process::Stdio;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
+use futures_util::FutureExt as _;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use pincer_agent::{ToolContext, ToolOutput};
@@ -478,6 +479,14 @@ async fn supervise(
             }
             _ = sleep_until(drain_until.unwrap_or(far)), if drain_until.is_some() && !eof => {
                 if drained_once {
+                    // The timer may win the race against output that is already there
+                    // (a starved machine): take what can be read without waiting.
+                    while let Some(Ok(n)) = out.read(&mut buf).now_or_never() {
+                        if n == 0 {
+                            break;
+                        }
+                        session.append(&sanitizer.push(&buf[..n]));
+                    }
                     eof = true;
                 } else {
                     drained_once = true;
