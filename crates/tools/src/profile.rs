@@ -2,10 +2,10 @@
 //! `tools.deny`). A profile names the built-in tools an agent starts with:
 //!
 //! - `full`: every tool, including ones from plugins and MCP servers.
-//! - `coding`: the file tools (`read write edit ls grep find`), `exec` and `process`, and the
-//!   basics — what a coding agent needs.
-//! - `messaging`: the basics plus read-only `read` and `ls` — a chat agent may look at its
-//!   workspace but not change it or run commands.
+//! - `coding`: the file tools (`read write edit ls grep find`), `exec` and `process`, the
+//!   memory tools (`memory_search memory_get`) and the basics — what a coding agent needs.
+//! - `messaging`: the basics plus read-only `read` and `ls` and the memory tools — a chat
+//!   agent may look at its workspace and its memory but not change them or run commands.
 //! - `minimal`: `time.now` and `tools.echo` only — nothing that touches the machine.
 //!
 //! A [`ToolFilter`] adds names with `allow` and removes them with `deny`; deny always wins.
@@ -26,7 +26,7 @@ pub const BASIC_TOOLS: [&str; 5] = [
     "fs.read_file",
 ];
 
-const CODING: [&str; 13] = [
+const CODING: [&str; 15] = [
     "read",
     "write",
     "edit",
@@ -35,6 +35,8 @@ const CODING: [&str; 13] = [
     "find",
     "exec",
     "process",
+    "memory_search",
+    "memory_get",
     "time.now",
     "tools.echo",
     "shell.pwd",
@@ -42,7 +44,7 @@ const CODING: [&str; 13] = [
     "fs.read_file",
 ];
 
-const MESSAGING: [&str; 7] = [
+const MESSAGING: [&str; 9] = [
     "time.now",
     "tools.echo",
     "shell.pwd",
@@ -50,6 +52,8 @@ const MESSAGING: [&str; 7] = [
     "fs.read_file",
     "read",
     "ls",
+    "memory_search",
+    "memory_get",
 ];
 
 const MINIMAL: [&str; 2] = ["time.now", "tools.echo"];

@@ -23,7 +23,17 @@ fn profiles_name_their_tools() {
     assert!(full.permits("read") && full.permits("some_mcp_tool"));
     let coding = ToolFilter::profile(ToolProfile::Coding);
     for name in [
-        "read", "write", "edit", "ls", "grep", "find", "exec", "process", "time.now",
+        "read",
+        "write",
+        "edit",
+        "ls",
+        "grep",
+        "find",
+        "exec",
+        "process",
+        "memory_search",
+        "memory_get",
+        "time.now",
     ] {
         assert!(coding.permits(name), "{name}");
     }
@@ -31,6 +41,7 @@ fn profiles_name_their_tools() {
     let messaging = ToolFilter::profile(ToolProfile::Messaging);
     assert!(messaging.permits("read") && messaging.permits("ls"));
     assert!(messaging.permits("fs.read_file") && messaging.permits("shell.pwd"));
+    assert!(messaging.permits("memory_search") && messaging.permits("memory_get"));
     assert!(!messaging.permits("write") && !messaging.permits("exec"));
     let minimal = ToolFilter::profile(ToolProfile::Minimal);
     assert!(minimal.permits("time.now") && minimal.permits("tools.echo"));
