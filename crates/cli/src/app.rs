@@ -184,7 +184,7 @@ impl App {
     }
 
     /// The agent's tools: the basics, the file tools and `exec`/`process`, confined to
-    /// the workspace, filtered by the agent's (or the global) `tools` section, then by
+    /// the workspace, and the memory tools (unless `memorySearch.enabled` is false), filtered by the agent's (or the global) `tools` section, then by
     /// `only` when it is not empty.
     pub fn tools(
         &self,
@@ -220,6 +220,9 @@ impl App {
             exec_security(section),
             agent_id,
         ));
+        if let Some(memory) = crate::memory_setup::AgentMemory::of(self, agent_id) {
+            tools.extend(pincer_tools::memory_tools(memory.source(self)?));
+        }
         tools.extend(extra);
         let mut tools = tool_filter(section).apply(tools);
         if !only.is_empty() {

@@ -48,6 +48,9 @@ pub enum Command {
     /// Approve who may message the agent on chat channels (DM pairing).
     #[command(subcommand)]
     Pairing(PairingCommand),
+    /// Index and search the agent's Markdown memory (MEMORY.md, memory/*.md).
+    #[command(subcommand)]
+    Memory(crate::memory_cmd::MemoryCommand),
     /// Run as a worker speaking pi's RPC protocol (`pi --mode rpc`) on stdin/stdout.
     Rpc(RpcArgs),
     /// Print shell completions (bash, zsh, fish, elvish, powershell).

@@ -256,6 +256,8 @@ async fn serve_until_signal(
     let heartbeat = crate::heartbeat_setup::heartbeat_settings(&app.config)?;
     let (cron, _cron_lock) = open_cron(&app);
     let channels = crate::channel_setup::channel_options(&app)?;
+    // Kept until the gateway stops: each keeps an agent's memory index current.
+    let _memory_watchers = crate::memory_setup::start_watchers(&app).await;
     let runtime = Arc::new(crate::gateway_runtime::GatewayRuntime::new(
         app,
         processes.clone(),

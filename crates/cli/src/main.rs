@@ -21,6 +21,8 @@ mod gateway_runtime;
 mod heartbeat_setup;
 mod log_writer;
 mod manual_tools;
+mod memory_cmd;
+mod memory_setup;
 mod models_cmd;
 mod output;
 mod pairing_cmd;
@@ -100,6 +102,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Models(args) => models_cmd::run(&app, args),
         Command::Cron(command) => cron_cmd::run(&app, command).await,
         Command::Pairing(command) => pairing_cmd::run(&app, command).await,
+        Command::Memory(command) => memory_cmd::run(&app, command).await,
         Command::Config(_)
         | Command::Completions { .. }
         | Command::Gateway(_)

@@ -23,5 +23,6 @@ pub trait Embedder: Send + Sync {
     fn id(&self) -> &str;
 
     /// One vector per text, in order, all of the same length.
-    fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>>;
+    fn embed<'a>(&'a self, texts: &'a [String])
+    -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>>;
 }

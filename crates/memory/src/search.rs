@@ -5,8 +5,8 @@
 //! the embedder failed on scores by its text alone, so it can still be found. Then
 //! optional temporal decay (dated notes only), the `min_score` filter, optional MMR, and
 //! the top `max_results`. Without an embedder, or when the query cannot be embedded, the
-//! search is keyword-only (score = text score relative to the best match) and the results
-//! say why.
+//! search is keyword-only (score = text score) and the results say why. Text scores are
+//! relative to the best keyword match (see `rank`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -310,14 +310,15 @@ fn rank(
         }
     };
     let hybrid = matches!(mode, SearchMode::Hybrid);
-    // Keyword-only scores are relative to the best match: BM25's scale depends on the
-    // corpus (a small memory has small IDFs), so an absolute `min_score` would drop every
-    // match there.
+    // Keyword scores are relative to the best keyword match: BM25's scale depends on the
+    // corpus (a small memory has small IDFs), so absolute scores would keep every keyword
+    // match under `min_score` there (OpenClaw's `1/(1+rank)` is 1 for every match; this
+    // keeps their order).
     let best_text = text_hits.iter().map(|(_, s)| *s).fold(0.0f32, f32::max);
-    let text_scale = if hybrid || best_text <= 0.0 {
-        1.0
-    } else {
+    let text_scale = if best_text > 0.0 {
         1.0 / best_text
+    } else {
+        1.0
     };
     let today = options
         .now_ms
@@ -341,12 +342,11 @@ fn rank(
             })
             .optional()?;
         let Some(row) = row else { continue };
+        let ts = ts * text_scale;
         let mut score = if hybrid && row.embedded {
             vw * vs + tw * ts
-        } else if hybrid {
-            ts
         } else {
-            ts * text_scale
+            ts
         };
         if let (Some(half_life), Some(day)) = (
             options.temporal_decay_half_life_days,

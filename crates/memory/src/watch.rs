@@ -86,6 +86,9 @@ impl Drop for MemoryWatcher {
     }
 }
 
+/// How often a workspace that cannot be watched is rescanned.
+const POLL_WHEN_UNWATCHABLE: Duration = Duration::from_secs(60);
+
 type Debouncer = notify_debouncer_full::Debouncer<
     notify_debouncer_full::notify::RecommendedWatcher,
     notify_debouncer_full::RecommendedCache,
@@ -100,7 +103,10 @@ async fn run_watched(
     // The root non-recursively (MEMORY.md, memory/ appearing), memory/ recursively once it
     // exists: watching the whole workspace could exhaust inotify watches on big trees.
     if let Err(e) = debouncer.watch(&root, RecursiveMode::NonRecursive) {
-        tracing::warn!(error = %e, root = %root.display(), "cannot watch the memory workspace");
+        // (e.g. the workspace does not exist yet): rescans still find what appears.
+        tracing::warn!(error = %e, root = %root.display(), "cannot watch the memory workspace; rescanning periodically");
+        drop(debouncer);
+        return run_polling(index, POLL_WHEN_UNWATCHABLE).await;
     }
     let mut watching_dir = watch_memory_dir(&mut debouncer, &root, false);
     sync(&index).await;

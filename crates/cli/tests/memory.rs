@@ -1,0 +1,239 @@
+//! Memory end to end: a fact the agent writes to `memory/` in one session is found with
+//! `memory_search` in another (the issue's "done when"), `pincer memory index|search|status`
+//! keyword-only and with embeddings from the mock server's OpenAI-compatible endpoint, and
+//! a misconfigured provider failing with a message that says what to do.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{Home, mock};
+use pincer_testkit::{Api, Match, MockLlm, Reply, Rule, Scenario};
+use serde_json::{Value, json};
+
+const FACT: &str = "# 2026-11-23\n\nAnn's sister Mia visits on Friday.\n";
+
+fn tool_result_text(server: &MockLlm) -> String {
+    let body = server.requests().last().unwrap().body.clone();
+    let tool = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .unwrap()
+        .clone();
+    tool["content"].as_str().unwrap_or_default().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fact_saved_in_one_session_is_found_in_another() {
+    let server = mock(
+        Scenario::new()
+            .rule(
+                Rule::when(Match::last_user("remember: Mia visits on Friday")).reply(
+                    Reply::tool_call(
+                        "write",
+                        json!({"path": "memory/2026-11-23.md", "content": FACT}),
+                    ),
+                ),
+            )
+            .rule(Rule::when(Match::tool_result("write")).reply(Reply::text("Noted.")))
+            .rule(
+                Rule::when(Match::last_user("when does my sister visit?")).reply(Reply::tool_call(
+                    "memory_search",
+                    json!({"query": "sister visits"}),
+                )),
+            )
+            .rule(Rule::when(Match::tool_result("memory_search")).reply(Reply::text("On Friday."))),
+    )
+    .await;
+    let home = Home::new();
+    home.use_mock(
+        &server,
+        "agents: { defaults: { model: \"mock/primary\" } },",
+    );
+
+    let saved = home.ask_json(&["--session", "monday", "remember: Mia visits on Friday"]);
+    assert_eq!(saved["result"], "Noted.");
+    let asked = home.ask_json(&["--session", "friday", "when does my sister visit?"]);
+    assert_eq!(asked["result"], "On Friday.");
+    assert_ne!(saved["sessionId"], asked["sessionId"]);
+
+    let found: Value = serde_json::from_str(&tool_result_text(&server)).unwrap();
+    assert_eq!(found["mode"], "keyword-only");
+    assert_eq!(found["reason"], "no embedding provider is configured");
+    let top = &found["results"][0];
+    assert_eq!(top["path"], "memory/2026-11-23.md");
+    assert_eq!(top["startLine"], 1);
+    assert_eq!(top["endLine"], 3);
+    assert!(
+        top["snippet"]
+            .as_str()
+            .unwrap()
+            .contains("Mia visits on Friday"),
+        "{found}"
+    );
+
+    // The same from the terminal.
+    let run = home.run(&["memory", "search", "sister"]);
+    run.assert_ok();
+    assert!(
+        run.stdout()
+            .starts_with("1.000  memory/2026-11-23.md:1-3  # 2026-11-23\n"),
+        "{}",
+        run.stdout()
+    );
+    assert!(run.stdout().contains("Ann's sister Mia visits on Friday."));
+    assert_eq!(
+        run.stderr(),
+        "keyword-only search: no embedding provider is configured\n"
+    );
+    let status = home.run(&["memory", "status", "--json"]).stdout();
+    let status: Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(status["agentId"], "main");
+    // MEMORY.md (from the workspace's first-run templates) and the note.
+    assert_eq!(status["files"], 2);
+    assert_eq!(status["embeddedChunks"], 0);
+    assert!(home.path().join("memory/main.sqlite").is_file());
+    assert_eq!(
+        std::fs::read_to_string(
+            home.path()
+                .join("agents/main/workspace/memory/2026-11-23.md")
+        )
+        .unwrap(),
+        FACT
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embeddings_from_an_openai_compatible_endpoint_make_search_hybrid() {
+    let server = mock(Scenario::new()).await;
+    let home = Home::new();
+    home.use_mock(
+        &server,
+        &format!(
+            "agents: {{ defaults: {{ model: \"mock/primary\", memorySearch: {{ provider: \"openai\", \
+             model: \"text-embedding-3-small\", remote: {{ baseUrl: \"{}\", apiKey: \"emb-key\" }} }} }} }},",
+            server.base_url(Api::OpenAiEmbeddings)
+        ),
+    );
+    let ws = home.path().join("agents/main/workspace");
+    std::fs::create_dir_all(ws.join("memory")).unwrap();
+    std::fs::write(
+        ws.join("MEMORY.md"),
+        "# Preferences\n\nAnn drinks green tea every morning.\n\n# Work\n\nAnn maintains the Pincer gateway.\n",
+    )
+    .unwrap();
+    std::fs::write(ws.join("memory/2026-11-20.md"), FACT).unwrap();
+
+    let run = home.run(&["memory", "index", "--json"]);
+    run.assert_ok();
+    let report: Value = serde_json::from_str(&run.stdout()).unwrap();
+    assert_eq!(report["filesScanned"], 2);
+    assert_eq!(report["filesIndexed"], 2);
+    let embedded = report["textsEmbedded"].as_u64().unwrap();
+    assert!(embedded >= 2, "{report}");
+    let calls = server.requests().len();
+    assert!(calls >= 1);
+    assert_eq!(
+        server.requests()[0].header("authorization"),
+        Some("Bearer emb-key")
+    );
+
+    // Nothing changed: nothing is embedded again.
+    let again = home.run(&["memory", "index", "--json"]).stdout();
+    let again: Value = serde_json::from_str(&again).unwrap();
+    assert_eq!(again["textsEmbedded"], 0, "{again}");
+    assert_eq!(server.requests().len(), calls);
+
+    let run = home.run(&["memory", "search", "--json", "green tea"]);
+    run.assert_ok();
+    let found: Value = serde_json::from_str(&run.stdout()).unwrap();
+    assert_eq!(found["mode"], "hybrid", "{found}");
+    assert_eq!(found["results"][0]["path"], "MEMORY.md");
+    assert_eq!(found["results"][0]["heading"], "# Preferences");
+    assert_eq!(
+        server.requests().len(),
+        calls + 1,
+        "only the query was embedded"
+    );
+
+    let status = home.run(&["memory", "status"]);
+    status.assert_ok();
+    let text = status.stdout();
+    assert!(text.starts_with("agent main: 2 memory files, "), "{text}");
+    assert!(text.contains("\nsearch: hybrid\n"), "{text}");
+    assert!(
+        text.contains("embedder: openai/text-embedding-3-small, 64 dims\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_provider_without_its_key_says_what_to_set() {
+    let home = Home::new();
+    home.write_config("{ agents: { defaults: { memorySearch: { provider: \"gemini\" } } } }");
+    let run = home.run(&["memory", "status"]);
+    assert_eq!(run.code(), 1);
+    let err = run.stderr();
+    assert!(err.starts_with("error: memorySearch: "), "{err}");
+    assert!(err.contains("memorySearch.remote.apiKey"), "{err}");
+
+    home.write_config("{ agents: { defaults: { memorySearch: { enabled: false } } } }");
+    let run = home.run(&["memory", "search", "x"]);
+    assert_eq!(run.code(), 1);
+    assert!(
+        run.stderr()
+            .starts_with("error: memory is off for agent main (memorySearch.enabled is false in "),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gateway_keeps_memory_indexed_as_files_change() {
+    use common::gateway::{Foreground, free_port};
+    let server = mock(Scenario::new()).await;
+    let home = Home::new();
+    let port = free_port();
+    home.use_mock(
+        &server,
+        &format!(
+            "agents: {{ defaults: {{ model: \"mock/primary\", heartbeat: {{ every: \"0m\" }}, \
+             memorySearch: {{ sync: {{ watchDebounceMs: 200 }} }} }} }},\n  \
+             gateway: {{ port: {port}, auth: {{ token: \"mem-token\" }} }},"
+        ),
+    );
+    let gateway = Foreground::start(&home, &["gateway", "run"]);
+    let ws = home.path().join("agents/main/workspace");
+    std::fs::create_dir_all(ws.join("memory")).unwrap();
+    std::fs::write(ws.join("memory/2026-11-23.md"), FACT).unwrap();
+
+    // Indexed by the watcher, without `pincer memory index`.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let db = home.path().join("memory/main.sqlite");
+    let mut last = Value::Null;
+    let indexed = loop {
+        if db.is_file() {
+            let run = home.run(&["memory", "status", "--json"]);
+            if run.code() == 0 {
+                let status: Value = serde_json::from_str(&run.stdout()).unwrap();
+                if status["problems"] == json!([])
+                    && status["files"].as_u64().unwrap_or(0) >= 1
+                    && status["lastSyncMs"].is_number()
+                {
+                    break status;
+                }
+                last = status;
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the note was not indexed: {last}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    assert_eq!(indexed["agentId"], "main");
+    drop(gateway);
+}
