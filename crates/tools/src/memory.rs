@@ -106,7 +106,11 @@ impl TypedTool for MemorySearch {
          file with memory_get."
     }
 
-    async fn run(&self, args: MemorySearchArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn run(
+        &self,
+        args: MemorySearchArgs,
+        _ctx: ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
         let query = args.query.trim();
         if query.is_empty() {
             return Err(ToolError::failed("query is empty: say what to look for"));

@@ -66,12 +66,22 @@ async fn search_finds_a_fact_and_says_it_is_keyword_only() {
     let top = &results[0];
     assert_eq!(top["path"], "MEMORY.md");
     assert_eq!(top["startLine"], 1);
-    assert!(top["snippet"].as_str().unwrap().contains("green tea"), "{top}");
+    assert!(
+        top["snippet"].as_str().unwrap().contains("green tea"),
+        "{top}"
+    );
     assert!(top["score"].as_f64().unwrap() > 0.0);
     let keys: Vec<&String> = top.as_object().unwrap().keys().collect();
     assert_eq!(
         keys,
-        ["endLine", "heading", "path", "score", "snippet", "startLine"]
+        [
+            "endLine",
+            "heading",
+            "path",
+            "score",
+            "snippet",
+            "startLine"
+        ]
     );
 
     // A note written since is found by the next search.
@@ -121,7 +131,12 @@ async fn get_reads_a_window_and_refuses_other_files() {
         json!({"path": "MEMORY.md", "from": 3, "to": 3, "totalLines": 7, "truncated": false,
                "text": "Ann prefers green tea in the morning."})
     );
-    for path in ["notes.md", "../outside.md", "/etc/passwd", "memory/../notes.md"] {
+    for path in [
+        "notes.md",
+        "../outside.md",
+        "/etc/passwd",
+        "memory/../notes.md",
+    ] {
         let refused = call(&source, "memory_get", json!({"path": path})).await;
         assert!(refused.is_err(), "{path} was read");
     }
