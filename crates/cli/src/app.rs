@@ -259,7 +259,7 @@ fn exec_security(section: &ToolsConfig) -> ExecSecurity {
 }
 
 /// `~/x` → `$HOME/x`.
-fn expand_home(path: &str, env: &dyn EnvSource) -> PathBuf {
+pub(crate) fn expand_home(path: &str, env: &dyn EnvSource) -> PathBuf {
     match (path.strip_prefix("~/"), env.var("HOME")) {
         (Some(rest), Some(home)) => Path::new(&home).join(rest),
         _ => PathBuf::from(path),

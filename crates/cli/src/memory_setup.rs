@@ -161,7 +161,7 @@ pub fn embedder(app: &App, config: &MemorySearchConfig) -> Result<Option<Arc<dyn
     };
     let (provider, default_model) = match provider {
         MemoryProviderName::None => return Ok(None),
-        MemoryProviderName::Local => return local_embedder(config).map(Some),
+        MemoryProviderName::Local => return local_embedder(app, config).map(Some),
         MemoryProviderName::Openai => (EmbeddingProvider::OpenAi, "text-embedding-3-small"),
         MemoryProviderName::Gemini => (EmbeddingProvider::Gemini, "gemini-embedding-001"),
         MemoryProviderName::Ollama => (EmbeddingProvider::Ollama, "nomic-embed-text"),
@@ -192,17 +192,18 @@ pub fn embedder(app: &App, config: &MemorySearchConfig) -> Result<Option<Arc<dyn
 }
 
 #[cfg(feature = "local-embeddings")]
-fn local_embedder(config: &MemorySearchConfig) -> Result<Arc<dyn Embedder>> {
+fn local_embedder(app: &App, config: &MemorySearchConfig) -> Result<Arc<dyn Embedder>> {
     let Some(path) = config.local.as_ref().and_then(|l| l.model_path.as_deref()) else {
         bail!("memorySearch.provider is \"local\" but local.modelPath is not set");
     };
-    let model = pincer_memory::local::LocalEmbedder::load(std::path::Path::new(path))
+    let dir = crate::app::expand_home(path, app.env.as_ref());
+    let model = pincer_memory::local::LocalEmbedder::load(&dir)
         .with_context(|| format!("memorySearch.local.modelPath {path}"))?;
     Ok(Arc::new(model))
 }
 
 #[cfg(not(feature = "local-embeddings"))]
-fn local_embedder(_config: &MemorySearchConfig) -> Result<Arc<dyn Embedder>> {
+fn local_embedder(_app: &App, _config: &MemorySearchConfig) -> Result<Arc<dyn Embedder>> {
     bail!(
         "memorySearch.provider is \"local\", but this build has no local embeddings: rebuild with `cargo install --features local-embeddings`, or use provider \"openai\", \"gemini\", \"ollama\" or \"none\""
     )
