@@ -103,6 +103,23 @@ impl Hooks {
         self
     }
 
+    /// Adds a context transform that runs after the one already set (if any), so a caller
+    /// can add its own without knowing about, or dropping, another's.
+    pub fn wrap_transform_context(&mut self, hook: TransformContextHook) -> &mut Self {
+        let combined: TransformContextHook = match self.transform_context.take() {
+            None => hook,
+            Some(first) => Arc::new(move |messages, cancel: CancellationToken| {
+                let (first, then) = (Arc::clone(&first), Arc::clone(&hook));
+                Box::pin(async move {
+                    let messages = first(messages, cancel.clone()).await;
+                    then(messages, cancel).await
+                })
+            }),
+        };
+        self.transform_context = Some(combined);
+        self
+    }
+
     pub fn convert_to_llm(&mut self, hook: ConvertToLlmHook) -> &mut Self {
         self.convert_to_llm = Some(hook);
         self

@@ -34,6 +34,15 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
     let created_at = pincer_store::ids::iso_now();
     let request_id = request_id();
 
+    let workspace = app.workspace(&agent_id);
+    // lainclaw reports the memory file whenever the session's memory is on.
+    let memory_file = |on: bool| {
+        on.then(|| {
+            pincer_gateway::session_memory::memory_file(&workspace, &key)
+                .display()
+                .to_string()
+        })
+    };
     let mut new_session = args.new_session;
     let mut text = input;
     if let Some(SessionCommand::NewSession { rest }) = session_command(&text) {
@@ -43,19 +52,24 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
                 text = rest;
             }
             None => {
-                let session = open_session(&store, &key, true)?;
+                let mut session = open_session(&store, &key, true)?;
+                if let Some(on) = args.memory_switch() {
+                    session.entry = store.patch(&key, &json!({ "memoryEnabled": on }))?;
+                }
                 let message = format!(
                     "New session started. sessionId={}",
                     session.entry.session_id
                 );
+                let memory_enabled = args
+                    .memory_switch()
+                    .or(session.entry.memory_enabled)
+                    .unwrap_or(false);
                 let cx = AskContext {
                     request_id,
                     created_at,
+                    memory_file: memory_file(memory_enabled),
                     session_key: key,
-                    memory_enabled: args
-                        .memory_switch()
-                        .or(session.entry.memory_enabled)
-                        .unwrap_or(false),
+                    memory_enabled,
                 };
                 let result = AskResult::new(
                     &cx,
@@ -70,7 +84,6 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
         }
     }
 
-    let workspace = app.workspace(&agent_id);
     pincer_gateway::workspace::ensure_workspace(&workspace)
         .with_context(|| format!("cannot prepare the workspace {}", workspace.display()))?;
     let processes = ProcessRegistry::new();
@@ -103,14 +116,16 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
         }
         index.get(&key).cloned()
     };
+    let memory_enabled = args
+        .memory_switch()
+        .or(index_entry.as_ref().and_then(|e| e.memory_enabled))
+        .unwrap_or(false);
     let cx = AskContext {
         request_id,
         created_at,
         session_key: key.clone(),
-        memory_enabled: args
-            .memory_switch()
-            .or(index_entry.as_ref().and_then(|e| e.memory_enabled))
-            .unwrap_or(false),
+        memory_enabled,
+        memory_file: memory_file(memory_enabled),
     };
 
     let Some(question) = question else {
@@ -190,6 +205,9 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
         retention: Some(app.retention()?),
         abort: Some(abort.clone()),
         rpc: None,
+        memory: Some(crate::memory_setup::turn_memory(
+            app, &agent_id, &workspace, true,
+        )),
     };
     let outcome = run_turn(plan, |event: &AgentEvent| {
         log.event(event);
@@ -262,6 +280,13 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
             tool_results: log.results,
             tool_error,
             session_context_updated: !outcome.added.is_empty(),
+            memory_enabled: outcome.memory.enabled,
+            memory_updated: outcome.memory.updated,
+            memory_file: outcome
+                .memory
+                .file
+                .as_ref()
+                .map(|f| f.display().to_string()),
             ..AskResult::new(&cx, route, stage, reply.text(), outcome.session_id)
         };
         print_result(&args, result)?;

@@ -29,7 +29,11 @@ pub struct AskResult {
     pub session_key: String,
     pub session_id: String,
     pub memory_enabled: bool,
+    /// This turn appended a block to the session's memory file.
     pub memory_updated: bool,
+    /// The session's memory file (`memory/<key>.md` in the workspace), when memory is on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_file: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCallRecord>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -46,6 +50,8 @@ pub struct AskContext {
     pub created_at: String,
     pub session_key: String,
     pub memory_enabled: bool,
+    /// The session's memory file, reported when memory is on.
+    pub memory_file: Option<String>,
 }
 
 impl AskResult {
@@ -72,6 +78,7 @@ impl AskResult {
             session_id,
             memory_enabled: cx.memory_enabled,
             memory_updated: false,
+            memory_file: cx.memory_file.clone(),
             tool_calls: Vec::new(),
             tool_results: Vec::new(),
             tool_error: None,

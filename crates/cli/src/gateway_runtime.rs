@@ -163,6 +163,13 @@ impl GatewayRuntime {
             },
             abort: None,
             rpc,
+            // A heartbeat is not the user's conversation: it never runs the memory flush.
+            memory: Some(crate::memory_setup::turn_memory(
+                app,
+                &request.agent_id,
+                &workspace,
+                !matches!(request.origin, TurnOrigin::Heartbeat { .. }),
+            )),
         })
     }
 }

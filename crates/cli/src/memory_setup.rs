@@ -83,6 +83,43 @@ impl AgentMemory {
     }
 }
 
+/// What a turn of `agent_id` does about memory: per-session memory in its workspace (used
+/// when the session's `memoryEnabled` is on), and the pre-compaction flush of
+/// `agents.defaults.compaction.memoryFlush` unless it is disabled, `memorySearch` is off,
+/// or `flush` is false (heartbeat turns: they are not the user's conversation).
+pub fn turn_memory(
+    app: &App,
+    agent_id: &str,
+    workspace: &std::path::Path,
+    flush: bool,
+) -> pincer_gateway::session_memory::TurnMemory {
+    use pincer_gateway::memory_flush::MemoryFlushSettings;
+    let config = app
+        .config
+        .agents
+        .defaults
+        .compaction
+        .as_ref()
+        .and_then(|c| c.memory_flush.clone())
+        .unwrap_or_default();
+    let enabled =
+        flush && config.enabled != Some(false) && AgentMemory::of(app, agent_id).is_some();
+    let flush = enabled.then(|| {
+        let defaults = MemoryFlushSettings::default();
+        MemoryFlushSettings {
+            soft_threshold_tokens: config
+                .soft_threshold_tokens
+                .unwrap_or(defaults.soft_threshold_tokens),
+            prompt: config.prompt.unwrap_or(defaults.prompt),
+            system_prompt: config.system_prompt.unwrap_or(defaults.system_prompt),
+        }
+    });
+    pincer_gateway::session_memory::TurnMemory {
+        workspace: workspace.to_path_buf(),
+        flush,
+    }
+}
+
 /// The search options of `memorySearch.query`.
 pub fn search_options(config: &MemorySearchConfig) -> SearchOptions {
     let mut options = SearchOptions::default();

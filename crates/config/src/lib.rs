@@ -43,9 +43,9 @@ pub use keypath::{KeyPath, PathSegment};
 pub use load::{LoadedConfig, MAX_CONFIG_BYTES, ParsedConfig, load, parse_str, read_raw, save};
 pub use locate::locate;
 pub use memory::{
-    MemoryChunkingConfig, MemoryDecayConfig, MemoryHybridConfig, MemoryLocalConfig,
-    MemoryMmrConfig, MemoryProviderName, MemoryQueryConfig, MemoryRemoteConfig, MemorySearchConfig,
-    MemorySyncConfig,
+    CompactionConfig, MemoryChunkingConfig, MemoryDecayConfig, MemoryFlushConfig,
+    MemoryHybridConfig, MemoryLocalConfig, MemoryMmrConfig, MemoryProviderName, MemoryQueryConfig,
+    MemoryRemoteConfig, MemorySearchConfig, MemorySyncConfig,
 };
 pub use paths::{CONFIG_FILE_NAME, config_path, pincer_home};
 pub use raw::{MAX_DEPTH, parse_raw};

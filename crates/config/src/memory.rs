@@ -156,6 +156,35 @@ pub struct MemorySyncConfig {
     pub watch_debounce_ms: Option<u64>,
 }
 
+/// `agents.defaults.compaction` (OpenClaw's key). Today it holds only the pre-compaction
+/// memory flush; how compaction itself runs is pi's default (reserve 16384 tokens).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CompactionConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_flush: Option<MemoryFlushConfig>,
+}
+
+/// `compaction.memoryFlush`: a silent agent turn before auto-compaction that asks the agent
+/// to store durable memories under `memory/` (OpenClaw's).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MemoryFlushConfig {
+    /// Default true (skipped anyway when `memorySearch.enabled` is false or the agent has
+    /// no tool that writes files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// How far below the compaction threshold the flush starts, in tokens (default 4000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub soft_threshold_tokens: Option<u64>,
+    /// The flush turn's user message (default OpenClaw's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// Appended to the system prompt of the flush turn (default OpenClaw's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+}
+
 impl MemorySearchConfig {
     /// `own` over `defaults`, field by field at every depth.
     pub fn merged(defaults: Option<&Self>, own: Option<&Self>) -> Self {

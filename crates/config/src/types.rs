@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::channels::ChannelsConfig;
 use crate::gateway::GatewayConfig;
-use crate::memory::MemorySearchConfig;
+use crate::memory::{CompactionConfig, MemorySearchConfig};
 use crate::runner::AgentRunnerConfig;
 
 /// The whole configuration. Every section is optional; an empty file is a valid config.
@@ -136,6 +136,9 @@ pub struct AgentDefaults {
     /// Memory search of every agent (each agent's own `memorySearch` wins field by field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_search: Option<MemorySearchConfig>,
+    /// Compaction: today the pre-compaction memory flush (`compaction.memoryFlush`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compaction: Option<CompactionConfig>,
 }
 
 /// One entry of `agents.list`.

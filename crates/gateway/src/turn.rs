@@ -63,6 +63,9 @@ pub struct TurnPlan {
     /// Run the turn on an RPC worker of this pool instead of in process
     /// (`agent.runner: "rpc"`); `agent` then only names the model.
     pub rpc: Option<crate::turn_rpc::RpcTarget>,
+    /// Per-session memory and the pre-compaction flush (`None`: neither). In-process
+    /// turns only: an RPC worker keeps its own context.
+    pub memory: Option<crate::session_memory::TurnMemory>,
 }
 
 /// What a turn did.
@@ -86,6 +89,10 @@ pub struct TurnOutcome {
     pub tool_limit_reached: bool,
     /// Transcript or index writes that failed (the turn still completed; each is reported).
     pub persist_errors: Vec<String>,
+    /// What per-session memory did (all off when the session's memory is).
+    pub memory: crate::session_memory::SessionMemoryOutcome,
+    /// The pre-compaction memory flush that ran before the turn, if one did.
+    pub memory_flush: Option<crate::memory_flush::FlushOutcome>,
 }
 
 impl TurnOutcome {
@@ -277,10 +284,11 @@ async fn run_turn_inner(
         retention,
         abort,
         rpc: _,
+        memory,
     } = plan;
     let mut session = open_session(&store, &session_key, new_session)?;
     if let Some(patch) = &session_patch {
-        store.patch(&session_key, patch)?;
+        session.entry = store.patch(&session_key, patch)?;
     }
     // Each append reaches the file at once (a killed process loses nothing it finished);
     // the fsync waits for the end of the turn.
@@ -288,6 +296,24 @@ async fn run_turn_inner(
     let mut recorder = Recorder::default();
     recorder.note_settings(&mut session.transcript, &agent);
     agent.messages = session.transcript.context();
+    let memory_on = memory
+        .as_ref()
+        .is_some_and(|m| crate::session_memory::before_turn(&session, &m.workspace, &mut agent));
+    let memory_flush = match memory.as_ref().and_then(|m| m.flush.as_ref()) {
+        Some(settings) => {
+            crate::memory_flush::before_turn(
+                &store,
+                &mut session,
+                &agent,
+                &input,
+                settings,
+                abort.as_ref(),
+                &mut recorder.errors,
+            )
+            .await
+        }
+        None => None,
+    };
     let agent = Agent::new(agent);
     if let Some(steer) = steer {
         steer.attach(&agent);
@@ -319,8 +345,13 @@ async fn run_turn_inner(
         recorder.record(&store, &mut session, &event);
         on_event(&event);
     }
-    // Whatever the run's outcome, what it appended is made durable and counted.
-    if let Err(e) = store.finish_turn(&mut session, &recorder.stats()) {
+    // Whatever the run's outcome, what it appended is made durable and counted (with what
+    // a memory flush spent).
+    let mut stats = recorder.stats();
+    for usage in memory_flush.iter().flat_map(|f| &f.usage) {
+        stats.add_usage(usage);
+    }
+    if let Err(e) = store.finish_turn(&mut session, &stats) {
         tracing::error!(error = %e, "cannot finish the turn in the session store");
         recorder.errors.push(e.to_string());
     }
@@ -329,6 +360,15 @@ async fn run_turn_inner(
         Ok(Err(e)) => return Err(e.into()),
         Err(join) => return Err(pincer_agent::AgentError::RunFailed(join.to_string()).into()),
     }
+    let memory = match (memory_on, &memory) {
+        (true, Some(m)) => crate::session_memory::after_turn(
+            &store,
+            &mut session,
+            &m.workspace,
+            &mut recorder.errors,
+        ),
+        _ => Default::default(),
+    };
     let pruned = retention.and_then(|policy| maintain(&store, &policy, &session_key));
     Ok(TurnOutcome {
         session_key,
@@ -341,6 +381,8 @@ async fn run_turn_inner(
         added: recorder.added,
         tool_limit_reached: agent.tool_limit_reached(),
         persist_errors: recorder.errors,
+        memory,
+        memory_flush,
     })
 }
 

@@ -364,6 +364,9 @@ pub(crate) async fn run_rpc_turn(
         added: recorder.added,
         tool_limit_reached: false,
         persist_errors: recorder.errors,
+        // Per-session memory and the flush need the agent's context, which the worker keeps.
+        memory: Default::default(),
+        memory_flush: None,
     })
 }
 

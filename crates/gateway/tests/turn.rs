@@ -70,6 +70,7 @@ impl Setup {
             retention: None,
             abort: None,
             rpc: None,
+            memory: None,
         }
     }
 

@@ -37,8 +37,20 @@ pub struct SessionEntry {
     pub send_policy: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_activation: Option<String>,
+    /// Per-session memory (lainclaw's `--memory`): summaries of old messages go to
+    /// `memory/<key>.md` in the agent's workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_enabled: Option<bool>,
+    /// How many of the transcript's messages per-session memory has already summarised
+    /// (lainclaw's), so none is summarised twice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compacted_message_count: Option<u64>,
+    /// When the last pre-compaction memory flush ran, milliseconds since the epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_flush_at: Option<i64>,
+    /// The `compactionCount` the last memory flush ran in: one flush per compaction cycle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_flush_compaction_count: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_tokens: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -233,6 +233,10 @@ impl SessionStore {
                 output_tokens: None,
                 total_tokens: None,
                 compaction_count: 0,
+                // What these count belongs to the old transcript.
+                compacted_message_count: None,
+                memory_flush_at: None,
+                memory_flush_compaction_count: None,
                 ..old.clone()
             };
         }

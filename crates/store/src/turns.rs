@@ -129,6 +129,21 @@ impl SessionStore {
         Ok(appended)
     }
 
+    /// Changes the index entry of `session` under the lock (durably) and refreshes
+    /// `session.entry`, for bookkeeping outside the counters (per-session memory, memory
+    /// flushes). The same [`StoreError::SessionChanged`] as [`SessionStore::finish_turn`]
+    /// applies, so a reset in between is never charged with the old session's state.
+    pub fn update_session(
+        &self,
+        session: &mut OpenSession,
+        change: impl FnOnce(&mut SessionEntry),
+    ) -> Result<()> {
+        let entry =
+            self.update_entry(&session.key, Some(&session.entry.session_id), true, change)?;
+        session.entry = entry;
+        Ok(())
+    }
+
     /// Read-modify-write of one index entry under the lock; `updatedAt` becomes now. With
     /// `session_id`, the entry must still be that session.
     fn update_entry(

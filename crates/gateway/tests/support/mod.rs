@@ -107,6 +107,7 @@ impl Runtime for TestRuntime {
             retention: None,
             abort: None,
             rpc: None,
+            memory: None,
         };
         Box::pin(async move { Ok(plan) })
     }
