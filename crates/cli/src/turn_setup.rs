@@ -80,6 +80,14 @@ pub fn prepare_agent(app: &App, setup: AgentSetup<'_>) -> Result<PreparedAgent> 
     let mut config = AgentConfig::new(choice.primary.clone(), stream_fn);
     config.tools = setup.tools;
     config.thinking_level = thinking_level(app, setup.agent_id, setup.entry);
+    if let Some(compaction) = &app.config.agents.defaults.compaction {
+        let c = &mut config.compaction;
+        c.enabled = compaction.enabled.unwrap_or(c.enabled);
+        c.reserve_tokens = compaction.reserve_tokens.unwrap_or(c.reserve_tokens);
+        c.keep_recent_tokens = compaction
+            .keep_recent_tokens
+            .unwrap_or(c.keep_recent_tokens);
+    }
     config.system_prompt = crate::prompt::system_prompt(
         app,
         setup.agent_id,

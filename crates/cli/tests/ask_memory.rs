@@ -172,8 +172,16 @@ fn flush_requests(server: &MockLlm) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_memory_flush_runs_once_per_compaction_cycle_and_stays_silent() {
-    let server = mock(flush_scenario()).await;
-    let home = small_window_home(&server, "");
+    let big = UsageSpec {
+        input: Some(6000),
+        ..Default::default()
+    };
+    let server =
+        mock(flush_scenario().rule(
+            Rule::when(Match::last_user("big")).reply(Reply::text("big reply").with_usage(big)),
+        ))
+        .await;
+    let home = small_window_home(&server, ", compaction: { keepRecentTokens: 1 }");
     // First turn: nothing in context yet, no flush.
     home.ask_json(&["hello"]);
     assert_eq!(flush_requests(&server), 0);
@@ -230,17 +238,22 @@ async fn the_memory_flush_runs_once_per_compaction_cycle_and_stays_silent() {
     assert_eq!(out["result"], "fine");
     assert_eq!(flush_requests(&server), 2);
 
-    // A compaction starts a new cycle (counted in the index): the next turn flushes again.
-    let path = home.sessions_dir().join("sessions.json");
-    let mut all = index(&home);
-    all["agent:main:main"]["compactionCount"] = json!(1);
-    std::fs::write(&path, serde_json::to_string(&all).unwrap()).unwrap();
+    // A real compaction starts a new cycle: a reply past the threshold (21000 − 16384) makes
+    // the agent summarise the older messages (`keepRecentTokens: 1` leaves something to cut),
+    // and the next turn flushes again, once.
+    let out = home.ask_json(&["big"]);
+    assert_eq!(out["result"], "big reply");
+    let compactions = main_entry(&home)["compactionCount"].as_u64().unwrap();
+    assert!(compactions >= 1, "{}", main_entry(&home));
+    assert_eq!(flush_requests(&server), 2, "no flush in the same cycle");
     let out = home.ask_json(&["fourth"]);
     assert_eq!(out["result"], "fine");
     assert_eq!(flush_requests(&server), 4);
-    assert_eq!(main_entry(&home)["memoryFlushCompactionCount"], 1);
-    home.ask_json(&["fifth"]);
-    assert_eq!(flush_requests(&server), 4);
+    let entry = main_entry(&home);
+    assert_eq!(
+        entry["memoryFlushCompactionCount"], entry["compactionCount"],
+        "{entry}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

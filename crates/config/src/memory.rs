@@ -156,11 +156,22 @@ pub struct MemorySyncConfig {
     pub watch_debounce_ms: Option<u64>,
 }
 
-/// `agents.defaults.compaction` (OpenClaw's key). Today it holds only the pre-compaction
-/// memory flush; how compaction itself runs is pi's default (reserve 16384 tokens).
+/// `agents.defaults.compaction` (OpenClaw's key, with pi's compaction settings): when a
+/// session's older messages are summarised, and the pre-compaction memory flush.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CompactionConfig {
+    /// Compact automatically when the context nears the model's window (default true;
+    /// `/compact` always works).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// Tokens kept free for the next reply: compaction starts when less is left (default
+    /// 16384, pi's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reserve_tokens: Option<u64>,
+    /// Recent tokens kept verbatim after compaction (default 20000, pi's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_recent_tokens: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_flush: Option<MemoryFlushConfig>,
 }

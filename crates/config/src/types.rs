@@ -136,7 +136,8 @@ pub struct AgentDefaults {
     /// Memory search of every agent (each agent's own `memorySearch` wins field by field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_search: Option<MemorySearchConfig>,
-    /// Compaction: today the pre-compaction memory flush (`compaction.memoryFlush`).
+    /// Automatic compaction (`enabled`, `reserveTokens`, `keepRecentTokens`) and the
+    /// pre-compaction memory flush (`compaction.memoryFlush`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compaction: Option<CompactionConfig>,
 }

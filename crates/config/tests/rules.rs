@@ -265,6 +265,15 @@ fn memory_search_section() {
          sync: {watch: true, watchDebounceMs: 1500}}}, \
          list: [{id: 'work', memorySearch: {provider: 'local', local: {modelPath: '/models/potion'}}}]}}",
     );
+    accepts(
+        "{agents: {defaults: {compaction: {enabled: true, reserveTokens: 8000, keepRecentTokens: 4000, \
+         memoryFlush: {enabled: true, softThresholdTokens: 2000}}}}}",
+    );
+    let typo = error_of("{agents: {defaults: {compaction: {reserve: 1}}}}");
+    assert!(
+        typo.contains("agents.defaults.compaction.reserve"),
+        "{typo}"
+    );
     assert_eq!(
         error_of("{agents: {defaults: {memorySearch: {chunking: {tokens: 100, overlap: 100}}}}}"),
         "pincer.json5:1:61: agents.defaults.memorySearch.chunking.overlap: must be less than the chunk size (100 tokens)"
