@@ -60,6 +60,7 @@ mod engine;
 pub mod fake_discord;
 pub mod fake_feishu;
 pub mod fake_slack;
+mod fake_support;
 pub mod fake_telegram;
 mod handlers;
 pub mod mock_rpc;

@@ -218,25 +218,16 @@ impl FakeDiscord {
 
     /// Serves `config`, or says why it cannot.
     pub async fn try_start_with(config: FakeDiscordConfig) -> Result<Self, FakeDiscordError> {
-        let addr = config.addr;
-        let listener = tokio::net::TcpListener::bind(addr)
+        let (listener, addr) = crate::fake_support::bind(config.addr)
             .await
-            .map_err(|source| FakeDiscordError::Bind { addr, source })?;
-        let addr = listener
-            .local_addr()
-            .map_err(|source| FakeDiscordError::Bind { addr, source })?;
+            .map_err(|(addr, source)| FakeDiscordError::Bind { addr, source })?;
         let shared = Arc::new(Shared::new(
             config,
             format!("http://{addr}"),
             format!("ws://{addr}/gateway"),
         ));
         let app = rest::router(shared.clone());
-        let cancel = shared.cancel.clone();
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(cancel.cancelled_owned())
-                .await;
-        });
+        crate::fake_support::serve(listener, app, shared.cancel.clone());
         Ok(Self {
             running: Arc::new(Running { addr, shared }),
         })

@@ -4,12 +4,11 @@
 //! One mutex guards it all; every change wakes the async `wait_for` helpers.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::FakeFeishuConfig;
@@ -283,8 +282,7 @@ pub(crate) struct Shared {
     pub config: FakeFeishuConfig,
     pub cancel: CancellationToken,
     pub base_url: String,
-    inner: Mutex<Inner>,
-    changed: watch::Sender<u64>,
+    state: crate::fake_support::Watched<Inner>,
 }
 
 impl Shared {
@@ -298,54 +296,29 @@ impl Shared {
             config,
             cancel: CancellationToken::new(),
             base_url,
-            inner: Mutex::new(inner),
-            changed: watch::Sender::new(0),
+            state: crate::fake_support::Watched::new(inner),
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
+    /// Reads the state.
     pub fn read<T>(&self, f: impl FnOnce(&Inner) -> T) -> T {
-        f(&self.lock())
+        self.state.read(f)
     }
 
     /// Changes the state and wakes every waiter.
     pub fn update<T>(&self, f: impl FnOnce(&mut Inner) -> T) -> T {
-        let result = f(&mut self.lock());
-        self.changed
-            .send_modify(|version| *version = version.wrapping_add(1));
-        result
+        self.state.update(f)
     }
 
-    /// Runs `check` now and after every change until it gives `Some`, `timeout` passes or
-    /// the server stops (then `None`, after a last check).
+    /// Calls `check` on every change until it answers, `timeout` passes or the fake stops.
     pub async fn wait_for<T>(
         &self,
         timeout: Duration,
         mut check: impl FnMut(&Inner) -> Option<T>,
     ) -> Option<T> {
-        let mut changes = self.changed.subscribe();
-        let deadline = tokio::time::Instant::now() + timeout;
-        loop {
-            changes.borrow_and_update();
-            if let Some(found) = check(&self.lock()) {
-                return Some(found);
-            }
-            tokio::select! {
-                changed = changes.changed() => {
-                    if changed.is_err() {
-                        break;
-                    }
-                }
-                () = tokio::time::sleep_until(deadline) => break,
-                () = self.cancel.cancelled() => break,
-            }
-        }
-        check(&self.lock())
+        self.state
+            .wait_for(timeout, &self.cancel, |inner| check(inner))
+            .await
     }
 }
 

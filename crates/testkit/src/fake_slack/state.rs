@@ -3,13 +3,12 @@
 //! the records tests read, injected failures, and the async waiting on changes.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use bytes::Bytes;
 use serde::Serialize;
 use serde_json::Value;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::FakeSlackConfig;
@@ -104,8 +103,7 @@ pub(crate) struct Shared {
     pub cancel: CancellationToken,
     /// `http://127.0.0.1:PORT`.
     pub base_url: String,
-    inner: Mutex<Inner>,
-    changed: watch::Sender<u64>,
+    state: crate::fake_support::Watched<Inner>,
 }
 
 impl Shared {
@@ -114,54 +112,29 @@ impl Shared {
             config,
             cancel: CancellationToken::new(),
             base_url,
-            inner: Mutex::new(Inner::default()),
-            changed: watch::Sender::new(0),
+            state: crate::fake_support::Watched::new(Inner::default()),
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
+    /// Reads the state.
     pub fn read<T>(&self, f: impl FnOnce(&Inner) -> T) -> T {
-        f(&self.lock())
+        self.state.read(f)
     }
 
     /// Changes the state and wakes every waiter.
     pub fn update<T>(&self, f: impl FnOnce(&mut Inner) -> T) -> T {
-        let result = f(&mut self.lock());
-        self.changed
-            .send_modify(|version| *version = version.wrapping_add(1));
-        result
+        self.state.update(f)
     }
 
-    /// Runs `check` now and after every change until it gives `Some`, `timeout` passes or
-    /// the server stops (then `None`, after a last check).
+    /// Calls `check` on every change until it answers, `timeout` passes or the fake stops.
     pub async fn wait_for<T>(
         &self,
         timeout: Duration,
         mut check: impl FnMut(&Inner) -> Option<T>,
     ) -> Option<T> {
-        let mut changes = self.changed.subscribe();
-        let deadline = tokio::time::Instant::now() + timeout;
-        loop {
-            changes.borrow_and_update();
-            if let Some(found) = check(&self.lock()) {
-                return Some(found);
-            }
-            tokio::select! {
-                changed = changes.changed() => {
-                    if changed.is_err() {
-                        break;
-                    }
-                }
-                () = tokio::time::sleep_until(deadline) => break,
-                () = self.cancel.cancelled() => break,
-            }
-        }
-        check(&self.lock())
+        self.state
+            .wait_for(timeout, &self.cancel, |inner| check(inner))
+            .await
     }
 }
 

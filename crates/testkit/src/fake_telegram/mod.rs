@@ -197,13 +197,9 @@ impl FakeTelegram {
 
     /// Serves `config`, or says why it cannot.
     pub async fn try_start_with(config: FakeTelegramConfig) -> Result<Self, FakeTelegramError> {
-        let addr = config.addr;
-        let listener = tokio::net::TcpListener::bind(addr)
+        let (listener, addr) = crate::fake_support::bind(config.addr)
             .await
-            .map_err(|source| FakeTelegramError::Bind { addr, source })?;
-        let addr = listener
-            .local_addr()
-            .map_err(|source| FakeTelegramError::Bind { addr, source })?;
+            .map_err(|(addr, source)| FakeTelegramError::Bind { addr, source })?;
         let shared = Arc::new(Shared::new(config));
         let app = api::router(shared.clone()).into_make_service_with_connect_info::<ConnHandle>();
         let cancel = shared.cancel.clone();

@@ -3,13 +3,11 @@
 //! that long polls and `wait_for_*` helpers wait on.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use serde::Serialize;
 use serde_json::{Value, json};
-use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::FakeTelegramConfig;
@@ -103,8 +101,7 @@ pub(crate) struct Inner {
 pub(crate) struct Shared {
     pub config: FakeTelegramConfig,
     pub cancel: CancellationToken,
-    inner: Mutex<Inner>,
-    changed: watch::Sender<u64>,
+    state: crate::fake_support::Watched<Inner>,
 }
 
 pub(crate) fn now() -> i64 {
@@ -161,55 +158,29 @@ impl Shared {
         Self {
             config,
             cancel: CancellationToken::new(),
-            inner: Mutex::new(inner),
-            changed: watch::Sender::new(0),
+            state: crate::fake_support::Watched::new(inner),
         }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Reads the state.
     pub fn read<T>(&self, f: impl FnOnce(&Inner) -> T) -> T {
-        f(&self.lock())
+        self.state.read(f)
     }
 
     /// Changes the state and wakes every waiter.
     pub fn update<T>(&self, f: impl FnOnce(&mut Inner) -> T) -> T {
-        let result = f(&mut self.lock());
-        self.changed
-            .send_modify(|version| *version = version.wrapping_add(1));
-        result
+        self.state.update(f)
     }
 
-    /// Runs `check` now and after every change until it gives `Some`, `timeout` passes or
-    /// the server stops (then `None`, after a last check).
+    /// Calls `check` on every change until it answers, `timeout` passes or the fake stops.
     pub async fn wait_for<T>(
         &self,
         timeout: Duration,
         mut check: impl FnMut(&mut Inner) -> Option<T>,
     ) -> Option<T> {
-        let mut changes = self.changed.subscribe();
-        let deadline = tokio::time::Instant::now() + timeout;
-        loop {
-            changes.borrow_and_update();
-            if let Some(found) = check(&mut self.lock()) {
-                return Some(found);
-            }
-            tokio::select! {
-                changed = changes.changed() => {
-                    if changed.is_err() {
-                        break;
-                    }
-                }
-                () = tokio::time::sleep_until(deadline) => break,
-                () = self.cancel.cancelled() => break,
-            }
-        }
-        check(&mut self.lock())
+        self.state
+            .wait_for(timeout, &self.cancel, |inner| check(inner))
+            .await
     }
 
     /// The bot's `User` object.

@@ -1,0 +1,93 @@
+//! What every fake platform server (Telegram, Discord, Slack, Feishu) shares: its state
+//! behind a mutex whose every change wakes the tests waiting on it, and binding a loopback
+//! port and serving its router until cancelled.
+
+use std::net::SocketAddr;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+/// A fake's state: read and changed under a lock, waited on by tests.
+pub(crate) struct Watched<T> {
+    inner: Mutex<T>,
+    /// Bumped after every change.
+    changed: watch::Sender<u64>,
+}
+
+impl<T> Watched<T> {
+    pub fn new(value: T) -> Self {
+        Self {
+            inner: Mutex::new(value),
+            changed: watch::Sender::new(0),
+        }
+    }
+
+    /// The state; a panic in a handler holding the lock must not wedge every later call.
+    pub fn lock(&self) -> MutexGuard<'_, T> {
+        self.inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Reads the state.
+    pub fn read<R>(&self, f: impl FnOnce(&T) -> R) -> R {
+        f(&self.lock())
+    }
+
+    /// Changes the state and wakes every waiter.
+    pub fn update<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        let result = f(&mut self.lock());
+        self.changed
+            .send_modify(|version| *version = version.wrapping_add(1));
+        result
+    }
+
+    /// Calls `check` on every change until it answers, `timeout` passes or `stop` is
+    /// cancelled; then once more (so a last-moment change still counts).
+    pub async fn wait_for<R>(
+        &self,
+        timeout: Duration,
+        stop: &CancellationToken,
+        mut check: impl FnMut(&mut T) -> Option<R>,
+    ) -> Option<R> {
+        let mut changes = self.changed.subscribe();
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            changes.borrow_and_update();
+            if let Some(found) = check(&mut self.lock()) {
+                return Some(found);
+            }
+            tokio::select! {
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        break;
+                    }
+                }
+                () = tokio::time::sleep_until(deadline) => break,
+                () = stop.cancelled() => break,
+            }
+        }
+        check(&mut self.lock())
+    }
+}
+
+/// Binds `addr` (port 0: a free one); the listener and the address it got.
+pub(crate) async fn bind(
+    addr: SocketAddr,
+) -> Result<(TcpListener, SocketAddr), (SocketAddr, std::io::Error)> {
+    let listener = TcpListener::bind(addr).await.map_err(|e| (addr, e))?;
+    let bound = listener.local_addr().map_err(|e| (addr, e))?;
+    Ok((listener, bound))
+}
+
+/// Serves `app` on `listener` until `stop` is cancelled.
+pub(crate) fn serve(listener: TcpListener, app: axum::Router, stop: CancellationToken) {
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app)
+            .with_graceful_shutdown(stop.cancelled_owned())
+            .await;
+    });
+}
