@@ -110,6 +110,22 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&tmp, path)
 }
 
+/// The body of `response`, or `None` as soon as it grows past `max` bytes (what is over the
+/// limit is refused, never truncated, and never read to the end).
+pub(crate) async fn read_capped(
+    mut response: reqwest::Response,
+    max: u64,
+) -> Result<Option<Vec<u8>>, reqwest::Error> {
+    let mut out = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        out.extend_from_slice(&chunk);
+        if out.len() as u64 > max {
+            return Ok(None);
+        }
+    }
+    Ok(Some(out))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

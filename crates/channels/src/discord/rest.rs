@@ -134,7 +134,7 @@ impl DiscordRest {
     /// Downloads an attachment from its (CDN) `url`, without the token; at most `max`
     /// bytes (more is refused, not truncated).
     pub async fn download(&self, url: &str, max: u64) -> Result<Vec<u8>, ChannelError> {
-        let mut response = self
+        let response = self
             .client
             .get(url)
             .header(reqwest::header::USER_AGENT, USER_AGENT)
@@ -148,17 +148,13 @@ impl DiscordRest {
                 message: format!("attachment download failed with HTTP {}", response.status()),
             });
         }
-        let mut out = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(connection_error)? {
-            out.extend_from_slice(&chunk);
-            if out.len() as u64 > max {
-                return Err(ChannelError::Api {
-                    channel: CHANNEL.into(),
-                    message: format!("the file is over the {max}-byte limit"),
-                });
-            }
-        }
-        Ok(out)
+        crate::support::read_capped(response, max)
+            .await
+            .map_err(connection_error)?
+            .ok_or_else(|| ChannelError::Api {
+                channel: CHANNEL.into(),
+                message: format!("the file is over the {max}-byte limit"),
+            })
     }
 }
 

@@ -222,7 +222,7 @@ impl FeishuApi {
         let reply = self
             .execute(|| self.client.get(&url).timeout(UPLOAD_TIMEOUT), true)
             .await?;
-        let mut response = match reply {
+        let response = match reply {
             Reply::Stream(response) => response,
             Reply::Json(_) => {
                 return Err(api_error("the resource download gave JSON, not a file".into()).into());
@@ -237,13 +237,10 @@ impl FeishuApi {
             .and_then(|v| v.to_str().ok())
             .map(|t| t.split(';').next().unwrap_or(t).trim().to_owned())
             .filter(|t| !t.is_empty());
-        let mut bytes = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(connection_error)? {
-            bytes.extend_from_slice(&chunk);
-            if bytes.len() as u64 > max {
-                return Err(DownloadError::TooBig(max));
-            }
-        }
+        let bytes = crate::support::read_capped(response, max)
+            .await
+            .map_err(connection_error)?
+            .ok_or(DownloadError::TooBig(max))?;
         Ok(Download {
             bytes,
             content_type,

@@ -144,7 +144,7 @@ impl SlackWeb {
                 format!("Bearer {}", self.bot_token),
             );
         }
-        let mut response = request
+        let response = request
             .send()
             .await
             .map_err(|e| failed(e.without_url().to_string()))?;
@@ -168,18 +168,10 @@ impl SlackWeb {
         if response.content_length().is_some_and(|n| n > max) {
             return Err(DownloadError::TooBig(max));
         }
-        let mut out = Vec::new();
-        while let Some(chunk) = response
-            .chunk()
+        crate::support::read_capped(response, max)
             .await
             .map_err(|e| failed(e.without_url().to_string()))?
-        {
-            out.extend_from_slice(&chunk);
-            if out.len() as u64 > max {
-                return Err(DownloadError::TooBig(max));
-            }
-        }
-        Ok(out)
+            .ok_or(DownloadError::TooBig(max))
     }
 
     /// POSTs a file's bytes to the `upload_url` of `files.getUploadURLExternal` (no token:

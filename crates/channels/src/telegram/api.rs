@@ -127,7 +127,7 @@ impl TelegramApi {
 
     /// Downloads a file (at most `max` bytes: more is refused, not truncated).
     pub async fn download(&self, file_path: &str, max: u64) -> Result<Vec<u8>, ChannelError> {
-        let mut response = self
+        let response = self
             .client
             .get(self.file_url(file_path))
             .timeout(Duration::from_secs(120))
@@ -140,17 +140,13 @@ impl TelegramApi {
                 message: format!("file download failed with HTTP {}", response.status()),
             });
         }
-        let mut out = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(connection_error)? {
-            out.extend_from_slice(&chunk);
-            if out.len() as u64 > max {
-                return Err(ChannelError::Api {
-                    channel: CHANNEL.into(),
-                    message: format!("the file is over the {max}-byte limit"),
-                });
-            }
-        }
-        Ok(out)
+        crate::support::read_capped(response, max)
+            .await
+            .map_err(connection_error)?
+            .ok_or_else(|| ChannelError::Api {
+                channel: CHANNEL.into(),
+                message: format!("the file is over the {max}-byte limit"),
+            })
     }
 }
 
