@@ -39,6 +39,40 @@ impl Default for RetryPolicy {
     }
 }
 
+impl RetryPolicy {
+    /// After failed attempt `attempt` (0-based) with `message`: how long to wait before
+    /// the next one (the server's `retry_after`, else exponential backoff), or — not
+    /// retryable, retries used up, or a wait over `max_delay` — the message to give up with
+    /// (`hint` is appended when giving up for good).
+    pub(crate) fn after_failure(
+        &self,
+        attempt: u32,
+        retryable: bool,
+        retry_after: Option<Duration>,
+        message: &str,
+        hint: impl FnOnce() -> String,
+    ) -> Result<Duration, String> {
+        if !retryable || attempt >= self.max_retries {
+            let tries = if attempt > 0 {
+                format!(" (after {} attempts)", attempt + 1)
+            } else {
+                String::new()
+            };
+            return Err(format!("{message}{tries}{}", hint()));
+        }
+        let backoff = self.base_delay.saturating_mul(2u32.saturating_pow(attempt));
+        let delay = retry_after.unwrap_or(backoff);
+        if !self.max_delay.is_zero() && delay > self.max_delay {
+            return Err(format!(
+                "{message}; the server asked to retry after {} s, longer than the {} s limit; try again later",
+                delay.as_secs_f64(),
+                self.max_delay.as_secs_f64()
+            ));
+        }
+        Ok(delay)
+    }
+}
+
 /// Options for one streamed call.
 #[derive(Debug, Clone, Default)]
 pub struct StreamOptions {

@@ -66,31 +66,13 @@ pub(super) async fn send(
             ),
         };
         let message = scrub(message);
-        if !kind.is_retryable() || attempt >= policy.max_retries {
-            let tries = if attempt > 0 {
-                format!(" (after {} attempts)", attempt + 1)
-            } else {
-                String::new()
+        let delay =
+            match policy.after_failure(attempt, kind.is_retryable(), retry_after, &message, || {
+                hint(&kind, config)
+            }) {
+                Ok(delay) => delay,
+                Err(message) => return Err(EmbeddingError::new(kind, message)),
             };
-            return Err(EmbeddingError::new(
-                kind.clone(),
-                format!("{message}{tries}{}", hint(&kind, config)),
-            ));
-        }
-        let backoff = policy
-            .base_delay
-            .saturating_mul(2u32.saturating_pow(attempt));
-        let delay = retry_after.unwrap_or(backoff);
-        if !policy.max_delay.is_zero() && delay > policy.max_delay {
-            return Err(EmbeddingError::new(
-                kind,
-                format!(
-                    "{message}; the server asked to retry after {} s, longer than the {} s limit; try again later",
-                    delay.as_secs_f64(),
-                    policy.max_delay.as_secs_f64()
-                ),
-            ));
-        }
         tracing::warn!(target: "pincer_ai", %label, attempt, delay_ms = delay.as_millis() as u64, "{message}; retrying");
         tokio::select! {
             biased;
