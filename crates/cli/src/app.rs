@@ -13,8 +13,8 @@ use pincer_ai::{LlmClient, Model, ModelRegistry};
 use pincer_config::{AgentEntry, ExecSecurityName, PincerConfig, ToolProfileName, ToolsConfig};
 use pincer_store::SessionStore;
 use pincer_tools::{
-    ExecSecurity, PathPolicy, ProcessRegistry, ToolFilter, ToolProfile, basic_tools, exec_tools,
-    file_tools,
+    ExecSecurity, MemorySource, PathPolicy, ProcessRegistry, ToolFilter, ToolProfile, basic_tools,
+    exec_tools, file_tools,
 };
 
 /// What every command starts from.
@@ -23,6 +23,9 @@ pub struct App {
     pub home: PathBuf,
     pub config_path: PathBuf,
     pub config: PincerConfig,
+    /// Each agent's memory as its tools see it, made once per process (its embedding client
+    /// and its open index are reused by every turn; the gateway puts its watched ones here).
+    memory_sources: std::sync::Mutex<std::collections::HashMap<String, MemorySource>>,
 }
 
 impl App {
@@ -37,6 +40,7 @@ impl App {
             home,
             config_path,
             config: loaded.config,
+            memory_sources: Default::default(),
         })
     }
 
@@ -220,8 +224,8 @@ impl App {
             exec_security(section),
             agent_id,
         ));
-        if let Some(memory) = crate::memory_setup::AgentMemory::of(self, agent_id) {
-            tools.extend(pincer_tools::memory_tools(memory.source(self)?));
+        if let Some(source) = self.memory_source(agent_id)? {
+            tools.extend(pincer_tools::memory_tools(source));
         }
         tools.extend(extra);
         let mut tools = tool_filter(section).apply(tools);
@@ -229,6 +233,33 @@ impl App {
             tools.retain(|t| only.iter().any(|name| name == t.name()));
         }
         Ok(tools)
+    }
+}
+
+impl App {
+    /// The agent's memory for its tools (`None` when `memorySearch.enabled` is false).
+    fn memory_source(&self, agent_id: &str) -> Result<Option<MemorySource>> {
+        let mut sources = self
+            .memory_sources
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(source) = sources.get(agent_id) {
+            return Ok(Some(source.clone()));
+        }
+        let Some(memory) = crate::memory_setup::AgentMemory::of(self, agent_id) else {
+            return Ok(None);
+        };
+        let source = memory.source(self)?;
+        sources.insert(agent_id.to_owned(), source.clone());
+        Ok(Some(source))
+    }
+
+    /// Makes `source` the agent's memory for every later turn (the gateway's watched index).
+    pub fn set_memory_source(&self, agent_id: &str, source: MemorySource) {
+        self.memory_sources
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(agent_id.to_owned(), source);
     }
 }
 

@@ -271,7 +271,8 @@ impl Embedder for RemoteEmbedder {
 }
 
 /// The gateway's memory watchers, one per agent whose memory is on and watched: each
-/// indexes at start and again after every burst of edits. Stopped when dropped. An agent
+/// indexes at start and again after every burst of edits, and its index becomes what the
+/// agent's memory tools search. Stopped when dropped. An agent
 /// whose index cannot be opened is logged and skipped (its tools still open it on demand
 /// and say what is wrong).
 pub async fn start_watchers(app: &App) -> Vec<pincer_memory::MemoryWatcher> {
@@ -289,13 +290,25 @@ pub async fn start_watchers(app: &App) -> Vec<pincer_memory::MemoryWatcher> {
             continue;
         }
         match memory.open(app).await {
-            Ok(index) => watchers.push(pincer_memory::MemoryWatcher::start(
-                index,
-                pincer_memory::WatchSettings {
-                    debounce,
-                    ..Default::default()
-                },
-            )),
+            Ok(index) => {
+                // The tools search the watched index: it is kept current, so no sync
+                // before each search.
+                app.set_memory_source(
+                    &agent_id,
+                    MemorySource::watched(
+                        memory.workspace.clone(),
+                        index.clone(),
+                        search_options(&memory.config),
+                    ),
+                );
+                watchers.push(pincer_memory::MemoryWatcher::start(
+                    index,
+                    pincer_memory::WatchSettings {
+                        debounce,
+                        ..Default::default()
+                    },
+                ));
+            }
             Err(e) => {
                 tracing::warn!(agent = %agent_id, error = %format!("{e:#}"), "memory is not watched")
             }
