@@ -1,9 +1,17 @@
-//! Masking secrets before a config is printed (`pincer config get`, diagnostics). A value
-//! is secret when its key names a secret: the key's last word (camelCase, `_` or `-`
-//! separated) is key, token, secret, password, access, refresh or authorization, so
-//! `apiKey`, `botToken`, `client_secret` and `x-api-key` are masked while `maxTokens` is
-//! not. `mainKey` names a session, not a credential, and stays visible. Everything under
-//! a secret key is masked. A `${NAME}` reference is shown as written: it is not the secret.
+//! Masking secrets before a config is printed (`pincer config get`, WS `config.get`,
+//! diagnostics). A value is secret when its key names a secret:
+//! - the key's last word (camelCase, `_` or `-` separated) is key, token, secret, access,
+//!   refresh or authorization, so `apiKey`, `botToken`, `client_secret` and `x-api-key`
+//!   are masked while `maxTokens` is not (`mainKey` names a session and stays visible);
+//! - or the key contains password, passwd, cookie, authorization, credential or private
+//!   anywhere (`proxyPassword`, `Set-Cookie`, `clientCredentials`, `private_key_pem`);
+//! - or it sits anywhere under an object named `headers` or `env`: header values
+//!   (`Cookie`, `X-Auth`, …) and environment maps are credentials more often than not, and
+//!   their names say nothing reliable, so every value there is masked and only the names
+//!   are shown.
+//!
+//! All keys are compared case-insensitively. Everything under a secret key is masked. A
+//! `${NAME}` reference is shown as written: it is not the secret.
 
 use serde_json::{Map, Value};
 
@@ -11,6 +19,7 @@ use crate::edit::get;
 use crate::env_subst::is_single_reference;
 use crate::keypath::KeyPath;
 
+/// Secret when the whole key or its last word is one of these.
 const SECRET_WORDS: &[&str] = &[
     "key",
     "apikey",
@@ -22,12 +31,21 @@ const SECRET_WORDS: &[&str] = &[
     "authorization",
 ];
 
+/// Secret when the key contains one of these anywhere (compared lowercased).
+const SECRET_PARTS: &[&str] = &[
+    "password",
+    "passwd",
+    "cookie",
+    "authorization",
+    "credential",
+    "private",
+];
+
+/// Objects whose every value is secret, at any depth (compared lowercased).
+const SECRET_CONTAINERS: &[&str] = &["headers", "env"];
+
 /// Keys that end in a secret word but hold no secret.
 const NOT_SECRET: &[&str] = &["mainKey"];
-
-/// Strings shorter than this are masked whole: showing six characters of them would
-/// show most of the secret.
-const MIN_PARTIAL_LEN: usize = 12;
 
 /// `value` with every secret-looking string masked as `abc***xyz` (or `***` when short).
 pub fn redact(value: &Value) -> Value {
@@ -47,24 +65,21 @@ pub fn is_secret_key(key: &str) -> bool {
     }
     let lower = key.to_lowercase();
     let last_word = last_word(key).to_lowercase();
-    SECRET_WORDS.contains(&lower.as_str()) || SECRET_WORDS.contains(&last_word.as_str())
+    SECRET_WORDS.contains(&lower.as_str())
+        || SECRET_WORDS.contains(&last_word.as_str())
+        || SECRET_PARTS.iter().any(|part| lower.contains(part))
+        || SECRET_CONTAINERS.contains(&lower.as_str())
 }
 
-/// `"sk-abcdef123456"` → `"sk-***456"`.
+/// `"sk-abcdef123456"` → `"sk-***456"` (short ones `***`): [`pincer_base::mask_secret`].
 pub fn mask(secret: &str) -> String {
-    let chars: Vec<char> = secret.chars().collect();
-    if chars.len() < MIN_PARTIAL_LEN {
-        return "***".to_owned();
-    }
-    let head: String = chars[..3].iter().collect();
-    let tail: String = chars[chars.len() - 3..].iter().collect();
-    format!("{head}***{tail}")
+    pincer_base::mask_secret(secret)
 }
 
 fn walk(value: &Value, secret: bool) -> Value {
     match value {
         Value::String(s) if secret && !is_single_reference(s) => Value::String(mask(s)),
-        Value::Number(_) | Value::Bool(_) if secret => Value::String("***".to_owned()),
+        Value::Number(_) | Value::Bool(_) if secret => Value::String(pincer_base::secret::MASK.to_owned()),
         Value::Array(items) => Value::Array(items.iter().map(|v| walk(v, secret)).collect()),
         Value::Object(map) => Value::Object(
             map.iter()
@@ -111,10 +126,30 @@ mod tests {
             "refreshToken",
             "Authorization",
             "APIKEY",
+            "headers",
+            "Env",
+            "Cookie",
+            "set-cookie",
+            "proxyPassword",
+            "db_passwd",
+            "credentials",
+            "clientCredential",
+            "privateKeyPem",
+            "PRIVATE",
+            "proxyAuthorization",
         ] {
             assert!(is_secret_key(key), "{key}");
         }
-        for key in ["mainKey", "maxTokens", "keys", "name", "accessMode2", ""] {
+        for key in [
+            "mainKey",
+            "maxTokens",
+            "keys",
+            "name",
+            "accessMode2",
+            "",
+            "environment",
+            "header",
+        ] {
             assert!(!is_secret_key(key), "{key}");
         }
     }

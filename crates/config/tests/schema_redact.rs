@@ -55,7 +55,7 @@ fn secrets_are_masked_and_references_shown() {
         json!({
             "models": {"providers": {
                 "a": {"apiKey": "sk-***def", "baseUrl": "http://h"},
-                "b": {"apiKey": "${OPENAI_API_KEY}", "headers": {"Authorization": "Bea***jkl", "x-trace": "1"}},
+                "b": {"apiKey": "${OPENAI_API_KEY}", "headers": {"Authorization": "Bea***jkl", "x-trace": "***"}},
                 "c": {"apiKey": "***", "models": [{"id": "m", "maxTokens": 8192}]},
             }},
             "session": {"mainKey": "home"},
@@ -73,4 +73,50 @@ fn secrets_are_masked_and_references_shown() {
     assert_eq!(redacted_get(&raw, &"nope".parse().unwrap()), None);
     assert_eq!(mask("abcdefghijklmnop"), "abc***nop");
     assert_eq!(mask("abcdefghijk"), "***");
+}
+
+#[test]
+fn every_value_under_headers_and_env_is_masked_at_any_depth() {
+    let raw = json!({
+        "models": {"providers": {"x": {
+            "baseUrl": "http://h",
+            "headers": {"Cookie": "session=0123456789abcdef", "X-Auth": "tok", "X-Ref": "${REF}"},
+        }}},
+        "mcp": {"servers": {"fs": {"command": "npx", "env": {"GITHUB_PAT": "ghp_0123456789abcdef", "DEBUG": 1}}}},
+        "Env": {"nested": {"deep": ["a-very-long-value-here", true]}},
+        "proxyPassword": "p4ssw0rd-p4ssw0rd",
+        "Set-Cookie": "c",
+        "clientCredentials": {"id": "app", "pin": 42},
+        "private_key_pem": "-----BEGIN-----",
+        "PrivateThing": "x",
+        "proxyAuthorization": "Basic abcdefghijkl",
+        "keys": ["visible"],
+        "environment": "visible",
+    });
+    assert_eq!(
+        redact(&raw),
+        json!({
+            "models": {"providers": {"x": {
+                "baseUrl": "http://h",
+                "headers": {"Cookie": "ses***def", "X-Auth": "***", "X-Ref": "${REF}"},
+            }}},
+            "mcp": {"servers": {"fs": {"command": "npx", "env": {"GITHUB_PAT": "ghp***def", "DEBUG": "***"}}}},
+            "Env": {"nested": {"deep": ["a-v***ere", "***"]}},
+            "proxyPassword": "p4s***0rd",
+            "Set-Cookie": "***",
+            "clientCredentials": {"id": "***", "pin": "***"},
+            "private_key_pem": "---***---",
+            "PrivateThing": "***",
+            "proxyAuthorization": "Bas***jkl",
+            "keys": ["visible"],
+            "environment": "visible",
+        })
+    );
+    let headers: KeyPath = "models.providers.x.headers".parse().unwrap();
+    assert_eq!(
+        redacted_get(&raw, &headers),
+        Some(json!({"Cookie": "ses***def", "X-Auth": "***", "X-Ref": "${REF}"}))
+    );
+    let cookie: KeyPath = "models.providers.x.headers.Cookie".parse().unwrap();
+    assert_eq!(redacted_get(&raw, &cookie), Some(json!("ses***def")));
 }

@@ -12,4 +12,5 @@ mod exec_escape;
 mod files_media;
 mod http_limits;
 mod permissions;
+mod secrets;
 mod ws_limits;
