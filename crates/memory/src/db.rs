@@ -79,20 +79,35 @@ pub struct Db {
     busy_timeout: Duration,
 }
 
+/// Creates the database file 0600 if it is missing. SQLite would create it with the
+/// umask's mode (0644), and it gives the `-wal` and `-shm` files it creates later the
+/// database file's mode, so creating it private first keeps all three private.
+fn create_private_file(path: &Path) -> Result<(), MemoryError> {
+    pincer_base::private_open_options()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map(drop)
+        .map_err(|e| MemoryError::io("cannot create the index file", path, e))
+}
+
 impl Db {
     /// Opens (creating if needed) the database, recovering from corruption by moving the
     /// file aside. Fails only when the directory is unusable or the file is locked.
     pub fn open(path: &Path, busy_timeout: Duration) -> Result<Self, MemoryError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
+            pincer_base::create_private_dir_all(dir)
                 .map_err(|e| MemoryError::io("cannot create the index directory", dir, e))?;
         }
+        create_private_file(path)?;
         match Self::try_open(path, busy_timeout) {
             Ok(db) => Ok(db),
             Err(e) if is_corrupt(&e) => {
                 let moved_to = move_aside(path)?;
                 tracing::warn!(path = %path.display(), moved_to = %moved_to.display(),
                     "memory index was corrupt; moved aside, rebuilding");
+                create_private_file(path)?;
                 let mut db = Self::try_open(path, busy_timeout).map_err(|e| db_error(path, e))?;
                 db.recovered_from = Some(moved_to);
                 Ok(db)

@@ -390,3 +390,30 @@ async fn locked_database_fails_sync_clearly_and_search_still_answers() {
         "memory/new.md"
     );
 }
+
+/// Finding 8 of the security review: the index holds the memory's text, so the database
+/// and SQLite's `-wal` / `-shm` files beside it are the owner's alone (0600), and the
+/// directories the index creates are 0700, whatever the umask.
+#[cfg(unix)]
+#[tokio::test]
+async fn the_index_files_and_directories_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let env = Env::new();
+    write_corpus(&env.ws());
+    let index = env
+        .open(Some(TestEmbedder::new("test/hash-256", Behaviour::Ok)), settings())
+        .await;
+    index.sync().await.unwrap();
+    let db = env.db();
+    let mut modes = Vec::new();
+    for suffix in ["", "-wal", "-shm"] {
+        let path = std::path::PathBuf::from(format!("{}{suffix}", db.display()));
+        modes.push((suffix, mode(&path)));
+    }
+    modes.push(("dir", mode(db.parent().unwrap())));
+    assert_eq!(
+        modes,
+        vec![("", 0o600), ("-wal", 0o600), ("-shm", 0o600), ("dir", 0o700)]
+    );
+}

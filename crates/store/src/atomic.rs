@@ -10,9 +10,9 @@ use serde::de::DeserializeOwned;
 
 use crate::error::{Result, StoreError};
 
-/// Replaces `path` with `bytes` atomically. `mode` sets Unix permissions on the new file
-/// (`Some(0o600)` for secrets); it is applied before any byte is written. Parent
-/// directories are created.
+/// Replaces `path` with `bytes` atomically. `mode` sets Unix permissions on the new file;
+/// `None` means private (0600), like everything Pincer keeps under its home. The mode is
+/// applied before any byte is written. Missing parent directories are created 0700.
 pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
     write_atomic_with(path, bytes, mode, true)
 }
@@ -30,7 +30,7 @@ pub(crate) fn write_atomic_with(
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
+    pincer_base::create_private_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -52,7 +52,7 @@ fn write_tmp(tmp: &Path, bytes: &[u8], mode: Option<u32>, durable: bool) -> Resu
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(mode.unwrap_or(0o644));
+        opts.mode(mode.unwrap_or(pincer_base::PRIVATE_FILE_MODE));
     }
     #[cfg(not(unix))]
     let _ = mode;

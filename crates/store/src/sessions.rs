@@ -13,7 +13,7 @@
 //! message as it completes → [`SessionStore::finish_turn`] (fsync, then tokens and routing
 //! into the index) — see [`crate::turns`].
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -164,9 +164,10 @@ impl SessionStore {
     }
 
     pub(crate) fn lock(&self) -> Result<IndexLock> {
-        std::fs::create_dir_all(&self.root).map_err(|e| StoreError::io(&self.root, e))?;
+        pincer_base::create_private_dir_all(&self.root)
+            .map_err(|e| StoreError::io(&self.root, e))?;
         let path = self.lock_path();
-        let file = OpenOptions::new()
+        let file = pincer_base::private_open_options()
             .create(true)
             .truncate(false)
             .read(true)

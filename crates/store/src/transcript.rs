@@ -447,7 +447,7 @@ fn migrate_file(path: &Path, bytes: &[u8], from_version: u32) -> Result<Migratio
     let migrated = crate::migrate::migrate(path, bytes, from_version)?;
     let backup = crate::migrate::backup_path(path, from_version);
     crate::atomic::write_atomic(&backup, bytes, Some(0o600))?;
-    crate::atomic::write_atomic(path, &migrated.bytes, None)?;
+    crate::atomic::write_atomic(path, &migrated.bytes, Some(pincer_base::PRIVATE_FILE_MODE))?;
     tracing::info!(path = %path.display(), from_version, backup = %backup.display(), "migrated transcript to the current format version");
     Ok(MigrationReport {
         backup,

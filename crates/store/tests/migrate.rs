@@ -330,3 +330,18 @@ fn an_append_after_migration_by_another_handle_lands_in_the_new_file() {
     assert_one_chain(&t);
     assert_eq!(t.entries().len(), 7);
 }
+
+/// Finding 8 of the security review: a migrated transcript (and its backup) is the
+/// owner's alone, 0600, like every transcript.
+#[cfg(unix)]
+#[test]
+fn a_migrated_transcript_and_its_backup_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), &v1_file());
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
+    let (_, report) = Transcript::open(&path).unwrap();
+    let backup = report.migrated.unwrap().backup;
+    assert_eq!((mode(&path), mode(&backup)), (0o600, 0o600));
+}

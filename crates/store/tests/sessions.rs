@@ -288,3 +288,33 @@ fn session_ids_that_are_not_plain_file_names_never_reach_outside_the_store() {
     left.sort();
     assert_eq!(left, ["agents", "outside.jsonl"]);
 }
+
+/// Finding 8 of the security review: every file and directory the store creates is the
+/// owner's alone (files 0600 — the index, its lock, transcripts — directories 0700).
+#[cfg(unix)]
+#[test]
+fn everything_the_store_creates_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    let mut a = s.get_or_create("main").unwrap();
+    a.transcript
+        .append_body(EntryBody::Message(MessageEntry {
+            message: Message::user("hi"),
+        }))
+        .unwrap();
+    let mut wrong = Vec::new();
+    let mut stack = vec![dir.path().join("agents")];
+    while let Some(path) = stack.pop() {
+        let meta = fs::metadata(&path).unwrap();
+        let want = if meta.is_dir() { 0o700 } else { 0o600 };
+        if meta.permissions().mode() & 0o777 != want {
+            wrong.push(format!("{:o} {}", meta.permissions().mode() & 0o777, path.display()));
+        }
+        if meta.is_dir() {
+            stack.extend(fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        }
+    }
+    wrong.sort();
+    assert_eq!(wrong, Vec::<String>::new());
+}
