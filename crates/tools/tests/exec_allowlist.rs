@@ -27,7 +27,7 @@ fn tokenizes_quotes_escapes_and_operators() {
         ]
     );
     assert_eq!(
-        words("l\\\ns a # ; rm\nb"),
+        words("ls \\\n a # ; rm \\\nb"),
         vec![vec!["ls", "a"], vec!["b"]]
     );
     assert_eq!(words("ls 2>&1 >/dev/null 2> /dev/null"), vec![vec!["ls"]]);
@@ -69,7 +69,7 @@ fn checks_programs_and_refuses_bypasses() {
     ));
     assert!(matches!(
         refused("ls ${X:-`rm`}"),
-        AllowlistError::Substitution(_)
+        AllowlistError::Unsupported(_)
     ));
     assert!(matches!(
         refused("ls <(rm)"),
@@ -137,4 +137,96 @@ fn checks_programs_and_refuses_bypasses() {
     ));
     assert!(check("X=1", &allowed).is_ok());
     assert!(check("ls '$(not run)' \\`x\\` # $(comment)", &allowed).is_ok());
+}
+
+/// Issue 17, finding 1: the checker must end `${...}` where the shell does, so a `${`
+/// whose body could nest, quote or expand is refused, and so is everything else the
+/// tokenizer does not model exactly.
+#[test]
+fn refuses_what_the_shell_could_read_differently() {
+    let allowed = vec!["echo".to_owned(), "printf".to_owned(), "test".to_owned()];
+    for line in [
+        "echo ${x:-{} ; touch ~/PWNED ; id #}",
+        "echo ${x:-'}'}\ntouch ~/PWNED\necho '",
+        "echo ${x:-\"}\"}",
+        "echo ${x:-\\}}",
+        "echo ${x:-a b}",
+        "echo ${x:-$y}",
+        "echo ${x:-;}",
+        "echo ${x@P}",
+        "echo ${!x}",
+        "echo ${x:1}",
+        "echo ${x/a/b}",
+        "echo ${a[1]}",
+        "echo ${}",
+        "echo $((1+1))",
+        "echo $[1+1]",
+        "echo $'a'",
+        "echo $\"a\"",
+        "echo $~",
+        "echo a\\\nb",
+        "echo \"a\\\nb\"",
+        "echo a;\\\nid",
+        "echo a ;; id",
+        "echo a ;& id",
+        "echo >#x",
+    ] {
+        let err = check(line, &allowed).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                AllowlistError::Unsupported(_)
+                    | AllowlistError::Substitution(_)
+                    | AllowlistError::Unterminated(_)
+                    | AllowlistError::MissingTarget(_)
+            ),
+            "{line:?}: {err:?}"
+        );
+    }
+    assert_eq!(
+        check("echo ${PATH:=/tmp}", &allowed),
+        Err(AllowlistError::GuardedAssignment("PATH".into()))
+    );
+    assert_eq!(
+        check("{rm,x}", &allowed),
+        Err(AllowlistError::DynamicProgram("{rm,x}".into()))
+    );
+    for line in [
+        "printf -v 'a[$(id)]' x",
+        "printf \"$f\" x",
+        "test -v 'a[$(id)]'",
+        "test \"$a\" = b",
+    ] {
+        assert!(
+            matches!(
+                check(line, &allowed),
+                Err(AllowlistError::EvaluatingArgument { .. })
+            ),
+            "{line:?}"
+        );
+    }
+}
+
+#[test]
+fn accepts_the_forms_it_models() {
+    let allowed = vec!["echo".to_owned(), "printf".to_owned()];
+    for line in [
+        "echo ${x} ${x:-a/b.c} ${x#*.} ${x%%/*} ${#x} ${#} ${1} $@ \"$*\" $? $$",
+        "echo \"${HOME:-/tmp}/x\" '${x:-{}' {a,b} a#b # ${x:-{}",
+        "echo cost: $ 5 \"$\" a$/b",
+        "printf '%s\\n' a b",
+        "printf -- -v",
+        "echo a \\\n  b",
+        "X=1 echo \"$X\"",
+    ] {
+        assert!(
+            check(line, &allowed).is_ok(),
+            "{line:?}: {:?}",
+            check(line, &allowed)
+        );
+    }
+    assert_eq!(
+        words("echo ${x:-a}b '${y}' #${z:-{}"),
+        vec![vec!["echo", "${x:-a}b", "${y}"]]
+    );
 }

@@ -45,6 +45,9 @@ const GUARDED: &[&str] = &[
     "PERL5OPT",
     "PERL5LIB",
     "RUBYOPT",
+    // glibc loads code from these (iconv modules, locale data).
+    "GCONV_PATH",
+    "LOCPATH",
 ];
 
 /// Prefixes the model may not set unless security is `Full` (dynamic loader).

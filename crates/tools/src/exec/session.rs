@@ -457,8 +457,11 @@ async fn supervise(
     };
     let mut sanitizer = Sanitizer::default();
     let mut buf = vec![0u8; 8192];
-    let deadline = tokio::time::Instant::now() + timeout;
     let far = tokio::time::Instant::now() + Duration::from_secs(86_400 * 365);
+    // The timeout comes from a model: never let it overflow the clock.
+    let deadline = tokio::time::Instant::now()
+        .checked_add(timeout)
+        .map_or(far, |d| d.min(far));
     let mut hard_kill: Option<tokio::time::Instant> = None;
     let mut drain_until: Option<tokio::time::Instant> = None;
     let mut drained_once = false;

@@ -30,6 +30,8 @@ pub const DEFAULT_YIELD_MS: u64 = 10_000;
 pub const YIELD_MS_RANGE: (u64, u64) = (10, 120_000);
 /// Default timeout in seconds.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 1800;
+/// Longest timeout a model may ask for (a week); larger numbers are cut to it.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
 /// How long an abort waits for the group to die.
 const ABORT_WAIT: Duration = Duration::from_secs(5);
 
@@ -47,7 +49,8 @@ pub struct ExecArgs {
     pub yield_ms: Option<f64>,
     /// Run in background immediately.
     pub background: Option<bool>,
-    /// Timeout in seconds (default 1800); the whole process group is killed on expiry.
+    /// Timeout in seconds (default 1800, at most a week); the whole process group is
+    /// killed on expiry.
     pub timeout: Option<f64>,
     /// Run in a pseudo-terminal, for programs that need a TTY (colours, interactive
     /// prompts). Output is what the terminal shows; input sent with process write is echoed.
@@ -134,9 +137,9 @@ impl TypedTool for ExecTool {
             )));
         }
         let timeout = match args.timeout {
-            Some(secs) if secs.is_finite() && secs > 0.0 => {
-                Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX)
-            }
+            Some(secs) if secs.is_finite() && secs > 0.0 => Duration::try_from_secs_f64(secs)
+                .unwrap_or(Duration::MAX)
+                .min(MAX_TIMEOUT),
             Some(_) => {
                 return Err(ToolError::failed(
                     "timeout must be a positive number of seconds",

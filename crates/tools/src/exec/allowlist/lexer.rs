@@ -1,96 +1,20 @@
-//! The command-line check for `ExecSecurity::Allowlist`. A small POSIX-shell tokenizer
-//! splits the line into simple commands at `;`, `&`, `&&`, `|`, `||`, `|&` and newlines,
-//! handling quotes, backslash escapes, line continuations and comments, and every
-//! command's program must be on the allowlist.
-//!
-//! Refused outright, because they run or touch things the check cannot see: command
-//! substitution (`$(...)`, backticks, also inside double quotes and `${...}`), process
-//! substitution (`<(...)`, `>(...)`), subshells and grouping with parentheses (and so
-//! function definitions), here-documents, redirections to or from anything but
-//! `/dev/null` (fd duplication like `2>&1` is fine), a program name that uses expansion or
-//! globbing (`$X`, `*`, `~`), assignments before a command to variables that change which
-//! program runs (`PATH=`, `LD_PRELOAD=`, ...) and anything unparseable (an unterminated
-//! quote).
-//!
-//! Matching is exact on the program word after quote removal: `ls` allows `ls` found
-//! through `PATH` only; `./ls` or `/bin/ls` need their own entries. Allowing a program
-//! allows all of its arguments. Programs that run other programs (`sh`, `bash`, `eval`,
-//! `exec`, `env`, `xargs`, `sudo`, `nohup`, `time`, `command`, `find -exec`, ...) are not
-//! special-cased: allowing one of them effectively allows everything. Shell keywords
-//! (`if`, `for`, `while`, `{`, `!`) count as programs, so compound commands are refused
-//! unless those words are listed.
+//! The allowlist's tokenizer: reads a command line the way `dash` and `bash` both would,
+//! for the subset of the language described in [`super`], and refuses anything outside it.
+//! Every branch that accepts input is one whose meaning is fixed in both shells: where a
+//! word, an expansion or a command ends. When in doubt, it refuses.
 
-use super::env::is_guarded;
-
-/// Why a command line is refused in allowlist mode.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum AllowlistError {
-    #[error("`{program}` is not in the exec allowlist")]
-    NotAllowed { program: String },
-    #[error("command substitution ({0}) is not allowed in allowlist mode")]
-    Substitution(&'static str),
-    #[error("process substitution ({0}) is not allowed in allowlist mode")]
-    ProcessSubstitution(&'static str),
-    #[error("subshells and grouping with `(` `)` are not allowed in allowlist mode")]
-    Subshell,
-    #[error("here-documents (`<<`) are not allowed in allowlist mode")]
-    HereDocument,
-    #[error(
-        "redirection `{op}` to or from {target:?} is not allowed in allowlist mode (only /dev/null)"
-    )]
-    Redirection { op: String, target: String },
-    #[error("redirection `{0}` has no target")]
-    MissingTarget(String),
-    #[error("the program name `{0}` uses expansion or globbing; write it literally")]
-    DynamicProgram(String),
-    #[error("assigning {0} before a command is not allowed in allowlist mode")]
-    GuardedAssignment(String),
-    #[error("`{0}` is not supported in allowlist mode")]
-    Unsupported(String),
-    #[error("unterminated {0} in the command line")]
-    Unterminated(&'static str),
-}
+use super::AllowlistError;
+use crate::exec::env::is_guarded;
 
 /// One word after quote removal.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Word {
     pub text: String,
-    /// Contains an unquoted expansion (`$x`, `${x}`), glob (`*?[`) or leading `~`.
+    /// Contains an expansion (`$x`, `${x}`, quoted or not), an unquoted glob (`*?[`),
+    /// brace (`{` `}`) or leading `~`: what it runs or means is decided at run time.
     pub dynamic: bool,
     /// `NAME` when the word is an assignment `NAME=value`.
     pub assigns: Option<String>,
-}
-
-/// Check `line` against `allowed`; `Ok` lists the programs it runs.
-pub fn check(line: &str, allowed: &[String]) -> Result<Vec<String>, AllowlistError> {
-    let mut programs = Vec::new();
-    for command in parse(line)? {
-        let mut words = command.into_iter();
-        let program = loop {
-            match words.next() {
-                Some(Word {
-                    assigns: Some(name),
-                    ..
-                }) => {
-                    if is_guarded(&name) {
-                        return Err(AllowlistError::GuardedAssignment(name));
-                    }
-                }
-                other => break other,
-            }
-        };
-        let Some(program) = program else { continue };
-        if program.dynamic {
-            return Err(AllowlistError::DynamicProgram(program.text));
-        }
-        if !allowed.contains(&program.text) {
-            return Err(AllowlistError::NotAllowed {
-                program: program.text,
-            });
-        }
-        programs.push(program.text);
-    }
-    Ok(programs)
 }
 
 /// Split a command line into simple commands (lists of words; redirections checked and
@@ -116,8 +40,22 @@ fn is_blank(c: char) -> bool {
     c == ' ' || c == '\t'
 }
 
+fn is_name_start(c: char) -> bool {
+    c.is_ascii_alphabetic() || c == '_'
+}
+
 fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// Characters allowed in the word of `${NAME<op>word}`: none can end the expansion,
+/// nest one, quote, escape, expand or start an operator.
+fn is_param_word_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "_./,:=+-@%^*?~#".contains(c)
+}
+
+fn unsupported(what: impl Into<String>) -> AllowlistError {
+    AllowlistError::Unsupported(what.into())
 }
 
 impl Lexer {
@@ -138,23 +76,34 @@ impl Lexer {
         }
     }
 
-    fn skip_blanks(&mut self) {
+    /// Blanks, and `\` + newline where it joins nothing (after a blank or a newline, or at
+    /// the start); elsewhere a line continuation glues tokens together and is refused.
+    fn skip_blanks(&mut self) -> Result<(), AllowlistError> {
         while let Some(c) = self.peek() {
             if is_blank(c) {
                 self.pos += 1;
             } else if c == '\\' && self.peek_at(1) == Some('\n') {
+                let after_space = self.pos == 0
+                    || self
+                        .chars
+                        .get(self.pos - 1)
+                        .is_some_and(|p| is_blank(*p) || *p == '\n');
+                if !after_space {
+                    return Err(unsupported("\\ + newline that joins two tokens"));
+                }
                 self.pos += 2;
             } else {
                 break;
             }
         }
+        Ok(())
     }
 
     fn run(mut self) -> Result<Vec<Vec<Word>>, AllowlistError> {
         let mut commands = Vec::new();
         let mut current: Vec<Word> = Vec::new();
         loop {
-            self.skip_blanks();
+            self.skip_blanks()?;
             let Some(c) = self.peek() else { break };
             match c {
                 '\n' | ';' | '&' | '|' => {
@@ -165,36 +114,39 @@ impl Lexer {
                         self.redirect_to_file(op)?;
                         continue;
                     }
-                    if c == ';' && self.peek() == Some(';') {
-                        return Err(AllowlistError::Unsupported(";;".into()));
+                    if c == ';' && matches!(self.peek(), Some(';' | '&')) {
+                        return Err(unsupported(format!(";{}", self.chars[self.pos])));
                     }
-                    // `&&`, `||` and `|&` are separators like `&` and `|`.
-                    let doubled = match c {
-                        '&' => self.eat('&'),
-                        '|' => self.eat('|') || self.eat('&'),
-                        _ => false,
-                    };
-                    let _ = doubled;
+                    // `&&`, `||` and `|&` separate commands like `&` and `|`.
+                    match c {
+                        '&' => {
+                            self.eat('&');
+                        }
+                        '|' => {
+                            let _ = self.eat('|') || self.eat('&');
+                        }
+                        _ => {}
+                    }
                     commands.push(std::mem::take(&mut current));
                 }
                 '(' | ')' => return Err(AllowlistError::Subshell),
                 '<' | '>' => self.redirection(String::new())?,
                 '#' => {
+                    // A comment runs to the newline; `\` + newline does not continue it
+                    // in either shell.
                     while self.peek().is_some_and(|c| c != '\n') {
                         self.pos += 1;
                     }
                 }
                 _ => {
+                    let start = self.pos;
                     let word = self.word()?;
                     let fd_prefix = !word.dynamic
                         && word.assigns.is_none()
                         && !word.text.is_empty()
+                        && self.pos - start == word.text.len()
                         && word.text.chars().all(|c| c.is_ascii_digit())
-                        && matches!(self.peek(), Some('<' | '>'))
-                        && self
-                            .chars
-                            .get(self.pos - 1)
-                            .is_some_and(|c| c.is_ascii_digit());
+                        && matches!(self.peek(), Some('<' | '>'));
                     if fd_prefix {
                         self.redirection(word.text)?;
                     } else {
@@ -224,8 +176,8 @@ impl Lexer {
             (_, Some('&')) => {
                 self.pos += 1;
                 let op = format!("{fd}{first}&");
-                self.skip_blanks();
-                let target = self.word()?;
+                self.skip_blanks()?;
+                let target = self.target(&op)?;
                 let is_dup = !target.dynamic
                     && (target.text == "-"
                         || (!target.text.is_empty()
@@ -259,12 +211,20 @@ impl Lexer {
     }
 
     fn redirect_to_file(&mut self, op: &str) -> Result<(), AllowlistError> {
-        self.skip_blanks();
-        if self.peek() == Some('(') {
-            return Err(AllowlistError::Subshell);
-        }
-        let target = self.word()?;
+        self.skip_blanks()?;
+        let target = self.target(op)?;
         check_target(op, &target)
+    }
+
+    /// The word after a redirection operator. A `#` there would start a comment in the
+    /// shell, leaving the operator without a target.
+    fn target(&mut self, op: &str) -> Result<Word, AllowlistError> {
+        match self.peek() {
+            Some('(') => Err(AllowlistError::Subshell),
+            Some('#') | None => Err(AllowlistError::MissingTarget(op.to_owned())),
+            Some(c) if is_operator(c) => Err(AllowlistError::MissingTarget(op.to_owned())),
+            _ => self.word(),
+        }
     }
 
     /// Read one word (quote removal done; substitutions refused).
@@ -280,8 +240,7 @@ impl Lexer {
             let quoted_or_special = match c {
                 '\\' => match self.peek() {
                     Some('\n') => {
-                        self.pos += 1;
-                        continue;
+                        return Err(unsupported("\\ + newline inside a word"));
                     }
                     Some(next) => {
                         self.pos += 1;
@@ -311,7 +270,7 @@ impl Lexer {
                 }
                 '`' => return Err(AllowlistError::Substitution("backticks")),
                 '$' => {
-                    self.dollar(&mut word)?;
+                    self.dollar(&mut word, false)?;
                     true
                 }
                 '=' if name_so_far && word.assigns.is_none() && !word.text.is_empty() => {
@@ -320,7 +279,11 @@ impl Lexer {
                     continue;
                 }
                 _ => {
-                    if matches!(c, '*' | '?' | '[') || (c == '~' && word.text.is_empty()) {
+                    // Globs, braces (bash's `{a,b}` expansion, the `{` `}` keywords) and
+                    // a leading tilde all mean something only the shell decides.
+                    if matches!(c, '*' | '?' | '[' | '{' | '}')
+                        || (c == '~' && word.text.is_empty())
+                    {
                         word.dynamic = true;
                     }
                     word.text.push(c);
@@ -343,7 +306,7 @@ impl Lexer {
             match c {
                 '"' => return Ok(()),
                 '\\' => match self.peek() {
-                    Some('\n') => self.pos += 1,
+                    Some('\n') => return Err(unsupported("\\ + newline inside double quotes")),
                     Some(e @ ('$' | '`' | '"' | '\\')) => {
                         self.pos += 1;
                         word.text.push(e);
@@ -351,41 +314,32 @@ impl Lexer {
                     _ => word.text.push('\\'),
                 },
                 '`' => return Err(AllowlistError::Substitution("backticks")),
-                '$' => self.dollar(word)?,
+                '$' => self.dollar(word, true)?,
                 _ => word.text.push(c),
             }
         }
     }
 
-    /// After a `$`.
-    fn dollar(&mut self, word: &mut Word) -> Result<(), AllowlistError> {
+    /// After a `$` (inside double quotes when `quoted`).
+    fn dollar(&mut self, word: &mut Word, quoted: bool) -> Result<(), AllowlistError> {
         match self.peek() {
+            Some('(') if self.peek_at(1) == Some('(') => {
+                Err(AllowlistError::Substitution("arithmetic $((...))"))
+            }
             Some('(') => Err(AllowlistError::Substitution("$(...)")),
+            Some('[') => Err(unsupported("$[...]")),
+            Some('\'') => Err(unsupported("$'...'")),
+            Some('"') if !quoted => Err(unsupported("$\"...\"")),
             Some('{') => {
                 self.pos += 1;
-                let mut depth = 1;
-                let mut text = String::from("${");
-                while depth > 0 {
-                    let Some(c) = self.peek() else {
-                        return Err(AllowlistError::Unterminated("${...}"));
-                    };
-                    self.pos += 1;
-                    match c {
-                        '`' => return Err(AllowlistError::Substitution("backticks")),
-                        '$' if self.peek() == Some('(') => {
-                            return Err(AllowlistError::Substitution("$(...)"));
-                        }
-                        '{' => depth += 1,
-                        '}' => depth -= 1,
-                        _ => {}
-                    }
-                    text.push(c);
-                }
-                word.text.push_str(&text);
+                let body = self.param_body()?;
+                word.text.push_str("${");
+                word.text.push_str(&body);
+                word.text.push('}');
                 word.dynamic = true;
                 Ok(())
             }
-            Some(c) if c.is_ascii_alphabetic() || c == '_' => {
+            Some(c) if is_name_start(c) => {
                 word.text.push('$');
                 word.dynamic = true;
                 while let Some(n) = self.peek().filter(|n| is_name_char(*n)) {
@@ -401,10 +355,128 @@ impl Lexer {
                 self.pos += 1;
                 Ok(())
             }
-            Some('\'') => Err(AllowlistError::Unsupported("$'...'".into())),
-            _ => {
+            // A lone `$` is literal in both shells before these.
+            None => {
                 word.text.push('$');
                 Ok(())
+            }
+            Some(c) if is_blank(c) || is_operator(c) || (quoted && c == '"') => {
+                word.text.push('$');
+                Ok(())
+            }
+            Some(c) if "/.,:=+%^".contains(c) => {
+                word.text.push('$');
+                Ok(())
+            }
+            Some(c) => Err(unsupported(format!("${c}"))),
+        }
+    }
+
+    /// After `${`: the body up to and including its `}`, in the one shape whose end and
+    /// meaning both shells agree on (see [`super`]). Returns the body without the braces.
+    fn param_body(&mut self) -> Result<String, AllowlistError> {
+        let refuse = |lexer: &Self, start: usize| {
+            let end = lexer.chars[start..]
+                .iter()
+                .position(|c| *c == '}')
+                .map_or(lexer.chars.len(), |i| start + i + 1);
+            let text: String = lexer.chars[start.saturating_sub(2)..end].iter().collect();
+            unsupported(text)
+        };
+        let start = self.pos;
+        let mut body = String::new();
+        // `${#NAME}`: the length; `${#}` is the number of arguments.
+        let length = self.peek() == Some('#') && self.peek_at(1) != Some('}');
+        if length {
+            self.pos += 1;
+            body.push('#');
+        }
+        let mut name = String::new();
+        match self.peek() {
+            Some(c) if is_name_start(c) => {
+                while let Some(n) = self.peek().filter(|n| is_name_char(*n)) {
+                    name.push(n);
+                    self.pos += 1;
+                }
+            }
+            Some(c) if c.is_ascii_digit() => {
+                while let Some(n) = self.peek().filter(char::is_ascii_digit) {
+                    name.push(n);
+                    self.pos += 1;
+                }
+            }
+            Some(c) if "@*#?$-".contains(c) => {
+                name.push(c);
+                self.pos += 1;
+            }
+            Some('!') if self.peek_at(1) == Some('}') => {
+                name.push('!');
+                self.pos += 1;
+            }
+            None => return Err(AllowlistError::Unterminated("${...}")),
+            Some(_) => return Err(refuse(self, start)),
+        }
+        body.push_str(&name);
+        if self.eat('}') {
+            return Ok(body);
+        }
+        if length {
+            return Err(refuse(self, start));
+        }
+        let op: &str = match (self.peek(), self.peek_at(1)) {
+            (Some(':'), Some(c @ ('-' | '=' | '+' | '?'))) => {
+                self.pos += 2;
+                match c {
+                    '-' => ":-",
+                    '=' => ":=",
+                    '+' => ":+",
+                    _ => ":?",
+                }
+            }
+            (Some(c @ ('-' | '=' | '+' | '?')), _) => {
+                self.pos += 1;
+                match c {
+                    '-' => "-",
+                    '=' => "=",
+                    '+' => "+",
+                    _ => "?",
+                }
+            }
+            (Some('#'), Some('#')) => {
+                self.pos += 2;
+                "##"
+            }
+            (Some('%'), Some('%')) => {
+                self.pos += 2;
+                "%%"
+            }
+            (Some('#'), _) => {
+                self.pos += 1;
+                "#"
+            }
+            (Some('%'), _) => {
+                self.pos += 1;
+                "%"
+            }
+            (None, _) => return Err(AllowlistError::Unterminated("${...}")),
+            _ => return Err(refuse(self, start)),
+        };
+        if op.ends_with('=') && is_guarded(&name) {
+            return Err(AllowlistError::GuardedAssignment(name));
+        }
+        body.push_str(op);
+        loop {
+            match self.peek() {
+                Some('}') => {
+                    self.pos += 1;
+                    return Ok(body);
+                }
+                Some(c) if is_param_word_char(c) => {
+                    body.push(c);
+                    self.pos += 1;
+                }
+                None => return Err(AllowlistError::Unterminated("${...}")),
+                Some(_) => return Err(refuse(self, start)),
             }
         }
     }
