@@ -277,7 +277,9 @@ fn append_block(path: &Path, block: &str, summary: &str) -> Result<(), MemoryWri
         return Ok(());
     }
     text.push_str(block);
-    pincer_store::write_atomic(path, text.as_bytes(), None).map_err(|e| fail(Box::new(e)))
+    // 0600: the summary is the conversation, as private as its transcript.
+    pincer_store::write_atomic(path, text.as_bytes(), Some(pincer_base::PRIVATE_FILE_MODE))
+        .map_err(|e| fail(Box::new(e)))
 }
 
 /// The messages on the transcript's current branch, oldest first.

@@ -192,3 +192,20 @@ fn a_block_already_written_is_not_appended_again() {
         format!("{block}{other}")
     );
 }
+
+/// Finding 8 of the security review: a session's memory is as private as its transcript.
+#[cfg(unix)]
+#[test]
+fn the_memory_file_and_its_directory_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory").join("k.md");
+    let block = render_block("t1", "s", &["user: hi".to_owned()]);
+    let summary = block.split_once("## Memory Summary").unwrap().1;
+    append_block(&path, &block, summary).unwrap();
+    assert_eq!(
+        (mode(&path), mode(path.parent().unwrap())),
+        (0o600, 0o700)
+    );
+}

@@ -424,3 +424,30 @@ fn limits_come_from_agent_defaults() {
         }
     );
 }
+
+/// Finding 8 of the security review: a new workspace (and the directories above it that
+/// Pincer creates) is the owner's alone: `MEMORY.md` and every starter file 0600, every
+/// directory 0700.
+#[cfg(unix)]
+#[test]
+fn a_new_workspace_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    let dir = default_workspace_dir(home.path(), "main");
+    ensure_workspace(&dir).unwrap();
+    let mut modes: Vec<(String, u32)> = Vec::new();
+    let mut stack = vec![home.path().join("agents")];
+    while let Some(path) = stack.pop() {
+        let meta = fs::metadata(&path).unwrap();
+        let rel = path.strip_prefix(home.path()).unwrap().display().to_string();
+        modes.push((rel, meta.permissions().mode() & 0o777));
+        if meta.is_dir() {
+            stack.extend(fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        }
+    }
+    modes.sort();
+    let want = |rel: &str| if rel.ends_with(".md") { 0o600 } else { 0o700 };
+    let wrong: Vec<_> = modes.iter().filter(|(rel, mode)| *mode != want(rel)).collect();
+    assert!(wrong.is_empty(), "not private: {wrong:?}");
+    assert!(modes.contains(&("agents/main/workspace/MEMORY.md".to_owned(), 0o600)));
+}

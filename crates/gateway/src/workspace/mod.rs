@@ -163,7 +163,9 @@ fn ensure_dir(path: &Path) -> Result<bool, WorkspaceError> {
             });
         }
     }
-    fs::create_dir_all(path).map_err(|source| WorkspaceError::CreateDir {
+    // 0700: the workspace holds the agent's memory (`MEMORY.md`, `memory/`) and its notes
+    // about the user; nobody else on the machine has a reason to read them.
+    pincer_base::create_private_dir_all(path).map_err(|source| WorkspaceError::CreateDir {
         path: path.to_path_buf(),
         source,
     })?;
@@ -190,7 +192,11 @@ fn write_if_missing(path: &Path, content: &str) -> io::Result<bool> {
     let n = NEXT_TEMP.fetch_add(1, Ordering::Relaxed);
     let temp = path.with_file_name(format!(".{file_name}.{}.{n}.tmp", std::process::id()));
     let written = (|| {
-        let mut file = fs::File::create(&temp)?;
+        let mut file = pincer_base::private_open_options()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&temp)?;
         file.write_all(content.as_bytes())?;
         file.sync_all()
     })();
@@ -205,7 +211,7 @@ fn write_if_missing(path: &Path, content: &str) -> io::Result<bool> {
 }
 
 fn create_new_with(path: &Path, content: &str) -> io::Result<bool> {
-    match fs::OpenOptions::new()
+    match pincer_base::private_open_options()
         .write(true)
         .create_new(true)
         .open(path)
