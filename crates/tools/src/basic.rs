@@ -11,12 +11,14 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::files::ls::{DEFAULT_LS_LIMIT, list_dir};
-use crate::files::truncate::prefix_at_boundary;
-use crate::files::{blocking, io_error, looks_binary, resolve};
+use crate::files::open::{open_regular, read_prefix};
+use crate::files::{blocking, looks_binary, resolve};
 use crate::paths::PathPolicy;
 
 /// `fs.read_file`'s default byte limit (lainclaw's).
 pub const DEFAULT_READ_FILE_MAX_BYTES: usize = 204_800;
+/// The most `maxBytes` may ask for: a model's number never sizes a buffer past this.
+pub const MAX_READ_FILE_BYTES: usize = 4 * 1024 * 1024;
 
 /// The five basic tools; the file ones confined by `policy`.
 pub fn basic_tools(policy: PathPolicy) -> Vec<Arc<dyn AgentTool>> {
@@ -180,7 +182,7 @@ impl TypedTool for ListDir {
 pub struct ReadFileArgs {
     /// File to read, relative to the workspace.
     pub path: String,
-    /// Most bytes to return (default 204800).
+    /// Most bytes to return (default 204800, at most 4194304).
     #[serde(default)]
     pub max_bytes: Option<usize>,
 }
@@ -210,40 +212,49 @@ impl TypedTool for ReadFile {
 
     async fn run(&self, args: ReadFileArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let policy = self.policy.clone();
-        blocking(move || {
-            let path = resolve(&policy, &args.path)?;
-            let shown = policy.display(&path);
-            if path.is_dir() {
-                return Err(ToolError::failed(format!(
-                    "{shown} is a directory; use fs.list_dir"
-                )));
-            }
-            let bytes = std::fs::read(&path).map_err(|e| io_error("read", &args.path, &e))?;
-            if looks_binary(&bytes) {
-                return Err(ToolError::failed(format!(
-                    "{shown} is a binary file; fs.read_file reads text files"
-                )));
-            }
-            let max = args.max_bytes.unwrap_or(DEFAULT_READ_FILE_MAX_BYTES);
-            let text = String::from_utf8_lossy(&bytes);
-            let shown_text = prefix_at_boundary(&text, max);
-            let truncated = shown_text.len() < text.len();
-            let mut out = shown_text.to_owned();
-            if truncated {
-                out.push_str(&format!(
-                    "\n\n[truncated: showing the first {} of {} bytes]",
-                    shown_text.len(),
-                    text.len()
-                ));
-            }
-            Ok(ToolOutput::text(out).with_details(json!({
-                "path": shown,
-                "bytes": bytes.len(),
-                "truncated": truncated,
-            })))
-        })
-        .await
+        blocking(move || read_text_file(&policy, &args)).await
     }
+}
+
+/// `fs.read_file`'s work: only the first `maxBytes` (+1 to know there is more) are read.
+fn read_text_file(policy: &PathPolicy, args: &ReadFileArgs) -> Result<ToolOutput, ToolError> {
+    let path = resolve(policy, &args.path)?;
+    let shown = policy.display(&path);
+    let (mut file, meta) = open_regular(&path, &shown, &args.path, "use fs.list_dir")?;
+    let max = args
+        .max_bytes
+        .unwrap_or(DEFAULT_READ_FILE_MAX_BYTES)
+        .min(MAX_READ_FILE_BYTES);
+    let (bytes, more) = read_prefix(&mut file, max, &args.path)?;
+    if looks_binary(&bytes) {
+        return Err(ToolError::failed(format!(
+            "{shown} is a binary file; fs.read_file reads text files"
+        )));
+    }
+    let text = utf8_prefix(&bytes, more);
+    let mut out = text.to_string();
+    if more {
+        out.push_str(&format!(
+            "\n\n[truncated: showing the first {} of {} bytes]",
+            text.len(),
+            meta.len()
+        ));
+    }
+    Ok(ToolOutput::text(out).with_details(json!({
+        "path": shown,
+        "bytes": meta.len(),
+        "truncated": more,
+    })))
+}
+
+/// The text of `bytes`, invalid UTF-8 replaced; when the file goes on (`cut`), a character
+/// split at the end is left out rather than shown as a replacement character.
+fn utf8_prefix(bytes: &[u8], cut: bool) -> std::borrow::Cow<'_, str> {
+    let bytes = match std::str::from_utf8(bytes) {
+        Err(e) if cut && e.error_len().is_none() => &bytes[..e.valid_up_to()],
+        _ => bytes,
+    };
+    String::from_utf8_lossy(bytes)
 }
 
 #[cfg(test)]

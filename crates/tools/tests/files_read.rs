@@ -46,7 +46,7 @@ async fn numbers_lines_and_pages_with_offset_and_limit() {
         .unwrap();
     assert_eq!(
         out.text_content(),
-        "     2\ttwo\n     3\tthree\n\n[Showing lines 2-3 of 4. Use offset=4 to continue.]"
+        "     2\ttwo\n     3\tthree\n\n[Showing lines 2-3; the file (20 bytes) goes on. Use offset=4 to continue.]"
     );
     let out = read(&policy, json!({"path": "a.txt", "offset": 4}))
         .await
@@ -76,7 +76,7 @@ async fn truncates_at_2000_lines_and_50kb_with_a_hint() {
         .text_content();
     assert!(text.starts_with("     1\tline 1\n"));
     assert!(text.ends_with(
-        "  2000\tline 2000\n\n[Showing lines 1-2000 of 2500. Use offset=2001 to continue.]"
+        "  2000\tline 2000\n\n[Showing lines 1-2000; the file (23893 bytes) goes on. Use offset=2001 to continue.]"
     ));
     let text = read(&policy, json!({"path": "many.txt", "offset": 2001}))
         .await
@@ -94,7 +94,9 @@ async fn truncates_at_2000_lines_and_50kb_with_a_hint() {
         .unwrap()
         .text_content();
     assert!(
-        text.ends_with("\n\n[Showing lines 1-50 of 100. Use offset=51 to continue.]"),
+        text.ends_with(
+            "\n\n[Showing lines 1-50; the file (100100 bytes) goes on. Use offset=51 to continue.]"
+        ),
         "{}",
         &text[text.len() - 80..]
     );

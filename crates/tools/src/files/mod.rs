@@ -16,6 +16,7 @@ pub mod find;
 mod fuzzy;
 pub mod grep;
 pub mod ls;
+pub(crate) mod open;
 pub mod read;
 pub mod truncate;
 pub mod write;

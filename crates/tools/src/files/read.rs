@@ -1,7 +1,11 @@
 //! `read {path, offset?, limit?}`: a text file with line numbers (`{n:>6}\t{line}`), or an
 //! image (png, jpeg, gif, webp) as an image block. Text output stops at 2000 lines or 50 KB
 //! with a hint naming the offset to continue from; lines over 2000 characters are cut.
-//! Other binary files and directories are refused with a message saying what to do.
+//! Other binary files, directories and anything not a regular file (FIFOs, sockets,
+//! devices) are refused with a message saying what to do. Only what is shown is read
+//! (plus a byte to know there is more), so a huge file costs no more than a small one.
+
+use std::io::{BufRead, BufReader, Read};
 
 use base64::Engine as _;
 use pincer_agent::{ToolContext, ToolError, ToolOutput, TypedTool};
@@ -9,6 +13,7 @@ use pincer_ai::{ContentBlock, ImageContent};
 use serde::Deserialize;
 use serde_json::json;
 
+use super::open::{open_regular, read_prefix, read_upto};
 use super::truncate::{LineBudget, MAX_BYTES, MAX_LINES, READ_MAX_LINE_CHARS, cut_line};
 use super::{blocking, io_error, looks_binary, resolve};
 use crate::paths::PathPolicy;
@@ -70,42 +75,52 @@ impl TypedTool for ReadTool {
 fn read_file(policy: &PathPolicy, args: &ReadArgs) -> Result<ToolOutput, ToolError> {
     let path = resolve(policy, &args.path)?;
     let shown = policy.display(&path);
-    let meta = std::fs::metadata(&path).map_err(|e| io_error("read", &args.path, &e))?;
-    if meta.is_dir() {
-        return Err(ToolError::failed(format!(
-            "{shown} is a directory; use ls to list its contents"
-        )));
-    }
+    let (mut file, meta) = open_regular(&path, &shown, &args.path, "use ls to list its contents")?;
     let extension_mime = path
         .extension()
         .and_then(|e| e.to_str())
         .and_then(image_mime_for_extension);
     if extension_mime.is_some() && meta.len() > MAX_IMAGE_BYTES {
-        return Err(ToolError::failed(format!(
-            "{shown} is an image of {} bytes; read returns images up to {MAX_IMAGE_BYTES} bytes",
-            meta.len()
-        )));
+        return Err(too_big_image(&shown, meta.len()));
     }
-    let bytes = std::fs::read(&path).map_err(|e| io_error("read", &args.path, &e))?;
-    if let Some(mime) = image_mime_for_magic(&bytes) {
-        if bytes.len() as u64 > MAX_IMAGE_BYTES {
-            return Err(ToolError::failed(format!(
-                "{shown} is an image of {} bytes; read returns images up to {MAX_IMAGE_BYTES} bytes",
-                bytes.len()
-            )));
+    let head = read_upto(&mut file, SNIFF_BYTES, &args.path)?;
+    if let Some(mime) = image_mime_for_magic(&head) {
+        let max = usize::try_from(MAX_IMAGE_BYTES).unwrap_or(usize::MAX);
+        let (rest, more) = read_prefix(&mut file, max - head.len().min(max), &args.path)?;
+        if more {
+            return Err(too_big_image(&shown, meta.len()));
         }
+        let bytes = [head, rest].concat();
         return Ok(image_output(&shown, mime, &bytes));
     }
-    if looks_binary(&bytes) {
+    if looks_binary(&head) {
         return Err(ToolError::failed(format!(
             "{shown} is a binary file ({} bytes); read only shows text files and png, jpg, \
              gif or webp images",
-            bytes.len()
+            meta.len()
         )));
     }
-    let text = String::from_utf8_lossy(&bytes);
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    number_lines(&shown, text, args.offset, args.limit)
+    let mut reader = BufReader::new(std::io::Cursor::new(head).chain(file));
+    number_lines(
+        &shown,
+        &mut reader,
+        meta.len(),
+        args.offset,
+        args.limit,
+        &args.path,
+    )
+}
+
+/// Bytes looked at to tell images and binaries from text (the binary check's 8 KB).
+const SNIFF_BYTES: usize = 8192;
+
+/// Most bytes of one line kept: enough for [`READ_MAX_LINE_CHARS`] characters of any width.
+const MAX_LINE_BYTES: usize = READ_MAX_LINE_CHARS * 4;
+
+fn too_big_image(shown: &str, len: u64) -> ToolError {
+    ToolError::failed(format!(
+        "{shown} is an image of {len} bytes; read returns images up to {MAX_IMAGE_BYTES} bytes"
+    ))
 }
 
 fn image_output(shown: &str, mime: &str, bytes: &[u8]) -> ToolOutput {
@@ -125,47 +140,71 @@ fn image_output(shown: &str, mime: &str, bytes: &[u8]) -> ToolOutput {
     }
 }
 
-/// Lines `offset..offset+limit` numbered, within the line and byte budget.
+/// Lines `offset..offset+limit` numbered, within the line and byte budget. The file is
+/// read line by line and only as far as needed: skipped lines and the tails of cut lines
+/// are never kept, and nothing after the last line shown is read but one byte to tell
+/// whether there is more. So a truncated result cannot know the number of lines; it
+/// names the file's size instead.
 fn number_lines(
     shown: &str,
-    text: &str,
+    reader: &mut impl BufRead,
+    size: u64,
     offset: Option<usize>,
     limit: Option<usize>,
+    user_path: &str,
 ) -> Result<ToolOutput, ToolError> {
-    let lines: Vec<&str> = split_lines(text);
-    let total = lines.len();
-    if total == 0 {
-        return Ok(ToolOutput::text(format!("[{shown} is empty]"))
-            .with_details(json!({"path": shown, "totalLines": 0, "truncated": false})));
-    }
+    let io = |e: std::io::Error| io_error("read", user_path, &e);
     let start = offset.unwrap_or(1).max(1);
-    if start > total {
-        return Err(ToolError::failed(format!(
-            "offset {start} is beyond the end of {shown} ({total} lines)"
-        )));
-    }
-    let wanted_end = match limit {
-        Some(limit) => start
-            .saturating_add(limit.max(1))
-            .saturating_sub(1)
-            .min(total),
-        None => total,
-    };
-    let mut budget = LineBudget::new(MAX_LINES, MAX_BYTES);
-    let mut cut_lines = 0usize;
-    for (index, line) in lines[start - 1..wanted_end].iter().enumerate() {
-        let (line, cut) = cut_line(line, READ_MAX_LINE_CHARS);
-        if !budget.push(format!("{:>6}\t{line}", start + index)) {
+    let mut line = Vec::new();
+    let mut seen = 0usize;
+    while seen + 1 < start {
+        if next_line(reader, &mut line, 0).map_err(io)?.is_none() {
             break;
         }
-        cut_lines += usize::from(cut);
+        seen += 1;
+    }
+    let wanted = limit.map_or(usize::MAX, |l| l.max(1));
+    let mut budget = LineBudget::new(MAX_LINES, MAX_BYTES);
+    let mut cut_lines = 0usize;
+    let mut more = false;
+    if seen + 1 == start {
+        loop {
+            if budget.len() == wanted {
+                more = !reader.fill_buf().map_err(io)?.is_empty();
+                break;
+            }
+            let Some(overflow) = next_line(reader, &mut line, MAX_LINE_BYTES).map_err(io)? else {
+                break;
+            };
+            let number = start + budget.len();
+            let text = decode_line(&line, number == 1, overflow);
+            let (text, cut) = cut_line(&text, READ_MAX_LINE_CHARS);
+            let (text, cut) = match (cut, overflow) {
+                (false, true) => (format!("{text}... [truncated]"), true),
+                _ => (text, cut),
+            };
+            if !budget.push(format!("{number:>6}\t{text}")) {
+                more = true;
+                break;
+            }
+            cut_lines += usize::from(cut);
+        }
+    }
+    if budget.is_empty() {
+        if seen == 0 {
+            return Ok(ToolOutput::text(format!("[{shown} is empty]"))
+                .with_details(json!({"path": shown, "totalLines": 0, "truncated": false})));
+        }
+        return Err(ToolError::failed(format!(
+            "offset {start} is beyond the end of {shown} ({seen} lines)"
+        )));
     }
     let end = start + budget.len() - 1;
     let mut out = budget.join();
-    let truncated = end < total;
-    if truncated {
+    if more {
         out.push_str(&format!(
-            "\n\n[Showing lines {start}-{end} of {total}. Use offset={} to continue.]",
+            "\n\n[Showing lines {start}-{end}; the file ({size} bytes) goes on. \
+             Use offset={} to continue.]",
             end + 1
         ));
     }
@@ -173,22 +212,64 @@ fn number_lines(
         "path": shown,
         "startLine": start,
         "endLine": end,
-        "totalLines": total,
-        "truncated": truncated,
+        "totalLines": (!more).then_some(end),
+        "bytes": size,
+        "truncated": more,
         "cutLines": cut_lines,
     })))
 }
 
-/// Lines without their terminators (`\n` or `\r\n`); a final newline ends the last line
-/// rather than starting an empty one.
-fn split_lines(text: &str) -> Vec<&str> {
-    if text.is_empty() {
-        return Vec::new();
+/// Reads the next line (through its `\n`, or to the end of the file) keeping at most
+/// `keep` bytes of it in `line`, without the terminator; the rest is skipped, never held.
+/// `None` at the end of the file; otherwise whether bytes were dropped.
+fn next_line(
+    reader: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    keep: usize,
+) -> std::io::Result<Option<bool>> {
+    line.clear();
+    let mut any = false;
+    let mut overflow = false;
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        any = true;
+        let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(at) => (&buf[..at], Some(at + 1)),
+            None => (buf, None),
+        };
+        let room = keep.saturating_sub(line.len());
+        overflow |= chunk.len() > room;
+        line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        let used = done.unwrap_or(buf.len());
+        reader.consume(used);
+        if done.is_some() {
+            break;
+        }
     }
-    let body = text.strip_suffix('\n').unwrap_or(text);
-    body.split('\n')
-        .map(|l| l.strip_suffix('\r').unwrap_or(l))
-        .collect()
+    if !any {
+        return Ok(None);
+    }
+    if !overflow && line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    Ok(Some(overflow))
+}
+
+/// A line's text: invalid UTF-8 replaced, the first line's BOM dropped, and a character
+/// split by the byte cap (`overflow`) left out rather than shown as garbage.
+fn decode_line(bytes: &[u8], first: bool, overflow: bool) -> String {
+    let bytes = match first {
+        true => bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes),
+        false => bytes,
+    };
+    let bytes = match std::str::from_utf8(bytes) {
+        Err(e) if overflow && e.error_len().is_none() => &bytes[..e.valid_up_to()],
+        _ => bytes,
+    };
+    String::from_utf8_lossy(bytes).into_owned()
 }
 
 fn image_mime_for_extension(ext: &str) -> Option<&'static str> {
@@ -219,11 +300,30 @@ fn image_mime_for_magic(bytes: &[u8]) -> Option<&'static str> {
 mod tests {
     use super::*;
 
+    fn lines(text: &[u8], keep: usize) -> Vec<(String, bool)> {
+        let mut reader = text;
+        let mut line = Vec::new();
+        let mut out = Vec::new();
+        while let Some(overflow) = next_line(&mut reader, &mut line, keep).unwrap() {
+            out.push((String::from_utf8_lossy(&line).into_owned(), overflow));
+        }
+        out
+    }
+
     #[test]
     fn splits_lines_like_an_editor() {
-        assert_eq!(split_lines("a\r\nb\n"), vec!["a", "b"]);
-        assert_eq!(split_lines("a\n\n"), vec!["a", ""]);
-        assert!(split_lines("").is_empty());
+        let plain =
+            |text: &[u8]| -> Vec<String> { lines(text, 100).into_iter().map(|(l, _)| l).collect() };
+        assert_eq!(plain(b"a\r\nb\n"), vec!["a", "b"]);
+        assert_eq!(plain(b"a\n\n"), vec!["a", ""]);
+        assert_eq!(plain(b"a"), vec!["a"]);
+        assert!(plain(b"").is_empty());
+        assert_eq!(
+            lines(b"abcdef\nxy\n", 3),
+            vec![("abc".to_owned(), true), ("xy".to_owned(), false)]
+        );
+        assert_eq!(decode_line("\u{feff}é".as_bytes(), true, false), "é");
+        assert_eq!(decode_line(&"é".as_bytes()[..1], false, true), "");
         assert_eq!(image_mime_for_magic(b"GIF89a..."), Some("image/gif"));
     }
 }
