@@ -7,6 +7,7 @@ pub mod private;
 pub mod secret;
 
 pub use private::{
-    PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, create_private_dir_all, private_open_options,
+    PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, USER_UMASK_ENV, create_private_dir_all,
+    private_open_options, user_umask,
 };
 pub use secret::{Secret, mask_secret};

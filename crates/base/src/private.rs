@@ -13,6 +13,20 @@ pub const PRIVATE_FILE_MODE: u32 = 0o600;
 /// The mode of every directory Pincer creates under its home.
 pub const PRIVATE_DIR_MODE: u32 = 0o700;
 
+/// Where `pincer` keeps the user's own umask (octal, e.g. `022`) while it runs with 077
+/// itself, for the processes it starts on the user's behalf.
+pub const USER_UMASK_ENV: &str = "PINCER_USER_UMASK";
+
+/// The user's umask as the `pincer` binary recorded it at start ([`USER_UMASK_ENV`]), if
+/// it did: what `exec` should give the commands it runs, so files they create outside the
+/// home get the user's usual modes rather than Pincer's private ones.
+pub fn user_umask() -> Option<u32> {
+    std::env::var(USER_UMASK_ENV)
+        .ok()
+        .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        .filter(|mask| *mask <= 0o777)
+}
+
 /// `create_dir_all` whose newly created directories are 0700 (existing ones are left as
 /// they are: they may be a user's).
 pub fn create_private_dir_all(path: &Path) -> io::Result<()> {

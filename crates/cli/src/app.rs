@@ -33,6 +33,7 @@ impl App {
     pub fn load() -> Result<Self> {
         let env: Arc<dyn EnvSource> = Arc::new(ProcessEnv);
         let home = pincer_config::pincer_home(env.as_ref())?;
+        crate::private_home::secure_home(&home)?;
         let config_path = pincer_config::config_path(&home);
         let loaded = pincer_config::load(&config_path, env.as_ref())?;
         Ok(Self {
@@ -47,16 +48,8 @@ impl App {
     /// Creates `$PINCER_HOME` (0700) if it does not exist yet.
     pub fn ensure_home(&self) -> Result<()> {
         if !self.home.exists() {
-            std::fs::create_dir_all(&self.home)
+            pincer_base::create_private_dir_all(&self.home)
                 .with_context(|| format!("cannot create {}", self.home.display()))?;
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt;
-                std::fs::set_permissions(&self.home, std::fs::Permissions::from_mode(0o700))
-                    .with_context(|| {
-                        format!("cannot set permissions of {}", self.home.display())
-                    })?;
-            }
         }
         Ok(())
     }

@@ -25,6 +25,7 @@ mod memory_cmd;
 mod memory_setup;
 mod models_cmd;
 mod output;
+mod private_home;
 mod pairing_cmd;
 mod prompt;
 mod report;
@@ -46,6 +47,8 @@ use clap::{CommandFactory, Parser};
 use crate::cli::{Cli, Command};
 
 fn main() -> ExitCode {
+    // First, while this is the only thread: see `private_home`.
+    private_home::restrict_umask();
     let cli = Cli::parse();
     let command = match cli.command {
         // The gateway sets up its own logging and runtime (a daemon logs to a file, with
@@ -91,6 +94,9 @@ fn exit_code(result: anyhow::Result<ExitCode>) -> ExitCode {
 async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     if let Command::Config(command) = command {
         // Works on a broken config too, so it can be repaired.
+        if let Ok(home) = pincer_config::pincer_home(&pincer_ai::env::ProcessEnv) {
+            private_home::secure_home(&home)?;
+        }
         return config_cmd::run(&pincer_ai::env::ProcessEnv, command);
     }
     let app = app::App::load()?;

@@ -79,7 +79,9 @@ pub fn mask(secret: &str) -> String {
 fn walk(value: &Value, secret: bool) -> Value {
     match value {
         Value::String(s) if secret && !is_single_reference(s) => Value::String(mask(s)),
-        Value::Number(_) | Value::Bool(_) if secret => Value::String(pincer_base::secret::MASK.to_owned()),
+        Value::Number(_) | Value::Bool(_) if secret => {
+            Value::String(pincer_base::secret::MASK.to_owned())
+        }
         Value::Array(items) => Value::Array(items.iter().map(|v| walk(v, secret)).collect()),
         Value::Object(map) => Value::Object(
             map.iter()

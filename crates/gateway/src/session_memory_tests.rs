@@ -204,8 +204,5 @@ fn the_memory_file_and_its_directory_are_private() {
     let block = render_block("t1", "s", &["user: hi".to_owned()]);
     let summary = block.split_once("## Memory Summary").unwrap().1;
     append_block(&path, &block, summary).unwrap();
-    assert_eq!(
-        (mode(&path), mode(path.parent().unwrap())),
-        (0o600, 0o700)
-    );
+    assert_eq!((mode(&path), mode(path.parent().unwrap())), (0o600, 0o700));
 }

@@ -439,7 +439,11 @@ fn a_new_workspace_is_private() {
     let mut stack = vec![home.path().join("agents")];
     while let Some(path) = stack.pop() {
         let meta = fs::metadata(&path).unwrap();
-        let rel = path.strip_prefix(home.path()).unwrap().display().to_string();
+        let rel = path
+            .strip_prefix(home.path())
+            .unwrap()
+            .display()
+            .to_string();
         modes.push((rel, meta.permissions().mode() & 0o777));
         if meta.is_dir() {
             stack.extend(fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
@@ -447,7 +451,10 @@ fn a_new_workspace_is_private() {
     }
     modes.sort();
     let want = |rel: &str| if rel.ends_with(".md") { 0o600 } else { 0o700 };
-    let wrong: Vec<_> = modes.iter().filter(|(rel, mode)| *mode != want(rel)).collect();
+    let wrong: Vec<_> = modes
+        .iter()
+        .filter(|(rel, mode)| *mode != want(rel))
+        .collect();
     assert!(wrong.is_empty(), "not private: {wrong:?}");
     assert!(modes.contains(&("agents/main/workspace/MEMORY.md".to_owned(), 0o600)));
 }

@@ -402,7 +402,10 @@ async fn the_index_files_and_directories_are_private() {
     let env = Env::new();
     write_corpus(&env.ws());
     let index = env
-        .open(Some(TestEmbedder::new("test/hash-256", Behaviour::Ok)), settings())
+        .open(
+            Some(TestEmbedder::new("test/hash-256", Behaviour::Ok)),
+            settings(),
+        )
         .await;
     index.sync().await.unwrap();
     let db = env.db();
@@ -414,6 +417,11 @@ async fn the_index_files_and_directories_are_private() {
     modes.push(("dir", mode(db.parent().unwrap())));
     assert_eq!(
         modes,
-        vec![("", 0o600), ("-wal", 0o600), ("-shm", 0o600), ("dir", 0o700)]
+        vec![
+            ("", 0o600),
+            ("-wal", 0o600),
+            ("-shm", 0o600),
+            ("dir", 0o700)
+        ]
     );
 }

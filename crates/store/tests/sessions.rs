@@ -309,7 +309,11 @@ fn everything_the_store_creates_is_private() {
         let meta = fs::metadata(&path).unwrap();
         let want = if meta.is_dir() { 0o700 } else { 0o600 };
         if meta.permissions().mode() & 0o777 != want {
-            wrong.push(format!("{:o} {}", meta.permissions().mode() & 0o777, path.display()));
+            wrong.push(format!(
+                "{:o} {}",
+                meta.permissions().mode() & 0o777,
+                path.display()
+            ));
         }
         if meta.is_dir() {
             stack.extend(fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));

@@ -390,7 +390,7 @@ pub struct SchedulerLock {
 pub fn try_lock_scheduler(dir: &Path) -> Result<Option<SchedulerLock>, CronStoreError> {
     create_private_dir(dir)?;
     let path = dir.join(SCHEDULER_LOCK_FILE);
-    let file = std::fs::OpenOptions::new()
+    let file = pincer_base::private_open_options()
         .create(true)
         .truncate(false)
         .write(true)

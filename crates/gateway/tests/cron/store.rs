@@ -341,3 +341,14 @@ fn unknown_fields_of_a_run_line_survive_and_big_logs_are_pruned() {
     assert_eq!(kept.last().unwrap().ts, T0 + 9_000);
     assert!(fs::metadata(log.path("a").unwrap()).unwrap().len() <= 600 + 200);
 }
+
+/// Finding 8 of the security review: the scheduler's lock file is 0600 like the rest of
+/// `cron/`.
+#[test]
+fn the_scheduler_lock_file_is_private() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("cron");
+    let lock = pincer_gateway::cron::try_lock_scheduler(&dir).unwrap();
+    assert!(lock.is_some());
+    assert_eq!(mode(&dir.join("scheduler.lock")), 0o600);
+}
