@@ -3,7 +3,7 @@
 //! timeout used to panic the supervisor (`Instant + Duration::MAX`), leaving a command
 //! that looked as if it ran forever.
 
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
 use std::time::Duration;

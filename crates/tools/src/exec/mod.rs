@@ -12,7 +12,8 @@
 //!
 //! No process outlives its session: timeouts, kills, aborts and
 //! [`ProcessRegistry::shutdown`] signal the whole group, and whatever the shell leaves in
-//! its group is killed when it exits.
+//! its group is killed when it exits. Nor its owner: a group dies with the process that
+//! started it, even one killed with SIGKILL ([`orphans`]).
 
 use std::sync::Arc;
 
@@ -22,6 +23,7 @@ use crate::paths::PathPolicy;
 
 pub mod allowlist;
 pub mod env;
+pub mod orphans;
 pub mod output;
 pub mod process_tool;
 pub mod pty;
@@ -29,6 +31,7 @@ pub mod registry;
 pub mod session;
 pub mod tool;
 
+pub use orphans::{ReapReport, reap_orphans};
 pub use process_tool::{ProcessAction, ProcessArgs, ProcessTool};
 pub use registry::{ExecExitNotice, ExitCallback, LookupError, ProcessRegistry};
 pub use session::{SessionSnapshot, SessionStatus};

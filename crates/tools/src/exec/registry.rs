@@ -10,6 +10,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, Weak};
 use std::time::{Duration, Instant};
@@ -69,6 +70,7 @@ struct Inner {
     notify_on_exit: AtomicBool,
     closed: AtomicBool,
     counter: AtomicU64,
+    record_dir: RwLock<Option<PathBuf>>,
 }
 
 impl Drop for Inner {
@@ -114,6 +116,7 @@ impl ProcessRegistry {
                 notify_on_exit: AtomicBool::new(true),
                 closed: AtomicBool::new(false),
                 counter: AtomicU64::new(0),
+                record_dir: RwLock::new(None),
             }),
         }
     }
@@ -131,6 +134,16 @@ impl ProcessRegistry {
             .on_exit
             .write()
             .unwrap_or_else(PoisonError::into_inner) = Some(callback);
+    }
+
+    /// Record each live process group in `dir`, so that a later start can kill the groups
+    /// of an owner that died without cleaning up ([`super::orphans::reap_orphans`]).
+    pub fn set_record_dir(&self, dir: PathBuf) {
+        *self
+            .inner
+            .record_dir
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Some(dir);
     }
 
     /// Whether new sessions announce their exit (default on).
@@ -198,6 +211,12 @@ impl ProcessRegistry {
         self.prune();
         spec.id = self.new_id();
         spec.notify_on_exit = self.inner.notify_on_exit.load(Ordering::Relaxed);
+        spec.record_dir = self
+            .inner
+            .record_dir
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
         let weak = Arc::downgrade(&self.inner);
         let hook: ExitHook = Box::new(move |s: &Session| notify(&weak, s));
         let session = session::spawn(spec, hook)?;

@@ -7,7 +7,8 @@
 //! grace period) and reaps the child.
 //!
 //! When the shell exits, whatever it left behind in its group (`cmd &`) is killed: no
-//! process outlives its session. A process that leaves the group (`setsid`) escapes this;
+//! process outlives its session, nor its owner ([`super::orphans`]: a death signal on the
+//! shell, a watchdog per group, a record of the group for the next gateway start). A process that leaves the group (`setsid`) escapes this;
 //! that needs a cgroup or sandbox, not done here.
 
 use std::os::fd::OwnedFd;
@@ -28,6 +29,7 @@ use tokio::sync::watch;
 use tokio::time::sleep_until;
 use tokio_util::sync::CancellationToken;
 
+use super::orphans::{Watchdog, die_with_owner, remove_record, write_record};
 use super::output::{MAX_OUTPUT_BYTES, OutputBuffer, Sanitizer, TAIL_CHARS};
 use super::pty::{self, Input, OutputStream, Spawned};
 
@@ -112,6 +114,8 @@ pub struct SpawnSpec {
     pub notify_on_exit: bool,
     /// Run on a pseudo-terminal.
     pub pty: bool,
+    /// Where live process groups are recorded for [`super::orphans::reap_orphans`].
+    pub record_dir: Option<PathBuf>,
 }
 
 /// Called by the supervisor once the session has ended.
@@ -184,6 +188,17 @@ pub fn spawn(spec: SpawnSpec, on_exit: ExitHook) -> std::io::Result<std::sync::A
             "the child exited before it had a pid",
         ));
     };
+    // Without a watchdog the group could outlive a killed owner: do not run it at all.
+    let watchdog = match Watchdog::spawn(pid) {
+        Ok(watchdog) => watchdog,
+        Err(e) => {
+            let _ = killpg(
+                Pid::from_raw(i32::try_from(pid).unwrap_or(i32::MAX)),
+                Signal::SIGKILL,
+            );
+            return Err(e);
+        }
+    };
     let session = std::sync::Arc::new(Session {
         id: spec.id,
         scope: spec.scope,
@@ -210,7 +225,11 @@ pub fn spawn(spec: SpawnSpec, on_exit: ExitHook) -> std::io::Result<std::sync::A
         session.clone(),
         child,
         output,
-        spec.timeout,
+        Guards {
+            timeout: spec.timeout,
+            watchdog,
+            record_dir: spec.record_dir,
+        },
         on_exit,
     ));
     Ok(session)
@@ -232,6 +251,7 @@ fn spawn_piped(spec: &SpawnSpec) -> std::io::Result<Spawned> {
         .stderr(Stdio::from(writer_err))
         .process_group(0)
         .kill_on_drop(true);
+    die_with_owner(&mut command);
     let spawned = command.spawn();
     // The command holds our copies of the pipe's write end: close them, or EOF never comes.
     drop(command);
@@ -444,16 +464,34 @@ impl Drop for GroupGuard {
     }
 }
 
+/// What keeps a session's group in bounds besides the supervisor itself.
+struct Guards {
+    timeout: Duration,
+    /// Kills the group if this process dies.
+    watchdog: Watchdog,
+    /// Where the live group is recorded (for the reap at the next gateway start).
+    record_dir: Option<PathBuf>,
+}
+
 async fn supervise(
     session: std::sync::Arc<Session>,
     mut child: Child,
     mut out: OutputStream,
-    timeout: Duration,
+    guards: Guards,
     on_exit: ExitHook,
 ) {
+    let Guards {
+        timeout,
+        watchdog,
+        record_dir,
+    } = guards;
     let mut guard = GroupGuard {
         pgid: session.pgid(),
         armed: true,
+    };
+    let record = match &record_dir {
+        Some(dir) => write_record(dir, session.pid).await,
+        None => None,
     };
     let mut sanitizer = Sanitizer::default();
     let mut buf = vec![0u8; 8192];
@@ -531,6 +569,11 @@ async fn supervise(
     *session.stdin.lock().await = None;
     session.done.send_replace(true);
     on_exit(&session);
+    // The group is gone: the watchdog may go, and so may the record.
+    watchdog.release().await;
+    if let Some(record) = record {
+        remove_record(&record).await;
+    }
 }
 
 /// `SIGKILL` for 9.

@@ -158,6 +158,7 @@ impl TypedTool for ExecTool {
                 timeout,
                 notify_on_exit: true,
                 pty: args.pty == Some(true),
+                record_dir: None,
             })
             .map_err(|e| ToolError::failed(e.to_string()))?;
 
