@@ -9,7 +9,7 @@ mod support;
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
-use pincer_gateway::server::{QueueMode, ServeOptions};
+use pincer_gateway::server::{PreauthLimits, QueueMode, ServeOptions};
 use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario};
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
@@ -384,7 +384,15 @@ async fn chat_abort_stops_a_run_and_keeps_its_partial_reply() {
 
 #[tokio::test]
 async fn many_clients_on_separate_sessions_all_get_their_answers() {
-    let server = start(hi_scenario()).await;
+    // A hundred connections from one address, most of them not yet past `connect` at the
+    // same moment: above the default per-peer cap on those (16), which is not tested here.
+    let server = start_with(hi_scenario(), |options| {
+        options.preauth_limits = PreauthLimits {
+            per_peer: 128,
+            total: 128,
+        };
+    })
+    .await;
     let mut tasks = Vec::new();
     for i in 0..100 {
         let url = server.url.clone();

@@ -1,19 +1,24 @@
 //! One WebSocket connection: `connect.challenge`, the `connect` handshake (protocol 3–4,
-//! token auth, 64 KiB pre-auth frames, 15 s to answer), `hello-ok`, then requests (each on
-//! its own task, so a long `agent` call never blocks the rest), broadcast events with a
-//! per-connection `seq`, `tick`s, and `shutdown`. A client whose queue passes
-//! `maxBufferedBytes`, or that falls behind the event stream, is disconnected. From `hello-ok`
-//! until it ends, the connection is in the presence list (see `state.rs`).
+//! token auth, 15 s to answer), `hello-ok`, then requests (each on its own task, so a long
+//! `agent` call never blocks the rest), broadcast events with a per-connection `seq`,
+//! `tick`s, and `shutdown`. Until `connect` succeeds a connection holds a pending slot
+//! (`ws_limits.rs`: per peer and in all) and may send at most 64 KiB in all (the read budget
+//! of `preauth_io.rs`, lifted on success). Sending is `writer.rs`'s: a client whose queue
+//! passes `maxBufferedBytes`, that stops reading, or that falls behind the event stream is
+//! dropped, and a client's Close is answered at once. From `hello-ok` until it ends, the
+//! connection is in the presence list (see `state.rs`).
 
-use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
-use futures_util::{SinkExt, StreamExt};
+use futures_util::StreamExt;
+use futures_util::stream::SplitStream;
 use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{broadcast, mpsc};
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::error::{Error as WsError, ProtocolError};
 
 use super::Gateway;
 use super::frames::{
@@ -21,123 +26,47 @@ use super::frames::{
     Request, TICK_INTERVAL_MS, codes, error_frame, event_frame, ok_frame, parse_request,
 };
 use super::methods::{self, Caller, EVENTS, FrameSender, METHODS};
+use super::preauth_io::{BudgetExhausted, BudgetedIo, ReadBudget};
 use super::runs::GatewayEvent;
 use super::state::Snapshot;
+use super::writer::{
+    self, GOING_AWAY, INVALID_DATA, MESSAGE_TOO_BIG, Out, POLICY_VIOLATION, PROTOCOL_ERROR,
+    TRY_AGAIN_LATER, UNSUPPORTED_DATA,
+};
 
-/// Close codes.
-const POLICY_VIOLATION: u16 = 1008;
-const UNSUPPORTED_DATA: u16 = 1003;
-const GOING_AWAY: u16 = 1001;
 /// How long a client has to send `connect`.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(15);
 
-enum Outgoing {
-    Text(String),
-    Close(u16, String),
-}
-
-/// The sending half, with the bytes still queued for the socket.
-#[derive(Clone)]
-struct Out {
-    tx: mpsc::UnboundedSender<Outgoing>,
-    queued: Arc<AtomicUsize>,
-    seq: Arc<AtomicU64>,
-}
-
-impl Out {
-    fn text(&self, text: String) {
-        let len = text.len();
-        if self.queued.fetch_add(len, Ordering::Relaxed) + len > MAX_BUFFERED_BYTES {
-            self.close(POLICY_VIOLATION, "client too slow: send buffer full");
-            return;
-        }
-        let _ = self.tx.send(Outgoing::Text(text));
-    }
-
-    fn event(&self, event: &str, payload: &Value) {
-        let seq = self.next_seq();
-        self.text(event_frame(event, payload, Some(seq)));
-    }
-
-    fn next_seq(&self) -> u64 {
-        self.seq.fetch_add(1, Ordering::Relaxed) + 1
-    }
-
-    fn close(&self, code: u16, reason: &str) {
-        let _ = self.tx.send(Outgoing::Close(code, reason.to_owned()));
-    }
-}
+type Stream<S> = SplitStream<WebSocketStream<BudgetedIo<S>>>;
 
 /// Runs a connection to its end.
-pub async fn run(socket: WebSocket, gw: Arc<Gateway>, peer: SocketAddr) {
-    let (mut sink, mut stream) = socket.split();
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let out = Out {
-        tx,
-        queued: Arc::new(AtomicUsize::new(0)),
-        seq: Arc::new(AtomicU64::new(0)),
-    };
-    let queued = Arc::clone(&out.queued);
-    let writer = tokio::spawn(async move {
-        // Everything queued goes out with one flush: a busy gateway sends every client
-        // each run's events, and a write per frame would be a syscall per frame.
-        let mut batch = Vec::new();
-        while rx.recv_many(&mut batch, 256).await > 0 {
-            // Let the other connections' tasks run once first: under load more frames
-            // arrive meanwhile and share the flush.
-            tokio::task::yield_now().await;
-            while let Ok(message) = rx.try_recv() {
-                batch.push(message);
-            }
-            let mut sent_bytes = 0;
-            let mut closing = None;
-            let mut failed = false;
-            for message in batch.drain(..) {
-                match message {
-                    Outgoing::Text(text) => {
-                        sent_bytes += text.len();
-                        if !failed {
-                            failed = sink
-                                .feed(Message::Text(Utf8Bytes::from(text)))
-                                .await
-                                .is_err();
-                        }
-                    }
-                    Outgoing::Close(code, reason) => {
-                        closing = Some(CloseFrame {
-                            code,
-                            reason: Utf8Bytes::from(reason),
-                        });
-                        break;
-                    }
-                }
-            }
-            if !failed {
-                failed = sink.flush().await.is_err();
-            }
-            queued.fetch_sub(sent_bytes, Ordering::Relaxed);
-            if let Some(frame) = closing {
-                let _ = sink.send(Message::Close(Some(frame))).await;
-                break;
-            }
-            if failed {
-                break;
+pub async fn run<S>(socket: WebSocketStream<BudgetedIo<S>>, gw: Arc<Gateway>, peer: super::Peer)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let budget = socket.get_ref().budget().clone();
+    let (sink, mut stream) = socket.split();
+    let (out, writer) = writer::channel(MAX_BUFFERED_BYTES);
+    let writer = tokio::spawn(writer.run(sink));
+    match gw.pending.admit(peer.ip()) {
+        Err(refused) => out.close(TRY_AGAIN_LATER, &refused.to_string()),
+        Ok(slot) => {
+            let nonce = pincer_store::ids::session_id();
+            out.text(event_frame(
+                "connect.challenge",
+                &json!({ "nonce": nonce, "ts": pincer_ai::now_ms() }),
+                None,
+            ));
+            let conn_id = pincer_store::ids::session_id();
+            let accepted = handshake(&gw, &out, &mut stream, peer, &conn_id, &budget).await;
+            drop(slot);
+            if let Some(session) = accepted {
+                serve_requests(&gw, &out, stream, session.caller, session.events).await;
+                drop(session.presence);
             }
         }
-    });
-
-    let nonce = pincer_store::ids::session_id();
-    out.text(event_frame(
-        "connect.challenge",
-        &json!({ "nonce": nonce, "ts": pincer_ai::now_ms() }),
-        None,
-    ));
-    let conn_id = pincer_store::ids::session_id();
-    if let Some(session) = handshake(&gw, &out, &mut stream, peer, &conn_id).await {
-        serve_requests(&gw, &out, stream, session.caller, session.events).await;
-        drop(session.presence);
     }
-    drop(out);
+    out.end();
     let _ = writer.await;
 }
 
@@ -165,35 +94,76 @@ impl Drop for Member {
     }
 }
 
-/// Reads the next text frame; `None` when the client is gone or sent something else.
-async fn next_text(
-    stream: &mut futures_util::stream::SplitStream<WebSocket>,
-    out: &Out,
-) -> Option<String> {
+/// Reads the next text frame; `None` when the connection is ending (the client left, closed,
+/// broke the protocol or sent something else; `out` has been told how to end).
+async fn next_text<S>(stream: &mut Stream<S>, out: &Out) -> Option<String>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
     loop {
-        match stream.next().await? {
-            Ok(Message::Text(text)) => return Some(text.to_string()),
-            Ok(Message::Binary(_)) => {
+        let read = tokio::select! {
+            read = stream.next() => read,
+            () = out.over() => return None,
+        };
+        match read {
+            Some(Ok(Message::Text(text))) => return Some(text.as_str().to_owned()),
+            Some(Ok(Message::Binary(_))) => {
                 out.close(
                     UNSUPPORTED_DATA,
                     "binary frames are not part of the protocol",
                 );
                 return None;
             }
-            Ok(Message::Close(_)) | Err(_) => return None,
-            Ok(Message::Ping(_) | Message::Pong(_)) => {}
+            Some(Ok(Message::Close(_))) => {
+                out.answer_peer_close();
+                return None;
+            }
+            Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => {}
+            Some(Err(error)) => {
+                match read_failure(&error) {
+                    Some((code, reason)) => out.abort(code, reason),
+                    None => out.end(),
+                }
+                return None;
+            }
+            None => {
+                out.end();
+                return None;
+            }
         }
     }
 }
 
+/// The Close a failed read is answered with; `None` when the client is gone.
+fn read_failure(error: &WsError) -> Option<(u16, &'static str)> {
+    match error {
+        WsError::Io(e) if BudgetExhausted::is(e) => Some((
+            MESSAGE_TOO_BIG,
+            "too much data before connect: at most 64 KiB until connect succeeds",
+        )),
+        WsError::Capacity(_) => Some((
+            MESSAGE_TOO_BIG,
+            "message too big: frames are limited to maxPayload",
+        )),
+        WsError::Utf8(_) => Some((INVALID_DATA, "text frame is not valid UTF-8")),
+        WsError::Protocol(ProtocolError::ResetWithoutClosingHandshake) => None,
+        WsError::Protocol(_) => Some((PROTOCOL_ERROR, "WebSocket protocol error")),
+        _ => None,
+    }
+}
+
 /// The `connect` exchange. Returns what the client may do, or `None` after refusing it.
-async fn handshake(
+async fn handshake<S>(
     gw: &Arc<Gateway>,
     out: &Out,
-    stream: &mut futures_util::stream::SplitStream<WebSocket>,
-    peer: SocketAddr,
+    stream: &mut Stream<S>,
+    peer: super::Peer,
     conn_id: &str,
-) -> Option<Session> {
+    budget: &ReadBudget,
+) -> Option<Session>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
     let text = match tokio::time::timeout(HANDSHAKE_TIMEOUT, next_text(stream, out)).await {
         Ok(Some(text)) => text,
         Ok(None) => return None,
@@ -224,6 +194,8 @@ async fn handshake(
         Ok(accepted) => accepted,
         Err(error) => return refuse(&req.id, error),
     };
+    // Authenticated: requests may now be as large as `maxPayload`.
+    budget.lift();
     let joined = gw
         .state
         .join(conn_id, &req.params, peer.ip(), &caller.scopes);
@@ -251,7 +223,7 @@ async fn handshake(
 
 /// Checks `connect`'s parameters: what the client may do and the protocol version both sides
 /// speak, or why it may not connect.
-fn connect(gw: &Gateway, req: &Request, peer: SocketAddr) -> Result<(Caller, u64), MethodError> {
+fn connect(gw: &Gateway, req: &Request, peer: super::Peer) -> Result<(Caller, u64), MethodError> {
     let p = &req.params;
     let min = p
         .get("minProtocol")
@@ -278,7 +250,7 @@ fn connect(gw: &Gateway, req: &Request, peer: SocketAddr) -> Result<(Caller, u64
         });
     }
     gw.auth
-        .check(p.pointer("/auth/token").and_then(Value::as_str), peer.ip())?;
+        .check(p.pointer("/auth/token").and_then(Value::as_str), peer)?;
     let scopes: Vec<String> = match p.get("scopes").and_then(Value::as_array) {
         Some(list) => list
             .iter()
@@ -331,13 +303,15 @@ fn hello_ok(
 }
 
 /// After `hello-ok`: requests, events, ticks, until the client leaves or the server stops.
-async fn serve_requests(
+async fn serve_requests<S>(
     gw: &Arc<Gateway>,
     out: &Out,
-    mut stream: futures_util::stream::SplitStream<WebSocket>,
+    mut stream: Stream<S>,
     caller: Caller,
     mut events: broadcast::Receiver<Arc<GatewayEvent>>,
-) {
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     // The socket is read by its own task: polling a WebSocket stream costs a buffer fill
     // even when nothing arrived, and the loop below wakes for every event it forwards.
     let (frames_tx, mut frames) = mpsc::channel::<String>(16);
@@ -385,12 +359,13 @@ async fn serve_requests(
             event = events.recv() => match event {
                 Ok(event) => out.text(event.frame(out.next_seq())),
                 Err(broadcast::error::RecvError::Lagged(_)) => {
-                    out.close(POLICY_VIOLATION, "client too slow: events were dropped");
+                    out.abort(POLICY_VIOLATION, "client too slow: events were dropped");
                     break;
                 }
                 Err(broadcast::error::RecvError::Closed) => break,
             },
             _ = tick.tick() => out.event("tick", &json!({ "ts": pincer_ai::now_ms() })),
+            () = out.over() => break,
             () = gw.shutdown.cancelled() => {
                 out.event("shutdown", &json!({ "reason": "gateway stopping" }));
                 out.close(GOING_AWAY, "gateway stopping");
