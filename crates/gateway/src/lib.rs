@@ -8,6 +8,7 @@ pub mod cron;
 pub mod dedupe;
 pub mod failover;
 pub mod heartbeat;
+pub mod media_inbox;
 pub mod media_reply;
 pub mod memory_flush;
 pub mod model_select;

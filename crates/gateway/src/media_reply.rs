@@ -4,8 +4,21 @@
 //! Only a line that starts with `MEDIA:` (after indentation) is a directive, so prose that
 //! mentions the syntax mid-sentence stays text; inside a fenced code block it is never one,
 //! because a model explaining the protocol shows it in code. The paths are returned as
-//! written: whether one is allowed (relative, no `..`, inside the workspace, or a URL) is
-//! the sending channel's decision, made where the workspace is known.
+//! written; [`check_media_paths`] then decides which may be sent, where the workspace and
+//! the turn are known.
+//!
+//! What may be sent: a regular file inside the agent's workspace (after resolving
+//! symlinks, so a link pointing out does not count), or a file in the system temp directory
+//! that this turn made — owned by us, one link, and its inode changed (ctime) after the turn
+//! began. ctime, not mtime: `touch -d`, `cp -p` or `tar x` can set an old mtime but not
+//! ctime, so a file made during the turn is recognised and a file that was already there
+//! (another program's, or a secret copied there earlier) is not. Tracking what the agent's
+//! tools wrote would not be better: `exec` can write anywhere and is not tracked, and
+//! `write` is confined to the workspace already. Nothing refused is opened or read; each is
+//! named in a note that goes into the reply text.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The directive's prefix.
 pub const MEDIA_PREFIX: &str = "MEDIA:";
@@ -58,6 +71,93 @@ pub fn parse_media_lines(reply: &str) -> (String, Vec<String>) {
         .rposition(|l| !l.trim().is_empty())
         .map_or(start, |i| i + 1);
     (kept[start..end].join("\n"), paths)
+}
+
+/// How far a file system timestamp may lag the clock read when the turn began (file times
+/// come from the kernel's coarse clock, up to a tick behind).
+const FS_CLOCK_SLACK: Duration = Duration::from_millis(100);
+
+/// Which of `paths` (from [`parse_media_lines`]) may be sent: their resolved paths, and a
+/// note for each one refused, e.g. `(not sent: /etc/passwd is outside the agent's
+/// workspace)`. Relative paths are in `workspace`; without one only temp files qualify.
+/// Temp files qualify only with `turn_started` (see the module doc). Blocking file system
+/// calls: run it on the blocking pool.
+pub fn check_media_paths(
+    paths: &[String],
+    workspace: Option<&Path>,
+    turn_started: Option<SystemTime>,
+) -> (Vec<PathBuf>, Vec<String>) {
+    let real_workspace = workspace.and_then(|w| w.canonicalize().ok());
+    let real_temp = std::env::temp_dir().canonicalize().ok();
+    let mut allowed = Vec::new();
+    let mut notes = Vec::new();
+    for written in paths {
+        let path = Path::new(written);
+        let path = match workspace {
+            Some(dir) if path.is_relative() => dir.join(path),
+            _ => path.to_path_buf(),
+        };
+        let shown = path.display();
+        let real = match path.canonicalize() {
+            Ok(real) => real,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                notes.push(format!("(not sent: {shown}: no such file)"));
+                continue;
+            }
+            Err(_) => {
+                notes.push(format!("(not sent: {shown} cannot be opened)"));
+                continue;
+            }
+        };
+        let in_workspace = real_workspace
+            .as_ref()
+            .is_some_and(|root| real.starts_with(root));
+        let in_temp = real_temp
+            .as_ref()
+            .is_some_and(|root| real.starts_with(root));
+        if !in_workspace && !in_temp {
+            tracing::warn!(path = %shown, "MEDIA path outside the workspace not sent");
+            notes.push(format!(
+                "(not sent: {shown} is outside the agent's workspace)"
+            ));
+            continue;
+        }
+        let Ok(meta) = std::fs::metadata(&real) else {
+            notes.push(format!("(not sent: {shown} cannot be opened)"));
+            continue;
+        };
+        if !meta.is_file() {
+            notes.push(format!("(not sent: {shown} is not a regular file)"));
+            continue;
+        }
+        if !in_workspace && !made_during_turn(&meta, turn_started) {
+            tracing::warn!(path = %shown, "MEDIA temp file not made by this turn not sent");
+            notes.push(format!(
+                "(not sent: {shown} is outside the agent's workspace and was not made by \
+                 this reply)"
+            ));
+            continue;
+        }
+        allowed.push(real);
+    }
+    (allowed, notes)
+}
+
+/// Whether a temp file is this turn's: ours, not a second name of another file, and its
+/// inode changed since the turn began.
+fn made_during_turn(meta: &std::fs::Metadata, turn_started: Option<SystemTime>) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Some(started) = turn_started else {
+        return false;
+    };
+    let since = started.checked_sub(FS_CLOCK_SLACK).unwrap_or(started);
+    let changed = u64::try_from(meta.ctime()).ok().and_then(|secs| {
+        let nanos = u32::try_from(meta.ctime_nsec()).ok()?;
+        UNIX_EPOCH.checked_add(Duration::new(secs, nanos))
+    });
+    meta.uid() == nix::unistd::getuid().as_raw()
+        && meta.nlink() == 1
+        && changed.is_some_and(|changed| changed >= since)
 }
 
 /// The path of a directive: whitespace, backticks and quotes around it removed (models
@@ -193,6 +293,95 @@ mod tests {
             let (text, paths) = parse(reply);
             assert!(paths.iter().all(|p| !p.is_empty()), "{reply:?}");
             assert!(text.len() <= reply.len(), "{reply:?}");
+        }
+    }
+
+    mod checks {
+        use super::*;
+        use std::os::unix::fs::symlink;
+
+        fn check(paths: &[&str], ws: &Path, started: SystemTime) -> (Vec<PathBuf>, Vec<String>) {
+            let paths: Vec<String> = paths.iter().map(|p| (*p).to_owned()).collect();
+            check_media_paths(&paths, Some(ws), Some(started))
+        }
+
+        #[test]
+        fn workspace_files_go_and_everything_else_is_named() {
+            let tmp = tempfile::tempdir().unwrap();
+            let ws = tmp.path().join("ws");
+            std::fs::create_dir_all(ws.join("out")).unwrap();
+            std::fs::write(ws.join("out/a.png"), "png").unwrap();
+            std::fs::write(tmp.path().join("outside.txt"), "secret").unwrap();
+            symlink("/etc/passwd", ws.join("passwd")).unwrap();
+            std::fs::create_dir(ws.join("dir")).unwrap();
+            // The tempdir is in the temp directory: a turn that began later made none of it.
+            let now = SystemTime::now() + Duration::from_secs(5);
+            let (allowed, notes) = check(
+                &[
+                    "out/a.png",
+                    "/etc/passwd",
+                    "passwd",
+                    "../outside.txt",
+                    "missing.png",
+                    "dir",
+                ],
+                &ws,
+                now,
+            );
+            let real_ws = ws.canonicalize().unwrap();
+            assert_eq!(allowed, vec![real_ws.join("out/a.png")]);
+            let w = ws.display();
+            assert_eq!(
+                notes,
+                vec![
+                    "(not sent: /etc/passwd is outside the agent's workspace)".to_owned(),
+                    format!("(not sent: {w}/passwd is outside the agent's workspace)"),
+                    format!(
+                        "(not sent: {w}/../outside.txt is outside the agent's workspace and \
+                         was not made by this reply)"
+                    ),
+                    format!("(not sent: {w}/missing.png: no such file)"),
+                    format!("(not sent: {w}/dir is not a regular file)"),
+                ]
+            );
+        }
+
+        #[test]
+        fn a_temp_file_goes_only_when_this_turn_made_it() {
+            let tmp = tempfile::tempdir().unwrap();
+            let file = tempfile::NamedTempFile::new().unwrap();
+            let path = file.path().to_str().unwrap().to_owned();
+            let real = file.path().canonicalize().unwrap();
+            // Made before the turn began: refused.
+            let later = SystemTime::now() + Duration::from_secs(5);
+            let (allowed, notes) = check(&[&path], tmp.path(), later);
+            assert!(allowed.is_empty());
+            assert_eq!(
+                notes,
+                vec![format!(
+                    "(not sent: {path} is outside the agent's workspace and was not made by \
+                     this reply)"
+                )]
+            );
+            // Made after: sent.
+            let earlier = SystemTime::now() - Duration::from_secs(5);
+            assert_eq!(
+                check(&[&path], tmp.path(), earlier),
+                (vec![real.clone()], vec![])
+            );
+            // Without a turn (heartbeat, cron), never.
+            let paths = vec![path.clone()];
+            assert!(
+                check_media_paths(&paths, Some(tmp.path()), None)
+                    .0
+                    .is_empty()
+            );
+            // A second name for a file is not this turn's file.
+            let link = real.with_extension("link");
+            std::fs::hard_link(&real, &link).unwrap();
+            let (allowed, _) = check(&[&path], tmp.path(), earlier);
+            std::fs::remove_file(&link).unwrap();
+            assert!(allowed.is_empty());
         }
     }
 

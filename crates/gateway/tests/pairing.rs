@@ -180,6 +180,49 @@ fn the_same_sender_keeps_its_code_and_lastseenat_moves() {
 }
 
 #[test]
+fn a_repeat_request_leaves_the_file_alone_until_lastseenat_is_stale() {
+    use std::os::unix::fs::MetadataExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, clock) = store_at(tmp.path());
+    let meta = json!({"chatId": "123", "name": "A"});
+    let code = created(
+        store
+            .request("telegram", None, "123", Some(meta.clone()))
+            .unwrap(),
+    );
+    let path = tmp.path().join("credentials/telegram-pairing.json");
+    let first = fs::metadata(&path).unwrap();
+    let text = fs::read_to_string(&path).unwrap();
+    // The same sender with the same meta, twice, within five minutes: nothing is written
+    // (a rewrite would replace the file: a new inode).
+    for _ in 0..2 {
+        clock.advance(Duration::from_secs(60));
+        assert_eq!(
+            store
+                .request("telegram", None, "123", Some(meta.clone()))
+                .unwrap(),
+            PairingRequestOutcome::Existing { code: code.clone() }
+        );
+    }
+    let after = fs::metadata(&path).unwrap();
+    assert_eq!(
+        (after.ino(), after.mtime(), after.mtime_nsec()),
+        (first.ino(), first.mtime(), first.mtime_nsec())
+    );
+    assert_eq!(fs::read_to_string(&path).unwrap(), text);
+    // Five minutes after the last stamp, lastSeenAt moves.
+    clock.advance(Duration::from_secs(180));
+    store
+        .request("telegram", None, "123", Some(meta.clone()))
+        .unwrap();
+    assert_eq!(
+        read_json(&path)["requests"][0]["lastSeenAt"],
+        "2026-01-01T00:05:00.000Z"
+    );
+    assert_ne!(fs::metadata(&path).unwrap().ino(), first.ino());
+}
+
+#[test]
 fn a_fourth_sender_finds_the_channel_full() {
     let tmp = tempfile::tempdir().unwrap();
     let (store, _clock) = store_at(tmp.path());
@@ -661,8 +704,8 @@ fn list_covers_every_channel_oldest_first() {
     );
     clock.advance(Duration::from_secs(60));
     let t2 = created(store.request("telegram", Some("work"), "t2", None).unwrap());
-    clock.advance(Duration::from_secs(60));
-    store.request("telegram", None, "t1", None).unwrap(); // lastSeenAt only
+    clock.advance(Duration::from_secs(240));
+    store.request("telegram", None, "t1", None).unwrap(); // lastSeenAt only (5 min old)
 
     let all = store.list(None, None).unwrap();
     let summary: Vec<(&str, &str, &str)> = all
@@ -678,7 +721,7 @@ fn list_covers_every_channel_oldest_first() {
         ]
     );
     assert_eq!(all[0].created_at_ms, T0);
-    assert_eq!(all[0].last_seen_at_ms, T0 + 180_000);
+    assert_eq!(all[0].last_seen_at_ms, T0 + 360_000);
     assert_eq!(all[0].expires_at_ms, T0 + 3_600_000);
     assert_eq!(all[1].account_id.as_deref(), Some("work"));
     assert_eq!(all[1].meta, Some(json!({"name": "D"})));

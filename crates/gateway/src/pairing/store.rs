@@ -10,6 +10,8 @@
 //! pruned whenever the file is read under the lock and never count; a sender with a pending
 //! request gets the same code again (per account: the approval lands in that account's
 //! list); at most [`DEFAULT_MAX_PENDING`] pending requests per channel, all accounts together.
+//! A repeat request rewrites the file only when it brings new meta or `lastSeenAt` is over
+//! five minutes old, so a sender who keeps writing costs no write (and fsync) per message.
 //! `None` as account means the channel's default account and the channel-wide file. Names
 //! are `[a-z0-9_-]{1,64}`; since `-` is allowed, channel `a` with account `b-c` and channel
 //! `a-b` with account `c` share a file name, as in OpenClaw: channel names are fixed ids
@@ -46,13 +48,16 @@ pub const DEFAULT_TTL: Duration = Duration::from_secs(3600);
 pub const DEFAULT_MAX_PENDING: usize = 3;
 
 const PAIRING_SUFFIX: &str = "-pairing.json";
+/// A repeat request moves `lastSeenAt` only when it is at least this old (5 minutes).
+const LAST_SEEN_EVERY_MS: i64 = 5 * 60 * 1000;
 
 /// What [`PairingStore::request`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PairingRequestOutcome {
     /// A new pending request: send the sender [`pairing_reply`](super::pairing_reply).
     Created { code: String },
-    /// The sender already had a pending request: the same code (its `lastSeenAt` moved).
+    /// The sender already had a pending request: the same code (its `lastSeenAt` moved if it
+    /// was over five minutes old). The sender was given the code when it was created.
     Existing { code: String },
     /// The channel already has the maximum of pending requests: nothing was stored.
     Full,
@@ -208,12 +213,24 @@ impl PairingStore {
             .iter_mut()
             .find(|r| r.id.trim() == id && r.account_id.as_deref() == account)
         {
-            existing.last_seen_at = Some(iso(now));
-            if meta.is_some() {
+            // A stranger who keeps writing must not cost a rewrite and fsync per message:
+            // the file changes only for new meta, or to move a `lastSeenAt` that is stale.
+            let seen_recently = existing
+                .last_seen_at
+                .as_deref()
+                .and_then(parse_absolute_ms)
+                .is_some_and(|seen| (0..LAST_SEEN_EVERY_MS).contains(&now.saturating_sub(seen)));
+            let new_meta = meta.is_some() && meta != existing.meta;
+            if new_meta {
                 existing.meta = meta;
             }
+            if !seen_recently {
+                existing.last_seen_at = Some(iso(now));
+            }
             let code = existing.code.trim().to_string();
-            write_json(&path, &file)?;
+            if new_meta || !seen_recently || pruned {
+                write_json(&path, &file)?;
+            }
             return Ok(PairingRequestOutcome::Existing { code });
         }
 

@@ -6,17 +6,20 @@
 //!    groups; a stranger under `pairing` gets a code instead of an agent, and the owner is
 //!    told; under `allowlist` a stranger gets no answer at all,
 //! 3. routes it (bindings, `/agent` prefix, default agent; session key per chat and thread),
-//! 4. submits it as a run with the session's queue mode, in arrival order,
+//! 4. moves its files from the adapters' staging directory into the routed agent's
+//!    workspace inbox (`inbox/<date>/…`, see [`crate::media_inbox`]) so `read` can open them,
+//! 5. submits it as a run with the session's queue mode, in arrival order,
 //!
 //! and for each run it started, keeps "typing…" up until the run ends, then sends the reply
 //! exactly once (a message steered or gathered into another run is answered by that run):
-//! protocol text (`HEARTBEAT_OK`) stripped, `MEDIA:` lines as attachments, rendered and split
+//! protocol text (`HEARTBEAT_OK`) stripped, `MEDIA:` lines as attachments (only workspace
+//! files and temp files this turn made; see [`crate::media_reply`]), rendered and split
 //! by the adapter. A failed send is retried (rate limits honoured) before it is given up on.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -27,9 +30,12 @@ use super::runs::{RunState, Submitted};
 use super::runtime::TurnRequest;
 use crate::channels::supervisor::{Backoff, supervise};
 use crate::channels::{
-    ChannelAdapter, ChannelError, ChannelHealth, ChatRef, Inbound, InboundSink, Outbound,
+    ChannelAdapter, ChannelError, ChannelHealth, ChatRef, Inbound, InboundMedia, InboundSink,
+    Outbound,
 };
 use crate::dedupe::{DEFAULT_DEDUPE_CAPACITY, DEFAULT_DEDUPE_TTL, Dedupe, DedupeKey};
+use crate::media_inbox::{discard_media, receive_into};
+use crate::media_reply::check_media_paths;
 use crate::pairing::{
     DmAccess, DmPolicy, GroupAccess, GroupPolicy, PairingRequestOutcome, PairingStore, dm_access,
     group_access, owner_notice, pairing_full_reply, pairing_reply,
@@ -119,7 +125,7 @@ pub type LastRoute = (String, Option<String>, String);
 pub struct ChannelIngress {
     gw: Arc<Gateway>,
     endpoints: HashMap<EndpointKey, Endpoint>,
-    pairing: Option<PairingStore>,
+    pairing: Option<Arc<PairingStore>>,
     notify: Option<NotifyTarget>,
     dedupe: Mutex<Dedupe>,
     /// Per session key, the channel account and chat it last heard from (heartbeat and
@@ -160,7 +166,7 @@ pub fn start(
     let ingress = Arc::new(ChannelIngress {
         gw: Arc::clone(gw),
         endpoints,
-        pairing: options.pairing,
+        pairing: options.pairing.map(Arc::new),
         notify: options.pairing_notify,
         dedupe: Mutex::new(Dedupe::new(DEFAULT_DEDUPE_CAPACITY, DEFAULT_DEDUPE_TTL)),
         last: Mutex::default(),
@@ -187,7 +193,24 @@ impl ChannelIngress {
     }
 
     pub fn pairing(&self) -> Option<&PairingStore> {
-        self.pairing.as_ref()
+        self.pairing.as_deref()
+    }
+
+    /// `work` on the pairing store, on the blocking pool (its files are read, locked and
+    /// fsynced); `None` without a store.
+    async fn on_store<T, F>(&self, work: F) -> Option<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&PairingStore) -> T + Send + 'static,
+    {
+        let store = Arc::clone(self.pairing.as_ref()?);
+        match tokio::task::spawn_blocking(move || work(&store)).await {
+            Ok(value) => Some(value),
+            Err(e) => {
+                tracing::error!(error = %e, "the pairing store's task failed");
+                None
+            }
+        }
     }
 
     async fn run(self: Arc<Self>, mut rx: mpsc::Receiver<Inbound>, stop: CancellationToken) {
@@ -210,6 +233,8 @@ impl ChannelIngress {
     }
 
     async fn take(self: &Arc<Self>, message: Inbound) {
+        // Files made from here on may be this turn's (`MEDIA:` from the temp directory).
+        let started = SystemTime::now();
         let Some(endpoint) = self.endpoint(&message.channel, message.account_id.as_deref()) else {
             tracing::warn!(channel = %message.channel, "message from an unknown channel account dropped");
             return;
@@ -227,9 +252,11 @@ impl ChannelIngress {
             .first_seen(&key, Instant::now());
         if !first {
             tracing::debug!(channel = %message.channel, message = %message.message_id, "repeated message ignored");
+            discard_media(&message.media).await;
             return;
         }
-        if !self.admitted(endpoint, &message) {
+        if !self.admitted(endpoint, &message).await {
+            discard_media(&message.media).await;
             return;
         }
         if let Some(note) = &message.refused_media {
@@ -277,10 +304,14 @@ impl ChannelIngress {
             self.spawn_send(&message, note, Some(message.message_id.clone()));
             match rest {
                 Some(rest) if reset.is_ok() => text = rest,
-                _ => return,
+                _ => {
+                    discard_media(&message.media).await;
+                    return;
+                }
             }
         }
-        let text = with_media(&text, &message.media);
+        let media = self.to_inbox(&route.agent_id, &message.media).await;
+        let text = with_media(&text, &media);
         let run_id = format!(
             "{}:{}:{}:{}",
             message.channel,
@@ -305,7 +336,7 @@ impl ChannelIngress {
             let this = Arc::clone(self);
             let agent_id = route.agent_id.clone();
             tokio::spawn(async move {
-                this.deliver(&message, &run_id, &agent_id).await;
+                this.deliver(&message, &run_id, &agent_id, started).await;
             });
         }
     }
@@ -329,7 +360,7 @@ impl ChannelIngress {
     }
 
     /// The access rules for `message`; replies to strangers as the policy says.
-    fn admitted(self: &Arc<Self>, endpoint: &Endpoint, message: &Inbound) -> bool {
+    async fn admitted(self: &Arc<Self>, endpoint: &Endpoint, message: &Inbound) -> bool {
         let access = &endpoint.access;
         let mut ids: Vec<&str> = vec![message.sender.id.as_str()];
         ids.extend(message.sender.aliases.iter().map(String::as_str));
@@ -350,15 +381,15 @@ impl ChannelIngress {
                 ) == GroupAccess::Allow
             });
         }
-        let stored = match &self.pairing {
-            Some(store) => store
-                .allow_from(&message.channel, message.account_id.as_deref())
-                .unwrap_or_else(|e| {
-                    tracing::error!(error = %e, "cannot read the approved senders");
-                    Vec::new()
-                }),
-            None => Vec::new(),
-        };
+        let (channel, account) = (message.channel.clone(), message.account_id.clone());
+        let stored = self
+            .on_store(move |store| store.allow_from(&channel, account.as_deref()))
+            .await
+            .unwrap_or(Ok(Vec::new()))
+            .unwrap_or_else(|e| {
+                tracing::error!(error = %e, "cannot read the approved senders");
+                Vec::new()
+            });
         match dm_access(access.dm_policy, &access.allow_from, &stored, &ids) {
             DmAccess::Allow => true,
             DmAccess::Ignore => {
@@ -366,26 +397,34 @@ impl ChannelIngress {
                 false
             }
             DmAccess::Pair => {
-                self.pair(message);
+                self.pair(message).await;
                 false
             }
         }
     }
 
-    /// A stranger under `pairing`: one code per sender (the same one until it expires),
-    /// the owner told about new requests.
-    fn pair(self: &Arc<Self>, message: &Inbound) {
-        let Some(store) = &self.pairing else { return };
+    /// A stranger under `pairing`: one code per sender, sent once when the request is
+    /// made (as OpenClaw does); a repeat while it is pending gets no answer, so a stranger
+    /// cannot make the bot spam a chat. The owner is told about new requests.
+    async fn pair(self: &Arc<Self>, message: &Inbound) {
         let meta = json!({
             "chatId": message.chat.id, "name": message.sender.name,
             "aliases": message.sender.aliases,
         });
-        let outcome = store.request(
-            &message.channel,
-            message.account_id.as_deref(),
-            &message.sender.id,
-            Some(meta.clone()),
+        let (channel, account, sender, stored_meta) = (
+            message.channel.clone(),
+            message.account_id.clone(),
+            message.sender.id.clone(),
+            meta.clone(),
         );
+        let Some(outcome) = self
+            .on_store(move |store| {
+                store.request(&channel, account.as_deref(), &sender, Some(stored_meta))
+            })
+            .await
+        else {
+            return;
+        };
         let reply = match outcome {
             Ok(PairingRequestOutcome::Created { code }) => {
                 let this = Arc::clone(self);
@@ -397,8 +436,9 @@ impl ChannelIngress {
                 });
                 pairing_reply(&message.channel, &code, &message.sender.id)
             }
-            Ok(PairingRequestOutcome::Existing { code }) => {
-                pairing_reply(&message.channel, &code, &message.sender.id)
+            Ok(PairingRequestOutcome::Existing { .. }) => {
+                tracing::debug!(channel = %message.channel, sender = %message.sender.id, "pairing request still pending; not answered again");
+                return;
             }
             Ok(PairingRequestOutcome::Full) => pairing_full_reply(),
             Err(e) => {
@@ -439,7 +479,7 @@ impl ChannelIngress {
     }
 
     /// Keeps "typing…" up until run `run_id` ends, then sends its reply.
-    async fn deliver(&self, message: &Inbound, run_id: &str, agent_id: &str) {
+    async fn deliver(&self, message: &Inbound, run_id: &str, agent_id: &str, started: SystemTime) {
         let Some(endpoint) = self.endpoint(&message.channel, message.account_id.as_deref()) else {
             return;
         };
@@ -463,7 +503,7 @@ impl ChannelIngress {
         let Some(text) = crate::heartbeat::sanitize_for_delivery(&text) else {
             return;
         };
-        let (text, media) = self.media_paths(agent_id, &text);
+        let (text, media) = self.media_paths(agent_id, &text, Some(started)).await;
         let _ = self
             .send(
                 endpoint,
@@ -533,7 +573,7 @@ impl ChannelIngress {
         let Some(text) = crate::heartbeat::sanitize_for_delivery(text) else {
             return Ok(());
         };
-        let (text, media) = self.media_paths(agent_id, &text);
+        let (text, media) = self.media_paths(agent_id, &text, None).await;
         let chat = ChatRef {
             kind: ChatKind::Direct,
             id: to.to_owned(),
@@ -551,46 +591,50 @@ impl ChannelIngress {
             .cloned()
     }
 
-    /// `text` without its `MEDIA:` lines, and their paths (relative ones in the agent's
-    /// workspace). Only files inside the workspace (or the temp directory) are sent: a
-    /// reply steered by what it read must not mail out `~/.ssh` to a group. A refused file is
-    /// named in the text instead.
-    fn media_paths(&self, agent_id: &str, text: &str) -> (String, Vec<PathBuf>) {
-        let (mut text, media) = crate::media_reply::parse_media_lines(text);
+    /// `text` without its `MEDIA:` lines, and the files among them that may be sent
+    /// ([`check_media_paths`]: the agent's workspace, or temp files this turn made — a reply
+    /// steered by what it read must not mail out `~/.ssh` to a group). A refused file is
+    /// named in the text instead. Without `started` (heartbeat, cron) only the workspace.
+    async fn media_paths(
+        &self,
+        agent_id: &str,
+        text: &str,
+        started: Option<SystemTime>,
+    ) -> (String, Vec<PathBuf>) {
+        let (mut text, paths) = crate::media_reply::parse_media_lines(text);
+        if paths.is_empty() {
+            return (text, Vec::new());
+        }
         let workspace = self.gw.runtime.workspace(agent_id);
-        let roots: Vec<PathBuf> = workspace
-            .iter()
-            .cloned()
-            .chain(std::iter::once(std::env::temp_dir()))
-            .filter_map(|dir| dir.canonicalize().ok())
-            .collect();
-        let mut allowed = Vec::new();
-        for path in media.into_iter().map(PathBuf::from) {
-            let path = match &workspace {
-                Some(dir) if path.is_relative() => dir.join(path),
-                _ => path,
-            };
-            match path.canonicalize() {
-                Ok(real) if roots.iter().any(|root| real.starts_with(root)) => allowed.push(real),
-                Ok(_) => {
-                    tracing::warn!(path = %path.display(), "MEDIA path outside the workspace not sent");
-                    text.push_str(&format!(
-                        "\n\n(not sent: {} is outside the agent's workspace)",
-                        path.display()
-                    ));
-                }
-                Err(e) => {
-                    text.push_str(&format!("\n\n(not sent: {}: {e})", path.display()));
-                }
-            }
+        let checked = tokio::task::spawn_blocking(move || {
+            check_media_paths(&paths, workspace.as_deref(), started)
+        })
+        .await;
+        let (allowed, notes) = checked.unwrap_or_else(|e| {
+            tracing::error!(error = %e, "checking MEDIA paths failed");
+            (
+                Vec::new(),
+                vec!["(not sent: the files could not be checked)".to_owned()],
+            )
+        });
+        for note in notes {
+            text.push_str(&format!("\n\n{note}"));
         }
         (text, allowed)
+    }
+
+    /// `media` moved into `agent_id`'s workspace inbox ([`receive_into`]).
+    async fn to_inbox(&self, agent_id: &str, media: &[InboundMedia]) -> Vec<InboundMedia> {
+        match self.gw.runtime.workspace(agent_id) {
+            Some(workspace) if !media.is_empty() => receive_into(workspace, media.to_vec()).await,
+            _ => media.to_vec(),
+        }
     }
 }
 
 /// The text of a message with its files noted as OpenClaw notes them, so the agent can
 /// read them with its tools.
-fn with_media(text: &str, media: &[crate::channels::InboundMedia]) -> String {
+fn with_media(text: &str, media: &[InboundMedia]) -> String {
     if media.is_empty() {
         return text.to_owned();
     }

@@ -1,0 +1,260 @@
+//! Files people send, moved into the receiving agent's workspace so its tools can read them.
+//!
+//! The adapters download a received file before routing has decided which agent gets the
+//! message, so they save it in a staging directory (`$PINCER_HOME/media/inbound`). Once the
+//! agent is known, [`move_to_inbox`] moves it to `<workspace>/inbox/<YYYY-MM-DD>/<name>`
+//! (the date in local time) and the prompt names it by that workspace-relative path, which
+//! `read` accepts. The move is a hard link and an unlink (a copy and an unlink across file
+//! systems); either way the target is created exclusively, so an existing file is never
+//! replaced — a second `photo.jpg` that day becomes `photo-2.jpg`. Files are 0600, created
+//! directories 0700. An `inbox` that resolves outside the workspace (a symlink the agent
+//! made) is refused. [`receive_into`] and [`discard_media`] do their file work on the
+//! blocking pool; the other functions are blocking.
+
+use std::fs::{self, OpenOptions};
+use std::io::{self, ErrorKind};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::channels::InboundMedia;
+
+/// The workspace directory received files go to.
+pub const INBOX_DIR: &str = "inbox";
+
+/// Longest file name kept (bytes, before a `-N` suffix).
+const MAX_NAME: usize = 100;
+/// Names tried (`name`, `name-2`, …) before giving up on a crowded day.
+const MAX_TRIES: usize = 1000;
+
+/// Moves the staged file `staged` into `workspace`'s inbox for `date` (`YYYY-MM-DD`) under
+/// `name` (made safe by [`safe_name`]); returns its path relative to the workspace.
+pub fn move_to_inbox(
+    staged: &Path,
+    workspace: &Path,
+    date: &str,
+    name: &str,
+) -> io::Result<PathBuf> {
+    let relative_dir = Path::new(INBOX_DIR).join(date);
+    let inbox = workspace.join(INBOX_DIR);
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&inbox)?;
+    let real_workspace = workspace.canonicalize()?;
+    // Each level is checked before anything is created in it: nothing lands outside.
+    let inside = |dir: &Path| -> io::Result<PathBuf> {
+        let real = dir.canonicalize()?;
+        if real.starts_with(&real_workspace) {
+            Ok(real)
+        } else {
+            Err(io::Error::new(
+                ErrorKind::PermissionDenied,
+                format!("{} leads out of the workspace", dir.display()),
+            ))
+        }
+    };
+    let dir = inside(&inbox)?.join(date);
+    match fs::DirBuilder::new().mode(0o700).create(&dir) {
+        Err(e) if e.kind() != ErrorKind::AlreadyExists => return Err(e),
+        _ => {}
+    }
+    let dir = inside(&dir)?;
+    let name = safe_name(name);
+    for attempt in 1..=MAX_TRIES {
+        let candidate = numbered(&name, attempt);
+        let target = dir.join(&candidate);
+        match place(staged, &target) {
+            Ok(()) => {
+                fs::remove_file(staged)?;
+                return Ok(relative_dir.join(candidate));
+            }
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::new(
+        ErrorKind::AlreadyExists,
+        format!("{MAX_TRIES} files named {name} in {}", dir.display()),
+    ))
+}
+
+/// `media` (staged by an adapter) moved into `workspace`'s inbox for today (local date),
+/// with the workspace-relative paths the agent's tools read them by. A file that cannot be
+/// moved keeps its staged path (the error is logged).
+pub async fn receive_into(workspace: PathBuf, media: Vec<InboundMedia>) -> Vec<InboundMedia> {
+    let date = jiff::Zoned::now().strftime("%Y-%m-%d").to_string();
+    let staged = media.clone();
+    let moved = tokio::task::spawn_blocking(move || {
+        media
+            .into_iter()
+            .map(|mut m| {
+                let name = m.file_name.clone().unwrap_or_else(|| {
+                    m.path
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default()
+                });
+                match move_to_inbox(&m.path, &workspace, &date, &name) {
+                    Ok(relative) => m.path = relative,
+                    Err(e) => {
+                        tracing::error!(error = %e, path = %m.path.display(), "cannot move a received file into the workspace");
+                    }
+                }
+                m
+            })
+            .collect::<Vec<_>>()
+    })
+    .await;
+    moved.unwrap_or_else(|e| {
+        tracing::error!(error = %e, "moving received files failed");
+        staged
+    })
+}
+
+/// Removes the staged files of a message that gets no turn (a repeat, a stranger's): they
+/// would otherwise pile up in the staging directory.
+pub async fn discard_media(media: &[InboundMedia]) {
+    if media.is_empty() {
+        return;
+    }
+    let paths: Vec<PathBuf> = media.iter().map(|m| m.path.clone()).collect();
+    let _ = tokio::task::spawn_blocking(move || {
+        for path in paths {
+            if let Err(e) = fs::remove_file(&path) {
+                tracing::debug!(error = %e, path = %path.display(), "staged file not removed");
+            }
+        }
+    })
+    .await;
+}
+
+/// `staged`'s content at `target`, which must not exist: a hard link, or a copy where
+/// links do not work (another file system). Mode 0600 either way.
+fn place(staged: &Path, target: &Path) -> io::Result<()> {
+    match fs::hard_link(staged, target) {
+        Ok(()) => return fs::set_permissions(target, fs::Permissions::from_mode(0o600)),
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => return Err(e),
+        Err(_) => {}
+    }
+    let mut out = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(target)?;
+    let copied = io::copy(&mut fs::File::open(staged)?, &mut out).and_then(|_| out.sync_all());
+    if let Err(e) = copied {
+        let _ = fs::remove_file(target);
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// A file name safe to create and to show: letters, digits, `.`, `-` and `_` kept, other
+/// characters `_`; no leading dot (no hidden files, no `..`); at most [`MAX_NAME`] bytes
+/// with the extension kept; `file` when nothing is left.
+pub fn safe_name(name: &str) -> String {
+    let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    let cleaned: String = base
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || ".-_".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let cleaned = cleaned.trim_start_matches('.');
+    if cleaned.is_empty() {
+        return "file".to_owned();
+    }
+    if cleaned.len() <= MAX_NAME {
+        return cleaned.to_owned();
+    }
+    let (stem, ext) = split_extension(cleaned);
+    let ext = if ext.len() <= 16 { ext } else { "" };
+    let mut end = MAX_NAME.saturating_sub(ext.len());
+    while !stem.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{ext}", &stem[..end])
+}
+
+/// `name` for the first attempt, then `stem-N.ext`.
+fn numbered(name: &str, attempt: usize) -> String {
+    if attempt == 1 {
+        return name.to_owned();
+    }
+    let (stem, ext) = split_extension(name);
+    format!("{stem}-{attempt}{ext}")
+}
+
+/// (`photo`, `.jpg`) for `photo.jpg`; the whole name and `""` without an extension.
+fn split_extension(name: &str) -> (&str, &str) {
+    match name.rfind('.') {
+        Some(at) if at > 0 => name.split_at(at),
+        _ => (name, ""),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    #[test]
+    fn names_are_made_safe() {
+        assert_eq!(safe_name("photo.jpg"), "photo.jpg");
+        assert_eq!(safe_name("../../etc/passwd"), "passwd");
+        assert_eq!(safe_name("..\\x.txt"), "x.txt");
+        assert_eq!(safe_name(".."), "file");
+        assert_eq!(safe_name(".bashrc"), "bashrc");
+        assert_eq!(safe_name("a b;c$(x).pdf"), "a_b_c__x_.pdf");
+        assert_eq!(safe_name(""), "file");
+        assert_eq!(safe_name("ünï.txt"), "ünï.txt");
+        let long = format!("{}.png", "é".repeat(80));
+        let safe = safe_name(&long);
+        assert!(safe.ends_with(".png") && safe.len() <= MAX_NAME, "{safe}");
+        assert_eq!(numbered("a.tar.gz", 2), "a.tar-2.gz");
+        assert_eq!(numbered("README", 3), "README-3");
+    }
+
+    #[test]
+    fn files_move_in_privately_and_never_replace_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (staging, ws) = (tmp.path().join("staging"), tmp.path().join("ws"));
+        fs::create_dir_all(&staging).unwrap();
+        for content in ["one", "two"] {
+            let staged = staging.join("telegram-1-2-photo.jpg");
+            fs::write(&staged, content).unwrap();
+            fs::set_permissions(&staged, fs::Permissions::from_mode(0o644)).unwrap();
+            move_to_inbox(&staged, &ws, "2026-11-27", "photo.jpg").unwrap();
+            assert!(!staged.exists());
+        }
+        let dir = ws.join("inbox/2026-11-27");
+        assert_eq!(fs::read_to_string(dir.join("photo.jpg")).unwrap(), "one");
+        assert_eq!(fs::read_to_string(dir.join("photo-2.jpg")).unwrap(), "two");
+        assert_eq!(
+            fs::metadata(dir.join("photo-2.jpg")).unwrap().mode() & 0o777,
+            0o600
+        );
+        for d in [ws.join("inbox"), dir] {
+            assert_eq!(fs::metadata(d).unwrap().mode() & 0o777, 0o700);
+        }
+    }
+
+    #[test]
+    fn an_inbox_leading_out_of_the_workspace_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (ws, outside) = (tmp.path().join("ws"), tmp.path().join("outside"));
+        fs::create_dir_all(&ws).unwrap();
+        fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, ws.join(INBOX_DIR)).unwrap();
+        let staged = tmp.path().join("staged");
+        fs::write(&staged, "x").unwrap();
+        let err = move_to_inbox(&staged, &ws, "2026-11-27", "a.txt").unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::PermissionDenied);
+        assert!(staged.exists());
+        assert!(!outside.join("2026-11-27").exists());
+    }
+}
