@@ -9,7 +9,9 @@
 //! document for a person goes through a redaction step instead (`pincer-config`'s
 //! `redact`), never through `Serialize`.
 
-use schemars::JsonSchema;
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 
 /// Secrets shorter than this are masked completely: showing 3 + 3 characters of them would
@@ -22,7 +24,7 @@ pub const MASK: &str = "***";
 
 /// A secret string (API key, bot token, app secret, access or refresh token, authorization
 /// code, PKCE verifier). Serialises as the plain string; prints as `Secret(***)`.
-#[derive(Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Secret(String);
 
@@ -49,6 +51,23 @@ impl Secret {
 impl std::fmt::Debug for Secret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Secret(***)")
+    }
+}
+
+/// In a JSON schema a secret is just the string it is, inlined where it is used, so a
+/// config field keeps the schema it had as a `String` (`Option<Secret>` is
+/// `["string", "null"]`).
+impl JsonSchema for Secret {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> Cow<'static, str> {
+        String::schema_name()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        String::json_schema(generator)
     }
 }
 
@@ -108,9 +127,18 @@ mod tests {
     }
 
     #[test]
-    fn schema_is_a_string() {
-        let schema = schemars::schema_for!(Secret);
-        assert_eq!(schema.get("type"), Some(&serde_json::json!("string")));
+    fn schema_is_a_string_inlined() {
+        #[derive(JsonSchema)]
+        #[allow(dead_code)]
+        struct Config {
+            token: Option<Secret>,
+        }
+        let schema = schemars::schema_for!(Config);
+        assert_eq!(
+            schema.get("properties"),
+            Some(&serde_json::json!({"token": {"type": ["string", "null"]}}))
+        );
+        assert_eq!(schema.get("$defs"), None);
     }
 
     #[test]

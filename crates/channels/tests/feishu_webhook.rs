@@ -37,7 +37,7 @@ fn webhook_adapter(
         path: PATH.into(),
     };
     settings.verification_token = Some("vtok".into());
-    settings.encrypt_key = encrypt_key.map(str::to_owned);
+    settings.encrypt_key = encrypt_key.map(Into::into);
     FeishuAdapter::new(settings, reqwest::Client::new())
 }
 

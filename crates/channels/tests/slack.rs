@@ -24,8 +24,8 @@ const WAIT: Duration = Duration::from_secs(5);
 fn settings(fake: &FakeSlack, media_dir: PathBuf) -> SlackSettings {
     SlackSettings {
         account_id: None,
-        bot_token: fake.bot_token(),
-        app_token: fake.app_token(),
+        bot_token: fake.bot_token().into(),
+        app_token: fake.app_token().into(),
         api_base: fake.api_base(),
         media_dir,
         media_max_bytes: 1024,

@@ -185,7 +185,8 @@ pub fn embedder(app: &App, config: &MemorySearchConfig) -> Result<Option<Arc<dyn
     let remote_key = config
         .remote
         .as_ref()
-        .and_then(|r| r.api_key.clone())
+        .and_then(|r| r.api_key.as_ref())
+        .map(|k| k.expose().to_owned())
         .filter(|k| !k.is_empty());
     let provider = match config.provider {
         Some(provider) => provider,

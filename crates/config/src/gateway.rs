@@ -51,7 +51,7 @@ impl GatewayConfig {
 
     /// `auth.token`, if set.
     pub fn token(&self) -> Option<&str> {
-        self.auth.token.as_deref()
+        self.auth.token.as_ref().map(pincer_base::Secret::expose)
     }
 }
 
@@ -63,7 +63,7 @@ pub struct GatewayAuthConfig {
     /// (and `PINCER_GATEWAY_TOKEN` is not set) a token is generated into
     /// `$PINCER_HOME/gateway-token` on first start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub token: Option<String>,
+    pub token: Option<pincer_base::Secret>,
 }
 
 impl GatewayAuthConfig {

@@ -62,7 +62,7 @@ pub struct MemoryRemoteConfig {
     pub base_url: Option<String>,
     /// E.g. `"${OPENAI_API_KEY}"` (default: the provider's usual environment variable).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub api_key: Option<String>,
+    pub api_key: Option<pincer_base::Secret>,
 }
 
 /// `memorySearch.local`.

@@ -167,8 +167,8 @@ pub(crate) fn check(config: &PincerConfig) -> Vec<RuleViolation> {
         .gateway
         .auth
         .token
-        .as_deref()
-        .is_some_and(|t| t.trim().is_empty())
+        .as_ref()
+        .is_some_and(|t| t.expose().trim().is_empty())
     {
         fail(
             KeyPath::root().key("gateway").key("auth").key("token"),

@@ -32,6 +32,7 @@ pub use events::{
 pub use gateway::{INTENTS, Session};
 pub use rest::{DiscordRest, decode_response};
 
+use pincer_base::Secret;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -53,29 +54,16 @@ pub const DEFAULT_API_BASE: &str = "https://discord.com";
 /// The default limit of inbound attachments (8 MB).
 pub const DEFAULT_MEDIA_MAX_BYTES: u64 = 8 * 1024 * 1024;
 
-/// One bot.
-#[derive(Clone)]
+/// One bot. `Debug` is derived: the token is a [`Secret`] and prints as `Secret(***)`.
+#[derive(Debug, Clone)]
 pub struct DiscordSettings {
     pub account_id: Option<String>,
-    pub token: String,
+    pub token: Secret,
     /// `https://discord.com`, a proxy, or a test fake.
     pub api_base: String,
     /// Where received files are saved.
     pub media_dir: PathBuf,
     pub media_max_bytes: u64,
-}
-
-/// Credentials never reach a log line through `{:?}`.
-impl std::fmt::Debug for DiscordSettings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DiscordSettings")
-            .field("account_id", &self.account_id)
-            .field("token", &"<redacted>")
-            .field("api_base", &self.api_base)
-            .field("media_dir", &self.media_dir)
-            .field("media_max_bytes", &self.media_max_bytes)
-            .finish()
-    }
 }
 
 /// The Discord adapter of one bot.
@@ -93,7 +81,7 @@ pub struct DiscordAdapter {
 
 impl DiscordAdapter {
     pub fn new(settings: DiscordSettings, client: reqwest::Client) -> Self {
-        let rest = DiscordRest::new(client, &settings.api_base, &settings.token);
+        let rest = DiscordRest::new(client, &settings.api_base, settings.token.expose());
         Self {
             settings,
             rest,

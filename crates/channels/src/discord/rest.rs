@@ -5,6 +5,7 @@
 //! The token is only ever sent to the API base (never to attachment URLs, which point at
 //! a CDN), is kept out of `Debug`, and every reqwest error is taken `without_url`.
 
+use pincer_base::Secret;
 use std::time::Duration;
 
 use pincer_gateway::channels::ChannelError;
@@ -18,21 +19,12 @@ const USER_AGENT: &str = "DiscordBot (pincer, 0.1)";
 const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// One bot's REST endpoint.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct DiscordRest {
     client: reqwest::Client,
     /// `<apiBaseUrl>/api/v10`.
     api: String,
-    token: String,
-}
-
-impl std::fmt::Debug for DiscordRest {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DiscordRest")
-            .field("api", &self.api)
-            .field("token", &"***")
-            .finish()
-    }
+    token: Secret,
 }
 
 /// A file part of a multipart upload.
@@ -47,12 +39,12 @@ impl DiscordRest {
         Self {
             client,
             api: format!("{}/api/v10", base.trim_end_matches('/')),
-            token: token.to_owned(),
+            token: Secret::new(token),
         }
     }
 
     pub fn token(&self) -> &str {
-        &self.token
+        self.token.expose()
     }
 
     fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
@@ -60,7 +52,7 @@ impl DiscordRest {
             .request(method, format!("{}{path}", self.api))
             .header(
                 reqwest::header::AUTHORIZATION,
-                format!("Bot {}", self.token),
+                format!("Bot {}", self.token.expose()),
             )
             .header(reqwest::header::USER_AGENT, USER_AGENT)
             .timeout(TIMEOUT)

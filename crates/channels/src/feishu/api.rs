@@ -7,6 +7,7 @@
 //! The app secret and the token never appear in a message or in `Debug`; every reqwest
 //! error is taken `without_url`.
 
+use pincer_base::Secret;
 use std::time::{Duration, Instant};
 
 use pincer_gateway::channels::ChannelError;
@@ -24,22 +25,13 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 const UPLOAD_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// One app's Open API client.
+#[derive(Debug)]
 pub struct FeishuApi {
     client: reqwest::Client,
     base: String,
     app_id: String,
-    app_secret: String,
+    app_secret: Secret,
     tokens: TokenCache,
-}
-
-impl std::fmt::Debug for FeishuApi {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FeishuApi")
-            .field("base", &self.base)
-            .field("app_id", &self.app_id)
-            .field("app_secret", &"***")
-            .finish()
-    }
 }
 
 /// A downloaded resource.
@@ -85,7 +77,7 @@ impl FeishuApi {
             client,
             base: base.trim_end_matches('/').to_owned(),
             app_id: app_id.to_owned(),
-            app_secret: app_secret.to_owned(),
+            app_secret: Secret::new(app_secret),
             tokens: TokenCache::default(),
         }
     }
@@ -98,7 +90,7 @@ impl FeishuApi {
         let response = self
             .client
             .post(self.url("/open-apis/auth/v3/tenant_access_token/internal"))
-            .json(&json!({ "app_id": self.app_id, "app_secret": self.app_secret }))
+            .json(&json!({ "app_id": self.app_id, "app_secret": self.app_secret.expose() }))
             .timeout(TIMEOUT)
             .send()
             .await
@@ -263,7 +255,7 @@ impl FeishuApi {
             .client
             .post(self.url("/callback/ws/endpoint"))
             .header("locale", "zh")
-            .json(&json!({ "AppID": self.app_id, "AppSecret": self.app_secret }))
+            .json(&json!({ "AppID": self.app_id, "AppSecret": self.app_secret.expose() }))
             .timeout(TIMEOUT)
             .send()
             .await

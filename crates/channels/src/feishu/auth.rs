@@ -3,6 +3,7 @@
 //! 5 minutes of it are left, dropped when Feishu says it is invalid. One refresh at a time:
 //! concurrent callers wait for it instead of each asking for a token.
 
+use pincer_base::Secret;
 use std::future::Future;
 use std::time::{Duration, Instant};
 
@@ -16,13 +17,14 @@ pub const BAD_CREDENTIAL_CODES: [i64; 2] = [10003, 10014];
 /// How long before its expiry a token is refreshed.
 pub const REFRESH_MARGIN: Duration = Duration::from_secs(5 * 60);
 
+#[derive(Debug)]
 struct Cached {
-    token: String,
+    token: Secret,
     refresh_at: Instant,
 }
 
 /// The cached token of one app.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct TokenCache {
     slot: tokio::sync::Mutex<Option<Cached>>,
 }
@@ -39,14 +41,14 @@ impl TokenCache {
         if let Some(cached) = slot.as_ref()
             && now < cached.refresh_at
         {
-            return Ok(cached.token.clone());
+            return Ok(cached.token.expose().to_owned());
         }
         let (token, expire) = fetch().await?;
         // A short-lived token (tests, or Feishu near the end of one) is refreshed halfway.
         let margin = REFRESH_MARGIN.as_secs();
         let keep = expire.saturating_sub(margin).max(expire / 2);
         *slot = Some(Cached {
-            token: token.clone(),
+            token: Secret::new(token.clone()),
             refresh_at: now + Duration::from_secs(keep),
         });
         Ok(token)
@@ -55,7 +57,7 @@ impl TokenCache {
     /// Forgets `token` (Feishu called it invalid); a newer one already cached stays.
     pub async fn invalidate(&self, token: &str) {
         let mut slot = self.slot.lock().await;
-        if slot.as_ref().is_some_and(|c| c.token == token) {
+        if slot.as_ref().is_some_and(|c| c.token.expose() == token) {
             *slot = None;
         }
     }

@@ -57,6 +57,7 @@ pub use inbound::{Incoming, incoming};
 pub use long_conn::{DEAD_AFTER_SILENCE, ping_interval, pong_ping_interval};
 pub use webhook::{CallbackError, SignedHeaders, callback_reply, open_callback};
 
+use pincer_base::Secret;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -103,45 +104,22 @@ pub enum FeishuMode {
     },
 }
 
-/// One app.
-#[derive(Clone)]
+/// One app. `Debug` is derived: the credentials are [`Secret`]s (`Secret(***)`).
+#[derive(Debug, Clone)]
 pub struct FeishuSettings {
     pub account_id: Option<String>,
     pub app_id: String,
-    pub app_secret: String,
+    pub app_secret: Secret,
     /// [`FEISHU_API_BASE`], [`LARK_API_BASE`], or a test fake.
     pub api_base: String,
     pub mode: FeishuMode,
     /// Checked against every event's token when set.
-    pub verification_token: Option<String>,
+    pub verification_token: Option<Secret>,
     /// Decrypts callbacks and checks their signature when set.
-    pub encrypt_key: Option<String>,
+    pub encrypt_key: Option<Secret>,
     /// Where received files are saved.
     pub media_dir: PathBuf,
     pub media_max_bytes: u64,
-}
-
-/// Credentials never reach a log line through `{:?}`.
-impl std::fmt::Debug for FeishuSettings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FeishuSettings")
-            .field("account_id", &self.account_id)
-            .field("app_id", &self.app_id)
-            .field("app_secret", &"<redacted>")
-            .field("api_base", &self.api_base)
-            .field("mode", &self.mode)
-            .field(
-                "verification_token",
-                &self.verification_token.as_ref().map(|_| "<redacted>"),
-            )
-            .field(
-                "encrypt_key",
-                &self.encrypt_key.as_ref().map(|_| "<redacted>"),
-            )
-            .field("media_dir", &self.media_dir)
-            .field("media_max_bytes", &self.media_max_bytes)
-            .finish()
-    }
 }
 
 /// What the connection loops and the callback listener share.
@@ -167,7 +145,7 @@ impl FeishuAdapter {
             client,
             &settings.api_base,
             &settings.app_id,
-            &settings.app_secret,
+            settings.app_secret.expose(),
         );
         Self {
             inner: Arc::new(Inner {

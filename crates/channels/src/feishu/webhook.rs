@@ -7,6 +7,7 @@
 //! [`open_callback`] is the pure part (everything but the delivery). The listener lives
 //! exactly as long as `run`: it is closed when `run` returns or is dropped.
 
+use pincer_base::Secret;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -190,8 +191,8 @@ async fn handle(
     };
     let settings = &listener.inner.settings;
     let opened = open_callback(
-        settings.verification_token.as_deref(),
-        settings.encrypt_key.as_deref(),
+        settings.verification_token.as_ref().map(Secret::expose),
+        settings.encrypt_key.as_ref().map(Secret::expose),
         signed,
         &body,
         now_secs(),

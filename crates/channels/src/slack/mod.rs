@@ -40,6 +40,7 @@ pub use events::{
 pub use socket::{Keepalive, disconnect_error};
 pub use web::{DownloadError, SlackWeb, Token, decode_response, form_encode};
 
+use pincer_base::Secret;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -62,33 +63,19 @@ pub const DEFAULT_MEDIA_MAX_BYTES: u64 = 20 * 1024 * 1024;
 /// Chars per message (Slack's recommended limit for `chat.postMessage` text).
 const MESSAGE_LIMIT: usize = 4000;
 
-/// One Slack app (bot).
-#[derive(Clone)]
+/// One Slack app (bot). `Debug` is derived: the tokens are [`Secret`]s (`Secret(***)`).
+#[derive(Debug, Clone)]
 pub struct SlackSettings {
     pub account_id: Option<String>,
     /// `xoxb-…`: every Web API call.
-    pub bot_token: String,
+    pub bot_token: Secret,
     /// `xapp-…` (scope `connections:write`): only `apps.connections.open`.
-    pub app_token: String,
+    pub app_token: Secret,
     /// The Web API base including `/api` (`https://slack.com/api`, a proxy, a test fake).
     pub api_base: String,
     /// Where received files are saved.
     pub media_dir: PathBuf,
     pub media_max_bytes: u64,
-}
-
-/// Credentials never reach a log line through `{:?}`.
-impl std::fmt::Debug for SlackSettings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SlackSettings")
-            .field("account_id", &self.account_id)
-            .field("bot_token", &"<redacted>")
-            .field("app_token", &"<redacted>")
-            .field("api_base", &self.api_base)
-            .field("media_dir", &self.media_dir)
-            .field("media_max_bytes", &self.media_max_bytes)
-            .finish()
-    }
 }
 
 /// The Slack adapter of one app.
@@ -107,8 +94,8 @@ impl SlackAdapter {
         let web = SlackWeb::new(
             client,
             &settings.api_base,
-            &settings.bot_token,
-            &settings.app_token,
+            settings.bot_token.expose(),
+            settings.app_token.expose(),
         );
         Self {
             settings,

@@ -7,6 +7,7 @@
 //! The tokens are kept out of `Debug`, every reqwest error is taken `without_url`, and the
 //! bot token is sent with a download only to Slack's own hosts (or the configured API's).
 
+use pincer_base::Secret;
 use std::time::Duration;
 
 use pincer_gateway::channels::ChannelError;
@@ -26,23 +27,13 @@ pub enum Token {
 }
 
 /// One app's Web API endpoint.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct SlackWeb {
     client: reqwest::Client,
     /// `https://slack.com/api` (no trailing slash).
     api: String,
-    bot_token: String,
-    app_token: String,
-}
-
-impl std::fmt::Debug for SlackWeb {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SlackWeb")
-            .field("api", &self.api)
-            .field("bot_token", &"***")
-            .field("app_token", &"***")
-            .finish()
-    }
+    bot_token: Secret,
+    app_token: Secret,
 }
 
 /// Why a file could not be downloaded.
@@ -59,15 +50,15 @@ impl SlackWeb {
         Self {
             client,
             api: api.trim_end_matches('/').to_owned(),
-            bot_token: bot_token.to_owned(),
-            app_token: app_token.to_owned(),
+            bot_token: Secret::new(bot_token),
+            app_token: Secret::new(app_token),
         }
     }
 
     fn request(&self, method: &str, token: Token) -> reqwest::RequestBuilder {
         let token = match token {
-            Token::Bot => &self.bot_token,
-            Token::App => &self.app_token,
+            Token::Bot => self.bot_token.expose(),
+            Token::App => self.app_token.expose(),
         };
         self.client
             .post(format!("{}/{method}", self.api))
@@ -141,7 +132,7 @@ impl SlackWeb {
         if self.token_goes_to(&parsed) {
             request = request.header(
                 reqwest::header::AUTHORIZATION,
-                format!("Bearer {}", self.bot_token),
+                format!("Bearer {}", self.bot_token.expose()),
             );
         }
         let response = request

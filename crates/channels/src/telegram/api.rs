@@ -7,6 +7,7 @@
 //! carry the URL (with the token in its path), so every error is taken `without_url`.
 //! Uploads use the shared hand-built multipart body (`crate::support`).
 
+use pincer_base::Secret;
 use std::time::Duration;
 
 use pincer_gateway::channels::ChannelError;
@@ -20,20 +21,11 @@ const CHANNEL: &str = "telegram";
 const HTTP_SLACK: Duration = Duration::from_secs(15);
 
 /// One bot's API endpoint.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct TelegramApi {
     client: reqwest::Client,
     base: String,
-    token: String,
-}
-
-impl std::fmt::Debug for TelegramApi {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TelegramApi")
-            .field("base", &self.base)
-            .field("token", &"***")
-            .finish()
-    }
+    token: Secret,
 }
 
 /// A file part of a multipart upload.
@@ -49,17 +41,17 @@ impl TelegramApi {
         Self {
             client,
             base: base.trim_end_matches('/').to_owned(),
-            token: token.to_owned(),
+            token: Secret::new(token),
         }
     }
 
     fn url(&self, method: &str) -> String {
-        format!("{}/bot{}/{method}", self.base, self.token)
+        format!("{}/bot{}/{method}", self.base, self.token.expose())
     }
 
     /// The download address of a `getFile` path.
     pub fn file_url(&self, file_path: &str) -> String {
-        format!("{}/file/bot{}/{file_path}", self.base, self.token)
+        format!("{}/file/bot{}/{file_path}", self.base, self.token.expose())
     }
 
     /// Calls `method` with JSON `params`; `wait` is how long the server may hold the call

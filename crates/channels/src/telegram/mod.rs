@@ -10,6 +10,7 @@ mod updates;
 pub use api::{TelegramApi, decode_envelope};
 pub use updates::{RawUpdate, UpdatesError, decode_updates};
 
+use pincer_base::Secret;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -32,11 +33,11 @@ pub const DEFAULT_API_BASE: &str = "https://api.telegram.org";
 /// The Bot API's download limit for bots (20 MB).
 pub const DEFAULT_MEDIA_MAX_BYTES: u64 = 20 * 1024 * 1024;
 
-/// One bot.
-#[derive(Clone)]
+/// One bot. `Debug` is derived: the token is a [`Secret`] and prints as `Secret(***)`.
+#[derive(Debug, Clone)]
 pub struct TelegramSettings {
     pub account_id: Option<String>,
-    pub bot_token: String,
+    pub bot_token: Secret,
     pub api_base: String,
     /// Where the update offset is kept (`$PINCER_HOME/channels`).
     pub state_dir: PathBuf,
@@ -45,21 +46,6 @@ pub struct TelegramSettings {
     pub media_max_bytes: u64,
     /// How long one `getUpdates` waits for news (30 s; tests use less).
     pub poll_timeout: Duration,
-}
-
-/// Credentials never reach a log line through `{:?}`.
-impl std::fmt::Debug for TelegramSettings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TelegramSettings")
-            .field("account_id", &self.account_id)
-            .field("bot_token", &"<redacted>")
-            .field("api_base", &self.api_base)
-            .field("state_dir", &self.state_dir)
-            .field("media_dir", &self.media_dir)
-            .field("media_max_bytes", &self.media_max_bytes)
-            .field("poll_timeout", &self.poll_timeout)
-            .finish()
-    }
 }
 
 /// The Telegram adapter of one bot.
@@ -71,7 +57,7 @@ pub struct TelegramAdapter {
 
 impl TelegramAdapter {
     pub fn new(settings: TelegramSettings, client: reqwest::Client) -> Self {
-        let api = TelegramApi::new(client, &settings.api_base, &settings.bot_token);
+        let api = TelegramApi::new(client, &settings.api_base, settings.bot_token.expose());
         Self {
             settings,
             api,

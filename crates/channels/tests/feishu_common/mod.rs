@@ -18,7 +18,7 @@ pub fn settings(feishu: &FakeFeishu, dir: &Path) -> FeishuSettings {
     FeishuSettings {
         account_id: None,
         app_id: feishu.app_id(),
-        app_secret: feishu.app_secret(),
+        app_secret: feishu.app_secret().into(),
         api_base: feishu.base_url(),
         mode: FeishuMode::LongConnection,
         verification_token: None,

@@ -21,7 +21,7 @@ pub(super) fn endpoints(
     let mut out = Vec::new();
     for (account_id, config) in pincer_config::enabled_accounts(discord) {
         let token = required_token(
-            config.token.as_deref(),
+            config.token.as_ref().map(pincer_base::Secret::expose),
             "discord",
             account_id.as_deref(),
             "token",
@@ -29,7 +29,7 @@ pub(super) fn endpoints(
         )?;
         let settings = DiscordSettings {
             account_id,
-            token,
+            token: token.into(),
             api_base: config
                 .api_base_url
                 .clone()

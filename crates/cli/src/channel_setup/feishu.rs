@@ -33,7 +33,7 @@ pub(super) fn endpoints(
             "the App ID (cli_…) from the app's \"Credentials & Basic Info\" page",
         )?;
         let app_secret = required_token(
-            config.app_secret.as_deref(),
+            config.app_secret.as_ref().map(pincer_base::Secret::expose),
             "feishu",
             account_id.as_deref(),
             "appSecret",
@@ -52,7 +52,7 @@ pub(super) fn endpoints(
         let settings = FeishuSettings {
             account_id,
             app_id,
-            app_secret,
+            app_secret: app_secret.into(),
             api_base: api_base_for_domain(config.domain.as_deref().unwrap_or("feishu")),
             mode,
             verification_token: config.verification_token.clone().filter(|t| !t.is_empty()),

@@ -21,14 +21,14 @@ pub(super) fn endpoints(
     let mut out = Vec::new();
     for (account_id, config) in pincer_config::enabled_accounts(slack) {
         let bot_token = required_token(
-            config.bot_token.as_deref(),
+            config.bot_token.as_ref().map(pincer_base::Secret::expose),
             "slack",
             account_id.as_deref(),
             "botToken",
             "the app's Bot User OAuth Token (xoxb-…, \"OAuth & Permissions\")",
         )?;
         let app_token = required_token(
-            config.app_token.as_deref(),
+            config.app_token.as_ref().map(pincer_base::Secret::expose),
             "slack",
             account_id.as_deref(),
             "appToken",
@@ -36,8 +36,8 @@ pub(super) fn endpoints(
         )?;
         let settings = SlackSettings {
             account_id,
-            bot_token,
-            app_token,
+            bot_token: bot_token.into(),
+            app_token: app_token.into(),
             api_base: config
                 .api_base_url
                 .clone()

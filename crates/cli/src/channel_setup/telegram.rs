@@ -22,7 +22,7 @@ pub(super) fn endpoints(
     let mut out = Vec::new();
     for (account_id, config) in pincer_config::enabled_accounts(telegram) {
         let token = required_token(
-            config.bot_token.as_deref(),
+            config.bot_token.as_ref().map(pincer_base::Secret::expose),
             "telegram",
             account_id.as_deref(),
             "botToken",
@@ -30,7 +30,7 @@ pub(super) fn endpoints(
         )?;
         let settings = TelegramSettings {
             account_id,
-            bot_token: token,
+            bot_token: token.into(),
             api_base: config
                 .api_base_url
                 .clone()

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use pincer_base::Secret;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -16,7 +17,7 @@ pub struct DiscordConfig {
     pub enabled: Option<bool>,
     /// The bot token from the Developer Portal, e.g. `"${DISCORD_BOT_TOKEN}"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub token: Option<String>,
+    pub token: Option<Secret>,
     /// Discord's address (default `https://discord.com`; the REST API is under `/api/v10`,
     /// the gateway URL comes from `/gateway/bot`): a proxy or a test fake.
     #[serde(default, skip_serializing_if = "Option::is_none")]

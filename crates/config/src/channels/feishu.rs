@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use pincer_base::Secret;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -32,7 +33,7 @@ pub struct FeishuConfig {
     pub app_id: Option<String>,
     /// The app's App Secret, e.g. `"${FEISHU_APP_SECRET}"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub app_secret: Option<String>,
+    pub app_secret: Option<Secret>,
     /// `"feishu"` (open.feishu.cn, the default), `"lark"` (open.larksuite.com, Lark
     /// international), or a base URL (a proxy or a test fake).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -50,10 +51,10 @@ pub struct FeishuConfig {
     pub webhook_path: Option<String>,
     /// "Events & Callbacks → Encryption Strategy": the Verification Token events carry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub verification_token: Option<String>,
+    pub verification_token: Option<Secret>,
     /// The Encrypt Key: events arrive encrypted and signed (checked) when set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub encrypt_key: Option<String>,
+    pub encrypt_key: Option<Secret>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dm_policy: Option<DmPolicyName>,
     /// Users' open ids (`ou_…`) allowed to DM the agent; `"*"` with `open`.

@@ -16,6 +16,7 @@ pub use telegram::TelegramConfig;
 
 use std::collections::BTreeMap;
 
+use pincer_base::Secret;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -235,9 +236,9 @@ fn check_feishu(feishu: &FeishuConfig, at: &KeyPath, fail: &mut impl FnMut(KeyPa
         if section.connection_mode == Some(FeishuConnectionMode::Webhook)
             && section
                 .verification_token
-                .as_deref()
-                .is_none_or(str::is_empty)
-            && section.encrypt_key.as_deref().is_none_or(str::is_empty)
+                .as_ref()
+                .is_none_or(Secret::is_empty)
+            && section.encrypt_key.as_ref().is_none_or(Secret::is_empty)
         {
             fail(
                 at.key("connectionMode"),

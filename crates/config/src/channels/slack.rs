@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use pincer_base::Secret;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -16,11 +17,11 @@ pub struct SlackConfig {
     pub enabled: Option<bool>,
     /// The bot token (`xoxb-…`, "OAuth & Permissions"), e.g. `"${SLACK_BOT_TOKEN}"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bot_token: Option<String>,
+    pub bot_token: Option<Secret>,
     /// The app-level token with `connections:write` (`xapp-…`, "Basic Information"),
     /// which opens Socket Mode connections, e.g. `"${SLACK_APP_TOKEN}"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub app_token: Option<String>,
+    pub app_token: Option<Secret>,
     /// The Web API's address (default `https://slack.com/api`): a proxy or a test fake.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_base_url: Option<String>,

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use pincer_base::Secret;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -16,7 +17,7 @@ pub struct TelegramConfig {
     pub enabled: Option<bool>,
     /// From @BotFather, e.g. `"${TELEGRAM_BOT_TOKEN}"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bot_token: Option<String>,
+    pub bot_token: Option<Secret>,
     /// The Bot API's address (default `https://api.telegram.org`): a local Bot API server,
     /// a proxy, or a test fake.
     #[serde(default, skip_serializing_if = "Option::is_none")]
