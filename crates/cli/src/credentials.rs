@@ -95,7 +95,7 @@ impl ProfileCredentials {
             {
                 Ok(Some(c)) => out.push(Credential {
                     profile_id: c.profile_id.map(|p| p.to_string()),
-                    secret: Some(c.secret.expose().to_owned()),
+                    secret: Some(c.secret),
                 }),
                 Ok(None) => {}
                 Err(e) => last_error = Some(e),

@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use futures_util::{SinkExt as _, StreamExt as _};
+use pincer_base::Secret;
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
 use tokio_tungstenite::WebSocketStream;
@@ -35,21 +36,12 @@ pub const CALL_TIMEOUT: Duration = Duration::from_secs(60);
 /// The environment variable that stands in for `--port` of the gateway.
 const PORT_ENV: &str = "PINCER_GATEWAY_PORT";
 
-/// Where the local gateway listens and the token to present.
-#[derive(Clone)]
+/// Where the local gateway listens and the token to present (a password: a [`Secret`], so
+/// the derived `Debug` never prints it).
+#[derive(Debug, Clone)]
 pub struct Endpoint {
     pub addr: SocketAddr,
-    pub token: Option<String>,
-}
-
-impl std::fmt::Debug for Endpoint {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // The token is a password: never in a debug print.
-        f.debug_struct("Endpoint")
-            .field("addr", &self.addr)
-            .field("token", &self.token.as_ref().map(|_| "***"))
-            .finish()
-    }
+    pub token: Option<Secret>,
 }
 
 impl Endpoint {
@@ -84,7 +76,7 @@ impl Endpoint {
 }
 
 /// The token from the environment, the config or the token file, without creating one.
-fn existing_token(app: &App) -> Result<Option<String>> {
+fn existing_token(app: &App) -> Result<Option<Secret>> {
     let configured = app.config.gateway.token();
     let env_set = app
         .env
@@ -191,7 +183,7 @@ impl GatewayClient {
                 "platform": std::env::consts::OS,
                 "mode": "cli",
             },
-            "auth": { "token": endpoint.token },
+            "auth": { "token": endpoint.token.as_ref().map(Secret::expose) },
             "role": "operator",
             "scopes": ["operator.read", "operator.write", "operator.admin"],
         });

@@ -105,7 +105,7 @@ fn print_token() -> Result<ExitCode> {
         ),
         TokenSource::File | TokenSource::Generated => {}
     }
-    println!("{}", token.value);
+    println!("{}", token.value.expose());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -139,7 +139,7 @@ pub fn resolve_token(
     if token.source == TokenSource::Generated {
         announce_new_token(home, &token, detached);
     }
-    Ok(Some(token.value))
+    Ok(Some(token.value.expose().to_owned()))
 }
 
 fn announce_new_token(home: &Path, token: &GatewayToken, detached: bool) {
@@ -152,7 +152,7 @@ fn announce_new_token(home: &Path, token: &GatewayToken, detached: bool) {
     } else {
         announce(&format!(
             "Your gateway token: {}\n(stored in {}, also shown by `pincer gateway token`)",
-            token.value,
+            token.value.expose(),
             path.display()
         ));
     }

@@ -14,6 +14,7 @@ use nix::errno::Errno;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use pincer_ai::env::EnvSource;
+use pincer_base::Secret;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
@@ -246,21 +247,12 @@ pub enum TokenSource {
     Generated,
 }
 
-/// The token clients must present. Its `Debug` hides the value, so it cannot end up in a
-/// log by accident.
-#[derive(Clone)]
+/// The token clients must present. A [`Secret`]: its derived `Debug` hides the value, so
+/// it cannot end up in a log by accident.
+#[derive(Debug, Clone)]
 pub struct GatewayToken {
-    pub value: String,
+    pub value: Secret,
     pub source: TokenSource,
-}
-
-impl std::fmt::Debug for GatewayToken {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GatewayToken")
-            .field("value", &"***")
-            .field("source", &self.source)
-            .finish()
-    }
 }
 
 /// Creates `$PINCER_HOME` (0700) if it does not exist yet, before anything is written
@@ -286,7 +278,7 @@ pub fn gateway_token(
 ) -> Result<GatewayToken> {
     if let Some(value) = env.var(TOKEN_ENV).filter(|v| !v.trim().is_empty()) {
         return Ok(GatewayToken {
-            value,
+            value: value.into(),
             source: TokenSource::Env,
         });
     }
@@ -294,7 +286,7 @@ pub fn gateway_token(
     // becoming a password that anyone can guess.
     if let Some(value) = configured.filter(|v| !v.trim().is_empty()) {
         return Ok(GatewayToken {
-            value: value.to_owned(),
+            value: value.into(),
             source: TokenSource::Config,
         });
     }
@@ -323,7 +315,7 @@ pub fn file_token(home: &Path) -> Result<GatewayToken> {
                 );
             }
             Ok(GatewayToken {
-                value,
+                value: value.into(),
                 source: TokenSource::File,
             })
         }
@@ -333,7 +325,7 @@ pub fn file_token(home: &Path) -> Result<GatewayToken> {
             pincer_store::write_atomic(&path, format!("{value}\n").as_bytes(), Some(0o600))
                 .with_context(|| format!("cannot write {}", path.display()))?;
             Ok(GatewayToken {
-                value,
+                value: value.into(),
                 source: TokenSource::Generated,
             })
         }
@@ -389,7 +381,10 @@ mod tests {
             value: "secret-value".into(),
             source: TokenSource::File,
         };
-        assert!(!format!("{token:?}").contains("secret-value"));
+        assert_eq!(
+            format!("{token:?}"),
+            "GatewayToken { value: Secret(***), source: File }"
+        );
     }
 
     #[test]

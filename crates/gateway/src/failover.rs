@@ -10,6 +10,7 @@
 //! others did not. Every call starts again from the primary model: a provider that was
 //! rate-limited for one turn is not abandoned for the whole session.
 
+use pincer_base::Secret;
 use std::sync::{Arc, Mutex};
 
 use futures_util::StreamExt;
@@ -20,22 +21,13 @@ use pincer_ai::{
     StreamOptions,
 };
 
-/// One credential to try for a provider.
-#[derive(Clone, PartialEq, Eq)]
+/// One credential to try for a provider. `Debug` is derived: the key is a [`Secret`].
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Credential {
     /// The auth profile it comes from; `None` for the environment.
     pub profile_id: Option<String>,
     /// The key; `None` lets the client find one (environment, configured provider key).
-    pub secret: Option<String>,
-}
-
-impl std::fmt::Debug for Credential {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Credential")
-            .field("profile_id", &self.profile_id)
-            .field("secret", &self.secret.as_ref().map(|_| "***"))
-            .finish()
-    }
+    pub secret: Option<Secret>,
 }
 
 /// Where credentials come from and where their outcomes go (auth profiles with rotation
@@ -204,7 +196,7 @@ impl Job {
                 let last_chance = model_index + 1 == models && cred_index + 1 == credentials.len();
                 let mut options = self.options.clone();
                 if let Some(secret) = &credential.secret {
-                    options.api_key = Some(secret.clone());
+                    options.api_key = Some(secret.expose().to_owned());
                 }
                 if !last_chance {
                     // With somewhere else to go, waiting out a rate limit here only delays
