@@ -1,5 +1,7 @@
 //! The `gateway` section, in OpenClaw's shape: where `pincer gateway` listens (`port`,
-//! `bind`) and the token clients present (`auth.token`). Everything is optional; the
+//! `bind`), the token clients present (`auth.token`), which web origins and host names
+//! browsers may use (`controlUi.allowedOrigins`, `allowedHosts`) and the HTTP server's
+//! limits (`http`). Everything is optional; the
 //! defaults are port 18789 on loopback with the generated token file. Command-line flags
 //! and the environment override these (the CLI decides that order).
 //!
@@ -13,6 +15,8 @@ use std::str::FromStr;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::origin::{HostPattern, OriginPattern};
 
 /// The port the gateway listens on when nothing says otherwise (OpenClaw's).
 pub const DEFAULT_GATEWAY_PORT: u16 = 18789;
@@ -36,6 +40,58 @@ pub struct GatewayConfig {
     /// How clients authenticate.
     #[serde(default, skip_serializing_if = "GatewayAuthConfig::is_empty")]
     pub auth: GatewayAuthConfig,
+    /// The web UI's browser checks (OpenClaw's `gateway.controlUi`).
+    #[serde(default, skip_serializing_if = "ControlUiConfig::is_empty")]
+    pub control_ui: ControlUiConfig,
+    /// Host names clients may reach the gateway by (the `Host` header), besides
+    /// `localhost`, `*.localhost` and IP addresses, which are always accepted: e.g.
+    /// `"gateway.lan"`, `"*.example.com"`, or `"*"` for any (turns the DNS-rebinding check
+    /// off). Requests naming another host are refused with 421.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_hosts: Vec<HostPattern>,
+    /// Limits of the HTTP server.
+    #[serde(default, skip_serializing_if = "GatewayHttpConfig::is_empty")]
+    pub http: GatewayHttpConfig,
+}
+
+/// `gateway.controlUi`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ControlUiConfig {
+    /// Web origins (`scheme://host[:port]`) whose pages may open the gateway's WebSocket,
+    /// besides the gateway's own (the page it serves at `/`): e.g. a reverse proxy's
+    /// `"https://chat.example.com"`. `"*"` allows any page on the web to try (it still
+    /// needs the token). A WebSocket or request with any other `Origin` is refused (403).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_origins: Vec<OriginPattern>,
+}
+
+impl ControlUiConfig {
+    fn is_empty(&self) -> bool {
+        self.allowed_origins.is_empty()
+    }
+}
+
+/// `gateway.http`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GatewayHttpConfig {
+    /// How long a client has to send a request's headers, and how long a kept-alive
+    /// connection may sit idle before its next request, in ms (default 30000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub header_read_timeout_ms: Option<u64>,
+    /// Most connections (HTTP and WebSocket) open at once (default 1024); past it a new
+    /// connection is closed at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub max_connections: Option<usize>,
+}
+
+impl GatewayHttpConfig {
+    fn is_empty(&self) -> bool {
+        self.header_read_timeout_ms.is_none() && self.max_connections.is_none()
+    }
 }
 
 impl GatewayConfig {

@@ -16,6 +16,7 @@ mod keypath;
 mod load;
 mod locate;
 mod memory;
+pub mod origin;
 mod paths;
 mod raw;
 mod redact;
@@ -37,7 +38,8 @@ pub use channels::{
 pub use edit::{get, parse_cli_value, set, unset};
 pub use error::{ConfigError, ConfigIssue, SourcePosition};
 pub use gateway::{
-    DEFAULT_GATEWAY_PORT, GatewayAuthConfig, GatewayBind, GatewayConfig, InvalidBind,
+    ControlUiConfig, DEFAULT_GATEWAY_PORT, GatewayAuthConfig, GatewayBind, GatewayConfig,
+    GatewayHttpConfig, InvalidBind,
 };
 pub use keypath::{KeyPath, PathSegment};
 pub use load::{LoadedConfig, MAX_CONFIG_BYTES, ParsedConfig, load, parse_str, read_raw, save};

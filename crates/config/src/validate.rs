@@ -175,6 +175,16 @@ pub(crate) fn check(config: &PincerConfig) -> Vec<RuleViolation> {
             "must not be empty (leave it out to use the generated token file)".to_owned(),
         );
     }
+    let http = KeyPath::root().key("gateway").key("http");
+    if config.gateway.http.header_read_timeout_ms == Some(0) {
+        fail(
+            http.key("headerReadTimeoutMs"),
+            "must be at least 1 (a client must not hold a connection without a request)".to_owned(),
+        );
+    }
+    if config.gateway.http.max_connections == Some(0) {
+        fail(http.key("maxConnections"), "must be at least 1".to_owned());
+    }
     out
 }
 

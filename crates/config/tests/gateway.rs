@@ -229,3 +229,51 @@ fn heartbeat_and_cron_are_typed_and_checked_with_their_lines() {
     let err = error_of("{cron: {retry: {maxAttempts: 0}}}");
     assert!(err.contains("cron.retry.maxAttempts"), "{err}");
 }
+
+#[test]
+fn browser_checks_and_http_limits_load() {
+    let gateway = parse(
+        "{gateway: {allowedHosts: ['Gateway.LAN', '*.example.com', '10.0.0.5'], \
+         controlUi: {allowedOrigins: ['https://chat.example.com:443', '*']}, \
+         http: {headerReadTimeoutMs: 1000, maxConnections: 64}}}",
+    )
+    .gateway;
+    let hosts: Vec<String> = gateway
+        .allowed_hosts
+        .iter()
+        .map(|h| h.to_string())
+        .collect();
+    assert_eq!(hosts, ["gateway.lan", "*.example.com", "10.0.0.5"]);
+    let origins: Vec<String> = gateway
+        .control_ui
+        .allowed_origins
+        .iter()
+        .map(|o| o.to_string())
+        .collect();
+    assert_eq!(origins, ["https://chat.example.com", "*"]);
+    assert_eq!(gateway.http.header_read_timeout_ms, Some(1000));
+    assert_eq!(gateway.http.max_connections, Some(64));
+
+    let error = error_of("{gateway: {controlUi: {allowedOrigins: ['https://a.example/']}}}");
+    assert!(
+        error.contains("\"https://a.example/\" is not a web origin (scheme://host[:port]) or *"),
+        "{error}"
+    );
+    let error = error_of("{gateway: {controlUi: {allowedOrigins: ['null']}}}");
+    assert!(
+        error.contains("gateway.controlUi.allowedOrigins"),
+        "{error}"
+    );
+    let error = error_of("{gateway: {allowedHosts: ['a.example:80']}}");
+    assert!(error.contains("gateway.allowedHosts"), "{error}");
+    let error = error_of("{gateway: {http: {headerReadTimeoutMs: 0}}}");
+    assert!(
+        error.contains("gateway.http.headerReadTimeoutMs"),
+        "{error}"
+    );
+    assert!(error.contains("must be at least 1"), "{error}");
+    let error = error_of("{gateway: {http: {maxConnections: 0}}}");
+    assert!(error.contains("gateway.http.maxConnections"), "{error}");
+    let error = error_of("{gateway: {http: {idleMs: 5}}}");
+    assert!(error.contains("idleMs"), "{error}");
+}
