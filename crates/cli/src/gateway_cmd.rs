@@ -6,6 +6,9 @@
 //! Where it listens: `--port`/`--bind` (`PINCER_GATEWAY_PORT` stands in for `--port`),
 //! else the config's `gateway.port`/`gateway.bind`, else 18789 on loopback. The token:
 //! `PINCER_GATEWAY_TOKEN`, else `gateway.auth.token`, else the generated token file.
+//! The browser checks (`gateway.allowedHosts`, `gateway.controlUi.allowedOrigins`) and the
+//! HTTP limits (`gateway.http`) come from the config; at start the soft limit on open files
+//! is raised to the hard one, and the connection cap kept below it.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -17,7 +20,8 @@ use anyhow::{Context as _, Result, bail};
 use pincer_ai::CancellationToken;
 use pincer_ai::env::ProcessEnv;
 use pincer_config::{GatewayBind, GatewayConfig};
-use pincer_gateway::server::{ServeOptions, ServerError, serve};
+use pincer_gateway::server::origin::BrowserPolicy;
+use pincer_gateway::server::{MAX_CONNECTIONS, ServeOptions, ServerError, serve};
 use pincer_tools::ProcessRegistry;
 use tokio::net::TcpListener;
 use tokio::signal::unix::{SignalKind, signal};
@@ -166,6 +170,7 @@ fn run_gateway(args: GatewayRunArgs) -> Result<ExitCode> {
     }
     let home = pincer_config::pincer_home(&ProcessEnv)?;
     let log = init_gateway_logging(&home, args.detached)?;
+    let open_files = raise_open_files_limit();
     let app = Arc::new(crate::app::App::load()?);
     let listen = Listen::resolve(&args.listen, &app.config.gateway);
     check_auth_allowed(&listen)?;
@@ -191,6 +196,7 @@ fn run_gateway(args: GatewayRunArgs) -> Result<ExitCode> {
         &listen,
         token,
         args.detached,
+        open_files,
     ));
     // Tasks stuck past the grace period must not hold the exit.
     runtime.shutdown_timeout(Duration::from_secs(1));
@@ -235,6 +241,7 @@ async fn serve_until_signal(
     listen: &Listen,
     token: Option<String>,
     detached: bool,
+    open_files: Option<u64>,
 ) -> Result<ExitCode> {
     // Registered before the port is announced, so a SIGTERM sent as soon as the gateway
     // is up is a clean stop, not the default kill.
@@ -268,12 +275,24 @@ async fn serve_until_signal(
     options.system_events = system_events;
     options.heartbeat = heartbeat;
     options.heartbeats = heartbeats;
+    let gateway = app.config.gateway.clone();
     options.cron = cron;
     options.channels = Arc::new(std::sync::Mutex::new(channels));
     // The page reads the token from the URL's fragment (never sent over the network, and
     // dropped from the address bar). Printed with it only to a terminal, so the token
     // never lands in a log file.
     let chat = match &token {
+    options.browser = BrowserPolicy {
+        allowed_hosts: gateway.allowed_hosts,
+        allowed_origins: gateway.control_ui.allowed_origins,
+    };
+    if let Some(ms) = gateway.http.header_read_timeout_ms {
+        options.header_read_timeout = Duration::from_millis(ms);
+    }
+    options.max_connections = connection_cap(
+        gateway.http.max_connections.unwrap_or(MAX_CONNECTIONS),
+        open_files,
+    );
         Some(t) if std::io::IsTerminal::is_terminal(&std::io::stdout()) => {
             format!("{}#token={t}", url(addr))
         }
@@ -345,6 +364,49 @@ fn open_cron(
 ) {
     let dir = crate::cron_cmd::cron_dir(app);
     let lock = match pincer_gateway::cron::try_lock_scheduler(&dir) {
+/// Open files kept for everything but client connections: logs, transcripts, SQLite,
+/// channel and LLM connections, child processes' pipes.
+const RESERVED_FILES: u64 = 256;
+
+/// Raises the soft limit on open files to the hard limit (capped at Linux's default
+/// `nr_open`, which an unlimited hard limit cannot be raised past), so a burst of clients
+/// does not leave the gateway unable to open a file or answer `/readyz`. Returns the soft
+/// limit in force, `None` if it cannot be read.
+fn raise_open_files_limit() -> Option<u64> {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    const NR_OPEN: u64 = 1 << 20;
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).ok()?;
+    let target = hard.min(NR_OPEN).max(soft);
+    if target == soft {
+        return Some(soft);
+    }
+    match setrlimit(Resource::RLIMIT_NOFILE, target, hard) {
+        Ok(()) => Some(target),
+        Err(e) => {
+            tracing::warn!(error = %e, soft, hard, "cannot raise the open files limit");
+            Some(soft)
+        }
+    }
+}
+
+/// The connection cap: as configured, but leaving [`RESERVED_FILES`] of the open files
+/// limit for the rest of the gateway.
+fn connection_cap(configured: usize, open_files: Option<u64>) -> usize {
+    let Some(limit) = open_files else {
+        return configured;
+    };
+    let room = usize::try_from(limit.saturating_sub(RESERVED_FILES)).unwrap_or(usize::MAX);
+    if configured > room {
+        tracing::warn!(
+            configured,
+            open_files = limit,
+            cap = room.max(1),
+            "the open files limit is too low for gateway.http.maxConnections; lowering the cap"
+        );
+    }
+    configured.min(room).max(1)
+}
+
         Ok(Some(lock)) => lock,
         Ok(None) => {
             let message = format!(

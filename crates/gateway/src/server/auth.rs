@@ -1,9 +1,12 @@
-//! Token auth for `connect` and the HTTP API (`Authorization: Bearer`), with OpenClaw's failed-auth limiter: after 10 failures within
-//! 60 s an address is locked out for 5 minutes. Loopback is exempt (a local client that
-//! mistypes the token is not an attack, and locking it out would lock out the owner).
+//! Token auth for `connect` and the HTTP API (`Authorization: Bearer`), with OpenClaw's
+//! failed-auth limiter: after 10 failures within 60 s an address is locked out for 5 minutes.
+//! Loopback is exempt (a local client that mistypes the token is not an attack, and locking
+//! it out would lock out the owner) unless the attempt comes from a web page (it carries an
+//! `Origin` header): any site the owner visits runs on loopback too, and may guess tokens
+//! (OpenClaw: "browser-origin attempts are always throttled").
 
 use std::collections::{HashMap, VecDeque};
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -14,6 +17,33 @@ use super::frames::{MethodError, codes};
 const WINDOW: Duration = Duration::from_secs(60);
 const MAX_FAILURES: usize = 10;
 const LOCKOUT: Duration = Duration::from_secs(300);
+
+/// A client presenting a token, as the limiter sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Peer {
+    pub addr: SocketAddr,
+    /// The request came from a web page (it had an `Origin` header).
+    pub browser: bool,
+}
+
+impl Peer {
+    /// A client that is not a web page (no `Origin` header).
+    pub fn direct(addr: SocketAddr) -> Self {
+        Self {
+            addr,
+            browser: false,
+        }
+    }
+
+    pub fn ip(&self) -> IpAddr {
+        self.addr.ip()
+    }
+
+    /// Whether its failures count and can lock it out.
+    fn limited(&self) -> bool {
+        self.browser || !self.addr.ip().is_loopback()
+    }
+}
 
 /// The gateway's auth.
 pub struct Auth {
@@ -39,9 +69,9 @@ impl Auth {
         }
     }
 
-    /// Checks the token a client from `ip` presented in `connect`.
-    pub fn check(&self, given: Option<&str>, ip: IpAddr) -> Result<(), MethodError> {
-        self.verify(given, ip).map_err(|refusal| match refusal {
+    /// Checks the token `peer` presented in `connect`.
+    pub fn check(&self, given: Option<&str>, peer: Peer) -> Result<(), MethodError> {
+        self.verify(given, peer).map_err(|refusal| match refusal {
             Refusal::RateLimited { retry_after } => MethodError {
                 code: codes::UNAVAILABLE,
                 message: "too many failed auth attempts; try again later".into(),
@@ -78,7 +108,7 @@ impl Auth {
     pub(crate) fn check_bearer(
         &self,
         authorization: Option<&str>,
-        ip: IpAddr,
+        peer: Peer,
     ) -> Result<(), Refusal> {
         let token = authorization.and_then(|raw| {
             let raw = raw.trim();
@@ -86,15 +116,16 @@ impl Auth {
             let token = rest.trim();
             (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
         });
-        self.verify(token, ip)
+        self.verify(token, peer)
     }
 
-    fn verify(&self, given: Option<&str>, ip: IpAddr) -> Result<(), Refusal> {
+    fn verify(&self, given: Option<&str>, peer: Peer) -> Result<(), Refusal> {
         let Some(expected) = &self.token else {
             return Ok(());
         };
         let now = Instant::now();
-        let limited = !ip.is_loopback();
+        let ip = peer.ip();
+        let limited = peer.limited();
         let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
         if limited && let Some(list) = failures.get_mut(&ip) {
             while list
@@ -147,13 +178,16 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::net::Ipv4Addr;
+
+    fn at(ip: [u8; 4]) -> Peer {
+        Peer::direct(SocketAddr::from((ip, 40000)))
+    }
 
     #[test]
     fn tokens_and_the_limiter() {
         let auth = Auth::new(Some("secret".into()));
-        let lan = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2));
-        let local = IpAddr::V4(Ipv4Addr::LOCALHOST);
+        let lan = at([10, 0, 0, 2]);
+        let local = at([127, 0, 0, 1]);
         assert!(auth.check(Some("secret"), lan).is_ok());
         assert_eq!(auth.check(None, lan).unwrap_err().code, codes::FORBIDDEN);
         for _ in 0..9 {
@@ -182,9 +216,38 @@ mod tests {
     }
 
     #[test]
+    fn web_pages_on_loopback_are_limited() {
+        let auth = Auth::new(Some("secret".into()));
+        let page = Peer {
+            browser: true,
+            ..at([127, 0, 0, 1])
+        };
+        for _ in 0..10 {
+            assert_eq!(
+                auth.check_bearer(Some("Bearer nope"), page),
+                Err(Refusal::Mismatch)
+            );
+        }
+        assert!(matches!(
+            auth.check_bearer(Some("Bearer secret"), page),
+            Err(Refusal::RateLimited { .. })
+        ));
+        assert_eq!(
+            auth.check(Some("secret"), page).unwrap_err().code,
+            codes::UNAVAILABLE
+        );
+        // The owner's own clients on the same address are not locked out by the page.
+        assert!(auth.check(Some("secret"), at([127, 0, 0, 1])).is_ok());
+        assert_eq!(
+            auth.check_bearer(Some("Bearer secret"), at([127, 0, 0, 1])),
+            Ok(())
+        );
+    }
+
+    #[test]
     fn bearer_headers() {
         let auth = Auth::new(Some("secret".into()));
-        let lan = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 3));
+        let lan = at([10, 0, 0, 3]);
         assert_eq!(auth.check_bearer(Some("Bearer secret"), lan), Ok(()));
         assert_eq!(auth.check_bearer(Some("bearer  secret "), lan), Ok(()));
         assert_eq!(auth.check_bearer(None, lan), Err(Refusal::Missing));

@@ -3,7 +3,9 @@
 //! `POST /hooks/agent` and `POST /hooks/wake`. Every endpoint here needs
 //! `Authorization: Bearer <token>` when the gateway has a token, checked like `connect`
 //! (constant time, failed-attempt limiter). A token in the query string is refused outright,
-//! never read: URLs end up in logs.
+//! never read: URLs end up in logs. Every POST must say `Content-Type: application/json`
+//! (else 415): a web page can send other types cross-site without asking first (a CORS
+//! "simple request"), but not that one.
 
 mod openai;
 
@@ -12,15 +14,16 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{ConnectInfo, DefaultBodyLimit, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::Gateway;
-use super::auth::Refusal;
+use super::auth::{Peer, Refusal};
 use super::methods_system::{WakeMode, wake_main};
 use super::runs::Started;
 use super::runtime::{TurnOrigin, TurnRequest};
@@ -44,6 +47,38 @@ pub(super) fn routes() -> Router<Arc<Gateway>> {
             "/hooks/wake",
             post(hook_wake).layer(DefaultBodyLimit::max(HOOK_BODY_LIMIT)),
         )
+        .route_layer(middleware::from_fn(require_json))
+}
+
+/// Refuses a POST whose body is not declared JSON (415), in the endpoint's error shape.
+async fn require_json(request: Request, next: Next) -> Response {
+    if request.method() != Method::POST || is_json(request.headers()) {
+        return next.run(request).await;
+    }
+    let message = "send the body as JSON, with Content-Type: application/json";
+    if request.uri().path().starts_with("/v1/") {
+        openai::error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            message,
+            "invalid_request_error",
+            "unsupported_media_type",
+        )
+    } else {
+        hook_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, message)
+    }
+}
+
+/// One `Content-Type` of `application/json`, parameters (`; charset=utf-8`) allowed.
+fn is_json(headers: &HeaderMap) -> bool {
+    let mut values = headers.get_all(header::CONTENT_TYPE).iter();
+    match (values.next(), values.next()) {
+        (Some(value), None) => value.to_str().is_ok_and(|text| {
+            text.split(';')
+                .next()
+                .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+        }),
+        _ => false,
+    }
 }
 
 /// Why a request was refused before it reached its endpoint.
@@ -67,8 +102,12 @@ fn authorize(gw: &Gateway, headers: &HeaderMap, uri: &Uri, peer: SocketAddr) -> 
     let authorization = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
+    let peer = Peer {
+        addr: peer,
+        browser: headers.contains_key(header::ORIGIN),
+    };
     gw.auth
-        .check_bearer(authorization, peer.ip())
+        .check_bearer(authorization, peer)
         .map_err(Denied::Auth)
 }
 
@@ -299,6 +338,33 @@ fn count(v: &Value, key: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_content_types() {
+        let with = |values: &[&[u8]]| {
+            let mut headers = HeaderMap::new();
+            for value in values {
+                headers.append(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_bytes(value).unwrap(),
+                );
+            }
+            is_json(&headers)
+        };
+        assert!(with(&[b"application/json"]));
+        assert!(with(&[b"Application/JSON; charset=utf-8"]));
+        assert!(with(&[b" application/json ;charset=utf-8"]));
+        assert!(!with(&[]));
+        assert!(!with(&[b"text/plain"]));
+        assert!(!with(&[b"text/plain; application/json"]));
+        assert!(!with(&[b"application/json, text/plain"]));
+        assert!(!with(&[b"application/jsonx"]));
+        assert!(!with(&[b"application/x-www-form-urlencoded"]));
+        assert!(!with(&[b"multipart/form-data; boundary=application/json"]));
+        assert!(!with(&[b"application/json", b"application/json"]));
+        assert!(!with(&[b"application/json\xff"]));
+        assert!(!with(&[b""]));
+    }
 
     #[test]
     fn session_keys_callers_may_name() {

@@ -1,5 +1,7 @@
 //! The gateway's network face: one port serving OpenClaw's WebSocket protocol (at `/`, where
-//! a plain GET gets the web chat page), `/healthz` and `/readyz`. Connected clients get
+//! a plain GET gets the web chat page), `/healthz` and `/readyz`, every request first passing
+//! the browser checks (`origin.rs`: `Host` and `Origin`) and the accept loop's limits
+//! (`listen.rs`: header-read timeout, connection cap). Connected clients get
 //! `presence` and `health` events as that shared state changes (see `state.rs`). `serve` runs
 //! until the shutdown token is cancelled, then tells connected clients (`shutdown` event),
 //! aborts running turns (their partial replies are saved), waits for them to end (bounded) and
@@ -15,12 +17,15 @@ mod health;
 pub mod heartbeat_runner;
 mod http_api;
 mod lanes;
+mod listen;
 pub mod methods;
 pub mod methods_channels;
 mod methods_cron;
 mod methods_queue;
 mod methods_sessions;
 mod methods_system;
+pub mod origin;
+mod preauth_io;
 mod presence;
 pub mod queue;
 pub mod runs;
@@ -28,25 +33,29 @@ pub mod runtime;
 mod state;
 mod transcript_trim;
 pub mod turn_events;
+mod writer;
+mod ws_limits;
+mod ws_upgrade;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::extract::ws::rejection::WebSocketUpgradeRejection;
-use axum::extract::{ConnectInfo, State, WebSocketUpgrade};
+use axum::extract::{ConnectInfo, State};
+use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-pub use auth::Auth;
+pub use auth::{Auth, Peer};
 pub use health::HEALTH_REFRESH_INTERVAL;
 pub use heartbeat_runner::Heartbeats;
 pub use queue::{QueueMode, QueueSettings};
 pub use runs::Runs;
 pub use runtime::{ModelDefaults, Runtime, TurnOrigin, TurnRequest};
+pub use ws_limits::PreauthLimits;
 
 use crate::cron::CronService;
 use crate::heartbeat::HeartbeatSettings;
@@ -54,6 +63,10 @@ use crate::system_events::{Clock, GC_INTERVAL, SystemClock, SystemEvents};
 
 /// How long running turns get to end after shutdown aborts them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+/// How long a client has to send a request's headers, or a kept-alive connection may idle.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// Most connections open at once (HTTP and WebSocket).
+pub const MAX_CONNECTIONS: usize = 1024;
 
 /// What the server needs to start.
 #[derive(Clone)]
@@ -87,6 +100,16 @@ pub struct ServeOptions {
     /// The chat channels (adapters with their access rules) and the pairing store; started
     /// with the server and stopped with it.
     pub channels: Arc<std::sync::Mutex<Option<channel_ingress::ChannelOptions>>>,
+    /// Host names and web origins accepted besides the gateway's own
+    /// (`gateway.allowedHosts`, `gateway.controlUi.allowedOrigins`).
+    pub browser: origin::BrowserPolicy,
+    /// How long a client has to send a request's headers, and a kept-alive connection may
+    /// sit idle ([`HEADER_READ_TIMEOUT`]).
+    pub header_read_timeout: Duration,
+    /// Most connections open at once ([`MAX_CONNECTIONS`]); past it new ones are closed.
+    pub max_connections: usize,
+    /// Most WebSocket connections not yet past `connect`, per peer and in all (16 and 128).
+    pub preauth_limits: PreauthLimits,
 }
 
 impl ServeOptions {
@@ -105,6 +128,10 @@ impl ServeOptions {
             clock: Arc::new(SystemClock),
             cron: None,
             channels: Arc::default(),
+            browser: origin::BrowserPolicy::default(),
+            header_read_timeout: HEADER_READ_TIMEOUT,
+            max_connections: MAX_CONNECTIONS,
+            preauth_limits: PreauthLimits::default(),
         }
     }
 }
@@ -117,6 +144,9 @@ impl std::fmt::Debug for ServeOptions {
             .field("queue", &self.queue)
             .field("health_refresh_interval", &self.health_refresh_interval)
             .field("heartbeat", &self.heartbeat)
+            .field("browser", &self.browser)
+            .field("header_read_timeout", &self.header_read_timeout)
+            .field("max_connections", &self.max_connections)
             .finish_non_exhaustive()
     }
 }
@@ -147,6 +177,10 @@ pub struct Gateway {
     pub channels: std::sync::OnceLock<Arc<channel_ingress::ChannelIngress>>,
     /// Who is connected and the health snapshot, with their state versions.
     state: state::SharedState,
+    /// Which `Host` and `Origin` headers are accepted.
+    browser: origin::BrowserPolicy,
+    /// WebSocket connections not yet past `connect`.
+    pending: ws_limits::PendingConnections,
 }
 
 /// Serves on `listener` until `shutdown` is cancelled.
@@ -182,6 +216,8 @@ pub async fn serve(
         cron: options.cron,
         channels: std::sync::OnceLock::new(),
         state,
+        browser: options.browser,
+        pending: ws_limits::PendingConnections::new(options.preauth_limits),
     });
     let channel_options = options
         .channels
@@ -214,21 +250,16 @@ pub async fn serve(
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(|| async { "ready" }))
         .merge(http_api::routes())
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&gateway),
+            origin::guard,
+        ))
         .with_state(Arc::clone(&gateway));
-    let stopping = shutdown.clone();
-    // Events are small frames that must go out at once: no Nagle delay (it held deltas
-    // back ~40 ms against the peer's delayed ACKs).
-    let listener = axum::serve::ListenerExt::tap_io(listener, |stream| {
-        if let Err(e) = stream.set_nodelay(true) {
-            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
-        }
-    });
-    let served = axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(async move { stopping.cancelled().await })
-    .await;
+    let limits = listen::Limits {
+        header_read_timeout: options.header_read_timeout,
+        max_connections: options.max_connections,
+    };
+    listen::serve(listener, app, limits, shutdown.clone()).await;
     // Stopped and waited for (it would also stop on the token, which an I/O error leaves
     // uncancelled): no `health` event goes out after `serve` returns.
     health_refresh.abort();
@@ -244,7 +275,6 @@ pub async fn serve(
     while gateway.runs.running() > 0 && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    served?;
     Ok(())
 }
 
@@ -260,15 +290,18 @@ const WEBCHAT_CSP: &str = "default-src 'self'; connect-src 'self' ws: wss:; \
 /// `/`: the WebSocket protocol for clients that upgrade, the web chat page for browsers.
 async fn root(
     State(gw): State<Arc<Gateway>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+    ConnectInfo(addr): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    upgrade: Result<ws_upgrade::WsUpgrade, ws_upgrade::NotUpgrade>,
 ) -> Response {
+    // A page's WebSocket (its `Origin` already checked by `origin::guard`): its failed
+    // tokens count even on loopback.
+    let peer = Peer {
+        addr,
+        browser: headers.contains_key(axum::http::header::ORIGIN),
+    };
     match upgrade {
-        Ok(ws) => ws
-            .max_message_size(frames::MAX_PAYLOAD)
-            // Each socket read first zero-fills this much buffer; requests are small.
-            .read_buffer_size(16 * 1024)
-            .on_upgrade(move |socket| connection::run(socket, gw, peer)),
+        Ok(ws) => ws.on_upgrade(move |socket| connection::run(socket, gw, peer)),
         Err(_) => {
             use axum::http::header;
             (
