@@ -252,6 +252,16 @@ async fn serve_until_signal(
         .map_err(|e| service::bind_error(home, ip, listen.port, &e))?;
     let addr = listener.local_addr()?;
     let processes = ProcessRegistry::new();
+    // Exec groups a gateway killed without cleanup left behind go first; ours are recorded.
+    let exec_records = home.join("run").join("exec");
+    let reaped = {
+        let dir = exec_records.clone();
+        tokio::task::spawn_blocking(move || pincer_tools::exec::reap_orphans(&dir)).await?
+    };
+    if !reaped.killed.is_empty() {
+        tracing::warn!(groups = ?reaped.killed, "killed exec processes left by an earlier gateway");
+    }
+    processes.set_record_dir(exec_records);
     let system_events = pincer_gateway::system_events::SystemEvents::default();
     let heartbeats = pincer_gateway::server::Heartbeats::default();
     processes.set_exit_callback(exec_exit_notices(
