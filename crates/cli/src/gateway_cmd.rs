@@ -275,23 +275,13 @@ async fn serve_until_signal(
     let channels = crate::channel_setup::channel_options(&app)?;
     // Kept until the gateway stops: each keeps an agent's memory index current.
     let _memory_watchers = crate::memory_setup::start_watchers(&app).await;
+    let gateway = app.config.gateway.clone();
     let runtime = Arc::new(crate::gateway_runtime::GatewayRuntime::new(
         app,
         processes.clone(),
         cron.clone(),
     )?);
     let mut options = ServeOptions::new(token.clone(), runtime.clone());
-    options.queue = queue;
-    options.system_events = system_events;
-    options.heartbeat = heartbeat;
-    options.heartbeats = heartbeats;
-    let gateway = app.config.gateway.clone();
-    options.cron = cron;
-    options.channels = Arc::new(std::sync::Mutex::new(channels));
-    // The page reads the token from the URL's fragment (never sent over the network, and
-    // dropped from the address bar). Printed with it only to a terminal, so the token
-    // never lands in a log file.
-    let chat = match &token {
     options.browser = BrowserPolicy {
         allowed_hosts: gateway.allowed_hosts,
         allowed_origins: gateway.control_ui.allowed_origins,
@@ -303,6 +293,16 @@ async fn serve_until_signal(
         gateway.http.max_connections.unwrap_or(MAX_CONNECTIONS),
         open_files,
     );
+    options.queue = queue;
+    options.system_events = system_events;
+    options.heartbeat = heartbeat;
+    options.heartbeats = heartbeats;
+    options.cron = cron;
+    options.channels = Arc::new(std::sync::Mutex::new(channels));
+    // The page reads the token from the URL's fragment (never sent over the network, and
+    // dropped from the address bar). Printed with it only to a terminal, so the token
+    // never lands in a log file.
+    let chat = match &token {
         Some(t) if std::io::IsTerminal::is_terminal(&std::io::stdout()) => {
             format!("{}#token={t}", url(addr))
         }
@@ -364,16 +364,6 @@ async fn serve_until_signal(
     }
 }
 
-/// The cron scheduler of this home, with the lock that makes it the only one; `None` (and
-/// a warning) when another process holds the lock: two would run every job twice.
-fn open_cron(
-    app: &crate::app::App,
-) -> (
-    Option<Arc<pincer_gateway::cron::CronService>>,
-    Option<pincer_gateway::cron::SchedulerLock>,
-) {
-    let dir = crate::cron_cmd::cron_dir(app);
-    let lock = match pincer_gateway::cron::try_lock_scheduler(&dir) {
 /// Open files kept for everything but client connections: logs, transcripts, SQLite,
 /// channel and LLM connections, child processes' pipes.
 const RESERVED_FILES: u64 = 256;
@@ -417,6 +407,16 @@ fn connection_cap(configured: usize, open_files: Option<u64>) -> usize {
     configured.min(room).max(1)
 }
 
+/// The cron scheduler of this home, with the lock that makes it the only one; `None` (and
+/// a warning) when another process holds the lock: two would run every job twice.
+fn open_cron(
+    app: &crate::app::App,
+) -> (
+    Option<Arc<pincer_gateway::cron::CronService>>,
+    Option<pincer_gateway::cron::SchedulerLock>,
+) {
+    let dir = crate::cron_cmd::cron_dir(app);
+    let lock = match pincer_gateway::cron::try_lock_scheduler(&dir) {
         Ok(Some(lock)) => lock,
         Ok(None) => {
             let message = format!(
