@@ -2,6 +2,7 @@
 //! catalog, plus the offline stub), custom providers and models in pi's `models.json`
 //! shape, base-URL overrides from the environment, and lookup by `provider/id`.
 
+use pincer_base::Secret;
 use std::collections::{BTreeMap, HashMap};
 
 use schemars::JsonSchema;
@@ -101,9 +102,10 @@ pub struct ProviderConfig {
     pub api: Option<String>,
     /// An environment-variable name, a literal key, or `!command` whose output is the key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub api_key: Option<String>,
+    pub api_key: Option<Secret>,
+    /// Extra request headers; their values are often credentials (`Cookie`, `X-Auth`…).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub headers: Option<BTreeMap<String, String>>,
+    pub headers: Option<BTreeMap<String, Secret>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compat: Option<Compat>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -132,7 +134,7 @@ pub struct CustomModel {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub headers: Option<BTreeMap<String, String>>,
+    pub headers: Option<BTreeMap<String, Secret>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compat: Option<Compat>,
 }
@@ -199,7 +201,8 @@ impl ModelRegistry {
             message,
         };
         if let Some(key) = &cfg.api_key {
-            self.keys.insert(provider.to_owned(), KeySpec::parse(key));
+            self.keys
+                .insert(provider.to_owned(), KeySpec::parse(key.expose()));
         }
         // Overrides of what the provider already has.
         for model in self.models.iter_mut().filter(|m| m.provider == provider) {
@@ -210,7 +213,7 @@ impl ModelRegistry {
                 model
                     .headers
                     .get_or_insert_with(BTreeMap::new)
-                    .extend(headers.clone());
+                    .extend(exposed(headers));
             }
             if let Some(compat) = &cfg.compat {
                 model.compat = Some(compat.clone());
@@ -339,17 +342,25 @@ impl ModelRegistry {
 }
 
 fn merge_headers(
-    provider: Option<&BTreeMap<String, String>>,
-    model: Option<BTreeMap<String, String>>,
+    provider: Option<&BTreeMap<String, Secret>>,
+    model: Option<BTreeMap<String, Secret>>,
 ) -> Option<BTreeMap<String, String>> {
     match (provider, model) {
         (None, None) => None,
         (p, m) => {
-            let mut out = p.cloned().unwrap_or_default();
-            out.extend(m.unwrap_or_default());
+            let mut out = p.map(exposed).unwrap_or_default();
+            out.extend(m.as_ref().map(exposed).unwrap_or_default());
             Some(out)
         }
     }
+}
+
+/// Configured headers as the request sends them.
+fn exposed(headers: &BTreeMap<String, Secret>) -> BTreeMap<String, String> {
+    headers
+        .iter()
+        .map(|(name, value)| (name.clone(), value.expose().to_owned()))
+        .collect()
 }
 
 /// Serialise the registry's models as pi's catalog JSON (for `models` listings).

@@ -27,7 +27,7 @@ fn config(server: &MockLlm, provider: EmbeddingProvider, model: &str) -> Embeddi
     };
     let mut config = EmbeddingConfig::new(provider, model);
     config.base_url = Some(server.base_url(api));
-    config.api_key = Some(KEY.to_owned());
+    config.api_key = Some(KEY.into());
     config.retry = RetryPolicy {
         max_retries: 2,
         base_delay: Duration::from_millis(10),
@@ -181,6 +181,11 @@ async fn errors_are_classified_and_never_show_the_key() {
     assert!(!err.message.contains(KEY), "{err}");
     assert!(!format!("{c:?}").contains(KEY));
     assert!(!format!("{:?}", c.config()).contains(KEY));
+    assert!(
+        format!("{:?}", c.config()).contains("api_key: Some(Secret(***))"),
+        "{:?}",
+        c.config()
+    );
 
     let err = c.embed(&texts(&["limit"])).await.unwrap_err();
     assert!(matches!(err.kind, ErrorKind::RateLimited { .. }), "{err}");

@@ -217,7 +217,8 @@ pub fn embedder(app: &App, config: &MemorySearchConfig) -> Result<Option<Arc<dyn
         .and_then(|r| r.base_url.clone())
         .filter(|u| !u.is_empty());
     embedding.api_key = remote_key
-        .or_else(|| pincer_ai::env::env_api_key(app.env.as_ref(), provider.key_provider()));
+        .or_else(|| pincer_ai::env::env_api_key(app.env.as_ref(), provider.key_provider()))
+        .map(pincer_base::Secret::new);
     embedding.dimensions = config.dimensions;
     let http = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(10))

@@ -186,7 +186,10 @@ fn save_writes_pretty_json_with_mode_0600_and_loads_back() {
     .unwrap();
     let config = save(&file, &raw, &env).unwrap();
     assert_eq!(
-        config.models.providers["p"].api_key.as_deref(),
+        config.models.providers["p"]
+            .api_key
+            .as_ref()
+            .map(pincer_base::Secret::expose),
         Some("sk-1")
     );
     assert_eq!(

@@ -124,7 +124,11 @@ fn a_full_config_loads_every_section() {
     assert_eq!(c.session.maintenance.mode, MaintenanceMode::Enforce);
     assert_eq!(c.session.maintenance.prune_after.as_deref(), Some("30d"));
     let local = &c.models.providers["local"];
-    assert_eq!(local.api_key.as_deref(), Some("sk-local"), "substituted");
+    assert_eq!(
+        local.api_key.as_ref().map(pincer_base::Secret::expose),
+        Some("sk-local"),
+        "substituted"
+    );
     assert_eq!(local.models[0].context_window, Some(32768));
     assert_eq!(c.auth.cooldowns_ms, Some(vec![60000, 300000]));
     assert_eq!(c.tools.deny, vec!["gateway"]);
@@ -312,7 +316,10 @@ fn env_references_are_substituted_before_checking() {
         Some(ModelSelection::Primary("anthropic/claude-opus-4".into()))
     );
     let p = &parsed.config.models.providers["p"];
-    assert_eq!(p.api_key.as_deref(), Some("pre-sk-1"));
+    assert_eq!(
+        p.api_key.as_ref().map(pincer_base::Secret::expose),
+        Some("pre-sk-1")
+    );
     assert_eq!(
         p.base_url.as_deref(),
         Some("http://h/${KEY}/$5"),

@@ -120,3 +120,34 @@ fn every_value_under_headers_and_env_is_masked_at_any_depth() {
     let cookie: KeyPath = "models.providers.x.headers.Cookie".parse().unwrap();
     assert_eq!(redacted_get(&raw, &cookie), Some(json!("ses***def")));
 }
+
+/// Finding 9 of the security review: every credential the config holds is a `Secret`, so
+/// the derived `Debug` of the whole config (which reaches logs and error reports) shows
+/// `Secret(***)` for each and never the value — no hand-written impl to forget one.
+#[test]
+fn debug_of_the_config_shows_no_credential() {
+    let config: pincer_config::PincerConfig = serde_json::from_value(json!({
+        "models": {"providers": {"x": {
+            "baseUrl": "http://h", "api": "openai-completions",
+            "apiKey": "SECRET-provider-key",
+            "headers": {"Cookie": "SECRET-cookie", "X-Auth": "SECRET-xauth"},
+            "models": [{"id": "m", "headers": {"X-Model": "SECRET-model-header"}}],
+        }}},
+        "agents": {"defaults": {"memorySearch": {"remote": {"apiKey": "SECRET-embed-key"}}}},
+        "gateway": {"auth": {"token": "SECRET-gateway-token"}},
+        "channels": {
+            "telegram": {"botToken": "SECRET-tg"},
+            "discord": {"token": "SECRET-dc"},
+            "slack": {"botToken": "SECRET-xoxb", "appToken": "SECRET-xapp"},
+            "feishu": {
+                "appId": "cli_a", "appSecret": "SECRET-fs",
+                "verificationToken": "SECRET-vt", "encryptKey": "SECRET-ek",
+            },
+        },
+    }))
+    .unwrap();
+    let printed = format!("{config:?}");
+    assert_eq!(printed.matches("SECRET").count(), 0, "{printed}");
+    assert_eq!(printed.matches("Secret(***)").count(), 13, "{printed}");
+    assert!(printed.contains("app_id: Some(\"cli_a\")"), "{printed}");
+}

@@ -9,6 +9,7 @@
 mod transport;
 pub mod wire;
 
+use pincer_base::Secret;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
@@ -73,8 +74,9 @@ impl EmbeddingProvider {
     }
 }
 
-/// Settings of one embedding model.
-#[derive(Clone, PartialEq)]
+/// Settings of one embedding model. `Debug` is derived: the key and the header values
+/// (which may carry credentials) are [`Secret`]s and print as `Secret(***)`.
+#[derive(Debug, Clone, PartialEq)]
 pub struct EmbeddingConfig {
     pub provider: EmbeddingProvider,
     /// The model name (`text-embedding-3-small`, `gemini-embedding-001`, `nomic-embed-text`).
@@ -82,13 +84,13 @@ pub struct EmbeddingConfig {
     /// Overrides [`EmbeddingProvider::default_base_url`]; a trailing `/` is ignored.
     pub base_url: Option<String>,
     /// Sent as `Authorization: Bearer` (OpenAI, Ollama) or `x-goog-api-key` (Gemini).
-    pub api_key: Option<String>,
+    pub api_key: Option<Secret>,
     /// Asked-for vector length (`dimensions` / `outputDimensionality`); answers must match.
     pub dimensions: Option<u32>,
     /// Gemini's `taskType` (e.g. `RETRIEVAL_DOCUMENT`).
     pub task_type: Option<String>,
     /// Extra HTTP headers.
-    pub headers: BTreeMap<String, String>,
+    pub headers: BTreeMap<String, Secret>,
     /// Texts per request; capped at the provider's [`EmbeddingProvider::max_batch`].
     pub batch_size: Option<usize>,
     pub retry: RetryPolicy,
@@ -127,24 +129,6 @@ impl EmbeddingConfig {
         self.batch_size
             .unwrap_or(usize::MAX)
             .clamp(1, self.provider.max_batch())
-    }
-}
-
-impl fmt::Debug for EmbeddingConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Keys and header values (which may carry credentials) are never printed.
-        f.debug_struct("EmbeddingConfig")
-            .field("provider", &self.provider)
-            .field("model", &self.model)
-            .field("base_url", &self.base_url)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
-            .field("dimensions", &self.dimensions)
-            .field("task_type", &self.task_type)
-            .field("headers", &self.headers.keys().collect::<Vec<_>>())
-            .field("batch_size", &self.batch_size)
-            .field("retry", &self.retry)
-            .field("timeout", &self.timeout)
-            .finish()
     }
 }
 
@@ -198,7 +182,7 @@ impl EmbeddingClient {
                 config.provider.name()
             )));
         }
-        if config.provider.needs_key() && config.api_key.as_deref().is_none_or(str::is_empty) {
+        if config.provider.needs_key() && config.api_key.as_ref().is_none_or(Secret::is_empty) {
             return Err(config_error(format!(
                 "{label}: no API key for embeddings; set {} or configure one",
                 crate::env::api_key_vars(config.provider.key_provider()).join(" or ")

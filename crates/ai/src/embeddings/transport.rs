@@ -27,7 +27,12 @@ pub(super) async fn send(
     call: EmbedCall,
     cancel: &CancellationToken,
 ) -> Result<Vec<u8>, EmbeddingError> {
-    let scrub = |message: String| scrub_key(message, config.api_key.as_deref());
+    let scrub = |message: String| {
+        scrub_key(
+            message,
+            config.api_key.as_ref().map(pincer_base::Secret::expose),
+        )
+    };
     let body = serde_json::to_vec(&call.body).map_err(|e| {
         EmbeddingError::new(
             ErrorKind::Config,

@@ -63,14 +63,19 @@ pub fn request(config: &EmbeddingConfig, texts: &[String]) -> EmbedCall {
             (format!("{base}/api/embed"), body)
         }
     };
-    if let Some(key) = config.api_key.as_deref().filter(|k| !k.is_empty()) {
+    if let Some(key) = config
+        .api_key
+        .as_ref()
+        .map(pincer_base::Secret::expose)
+        .filter(|k| !k.is_empty())
+    {
         match config.provider {
             EmbeddingProvider::Gemini => headers.push(("x-goog-api-key".into(), key.into())),
             _ => headers.push(("authorization".into(), format!("Bearer {key}"))),
         }
     }
     for (name, value) in &config.headers {
-        headers.push((name.clone(), value.clone()));
+        headers.push((name.clone(), value.expose().to_owned()));
     }
     EmbedCall { url, headers, body }
 }
