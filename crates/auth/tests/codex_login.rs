@@ -51,6 +51,10 @@ fn pkce_matches_rfc_7636_and_state_is_random_hex() {
         pkce.challenge(),
         "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
     );
+    assert_eq!(
+        format!("{pkce:?}"),
+        "Pkce { verifier: Secret(***), challenge: \"E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM\" }"
+    );
     let fresh = Pkce::generate().unwrap();
     assert_eq!(fresh.verifier().expose().len(), 43);
     assert_ne!(fresh.verifier(), Pkce::generate().unwrap().verifier());

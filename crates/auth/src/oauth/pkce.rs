@@ -15,8 +15,8 @@ const VERIFIER_BYTES: usize = 32;
 const STATE_BYTES: usize = 16;
 
 /// A PKCE verifier (kept secret until the code exchange) and its S256 challenge (sent in
-/// the authorization URL).
-#[derive(Clone)]
+/// the authorization URL). `Debug` is derived: the verifier is a [`Secret`].
+#[derive(Debug, Clone)]
 pub struct Pkce {
     verifier: Secret,
     challenge: String,
@@ -44,15 +44,6 @@ impl Pkce {
 
     pub fn challenge(&self) -> &str {
         &self.challenge
-    }
-}
-
-impl std::fmt::Debug for Pkce {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Pkce")
-            .field("verifier", &self.verifier)
-            .field("challenge", &self.challenge)
-            .finish()
     }
 }
 

@@ -16,24 +16,14 @@ const MAX_DESCRIPTION_CHARS: usize = 200;
 /// `expires_in` above ten years is not a lifetime any server means.
 const MAX_EXPIRES_IN_SECS: u64 = 10 * 365 * 24 * 3600;
 
-/// The tokens a token endpoint granted.
-#[derive(Clone, PartialEq, Eq)]
+/// The tokens a token endpoint granted. `Debug` is derived: both tokens are [`Secret`]s.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenGrant {
     pub access: Secret,
     /// `None` when a refresh answer kept the old refresh token (RFC 6749 §6 allows it).
     pub refresh: Option<Secret>,
     /// When `access` expires, epoch ms.
     pub expires: u64,
-}
-
-impl std::fmt::Debug for TokenGrant {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TokenGrant")
-            .field("access", &self.access)
-            .field("refresh", &self.refresh)
-            .field("expires", &self.expires)
-            .finish()
-    }
 }
 
 /// Parses a success answer: `access_token` (non-empty string), `refresh_token` (string,
