@@ -408,7 +408,13 @@ async fn files_arrive_for_the_agent_and_big_ones_are_refused() {
         .strip_prefix("[media attached: ")
         .and_then(|rest| rest.split(" (").next())
         .unwrap_or_else(|| panic!("{prompt}"));
-    assert_eq!(std::fs::read(path).unwrap(), b"quarterly numbers");
+    // Moved into the agent's workspace inbox, named relative to it.
+    assert!(path.starts_with("inbox/"), "{path}");
+    let workspace = home.path().join("agents/main/workspace");
+    assert_eq!(
+        std::fs::read(workspace.join(path)).unwrap(),
+        b"quarterly numbers"
+    );
 
     fake.inject_message(InjectDiscordMessage::dm(OWNER_DM, OWNER, "").attachment(
         InjectAttachment::new("big.bin", vec![b'x'; 2 * 1024 * 1024]),

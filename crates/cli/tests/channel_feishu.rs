@@ -268,7 +268,13 @@ async fn files_arrive_for_the_agent_big_ones_are_refused_and_files_go_out() {
         .strip_prefix("[media attached: ")
         .and_then(|rest| rest.split(" (").next())
         .unwrap_or_else(|| panic!("{prompt}"));
-    assert_eq!(std::fs::read(path).unwrap(), b"quarterly numbers");
+    // Moved into the agent's workspace inbox, named relative to it.
+    assert!(path.starts_with("inbox/"), "{path}");
+    let workspace = home.path().join("agents/main/workspace");
+    assert_eq!(
+        std::fs::read(workspace.join(path)).unwrap(),
+        b"quarterly numbers"
+    );
 
     fake.inject_message(InjectFeishuMessage::dm(OWNER, "").image(&b"\x89PNG picture"[..]));
     fake.wait_for_messages(2, T).await;
@@ -277,7 +283,13 @@ async fn files_arrive_for_the_agent_big_ones_are_refused_and_files_go_out() {
         .strip_prefix("[media attached: ")
         .and_then(|rest| rest.split(" (").next())
         .unwrap_or_else(|| panic!("{prompt}"));
-    assert_eq!(std::fs::read(path).unwrap(), b"\x89PNG picture");
+    // Moved into the agent's workspace inbox, named relative to it.
+    assert!(path.starts_with("inbox/"), "{path}");
+    let workspace = home.path().join("agents/main/workspace");
+    assert_eq!(
+        std::fs::read(workspace.join(path)).unwrap(),
+        b"\x89PNG picture"
+    );
 
     let big = fake.inject_message(
         InjectFeishuMessage::dm(OWNER, "").file("big.bin", vec![b'x'; 2 * 1024 * 1024]),

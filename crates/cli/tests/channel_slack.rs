@@ -328,7 +328,13 @@ async fn files_arrive_for_the_agent_big_ones_are_refused_and_replies_attach_file
         .strip_prefix("[media attached: ")
         .and_then(|rest| rest.split(" (").next())
         .unwrap_or_else(|| panic!("{prompt}"));
-    assert_eq!(std::fs::read(path).unwrap(), b"quarterly numbers");
+    // Moved into the agent's workspace inbox, named relative to it.
+    assert!(path.starts_with("inbox/"), "{path}");
+    let workspace = home.path().join("agents/main/workspace");
+    assert_eq!(
+        std::fs::read(workspace.join(path)).unwrap(),
+        b"quarterly numbers"
+    );
 
     fake.inject_message(InjectSlackMessage::dm(OWNER, OWNER_DM, "").file(
         "big.bin",

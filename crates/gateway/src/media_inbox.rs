@@ -1,7 +1,7 @@
 //! Files people send, moved into the receiving agent's workspace so its tools can read them.
 //!
 //! The adapters download a received file before routing has decided which agent gets the
-//! message, so they save it in a staging directory (`$PINCER_HOME/media/inbound`). Once the
+//! message, so they save it in a staging directory (`$PINCER_HOME/media/staging`). Once the
 //! agent is known, [`move_to_inbox`] moves it to `<workspace>/inbox/<YYYY-MM-DD>/<name>`
 //! (the date in local time) and the prompt names it by that workspace-relative path, which
 //! `read` accepts. The move is a hard link and an unlink (a copy and an unlink across file

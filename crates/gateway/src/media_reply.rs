@@ -73,9 +73,10 @@ pub fn parse_media_lines(reply: &str) -> (String, Vec<String>) {
     (kept[start..end].join("\n"), paths)
 }
 
-/// How far a file system timestamp may lag the clock read when the turn began (file times
-/// come from the kernel's coarse clock, up to a tick behind).
-const FS_CLOCK_SLACK: Duration = Duration::from_millis(100);
+/// How far a file system timestamp may lag the clock read when the turn began: file times
+/// come from the kernel's coarse clock, at most one tick behind (10 ms at HZ=100, the
+/// coarsest common setting). A file made earlier than that is not this turn's.
+pub const FS_CLOCK_SLACK: Duration = Duration::from_millis(10);
 
 /// Which of `paths` (from [`parse_media_lines`]) may be sent: their resolved paths, and a
 /// note for each one refused, e.g. `(not sent: /etc/passwd is outside the agent's

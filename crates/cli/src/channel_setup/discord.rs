@@ -34,7 +34,7 @@ pub(super) fn endpoints(
                 .api_base_url
                 .clone()
                 .unwrap_or_else(|| DEFAULT_API_BASE.to_owned()),
-            media_dir: app.home.join("media").join("inbound"),
+            media_dir: super::media_staging_dir(&app.home),
             media_max_bytes: config
                 .media_max_mb
                 .map_or(DEFAULT_MEDIA_MAX_BYTES, |mb| mb * 1024 * 1024),

@@ -57,7 +57,7 @@ pub(super) fn endpoints(
             mode,
             verification_token: config.verification_token.clone().filter(|t| !t.is_empty()),
             encrypt_key: config.encrypt_key.clone().filter(|k| !k.is_empty()),
-            media_dir: app.home.join("media").join("inbound"),
+            media_dir: super::media_staging_dir(&app.home),
             media_max_bytes: config
                 .media_max_mb
                 .map_or(DEFAULT_MEDIA_MAX_BYTES, |mb| mb * 1024 * 1024),

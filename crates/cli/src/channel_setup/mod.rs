@@ -77,6 +77,21 @@ pub fn pairing_store(app: &App) -> PairingStore {
     PairingStore::new(app.home.join("credentials"))
 }
 
+/// Where adapters save received files until the ingress has routed the message and moves
+/// them into the agent's workspace inbox (`pincer_gateway::media_inbox`).
+#[cfg_attr(
+    not(any(
+        feature = "telegram",
+        feature = "discord",
+        feature = "slack",
+        feature = "feishu"
+    )),
+    allow(dead_code)
+)]
+fn media_staging_dir(home: &std::path::Path) -> std::path::PathBuf {
+    home.join("media").join("staging")
+}
+
 #[cfg_attr(
     not(any(
         feature = "telegram",
