@@ -219,6 +219,21 @@ mod tests {
         assert_eq!(numbered("README", 3), "README-3");
     }
 
+    proptest::proptest! {
+        /// Any name a sender picks (separators, dots, control and multi-byte characters):
+        /// one plain, visible path component, never too long.
+        #[test]
+        fn any_name_becomes_one_safe_component(name in "\\PC{0,300}|[./\\\\a-z]{0,12}") {
+            let safe = safe_name(&name);
+            proptest::prop_assert!(!safe.is_empty() && safe.len() <= MAX_NAME);
+            proptest::prop_assert!(!safe.starts_with('.'));
+            proptest::prop_assert!(!safe.contains(['/', '\\', '\0']));
+            proptest::prop_assert_eq!(Path::new(&safe).components().count(), 1);
+            let numbered = numbered(&safe, 7);
+            proptest::prop_assert!(!numbered.contains('/') && !numbered.starts_with('.'));
+        }
+    }
+
     #[test]
     fn files_move_in_privately_and_never_replace_one() {
         let tmp = tempfile::tempdir().unwrap();
