@@ -54,6 +54,7 @@ pub fn private_open_options() -> OpenOptions {
 
 #[cfg(all(test, unix))]
 mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 

@@ -97,6 +97,7 @@ pub fn mask_secret(secret: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
 
     #[derive(Debug)]
