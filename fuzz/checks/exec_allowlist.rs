@@ -89,6 +89,12 @@ pub fn scan(line: &str) -> Result<(), String> {
                 Some('(') => return Err("has $( or $((".into()),
                 Some('[') => return Err("has $[".into()),
                 Some('\'') if !in_double => return Err("has $'".into()),
+                // `$$`, `$#`, ...: a special parameter, whatever follows.
+                Some(special) if special.is_ascii_digit() || "@*#?$!-".contains(special) => {
+                    i += 2;
+                    word_start = false;
+                    continue;
+                }
                 Some('{') => {
                     let body: String = chars[i + 2..].iter().take_while(|b| **b != '}').collect();
                     if i + 2 + body.chars().count() >= chars.len() {

@@ -184,6 +184,10 @@ fn refuses_what_the_shell_could_read_differently() {
         );
     }
     assert_eq!(
+        check("LC_ALL=zh_TW.big5; echo", &allowed),
+        Err(AllowlistError::GuardedAssignment("LC_ALL".into()))
+    );
+    assert_eq!(
         check("echo ${PATH:=/tmp}", &allowed),
         Err(AllowlistError::GuardedAssignment("PATH".into()))
     );

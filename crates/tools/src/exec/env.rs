@@ -48,6 +48,12 @@ const GUARDED: &[&str] = &[
     // glibc loads code from these (iconv modules, locale data).
     "GCONV_PATH",
     "LOCPATH",
+    // The character set bash reads the line in: in a multibyte set like Big5 an ASCII
+    // `\` or `` ` `` can be the second byte of a character, so the shell would split the
+    // line where the allowlist check did not.
+    "LC_ALL",
+    "LC_CTYPE",
+    "LANG",
 ];
 
 /// Prefixes the model may not set unless security is `Full` (dynamic loader).
