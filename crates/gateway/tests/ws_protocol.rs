@@ -542,6 +542,8 @@ async fn models_tools_and_config_come_from_the_runtime() {
     server.stop.cancel();
 }
 
+#[path = "ws_protocol/limits.rs"]
+mod limits;
 #[path = "ws_protocol/presence.rs"]
 mod presence;
 #[path = "ws_protocol/queue_modes.rs"]

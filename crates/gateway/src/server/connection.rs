@@ -33,6 +33,7 @@ use super::writer::{
     self, GOING_AWAY, INVALID_DATA, MESSAGE_TOO_BIG, Out, POLICY_VIOLATION, PROTOCOL_ERROR,
     TRY_AGAIN_LATER, UNSUPPORTED_DATA,
 };
+use super::ws_limits::PendingSlot;
 
 /// How long a client has to send `connect`.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(15);
@@ -58,9 +59,9 @@ where
                 None,
             ));
             let conn_id = pincer_store::ids::session_id();
-            let accepted = handshake(&gw, &out, &mut stream, peer, &conn_id, &budget).await;
-            drop(slot);
-            if let Some(session) = accepted {
+            let pending = Pending { slot, budget };
+            if let Some(session) = handshake(&gw, &out, &mut stream, peer, &conn_id, pending).await
+            {
                 serve_requests(&gw, &out, stream, session.caller, session.events).await;
                 drop(session.presence);
             }
@@ -68,6 +69,12 @@ where
     }
     out.end();
     let _ = writer.await;
+}
+
+/// What holds a connection to the pre-auth limits until `connect` succeeds.
+struct Pending {
+    slot: PendingSlot,
+    budget: ReadBudget,
 }
 
 /// What a connection that passed `connect` holds while it serves.
@@ -159,7 +166,7 @@ async fn handshake<S>(
     stream: &mut Stream<S>,
     peer: super::Peer,
     conn_id: &str,
-    budget: &ReadBudget,
+    pending: Pending,
 ) -> Option<Session>
 where
     S: AsyncRead + AsyncWrite + Unpin,
@@ -194,8 +201,11 @@ where
         Ok(accepted) => accepted,
         Err(error) => return refuse(&req.id, error),
     };
-    // Authenticated: requests may now be as large as `maxPayload`.
-    budget.lift();
+    // Authenticated: requests may now be as large as `maxPayload`, and the connection no
+    // longer counts among the pending ones (before `hello-ok`, so a client that got it can
+    // count on its place being free).
+    pending.budget.lift();
+    drop(pending.slot);
     let joined = gw
         .state
         .join(conn_id, &req.params, peer.ip(), &caller.scopes);
