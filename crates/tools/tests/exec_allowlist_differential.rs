@@ -125,6 +125,9 @@ const FRAGMENTS: &[&str] = &[
     "a",
     "b",
     "%",
+    "\x0b",
+    "\r",
+    "é",
     ":",
     "-",
     "+",
@@ -226,6 +229,9 @@ impl Shells {
         let mut shells: Vec<PathBuf> = ["/bin/sh"].iter().map(PathBuf::from).collect();
         shells.extend(which("dash"));
         shells.extend(which("bash"));
+        // `/bin/sh` is often one of the others: run each binary once.
+        shells.sort_by_key(|s| std::fs::canonicalize(s).unwrap_or_else(|_| s.clone()));
+        shells.dedup_by_key(|s| std::fs::canonicalize(&*s).unwrap_or_else(|_| s.clone()));
         assert!(shells.iter().any(|s| s.ends_with("bash")), "bash is needed");
         Self {
             _dir: dir,

@@ -13,8 +13,10 @@
 //!   still alive. A group is killed only when its leader's start time (from
 //!   `/proc/<pid>/stat`) still matches the record, so a reused pid is never touched.
 //!
-//! The death signal is tied to the thread that spawned the child: sessions are spawned
-//! from runtime worker threads, which live as long as the owner's runtime.
+//! The death signal is tied to the thread that spawned the child, not the process:
+//! sessions are spawned from async tasks, on runtime worker threads that live as long as
+//! the owner's runtime. Spawning one from `spawn_blocking` (or after `block_in_place`)
+//! would kill it when that thread retires.
 
 use std::io;
 use std::path::{Path, PathBuf};

@@ -4,7 +4,9 @@
 //!
 //! The tokenizer accepts only a subset of the shell language whose meaning is the same in
 //! `dash` and `bash` (either may be `sh`), and refuses everything else rather than
-//! guessing: the check is sound only if it reads a line exactly as the shell will.
+//! guessing: the check is sound only if it reads a line exactly as the shell will (in an
+//! ASCII-compatible, self-synchronising character set such as UTF-8, which is why the
+//! model may not set `LC_ALL`, `LC_CTYPE` or `LANG`).
 //! Accepted: plain words, single and double quotes, backslash escapes, `\` + newline
 //! between words, comments at the start of a word, `$NAME`, `$1`, `$@`-style specials,
 //! `${NAME}`, `${#NAME}` and `${NAME<op>word}` with `op` one of `- = + ? :- := :+ :? # ## % %%`
