@@ -8,6 +8,7 @@ pub mod channels;
 pub mod gateway;
 
 use std::io::Write;
+use std::os::unix::fs::DirBuilderExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -40,7 +41,12 @@ impl Home {
     }
 
     pub fn write_config(&self, text: &str) {
-        std::fs::create_dir_all(self.path()).unwrap();
+        // 0700, as Pincer makes it: a looser home draws a warning on the next command.
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(self.path())
+            .unwrap();
         std::fs::write(self.path().join("pincer.json5"), text).unwrap();
     }
 
