@@ -25,7 +25,7 @@ mod methods_queue;
 mod methods_sessions;
 mod methods_system;
 pub mod origin;
-mod preauth_io;
+pub mod preauth_io;
 mod presence;
 pub mod queue;
 pub mod runs;
