@@ -60,7 +60,8 @@ pub async fn start(args: ListenArgs) -> Result<ExitCode> {
 
     let log_path = service::log_path(&home);
     if let Some(dir) = log_path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        pincer_base::create_private_dir_all(dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
     }
     let log = open_append(&log_path)
         .with_context(|| format!("cannot open the log {}", log_path.display()))?;

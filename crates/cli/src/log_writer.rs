@@ -34,7 +34,7 @@ impl RotatingLog {
     /// Opens (appends to) `path`, 0600, creating its directory.
     pub fn open(path: &Path, max_bytes: u64, keep: usize) -> io::Result<Self> {
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
+            pincer_base::create_private_dir_all(dir)?;
         }
         let file = open_append(path)?;
         let len = file.metadata()?.len();

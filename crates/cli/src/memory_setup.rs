@@ -287,7 +287,7 @@ pub async fn start_watchers(app: &App) -> Vec<pincer_memory::MemoryWatcher> {
             continue;
         };
         // The workspace is made at the agent's first turn; watching needs it now.
-        if let Err(e) = std::fs::create_dir_all(&memory.workspace) {
+        if let Err(e) = pincer_base::create_private_dir_all(&memory.workspace) {
             tracing::warn!(agent = %agent_id, error = %e, "cannot create the workspace; memory is not watched");
             continue;
         }
