@@ -3,7 +3,14 @@
 //! objects and keys naming passwords, cookies, credentials or private keys, besides
 //! `*key` / `*token` / `*secret`.
 
+use std::time::Duration;
+
+use futures_util::{SinkExt as _, StreamExt as _};
+use serde_json::{Value, json};
+use tokio_tungstenite::tungstenite::Message as Ws;
+
 use crate::common::Home;
+use crate::common::gateway::{Foreground, free_port};
 
 const CONFIG: &str = r#"{
   models: { providers: { x: {
@@ -75,4 +82,70 @@ fn config_get_of_the_whole_document_prints_no_secret() {
 }
 "#
     );
+}
+
+/// The next text frame of `ws` as JSON (bounded wait).
+async fn next_json<S>(ws: &mut S) -> Value
+where
+    S: futures_util::Stream<Item = Result<Ws, tokio_tungstenite::tungstenite::Error>> + Unpin,
+{
+    loop {
+        let frame = tokio::time::timeout(Duration::from_secs(20), ws.next())
+            .await
+            .expect("a frame within 20 s")
+            .expect("the connection stays open")
+            .unwrap();
+        if let Ws::Text(text) = frame {
+            return serde_json::from_str(&text).unwrap();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ws_config_get_masks_headers_like_the_cli() {
+    let home = Home::new();
+    let port = free_port();
+    home.write_config(&CONFIG.replacen(
+        "gateway: { auth:",
+        &format!("gateway: {{ port: {port}, auth:"),
+        1,
+    ));
+    let _gateway = Foreground::start(&home, &["gateway", "run"]);
+    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://127.0.0.1:{port}/"))
+        .await
+        .unwrap();
+    let challenge = next_json(&mut ws).await;
+    assert_eq!(challenge["event"], "connect.challenge", "{challenge}");
+    let connect = json!({"type": "req", "id": "1", "method": "connect", "params": {
+        "minProtocol": 3, "maxProtocol": 4,
+        "client": {"id": "test", "version": "1", "platform": "linux", "mode": "test"},
+        "auth": {"token": "gw-token-0123456789"}, "role": "operator",
+        "scopes": ["operator.read", "operator.admin"]}});
+    ws.send(Ws::text(connect.to_string())).await.unwrap();
+    let get = json!({"type": "req", "id": "2", "method": "config.get", "params": {}});
+    ws.send(Ws::text(get.to_string())).await.unwrap();
+    let response = loop {
+        let frame = next_json(&mut ws).await;
+        if frame["type"] == "res" && frame["id"] == "1" {
+            assert_eq!(frame["ok"], true, "{frame}");
+        }
+        if frame["type"] == "res" && frame["id"] == "2" {
+            break frame;
+        }
+    };
+    let config = &response["payload"]["config"];
+    assert_eq!(
+        config["models"]["providers"]["x"]["headers"],
+        json!({"Cookie": "ses***lue", "X-Auth": "xau***r3t", "X-Trace": "***"}),
+        "{response}"
+    );
+    let text = response.to_string();
+    for secret in [
+        "s3cr3t-cookie",
+        "xauth-s3cr3t",
+        "sk-live-0123456789",
+        "gw-token-0123456789",
+    ] {
+        assert!(!text.contains(secret), "{secret} in {text}");
+    }
 }
