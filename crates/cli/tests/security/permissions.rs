@@ -154,3 +154,43 @@ async fn everything_under_the_home_is_private_and_a_loose_home_is_fixed_once() {
     // …and all of it is private.
     assert_eq!(not_private(&root), Vec::<String>::new());
 }
+
+/// The test process's umask, which `pincer` inherits as the user's.
+fn own_umask() -> u32 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("Umask:")).unwrap();
+    u32::from_str_radix(line["Umask:".len()..].trim(), 8).unwrap()
+}
+
+/// Pincer's own files are private, but what the agent's commands make outside the home is
+/// made with the user's umask, as if the user had run them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agents_commands_run_with_the_users_umask() {
+    let outside = tempfile::tempdir().unwrap();
+    let made = outside.path().join("made-by-agent.txt");
+    let server = mock(
+        Scenario::new()
+            .rule(
+                Rule::when(Match::last_user("make a file")).reply(Reply::tool_call(
+                    "exec",
+                    json!({"command": format!("touch '{}'", made.display())}),
+                )),
+            )
+            .rule(Rule::when(Match::tool_result("exec")).reply(Reply::text("Made.")))
+            .default_reply(Reply::text("ok")),
+    )
+    .await;
+    let home = Home::new();
+    home.use_mock(
+        &server,
+        "agents: { defaults: { model: \"mock/primary\" } },",
+    );
+    let asked = home.ask_json(&["make a file"]);
+    assert_eq!(asked["result"], "Made.", "{asked}");
+    let user_umask = own_umask();
+    assert_ne!(
+        user_umask, 0o077,
+        "the test needs a umask other than Pincer's own"
+    );
+    assert_eq!(mode(&made), 0o666 & !user_umask);
+}

@@ -32,17 +32,26 @@ use tokio::process::{Child, ChildStdin};
 /// How long a released watchdog is waited for.
 const RELEASE_WAIT: Duration = Duration::from_secs(2);
 
-/// Kill the child with SIGKILL when its parent (this thread) dies. Linux only; elsewhere
-/// the watchdog alone does the job.
+/// Kill the child with SIGKILL when its parent (this thread) dies, and give it the user's
+/// umask. Linux only; elsewhere the watchdog alone does the killing.
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
-pub(super) fn die_with_owner(command: &mut tokio::process::Command) {
+pub(super) fn set_up_child(command: &mut tokio::process::Command) {
     let owner = nix::unistd::getpid();
+    // The binary runs with umask 077 (its home is private); the agent's commands get the
+    // user's own umask back, so what they create outside the home has the usual modes.
+    // Read here, in the parent: the child may not touch the environment.
+    let user_umask = pincer_base::user_umask()
+        .map(|mask| nix::sys::stat::Mode::from_bits_truncate(mask as nix::libc::mode_t));
     // SAFETY: the closure runs in the forked child before exec, where only
-    // async-signal-safe calls are allowed: it makes two raw syscalls (prctl, getppid),
-    // allocates nothing and takes no locks. `owner` is a plain integer copied in.
+    // async-signal-safe calls are allowed: it makes three raw syscalls (umask, prctl,
+    // getppid), allocates nothing and takes no locks. `owner` and `user_umask` are plain
+    // integers copied in.
     unsafe {
         command.pre_exec(move || {
+            if let Some(mask) = user_umask {
+                nix::sys::stat::umask(mask);
+            }
             nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(io::Error::from)?;
             // The owner may have died between fork and prctl: then no signal will come.
             if nix::unistd::getppid() != owner {
@@ -54,7 +63,7 @@ pub(super) fn die_with_owner(command: &mut tokio::process::Command) {
 }
 
 #[cfg(not(target_os = "linux"))]
-pub(super) fn die_with_owner(_command: &mut tokio::process::Command) {}
+pub(super) fn set_up_child(_command: &mut tokio::process::Command) {}
 
 /// Kills a process group when the owner dies (see the module docs).
 pub(super) struct Watchdog {

@@ -98,7 +98,7 @@ pub(super) fn spawn(spec: &SpawnSpec) -> io::Result<Spawned> {
         command.env("TERM", DEFAULT_TERM);
     }
     // Kept by `pty_process::Command::from`, which runs its own setup before it.
-    super::orphans::die_with_owner(&mut command);
+    super::orphans::set_up_child(&mut command);
     // No `process_group(0)`: `setsid` (done by pty-process) makes the shell a group leader,
     // and would fail if it already were one. `spawn` consumes `pts`, so once it returns
     // only the child holds the secondary side and its exit ends the output.

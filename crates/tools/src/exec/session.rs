@@ -29,7 +29,7 @@ use tokio::sync::watch;
 use tokio::time::sleep_until;
 use tokio_util::sync::CancellationToken;
 
-use super::orphans::{Watchdog, die_with_owner, remove_record, write_record};
+use super::orphans::{Watchdog, remove_record, set_up_child, write_record};
 use super::output::{MAX_OUTPUT_BYTES, OutputBuffer, Sanitizer, TAIL_CHARS};
 use super::pty::{self, Input, OutputStream, Spawned};
 
@@ -251,7 +251,7 @@ fn spawn_piped(spec: &SpawnSpec) -> std::io::Result<Spawned> {
         .stderr(Stdio::from(writer_err))
         .process_group(0)
         .kill_on_drop(true);
-    die_with_owner(&mut command);
+    set_up_child(&mut command);
     let spawned = command.spawn();
     // The command holds our copies of the pipe's write end: close them, or EOF never comes.
     drop(command);
