@@ -281,7 +281,10 @@ async fn serve_until_signal(
         processes.clone(),
         cron.clone(),
     )?);
-    let mut options = ServeOptions::new(token.clone(), runtime.clone());
+    let mut options = ServeOptions::new(
+        token.clone().map(pincer_base::Secret::from),
+        runtime.clone(),
+    );
     options.browser = BrowserPolicy {
         allowed_hosts: gateway.allowed_hosts,
         allowed_origins: gateway.control_ui.allowed_origins,

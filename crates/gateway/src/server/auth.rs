@@ -47,13 +47,13 @@ impl Peer {
 
 /// The gateway's auth.
 pub struct Auth {
-    token: Option<String>,
+    token: Option<pincer_base::Secret>,
     failures: Mutex<HashMap<IpAddr, VecDeque<Instant>>>,
 }
 
 impl Auth {
     /// `None` turns auth off (allowed only on loopback; the server checks).
-    pub fn new(token: Option<String>) -> Self {
+    pub fn new(token: Option<pincer_base::Secret>) -> Self {
         Self {
             token,
             failures: Mutex::default(),
@@ -145,7 +145,7 @@ impl Auth {
                 return Err(Refusal::RateLimited { retry_after });
             }
         }
-        if given.is_some_and(|g| constant_time_eq(g.as_bytes(), expected.as_bytes())) {
+        if given.is_some_and(|g| constant_time_eq(g.as_bytes(), expected.expose().as_bytes())) {
             return Ok(());
         }
         if limited {

@@ -72,7 +72,7 @@ pub const MAX_CONNECTIONS: usize = 1024;
 #[derive(Clone)]
 pub struct ServeOptions {
     /// The shared token clients must present; `None` disables auth (refused off loopback).
-    pub token: Option<String>,
+    pub token: Option<pincer_base::Secret>,
     /// How turns are prepared (the composition root's side of the port).
     pub runtime: Arc<dyn Runtime>,
     /// Most agent runs at once; OpenClaw's default is min(16, max(8, CPUs)).
@@ -114,7 +114,7 @@ pub struct ServeOptions {
 
 impl ServeOptions {
     /// Options with OpenClaw's default run cap.
-    pub fn new(token: Option<String>, runtime: Arc<dyn Runtime>) -> Self {
+    pub fn new(token: Option<pincer_base::Secret>, runtime: Arc<dyn Runtime>) -> Self {
         let cpus = std::thread::available_parallelism().map_or(1, usize::from);
         Self {
             token,
@@ -139,7 +139,7 @@ impl ServeOptions {
 impl std::fmt::Debug for ServeOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServeOptions")
-            .field("token", &self.token.as_ref().map(|_| "***"))
+            .field("token", &self.token)
             .field("max_concurrent_runs", &self.max_concurrent_runs)
             .field("queue", &self.queue)
             .field("health_refresh_interval", &self.health_refresh_interval)
