@@ -82,6 +82,21 @@ pub(crate) fn boundary() -> String {
     )
 }
 
+/// [`write_atomic`] on the blocking pool (it creates directories, writes and fsyncs), for
+/// the adapters' async code; the number of bytes written.
+pub(crate) async fn save_file(
+    path: &Path,
+    bytes: impl AsRef<[u8]> + Send + 'static,
+) -> std::io::Result<u64> {
+    let path = path.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let bytes = bytes.as_ref();
+        write_atomic(&path, bytes).map(|()| bytes.len() as u64)
+    })
+    .await
+    .map_err(std::io::Error::other)?
+}
+
 /// Writes `bytes` to `path` through a temporary file and a rename, 0600, creating the
 /// directory (0700) first.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {

@@ -164,16 +164,19 @@ impl Inner {
                 safe(&resource.key),
                 safe(&name)
             ));
-            if let Err(e) = crate::support::write_atomic(&target, &download.bytes) {
-                tracing::error!(error = %e, "cannot save a received file");
-                refused = Some("I could not store that file; please try again.".into());
-                continue;
-            }
+            let size = match crate::support::save_file(&target, download.bytes).await {
+                Ok(size) => size,
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot save a received file");
+                    refused = Some("I could not store that file; please try again.".into());
+                    continue;
+                }
+            };
             media.push(InboundMedia {
                 path: target,
                 mime: download.content_type,
                 file_name: Some(name),
-                size: download.bytes.len() as u64,
+                size,
             });
         }
         (media, refused)

@@ -232,13 +232,16 @@ impl SlackAdapter {
                 safe_id(&file.id),
                 safe_name(&name)
             ));
-            if let Err(e) = crate::support::write_atomic(&target, &bytes) {
-                tracing::error!(error = %e, "cannot save a received file");
-                refused = Some("I could not store that file; please try again.".into());
-                continue;
-            }
+            let size = match crate::support::save_file(&target, bytes).await {
+                Ok(size) => size,
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot save a received file");
+                    refused = Some("I could not store that file; please try again.".into());
+                    continue;
+                }
+            };
             media.push(InboundMedia {
-                size: bytes.len() as u64,
+                size,
                 path: target,
                 mime: file.mimetype.clone(),
                 file_name: Some(name),

@@ -24,7 +24,6 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::markdown::{Flavor, render_chunks};
-use crate::support::write_atomic;
 use updates::{Me, Message, TelegramFile, utf16_slice};
 
 const CHANNEL: &str = "telegram";
@@ -74,16 +73,20 @@ impl TelegramAdapter {
     }
 
     /// The first update id not yet handed over (0: none recorded).
-    fn load_offset(&self) -> i64 {
-        std::fs::read_to_string(self.offset_path())
+    async fn load_offset(&self) -> i64 {
+        let path = self.offset_path();
+        tokio::task::spawn_blocking(move || std::fs::read_to_string(path))
+            .await
             .ok()
+            .and_then(Result::ok)
             .and_then(|s| s.trim().parse().ok())
             .unwrap_or(0)
     }
 
-    fn save_offset(&self, offset: i64) {
+    /// Written and fsynced on the blocking pool, as every file the adapters keep.
+    async fn save_offset(&self, offset: i64) {
         let path = self.offset_path();
-        if let Err(e) = write_atomic(&path, offset.to_string().as_bytes()) {
+        if let Err(e) = crate::support::save_file(&path, offset.to_string()).await {
             tracing::error!(path = %path.display(), error = %e, "cannot save the Telegram update offset");
         }
     }
@@ -93,7 +96,7 @@ impl TelegramAdapter {
             let me: Me = self.api.call("getMe", &json!({}), Duration::ZERO).await?;
             let _ = self.me.set(me);
         }
-        let mut offset = self.load_offset();
+        let mut offset = self.load_offset().await;
         let wait = self.settings.poll_timeout;
         loop {
             let params = json!({
@@ -127,7 +130,7 @@ impl TelegramAdapter {
                 // Confirmed only once handed over: a crash before this line gets it again
                 // (and the gateway's dedupe drops the repeat).
                 offset = offset.max(next);
-                self.save_offset(offset);
+                self.save_offset(offset).await;
             }
         }
     }
@@ -283,15 +286,18 @@ impl TelegramAdapter {
             "telegram-{}-{}-{safe}",
             message.chat.id, message.message_id
         ));
-        if let Err(e) = write_atomic(&target, &bytes) {
-            tracing::error!(error = %e, "cannot save a received file");
-            return (
-                Vec::new(),
-                Some("I could not store that file; please try again.".into()),
-            );
-        }
+        let size = match crate::support::save_file(&target, bytes).await {
+            Ok(size) => size,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot save a received file");
+                return (
+                    Vec::new(),
+                    Some("I could not store that file; please try again.".into()),
+                );
+            }
+        };
         let media = InboundMedia {
-            size: bytes.len() as u64,
+            size,
             path: target,
             mime: file.mime_type.clone(),
             file_name: Some(name),

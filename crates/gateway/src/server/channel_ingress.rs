@@ -198,7 +198,7 @@ impl ChannelIngress {
 
     /// `work` on the pairing store, on the blocking pool (its files are read, locked and
     /// fsynced); `None` without a store.
-    async fn on_store<T, F>(&self, work: F) -> Option<T>
+    pub(super) async fn on_store<T, F>(&self, work: F) -> Option<T>
     where
         T: Send + 'static,
         F: FnOnce(&PairingStore) -> T + Send + 'static,

@@ -19,20 +19,31 @@ pub(super) async fn call(gw: &Gateway, method: &str, p: &Value) -> Result<Value,
     let Some(ingress) = ingress else {
         return Err(MethodError::unavailable("no chat channel is configured"));
     };
-    let Some(store) = ingress.pairing() else {
+    if ingress.pairing().is_none() {
         return Err(MethodError::unavailable("pairing is not set up"));
-    };
+    }
+    // The store reads, locks and fsyncs files: its work runs on the blocking pool.
+    let unavailable = || MethodError::unavailable("the pairing store's task failed");
     match method {
         "pairing.list" => {
-            let requests = store
-                .list(opt_str_param(p, "channel")?, opt_str_param(p, "accountId")?)
+            let channel = opt_str_param(p, "channel")?.map(str::to_owned);
+            let account = opt_str_param(p, "accountId")?.map(str::to_owned);
+            let requests = ingress
+                .on_store(move |store| store.list(channel.as_deref(), account.as_deref()))
+                .await
+                .ok_or_else(unavailable)?
                 .map_err(refused)?;
             Ok(json!({ "requests": requests.iter().map(request_json).collect::<Vec<_>>() }))
         }
         "pairing.approve" => {
             let channel = str_param(p, "channel")?;
-            let code = str_param(p, "code")?;
-            let approved = store.approve(channel, code).map_err(refused)?;
+            let code = str_param(p, "code")?.to_owned();
+            let owned_channel = channel.to_owned();
+            let approved = ingress
+                .on_store(move |store| store.approve(&owned_channel, &code))
+                .await
+                .ok_or_else(unavailable)?
+                .map_err(refused)?;
             let chat = approved
                 .meta
                 .as_ref()
@@ -50,9 +61,13 @@ pub(super) async fn call(gw: &Gateway, method: &str, p: &Value) -> Result<Value,
         }
         "pairing.revoke" => {
             let channel = str_param(p, "channel")?;
-            let entry = str_param(p, "entry")?;
-            let revoked = store
-                .revoke(channel, opt_str_param(p, "accountId")?, entry)
+            let channel = channel.to_owned();
+            let account = opt_str_param(p, "accountId")?.map(str::to_owned);
+            let entry = str_param(p, "entry")?.to_owned();
+            let revoked = ingress
+                .on_store(move |store| store.revoke(&channel, account.as_deref(), &entry))
+                .await
+                .ok_or_else(unavailable)?
                 .map_err(refused)?;
             Ok(json!({ "removed": revoked.removed, "remaining": revoked.remaining }))
         }
