@@ -218,16 +218,7 @@ impl DiscordAdapter {
             } else {
                 attachment.filename.clone()
             };
-            let safe: String = name
-                .chars()
-                .map(|c| {
-                    if c.is_alphanumeric() || ".-_".contains(c) {
-                        c
-                    } else {
-                        '_'
-                    }
-                })
-                .collect();
+            let safe = pincer_gateway::media_inbox::safe_name(&name);
             let target = self.settings.media_dir.join(format!(
                 "discord-{}-{}-{}-{safe}",
                 safe_id(&message.channel_id),

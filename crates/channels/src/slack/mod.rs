@@ -49,6 +49,7 @@ use futures_util::future::BoxFuture;
 use pincer_gateway::channels::{
     ChannelAdapter, ChannelError, ChatRef, Inbound, InboundMedia, InboundSink, Outbound, SenderRef,
 };
+use pincer_gateway::media_inbox::safe_name;
 use pincer_gateway::router::{ChatKind, ThreadRef};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -402,22 +403,6 @@ fn safe_id(id: &str) -> String {
         .collect()
 }
 
-/// A file name with nothing but letters, digits and `.-_` (no path, no hidden file).
-fn safe_name(name: &str) -> String {
-    let safe: String = name
-        .chars()
-        .take(100)
-        .map(|c| {
-            if c.is_alphanumeric() || "-_".contains(c) || (c == '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    safe.trim_start_matches('.').to_owned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -425,7 +410,7 @@ mod tests {
     #[test]
     fn file_names_are_safe() {
         assert_eq!(safe_id("1700000000.000100"), "1700000000000100");
-        assert_eq!(safe_name("../../etc/passwd"), "_.._etc_passwd");
+        assert_eq!(safe_name("../../etc/passwd"), "passwd");
         assert_eq!(safe_name(".hidden.txt"), "hidden.txt");
         assert_eq!(safe_name("réport 1.pdf"), "réport_1.pdf");
     }

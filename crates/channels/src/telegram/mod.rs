@@ -272,16 +272,7 @@ impl TelegramAdapter {
             .clone()
             .or_else(|| path.rsplit('/').next().map(str::to_owned))
             .unwrap_or_else(|| "file".into());
-        let safe: String = name
-            .chars()
-            .map(|c| {
-                if c.is_alphanumeric() || ".-_".contains(c) {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
+        let safe = pincer_gateway::media_inbox::safe_name(&name);
         let target = self.settings.media_dir.join(format!(
             "telegram-{}-{}-{safe}",
             message.chat.id, message.message_id
