@@ -170,6 +170,10 @@ fn refuses_what_the_shell_could_read_differently() {
         "echo a ;; id",
         "echo a ;& id",
         "echo >#x",
+        // Found by the fuzz target: the length of a special parameter.
+        "printf  echo x${#$}' x\u{c}\0 #)]' x",
+        "echo ${##}",
+        "echo ${#@}",
     ] {
         let err = check(line, &allowed).unwrap_err();
         assert!(

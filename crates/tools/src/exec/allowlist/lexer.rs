@@ -405,7 +405,9 @@ impl Lexer {
                     self.pos += 1;
                 }
             }
-            Some(c) if "@*#?$-".contains(c) => {
+            // A special parameter, but not its length: `${##}`, `${#$}` and the like read
+            // as a length or as a `#` operation depending on the shell.
+            Some(c) if "@*#?$-".contains(c) && !length => {
                 name.push(c);
                 self.pos += 1;
             }
