@@ -174,6 +174,10 @@ fn refuses_what_the_shell_could_read_differently() {
         "printf  echo x${#$}' x\u{c}\0 #)]' x",
         "echo ${##}",
         "echo ${#@}",
+        "printf  e\0q $#accho p${$#} n\0h",
+        "echo ${$#}",
+        "echo ${@:-x}",
+        "echo ${?-x}",
     ] {
         let err = check(line, &allowed).unwrap_err();
         assert!(

@@ -422,7 +422,10 @@ impl Lexer {
         if self.eat('}') {
             return Ok(body);
         }
-        if length {
+        // No operations on the length, nor on a special parameter: `${$#}`, `${#-x}` and
+        // the like split differently in different shells.
+        let special = name.len() == 1 && "@*#?$-!".contains(name.as_str());
+        if length || special {
             return Err(refuse(self, start));
         }
         let op: &str = match (self.peek(), self.peek_at(1)) {
