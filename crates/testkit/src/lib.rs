@@ -67,6 +67,7 @@ pub mod mock_rpc;
 mod multipart;
 pub mod oauth;
 mod plan;
+pub mod procfs;
 mod request;
 mod scenario;
 mod server;

@@ -87,24 +87,8 @@ fn pid(out: &ToolOutput) -> i32 {
 }
 
 /// Live (non-zombie) processes in group `pgid`.
-fn group_members(pgid: i32) -> Vec<i32> {
-    let mut members = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        let Some((_, rest)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        if fields.len() > 2 && fields[0] != "Z" && fields[2] == pgid.to_string() {
-            members.push(pid);
-        }
-    }
-    members
+fn group_members(pgid: i32) -> Vec<u32> {
+    pincer_testkit::procfs::live_group_members(pgid.unsigned_abs())
 }
 
 async fn assert_group_gone(pgid: i32) {

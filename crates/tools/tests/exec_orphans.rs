@@ -19,26 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 const OWNER_DIR: &str = "PINCER_TEST_EXEC_OWNER_DIR";
 
-/// Live (non-zombie) processes in group `pgid`.
-fn group_members(pgid: u32) -> Vec<u32> {
-    let mut members = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        let Some((_, rest)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        if fields.len() > 2 && fields[0] != "Z" && fields[2] == pgid.to_string() {
-            members.push(pid);
-        }
-    }
-    members
-}
+use pincer_testkit::procfs::live_group_members as group_members;
 
 fn start_time(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
