@@ -11,9 +11,9 @@
 //! made) is refused. [`receive_into`] and [`discard_media`] do their file work on the
 //! blocking pool; the other functions are blocking.
 
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io::{self, ErrorKind};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::channels::InboundMedia;
@@ -36,10 +36,7 @@ pub fn move_to_inbox(
 ) -> io::Result<PathBuf> {
     let relative_dir = Path::new(INBOX_DIR).join(date);
     let inbox = workspace.join(INBOX_DIR);
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&inbox)?;
+    pincer_base::create_private_dir_all(&inbox)?;
     let real_workspace = workspace.canonicalize()?;
     // Each level is checked before anything is created in it: nothing lands outside.
     let inside = |dir: &Path| -> io::Result<PathBuf> {
@@ -136,10 +133,9 @@ fn place(staged: &Path, target: &Path) -> io::Result<()> {
         Err(e) if e.kind() == ErrorKind::AlreadyExists => return Err(e),
         Err(_) => {}
     }
-    let mut out = OpenOptions::new()
+    let mut out = pincer_base::private_open_options()
         .write(true)
         .create_new(true)
-        .mode(0o600)
         .open(target)?;
     let copied = io::copy(&mut fs::File::open(staged)?, &mut out).and_then(|_| out.sync_all());
     if let Err(e) = copied {

@@ -132,7 +132,6 @@ pub(super) async fn write_record(dir: &Path, pgid: u32) -> Option<PathBuf> {
 
 fn record_blocking(dir: &Path, pgid: u32) -> io::Result<PathBuf> {
     use std::io::Write as _;
-    use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
     let owner_pid = std::process::id();
     let gone = || io::Error::other("no start time in /proc");
     let record = Record {
@@ -141,16 +140,12 @@ fn record_blocking(dir: &Path, pgid: u32) -> io::Result<PathBuf> {
         pgid,
         leader_start: start_time(pgid).ok_or_else(gone)?,
     };
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
+    pincer_base::create_private_dir_all(dir)?;
     let path = dir.join(format!("{owner_pid}-{pgid}.json"));
-    let mut file = std::fs::OpenOptions::new()
+    let mut file = pincer_base::private_open_options()
         .write(true)
         .create(true)
         .truncate(true)
-        .mode(0o600)
         .open(&path)?;
     file.write_all(&serde_json::to_vec(&record).map_err(io::Error::other)?)?;
     Ok(path)
