@@ -10,6 +10,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use axum::http::{HeaderMap, header};
 use serde_json::json;
 
 use super::frames::{MethodError, codes};
@@ -27,11 +28,11 @@ pub struct Peer {
 }
 
 impl Peer {
-    /// A client that is not a web page (no `Origin` header).
-    pub fn direct(addr: SocketAddr) -> Self {
+    /// A client at `addr` whose request carried `headers`: a web page if it had an `Origin`.
+    pub fn new(addr: SocketAddr, headers: &HeaderMap) -> Self {
         Self {
             addr,
-            browser: false,
+            browser: headers.contains_key(header::ORIGIN),
         }
     }
 
@@ -180,7 +181,7 @@ mod tests {
     use super::*;
 
     fn at(ip: [u8; 4]) -> Peer {
-        Peer::direct(SocketAddr::from((ip, 40000)))
+        Peer::new(SocketAddr::from((ip, 40000)), &HeaderMap::new())
     }
 
     #[test]

@@ -102,12 +102,8 @@ fn authorize(gw: &Gateway, headers: &HeaderMap, uri: &Uri, peer: SocketAddr) -> 
     let authorization = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
-    let peer = Peer {
-        addr: peer,
-        browser: headers.contains_key(header::ORIGIN),
-    };
     gw.auth
-        .check_bearer(authorization, peer)
+        .check_bearer(authorization, Peer::new(peer, headers))
         .map_err(Denied::Auth)
 }
 

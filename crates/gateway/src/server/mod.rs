@@ -296,10 +296,7 @@ async fn root(
 ) -> Response {
     // A page's WebSocket (its `Origin` already checked by `origin::guard`): its failed
     // tokens count even on loopback.
-    let peer = Peer {
-        addr,
-        browser: headers.contains_key(axum::http::header::ORIGIN),
-    };
+    let peer = Peer::new(addr, &headers);
     match upgrade {
         Ok(ws) => ws.on_upgrade(move |socket| connection::run(socket, gw, peer)),
         Err(_) => {
