@@ -21,6 +21,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use nix::sys::signal::{Signal, killpg};
@@ -136,7 +137,7 @@ fn record_blocking(dir: &Path, pgid: u32) -> io::Result<PathBuf> {
     let gone = || io::Error::other("no start time in /proc");
     let record = Record {
         owner_pid,
-        owner_start: start_time(owner_pid).ok_or_else(gone)?,
+        owner_start: own_start_time().ok_or_else(gone)?,
         pgid,
         leader_start: start_time(pgid).ok_or_else(gone)?,
     };
@@ -202,6 +203,16 @@ pub fn reap_orphans(dir: &Path) -> ReapReport {
     report
 }
 
+/// This process's start time, read from `/proc` once: it never changes.
+fn own_start_time() -> Option<u64> {
+    static OWN: OnceLock<u64> = OnceLock::new();
+    if let Some(start) = OWN.get() {
+        return Some(*start);
+    }
+    let start = start_time(std::process::id())?;
+    Some(*OWN.get_or_init(|| start))
+}
+
 /// The start time of `pid` (field 22 of `/proc/<pid>/stat`), or `None` when it is not
 /// running (or there is no `/proc`).
 fn start_time(pid: u32) -> Option<u64> {
@@ -226,6 +237,7 @@ mod tests {
         let own = start_time(std::process::id());
         assert!(own.is_some());
         assert_eq!(own, start_time(std::process::id()));
+        assert_eq!(own_start_time(), own);
         assert_eq!(start_time(u32::MAX), None);
     }
 }
