@@ -34,7 +34,13 @@ pub fn move_to_inbox(
     date: &str,
     name: &str,
 ) -> io::Result<PathBuf> {
-    let relative_dir = Path::new(INBOX_DIR).join(date);
+    let dir = inbox_dir(workspace, date)?;
+    move_into(staged, &dir, date, name)
+}
+
+/// `workspace`'s inbox directory for `date`, created (0700) if missing and resolved: an
+/// `inbox` or date directory that leads out of the workspace is refused.
+fn inbox_dir(workspace: &Path, date: &str) -> io::Result<PathBuf> {
     let inbox = workspace.join(INBOX_DIR);
     pincer_base::create_private_dir_all(&inbox)?;
     let real_workspace = workspace.canonicalize()?;
@@ -55,7 +61,13 @@ pub fn move_to_inbox(
         Err(e) if e.kind() != ErrorKind::AlreadyExists => return Err(e),
         _ => {}
     }
-    let dir = inside(&dir)?;
+    inside(&dir)
+}
+
+/// Moves `staged` into `dir` (the resolved inbox of `date`, from [`inbox_dir`]) under a
+/// safe, unused form of `name`; returns its path relative to the workspace.
+fn move_into(staged: &Path, dir: &Path, date: &str, name: &str) -> io::Result<PathBuf> {
+    let relative_dir = Path::new(INBOX_DIR).join(date);
     let name = safe_name(name);
     for attempt in 1..=MAX_TRIES {
         let candidate = numbered(&name, attempt);
@@ -78,11 +90,12 @@ pub fn move_to_inbox(
 /// `media` (staged by an adapter) moved into `workspace`'s inbox for today (local date),
 /// with the workspace-relative paths the agent's tools read them by. A file that cannot be
 /// moved keeps its staged path (the error is logged).
-pub async fn receive_into(workspace: PathBuf, media: Vec<InboundMedia>) -> Vec<InboundMedia> {
+pub async fn receive_into(workspace: PathBuf, media: &[InboundMedia]) -> Vec<InboundMedia> {
     let date = jiff::Zoned::now().strftime("%Y-%m-%d").to_string();
-    let staged = media.clone();
+    let owned = media.to_vec();
     let moved = tokio::task::spawn_blocking(move || {
-        media
+        let dir = inbox_dir(&workspace, &date);
+        owned
             .into_iter()
             .map(|mut m| {
                 let name = m.file_name.clone().unwrap_or_else(|| {
@@ -91,7 +104,11 @@ pub async fn receive_into(workspace: PathBuf, media: Vec<InboundMedia>) -> Vec<I
                         .map(|n| n.to_string_lossy().into_owned())
                         .unwrap_or_default()
                 });
-                match move_to_inbox(&m.path, &workspace, &date, &name) {
+                let result = match &dir {
+                    Ok(dir) => move_into(&m.path, dir, &date, &name),
+                    Err(e) => Err(io::Error::new(e.kind(), e.to_string())),
+                };
+                match result {
                     Ok(relative) => m.path = relative,
                     Err(e) => {
                         tracing::error!(error = %e, path = %m.path.display(), "cannot move a received file into the workspace");
@@ -104,7 +121,7 @@ pub async fn receive_into(workspace: PathBuf, media: Vec<InboundMedia>) -> Vec<I
     .await;
     moved.unwrap_or_else(|e| {
         tracing::error!(error = %e, "moving received files failed");
-        staged
+        media.to_vec()
     })
 }
 

@@ -626,7 +626,7 @@ impl ChannelIngress {
     /// `media` moved into `agent_id`'s workspace inbox ([`receive_into`]).
     async fn to_inbox(&self, agent_id: &str, media: &[InboundMedia]) -> Vec<InboundMedia> {
         match self.gw.runtime.workspace(agent_id) {
-            Some(workspace) if !media.is_empty() => receive_into(workspace, media.to_vec()).await,
+            Some(workspace) if !media.is_empty() => receive_into(workspace, media).await,
             _ => media.to_vec(),
         }
     }
