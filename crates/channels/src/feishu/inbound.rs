@@ -162,7 +162,7 @@ impl Inner {
                 "feishu-{}-{}-{}",
                 safe(message_id),
                 safe(&resource.key),
-                safe(&name)
+                pincer_gateway::media_inbox::safe_name(&name)
             ));
             let size = match crate::support::save_file(&target, download.bytes).await {
                 Ok(size) => size,
@@ -208,7 +208,7 @@ fn default_name(resource: &Resource, content_type: Option<&str>) -> String {
     format!("{}{ext}", resource.key)
 }
 
-/// A string as part of a file name: letters, digits, `.-_`; at most 64 chars.
+/// An id or key as part of a file name: letters, digits, `.-_`; at most 64 chars.
 fn safe(s: &str) -> String {
     s.chars()
         .map(|c| {
