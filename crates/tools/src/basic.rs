@@ -12,7 +12,7 @@ use serde_json::json;
 
 use crate::files::ls::{DEFAULT_LS_LIMIT, list_dir};
 use crate::files::open::{open_regular, read_prefix};
-use crate::files::{blocking, looks_binary, resolve};
+use crate::files::{blocking, looks_binary, resolve, utf8_prefix};
 use crate::paths::PathPolicy;
 
 /// `fs.read_file`'s default byte limit (lainclaw's).
@@ -245,16 +245,6 @@ fn read_text_file(policy: &PathPolicy, args: &ReadFileArgs) -> Result<ToolOutput
         "bytes": meta.len(),
         "truncated": more,
     })))
-}
-
-/// The text of `bytes`, invalid UTF-8 replaced; when the file goes on (`cut`), a character
-/// split at the end is left out rather than shown as a replacement character.
-fn utf8_prefix(bytes: &[u8], cut: bool) -> std::borrow::Cow<'_, str> {
-    let bytes = match std::str::from_utf8(bytes) {
-        Err(e) if cut && e.error_len().is_none() => &bytes[..e.valid_up_to()],
-        _ => bytes,
-    };
-    String::from_utf8_lossy(bytes)
 }
 
 #[cfg(test)]

@@ -87,7 +87,21 @@ pub(crate) fn io_error(action: &str, path: &str, err: &std::io::Error) -> ToolEr
     }
 }
 
-/// Whether bytes look binary: a NUL in the first 8 KB (git's and ripgrep's heuristic).
+/// Bytes looked at to tell binaries (and images) from text: git's and ripgrep's 8 KB.
+pub(crate) const SNIFF_BYTES: usize = 8192;
+
+/// Whether bytes look binary: a NUL in the first [`SNIFF_BYTES`] (git's and ripgrep's
+/// heuristic).
 pub(crate) fn looks_binary(bytes: &[u8]) -> bool {
-    bytes.iter().take(8192).any(|&b| b == 0)
+    bytes.iter().take(SNIFF_BYTES).any(|&b| b == 0)
+}
+
+/// The text of `bytes`, invalid UTF-8 replaced; when the text goes on past them (`cut`), a
+/// character split at the end is left out rather than shown as a replacement character.
+pub(crate) fn utf8_prefix(bytes: &[u8], cut: bool) -> std::borrow::Cow<'_, str> {
+    let bytes = match std::str::from_utf8(bytes) {
+        Err(e) if cut && e.error_len().is_none() => &bytes[..e.valid_up_to()],
+        _ => bytes,
+    };
+    String::from_utf8_lossy(bytes)
 }

@@ -15,7 +15,7 @@ use serde_json::json;
 
 use super::open::{open_regular, read_prefix, read_upto};
 use super::truncate::{LineBudget, MAX_BYTES, MAX_LINES, READ_MAX_LINE_CHARS, cut_line};
-use super::{blocking, io_error, looks_binary, resolve};
+use super::{SNIFF_BYTES, blocking, io_error, looks_binary, resolve, utf8_prefix};
 use crate::paths::PathPolicy;
 
 /// Largest image `read` returns (providers refuse bigger ones).
@@ -110,9 +110,6 @@ fn read_file(policy: &PathPolicy, args: &ReadArgs) -> Result<ToolOutput, ToolErr
         &args.path,
     )
 }
-
-/// Bytes looked at to tell images and binaries from text (the binary check's 8 KB).
-const SNIFF_BYTES: usize = 8192;
 
 /// Most bytes of one line kept: enough for [`READ_MAX_LINE_CHARS`] characters of any width.
 const MAX_LINE_BYTES: usize = READ_MAX_LINE_CHARS * 4;
@@ -265,11 +262,7 @@ fn decode_line(bytes: &[u8], first: bool, overflow: bool) -> String {
         true => bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes),
         false => bytes,
     };
-    let bytes = match std::str::from_utf8(bytes) {
-        Err(e) if overflow && e.error_len().is_none() => &bytes[..e.valid_up_to()],
-        _ => bytes,
-    };
-    String::from_utf8_lossy(bytes).into_owned()
+    utf8_prefix(bytes, overflow).into_owned()
 }
 
 fn image_mime_for_extension(ext: &str) -> Option<&'static str> {
