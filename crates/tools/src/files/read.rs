@@ -83,15 +83,15 @@ fn read_file(policy: &PathPolicy, args: &ReadArgs) -> Result<ToolOutput, ToolErr
     if extension_mime.is_some() && meta.len() > MAX_IMAGE_BYTES {
         return Err(too_big_image(&shown, meta.len()));
     }
-    let head = read_upto(&mut file, SNIFF_BYTES, &args.path)?;
+    let mut head = read_upto(&mut file, SNIFF_BYTES, &args.path)?;
     if let Some(mime) = image_mime_for_magic(&head) {
         let max = usize::try_from(MAX_IMAGE_BYTES).unwrap_or(usize::MAX);
         let (rest, more) = read_prefix(&mut file, max - head.len().min(max), &args.path)?;
         if more {
             return Err(too_big_image(&shown, meta.len()));
         }
-        let bytes = [head, rest].concat();
-        return Ok(image_output(&shown, mime, &bytes));
+        head.extend_from_slice(&rest);
+        return Ok(image_output(&shown, mime, &head));
     }
     if looks_binary(&head) {
         return Err(ToolError::failed(format!(
