@@ -19,18 +19,6 @@ pub fn cut_line(line: &str, max_chars: usize) -> (String, bool) {
     }
 }
 
-/// The longest prefix of `text` of at most `max_bytes` bytes that ends on a char boundary.
-pub fn prefix_at_boundary(text: &str, max_bytes: usize) -> &str {
-    if text.len() <= max_bytes {
-        return text;
-    }
-    let mut end = max_bytes;
-    while end > 0 && !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
-}
-
 /// Collects output lines until the line or byte budget is spent.
 #[derive(Debug)]
 pub struct LineBudget {
@@ -94,7 +82,6 @@ mod tests {
     fn cuts_on_char_boundaries() {
         assert_eq!(cut_line("héllo", 2), ("hé... [truncated]".to_owned(), true));
         assert_eq!(cut_line("hé", 2), ("hé".to_owned(), false));
-        assert_eq!(prefix_at_boundary("héllo", 2), "h");
         let mut budget = LineBudget::new(2, 100);
         assert!(budget.push("a".into()));
         assert!(budget.push("b".into()));
