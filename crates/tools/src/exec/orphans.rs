@@ -66,6 +66,11 @@ pub(super) fn set_up_child(command: &mut tokio::process::Command) {
 #[cfg(not(target_os = "linux"))]
 pub(super) fn set_up_child(_command: &mut tokio::process::Command) {}
 
+/// The process group led by `pid` (a pid past `i32::MAX` maps to one no group has).
+pub(super) fn pgid_of(pid: u32) -> Pid {
+    Pid::from_raw(i32::try_from(pid).unwrap_or(i32::MAX))
+}
+
 /// Kills a process group when the owner dies (see the module docs).
 pub(super) struct Watchdog {
     child: Child,
@@ -191,8 +196,7 @@ pub fn reap_orphans(dir: &Path) -> ReapReport {
             continue;
         }
         if record.pgid > 1 && start_time(record.pgid) == Some(record.leader_start) {
-            let pgid = Pid::from_raw(i32::try_from(record.pgid).unwrap_or(i32::MAX));
-            if killpg(pgid, Signal::SIGKILL).is_ok() {
+            if killpg(pgid_of(record.pgid), Signal::SIGKILL).is_ok() {
                 report.killed.push(record.pgid);
             }
         } else {

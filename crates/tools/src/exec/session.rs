@@ -29,7 +29,7 @@ use tokio::sync::watch;
 use tokio::time::sleep_until;
 use tokio_util::sync::CancellationToken;
 
-use super::orphans::{Watchdog, remove_record, set_up_child, write_record};
+use super::orphans::{Watchdog, pgid_of, remove_record, set_up_child, write_record};
 use super::output::{MAX_OUTPUT_BYTES, OutputBuffer, Sanitizer, TAIL_CHARS};
 use super::pty::{self, Input, OutputStream, Spawned};
 
@@ -192,10 +192,7 @@ pub fn spawn(spec: SpawnSpec, on_exit: ExitHook) -> std::io::Result<std::sync::A
     let watchdog = match Watchdog::spawn(pid) {
         Ok(watchdog) => watchdog,
         Err(e) => {
-            let _ = killpg(
-                Pid::from_raw(i32::try_from(pid).unwrap_or(i32::MAX)),
-                Signal::SIGKILL,
-            );
+            let _ = killpg(pgid_of(pid), Signal::SIGKILL);
             return Err(e);
         }
     };
@@ -270,7 +267,7 @@ impl Session {
     }
 
     fn pgid(&self) -> Pid {
-        Pid::from_raw(i32::try_from(self.pid).unwrap_or(i32::MAX))
+        pgid_of(self.pid)
     }
 
     /// Send `signal` to the whole process group (errors such as "no such group" ignored).
