@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock, Weak};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
@@ -70,7 +70,7 @@ struct Inner {
     notify_on_exit: AtomicBool,
     closed: AtomicBool,
     counter: AtomicU64,
-    record_dir: RwLock<Option<PathBuf>>,
+    record_dir: OnceLock<PathBuf>,
 }
 
 impl Drop for Inner {
@@ -116,7 +116,7 @@ impl ProcessRegistry {
                 notify_on_exit: AtomicBool::new(true),
                 closed: AtomicBool::new(false),
                 counter: AtomicU64::new(0),
-                record_dir: RwLock::new(None),
+                record_dir: OnceLock::new(),
             }),
         }
     }
@@ -137,13 +137,13 @@ impl ProcessRegistry {
     }
 
     /// Record each live process group in `dir`, so that a later start can kill the groups
-    /// of an owner that died without cleaning up ([`super::orphans::reap_orphans`]).
+    /// of an owner that died without cleaning up ([`super::orphans::reap_orphans`]). Set
+    /// once, at start-up: a later call is ignored (with a warning), since the records
+    /// already written live in the first directory.
     pub fn set_record_dir(&self, dir: PathBuf) {
-        *self
-            .inner
-            .record_dir
-            .write()
-            .unwrap_or_else(PoisonError::into_inner) = Some(dir);
+        if let Err(dir) = self.inner.record_dir.set(dir) {
+            tracing::warn!(dir = %dir.display(), "exec record directory already set; keeping the first");
+        }
     }
 
     /// Whether new sessions announce their exit (default on).
@@ -211,12 +211,7 @@ impl ProcessRegistry {
         self.prune();
         spec.id = self.new_id();
         spec.notify_on_exit = self.inner.notify_on_exit.load(Ordering::Relaxed);
-        spec.record_dir = self
-            .inner
-            .record_dir
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
+        spec.record_dir = self.inner.record_dir.get().cloned();
         let weak = Arc::downgrade(&self.inner);
         let hook: ExitHook = Box::new(move |s: &Session| notify(&weak, s));
         let session = session::spawn(spec, hook)?;
