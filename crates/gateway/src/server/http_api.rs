@@ -25,6 +25,7 @@ use serde_json::{Value, json};
 use super::Gateway;
 use super::auth::{Peer, Refusal};
 use super::methods_system::{WakeMode, wake_main};
+use super::origin::single;
 use super::runs::Started;
 use super::runtime::{TurnOrigin, TurnRequest};
 
@@ -70,15 +71,13 @@ async fn require_json(request: Request, next: Next) -> Response {
 
 /// One `Content-Type` of `application/json`, parameters (`; charset=utf-8`) allowed.
 fn is_json(headers: &HeaderMap) -> bool {
-    let mut values = headers.get_all(header::CONTENT_TYPE).iter();
-    match (values.next(), values.next()) {
-        (Some(value), None) => value.to_str().is_ok_and(|text| {
+    single(headers, &header::CONTENT_TYPE).is_ok_and(|value| {
+        value.is_some_and(|text| {
             text.split(';')
                 .next()
                 .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
-        }),
-        _ => false,
-    }
+        })
+    })
 }
 
 /// Why a request was refused before it reached its endpoint.

@@ -43,7 +43,7 @@ pub enum Refused {
 impl BrowserPolicy {
     /// Checks a request's `Host` (and the authority of an absolute URI) and `Origin`.
     pub fn check(&self, headers: &HeaderMap, uri_authority: Option<&str>) -> Result<(), Refused> {
-        let host = match single(headers, &header::HOST)? {
+        let host = match single(headers, &header::HOST).map_err(|_| Refused::MalformedHost)? {
             Some(text) => Some(self.host(text)?),
             // HTTP/1.0 clients may send none; browsers always do.
             None => None,
@@ -85,19 +85,24 @@ impl BrowserPolicy {
     }
 }
 
-/// The value of a header that may appear at most once, as text.
-fn single<'a>(
+/// More than one value of a header that may appear once, or one that is not text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct NotSingle;
+
+/// The value of a header that may appear at most once, as text. Each caller picks the error
+/// it answers a [`NotSingle`] with.
+pub(super) fn single<'a>(
     headers: &'a HeaderMap,
     name: &header::HeaderName,
-) -> Result<Option<&'a str>, Refused> {
+) -> Result<Option<&'a str>, NotSingle> {
     let mut values = headers.get_all(name).iter();
     let Some(first) = values.next() else {
         return Ok(None);
     };
     if values.next().is_some() {
-        return Err(Refused::MalformedHost);
+        return Err(NotSingle);
     }
-    first.to_str().map(Some).map_err(|_| Refused::MalformedHost)
+    first.to_str().map(Some).map_err(|_| NotSingle)
 }
 
 impl Refused {
