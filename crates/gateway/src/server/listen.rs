@@ -27,8 +27,9 @@ use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 use tower_service::Service as _;
 
 /// The limits of the accept loop.
@@ -50,8 +51,8 @@ pub(super) async fn serve(
     shutdown: CancellationToken,
 ) {
     let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
-    // Every connection task holds a sender; `recv` answers `None` once all have ended.
-    let (running, mut ended) = mpsc::channel::<()>(1);
+    // The connection tasks, waited for on shutdown.
+    let connections = TaskTracker::new();
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(limits.header_read_timeout);
@@ -100,9 +101,7 @@ pub(super) async fn serve(
         });
         let connection = http.serve_connection(io, service).with_upgrades();
         let shutdown = shutdown.clone();
-        let running = running.clone();
-        tokio::spawn(async move {
-            let _running = running;
+        connections.spawn(async move {
             tokio::pin!(connection);
             let result = tokio::select! {
                 result = connection.as_mut() => result,
@@ -117,8 +116,8 @@ pub(super) async fn serve(
         });
     }
     drop(listener);
-    drop(running);
-    let _ = ended.recv().await;
+    connections.close();
+    connections.wait().await;
 }
 
 /// Errors about one connection that went away before it was accepted: try the next.
