@@ -192,8 +192,9 @@ impl ChannelIngress {
         Value::Array(rows)
     }
 
-    pub fn pairing(&self) -> Option<&PairingStore> {
-        self.pairing.as_deref()
+    /// Whether sender pairing is set up (there is a pairing store).
+    pub(super) fn has_pairing(&self) -> bool {
+        self.pairing.is_some()
     }
 
     /// `work` on the pairing store, on the blocking pool (its files are read, locked and

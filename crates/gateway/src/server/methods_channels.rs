@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 
 use super::Gateway;
+use super::channel_ingress::ChannelIngress;
 use super::frames::{MethodError, opt_str_param, str_param};
 use crate::pairing::{PairingError, PairingStore, PendingRequest};
 
@@ -19,31 +20,26 @@ pub(super) async fn call(gw: &Gateway, method: &str, p: &Value) -> Result<Value,
     let Some(ingress) = ingress else {
         return Err(MethodError::unavailable("no chat channel is configured"));
     };
-    if ingress.pairing().is_none() {
-        return Err(MethodError::unavailable("pairing is not set up"));
+    // Checked before the parameters: without pairing, every pairing call says so.
+    if !ingress.has_pairing() {
+        return Err(not_set_up());
     }
-    // The store reads, locks and fsyncs files: its work runs on the blocking pool.
-    let unavailable = || MethodError::unavailable("the pairing store's task failed");
     match method {
         "pairing.list" => {
             let channel = opt_str_param(p, "channel")?.map(str::to_owned);
             let account = opt_str_param(p, "accountId")?.map(str::to_owned);
-            let requests = ingress
-                .on_store(move |store| store.list(channel.as_deref(), account.as_deref()))
-                .await
-                .ok_or_else(unavailable)?
-                .map_err(refused)?;
+            let requests = on_store(ingress, move |store| {
+                store.list(channel.as_deref(), account.as_deref())
+            })
+            .await?;
             Ok(json!({ "requests": requests.iter().map(request_json).collect::<Vec<_>>() }))
         }
         "pairing.approve" => {
             let channel = str_param(p, "channel")?;
             let code = str_param(p, "code")?.to_owned();
             let owned_channel = channel.to_owned();
-            let approved = ingress
-                .on_store(move |store| store.approve(&owned_channel, &code))
-                .await
-                .ok_or_else(unavailable)?
-                .map_err(refused)?;
+            let approved =
+                on_store(ingress, move |store| store.approve(&owned_channel, &code)).await?;
             let chat = approved
                 .meta
                 .as_ref()
@@ -60,15 +56,13 @@ pub(super) async fn call(gw: &Gateway, method: &str, p: &Value) -> Result<Value,
             }))
         }
         "pairing.revoke" => {
-            let channel = str_param(p, "channel")?;
-            let channel = channel.to_owned();
+            let channel = str_param(p, "channel")?.to_owned();
             let account = opt_str_param(p, "accountId")?.map(str::to_owned);
             let entry = str_param(p, "entry")?.to_owned();
-            let revoked = ingress
-                .on_store(move |store| store.revoke(&channel, account.as_deref(), &entry))
-                .await
-                .ok_or_else(unavailable)?
-                .map_err(refused)?;
+            let revoked = on_store(ingress, move |store| {
+                store.revoke(&channel, account.as_deref(), &entry)
+            })
+            .await?;
             Ok(json!({ "removed": revoked.removed, "remaining": revoked.remaining }))
         }
         other => Err(MethodError::invalid(format!("unknown method: {other}"))),
@@ -82,6 +76,27 @@ pub fn request_json(r: &PendingRequest) -> Value {
         "createdAtMs": r.created_at_ms, "lastSeenAtMs": r.last_seen_at_ms,
         "expiresAtMs": r.expires_at_ms, "meta": r.meta,
     })
+}
+
+/// `work` on the pairing store (on the blocking pool: it reads, locks and fsyncs files), its
+/// failures as the protocol's errors.
+async fn on_store<T, F>(ingress: &ChannelIngress, work: F) -> Result<T, MethodError>
+where
+    T: Send + 'static,
+    F: FnOnce(&PairingStore) -> Result<T, PairingError> + Send + 'static,
+{
+    if !ingress.has_pairing() {
+        return Err(not_set_up());
+    }
+    ingress
+        .on_store(work)
+        .await
+        .ok_or_else(|| MethodError::unavailable("the pairing store's task failed"))?
+        .map_err(refused)
+}
+
+fn not_set_up() -> MethodError {
+    MethodError::unavailable("pairing is not set up")
 }
 
 fn refused(e: PairingError) -> MethodError {
