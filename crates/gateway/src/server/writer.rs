@@ -156,19 +156,20 @@ impl Out {
 
     /// Drops the connection now, with one Close saying why.
     pub fn abort(&self, code: u16, reason: &str) {
-        self.stop_now(Ending::Close(close_frame(code, reason)));
+        self.control
+            .stop_now(Ending::Close(close_frame(code, reason)));
     }
 
     /// The client sent Close: answer it ahead of anything queued, and end.
     pub fn answer_peer_close(&self) {
-        self.stop_now(Ending::AnswerPeer);
+        self.control.stop_now(Ending::AnswerPeer);
     }
 
     /// The connection is done: unless a close is already on its way, the writer stops now
     /// without sending anything more.
     pub fn end(&self) {
         if !self.control.closing.load(Ordering::Relaxed) {
-            self.stop_now(Ending::Silent);
+            self.control.stop_now(Ending::Silent);
         }
     }
 
@@ -180,10 +181,6 @@ impl Out {
     #[cfg(test)]
     pub fn is_over(&self) -> bool {
         self.control.over.is_cancelled()
-    }
-
-    fn stop_now(&self, ending: Ending) {
-        self.control.stop_now(ending);
     }
 }
 

@@ -48,7 +48,7 @@ struct Counts {
 }
 
 /// The pending connections of one server.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct PendingConnections {
     limits: PreauthLimits,
     counts: Arc<Mutex<Counts>>,
