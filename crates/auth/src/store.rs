@@ -4,7 +4,7 @@
 //! and 0600; every read-modify-write holds an exclusive lock on `auth-profiles.json.lock` so
 //! two processes (the gateway and a CLI command) never lose each other's updates.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use pincer_store::StoreError;
@@ -15,9 +15,6 @@ use crate::file::{
     AuthProfiles, OAuthCredential, PROFILES_FILE_NAME, PROFILES_FILE_VERSION, Profile, ProfileId,
 };
 use crate::rotation::{CooldownPolicy, Failure, Rotation};
-
-const SECRET_FILE_MODE: u32 = 0o600;
-const SECRET_DIR_MODE: u32 = 0o700;
 
 /// The profiles file of one Pincer home.
 #[derive(Debug, Clone)]
@@ -76,7 +73,7 @@ impl AuthStore {
         let _lock = self.lock("lock")?;
         let mut profiles = self.load()?;
         let result = edit(&mut profiles)?;
-        pincer_store::write_json(&self.path, &profiles, Some(SECRET_FILE_MODE))?;
+        pincer_store::write_json(&self.path, &profiles, Some(pincer_base::PRIVATE_FILE_MODE))?;
         Ok(result)
     }
 
@@ -95,13 +92,8 @@ impl AuthStore {
             .file_name()
             .map_or_else(|| PROFILES_FILE_NAME.into(), |n| n.to_string_lossy());
         let path = dir.join(format!("{name}.{suffix}"));
-        let mut options = OpenOptions::new();
+        let mut options = pincer_base::private_open_options();
         options.create(true).truncate(false).write(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(SECRET_FILE_MODE);
-        }
         let io = |source| StoreError::Io {
             path: path.clone(),
             source,
@@ -179,16 +171,7 @@ impl AuthStore {
 }
 
 fn create_private_dir(dir: &Path) -> Result<(), AuthError> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(SECRET_DIR_MODE);
-    }
-    #[cfg(not(unix))]
-    let _ = SECRET_DIR_MODE;
-    builder.create(dir).map_err(|source| {
+    pincer_base::create_private_dir_all(dir).map_err(|source| {
         AuthError::Store(StoreError::Io {
             path: dir.to_path_buf(),
             source,

@@ -101,12 +101,8 @@ pub(crate) async fn save_file(
 /// directory (0700) first.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write as _;
-    use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
     let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
+    pincer_base::create_private_dir_all(dir)?;
     let tmp = dir.join(format!(
         ".{}.tmp{}",
         path.file_name()
@@ -114,11 +110,10 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
             .unwrap_or_default(),
         std::process::id()
     ));
-    let mut file = std::fs::OpenOptions::new()
+    let mut file = pincer_base::private_open_options()
         .write(true)
         .create(true)
         .truncate(true)
-        .mode(0o600)
         .open(&tmp)?;
     file.write_all(bytes)?;
     file.sync_all()?;

@@ -5,7 +5,7 @@
 //! a log line.
 
 use std::borrow::Cow;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, ErrorKind, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock, PoisonError};
@@ -126,11 +126,9 @@ impl Write for &RotatingLog {
 
 /// Opens `path` for appending, created 0600 (a log may quote what users said).
 pub fn open_append(path: &Path) -> io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt as _;
-    OpenOptions::new()
+    pincer_base::private_open_options()
         .create(true)
         .append(true)
-        .mode(0o600)
         .open(path)
 }
 

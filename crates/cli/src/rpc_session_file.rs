@@ -193,9 +193,5 @@ impl SessionFile {
 
 /// Creates `dir` and its parents, the new ones 0700 (sessions are private).
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt as _;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
+    pincer_base::create_private_dir_all(dir)
 }

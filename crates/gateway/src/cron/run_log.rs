@@ -8,7 +8,7 @@
 //! passes 2 MB (OpenClaw's defaults), and reading the last N entries while skipping lines
 //! that do not parse, as OpenClaw does.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
@@ -217,14 +217,11 @@ impl RunLog {
 }
 
 fn open_append(path: &Path) -> std::io::Result<File> {
-    let mut opts = OpenOptions::new();
-    opts.read(true).append(true).create(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
-    opts.open(path)
+    pincer_base::private_open_options()
+        .read(true)
+        .append(true)
+        .create(true)
+        .open(path)
 }
 
 /// `true` for an empty file or one whose last byte is a newline.

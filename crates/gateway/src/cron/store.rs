@@ -405,12 +405,5 @@ pub fn try_lock_scheduler(dir: &Path) -> Result<Option<SchedulerLock>, CronStore
 
 /// Creates `dir` (and parents) with mode 0700 when missing: job texts are private.
 pub(crate) fn create_private_dir(dir: &Path) -> Result<(), CronStoreError> {
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
-    }
-    builder.create(dir).map_err(|e| io_error(dir, e))
+    pincer_base::create_private_dir_all(dir).map_err(|e| io_error(dir, e))
 }

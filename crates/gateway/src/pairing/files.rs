@@ -198,14 +198,7 @@ pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), Pai
 /// Creates `dir` (and parents) with mode 0700 when missing: these files decide who may
 /// talk to the assistant. An existing directory keeps its mode.
 pub(crate) fn create_private_dir(dir: &Path) -> Result<(), PairingError> {
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
-    }
-    builder.create(dir).map_err(|e| PairingError::io(dir, e))
+    pincer_base::create_private_dir_all(dir).map_err(|e| PairingError::io(dir, e))
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@
 //! 0700. Everything is blocking file I/O: call it from `spawn_blocking` in async code.
 
 use std::collections::HashSet;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -473,14 +473,10 @@ impl PairingStore {
         let guard = self.mutex.lock().unwrap_or_else(PoisonError::into_inner);
         create_private_dir(&self.dir)?;
         let path = self.dir.join(format!("{channel}{PAIRING_SUFFIX}.lock"));
-        let mut options = OpenOptions::new();
-        options.create(true).truncate(false).write(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o600);
-        }
-        let file = options
+        let file = pincer_base::private_open_options()
+            .create(true)
+            .truncate(false)
+            .write(true)
             .open(&path)
             .map_err(|e| PairingError::io(&path, e))?;
         let file = match file.lock() {
