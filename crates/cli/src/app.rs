@@ -47,11 +47,7 @@ impl App {
 
     /// Creates `$PINCER_HOME` (0700) if it does not exist yet.
     pub fn ensure_home(&self) -> Result<()> {
-        if !self.home.exists() {
-            pincer_base::create_private_dir_all(&self.home)
-                .with_context(|| format!("cannot create {}", self.home.display()))?;
-        }
-        Ok(())
+        crate::service::ensure_home(&self.home)
     }
 
     /// The agent a command runs as: the one asked for (validated), else the default.

@@ -259,11 +259,7 @@ pub struct GatewayToken {
 /// into it.
 pub fn ensure_home(home: &Path) -> Result<()> {
     if !home.exists() {
-        use std::os::unix::fs::DirBuilderExt as _;
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(home)
+        pincer_base::create_private_dir_all(home)
             .with_context(|| format!("cannot create {}", home.display()))?;
     }
     Ok(())
