@@ -12,7 +12,6 @@
 //! would make them.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context as _, Result};
 use nix::sys::stat::{Mode, umask};
@@ -35,9 +34,6 @@ pub fn restrict_umask() {
     }
 }
 
-/// The warning is printed once per process even if several code paths check the home.
-static WARNED: AtomicBool = AtomicBool::new(false);
-
 /// Tightens an existing `home` to 0700 when its group or others have any access, warning
 /// once (one line: what was found, what was done). A missing home is left for
 /// [`crate::app::App::ensure_home`] to create 0700.
@@ -53,11 +49,11 @@ pub fn secure_home(home: &Path) -> Result<()> {
     }
     std::fs::set_permissions(home, std::fs::Permissions::from_mode(PRIVATE_DIR_MODE))
         .with_context(|| format!("cannot make {} private (chmod 700)", home.display()))?;
-    if !WARNED.swap(true, Ordering::Relaxed) {
-        tracing::warn!(
-            "{} was accessible to other users (mode {mode:03o}); changed it to 700",
-            home.display()
-        );
-    }
+    // Once per process without a flag: after this chmod the home is 0700, so a later call
+    // returns above before reaching here.
+    tracing::warn!(
+        "{} was accessible to other users (mode {mode:03o}); changed it to 700",
+        home.display()
+    );
     Ok(())
 }
