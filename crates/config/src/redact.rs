@@ -1,7 +1,7 @@
 //! Masking secrets before a config is printed (`pincer config get`, WS `config.get`,
 //! diagnostics). A value is secret when its key names a secret:
-//! - the key's last word (camelCase, `_` or `-` separated) is key, token, secret, access,
-//!   refresh or authorization, so `apiKey`, `botToken`, `client_secret` and `x-api-key`
+//! - the key's last word (camelCase, `_` or `-` separated) is key, token, secret, access
+//!   or refresh, so `apiKey`, `botToken`, `client_secret` and `x-api-key`
 //!   are masked while `maxTokens` is not (`mainKey` names a session and stays visible);
 //! - or the key contains password, passwd, cookie, authorization, credential or private
 //!   anywhere (`proxyPassword`, `Set-Cookie`, `clientCredentials`, `private_key_pem`);
@@ -19,17 +19,9 @@ use crate::edit::get;
 use crate::env_subst::is_single_reference;
 use crate::keypath::KeyPath;
 
-/// Secret when the whole key or its last word is one of these.
-const SECRET_WORDS: &[&str] = &[
-    "key",
-    "apikey",
-    "token",
-    "secret",
-    "password",
-    "access",
-    "refresh",
-    "authorization",
-];
+/// Secret when the whole key or its last word is one of these (words that are secret
+/// anywhere in a key, like `password`, are in [`SECRET_PARTS`] instead).
+const SECRET_WORDS: &[&str] = &["key", "apikey", "token", "secret", "access", "refresh"];
 
 /// Secret when the key contains one of these anywhere (compared lowercased).
 const SECRET_PARTS: &[&str] = &[
