@@ -135,7 +135,7 @@ pub fn resolve_token(
     auth: GatewayAuth,
     configured: Option<&str>,
     detached: bool,
-) -> Result<Option<String>> {
+) -> Result<Option<pincer_base::Secret>> {
     if auth == GatewayAuth::None {
         return Ok(None);
     }
@@ -143,7 +143,7 @@ pub fn resolve_token(
     if token.source == TokenSource::Generated {
         announce_new_token(home, &token, detached);
     }
-    Ok(Some(token.value.expose().to_owned()))
+    Ok(Some(token.value))
 }
 
 fn announce_new_token(home: &Path, token: &GatewayToken, detached: bool) {
@@ -182,7 +182,7 @@ fn run_gateway(args: GatewayRunArgs) -> Result<ExitCode> {
         args.detached,
     )?;
     if let (Some(log), Some(token)) = (&log, &token) {
-        log.redact(token);
+        log.redact(token.expose());
     }
     // A daemon serves many connections and turns at once: a worker pool, unlike the
     // single-threaded runtime of the one-turn commands.
@@ -239,7 +239,7 @@ async fn serve_until_signal(
     home: &Path,
     app: Arc<crate::app::App>,
     listen: &Listen,
-    token: Option<String>,
+    token: Option<pincer_base::Secret>,
     detached: bool,
     open_files: Option<u64>,
 ) -> Result<ExitCode> {
@@ -281,10 +281,7 @@ async fn serve_until_signal(
         processes.clone(),
         cron.clone(),
     )?);
-    let mut options = ServeOptions::new(
-        token.clone().map(pincer_base::Secret::from),
-        runtime.clone(),
-    );
+    let mut options = ServeOptions::new(token.clone(), runtime.clone());
     options.browser = BrowserPolicy {
         allowed_hosts: gateway.allowed_hosts,
         allowed_origins: gateway.control_ui.allowed_origins,
@@ -307,7 +304,7 @@ async fn serve_until_signal(
     // never lands in a log file.
     let chat = match &token {
         Some(t) if std::io::IsTerminal::is_terminal(&std::io::stdout()) => {
-            format!("{}#token={t}", url(addr))
+            format!("{}#token={}", url(addr), t.expose())
         }
         Some(_) => format!("{} (token: `pincer gateway token`)", url(addr)),
         None => url(addr),

@@ -185,8 +185,7 @@ pub fn embedder(app: &App, config: &MemorySearchConfig) -> Result<Option<Arc<dyn
     let remote_key = config
         .remote
         .as_ref()
-        .and_then(|r| r.api_key.as_ref())
-        .map(|k| k.expose().to_owned())
+        .and_then(|r| r.api_key.clone())
         .filter(|k| !k.is_empty());
     let provider = match config.provider {
         Some(provider) => provider,
@@ -216,9 +215,10 @@ pub fn embedder(app: &App, config: &MemorySearchConfig) -> Result<Option<Arc<dyn
         .as_ref()
         .and_then(|r| r.base_url.clone())
         .filter(|u| !u.is_empty());
-    embedding.api_key = remote_key
-        .or_else(|| pincer_ai::env::env_api_key(app.env.as_ref(), provider.key_provider()))
-        .map(pincer_base::Secret::new);
+    embedding.api_key = remote_key.or_else(|| {
+        pincer_ai::env::env_api_key(app.env.as_ref(), provider.key_provider())
+            .map(pincer_base::Secret::new)
+    });
     embedding.dimensions = config.dimensions;
     let http = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(10))
