@@ -2,16 +2,24 @@
 //! session, each running M `agent` turns one after another and waiting for the final
 //! response; every K turns a client starts its session over (`sessions.reset`, as a user's
 //! `/new`), so sessions keep a realistic length however long the run. Prints one JSON
-//! line: turns, seconds, turns per second, latency p50/p99.
+//! line: turns, seconds, turns per second, latency p50/p99. All clients come from one
+//! address, so at most [`HANDSHAKES_IN_FLIGHT`] of them are between the upgrade and
+//! `connect` at a time: the gateway keeps only 16 such connections per address.
 //!
 //!     cargo run --release --example ws_load -p pincer-gateway -- URL TOKEN CLIENTS TURNS [K]
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
+use tokio::sync::Semaphore;
 use tokio_tungstenite::connect_async;
 use tokio_tungstenite::tungstenite::Message;
+
+/// Clients connecting at once (below the gateway's per-address cap on connections that
+/// have not sent `connect` yet).
+const HANDSHAKES_IN_FLIGHT: usize = 8;
 
 type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
@@ -46,7 +54,9 @@ async fn client(
     n: usize,
     turns: usize,
     turns_per_session: usize,
+    handshakes: Arc<Semaphore>,
 ) -> Result<Vec<f64>, String> {
+    let handshake = handshakes.acquire().await.map_err(|e| e.to_string())?;
     let (mut ws, _) = connect_async(&url).await.map_err(|e| e.to_string())?;
     let connect = json!({"type": "req", "id": "c", "method": "connect", "params": {
         "minProtocol": 4, "maxProtocol": 4, "client": {"id": "test", "mode": "test"},
@@ -55,6 +65,7 @@ async fn client(
         .await
         .map_err(|e| e.to_string())?;
     response(&mut ws, "c", false).await?;
+    drop(handshake);
     let mut latencies = Vec::with_capacity(turns);
     for i in 0..turns {
         if i > 0 && i % turns_per_session == 0 {
@@ -108,8 +119,18 @@ async fn main() {
             }
         };
     let start = Instant::now();
+    let handshakes = Arc::new(Semaphore::new(HANDSHAKES_IN_FLIGHT));
     let tasks: Vec<_> = (0..clients)
-        .map(|n| tokio::spawn(client(url.clone(), token.clone(), n, turns, per_session)))
+        .map(|n| {
+            tokio::spawn(client(
+                url.clone(),
+                token.clone(),
+                n,
+                turns,
+                per_session,
+                Arc::clone(&handshakes),
+            ))
+        })
         .collect();
     let mut latencies = Vec::new();
     for task in tasks {
