@@ -21,9 +21,13 @@ pub const USER_UMASK_ENV: &str = "PINCER_USER_UMASK";
 /// it did: what `exec` should give the commands it runs, so files they create outside the
 /// home get the user's usual modes rather than Pincer's private ones.
 pub fn user_umask() -> Option<u32> {
-    std::env::var(USER_UMASK_ENV)
+    parse_umask(&std::env::var(USER_UMASK_ENV).ok()?)
+}
+
+/// An umask written in octal (`022`, `0077`); anything else is no umask.
+fn parse_umask(text: &str) -> Option<u32> {
+    u32::from_str_radix(text.trim(), 8)
         .ok()
-        .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
         .filter(|mask| *mask <= 0o777)
 }
 
@@ -57,6 +61,24 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn umasks_are_octal_and_at_most_0777() {
+        assert_eq!(parse_umask("022"), Some(0o022));
+        assert_eq!(parse_umask(" 0077\n"), Some(0o077));
+        assert_eq!(parse_umask("0"), Some(0));
+        for bad in [
+            "",
+            "abc",
+            "8",
+            "-22",
+            "1000",
+            "0x22",
+            "99999999999999999999",
+        ] {
+            assert_eq!(parse_umask(bad), None, "{bad:?}");
+        }
+    }
 
     fn mode(path: &Path) -> u32 {
         std::fs::metadata(path).unwrap().permissions().mode() & 0o777
