@@ -448,6 +448,43 @@ async fn files_arrive_for_the_agent_and_big_ones_are_refused() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_textless_message_with_a_refused_file_leaves_none_of_its_files_staged() {
+    use pincer_testkit::fake_discord::InjectAttachment;
+    let llm = mock(Scenario::new().rule(Rule::when(Match::any()).reply(Reply::text("hi")))).await;
+    let fake = fake().await;
+    let (home, gateway) = gateway(&llm, &fake, &format!("{}, mediaMaxMb: 1", owner_only()));
+
+    // One file fetched and staged, one refused, no text: the refusal is the only answer.
+    fake.inject_message(
+        InjectDiscordMessage::dm(OWNER_DM, OWNER, "")
+            .attachment(InjectAttachment::new(
+                "numbers.txt",
+                b"quarterly numbers".to_vec(),
+            ))
+            .attachment(InjectAttachment::new(
+                "big.bin",
+                vec![b'x'; 2 * 1024 * 1024],
+            )),
+    );
+    // The ingress takes a channel's messages in order: once the next one is answered, the
+    // first is done with.
+    fake.inject_message(InjectDiscordMessage::dm(OWNER_DM, OWNER, "ping"));
+    let sent = fake.wait_for_messages(2, T).await;
+    assert_eq!(
+        sent[0].content,
+        "That file is too big for me (the limit is 1 MB); send a smaller one or a link."
+    );
+    assert_eq!(sent[1].content, "hi");
+    assert_eq!(llm.requests().len(), 1, "no turn for the file-only message");
+    assert_eq!(last_user_text(&llm), "ping");
+    let staged = std::fs::read_dir(home.path().join("media/staging"))
+        .map(|d| d.map(|e| e.unwrap().file_name()).collect::<Vec<_>>())
+        .unwrap_or_default();
+    assert!(staged.is_empty(), "left staged: {staged:?}");
+    drop(gateway);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cron_announcement_reaches_a_user_by_id_in_a_dm_opened_for_it() {
     let llm = mock(
         Scenario::new().rule(

@@ -233,12 +233,21 @@ impl ChannelIngress {
             .get(&(channel.to_owned(), account.map(str::to_owned)))
     }
 
+    /// Takes one message; its staged files are deleted unless a turn took them (here, in
+    /// one place, so no early return can leave them behind).
     async fn take(self: &Arc<Self>, message: Inbound) {
+        let staged = message.media.clone();
+        if self.take_inner(message).await == Media::Kept {
+            discard_media(&staged).await;
+        }
+    }
+
+    async fn take_inner(self: &Arc<Self>, message: Inbound) -> Media {
         // Files made from here on may be this turn's (`MEDIA:` from the temp directory).
         let started = SystemTime::now();
         let Some(endpoint) = self.endpoint(&message.channel, message.account_id.as_deref()) else {
             tracing::warn!(channel = %message.channel, "message from an unknown channel account dropped");
-            return;
+            return Media::Kept;
         };
         let key = DedupeKey::new(
             &message.channel,
@@ -253,17 +262,15 @@ impl ChannelIngress {
             .first_seen(&key, Instant::now());
         if !first {
             tracing::debug!(channel = %message.channel, message = %message.message_id, "repeated message ignored");
-            discard_media(&message.media).await;
-            return;
+            return Media::Kept;
         }
         if !self.admitted(endpoint, &message).await {
-            discard_media(&message.media).await;
-            return;
+            return Media::Kept;
         }
         if let Some(note) = &message.refused_media {
             self.spawn_send(&message, note.clone(), Some(message.message_id.clone()));
             if message.text.trim().is_empty() {
-                return;
+                return Media::Kept;
             }
         }
         let route = self.gw.runtime.route(&RouteInput {
@@ -306,8 +313,7 @@ impl ChannelIngress {
             match rest {
                 Some(rest) if reset.is_ok() => text = rest,
                 _ => {
-                    discard_media(&message.media).await;
-                    return;
+                    return Media::Kept;
                 }
             }
         }
@@ -340,6 +346,7 @@ impl ChannelIngress {
                 this.deliver(&message, &run_id, &agent_id, started).await;
             });
         }
+        Media::HandedOver
     }
 
     /// Sends `text` to `message`'s chat on its own task: a slow or rate-limited platform
@@ -631,6 +638,15 @@ impl ChannelIngress {
             _ => media.to_vec(),
         }
     }
+}
+
+/// Where a taken message's staged files went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Media {
+    /// Moved to the agent's inbox for its turn.
+    HandedOver,
+    /// Still staged: the message got no turn.
+    Kept,
 }
 
 /// The text of a message with its files noted as OpenClaw notes them, so the agent can
