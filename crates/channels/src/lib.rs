@@ -1,5 +1,5 @@
 //! pincer-channels: the chat apps people talk to their agent from, each an adapter behind
-//! the gateway's channel ports (`pincer_gateway::channels`), one cargo feature each; and
+//! the gateway's channel ports (`pincer_channel_port`), one cargo feature each; and
 //! [`markdown`], which renders an agent's Markdown reply for each platform and splits it at
 //! the platform's limit.
 

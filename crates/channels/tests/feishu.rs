@@ -11,9 +11,9 @@ mod feishu_common;
 use std::time::Duration;
 
 use feishu_common::{Run, adapter, next, settings};
+use pincer_channel_port::{ChannelAdapter, ChannelError, ChatRef, Outbound};
+use pincer_channel_port::{ChatKind, ThreadRef};
 use pincer_channels::feishu::FeishuAdapter;
-use pincer_gateway::channels::{ChannelAdapter, ChannelError, ChatRef, Outbound};
-use pincer_gateway::router::{ChatKind, ThreadRef};
 use pincer_testkit::fake_feishu::{FakeFeishu, FakeFeishuConfig, InjectFeishuMessage, UploadKind};
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -372,7 +372,7 @@ async fn tokens_credentials_and_rate_limits() {
     let wrong = FeishuAdapter::new(wrong, reqwest::Client::new());
     let stop = tokio_util::sync::CancellationToken::new();
     let (tx, _rx) = tokio::sync::mpsc::channel(4);
-    let sink = pincer_gateway::channels::InboundSink::new(tx, Default::default());
+    let sink = pincer_channel_port::InboundSink::new(tx, Default::default());
     let refused = wrong.run(&sink, &stop).await.unwrap_err();
     assert_eq!(
         refused.to_string(),

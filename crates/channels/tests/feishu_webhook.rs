@@ -12,9 +12,9 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use feishu_common::{Run, next, settings};
+use pincer_channel_port::ChatKind;
+use pincer_channel_port::{ChannelAdapter, ChannelError, InboundSink};
 use pincer_channels::feishu::{FeishuAdapter, FeishuMode};
-use pincer_gateway::channels::{ChannelAdapter, ChannelError, InboundSink};
-use pincer_gateway::router::ChatKind;
 use pincer_testkit::fake_feishu::{FakeFeishu, InjectFeishuMessage};
 use serde_json::json;
 

@@ -8,12 +8,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use pincer_channels::slack::{Keepalive, SlackAdapter, SlackSettings};
-use pincer_gateway::channels::{
+use pincer_channel_port::{
     ChannelAdapter, ChannelError, ChannelHealth, ChatRef, Inbound, InboundMedia, InboundSink,
     Outbound, SenderRef,
 };
-use pincer_gateway::router::{ChatKind, ThreadRef};
+use pincer_channel_port::{ChatKind, ThreadRef};
+use pincer_channels::slack::{Keepalive, SlackAdapter, SlackSettings};
 use pincer_testkit::fake_slack::{FakeSlack, FakeSlackConfig, InjectSlackMessage};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;

@@ -2,7 +2,6 @@
 //! builds each agent's system prompt from its workspace and skills, and runs turns whose
 //! messages persist to the session store; system events wait per session for its next turn.
 
-pub mod channels;
 pub mod chunker;
 pub mod cron;
 pub mod dedupe;

@@ -16,13 +16,12 @@ use std::io::{self, ErrorKind};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::channels::InboundMedia;
+use pincer_channel_port::InboundMedia;
+use pincer_channel_port::file_name::{numbered, safe_name};
 
 /// The workspace directory received files go to.
 pub const INBOX_DIR: &str = "inbox";
 
-/// Longest file name kept (bytes, before a `-N` suffix).
-const MAX_NAME: usize = 100;
 /// Names tried (`name`, `name-2`, …) before giving up on a crowded day.
 const MAX_TRIES: usize = 1000;
 
@@ -162,90 +161,10 @@ fn place(staged: &Path, target: &Path) -> io::Result<()> {
     Ok(())
 }
 
-/// A file name safe to create and to show: letters, digits, `.`, `-` and `_` kept, other
-/// characters `_`; no leading dot (no hidden files, no `..`); at most [`MAX_NAME`] bytes
-/// with the extension kept; `file` when nothing is left.
-pub fn safe_name(name: &str) -> String {
-    let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
-    let cleaned: String = base
-        .chars()
-        .map(|c| {
-            if c.is_alphanumeric() || ".-_".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let cleaned = cleaned.trim_start_matches('.');
-    if cleaned.is_empty() {
-        return "file".to_owned();
-    }
-    if cleaned.len() <= MAX_NAME {
-        return cleaned.to_owned();
-    }
-    let (stem, ext) = split_extension(cleaned);
-    let ext = if ext.len() <= 16 { ext } else { "" };
-    let mut end = MAX_NAME.saturating_sub(ext.len());
-    while !stem.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}{ext}", &stem[..end])
-}
-
-/// `name` for the first attempt, then `stem-N.ext`.
-fn numbered(name: &str, attempt: usize) -> String {
-    if attempt == 1 {
-        return name.to_owned();
-    }
-    let (stem, ext) = split_extension(name);
-    format!("{stem}-{attempt}{ext}")
-}
-
-/// (`photo`, `.jpg`) for `photo.jpg`; the whole name and `""` without an extension.
-fn split_extension(name: &str) -> (&str, &str) {
-    match name.rfind('.') {
-        Some(at) if at > 0 => name.split_at(at),
-        _ => (name, ""),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::os::unix::fs::MetadataExt;
-
-    #[test]
-    fn names_are_made_safe() {
-        assert_eq!(safe_name("photo.jpg"), "photo.jpg");
-        assert_eq!(safe_name("../../etc/passwd"), "passwd");
-        assert_eq!(safe_name("..\\x.txt"), "x.txt");
-        assert_eq!(safe_name(".."), "file");
-        assert_eq!(safe_name(".bashrc"), "bashrc");
-        assert_eq!(safe_name("a b;c$(x).pdf"), "a_b_c__x_.pdf");
-        assert_eq!(safe_name(""), "file");
-        assert_eq!(safe_name("ünï.txt"), "ünï.txt");
-        let long = format!("{}.png", "é".repeat(80));
-        let safe = safe_name(&long);
-        assert!(safe.ends_with(".png") && safe.len() <= MAX_NAME, "{safe}");
-        assert_eq!(numbered("a.tar.gz", 2), "a.tar-2.gz");
-        assert_eq!(numbered("README", 3), "README-3");
-    }
-
-    proptest::proptest! {
-        /// Any name a sender picks (separators, dots, control and multi-byte characters):
-        /// one plain, visible path component, never too long.
-        #[test]
-        fn any_name_becomes_one_safe_component(name in "\\PC{0,300}|[./\\\\a-z]{0,12}") {
-            let safe = safe_name(&name);
-            proptest::prop_assert!(!safe.is_empty() && safe.len() <= MAX_NAME);
-            proptest::prop_assert!(!safe.starts_with('.'));
-            proptest::prop_assert!(!safe.contains(['/', '\\', '\0']));
-            proptest::prop_assert_eq!(Path::new(&safe).components().count(), 1);
-            let numbered = numbered(&safe, 7);
-            proptest::prop_assert!(!numbered.contains('/') && !numbered.starts_with('.'));
-        }
-    }
 
     #[test]
     fn files_move_in_privately_and_never_replace_one() {

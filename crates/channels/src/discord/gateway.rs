@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use futures_util::{SinkExt as _, StreamExt as _};
-use pincer_gateway::channels::{ChannelError, InboundSink};
+use pincer_channel_port::{ChannelError, InboundSink};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message as Ws;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;

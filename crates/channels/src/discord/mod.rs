@@ -38,10 +38,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 use futures_util::future::BoxFuture;
-use pincer_gateway::channels::{
+use pincer_channel_port::{
     ChannelAdapter, ChannelError, ChatRef, Inbound, InboundMedia, InboundSink, Outbound, SenderRef,
 };
-use pincer_gateway::router::{ChatKind, ThreadRef};
+use pincer_channel_port::{ChatKind, ThreadRef};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -218,7 +218,7 @@ impl DiscordAdapter {
             } else {
                 attachment.filename.clone()
             };
-            let safe = pincer_gateway::media_inbox::safe_name(&name);
+            let safe = pincer_channel_port::file_name::safe_name(&name);
             let target = self.settings.media_dir.join(format!(
                 "discord-{}-{}-{}-{safe}",
                 safe_id(&message.channel_id),

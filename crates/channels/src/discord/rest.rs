@@ -8,7 +8,7 @@
 use pincer_base::Secret;
 use std::time::Duration;
 
-use pincer_gateway::channels::ChannelError;
+use pincer_channel_port::ChannelError;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 

@@ -3,7 +3,7 @@
 //! with HTTP 200), the long connection's endpoint, ids safe in a path, and which upload
 //! endpoint and `file_type` a file takes.
 
-use pincer_gateway::channels::ChannelError;
+use pincer_channel_port::ChannelError;
 use serde_json::Value;
 
 use super::CHANNEL;

@@ -10,7 +10,7 @@
 use pincer_base::Secret;
 use std::time::{Duration, Instant};
 
-use pincer_gateway::channels::ChannelError;
+use pincer_channel_port::ChannelError;
 use serde_json::{Value, json};
 
 use super::CHANNEL;

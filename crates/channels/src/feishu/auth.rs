@@ -7,7 +7,7 @@ use pincer_base::Secret;
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-use pincer_gateway::channels::ChannelError;
+use pincer_channel_port::ChannelError;
 use serde_json::Value;
 
 use super::CHANNEL;

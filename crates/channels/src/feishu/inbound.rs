@@ -3,8 +3,8 @@
 //! within the size limit. [`incoming`] is the pure part (fuzzed with the decoders); the
 //! downloads need the API.
 
-use pincer_gateway::channels::{ChatRef, Inbound, InboundMedia, SenderRef};
-use pincer_gateway::router::{ChatKind, ThreadRef};
+use pincer_channel_port::{ChatKind, ThreadRef};
+use pincer_channel_port::{ChatRef, Inbound, InboundMedia, SenderRef};
 
 use super::answers::path_segment;
 use super::api::DownloadError;
@@ -162,7 +162,7 @@ impl Inner {
                 "feishu-{}-{}-{}",
                 safe(message_id),
                 safe(&resource.key),
-                pincer_gateway::media_inbox::safe_name(&name)
+                pincer_channel_port::file_name::safe_name(&name)
             ));
             let size = match crate::support::save_file(&target, download.bytes).await {
                 Ok(size) => size,

@@ -11,7 +11,7 @@
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt as _, StreamExt as _};
-use pincer_gateway::channels::{ChannelError, InboundSink};
+use pincer_channel_port::{ChannelError, InboundSink};
 use serde_json::Value;
 use tokio_tungstenite::tungstenite::Message as Ws;
 use tokio_util::sync::CancellationToken;

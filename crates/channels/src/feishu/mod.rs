@@ -14,7 +14,7 @@
 //! Chats: a `p2p` message is a [`ChatKind::Direct`] chat whose id is the sender's open_id
 //! (`ou_…`: what allowlists and pairing hold); a group message a [`ChatKind::Group`] chat
 //! of the `chat_id` (`oc_…`), its `thread_id` a
-//! [`ThreadRef::Thread`](pincer_gateway::router::ThreadRef::Thread). A message `@`-ing the
+//! [`ThreadRef::Thread`](pincer_channel_port::ThreadRef::Thread). A message `@`-ing the
 //! bot (its placeholder removed from the text; others' become `@name`) or replying to one
 //! of the bot's last 512 messages is a mention. Sending picks the id type from the id:
 //! `ou_` open_id, `oc_` chat_id, `on_` union_id, else a group's chat_id or a person's
@@ -63,8 +63,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use futures_util::future::BoxFuture;
-use pincer_gateway::channels::{ChannelAdapter, ChannelError, ChatRef, InboundSink, Outbound};
-use pincer_gateway::router::ChatKind;
+use pincer_channel_port::ChatKind;
+use pincer_channel_port::{ChannelAdapter, ChannelError, ChatRef, InboundSink, Outbound};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -358,7 +358,7 @@ impl ChannelAdapter for FeishuAdapter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pincer_gateway::router::ThreadRef;
+    use pincer_channel_port::ThreadRef;
 
     #[test]
     fn domains() {

@@ -16,7 +16,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use pincer_gateway::channels::{ChannelError, InboundSink};
+use pincer_channel_port::{ChannelError, InboundSink};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 

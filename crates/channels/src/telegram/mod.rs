@@ -16,10 +16,10 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use pincer_gateway::channels::{
+use pincer_channel_port::{
     ChannelAdapter, ChannelError, ChatRef, Inbound, InboundMedia, InboundSink, Outbound, SenderRef,
 };
-use pincer_gateway::router::{ChatKind, ThreadRef};
+use pincer_channel_port::{ChatKind, ThreadRef};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -272,7 +272,7 @@ impl TelegramAdapter {
             .clone()
             .or_else(|| path.rsplit('/').next().map(str::to_owned))
             .unwrap_or_else(|| "file".into());
-        let safe = pincer_gateway::media_inbox::safe_name(&name);
+        let safe = pincer_channel_port::file_name::safe_name(&name);
         let target = self.settings.media_dir.join(format!(
             "telegram-{}-{}-{safe}",
             message.chat.id, message.message_id

@@ -7,8 +7,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use pincer_channel_port::{ChannelAdapter, ChannelHealth, Inbound, InboundSink};
 use pincer_channels::feishu::{FeishuAdapter, FeishuMode, FeishuSettings};
-use pincer_gateway::channels::{ChannelAdapter, ChannelHealth, Inbound, InboundSink};
 use pincer_testkit::fake_feishu::FakeFeishu;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;

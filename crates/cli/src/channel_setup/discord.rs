@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use anyhow::Result;
+use pincer_channel_port::supervisor::Backoff;
 use pincer_config::{ChannelSection as _, DiscordConfig};
-use pincer_gateway::channels::supervisor::Backoff;
 use pincer_gateway::server::channel_ingress::ChannelEndpoint;
 
 use super::{access_settings, required_token};

@@ -5,8 +5,8 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
+use pincer_channel_port::supervisor::Backoff;
 use pincer_config::{ChannelSection as _, FeishuConfig, FeishuConnectionMode};
-use pincer_gateway::channels::supervisor::Backoff;
 use pincer_gateway::server::channel_ingress::ChannelEndpoint;
 
 use super::{access_settings, required_token};

@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
+use pincer_channel_port::supervisor::Backoff;
 use pincer_config::{ChannelSection as _, TelegramConfig};
-use pincer_gateway::channels::supervisor::Backoff;
 use pincer_gateway::server::channel_ingress::ChannelEndpoint;
 
 use super::{access_settings, required_token};

@@ -11,9 +11,10 @@
 
 use pincer_config::{Binding, BindingMatch, PeerKind, PincerConfig};
 
+use super::ChatKind;
 use super::RouteInput;
 use super::agent_id::{is_known_agent, normalize_agent_id, validate_agent_id};
-use super::session_key::{ChatKind, normalize_account_id, normalize_channel};
+use super::session_key::{normalize_account_id, normalize_channel};
 
 const PEER_SCORE: u32 = 8;
 const GUILD_SCORE: u32 = 4;

@@ -20,12 +20,13 @@ pub use agent_id::{
     normalize_agent_id, validate_agent_id,
 };
 pub use bindings::binding_score;
+pub use pincer_channel_port::{ChatKind, ThreadRef};
 pub use roles::{DEFAULT_ROLE, resolve_role};
 pub use session_key::{
-    ChatAddress, ChatKind, DEFAULT_ACCOUNT_ID, DEFAULT_MAIN_KEY, GLOBAL_SESSION_KEY,
-    MAX_SESSION_KEY_CHARS, ParsedSessionKey, SessionKind, SessionTarget, ThreadRef,
-    chat_session_key, cron_session_key, main_session_key, normalize_account_id,
-    normalize_cli_session_key, normalize_main_key, parse_session_key, subagent_session_key,
+    ChatAddress, DEFAULT_ACCOUNT_ID, DEFAULT_MAIN_KEY, GLOBAL_SESSION_KEY, MAX_SESSION_KEY_CHARS,
+    ParsedSessionKey, SessionKind, SessionTarget, chat_session_key, cron_session_key,
+    main_session_key, normalize_account_id, normalize_cli_session_key, normalize_main_key,
+    parse_session_key, subagent_session_key,
 };
 
 /// What the router refuses.

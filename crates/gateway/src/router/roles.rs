@@ -4,8 +4,9 @@
 
 use pincer_config::RolesConfig;
 
+use super::ChatKind;
 use super::RouteInput;
-use super::session_key::{ChatKind, normalize_channel};
+use super::session_key::normalize_channel;
 
 /// The role when the config names none.
 pub const DEFAULT_ROLE: &str = "default";

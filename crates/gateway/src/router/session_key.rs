@@ -5,6 +5,7 @@
 //! Keys are lowercase throughout (OpenClaw lowercases every key it builds), so the same chat
 //! always lands in the same session whatever case a channel reports ids in.
 
+use pincer_channel_port::{ChatKind, ThreadRef};
 use pincer_config::{DmScope, SessionConfig, SessionScope};
 
 use super::RouterError;
@@ -18,50 +19,6 @@ pub const DEFAULT_ACCOUNT_ID: &str = "default";
 pub const GLOBAL_SESSION_KEY: &str = "global";
 /// Longest key `normalize_cli_session_key` accepts (OpenClaw's `chat.send` limit).
 pub const MAX_SESSION_KEY_CHARS: usize = 512;
-
-/// What kind of conversation a message comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum ChatKind {
-    /// A one-to-one chat; the peer is the sender.
-    #[default]
-    Direct,
-    /// A group chat (Telegram group, Feishu group, …).
-    Group,
-    /// A channel (Discord/Slack channel).
-    Channel,
-    /// A room (Matrix-style).
-    Room,
-}
-
-impl ChatKind {
-    /// The word used in session keys.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Direct => "direct",
-            Self::Group => "group",
-            Self::Channel => "channel",
-            Self::Room => "room",
-        }
-    }
-
-    fn from_key_segment(segment: &str) -> Option<Self> {
-        match segment {
-            "group" => Some(Self::Group),
-            "channel" => Some(Self::Channel),
-            "room" => Some(Self::Room),
-            _ => None,
-        }
-    }
-}
-
-/// A sub-conversation inside a chat, which gets its own session.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ThreadRef {
-    /// A reply thread (Discord, Slack): key suffix `:thread:<id>`.
-    Thread(String),
-    /// A Telegram forum topic: key suffix `:topic:<n>`.
-    Topic(String),
-}
 
 /// What a session is for, which decides what it may see (MEMORY.md only in private ones).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

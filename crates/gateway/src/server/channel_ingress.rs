@@ -28,8 +28,8 @@ use tokio_util::sync::CancellationToken;
 use super::Gateway;
 use super::runs::{RunState, Submitted};
 use super::runtime::TurnRequest;
-use crate::channels::supervisor::{Backoff, supervise};
-use crate::channels::{
+use pincer_channel_port::supervisor::{Backoff, supervise};
+use pincer_channel_port::{
     ChannelAdapter, ChannelError, ChannelHealth, ChatRef, Inbound, InboundMedia, InboundSink,
     Outbound,
 };

@@ -3,12 +3,14 @@
 //! messages and hands each to an [`InboundSink`] as an [`Inbound`]; it sends what the
 //! gateway asks ([`Outbound`]: replies, and proactive messages of the heartbeat and cron);
 //! it shows "typing…". It knows nothing about agents, sessions or access rules: those are
-//! the gateway's (`server::channel_ingress`).
+//! the gateway's (`pincer-gateway`'s `server::channel_ingress`).
 //!
 //! Every adapter runs under a [`supervisor`]: a connection that ends or fails is made again,
 //! forever, with exponential backoff and jitter, and [`ChannelHealth`] says truthfully
 //! whether it is connected, when it last heard anything and what last went wrong.
 
+pub mod chat;
+pub mod file_name;
 pub mod supervisor;
 
 use std::path::PathBuf;
@@ -19,7 +21,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::router::{ChatKind, ThreadRef};
+pub use chat::{ChatKind, ThreadRef};
 
 /// A chat a message came from or goes to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,13 +166,13 @@ impl ChannelHealth {
         let mut state = self.state();
         if !state.connected {
             state.connected = true;
-            state.connected_at = Some(pincer_ai::now_ms());
+            state.connected_at = Some(now_ms());
         }
     }
 
     /// Something arrived (a message, a heartbeat ack, an empty poll).
     pub fn heard(&self) {
-        self.state().last_event_at = Some(pincer_ai::now_ms());
+        self.state().last_event_at = Some(now_ms());
     }
 
     /// The connection ended, with `error` when it failed.
@@ -179,7 +181,7 @@ impl ChannelHealth {
         state.connected = false;
         if let Some(error) = error {
             state.last_error = Some(error.to_owned());
-            state.last_error_at = Some(pincer_ai::now_ms());
+            state.last_error_at = Some(now_ms());
         }
     }
 
@@ -222,4 +224,11 @@ impl InboundSink {
         self.health.heard();
         self.tx.send(message).await.is_ok()
     }
+}
+
+/// Milliseconds since the Unix epoch (0 before it).
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }

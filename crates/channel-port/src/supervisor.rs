@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::{ChannelAdapter, ChannelError, InboundSink};
+use crate::{ChannelAdapter, ChannelError, InboundSink};
 
 /// The reconnect delays.
 #[derive(Debug, Clone, Copy, PartialEq)]
