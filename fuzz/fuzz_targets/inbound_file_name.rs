@@ -6,7 +6,7 @@
 use std::path::{Component, Path};
 
 use libfuzzer_sys::fuzz_target;
-use pincer_gateway::media_inbox::safe_name;
+use pincer_channel_port::file_name::safe_name;
 
 fuzz_target!(|input: &str| {
     let safe = safe_name(input);
