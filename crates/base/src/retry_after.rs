@@ -19,11 +19,18 @@ pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     Some(when.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
-/// A `retry-after-ms` value (OpenAI): milliseconds, fractions tolerated. `None` when it is
-/// not a non-negative number.
-pub fn parse_retry_after_ms(value: &str) -> Option<Duration> {
-    let ms = value.trim().parse::<f64>().ok()?;
-    duration_from_secs(ms / 1000.0)
+/// The wait a response asks for, from its `Retry-After` and `retry-after-ms` (OpenAI)
+/// header values: `retry-after-ms` decides whenever it is a number (a negative one is no
+/// wait asked for), else `Retry-After` as [`parse_retry_after`] reads it.
+pub fn retry_after(
+    retry_after: Option<&str>,
+    retry_after_ms: Option<&str>,
+    now: SystemTime,
+) -> Option<Duration> {
+    if let Some(ms) = retry_after_ms.and_then(|v| v.trim().parse::<f64>().ok()) {
+        return duration_from_secs(ms / 1000.0);
+    }
+    parse_retry_after(retry_after?, now)
 }
 
 /// Whole or fractional seconds as a wait, capped at [`MAX_RETRY_AFTER`]; `None` when negative,
@@ -109,22 +116,30 @@ mod tests {
     }
 
     #[test]
-    fn milliseconds() {
+    fn milliseconds_win_when_they_are_a_number() {
+        let now = at(0);
+        let both = |s, ms| retry_after(s, ms, now);
+        assert_eq!(both(None, Some("1500")), Some(Duration::from_millis(1500)));
         assert_eq!(
-            parse_retry_after_ms("1500"),
-            Some(Duration::from_millis(1500))
-        );
-        assert_eq!(
-            parse_retry_after_ms(" 400 "),
+            both(Some("2"), Some(" 400 ")),
             Some(Duration::from_millis(400))
         );
+        assert_eq!(both(None, Some("0.5")), Some(Duration::from_micros(500)));
+        assert_eq!(both(None, Some("1e12")), Some(MAX_RETRY_AFTER));
+        assert_eq!(both(Some("2"), None), Some(Duration::from_secs(2)));
         assert_eq!(
-            parse_retry_after_ms("0.5"),
-            Some(Duration::from_micros(500))
+            both(Some("2"), Some("1500ms")),
+            Some(Duration::from_secs(2))
         );
-        assert_eq!(parse_retry_after_ms("1e12"), Some(MAX_RETRY_AFTER));
-        for bad in ["", "-1", "NaN", "inf", "1500ms", "soon"] {
-            assert_eq!(parse_retry_after_ms(bad), None, "{bad:?}");
-        }
+        assert_eq!(both(Some("2"), Some("")), Some(Duration::from_secs(2)));
+        assert_eq!(
+            both(Some("2"), Some("-1")),
+            None,
+            "a number decides, even a bad one"
+        );
+        assert_eq!(both(Some("2"), Some("NaN")), None);
+        assert_eq!(both(None, Some("soon")), None);
+        assert_eq!(both(Some("soon"), None), None);
+        assert_eq!(both(None, None), None);
     }
 }

@@ -1,18 +1,21 @@
-//! Atomic state files: write a temp file in the same directory, fsync it, rename it over the
-//! target, fsync the directory. Readers see the old or the new content, never a mix.
+//! Atomic state files: pincer-base's atomic write (temp file in the same directory, fsync,
+//! rename over the target, fsync the directory) with the store's typed errors, and JSON
+//! read/write on top. Readers see the old or the new content, never a mix.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::fs;
+use std::path::Path;
+
+use pincer_base::{AtomicWrite, FileMode};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::{Result, StoreError};
 
-/// Replaces `path` with `bytes` atomically. `mode` sets Unix permissions on the new file;
-/// `None` means private (0600), like everything Pincer keeps under its home. The mode is
-/// applied before any byte is written. Missing parent directories are created 0700.
+/// Replaces `path` with `bytes` atomically ([`pincer_base::AtomicWrite`]). `mode` sets Unix
+/// permissions on the new file; `None` means private (0600), like everything Pincer keeps
+/// under its home. The mode is applied before any byte is written. Missing parent
+/// directories are created 0700.
 pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
     write_atomic_with(path, bytes, mode, true)
 }
@@ -26,60 +29,17 @@ pub(crate) fn write_atomic_with(
     mode: Option<u32>,
     durable: bool,
 ) -> Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    pincer_base::create_private_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "state".into());
-    let tmp = dir.join(format!(".{name}.tmp.{}", crate::ids::entry_id()));
-    let result = write_tmp(&tmp, bytes, mode, durable).and_then(|()| {
-        fs::rename(&tmp, path).map_err(|e| StoreError::io(path, e))?;
-        if durable { sync_dir(&dir) } else { Ok(()) }
-    });
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
-}
-
-fn write_tmp(tmp: &Path, bytes: &[u8], mode: Option<u32>, durable: bool) -> Result<()> {
-    let mut opts = OpenOptions::new();
-    opts.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(mode.unwrap_or(pincer_base::PRIVATE_FILE_MODE));
-    }
-    #[cfg(not(unix))]
-    let _ = mode;
-    let mut file = opts.open(tmp).map_err(|e| StoreError::io(tmp, e))?;
-    #[cfg(unix)]
-    if let Some(mode) = mode {
-        // The umask may have narrowed the mode above; state it exactly.
-        use std::os::unix::fs::PermissionsExt;
-        file.set_permissions(fs::Permissions::from_mode(mode))
-            .map_err(|e| StoreError::io(tmp, e))?;
-    }
-    file.write_all(bytes).map_err(|e| StoreError::io(tmp, e))?;
-    if durable {
-        file.sync_all().map_err(|e| StoreError::io(tmp, e))?;
-    }
-    Ok(())
+    let mode = mode.map_or(FileMode::Private, FileMode::Exact);
+    AtomicWrite::new()
+        .mode(mode)
+        .durable(durable)
+        .write(path, bytes)
+        .map_err(|e| StoreError::io(path, e))
 }
 
 /// Fsyncs a directory so a rename or a new file in it survives a crash (no-op off Unix).
 pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
-    #[cfg(unix)]
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| StoreError::io(dir, e))?;
-    #[cfg(not(unix))]
-    let _ = dir;
-    Ok(())
+    pincer_base::atomic::sync_dir(dir).map_err(|e| StoreError::io(dir, e))
 }
 
 /// Reads and parses a JSON file; errors name the file. A missing file is an `Io` error

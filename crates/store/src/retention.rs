@@ -22,45 +22,8 @@ use crate::error::{Result, StoreError};
 use crate::rebuild::RebuildReport;
 use crate::sessions::SessionStore;
 
-const DURATION_HINT: &str =
-    "expected a whole number and a unit: ms, s, m, h, d or w (e.g. 30d, 12h, 90m, 45s, 500ms, 2w)";
-
-/// Parses a duration as OpenClaw's config writes them: a whole number and one unit, `ms`,
-/// `s`, `m` (minutes), `h`, `d` or `w` — `30d`, `12h`, `90m`, `45s`, `500ms`, `2w`.
-/// Surrounding whitespace is ignored; anything else is an error that says what is expected.
-pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
-    let s = text.trim();
-    if s.is_empty() {
-        return Err(format!("empty duration; {DURATION_HINT}"));
-    }
-    let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let (number, unit) = s.split_at(digits);
-    if number.is_empty() {
-        return Err(format!(
-            "duration {text:?} does not start with a number; {DURATION_HINT}"
-        ));
-    }
-    let ms_per_unit: u64 = match unit {
-        "ms" => 1,
-        "s" => 1_000,
-        "m" => 60_000,
-        "h" => 3_600_000,
-        "d" => 86_400_000,
-        "w" => 604_800_000,
-        "" => return Err(format!("duration {text:?} has no unit; {DURATION_HINT}")),
-        other => {
-            return Err(format!(
-                "duration {text:?} has an unknown unit {other:?}; {DURATION_HINT}"
-            ));
-        }
-    };
-    number
-        .parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(ms_per_unit))
-        .map(Duration::from_millis)
-        .ok_or_else(|| format!("duration {text:?} is too large"))
-}
+/// Moved to pincer-base; kept here for callers that name it through the store.
+pub use pincer_base::duration::parse_duration;
 
 /// What [`SessionStore::prune`] does with what it picks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -1,4 +1,4 @@
-//! Retention: durations, which sessions are picked, warn vs enforce, and old archives.
+//! Retention (durations are tested in pincer-base): which sessions are picked, warn vs enforce, and old archives.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use pincer_store::{
     OrphanTranscript, PruneReason, PrunedSession, RetentionMode, RetentionPolicy, SessionStore,
-    parse_duration,
 };
 use serde_json::json;
 
@@ -24,76 +23,6 @@ fn names(dir: &Path) -> Vec<String> {
         .collect();
     v.sort();
     v
-}
-
-#[test]
-fn durations_parse() {
-    let cases = [
-        ("30d", 30 * 86_400_000),
-        ("12h", 12 * 3_600_000),
-        ("90m", 90 * 60_000),
-        ("45s", 45_000),
-        ("500ms", 500),
-        ("2w", 14 * 86_400_000),
-        ("0s", 0),
-        (" 7d ", 7 * 86_400_000),
-    ];
-    for (text, ms) in cases {
-        assert_eq!(
-            parse_duration(text),
-            Ok(Duration::from_millis(ms)),
-            "{text}"
-        );
-    }
-}
-
-#[test]
-fn malformed_durations_say_what_is_expected() {
-    let hint = "expected a whole number and a unit: ms, s, m, h, d or w (e.g. 30d, 12h, 90m, 45s, 500ms, 2w)";
-    let cases = [
-        ("", format!("empty duration; {hint}")),
-        ("   ", format!("empty duration; {hint}")),
-        ("30", format!("duration \"30\" has no unit; {hint}")),
-        (
-            "d",
-            format!("duration \"d\" does not start with a number; {hint}"),
-        ),
-        (
-            "-5d",
-            format!("duration \"-5d\" does not start with a number; {hint}"),
-        ),
-        (
-            "30y",
-            format!("duration \"30y\" has an unknown unit \"y\"; {hint}"),
-        ),
-        (
-            "30D",
-            format!("duration \"30D\" has an unknown unit \"D\"; {hint}"),
-        ),
-        (
-            "1.5h",
-            format!("duration \"1.5h\" has an unknown unit \".5h\"; {hint}"),
-        ),
-        (
-            "30 d",
-            format!("duration \"30 d\" has an unknown unit \" d\"; {hint}"),
-        ),
-        (
-            "1h30m",
-            format!("duration \"1h30m\" has an unknown unit \"h30m\"; {hint}"),
-        ),
-        (
-            "99999999999999999999d",
-            "duration \"99999999999999999999d\" is too large".into(),
-        ),
-        (
-            "999999999999999w",
-            "duration \"999999999999999w\" is too large".into(),
-        ),
-    ];
-    for (text, message) in cases {
-        assert_eq!(parse_duration(text), Err(message), "{text:?}");
-    }
 }
 
 #[test]
