@@ -13,7 +13,7 @@ use pincer_agent::AgentTool;
 use pincer_ai::Message;
 use pincer_gateway::cron::CronService;
 use pincer_gateway::failover::CredentialSource;
-use pincer_gateway::server::{ModelDefaults, Runtime, TurnOrigin, TurnRequest};
+use pincer_gateway::server::{ModelDefaults, PlanError, Runtime, TurnOrigin, TurnRequest};
 use pincer_gateway::turn::TurnPlan;
 use pincer_store::SessionStore;
 use pincer_tools::ProcessRegistry;
@@ -111,13 +111,19 @@ impl GatewayRuntime {
         Ok(tools)
     }
 
-    fn plan_now(&self, request: &TurnRequest) -> Result<TurnPlan> {
+    fn plan_now(&self, request: &TurnRequest) -> Result<TurnPlan, PlanError> {
         let app = &self.app;
         let store = self.sessions(&request.agent_id);
         let workspace: PathBuf = app.workspace(&request.agent_id);
-        pincer_gateway::workspace::ensure_workspace(&workspace)?;
-        let entry = store.entry(&request.session_key)?;
-        let tools = self.agent_tools(&request.agent_id, &workspace)?;
+        pincer_gateway::workspace::ensure_workspace(&workspace)
+            .map_err(|e| PlanError::Workspace(e.into()))?;
+        let entry = store
+            .entry(&request.session_key)
+            .map_err(|e| PlanError::Session(e.into()))?;
+        let agent = |e: anyhow::Error| PlanError::Agent(e.into());
+        let tools = self
+            .agent_tools(&request.agent_id, &workspace)
+            .map_err(agent)?;
         // An isolated cron run starts a fresh session each time (OpenClaw's), on the
         // job's own model when it names one.
         let (new_session, cron_model) = match &request.origin {
@@ -139,7 +145,8 @@ impl GatewayRuntime {
                 llm: &self.llm,
                 channel: "webchat",
             },
-        )?;
+        )
+        .map_err(agent)?;
         let rpc = self.rpc.as_ref().map(|runner| {
             runner.target(
                 app,
@@ -157,7 +164,7 @@ impl GatewayRuntime {
             input: vec![Message::user(request.message.clone())],
             session_patch: None,
             retention: if self.maintenance_due(&request.agent_id) {
-                Some(app.retention()?)
+                Some(app.retention().map_err(agent)?)
             } else {
                 None
             },
@@ -297,9 +304,9 @@ impl Runtime for GatewayRuntime {
         Some(workspace)
     }
 
-    fn plan(&self, request: TurnRequest) -> BoxFuture<'static, Result<TurnPlan, String>> {
+    fn plan(&self, request: TurnRequest) -> BoxFuture<'static, Result<TurnPlan, PlanError>> {
         // Planning reads a few small files; it is quick enough to do here.
-        let planned = self.plan_now(&request).map_err(|e| format!("{e:#}"));
+        let planned = self.plan_now(&request);
         Box::pin(async move { planned })
     }
 }

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use jiff::Timestamp;
 use pincer_gateway::pairing::PairingStore;
-use pincer_gateway::server::methods_channels::list_json;
+use pincer_gateway::server::methods::channels::list_json;
 use serde_json::{Value, json};
 
 use crate::app::App;

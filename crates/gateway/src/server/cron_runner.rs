@@ -13,7 +13,7 @@ use pincer_ai::Message;
 use serde_json::{Value, json};
 
 use super::Gateway;
-use super::methods_sessions::injected_message;
+use super::methods::injected_message;
 use super::runs::RunState;
 use super::runtime::{TurnOrigin, TurnRequest};
 use crate::cron::{

@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 
 use super::Gateway;
 use super::auth::{Peer, Refusal};
-use super::methods_system::{WakeMode, wake_main};
+use super::methods::{WakeMode, wake_main};
 use super::origin::single;
 use super::runs::Started;
 use super::runtime::{TurnOrigin, TurnRequest};

@@ -511,10 +511,10 @@ impl Runs {
         };
         let mut plan = match runtime.plan(request).await {
             Ok(plan) => plan,
-            Err(message) => {
+            Err(e) => {
                 // The turn never reached the transcript: its events wait for the next one.
                 self.system_events.restore(&key, events);
-                return emitter.failed_before_start(&message, false);
+                return emitter.failed_before_start(&e.to_string(), false);
             }
         };
         plan.abort = Some(abort.clone());

@@ -63,6 +63,36 @@ pub struct ModelDefaults {
     pub context_tokens: u64,
 }
 
+/// The error's cause chain behind a [`PlanError`].
+pub type PlanSource = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Why a turn could not be prepared. Its text (the cause chain, `outer: inner: …`) is what
+/// the client sees as the run's error.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// The agent's workspace could not be created.
+    #[error("{}", chain(.0.as_ref()))]
+    Workspace(PlanSource),
+    /// The session's index or transcript could not be read.
+    #[error("{}", chain(.0.as_ref()))]
+    Session(PlanSource),
+    /// The agent could not be put together: model, credentials, tools, prompt.
+    #[error("{}", chain(.0.as_ref()))]
+    Agent(PlanSource),
+}
+
+/// `error: its source: …`, as `anyhow` prints an error with `{:#}`.
+fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
 /// What the server needs from the composition root.
 pub trait Runtime: Send + Sync + 'static {
     /// The agent that answers when nothing names one.
@@ -77,7 +107,7 @@ pub trait Runtime: Send + Sync + 'static {
     fn model_defaults(&self, agent_id: &str) -> ModelDefaults;
     /// Prepares a turn: model, stream function, tools, system prompt. The server fills in
     /// the abort token; an error is shown to the client as the run's error.
-    fn plan(&self, request: TurnRequest) -> BoxFuture<'static, Result<TurnPlan, String>>;
+    fn plan(&self, request: TurnRequest) -> BoxFuture<'static, Result<TurnPlan, PlanError>>;
     /// The models clients may choose (`models.list`): `{id, name, provider, contextWindow}`.
     fn models(&self) -> Vec<serde_json::Value>;
     /// The tools an agent has (`tools.list`): `{name, description, inputSchema}`.
@@ -97,5 +127,23 @@ pub trait Runtime: Send + Sync + 'static {
     fn workspace(&self, agent_id: &str) -> Option<PathBuf> {
         let _ = agent_id;
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot read the index")]
+    struct Outer(#[source] std::io::Error);
+
+    #[test]
+    fn a_plan_error_reads_as_its_cause_chain() {
+        let io = std::io::Error::other("disk on fire");
+        let e = PlanError::Session(Box::new(Outer(io)));
+        assert_eq!(e.to_string(), "cannot read the index: disk on fire");
+        let e = PlanError::Agent("no model".into());
+        assert_eq!(e.to_string(), "no model");
     }
 }

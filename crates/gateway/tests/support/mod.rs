@@ -14,7 +14,7 @@ use pincer_ai::env::MapEnv;
 use pincer_ai::{LlmClient, Message, Model, ModelRegistry};
 use pincer_gateway::heartbeat::HeartbeatSettings;
 use pincer_gateway::server::{
-    Heartbeats, ModelDefaults, Runtime, ServeOptions, TurnRequest, serve,
+    Heartbeats, ModelDefaults, PlanError, Runtime, ServeOptions, TurnRequest, serve,
 };
 use pincer_gateway::turn::TurnPlan;
 use pincer_store::SessionStore;
@@ -93,7 +93,7 @@ impl Runtime for TestRuntime {
             json!({"models": {"providers": {"mock": {"apiKey": "abc***xyz"}}}}),
         )
     }
-    fn plan(&self, request: TurnRequest) -> BoxFuture<'static, Result<TurnPlan, String>> {
+    fn plan(&self, request: TurnRequest) -> BoxFuture<'static, Result<TurnPlan, PlanError>> {
         let plan = TurnPlan {
             store: self.sessions(&request.agent_id),
             session_key: request.session_key,

@@ -3,16 +3,61 @@
 //! protocol): approving through the gateway also tells the sender, in the chat they wrote
 //! from, that they may write again.
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::Gateway;
-use super::channel_ingress::ChannelIngress;
-use super::frames::{MethodError, opt_str_param, str_param};
+use super::super::Gateway;
+use super::super::channel_ingress::ChannelIngress;
+use super::super::frames::MethodError;
+use super::params::{NonEmpty, parse};
+use super::{Method, payload};
 use crate::pairing::{PairingError, PairingStore, PendingRequest};
 
-pub(super) async fn call(gw: &Gateway, method: &str, p: &Value) -> Result<Value, MethodError> {
+/// `pairing.list`: pending requests, of one channel (and account) if given.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct PairingListParams {
+    channel: Option<String>,
+    account_id: Option<String>,
+}
+
+/// `pairing.approve`: the code a stranger got, on their channel.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct PairingApproveParams {
+    channel: NonEmpty,
+    code: NonEmpty,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PairingApproved {
+    channel: String,
+    id: String,
+    account_id: Option<String>,
+    notified: bool,
+}
+
+/// `pairing.revoke`: an allowed sender (`entry`) no longer may write.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct PairingRevokeParams {
+    channel: NonEmpty,
+    account_id: Option<String>,
+    entry: NonEmpty,
+}
+
+#[derive(Serialize)]
+struct PairingRevoked {
+    removed: bool,
+    remaining: usize,
+}
+
+/// Answers `method` (`channels.status` or a `pairing.*` one).
+pub(super) async fn call(gw: &Gateway, method: Method, p: &Value) -> Result<Value, MethodError> {
     let ingress = gw.channels.get();
-    if method == "channels.status" {
+    if method == Method::ChannelsStatus {
         return Ok(json!({
             "channels": ingress.map_or_else(|| json!([]), |i| i.status()),
         }));
@@ -25,19 +70,19 @@ pub(super) async fn call(gw: &Gateway, method: &str, p: &Value) -> Result<Value,
         return Err(not_set_up());
     }
     match method {
-        "pairing.list" => {
-            let channel = opt_str_param(p, "channel")?.map(str::to_owned);
-            let account = opt_str_param(p, "accountId")?.map(str::to_owned);
+        Method::PairingList => {
+            let params: PairingListParams = parse(p)?;
             let requests = on_store(ingress, move |store| {
-                store.list(channel.as_deref(), account.as_deref())
+                store.list(params.channel.as_deref(), params.account_id.as_deref())
             })
             .await?;
             Ok(json!({ "requests": requests.iter().map(request_json).collect::<Vec<_>>() }))
         }
-        "pairing.approve" => {
-            let channel = str_param(p, "channel")?;
-            let code = str_param(p, "code")?.to_owned();
-            let owned_channel = channel.to_owned();
+        Method::PairingApprove => {
+            let params: PairingApproveParams = parse(p)?;
+            let channel = params.channel.0;
+            let code = params.code.0;
+            let owned_channel = channel.clone();
             let approved =
                 on_store(ingress, move |store| store.approve(&owned_channel, &code)).await?;
             let chat = approved
@@ -48,24 +93,30 @@ pub(super) async fn call(gw: &Gateway, method: &str, p: &Value) -> Result<Value,
                 .unwrap_or(&approved.sender_id)
                 .to_owned();
             ingress
-                .tell_approved(channel, approved.account_id.as_deref(), &chat)
+                .tell_approved(&channel, approved.account_id.as_deref(), &chat)
                 .await;
-            Ok(json!({
-                "channel": channel, "id": approved.sender_id,
-                "accountId": approved.account_id, "notified": true,
-            }))
+            payload(PairingApproved {
+                channel,
+                id: approved.sender_id,
+                account_id: approved.account_id,
+                notified: true,
+            })
         }
-        "pairing.revoke" => {
-            let channel = str_param(p, "channel")?.to_owned();
-            let account = opt_str_param(p, "accountId")?.map(str::to_owned);
-            let entry = str_param(p, "entry")?.to_owned();
+        Method::PairingRevoke => {
+            let params: PairingRevokeParams = parse(p)?;
             let revoked = on_store(ingress, move |store| {
-                store.revoke(&channel, account.as_deref(), &entry)
+                store.revoke(&params.channel, params.account_id.as_deref(), &params.entry)
             })
             .await?;
-            Ok(json!({ "removed": revoked.removed, "remaining": revoked.remaining }))
+            payload(PairingRevoked {
+                removed: revoked.removed,
+                remaining: revoked.remaining,
+            })
         }
-        other => Err(MethodError::invalid(format!("unknown method: {other}"))),
+        other => Err(MethodError::invalid(format!(
+            "unknown method: {}",
+            other.name()
+        ))),
     }
 }
 

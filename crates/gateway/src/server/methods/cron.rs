@@ -2,95 +2,199 @@
 //! `cron.status`, `cron.list {includeDisabled?}`, `cron.add <CronJobCreate>`,
 //! `cron.update {id|jobId, patch}`, `cron.remove {id|jobId}`, `cron.run {id|jobId,
 //! mode?: "due"|"force"}` (answers once the run ended) and `cron.runs {id|jobId, limit?}`.
-//! Scopes are checked by the dispatcher in `methods.rs`.
+//! Scopes are checked by the dispatcher in `mod.rs`; a gateway without cron says so before
+//! any parameter is read.
 
-use std::sync::Arc;
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
 
-use serde_json::{Value, json};
-
-use super::Gateway;
-use super::frames::{MethodError, opt_str_param, opt_u64_param};
-use crate::cron::{CronService, CronServiceError, NewCronJob};
+use super::super::Gateway;
+use super::super::frames::MethodError;
+use super::params::parse;
+use super::{Method, payload};
+use crate::cron::{CronJob, CronServiceError, NewCronJob, RunLogEntry};
 
 /// Most run log entries one `cron.runs` returns.
 const MAX_RUNS: u64 = 500;
 
-/// Answers `method` (a `cron.*` name).
-pub(super) async fn call(gw: &Gateway, method: &str, p: &Value) -> Result<Value, MethodError> {
+/// `cron.list`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CronListParams {
+    include_disabled: Option<bool>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CronListResponse {
+    jobs: Vec<CronJob>,
+    /// Why the job file could not be read (the list is then empty).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    load_error: Option<String>,
+}
+
+/// A job named by `id`, or OpenClaw's older `jobId` (`cron.remove`).
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CronJobParams {
+    id: Option<String>,
+    job_id: Option<String>,
+}
+
+impl CronJobParams {
+    /// `id`, else `jobId`, trimmed.
+    fn id(&self) -> Result<&str, MethodError> {
+        match (self.id.as_deref(), self.job_id.as_deref()) {
+            (Some(id), _) | (None, Some(id)) if !id.trim().is_empty() => Ok(id.trim()),
+            _ => Err(MethodError::invalid("missing parameter id")),
+        }
+    }
+}
+
+/// `cron.update`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CronUpdateParams {
+    id: Option<String>,
+    job_id: Option<String>,
+    /// The job fields to change.
+    patch: Option<Value>,
+}
+
+/// How `cron.run` runs a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, JsonSchema)]
+#[schemars(rename_all = "lowercase")]
+pub(crate) enum CronRunMode {
+    /// Only when it is due.
+    Due,
+    /// Now (the default).
+    Force,
+}
+
+impl<'de> Deserialize<'de> for CronRunMode {
+    /// A non-string is told it must be a string, a wrong name the names there are.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match String::deserialize(deserializer)?.as_str() {
+            "due" => Ok(Self::Due),
+            "force" => Ok(Self::Force),
+            _ => Err(serde::de::Error::custom("mode must be due or force")),
+        }
+    }
+}
+
+/// `cron.run`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CronRunParams {
+    mode: Option<CronRunMode>,
+    id: Option<String>,
+    job_id: Option<String>,
+}
+
+#[derive(Serialize)]
+struct CronRunResponse {
+    ok: bool,
+    ran: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'static str>,
+}
+
+/// `cron.runs`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CronRunsParams {
+    /// At most this many entries (default 50, 1 to 500).
+    limit: Option<u64>,
+    id: Option<String>,
+    job_id: Option<String>,
+}
+
+#[derive(Serialize)]
+struct CronRunsResponse {
+    entries: Vec<RunLogEntry>,
+}
+
+#[derive(Serialize)]
+struct CronRemoveResponse {
+    ok: bool,
+    removed: bool,
+}
+
+/// Answers `method` (a `cron.*` one).
+pub(super) async fn call(gw: &Gateway, method: Method, p: &Value) -> Result<Value, MethodError> {
     let Some(cron) = gw.cron.as_ref() else {
         return Err(MethodError::unavailable(
             "cron is not available on this gateway",
         ));
     };
     match method {
-        "cron.status" => Ok(cron.status().to_json()),
-        "cron.list" => {
-            let include_disabled = match p.get("includeDisabled") {
-                None | Some(Value::Null) => false,
-                Some(Value::Bool(b)) => *b,
-                Some(_) => return Err(MethodError::invalid("includeDisabled must be a boolean")),
-            };
-            let mut out = json!({ "jobs": cron.list(include_disabled) });
-            if let Some(error) = cron.load_error() {
-                out["loadError"] = json!(error);
-            }
-            Ok(out)
+        Method::CronStatus => Ok(cron.status().to_json()),
+        Method::CronList => {
+            let params: CronListParams = parse(p)?;
+            payload(CronListResponse {
+                jobs: cron.list(params.include_disabled.unwrap_or(false)),
+                load_error: cron.load_error().map(str::to_owned),
+            })
         }
-        "cron.add" => {
+        Method::CronAdd => {
+            // The job's own schema, with serde's messages (OpenClaw's CronJobCreate).
             let input: NewCronJob = serde_json::from_value(p.clone())
                 .map_err(|e| MethodError::invalid(format!("invalid cron job: {e}")))?;
-            Ok(json!(cron.add(input).map_err(refused)?))
+            payload(cron.add(input).map_err(refused)?)
         }
-        "cron.update" => {
-            let id = job_id(p)?;
-            let Some(patch) = p.get("patch").filter(|v| v.is_object()) else {
+        Method::CronUpdate => {
+            let params: CronUpdateParams = parse(p)?;
+            let job = CronJobParams {
+                id: params.id,
+                job_id: params.job_id,
+            };
+            let id = job.id()?;
+            let Some(patch) = params.patch.filter(Value::is_object) else {
                 return Err(MethodError::invalid(
                     "patch must be an object of job fields",
                 ));
             };
-            Ok(json!(cron.update(id, patch).map_err(refused)?))
+            payload(cron.update(id, &patch).map_err(refused)?)
         }
-        "cron.remove" => {
-            let removed = cron.remove(job_id(p)?).map_err(refused)?;
-            Ok(json!({ "ok": true, "removed": removed }))
+        Method::CronRemove => {
+            let params: CronJobParams = parse(p)?;
+            let removed = cron.remove(params.id()?).map_err(refused)?;
+            payload(CronRemoveResponse { ok: true, removed })
         }
-        "cron.run" => {
-            let force = match opt_str_param(p, "mode")? {
-                None | Some("force") => true,
-                Some("due") => false,
-                Some(_) => return Err(MethodError::invalid("mode must be due or force")),
+        Method::CronRun => {
+            let params: CronRunParams = parse(p)?;
+            let force = match params.mode {
+                None | Some(CronRunMode::Force) => true,
+                Some(CronRunMode::Due) => false,
             };
-            let ran = run(cron, job_id(p)?, force).await?;
-            let mut out = json!({ "ok": true, "ran": ran.ran });
-            if let Some(reason) = ran.reason {
-                out["reason"] = json!(reason);
-            }
-            Ok(out)
+            let job = CronJobParams {
+                id: params.id,
+                job_id: params.job_id,
+            };
+            let ran = cron.run_now(job.id()?, force).await.map_err(refused)?;
+            payload(CronRunResponse {
+                ok: true,
+                ran: ran.ran,
+                reason: ran.reason,
+            })
         }
-        "cron.runs" => {
-            let limit = opt_u64_param(p, "limit")?.unwrap_or(50).clamp(1, MAX_RUNS);
+        Method::CronRuns => {
+            let params: CronRunsParams = parse(p)?;
+            let limit = params.limit.unwrap_or(50).clamp(1, MAX_RUNS);
+            let job = CronJobParams {
+                id: params.id,
+                job_id: params.job_id,
+            };
             let entries = cron
-                .runs(job_id(p)?, usize::try_from(limit).unwrap_or(50))
+                .runs(job.id()?, usize::try_from(limit).unwrap_or(50))
                 .map_err(refused)?;
-            Ok(json!({ "entries": entries }))
+            payload(CronRunsResponse { entries })
         }
-        _ => Err(MethodError::invalid(format!("unknown method: {method}"))),
-    }
-}
-
-async fn run(
-    cron: &Arc<CronService>,
-    id: &str,
-    force: bool,
-) -> Result<crate::cron::service::RunNow, MethodError> {
-    cron.run_now(id, force).await.map_err(refused)
-}
-
-/// `id`, or OpenClaw's older `jobId`.
-fn job_id(p: &Value) -> Result<&str, MethodError> {
-    match (opt_str_param(p, "id")?, opt_str_param(p, "jobId")?) {
-        (Some(id), _) | (None, Some(id)) if !id.trim().is_empty() => Ok(id.trim()),
-        _ => Err(MethodError::invalid("missing parameter id")),
+        other => Err(MethodError::invalid(format!(
+            "unknown method: {}",
+            other.name()
+        ))),
     }
 }
 

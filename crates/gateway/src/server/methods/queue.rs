@@ -10,48 +10,96 @@
 //! `status: "accepted"` (the CLI's `--expect-final` waits past it) and adds these fields
 //! with the busy status as `queueStatus`.
 
-use serde_json::{Map, Value, json};
+use std::fmt;
 
-use super::frames::{MethodError, opt_str_param};
-use super::queue::{QUEUE_MODE_NAMES, QueueMode};
-use super::runs::Submitted;
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::de::{self, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
+
+use super::super::queue::{QUEUE_MODE_NAMES, QueueMode};
+use super::super::runs::Submitted;
+
+/// The v4 `queueMode` param: a mode's name; a wrong name is told the names there are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct QueueModeParam(pub QueueMode);
+
+impl<'de> Deserialize<'de> for QueueModeParam {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ModeVisitor;
+
+        impl Visitor<'_> for ModeVisitor {
+            type Value = QueueModeParam;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+
+            fn visit_str<E: de::Error>(self, raw: &str) -> Result<QueueModeParam, E> {
+                QueueMode::parse(raw).map(QueueModeParam).ok_or_else(|| {
+                    E::custom(format!(
+                        "invalid queueMode {raw:?}: expected one of {QUEUE_MODE_NAMES}"
+                    ))
+                })
+            }
+        }
+
+        deserializer.deserialize_str(ModeVisitor)
+    }
+}
+
+impl JsonSchema for QueueModeParam {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "QueueMode".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "description": format!("how a busy session takes the message: one of {QUEUE_MODE_NAMES}"),
+        })
+    }
+}
 
 /// The request's `queueMode`, else `default`.
-pub(super) fn queue_mode_param(
-    params: &Value,
-    default: QueueMode,
-) -> Result<QueueMode, MethodError> {
-    match opt_str_param(params, "queueMode")? {
-        None => Ok(default),
-        Some(raw) => QueueMode::parse(raw).ok_or_else(|| {
-            MethodError::invalid(format!(
-                "invalid queueMode {raw:?}: expected one of {QUEUE_MODE_NAMES}"
-            ))
-        }),
+pub(super) fn queue_mode_or(param: Option<QueueModeParam>, default: QueueMode) -> QueueMode {
+    param.map_or(default, |p| p.0)
+}
+
+/// What the busy session did with the message (all absent when it ran at once, or the
+/// request was a retry, so an idle session's answer is exactly OpenClaw's).
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct QueueFields {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue_mode: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active_run_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch_run_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted_run_id: Option<String>,
+}
+
+impl QueueFields {
+    /// Whether the session was busy.
+    pub(super) fn is_empty(&self) -> bool {
+        self.queue_mode.is_none()
     }
 }
 
-/// What the busy session did with the message; empty when it ran at once (or the request
-/// was a retry), so an idle session's answer is exactly OpenClaw's.
-pub(super) fn queue_fields(submitted: &Submitted, mode: QueueMode) -> Map<String, Value> {
-    let mut out = Map::new();
-    let (field, run_id) = match submitted {
-        Submitted::Steered { active_run_id, .. } => ("activeRunId", Some(active_run_id)),
-        Submitted::Collected { batch_run_id, .. } => ("batchRunId", Some(batch_run_id)),
-        Submitted::Queued { interrupted, .. } => ("interruptedRunId", interrupted.as_ref()),
+/// The fields for `submitted` under `mode`.
+pub(super) fn queue_fields(submitted: &Submitted, mode: QueueMode) -> QueueFields {
+    let mut out = QueueFields::default();
+    match submitted {
+        Submitted::Steered { active_run_id, .. } => {
+            out.active_run_id = Some(active_run_id.clone());
+        }
+        Submitted::Collected { batch_run_id, .. } => {
+            out.batch_run_id = Some(batch_run_id.clone());
+        }
+        Submitted::Queued { interrupted, .. } => out.interrupted_run_id = interrupted.clone(),
         Submitted::Started { .. } | Submitted::InFlight | Submitted::Finished(_) => return out,
-    };
-    out.insert("queueMode".into(), json!(mode.as_str()));
-    if let Some(run_id) = run_id {
-        out.insert(field.into(), json!(run_id));
     }
+    out.queue_mode = Some(mode.as_str());
     out
-}
-
-/// Merges `fields` into the object `payload`.
-pub(super) fn with_fields(mut payload: Value, fields: Map<String, Value>) -> Value {
-    if let Value::Object(target) = &mut payload {
-        target.extend(fields);
-    }
-    payload
 }

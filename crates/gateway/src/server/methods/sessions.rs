@@ -1,133 +1,306 @@
-//! Session methods that write a transcript without a turn, in OpenClaw's shapes
-//! (`src/gateway/server-methods/chat.ts`, `sessions.ts`). Scopes are checked by the
-//! dispatcher in `methods.rs`.
+//! The session methods, in OpenClaw's shapes (`src/gateway/server-methods/sessions.ts`):
+//! `sessions.list`, `sessions.patch` (the fields OpenClaw lets clients change; `null` clears
+//! one), `sessions.reset` (a new transcript, the session's queued system events dropped),
+//! `sessions.delete` (the transcript archived; refused while a run goes on) and
+//! `sessions.compact`. Scopes are checked by the dispatcher in `mod.rs`.
 //!
-//! - `chat.inject {sessionKey, message, label?}` appends a note as an assistant message
-//!   marked the way OpenClaw marks gateway-injected ones (`provider: "openclaw"`, `model:
-//!   "gateway-injected"`, zero usage, `stopReason: "stop"`, text `[label]\n\n<message>`), so
-//!   it shows in `chat.history` and stays in the conversation's chain, then broadcasts it as
-//!   a `chat` event (`runId: "inject-<entryId>"`, `state: "final"`, `seq: 0`). It answers
-//!   `{ok: true, messageId}`; an unknown session is `INVALID_REQUEST` "session not found".
-//! - `sessions.compact {key, maxLines?}` keeps the header and the last `maxLines` (default
-//!   400) entries of the transcript (see `transcript_trim.rs`), clears the token counts as
-//!   OpenClaw does, and answers `{ok, key, compacted, kept, archived?, reason?}`. A session
-//!   with a turn running or queued is refused with `UNAVAILABLE` (retry once it ends).
+//! `sessions.compact {key, maxLines?}` keeps the header and the last `maxLines` (default 400)
+//! entries of the transcript (see `transcript_trim.rs`), clears the token counts as OpenClaw
+//! does, and answers `{ok, key, compacted, kept, archived?, reason?}`. A session with a turn
+//! running or queued is refused with `UNAVAILABLE` (retry once it ends).
 
-use pincer_ai::{AssistantMessage, ContentBlock, Message, StopReason};
+use std::path::PathBuf;
+
+use pincer_store::SessionEntry;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::Gateway;
-use super::frames::{MethodError, opt_str_param, opt_u64_param, str_param};
-use super::transcript_trim::{Trimmed, trim_transcript};
+use super::super::Gateway;
+use super::super::frames::MethodError;
+use super::super::transcript_trim::{Trimmed, trim_transcript};
+use super::params::{NonEmpty, parse};
+use super::{Defaults, agent_of_key};
 
 /// `sessions.compact`'s `maxLines` when none is given (OpenClaw's).
 const DEFAULT_MAX_LINES: usize = 400;
 
-/// How OpenClaw marks an assistant message the gateway wrote (not model output).
-const INJECTED_API: &str = "openai-responses";
-const INJECTED_PROVIDER: &str = "openclaw";
-const INJECTED_MODEL: &str = "gateway-injected";
+/// What `sessions.patch` may change.
+const PATCH_FIELDS: &[&str] = &[
+    "label",
+    "thinkingLevel",
+    "verboseLevel",
+    "model",
+    "sendPolicy",
+    "groupActivation",
+    "memoryEnabled",
+];
 
-/// `chat.inject`.
-pub(super) fn chat_inject(gw: &Gateway, agent_id: &str, p: &Value) -> Result<Value, MethodError> {
-    let key = str_param(p, "sessionKey")?;
-    let text = str_param(p, "message")?;
-    let label = opt_str_param(p, "label")?
-        .map(str::trim)
-        .filter(|l| !l.is_empty());
-    let store = gw.runtime.sessions(agent_id);
-    let known = store
-        .entry(key)
-        .map_err(|e| MethodError::unavailable(e.to_string()))?;
-    if known.is_none() {
-        return Err(MethodError::invalid("session not found"));
-    }
-    let mut session = store
-        .resume(key)
-        .map_err(|e| MethodError::unavailable(e.to_string()))?;
-    let message = Message::Assistant(injected_message(text, label));
-    let entry = session
-        .transcript
-        .append_message(message.clone())
-        .map_err(|e| MethodError::unavailable(format!("failed to write transcript: {e}")))?;
-    let message_id = entry.id.clone();
-    gw.runs.broadcast(
-        "chat",
-        json!({
-            "runId": format!("inject-{message_id}"), "sessionKey": key, "seq": 0,
-            "state": "final", "message": message,
-        }),
-    );
-    Ok(json!({ "ok": true, "messageId": message_id }))
+/// The thinking levels a session may have.
+const LEVELS: &[&str] = &["off", "minimal", "low", "medium", "high", "xhigh"];
+
+/// `sessions.list`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SessionsListParams {
+    /// The default agent's when absent.
+    agent_id: Option<String>,
+    /// At most this many (default 50, at most 1000).
+    limit: Option<u64>,
+    offset: Option<u64>,
 }
 
-/// The note as OpenClaw stores it: an assistant message, the label as a bracketed first line.
-pub(super) fn injected_message(text: &str, label: Option<&str>) -> AssistantMessage {
-    let text = match label {
-        Some(label) => format!("[{label}]\n\n{text}"),
-        None => text.to_owned(),
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct SessionsListResponse {
+    ts: i64,
+    path: PathBuf,
+    count: usize,
+    total_count: usize,
+    limit_applied: usize,
+    next_offset: usize,
+    has_more: bool,
+    defaults: Defaults,
+    sessions: Vec<SessionRow>,
+}
+
+/// A session's index entry with its key and kind.
+#[derive(Serialize)]
+pub(super) struct SessionRow {
+    #[serde(flatten)]
+    entry: SessionEntry,
+    key: String,
+    kind: &'static str,
+}
+
+pub(super) fn list(gw: &Gateway, p: &Value) -> Result<SessionsListResponse, MethodError> {
+    let params: SessionsListParams = parse(p)?;
+    let agent_id = match params.agent_id {
+        Some(id) => id,
+        None => gw.runtime.default_agent_id(),
     };
-    AssistantMessage {
-        content: vec![ContentBlock::text(text)],
-        api: INJECTED_API.into(),
-        provider: INJECTED_PROVIDER.into(),
-        model: INJECTED_MODEL.into(),
-        stop_reason: StopReason::Stop,
-        timestamp: pincer_ai::now_ms(),
-        ..AssistantMessage::default()
+    let limit = params.limit.unwrap_or(50).min(1000) as usize;
+    let offset = params.offset.unwrap_or(0) as usize;
+    let store = gw.runtime.sessions(&agent_id);
+    let all = store
+        .list()
+        .map_err(|e| MethodError::unavailable(e.to_string()))?;
+    let total = all.len();
+    let sessions: Vec<SessionRow> = all
+        .into_iter()
+        .skip(offset)
+        .take(limit)
+        .map(|(key, entry)| SessionRow {
+            kind: session_kind(&key),
+            key,
+            entry,
+        })
+        .collect();
+    let count = sessions.len();
+    Ok(SessionsListResponse {
+        ts: pincer_ai::now_ms(),
+        path: store.index_path(),
+        count,
+        total_count: total,
+        limit_applied: limit,
+        next_offset: offset + count,
+        has_more: offset + count < total,
+        defaults: Defaults::of(gw, &agent_id),
+        sessions,
+    })
+}
+
+fn session_kind(key: &str) -> &'static str {
+    match crate::router::parse_session_key(key).map(|k| k.kind()) {
+        Ok(crate::router::SessionKind::Group) => "group",
+        Ok(crate::router::SessionKind::Cron) => "cron",
+        _ => "direct",
     }
+}
+
+/// `sessions.patch`: `key` and any of `label`, `thinkingLevel` (off, minimal, low, medium,
+/// high, xhigh), `verboseLevel`, `model`, `sendPolicy`, `groupActivation`, `memoryEnabled`;
+/// `null` clears a field. Any other field is refused.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SessionsPatchParams {
+    key: NonEmpty,
+}
+
+#[derive(Serialize)]
+pub(super) struct SessionsPatchResponse {
+    ok: bool,
+    path: PathBuf,
+    key: String,
+    entry: SessionEntry,
+}
+
+pub(super) fn patch(gw: &Gateway, p: &Value) -> Result<SessionsPatchResponse, MethodError> {
+    let params: SessionsPatchParams = parse(p)?;
+    let key = params.key.0;
+    // The patch is the request's other fields, checked in the request's (sorted) order.
+    let mut patch = serde_json::Map::new();
+    for (name, value) in p.as_object().into_iter().flatten() {
+        if name == "key" {
+            continue;
+        }
+        if !PATCH_FIELDS.contains(&name.as_str()) {
+            return Err(MethodError::invalid(format!(
+                "sessions.patch cannot change {name}; it changes {}",
+                PATCH_FIELDS.join(", ")
+            )));
+        }
+        if name == "thinkingLevel"
+            && let Some(level) = value.as_str()
+            && !LEVELS.contains(&level)
+        {
+            return Err(MethodError::invalid(format!(
+                "thinkingLevel {level:?} is not one of {}",
+                LEVELS.join(", ")
+            )));
+        }
+        patch.insert(name.clone(), value.clone());
+    }
+    let store = gw.runtime.sessions(&agent_of_key(gw, &key));
+    let entry = store
+        .patch(&key, &Value::Object(patch))
+        .map_err(|e| MethodError::invalid(e.to_string()))?;
+    Ok(SessionsPatchResponse {
+        ok: true,
+        path: store.index_path(),
+        key,
+        entry,
+    })
+}
+
+/// `sessions.reset` and `sessions.delete`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SessionKeyParams {
+    key: NonEmpty,
+}
+
+#[derive(Serialize)]
+pub(super) struct SessionsResetResponse {
+    ok: bool,
+    key: String,
+    entry: SessionEntry,
+}
+
+pub(super) fn reset(gw: &Gateway, p: &Value) -> Result<SessionsResetResponse, MethodError> {
+    let key = parse::<SessionKeyParams>(p)?.key.0;
+    let store = gw.runtime.sessions(&agent_of_key(gw, &key));
+    let session = store
+        .reset(&key)
+        .map_err(|e| MethodError::unavailable(e.to_string()))?;
+    // OpenClaw discards a session's queued system events when it starts over.
+    gw.system_events.clear(&key);
+    Ok(SessionsResetResponse {
+        ok: true,
+        key,
+        entry: session.entry,
+    })
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct SessionsDeleteResponse {
+    ok: bool,
+    key: String,
+    deleted: bool,
+    /// `null` when the session had no transcript.
+    archived_to: Option<PathBuf>,
+}
+
+pub(super) fn delete(gw: &Gateway, p: &Value) -> Result<SessionsDeleteResponse, MethodError> {
+    let key = parse::<SessionKeyParams>(p)?.key.0;
+    if gw.runs.abort(&key, None) > 0 {
+        return Err(MethodError::unavailable(format!(
+            "session {key} has a run going; abort it first"
+        )));
+    }
+    let store = gw.runtime.sessions(&agent_of_key(gw, &key));
+    let archived = store
+        .archive(&key)
+        .map_err(|e| MethodError::invalid(e.to_string()))?;
+    Ok(SessionsDeleteResponse {
+        ok: true,
+        key,
+        deleted: true,
+        archived_to: archived,
+    })
 }
 
 /// `sessions.compact`.
-pub(super) fn sessions_compact(
-    gw: &Gateway,
-    agent_id: &str,
-    p: &Value,
-) -> Result<Value, MethodError> {
-    let key = str_param(p, "key")?;
-    let max_lines = match opt_u64_param(p, "maxLines")? {
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SessionsCompactParams {
+    key: NonEmpty,
+    /// Transcript entries to keep (default 400, at least 1).
+    max_lines: Option<u64>,
+}
+
+#[derive(Serialize)]
+pub(super) struct SessionsCompactResponse {
+    ok: bool,
+    key: String,
+    compacted: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kept: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    archived: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'static str>,
+}
+
+pub(super) fn compact(gw: &Gateway, p: &Value) -> Result<SessionsCompactResponse, MethodError> {
+    let params: SessionsCompactParams = parse(p)?;
+    let key = params.key.0;
+    let max_lines = match params.max_lines {
         None => DEFAULT_MAX_LINES,
         Some(0) => return Err(MethodError::invalid("maxLines must be at least 1")),
         Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
     };
-    let store = gw.runtime.sessions(agent_id);
-    let compact = || -> Result<Value, MethodError> {
+    let store = gw.runtime.sessions(&agent_of_key(gw, &key));
+    let answer = |compacted, kept, archived, reason| SessionsCompactResponse {
+        ok: true,
+        key: key.clone(),
+        compacted,
+        kept,
+        archived,
+        reason,
+    };
+    let compact = || -> Result<SessionsCompactResponse, MethodError> {
         let known = store
-            .entry(key)
+            .entry(&key)
             .map_err(|e| MethodError::unavailable(e.to_string()))?;
         if known.is_none() {
-            return Ok(
-                json!({ "ok": true, "key": key, "compacted": false, "reason": "no sessionId" }),
-            );
+            return Ok(answer(false, None, None, Some("no sessionId")));
         }
         // Opening repairs a torn tail first, so only whole lines are counted and kept.
         let session = store
-            .resume(key)
+            .resume(&key)
             .map_err(|e| MethodError::unavailable(e.to_string()))?;
         let path = session.transcript.path().to_path_buf();
         drop(session);
         let trimmed = trim_transcript(&path, max_lines, pincer_ai::now_ms())
             .map_err(|e| MethodError::unavailable(e.to_string()))?;
         Ok(match trimmed {
-            Trimmed::AlreadyShort { kept } => {
-                json!({ "ok": true, "key": key, "compacted": false, "kept": kept })
-            }
+            Trimmed::AlreadyShort { kept } => answer(false, Some(kept), None, None),
             Trimmed::Truncated { kept, archived } => {
                 // The counts described the long transcript (OpenClaw clears them too).
                 let cleared =
                     json!({ "inputTokens": null, "outputTokens": null, "totalTokens": null });
-                if let Err(e) = store.patch(key, &cleared) {
+                if let Err(e) = store.patch(&key, &cleared) {
                     tracing::warn!(error = %e, key, "cannot clear token counts after compaction");
                 }
-                json!({
-                    "ok": true, "key": key, "compacted": true, "kept": kept,
-                    "archived": archived.to_string_lossy(),
-                })
+                let archived = archived.to_string_lossy().into_owned();
+                answer(true, Some(kept), Some(archived), None)
             }
         })
     };
     // No turn may touch the transcript meanwhile; one that is admitted waits for this.
-    gw.runs.with_idle_session(key, compact).unwrap_or_else(|| {
+    gw.runs.with_idle_session(&key, compact).unwrap_or_else(|| {
         Err(MethodError::unavailable(format!(
             "Session {key} is still active; try again in a moment."
         ))

@@ -1,15 +1,23 @@
 //! The protocol's system-event methods, in OpenClaw's shapes: `system-event` queues a line for
 //! a session's next turn (OpenClaw: `src/gateway/server-methods/system.ts`), `wake` queues one
 //! on the default agent's main session and, with mode `now`, asks for a heartbeat (OpenClaw:
-//! `cron.wake` in `src/cron/service`). Scopes are checked by the dispatcher in `methods.rs`.
+//! `cron.wake` in `src/cron/service`). Scopes are checked by the dispatcher in `mod.rs`.
+//! Also the gateway's read-only facts: `health`, `status`, `models.list`, `tools.list` and
+//! `config.get` (secrets masked by the runtime).
 //!
 //! Pincer answers OpenClaw's `{ok:true}` plus `sessionKey` (where the line went) and `queued`
 //! (how many lines now wait there), so a caller can see a repeated line being dropped.
 
-use serde_json::{Value, json};
+use std::fmt;
 
-use super::Gateway;
-use super::frames::{MethodError, opt_str_param};
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::de::{self, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+
+use super::super::Gateway;
+use super::super::frames::MethodError;
+use super::params::{one_of, parse};
 use crate::system_events::{Injected, SystemEventError};
 
 /// Longest session key a caller may name (as `/hooks/agent`).
@@ -18,14 +26,33 @@ const MAX_SESSION_KEY: usize = 512;
 /// `system-event {text, sessionKey?, agentId?, wake?}`: queues `text` for `sessionKey`, by
 /// default the main session of `agentId` (default agent). `wake: true` also asks for a
 /// heartbeat of the session's agent, as OpenClaw's.
-pub(super) fn system_event(gw: &Gateway, p: &Value) -> Result<Value, MethodError> {
-    let text = text_param(p)?;
-    let agent_id = match opt_str_param(p, "agentId")?.map(str::trim) {
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SystemEventParams {
+    text: Text,
+    agent_id: Option<String>,
+    /// 1 to 512 characters without control characters.
+    session_key: Option<String>,
+    wake: Option<bool>,
+}
+
+/// What `system-event` and `wake` answer.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Queued {
+    ok: bool,
+    session_key: String,
+    queued: usize,
+}
+
+pub(super) fn system_event(gw: &Gateway, p: &Value) -> Result<Queued, MethodError> {
+    let params: SystemEventParams = parse(p)?;
+    let agent_id = match params.agent_id.as_deref().map(str::trim) {
         Some(id) if gw.runtime.is_known_agent(id) => id.to_owned(),
         Some(id) => return Err(MethodError::invalid(format!("unknown agentId: {id}"))),
         None => gw.runtime.default_agent_id(),
     };
-    let (agent_id, session_key) = match opt_str_param(p, "sessionKey")?.map(str::trim) {
+    let (agent_id, session_key) = match params.session_key.as_deref().map(str::trim) {
         Some(key) if !valid_session_key(key) => {
             return Err(MethodError::invalid(
                 "sessionKey must be 1 to 512 characters without control characters",
@@ -37,21 +64,16 @@ pub(super) fn system_event(gw: &Gateway, p: &Value) -> Result<Value, MethodError
             (agent_id, key)
         }
     };
-    let wake = match p.get("wake") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => return Err(MethodError::invalid("wake must be a boolean")),
-    };
-    let injected = inject(gw, &session_key, text)?;
-    if wake {
+    let injected = inject(gw, &session_key, &params.text.0)?;
+    if params.wake.unwrap_or(false) {
         gw.heartbeats.request_now(&agent_id, "wake");
     }
-    Ok(answer(&session_key, injected))
+    Ok(answer(session_key, injected))
 }
 
 /// How soon a `wake` wants the agent to look at its events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum WakeMode {
+pub(crate) enum WakeMode {
     /// Ask for a heartbeat now.
     Now,
     /// Leave the event for the next scheduled heartbeat (or the next turn).
@@ -59,7 +81,7 @@ pub(super) enum WakeMode {
 }
 
 impl WakeMode {
-    pub(super) fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Now => "now",
             Self::NextHeartbeat => "next-heartbeat",
@@ -67,27 +89,50 @@ impl WakeMode {
     }
 }
 
+impl<'de> Deserialize<'de> for WakeMode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        one_of(deserializer, "now or next-heartbeat", |m| match m {
+            "now" => Some(Self::Now),
+            "next-heartbeat" => Some(Self::NextHeartbeat),
+            _ => None,
+        })
+    }
+}
+
+impl JsonSchema for WakeMode {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "WakeMode".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({ "type": "string", "enum": ["now", "next-heartbeat"] })
+    }
+}
+
 /// `wake {mode: "now"|"next-heartbeat", text}`: both required, as OpenClaw's schema has them.
-pub(super) fn wake(gw: &Gateway, p: &Value) -> Result<Value, MethodError> {
-    let text = text_param(p)?;
-    let mode = match p.get("mode") {
-        Some(Value::String(m)) if m == "now" => WakeMode::Now,
-        Some(Value::String(m)) if m == "next-heartbeat" => WakeMode::NextHeartbeat,
-        None | Some(Value::Null) => {
-            return Err(MethodError::invalid(
-                "missing parameter mode (now or next-heartbeat)",
-            ));
-        }
-        Some(_) => return Err(MethodError::invalid("mode must be now or next-heartbeat")),
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct WakeParams {
+    text: Text,
+    /// Required (absent is `missing parameter mode (now or next-heartbeat)`).
+    mode: Option<WakeMode>,
+}
+
+pub(super) fn wake(gw: &Gateway, p: &Value) -> Result<Queued, MethodError> {
+    let params: WakeParams = parse(p)?;
+    let Some(mode) = params.mode else {
+        return Err(MethodError::invalid(
+            "missing parameter mode (now or next-heartbeat)",
+        ));
     };
-    let (session_key, injected) = wake_main(gw, text, mode, "wake", true)?;
-    Ok(answer(&session_key, injected))
+    let (session_key, injected) = wake_main(gw, &params.text.0, mode, "wake", true)?;
+    Ok(answer(session_key, injected))
 }
 
 /// What `wake` and `/hooks/wake` share: queue `text` on the default agent's main session
 /// (trusted or not) and, for mode `now`, ask for a heartbeat giving `reason`. Returns the
 /// session key and what the queue did.
-pub(super) fn wake_main(
+pub(crate) fn wake_main(
     gw: &Gateway,
     text: &str,
     mode: WakeMode,
@@ -124,19 +169,58 @@ fn refused(e: SystemEventError) -> MethodError {
     }
 }
 
-/// The required `text`: a string with something besides white space.
-fn text_param(p: &Value) -> Result<&str, MethodError> {
-    match p.get("text") {
-        Some(Value::String(s)) if !s.trim().is_empty() => Ok(s),
-        Some(Value::String(_)) | None | Some(Value::Null) => {
-            Err(MethodError::invalid("text required"))
+/// The required `text`: a string with something besides white space (OpenClaw's wording
+/// when it is absent, `null` or blank).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Text(pub String);
+
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TextVisitor;
+
+        impl<'de> Visitor<'de> for TextVisitor {
+            type Value = Text;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+
+            fn visit_none<E: de::Error>(self) -> Result<Text, E> {
+                Err(E::custom("text required"))
+            }
+
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Text, D::Error> {
+                d.deserialize_str(self)
+            }
+
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Text, E> {
+                if v.trim().is_empty() {
+                    return Err(E::custom("text required"));
+                }
+                Ok(Text(v.to_owned()))
+            }
         }
-        Some(_) => Err(MethodError::invalid("text must be a string")),
+
+        deserializer.deserialize_option(TextVisitor)
     }
 }
 
-fn answer(session_key: &str, injected: Injected) -> Value {
-    json!({ "ok": true, "sessionKey": session_key, "queued": injected.pending })
+impl JsonSchema for Text {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Text".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({ "type": "string", "minLength": 1, "pattern": "\\S" })
+    }
+}
+
+fn answer(session_key: String, injected: Injected) -> Queued {
+    Queued {
+        ok: true,
+        session_key,
+        queued: injected.pending,
+    }
 }
 
 /// The agent a session key belongs to (`agent:<id>:…`) when that agent exists.
@@ -151,13 +235,125 @@ fn valid_session_key(key: &str) -> bool {
     !key.is_empty() && key.len() <= MAX_SESSION_KEY && !key.chars().any(char::is_control)
 }
 
+/// `health`: the payload, which also goes out as an event when it changed, so every
+/// client's copy follows.
+pub(super) fn health(gw: &Gateway) -> Value {
+    let payload = super::super::health::payload(&*gw.runtime, gw.channels.get().map(|c| &**c));
+    gw.state
+        .publish_health(payload.clone(), super::super::state::Publish::IfChanged);
+    payload
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct StatusResponse {
+    runtime_version: &'static str,
+    uptime_ms: u64,
+    running_runs: usize,
+    heartbeat: HeartbeatStatus,
+    channel_summary: Vec<Value>,
+    queued_system_events: Vec<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct HeartbeatStatus {
+    default_agent_id: String,
+    agents: Vec<Value>,
+}
+
+/// `status`.
+pub(super) fn status(gw: &Gateway) -> StatusResponse {
+    let agent = gw.runtime.default_agent_id();
+    StatusResponse {
+        runtime_version: env!("CARGO_PKG_VERSION"),
+        uptime_ms: gw.started.elapsed().as_millis() as u64,
+        running_runs: gw.runs.running(),
+        queued_system_events: gw
+            .system_events
+            .peek_texts(&gw.runtime.main_session_key(&agent)),
+        heartbeat: HeartbeatStatus {
+            default_agent_id: agent,
+            agents: Vec::new(),
+        },
+        channel_summary: Vec::new(),
+    }
+}
+
+#[derive(Serialize)]
+pub(super) struct ModelsResponse {
+    models: Vec<Value>,
+}
+
+/// `models.list`.
+pub(super) fn models(gw: &Gateway) -> ModelsResponse {
+    ModelsResponse {
+        models: gw.runtime.models(),
+    }
+}
+
+/// `tools.list`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ToolsListParams {
+    /// The default agent's when absent.
+    agent_id: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct ToolsResponse {
+    agent_id: String,
+    tools: Vec<Value>,
+}
+
+pub(super) fn tools(gw: &Gateway, p: &Value) -> Result<ToolsResponse, MethodError> {
+    let params: ToolsListParams = parse(p)?;
+    let agent_id = match params.agent_id {
+        Some(id) => id,
+        None => gw.runtime.default_agent_id(),
+    };
+    Ok(ToolsResponse {
+        tools: gw.runtime.tools(&agent_id),
+        agent_id,
+    })
+}
+
+#[derive(Serialize)]
+pub(super) struct ConfigResponse {
+    path: String,
+    exists: bool,
+    valid: bool,
+    config: Value,
+}
+
+/// `config.get`.
+pub(super) fn config(gw: &Gateway) -> ConfigResponse {
+    let (path, config) = gw.runtime.config_redacted();
+    ConfigResponse {
+        path,
+        exists: true,
+        valid: true,
+        config,
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+
+    fn text_param(p: &Value) -> Result<String, MethodError> {
+        parse::<WakeParams>(p).map(|w| w.text.0)
+    }
 
     #[test]
     fn text_must_be_a_non_blank_string() {
-        assert_eq!(text_param(&json!({"text": " hi "})).ok(), Some(" hi "));
+        assert_eq!(
+            text_param(&json!({"text": " hi "})).ok().as_deref(),
+            Some(" hi ")
+        );
         for bad in [json!({}), json!({"text": "  "}), json!({"text": null})] {
             assert_eq!(
                 text_param(&bad).map_err(|e| e.message),
@@ -168,6 +364,26 @@ mod tests {
             text_param(&json!({"text": 5})).map_err(|e| e.message),
             Err("text must be a string".to_owned())
         );
+    }
+
+    #[test]
+    fn wake_modes_are_now_or_next_heartbeat() {
+        let mode = |p: Value| {
+            parse::<WakeParams>(&p)
+                .map(|w| w.mode)
+                .map_err(|e| e.message)
+        };
+        assert_eq!(
+            mode(json!({"text": "x", "mode": "now"})),
+            Ok(Some(WakeMode::Now))
+        );
+        assert_eq!(mode(json!({"text": "x", "mode": null})), Ok(None));
+        for bad in [json!("later"), json!(1)] {
+            assert_eq!(
+                mode(json!({"text": "x", "mode": bad})),
+                Err("mode must be now or next-heartbeat".to_owned())
+            );
+        }
     }
 
     #[test]
