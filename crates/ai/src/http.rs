@@ -451,29 +451,13 @@ fn hint(kind: &ErrorKind, label: &str) -> String {
 }
 
 /// `Retry-After` (seconds or an HTTP date) or `retry-after-ms` (OpenAI).
-fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let text = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::trim)
-    };
-    if let Some(ms) = text("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
-        return duration_from_secs(ms / 1000.0);
-    }
-    let value = text("retry-after")?;
-    if let Ok(secs) = value.parse::<f64>() {
-        return duration_from_secs(secs);
-    }
-    let when = httpdate::parse_http_date(value).ok()?;
-    Some(
-        when.duration_since(std::time::SystemTime::now())
-            .unwrap_or(Duration::ZERO),
+pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    pincer_base::retry_after::retry_after(
+        text("retry-after"),
+        text("retry-after-ms"),
+        std::time::SystemTime::now(),
     )
-}
-
-fn duration_from_secs(secs: f64) -> Option<Duration> {
-    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(86_400.0)))
 }
 
 /// Google puts the wait in the body: `"retryDelay": "30s"`.
@@ -481,7 +465,7 @@ fn retry_delay_in_body(body: &str) -> Option<Duration> {
     let start = body.find("\"retryDelay\"")?;
     let rest = &body[start + "\"retryDelay\"".len()..];
     let value = rest.split('"').nth(1)?;
-    duration_from_secs(value.strip_suffix('s')?.parse().ok()?)
+    pincer_base::retry_after::duration_from_secs(value.strip_suffix('s')?.parse().ok()?)
 }
 
 /// The human part of an error body: `error.message`, `error` or `message`, else the text.

@@ -8,13 +8,8 @@ use serde_json::Value;
 /// Milliseconds since the Unix epoch, as pi stores timestamps.
 pub type TimestampMs = i64;
 
-/// Current wall-clock time in milliseconds since the Unix epoch.
-pub fn now_ms() -> TimestampMs {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as TimestampMs)
-        .unwrap_or(0)
-}
+/// Current wall-clock time in milliseconds since the Unix epoch (pincer-base's clock).
+pub use pincer_base::time::now_ms;
 
 /// One piece of message content. Users and tool results carry text and images; assistants
 /// carry text, thinking and tool calls.

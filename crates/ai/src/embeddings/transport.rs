@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::wire::EmbedCall;
 use super::{EmbeddingConfig, EmbeddingError};
 use crate::error::{ErrorKind, classify_status};
-use crate::http::excerpt;
+use crate::http::{excerpt, retry_after};
 
 /// Largest answer accepted: 2048 vectors of 3072 numbers in JSON text is about 130 MB.
 const MAX_ANSWER_BYTES: usize = 256 * 1024 * 1024;
@@ -194,30 +194,6 @@ fn hint(kind: &ErrorKind, config: &EmbeddingConfig) -> String {
         ErrorKind::BadRequest => "; check the embedding model name and settings".into(),
         _ => String::new(),
     }
-}
-
-/// `retry-after-ms` (OpenAI) or `Retry-After` in seconds or as an HTTP date.
-fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let text = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::trim)
-    };
-    let secs =
-        |s: f64| (s.is_finite() && s >= 0.0).then(|| Duration::from_secs_f64(s.min(86_400.0)));
-    if let Some(ms) = text("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
-        return secs(ms / 1000.0);
-    }
-    let value = text("retry-after")?;
-    if let Ok(s) = value.parse::<f64>() {
-        return secs(s);
-    }
-    let when = httpdate::parse_http_date(value).ok()?;
-    Some(
-        when.duration_since(std::time::SystemTime::now())
-            .unwrap_or(Duration::ZERO),
-    )
 }
 
 /// The human part of an error body (`error.message`, `error`, `message`), else the text.
