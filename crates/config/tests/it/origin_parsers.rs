@@ -5,7 +5,7 @@
 
 use proptest::prelude::*;
 
-#[path = "../../../fuzz/checks/http_origin_host.rs"]
+#[path = "../../../../fuzz/checks/http_origin_host.rs"]
 mod check;
 
 proptest! {
