@@ -3,7 +3,7 @@
 //! wrong content types, huge lines, abort mid-stream, missing keys. Every failure ends in
 //! exactly one `error` event whose message a user can act on; nothing streamed is lost.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

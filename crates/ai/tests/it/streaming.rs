@@ -1,7 +1,7 @@
 //! Every wire API, over real HTTP against the mock server: text, thinking, tool calls split
 //! across chunks, usage and cost, stop reasons, request shape, UTF-8 split across reads.
 
-mod common;
+use crate::common;
 
 use common::*;
 use pincer_ai::{

@@ -1,7 +1,7 @@
 //! pi's proxy stream against the mock's `/api/stream`, run-time API registration, and the
 //! offline stub through the public client.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -1,0 +1,10 @@
+//! pincer-ai's integration tests, one binary (linked once, not once per file). Each module
+//! was a `tests/*.rs` binary of its own; run one with
+//! `cargo test -p pincer-ai --test it <module>::`.
+
+mod common;
+
+mod embeddings;
+mod faults;
+mod proxy_and_stub;
+mod streaming;
