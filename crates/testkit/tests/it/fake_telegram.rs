@@ -3,7 +3,7 @@
 //! in `fake_telegram_send.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod telegram_support;
+use crate::telegram_support;
 
 use std::time::{Duration, Instant};
 

@@ -2,7 +2,7 @@
 //! indexes, tool calls, `done` with pi usage, toolResult matching.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{bodies, client, concat, jsons};
 use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario};

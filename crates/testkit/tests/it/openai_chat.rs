@@ -2,7 +2,7 @@
 //! tool-result matching and the non-streaming document.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{bodies, concat, jsons, post, stream};
 use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario, UsageSpec};

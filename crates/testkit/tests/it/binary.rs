@@ -2,7 +2,7 @@
 //! SIGTERM, and fails clearly on a missing or invalid scenario file.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

@@ -3,7 +3,7 @@
 //! keep-alive comments, wrong content type and byte re-chunking.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

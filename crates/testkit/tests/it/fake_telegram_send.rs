@@ -4,7 +4,7 @@
 //! requests.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod telegram_support;
+use crate::telegram_support;
 
 use std::time::{Duration, Instant};
 

@@ -3,7 +3,7 @@
 //! (HTTP errors with Retry-After, wrong count, wrong and ragged dimensions).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::post;
 use pincer_testkit::{Api, Fault, Match, MockLlm, Rule, Scenario, mock_embedding};

@@ -3,7 +3,7 @@
 //! JSON-array / generateContent forms.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{GOOGLE_PATH, bodies, concat, jsons, post};
 use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario, StopReason};

@@ -3,7 +3,7 @@
 //! 400s for requests the mock cannot read.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{GOOGLE_PATH, bodies, client, concat, jsons, post, stream};
 use pincer_testkit::{Api, Match, MockLlm, Reply, Rule, Scenario, ScenarioError};

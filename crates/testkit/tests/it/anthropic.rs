@@ -2,7 +2,7 @@
 //! thinking, tool_use with input_json_delta, stop reasons, usage, tool_result matching.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{bodies, concat, jsons, post, stream};
 use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario, UsageSpec};

@@ -2,7 +2,7 @@
 //! calls, sequence numbers, usage, incomplete status, function_call_output matching.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{bodies, concat, jsons, post, stream};
 use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario, StopReason};
