@@ -1,11 +1,5 @@
 //! Every adapter's settings print without their credentials (`{:?}` reaches logs): their
 //! `Debug` is derived and each credential is a `Secret`, so no hand-written impl can forget one.
-#![cfg(all(
-    feature = "telegram",
-    feature = "discord",
-    feature = "slack",
-    feature = "feishu"
-))]
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -3,10 +3,9 @@
 //! handed to the gateway, and everything not from Feishu refused with the right status
 //! (wrong token, bad or missing signature, replays, garbage); the listener closed when
 //! the adapter stops; a listen address in use reported with the address.
-#![cfg(feature = "feishu")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod feishu_common;
+use crate::feishu_common;
 
 use std::net::SocketAddr;
 use std::time::Duration;

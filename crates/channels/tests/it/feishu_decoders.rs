@@ -2,7 +2,6 @@
 //! runs them (the same checks, here with proptest so every `cargo test` runs a few hundred
 //! cases): frames, split payloads, events, callbacks (plain, encrypted, signed or not) and
 //! message contents never panic, and what decodes keeps what the input said.
-#![cfg(feature = "feishu")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::{Duration, Instant};
@@ -13,7 +12,7 @@ use pincer_channels::feishu::{
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-#[path = "../../../fuzz/checks/feishu_events.rs"]
+#[path = "../../../../fuzz/checks/feishu_events.rs"]
 mod fuzz_check;
 use fuzz_check::{TYPES, check};
 

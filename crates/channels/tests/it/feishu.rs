@@ -3,10 +3,9 @@
 //! handed over; replies out as cards (split, threaded, addressed by id type); files both
 //! ways within the size limit; reconnects after drops, closes and silence without losing an
 //! event; token refresh, refused credentials and rate limits.
-#![cfg(feature = "feishu")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod feishu_common;
+use crate::feishu_common;
 
 use std::time::Duration;
 
