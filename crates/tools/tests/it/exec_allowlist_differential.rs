@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
-#[path = "../../../fuzz/checks/exec_allowlist.rs"]
+#[path = "../../../../fuzz/checks/exec_allowlist.rs"]
 mod fuzz_check;
 
 /// Program names the grammar produces that are not allowed.

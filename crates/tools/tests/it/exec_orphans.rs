@@ -84,7 +84,8 @@ fn groups_die_with_an_owner_killed_by_sigkill() {
     let mut owner = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "owner_process",
+            // Its name in the one `it` test binary.
+            "exec_orphans::owner_process",
             "--nocapture",
             "--test-threads=1",
         ])

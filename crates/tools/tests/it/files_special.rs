@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns unwrap too
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;

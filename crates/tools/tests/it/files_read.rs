@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns unwrap too
 
-mod common;
+use crate::common;
 
 use common::workspace;
 use std::path::Path;
