@@ -1,7 +1,6 @@
 //! The offline model2vec embedder with a tiny model the test writes itself (a WordLevel
 //! tokenizer of 8 words, an 8×16 `embeddings` tensor in hand-written safetensors, a
 //! config): loading, ids, vectors, and clear errors for missing or broken directories.
-#![cfg(feature = "local-embeddings")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! embedders, a locked database) — and the Markdown is never modified.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::time::Duration;

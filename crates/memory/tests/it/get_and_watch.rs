@@ -1,7 +1,7 @@
 //! `read_memory` (memory_get) windows and refusals, and the watcher picking up edits.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

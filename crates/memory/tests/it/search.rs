@@ -2,7 +2,7 @@
 //! JSON shape the tools return.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::*;
 use pincer_memory::{SearchMode, SearchOptions, SearchResults};
