@@ -8,7 +8,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pincer_gateway::rpc::{
+use pincer_rpc::{
     LineDecoder, LineError, decode_command, decode_input, decode_worker_line, encode_request,
 };
 

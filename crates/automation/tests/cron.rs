@@ -14,7 +14,7 @@ mod store;
 
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
-use pincer_gateway::cron::{
+use pincer_automation::cron::{
     CronJob, CronJobError, CronPayload, CronSchedule, DeliveryMode, NewCronJob, RunStatus,
     ScheduleError, SessionTarget, WakeMode, create_job, job_next_run_ms, next_run_ms_in,
     stable_offset_ms,

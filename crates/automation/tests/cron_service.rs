@@ -14,10 +14,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fake::{T0, actions, new_job, record_events, reminder, service, service_with, task};
-use pincer_gateway::cron::{
+use pincer_automation::cron::{
     CronRunOutput, CronSettings, INTERRUPTED_ERROR, RunStatus, format_iso_ms,
 };
-use pincer_gateway::system_events::ManualClock;
+use pincer_automation::system_events::ManualClock;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -42,7 +42,7 @@ async fn added_jobs_are_listed_by_next_run() {
     assert_eq!(sooner.state.next_run_at_ms, Some(T0 + MIN));
     assert_eq!(later.state.next_run_at_ms, Some(T0 + 2 * MIN));
     assert_eq!(off.state.next_run_at_ms, None);
-    let names = |jobs: Vec<pincer_gateway::cron::CronJob>| {
+    let names = |jobs: Vec<pincer_automation::cron::CronJob>| {
         jobs.into_iter().map(|j| j.name).collect::<Vec<_>>()
     };
     assert_eq!(names(service.list(false)), ["sooner", "later"]);
@@ -155,7 +155,7 @@ async fn an_isolated_run_lands_in_the_state_and_the_run_log() {
     assert_eq!(run.provider.as_deref(), Some("openai"));
 }
 
-fn at_job(name: &str, delete_after_run: Option<bool>) -> pincer_gateway::cron::NewCronJob {
+fn at_job(name: &str, delete_after_run: Option<bool>) -> pincer_automation::cron::NewCronJob {
     let mut job = new_job(json!({
         "name": name,
         "schedule": {"kind": "at", "at": "10m"},
@@ -322,7 +322,7 @@ async fn a_job_missed_while_down_runs_once_on_start() {
     advance_ms(&clock, 3 * MIN + 30_000);
     let (service, fake) = service(&dir, &clock);
     let stop = CancellationToken::new();
-    let executor: Arc<dyn pincer_gateway::cron::CronExecutor> = Arc::new(fake.clone());
+    let executor: Arc<dyn pincer_automation::cron::CronExecutor> = Arc::new(fake.clone());
     let handle = tokio::spawn(Arc::clone(&service).run(executor, stop.clone()));
     until(|| !service.runs(&job.id, 5).unwrap().is_empty()).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
@@ -447,7 +447,7 @@ async fn an_unreadable_job_is_shown_and_never_run() {
     assert!(
         matches!(
             err,
-            pincer_gateway::cron::CronServiceError::Unreadable { .. }
+            pincer_automation::cron::CronServiceError::Unreadable { .. }
         ),
         "{err}"
     );

@@ -9,12 +9,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use pincer_gateway::heartbeat::{
+use pincer_automation::heartbeat::{
     EXEC_EVENT_PROMPT, HEARTBEAT_OK, HeartbeatRunner, HeartbeatSettings, HeartbeatWake, PromptKind,
     PromptOptions, RunOutcome, WakeRequest, build_heartbeat_prompt_with, exec_exit_reason,
     heartbeat_reply_delivery,
 };
-use pincer_gateway::system_events::{Clock, ManualClock, SystemEvents};
+use pincer_automation::system_events::{Clock, ManualClock, SystemEvents};
 use tokio::time::{Instant, sleep};
 
 const T0_MS: i64 = 1_736_950_205_000; // 2025-01-15 14:10:05 UTC

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context as _, Result, bail};
-use pincer_gateway::rpc::{
+use pincer_rpc::{
     DecodeError, LineError, MAX_LINE_BYTES, QueueMode, RpcCommand, RpcRequest, WorkerInput,
     decode_input, error_line, read_line_limited, success_line,
 };
@@ -136,8 +136,8 @@ async fn dispatch(worker: &mut Worker, out: &Output, request: RpcRequest) {
             streaming_behavior,
         } => {
             let behavior = streaming_behavior.map(|b| match b {
-                pincer_gateway::rpc::StreamingBehavior::Steer => "steer",
-                pincer_gateway::rpc::StreamingBehavior::FollowUp => "followUp",
+                pincer_rpc::StreamingBehavior::Steer => "steer",
+                pincer_rpc::StreamingBehavior::FollowUp => "followUp",
             });
             worker
                 .prompt(&message, images.unwrap_or_default(), behavior)

@@ -48,7 +48,7 @@ impl Output {
 
     /// Queues one JSON line (U+2028/U+2029 escaped, as pi writes them).
     pub fn json(&self, value: &Value) {
-        self.line(pincer_gateway::rpc::json_line(value));
+        self.line(pincer_rpc::json_line(value));
     }
 
     /// Queues one line that is already JSON.

@@ -10,11 +10,11 @@ use std::time::Duration;
 use anyhow::{Context as _, Result};
 use pincer_agent::AgentConfig;
 use pincer_config::{PoolConfig, RunnerKind};
-use pincer_gateway::rpc::{
-    CapabilityProfile, PoolSettings, RpcClient, RpcError, RpcPool, WorkerSpawner, WorkerSpec,
-};
 use pincer_gateway::server::TurnOrigin;
 use pincer_gateway::turn_rpc::{RpcTarget, RpcTurns};
+use pincer_rpc::{
+    CapabilityProfile, PoolSettings, RpcClient, RpcError, RpcPool, WorkerSpawner, WorkerSpec,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::app::App;
@@ -84,10 +84,10 @@ impl RpcRunner {
             CommandSpawner { program, base_args },
         );
         let maintenance = CancellationToken::new();
-        tokio::spawn(pool.clone().run_maintenance(
-            pincer_gateway::rpc::pool::MAINTENANCE_INTERVAL,
-            maintenance.clone(),
-        ));
+        tokio::spawn(
+            pool.clone()
+                .run_maintenance(pincer_rpc::pool::MAINTENANCE_INTERVAL, maintenance.clone()),
+        );
         Ok(Some(Self {
             turns: RpcTurns::new(pool),
             own_workers,

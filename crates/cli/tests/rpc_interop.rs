@@ -1,6 +1,6 @@
 //! Interop with the real pi (`@mariozechner/pi-coding-agent`, `pi --mode rpc`): the same
 //! scenarios drive a pi worker and a `pincer rpc` worker through the same client code
-//! (`pincer_gateway::rpc::RpcClient`), against the same mock LLM, and their event sequences
+//! (`pincer_rpc::RpcClient`), against the same mock LLM, and their event sequences
 //! must match (ids, timestamps and token granularity aside); then a transcript written by
 //! Pincer is opened by pi and one written by pi is resumed by Pincer.
 //!
@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::Home;
-use pincer_gateway::rpc::{RpcClient, RpcCommand, StreamingBehavior, WorkerSpec};
+use pincer_rpc::{RpcClient, RpcCommand, StreamingBehavior, WorkerSpec};
 use pincer_testkit::{Api, Fault, Match, MockLlm, Reply, Rule, Scenario};
 use serde_json::{Value, json};
 

@@ -3,10 +3,8 @@
 //! messages persist to the session store; system events wait per session for its next turn.
 
 pub mod chunker;
-pub mod cron;
 pub mod dedupe;
 pub mod failover;
-pub mod heartbeat;
 pub mod media_inbox;
 pub mod media_reply;
 pub mod memory_flush;
@@ -15,11 +13,13 @@ pub mod pairing;
 pub mod prompt;
 pub mod prompt_sections;
 pub mod router;
-pub mod rpc;
 pub mod server;
 pub mod session_memory;
 pub mod skills;
-pub mod system_events;
 pub mod turn;
 pub mod turn_rpc;
 pub mod workspace;
+
+// Cron, heartbeat and system events live in pincer-automation; the server's modules name
+// them by their old paths.
+pub use pincer_automation::{cron, heartbeat, system_events};

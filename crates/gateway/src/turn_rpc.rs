@@ -28,12 +28,12 @@ use pincer_store::{OpenSession, TurnStats};
 use serde_json::Value;
 use tokio::sync::broadcast::error::RecvError;
 
-use crate::rpc::{
-    CapabilityProfile, ExtensionUiRequest, ExtensionUiResponse, PooledWorker, RpcClient,
-    RpcCommand, RpcPool, UiAnswerer, agent_event,
-};
 use crate::turn::{
     SteerHandle, TurnError, TurnOutcome, TurnPlan, maintain, open_session, usage_stats,
+};
+use pincer_rpc::{
+    CapabilityProfile, ExtensionUiRequest, ExtensionUiResponse, PooledWorker, RpcClient,
+    RpcCommand, RpcPool, UiAnswerer, agent_event,
 };
 
 /// How long a worker may take to end its turn after an abort before it is killed

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
-use pincer_gateway::rpc::{
+use pincer_rpc::{
     CapabilityProfile, PoolSettings, RpcClient, RpcCommand, RpcError, RpcPool, WorkerSpawner,
     WorkerSpec,
 };

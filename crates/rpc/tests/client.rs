@@ -10,9 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use pincer_gateway::rpc::{
-    MAX_COMMAND_BYTES, RpcClient, RpcCommand, RpcError, TurnCollected, WorkerSpec,
-};
+use pincer_rpc::{MAX_COMMAND_BYTES, RpcClient, RpcCommand, RpcError, TurnCollected, WorkerSpec};
 use pincer_testkit::mock_rpc::write_script;
 use pincer_testkit::mock_rpc_path;
 use serde_json::{Value, json};

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use pincer_gateway::rpc::{
+use pincer_rpc::{
     CapabilityProfile, PoolSettings, Reuse, RpcClient, RpcError, RpcPool, WorkerSpawner, WorkerSpec,
 };
 use pincer_testkit::mock_rpc::write_script;
@@ -263,10 +263,7 @@ async fn a_new_worker_is_set_up_and_its_dialogs_are_answered() {
     );
     worker
         .client()
-        .request(
-            pincer_gateway::rpc::RpcCommand::GetState,
-            Duration::from_secs(10),
-        )
+        .request(pincer_rpc::RpcCommand::GetState, Duration::from_secs(10))
         .await
         .unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(10);

@@ -6,10 +6,10 @@ use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 
-use pincer_gateway::cron::{
+use pincer_automation::cron::{
     CronJob, CronStore, CronStoreError, RunLog, RunLogEntry, RunStatus, SessionTarget,
 };
-use pincer_gateway::system_events::ManualClock;
+use pincer_automation::system_events::ManualClock;
 use serde_json::{Value, json};
 
 const T0: i64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
@@ -348,7 +348,7 @@ fn unknown_fields_of_a_run_line_survive_and_big_logs_are_pruned() {
 fn the_scheduler_lock_file_is_private() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("cron");
-    let lock = pincer_gateway::cron::try_lock_scheduler(&dir).unwrap();
+    let lock = pincer_automation::cron::try_lock_scheduler(&dir).unwrap();
     assert!(lock.is_some());
     assert_eq!(mode(&dir.join("scheduler.lock")), 0o600);
 }

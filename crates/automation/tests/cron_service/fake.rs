@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use jiff::tz::TimeZone;
-use pincer_gateway::cron::{
+use pincer_automation::cron::{
     CronExecutor, CronJob, CronRunOutput, CronService, CronSettings, NewCronJob,
 };
-use pincer_gateway::system_events::ManualClock;
+use pincer_automation::system_events::ManualClock;
 use serde_json::Value;
 
 /// 2026-01-01T00:00:00Z.
@@ -91,7 +91,7 @@ impl FakeExecutor {
             job_id: job.id.clone(),
             target,
             text: text.to_string(),
-            at_ms: pincer_gateway::system_events::Clock::now_ms(&self.clock),
+            at_ms: pincer_automation::system_events::Clock::now_ms(&self.clock),
         });
     }
 }
@@ -109,8 +109,8 @@ impl CronExecutor for FakeExecutor {
 
     fn run_isolated(&self, job: CronJob) -> BoxFuture<'static, CronRunOutput> {
         let message = match &job.payload {
-            pincer_gateway::cron::CronPayload::AgentTurn(p) => p.message.clone(),
-            pincer_gateway::cron::CronPayload::SystemEvent(p) => p.text.clone(),
+            pincer_automation::cron::CronPayload::AgentTurn(p) => p.message.clone(),
+            pincer_automation::cron::CronPayload::SystemEvent(p) => p.text.clone(),
         };
         self.record(&job, "isolated", &message);
         let this = self.clone();

@@ -4,11 +4,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use pincer_gateway::cron::{
+use pincer_automation::cron::{
     CronExecutor, CronJobError, CronPayload, CronService, CronServiceError, CronSettings, RunNow,
     RunStatus,
 };
-use pincer_gateway::system_events::ManualClock;
+use pincer_automation::system_events::ManualClock;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 

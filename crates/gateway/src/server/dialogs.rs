@@ -16,8 +16,8 @@ use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
 use super::runs::Runs;
-use crate::rpc::{ExtensionUiRequest, ExtensionUiResponse};
 use crate::turn_rpc::DialogBroker;
+use pincer_rpc::{ExtensionUiRequest, ExtensionUiResponse};
 
 /// The `caps` entry of a client that shows dialogs.
 pub const DIALOG_CAP: &str = "extension-ui";
