@@ -1,7 +1,7 @@
 //! Crash safety across processes: a writer killed with SIGKILL at a random moment loses no
 //! turn it reported done, and two writer processes appending at once keep one chain.
 //!
-//! The writers are this test binary re-run (`current_exe() child_writer --exact`) with
+//! The writers are this test binary re-run (`current_exe() crash::child_writer --exact`) with
 //! `PINCER_STORE_TEST_CHILD` set; without it `child_writer` returns at once.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -15,6 +15,8 @@ use std::time::Duration;
 use pincer_ai::{AssistantMessage, ContentBlock, Message};
 use pincer_store::{SessionStore, Transcript};
 
+/// `child_writer`'s name in the one `it` test binary.
+const CHILD_TEST: &str = "crash::child_writer";
 const CHILD: &str = "PINCER_STORE_TEST_CHILD";
 const DIR: &str = "PINCER_STORE_TEST_DIR";
 const TAG: &str = "PINCER_STORE_TEST_TAG";
@@ -63,7 +65,7 @@ fn child_writer() {
 
 fn spawn_writer(root: &Path, tag: &str, sync: bool, turns: usize) -> Child {
     Command::new(std::env::current_exe().unwrap())
-        .args(["child_writer", "--exact", "--nocapture", "--test-threads=1"])
+        .args([CHILD_TEST, "--exact", "--nocapture", "--test-threads=1"])
         .env(CHILD, "1")
         .env(DIR, root)
         .env(TAG, tag)
