@@ -1,25 +1,15 @@
-//! pincer-gateway: the gateway core. Routes a message to an agent and a session key,
-//! builds each agent's system prompt from its workspace and skills, and runs turns whose
-//! messages persist to the session store; system events wait per session for its next turn.
+//! pincer-gateway: the gateway's server — OpenClaw's WebSocket protocol and the HTTP API on
+//! one port, the lanes and runs that queue and execute turns, channel ingress and delivery,
+//! the cron and heartbeat runners — and DM pairing, the server's access control for chats.
+//! What a turn is lives in `pincer-turns`; cron, heartbeat and system events in
+//! `pincer-automation`; the channel port in `pincer-channel-port`.
 
-pub mod chunker;
-pub mod dedupe;
-pub mod failover;
-pub mod media_inbox;
-pub mod media_reply;
-pub mod memory_flush;
-pub mod model_select;
 pub mod pairing;
-pub mod prompt;
-pub mod prompt_sections;
-pub mod router;
 pub mod server;
-pub mod session_memory;
-pub mod skills;
-pub mod turn;
-pub mod turn_rpc;
-pub mod workspace;
 
-// Cron, heartbeat and system events live in pincer-automation; the server's modules name
-// them by their old paths.
+// The server's modules name these by their old paths.
 pub use pincer_automation::{cron, heartbeat, system_events};
+pub use pincer_turns::{
+    chunker, dedupe, failover, media_inbox, media_reply, memory_flush, model_select, prompt,
+    prompt_sections, router, session_memory, skills, turn, turn_rpc, workspace,
+};

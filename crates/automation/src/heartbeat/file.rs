@@ -156,8 +156,8 @@ mod tests {
             "<!-- add tasks below -->",
             "# Tasks\n<!--\nmulti-line\nguidance\n-->\n- [ ]",
             "```\n```markdown\n",
-            // The template a new workspace gets (pincer-gateway) must count as empty.
-            include_str!("../../../gateway/src/workspace/templates/HEARTBEAT.md"),
+            // The template a new workspace gets (pincer-turns) must count as empty.
+            include_str!("../../../turns/src/workspace/templates/HEARTBEAT.md"),
         ];
         for text in empty {
             assert!(is_heartbeat_content_effectively_empty(text), "{text:?}");

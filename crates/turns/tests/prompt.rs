@@ -8,12 +8,12 @@ use std::path::Path;
 use futures_util::future::BoxFuture;
 use pincer_agent::{AgentTool, ToolContext, ToolError, ToolOutput, typed};
 use pincer_config::SkillsConfig;
-use pincer_gateway::prompt::{
+use pincer_turns::prompt::{
     PromptInputs, PromptSection, PromptTool, build_system_prompt, core_tool_summary,
 };
-use pincer_gateway::router::SessionKind;
-use pincer_gateway::skills::{SkillDirs, load_skills};
-use pincer_gateway::workspace::{
+use pincer_turns::router::SessionKind;
+use pincer_turns::skills::{SkillDirs, load_skills};
+use pincer_turns::workspace::{
     BootstrapLimits, STARTER_FILES, ensure_workspace, load_bootstrap_files,
 };
 use serde_json::Value;
@@ -29,8 +29,8 @@ fn seed(dir: &Path, files: &[(&str, &str)]) {
 fn inputs<'a>(
     workspace: &'a Path,
     tools: &'a [PromptTool],
-    skills: &'a [pincer_gateway::skills::Skill],
-    files: &'a [pincer_gateway::workspace::BootstrapFile],
+    skills: &'a [pincer_turns::skills::Skill],
+    files: &'a [pincer_turns::workspace::BootstrapFile],
     extra: &'a [PromptSection],
 ) -> PromptInputs<'a> {
     PromptInputs {

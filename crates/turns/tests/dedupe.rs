@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use pincer_gateway::dedupe::{DEFAULT_DEDUPE_CAPACITY, DEFAULT_DEDUPE_TTL, Dedupe, DedupeKey};
+use pincer_turns::dedupe::{DEFAULT_DEDUPE_CAPACITY, DEFAULT_DEDUPE_TTL, Dedupe, DedupeKey};
 use proptest::prelude::*;
 
 const MIN: Duration = Duration::from_secs(60);

@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use pincer_config::{SkillsConfig, SkillsLoad};
-use pincer_gateway::skills::{
+use pincer_turns::skills::{
     FrontmatterError, ParsedSkill, Skill, SkillDirs, SkillIssue, SkillProblem, SkillRoot,
     SkillSource, format_skills_for_prompt, load_skills, parse_skill,
 };

@@ -3,7 +3,7 @@
 //! the text was cut into deltas.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use pincer_gateway::chunker::{
+use pincer_turns::chunker::{
     Block, BlockChunker, ChunkerConfig, DEFAULT_MAX_CHARS, DEFAULT_MIN_CHARS, chunk_text,
     chunk_text_blocks,
 };

@@ -10,10 +10,10 @@ use futures_util::future::BoxFuture;
 use pincer_agent::{AgentConfig, AgentEvent};
 use pincer_ai::env::MapEnv;
 use pincer_ai::{ErrorKind, LlmClient, Message, Model, ModelRegistry, StopReason};
-use pincer_gateway::failover::{
+use pincer_turns::failover::{
     Attempts, Credential, CredentialSource, EnvCredentials, failover_stream_fn,
 };
-use pincer_gateway::turn::{TurnPlan, run_turn};
+use pincer_turns::turn::{TurnPlan, run_turn};
 use pincer_store::{EntryBody, SessionStore};
 use pincer_testkit::{Api, Fault, Match, MockLlm, Reply, Rule, Scenario};
 

@@ -6,8 +6,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use pincer_config::{AgentEntry, PincerConfig};
-use pincer_gateway::router::SessionKind;
-use pincer_gateway::workspace::{
+use pincer_turns::router::SessionKind;
+use pincer_turns::workspace::{
     BootstrapFile, BootstrapLimits, EnsureReport, STARTER_FILES, WorkspaceError,
     default_workspace_dir, ensure_workspace, load_bootstrap_files, resolve_workspace_dir,
 };

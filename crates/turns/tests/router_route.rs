@@ -8,7 +8,7 @@ use pincer_config::{
     AgentEntry, Binding, BindingMatch, ChannelRoles, DmScope, PeerKind, PeerMatch, PincerConfig,
     RolesConfig, SessionConfig,
 };
-use pincer_gateway::router::{
+use pincer_turns::router::{
     ChatKind, MatchedBy, Route, RouteInput, SessionKind, ThreadRef, binding_score,
     default_agent_id, known_agent_ids, resolve_role, resolve_route,
 };

@@ -9,8 +9,10 @@
 //! HEARTBEAT.md's name, the ack threshold), so the prompt cannot drift from the code that
 //! judges the replies.
 
-use crate::heartbeat::{DEFAULT_ACK_MAX_CHARS, HEARTBEAT_FILENAME, HEARTBEAT_OK, HEARTBEAT_PROMPT};
 use crate::prompt::PromptSection;
+use pincer_automation::heartbeat::{
+    DEFAULT_ACK_MAX_CHARS, HEARTBEAT_FILENAME, HEARTBEAT_OK, HEARTBEAT_PROMPT,
+};
 
 /// Title of the heartbeat section.
 pub const HEARTBEAT_SECTION_TITLE: &str = "Heartbeat Protocol";

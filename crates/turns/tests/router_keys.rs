@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use pincer_config::{DmScope, SessionConfig, SessionScope};
-use pincer_gateway::router::{
+use pincer_turns::router::{
     ChatAddress, ChatKind, ParsedSessionKey, RouterError, SessionKind, SessionTarget, ThreadRef,
     chat_session_key, cron_session_key, is_valid_agent_id, main_session_key, normalize_account_id,
     normalize_agent_id, normalize_cli_session_key, parse_session_key, subagent_session_key,
