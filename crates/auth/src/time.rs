@@ -1,20 +1,17 @@
 //! Wall-clock helpers. Everything time-dependent in this crate takes `now_ms` (milliseconds
 //! since the Unix epoch) as a parameter so tests need no clock; [`now_ms`] is what real
-//! callers pass. [`format_duration_ms`] renders waits and expiries for people.
-
-use std::time::{SystemTime, UNIX_EPOCH};
+//! callers pass (pincer-base's clock). [`format_duration_ms`] renders waits and expiries
+//! for people.
 
 const SECOND: u64 = 1_000;
 const MINUTE: u64 = 60 * SECOND;
 const HOUR: u64 = 60 * MINUTE;
 const DAY: u64 = 24 * HOUR;
 
-/// Milliseconds since the Unix epoch (0 if the system clock is before 1970).
+/// Milliseconds since the Unix epoch (0 if the system clock is before 1970): pincer-base's
+/// clock, unsigned as this crate counts.
 pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-        .unwrap_or(0)
+    u64::try_from(pincer_base::now_ms()).unwrap_or(0)
 }
 
 /// A duration as its two largest units: `45s`, `4m 30s`, `1h 5m`, `2d 3h`; `0s` below one

@@ -82,8 +82,8 @@ pub(crate) fn boundary() -> String {
     )
 }
 
-/// [`write_atomic`] on the blocking pool (it creates directories, writes and fsyncs), for
-/// the adapters' async code; the number of bytes written.
+/// [`pincer_base::write_atomic`] (0600, parent directories 0700, durable) on the blocking
+/// pool, for the adapters' async code; the number of bytes written.
 pub(crate) async fn save_file(
     path: &Path,
     bytes: impl AsRef<[u8]> + Send + 'static,
@@ -91,33 +91,10 @@ pub(crate) async fn save_file(
     let path = path.to_path_buf();
     tokio::task::spawn_blocking(move || {
         let bytes = bytes.as_ref();
-        write_atomic(&path, bytes).map(|()| bytes.len() as u64)
+        pincer_base::write_atomic(&path, bytes).map(|()| bytes.len() as u64)
     })
     .await
     .map_err(std::io::Error::other)?
-}
-
-/// Writes `bytes` to `path` through a temporary file and a rename, 0600, creating the
-/// directory (0700) first.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write as _;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    pincer_base::create_private_dir_all(dir)?;
-    let tmp = dir.join(format!(
-        ".{}.tmp{}",
-        path.file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default(),
-        std::process::id()
-    ));
-    let mut file = pincer_base::private_open_options()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&tmp)?;
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    std::fs::rename(&tmp, path)
 }
 
 /// The body of `response`, or `None` as soon as it grows past `max` bytes (what is over the
@@ -167,23 +144,6 @@ mod tests {
             "--B\r\nContent-Disposition: form-data; name=\"chat_id\"\r\n\r\n5\r\n\
              --B\r\nContent-Disposition: form-data; name=\"payload_json\"\r\nContent-Type: application/json\r\n\r\n{}\r\n\
              --B\r\nContent-Disposition: form-data; name=\"document\"; filename=\"a_b.txt\"\r\nContent-Type: application/octet-stream\r\n\r\nhi\r\n--B--\r\n"
-        );
-    }
-
-    #[test]
-    fn atomic_private_writes() {
-        use std::os::unix::fs::PermissionsExt as _;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("sub/x.offset");
-        write_atomic(&path, b"41").unwrap();
-        write_atomic(&path, b"42").unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), b"42");
-        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o600);
-        assert_eq!(
-            std::fs::read_dir(path.parent().unwrap()).unwrap().count(),
-            1,
-            "no temp file left"
         );
     }
 }

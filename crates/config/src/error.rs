@@ -81,10 +81,11 @@ pub enum ConfigError {
     #[error("key path `{path}`: {reason}")]
     KeyPath { path: String, reason: String },
     /// Writing the file failed (nothing was replaced).
-    #[error("cannot write the config: {source}")]
+    #[error("cannot write the config: {}: {source}", path.display())]
     Write {
+        path: PathBuf,
         #[source]
-        source: pincer_store::StoreError,
+        source: std::io::Error,
     },
 }
 

@@ -90,15 +90,17 @@ pub fn parse_str(
 /// kept: the document holds none (json5 has no comment-preserving round trip).
 pub fn save(path: &Path, raw: &Value, env: &dyn EnvSource) -> Result<PincerConfig, ConfigError> {
     let config = check_raw(raw, &path.display().to_string(), env, None)?;
-    let mut bytes = serde_json::to_vec_pretty(raw).map_err(|e| ConfigError::Write {
-        source: pincer_store::StoreError::Serialize {
-            path: path.to_path_buf(),
-            source: e,
-        },
-    })?;
+    let write_error = |source| ConfigError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut bytes = serde_json::to_vec_pretty(raw)
+        .map_err(|e| write_error(std::io::Error::other(format!("cannot serialise: {e}"))))?;
     bytes.push(b'\n');
-    pincer_store::write_atomic(path, &bytes, Some(0o600))
-        .map_err(|source| ConfigError::Write { source })?;
+    pincer_base::AtomicWrite::new()
+        .mode(pincer_base::FileMode::Exact(0o600))
+        .write(path, &bytes)
+        .map_err(write_error)?;
     Ok(config)
 }
 

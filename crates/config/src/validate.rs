@@ -153,7 +153,7 @@ pub(crate) fn check(config: &PincerConfig) -> Vec<RuleViolation> {
         }
     }
     if let Some(after) = &config.session.maintenance.prune_after
-        && let Err(e) = pincer_store::parse_duration(after)
+        && let Err(e) = pincer_base::duration::parse_duration(after)
     {
         fail(session.key("maintenance").key("pruneAfter"), e);
     }

@@ -242,14 +242,8 @@ fn move_aside(path: &Path) -> Result<PathBuf, MemoryError> {
     Ok(target)
 }
 
-/// Milliseconds since the epoch.
-pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .ok()
-        .and_then(|d| i64::try_from(d.as_millis()).ok())
-        .unwrap_or(0)
-}
+/// Milliseconds since the epoch (pincer-base's clock).
+pub use pincer_base::time::now_ms;
 
 /// Nanoseconds since the epoch.
 pub fn now_ns() -> i64 {

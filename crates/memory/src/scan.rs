@@ -268,21 +268,12 @@ pub fn dated_note_day(rel: &str) -> Option<i64> {
     let year: i64 = date.get(..4)?.parse().ok()?;
     let month: i64 = date.get(5..7)?.parse().ok()?;
     let day: i64 = date.get(8..10)?.parse().ok()?;
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+    if !(1..=31).contains(&day) {
         return None;
     }
-    Some(days_from_civil(year, month, day))
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    // Counted from the 1st so a day past the month's end rolls over (`02-30` is March 1st),
+    // as it always has.
+    Some(pincer_base::time::epoch_day(year, month, 1)? + day - 1)
 }
 
 #[cfg(test)]
@@ -297,6 +288,11 @@ mod tests {
         assert_eq!(dated_note_day("MEMORY.md"), None);
         assert_eq!(dated_note_day("memory/notes.md"), None);
         assert_eq!(dated_note_day("memory/2024-13-01.md"), None);
+        assert_eq!(dated_note_day("memory/2024-02-30.md"), Some(19_783));
+        assert_eq!(dated_note_day("memory/2024-02-32.md"), None);
+        assert_eq!(dated_note_day("memory/2024-00-10.md"), None);
+        assert_eq!(dated_note_day("memory/2024-01-00.md"), None);
+        assert_eq!(dated_note_day("memory/20x4-01-01.md"), None);
     }
 
     #[test]

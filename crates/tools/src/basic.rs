@@ -63,24 +63,8 @@ impl TypedTool for TimeNow {
     }
 }
 
-/// RFC 3339 UTC with milliseconds for Unix milliseconds (proleptic Gregorian calendar).
-pub fn rfc3339_utc(unix_ms: i64) -> String {
-    let days = unix_ms.div_euclid(86_400_000);
-    let ms_of_day = unix_ms.rem_euclid(86_400_000);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    let (h, m) = (ms_of_day / 3_600_000, ms_of_day / 60_000 % 60);
-    let (s, ms) = (ms_of_day / 1000 % 60, ms_of_day % 1000);
-    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{ms:03}Z")
-}
+/// RFC 3339 UTC with milliseconds for Unix milliseconds (`toISOString()`'s form).
+pub use pincer_base::time::iso_from_ms as rfc3339_utc;
 
 /// Arguments of `tools.echo`.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]

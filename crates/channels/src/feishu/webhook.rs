@@ -195,7 +195,7 @@ async fn handle(
         settings.encrypt_key.as_ref().map(Secret::expose),
         signed,
         &body,
-        now_secs(),
+        pincer_base::time::now_secs(),
     );
     let event = match opened {
         Ok(event) => event,
@@ -219,12 +219,6 @@ async fn handle(
         EventKind::UrlVerification { .. } => {}
     }
     axum::Json(callback_reply(&event)).into_response()
-}
-
-fn now_secs() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
 #[cfg(test)]

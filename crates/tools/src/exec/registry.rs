@@ -9,9 +9,8 @@
 //! supervisors to reap; dropping the last handle kills whatever still runs.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hasher};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -69,7 +68,6 @@ struct Inner {
     on_exit: RwLock<Option<ExitCallback>>,
     notify_on_exit: AtomicBool,
     closed: AtomicBool,
-    counter: AtomicU64,
     record_dir: OnceLock<PathBuf>,
 }
 
@@ -115,7 +113,6 @@ impl ProcessRegistry {
                 on_exit: RwLock::new(None),
                 notify_on_exit: AtomicBool::new(true),
                 closed: AtomicBool::new(false),
-                counter: AtomicU64::new(0),
                 record_dir: OnceLock::new(),
             }),
         }
@@ -230,20 +227,10 @@ impl ProcessRegistry {
         let _ = tokio::time::timeout(SHUTDOWN_WAIT, all).await;
     }
 
-    /// 16 hex digits, unpredictable and unique within the daemon.
+    /// 16 hex digits (pincer-base's generator), unpredictable and unique within the daemon.
     fn new_id(&self) -> String {
-        let n = self.inner.counter.fetch_add(1, Ordering::Relaxed);
         loop {
-            let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-            hasher.write_u64(n);
-            hasher.write_u128(
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_nanos())
-                    .unwrap_or_default(),
-            );
-            hasher.write_u32(std::process::id());
-            let id = format!("{:016x}", hasher.finish());
+            let id = pincer_base::id::hex_id16();
             if !self.sessions().contains_key(&id) {
                 return id;
             }

@@ -2,11 +2,10 @@
 //! content goes to a temporary file in the same directory which is then renamed over the
 //! target, so readers never see a half-written file. An existing file keeps its permissions.
 
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
 
 use pincer_agent::{ToolContext, ToolError, ToolOutput, TypedTool};
+use pincer_base::{AtomicWrite, FileMode};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -78,43 +77,11 @@ impl TypedTool for WriteTool {
     }
 }
 
-static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// Write `bytes` to `path` through a temporary sibling and a rename. The temporary file is
-/// removed if anything fails. An existing target's permissions carry over.
+/// Write `bytes` to `path` atomically (pincer-base: a temporary sibling, fsync, rename, fsync
+/// of the directory). The temporary file is removed if anything fails. An existing target's
+/// permissions carry over; a new file gets the umask's.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let temp = temp_sibling(path)?;
-    let result = (|| {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)?;
-        file.write_all(bytes)?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            file.set_permissions(meta.permissions())?;
-        }
-        file.sync_all()?;
-        drop(file);
-        std::fs::rename(&temp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    result
-}
-
-fn temp_sibling(path: &Path) -> std::io::Result<PathBuf> {
-    let name = path.file_name().ok_or_else(|| {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "the path has no file name",
-        )
-    })?;
-    let unique = format!(
-        ".{}.pincer-{}-{}.tmp",
-        name.to_string_lossy(),
-        std::process::id(),
-        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-    );
-    Ok(path.with_file_name(unique))
+    AtomicWrite::new()
+        .mode(FileMode::KeepExisting)
+        .write(path, bytes)
 }
