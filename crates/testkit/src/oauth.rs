@@ -18,7 +18,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -265,9 +265,7 @@ pub fn fake_jwt(claims: &Value) -> String {
 /// An access token like the real ones: the account id claim, `exp`, and a `jti` so tokens
 /// differ.
 pub fn fake_access_token(account_id: &str, serial: u64, expires_in: u64) -> String {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let now = pincer_base::time::now_secs().unsigned_abs();
     fake_jwt(&json!({
         "iss": "https://auth.fake.invalid",
         "iat": now,

@@ -1,8 +1,6 @@
 //! What tests inject: a user's message (`MESSAGE_CREATE`) with its attachments, and the
 //! ISO 8601 timestamps Discord puts on messages.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use bytes::Bytes;
 use serde_json::{Value, json};
 
@@ -240,43 +238,33 @@ pub(crate) fn mime_for(file_name: &str) -> &'static str {
 
 /// Now as Discord writes timestamps: `2024-05-01T12:34:56.789000+00:00`.
 pub(crate) fn timestamp() -> String {
-    let elapsed = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    format_timestamp(elapsed.as_secs(), elapsed.subsec_micros())
+    format_timestamp(jiff::Timestamp::now())
 }
 
-fn format_timestamp(secs: u64, micros: u32) -> String {
-    let days = i64::try_from(secs / 86_400).unwrap_or_default();
-    let rest = secs % 86_400;
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{micros:06}+00:00",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
+fn format_timestamp(at: jiff::Timestamp) -> String {
+    at.strftime("%Y-%m-%dT%H:%M:%S%.6f+00:00").to_string()
 }
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::format_timestamp;
 
     #[test]
     fn timestamps() {
-        assert_eq!(format_timestamp(0, 0), "1970-01-01T00:00:00.000000+00:00");
         assert_eq!(
-            format_timestamp(1_709_210_096, 789_000),
+            format_timestamp(jiff::Timestamp::UNIX_EPOCH),
+            "1970-01-01T00:00:00.000000+00:00"
+        );
+        let leap_day = jiff::Timestamp::new(1_709_210_096, 789_000_000).unwrap();
+        assert_eq!(
+            format_timestamp(leap_day),
             "2024-02-29T12:34:56.789000+00:00"
+        );
+        let sub_micro = jiff::Timestamp::new(1_709_210_096, 789_999).unwrap();
+        assert_eq!(
+            format_timestamp(sub_micro),
+            "2024-02-29T12:34:56.000789+00:00"
         );
     }
 }

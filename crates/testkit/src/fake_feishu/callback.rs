@@ -10,7 +10,7 @@
 //! TCP stream (the testkit has no HTTP client dependency): `http://` URLs only.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use aes::Aes256;
 use base64::Engine as _;
@@ -82,10 +82,7 @@ pub fn decrypt(encrypt_key: &str, encrypted: &str) -> Option<Vec<u8>> {
 }
 
 fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs()
+    pincer_base::time::now_secs().unsigned_abs()
 }
 
 /// Posts events to an adapter's callback URL as Feishu would; made by

@@ -2,8 +2,6 @@
 //! `im.message.receive_v1` event (schema 2.0) built from it, with the message's images and
 //! files registered as resources the fake serves.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use bytes::Bytes;
 use serde_json::{Value, json};
 
@@ -170,11 +168,7 @@ pub(crate) fn dm_chat_id(open_id: &str) -> String {
 
 /// Milliseconds since the epoch, as Feishu writes `create_time`.
 pub(crate) fn now_millis() -> String {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_millis()
-        .to_string()
+    pincer_base::now_ms().to_string()
 }
 
 /// Builds the `im.message.receive_v1` event of `message` with `token` in its header,

@@ -3,7 +3,7 @@
 //! that long polls and `wait_for_*` helpers wait on.
 
 use std::collections::{HashMap, VecDeque};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use bytes::Bytes;
 use serde::Serialize;
@@ -104,13 +104,7 @@ pub(crate) struct Shared {
     state: crate::fake_support::Watched<Inner>,
 }
 
-pub(crate) fn now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| {
-            i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX)
-        })
-}
+pub(crate) use pincer_base::time::now_secs as now;
 
 fn mime_for(file_name: &str) -> &'static str {
     let extension = file_name
