@@ -50,6 +50,21 @@ pub enum StoreError {
     /// separator, is empty, `.` or `..`): its transcript would lie outside the store.
     #[error("session {key:?} has an invalid sessionId {session_id:?}")]
     InvalidSessionId { key: String, session_id: String },
+    /// Another process held the index lock `path` for longer than `waited`.
+    #[error(
+        "{}: still locked by another process after {:.1} s (a stopped or hung pincer holds it; `fuser {}` names it)",
+        path.display(),
+        waited.as_secs_f64(),
+        path.display()
+    )]
+    LockTimeout {
+        path: PathBuf,
+        waited: std::time::Duration,
+    },
+    /// The blocking task running a store call failed (it panicked or the runtime is
+    /// shutting down).
+    #[error("a session store task failed: {0}")]
+    Task(String),
     /// A patch of session `key` is not valid.
     #[error("invalid patch of session {key:?}: {reason}")]
     Patch { key: String, reason: String },

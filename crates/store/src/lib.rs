@@ -6,10 +6,13 @@
 //! Every state write is atomic (temp file, fsync, rename, fsync dir); transcripts are
 //! append-only, one whole line per append under an exclusive file lock; old format versions
 //! are migrated on open (the original kept as `<file>.v<N>.bak`); a corrupt index is rebuilt
-//! from the transcripts; retention prunes the index and deletes only old archives.
+//! from the transcripts; retention prunes the index and deletes only old archives. Index
+//! updates wait at most [`DEFAULT_LOCK_TIMEOUT`] for another process's lock. Async code
+//! reaches the store only through [`SessionStore::run`] (the blocking pool; see [`blocking`]).
 
 mod archive;
 pub mod atomic;
+pub mod blocking;
 mod context;
 pub mod entry;
 pub mod error;
@@ -24,6 +27,7 @@ pub mod transcript;
 pub mod turns;
 
 pub use atomic::{read_json, write_atomic, write_json};
+pub use blocking::on_blocking_pool;
 pub use entry::{
     BranchSummaryEntry, CURRENT_VERSION, CompactionEntry, CustomEntry, CustomMessageEntry, Entry,
     EntryBody, LabelEntry, MessageEntry, ModelChangeEntry, SessionHeader, SessionInfoEntry,
@@ -37,7 +41,7 @@ pub use retention::{
     OrphanTranscript, PruneReason, PruneReport, PrunedSession, RetentionMode, RetentionPolicy,
     parse_duration,
 };
-pub use sessions::{OpenSession, SessionStore};
+pub use sessions::{DEFAULT_LOCK_TIMEOUT, OpenSession, SessionStore};
 pub use transcript::{
     BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX,
     COMPACTION_SUMMARY_SUFFIX, LineIssue, LoadReport, TailRepair, Transcript, truncate_transcript,

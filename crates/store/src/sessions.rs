@@ -16,6 +16,7 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -48,6 +49,7 @@ pub struct SessionStore {
     root: PathBuf,
     cwd: String,
     cache: Arc<IndexCache>,
+    lock_timeout: Duration,
 }
 
 /// The exclusive lock on `sessions.json.lock`, released on drop. The file also holds the
@@ -71,6 +73,7 @@ impl SessionStore {
             root: root.into(),
             cwd,
             cache: Arc::default(),
+            lock_timeout: DEFAULT_LOCK_TIMEOUT,
         }
     }
 
@@ -174,8 +177,15 @@ impl SessionStore {
             .write(true)
             .open(&path)
             .map_err(|e| StoreError::io(&path, e))?;
-        file.lock().map_err(|e| StoreError::io(&path, e))?;
+        lock_within(&file, &path, self.lock_timeout)?;
         Ok(IndexLock(file))
+    }
+
+    /// How long an index update waits for another process's lock before failing with
+    /// [`StoreError::LockTimeout`] (default [`DEFAULT_LOCK_TIMEOUT`]).
+    pub fn with_lock_timeout(mut self, timeout: Duration) -> Self {
+        self.lock_timeout = timeout;
+        self
     }
 
     /// Opens the session of `key`, creating it (new sessionId, index entry, transcript) if
@@ -342,4 +352,32 @@ impl SessionStore {
 /// no path separator or NUL. The index is outside input; its ids must not reach elsewhere.
 pub(crate) fn is_plain_session_id(id: &str) -> bool {
     !id.is_empty() && id != "." && id != ".." && !id.contains(['/', '\\', '\0'])
+}
+
+/// How long an index update waits for the lock by default: far longer than any update holds
+/// it (milliseconds), short enough that a stuck process is reported instead of hanging a turn.
+pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Takes the exclusive lock on `file`, polling until `timeout` has passed: `flock` itself
+/// has no deadline, and a process stopped while holding the lock must not hang every other
+/// writer forever.
+fn lock_within(file: &std::fs::File, path: &Path, timeout: Duration) -> Result<()> {
+    let deadline = Instant::now() + timeout;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(StoreError::LockTimeout {
+                    path: path.to_path_buf(),
+                    waited: timeout,
+                });
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(StoreError::io(path, e)),
+        }
+    }
 }

@@ -2,6 +2,7 @@
 //! was a `tests/*.rs` binary of its own; run one with
 //! `cargo test -p pincer-store --test it <module>::`.
 
+mod blocking;
 mod crash;
 mod entries;
 mod index_cache;
