@@ -1,7 +1,8 @@
 //! Block streaming for channel delivery (OpenClaw's `EmbeddedBlockChunker` and
 //! `chunkMarkdownText`): text deltas go in as a reply streams, whole blocks come out, each
-//! ending where a reader would pause. Also [`chunk_text`], the one-shot split of a finished
-//! message into pieces a channel accepts (Telegram 4096 chars, Discord 2000).
+//! ending where a reader would pause; [`coalesce`] merges them into the messages a channel
+//! is sent (OpenClaw's block-reply coalescer). A finished reply sent whole is split by the
+//! channel adapters' renderers instead, after rendering, where the platform's limit applies.
 //!
 //! Lengths are `char`s. A block ends, in order of preference, at a paragraph break, a line
 //! break, a sentence end (`.!?`, or `。！？` with no space after), a space; only with none of
@@ -20,6 +21,7 @@
 //! chunker emits at whatever break the current delta happens to hold), otherwise once
 //! `max_chars` + 2 chars are buffered, at the best break within `max_chars`.
 
+pub mod coalesce;
 mod fence;
 
 use fence::{Fence, FenceState, Scan};
@@ -133,14 +135,10 @@ pub struct BlockChunker {
 impl BlockChunker {
     pub fn new(config: ChunkerConfig) -> Self {
         let max = config.max_chars.max(2);
-        Self::with(Splitter {
+        let splitter = Splitter {
             min: config.min_chars.clamp(1, max),
             max,
-            eager: true,
-        })
-    }
-
-    fn with(splitter: Splitter) -> Self {
+        };
         Self {
             splitter,
             buf: Vec::new(),
@@ -215,35 +213,16 @@ impl BlockChunker {
     }
 }
 
-/// Splits a finished message into chunks of at most `limit` chars (limits below 2 count as
-/// 2), with the chunker's break preferences and fence handling; a break is looked for in the
-/// second half of the limit first, so chunks stay large.
-pub fn chunk_text(text: &str, limit: usize) -> Vec<String> {
-    texts(chunk_text_blocks(text, limit))
-}
-
-pub fn chunk_text_blocks(text: &str, limit: usize) -> Vec<Block> {
-    let max = limit.max(2);
-    let mut chunker = BlockChunker::with(Splitter {
-        min: (max / 2).max(1),
-        max,
-        eager: false,
-    });
-    chunker.buf.extend(text.chars());
-    chunker.drain(true)
-}
-
 fn texts(blocks: Vec<Block>) -> Vec<String> {
     blocks.into_iter().map(Block::into_text).collect()
 }
 
-/// Where blocks end. `eager`: cut at the first paragraph break past `min` as soon as it is
-/// seen (streaming); otherwise take the best break in the whole window (one-shot).
+/// Where blocks end: at the first paragraph break past `min` as soon as it is seen, else at
+/// the best break in the window.
 #[derive(Debug, Clone, Copy)]
 struct Splitter {
     min: usize,
     max: usize,
-    eager: bool,
 }
 
 enum Decision {
@@ -295,7 +274,7 @@ struct FenceSplit {
 
 impl Splitter {
     /// The next block of `buf` (which a block reopening a fence of `reopen` chars precedes).
-    /// In order: (streaming) the first paragraph break past `min`; the whole rest if the text
+    /// In order: the first paragraph break past `min`; the whole rest if the text
     /// is complete and fits; else, once the window is known, the best break in
     /// `min..=max`, a line end inside a fence, a break below `min` (short beats a cut word),
     /// and last a hard cut. Every rule but the first waits for the whole window, so no
@@ -324,10 +303,9 @@ impl Splitter {
             .into_iter()
             .filter(|cut| scan.is_safe(cut.at))
             .collect();
-        if self.eager
-            && let Some(cut) = soft
-                .iter()
-                .find(|c| c.early && c.kind == Kind::Paragraph && c.at >= min)
+        if let Some(cut) = soft
+            .iter()
+            .find(|c| c.early && c.kind == Kind::Paragraph && c.at >= min)
         {
             return Decision::Cut {
                 at: cut.at,

@@ -1,11 +1,10 @@
-//! The block-streaming chunker and `chunk_text` through their public API: break preferences,
-//! code fences closed and reopened, CJK, emoji, CRLF, and that blocks never depend on how
-//! the text was cut into deltas.
+//! The block-streaming chunker through its public API: break preferences, code fences
+//! closed and reopened, CJK, emoji, CRLF, and that blocks never depend on how the text was
+//! cut into deltas; and the coalescer that merges blocks into messages, on paused time.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use pincer_turns::chunker::{
-    Block, BlockChunker, ChunkerConfig, DEFAULT_MAX_CHARS, DEFAULT_MIN_CHARS, chunk_text,
-    chunk_text_blocks,
+    Block, BlockChunker, ChunkerConfig, DEFAULT_MAX_CHARS, DEFAULT_MIN_CHARS,
 };
 use proptest::prelude::*;
 
@@ -309,7 +308,10 @@ fn crlf_is_never_split() {
         blocks("Para one.\r\n\r\nPara two is longer.", config(5, 20)),
         ["Para one.\r\n\r\n", "Para two is longer."]
     );
-    assert_eq!(chunk_text("\r\n\r\n\r\n", 3), ["\r\n", "\r\n", "\r\n"]);
+    assert_eq!(
+        blocks("\r\n\r\n\r\n", config(1, 3)),
+        ["\r\n", "\r\n", "\r\n"]
+    );
     // A run of whitespace past the window: cut before it, not inside its CRLF.
     assert_eq!(blocks("abc\r\ndef", config(1, 4)), ["abc", "\r\nde", "f"]);
 }
@@ -340,50 +342,6 @@ fn one_char_deltas_give_the_same_blocks_as_one_delta() {
         check_blocks(&whole, &text, cfg.max_chars.max(2));
         assert!(whole.len() > 1);
     }
-}
-
-#[test]
-fn chunk_text_prefers_the_last_paragraph_break() {
-    let text = "aaa bbb.\n\nccc ddd.\n\neee fff ggg hhh";
-    assert_eq!(
-        chunk_text(text, 30),
-        ["aaa bbb.\n\nccc ddd.\n\n", "eee fff ggg hhh"]
-    );
-    // The streaming chunker sends each paragraph as soon as it is past min.
-    assert_eq!(
-        blocks(text, config(5, 30)),
-        ["aaa bbb.\n\n", "ccc ddd.\n\n", "eee fff ggg hhh"]
-    );
-}
-
-#[test]
-fn chunk_text_for_channel_limits() {
-    assert!(chunk_text("", 4096).is_empty());
-    assert_eq!(chunk_text("short", 2000), ["short"]);
-    let line = format!("{}\n", "word ".repeat(99).trim_end()); // 495 chars
-    let text = line.repeat(10);
-    let chunks = chunk_text(&text, 2000);
-    assert_eq!(chunks, [line.repeat(4), line.repeat(4), line.repeat(2)]);
-    let telegram = chunk_text(&"あ".repeat(5000), 4096);
-    assert_eq!(telegram, ["あ".repeat(4096), "あ".repeat(904)]);
-    check_blocks(&chunk_text_blocks(&text, 2000), &text, 2000);
-}
-
-#[test]
-fn chunk_text_closes_and_reopens_a_long_fence() {
-    let code: String = (0..8).map(|i| format!("line {i}\n")).collect();
-    let text = format!("Here:\n```sh\n{code}```");
-    let out = chunk_text_blocks(&text, 40);
-    let texts: Vec<&str> = out.iter().map(Block::text).collect();
-    assert_eq!(
-        texts,
-        [
-            "Here:\n```sh\nline 0\nline 1\nline 2\n```",
-            "```sh\nline 3\nline 4\nline 5\nline 6\n```",
-            "```sh\nline 7\n```",
-        ]
-    );
-    check_blocks(&out, &text, 40);
 }
 
 fn token() -> impl Strategy<Value = &'static str> {
@@ -455,15 +413,6 @@ proptest! {
         let by_char = blocks_in_deltas(char_deltas(&text).iter().map(String::as_str), cfg);
         prop_assert_eq!(&whole, &by_char);
     }
-
-    #[test]
-    fn chunk_text_is_lossless_and_within_the_limit(text in text(), limit in 0usize..80) {
-        let out = chunk_text_blocks(&text, limit);
-        check_blocks(&out, &text, limit.max(2));
-        if text.chars().count() <= limit.max(2) {
-            prop_assert!(out.len() <= 1);
-        }
-    }
 }
 
 /// Found by the fuzzer: a fence opener line whose newline was the one char past the window
@@ -482,5 +431,168 @@ fn a_fence_opener_ending_just_past_the_window_cuts_the_same_streamed() {
             whole,
             "step {step}"
         );
+    }
+}
+
+mod coalescing {
+    use std::time::Duration;
+
+    use pincer_turns::chunker::coalesce::{CoalesceConfig, Coalescer, Piece, coalesce};
+    use tokio::sync::mpsc;
+    use tokio::time::Instant;
+
+    use super::*;
+
+    /// `text` as one block, as the chunker makes it.
+    fn one_block(text: &str) -> Block {
+        let mut chunker = BlockChunker::new(config(100_000, 100_000));
+        let mut out = chunker.push_blocks(text);
+        out.extend(chunker.finish_blocks());
+        assert_eq!(out.len(), 1);
+        out.remove(0)
+    }
+
+    fn piece(text: &str) -> Piece {
+        Piece::Block(one_block(text))
+    }
+
+    fn coalesce_config(min_chars: usize, max_chars: usize, idle_ms: u64) -> CoalesceConfig {
+        CoalesceConfig {
+            min_chars,
+            max_chars,
+            idle: Duration::from_millis(idle_ms),
+        }
+    }
+
+    /// The timed stage on its own task: where pieces go in and messages come out.
+    fn stage(config: CoalesceConfig) -> (mpsc::Sender<Piece>, mpsc::Receiver<String>) {
+        let (tx, pieces) = mpsc::channel(16);
+        let (out, rx) = mpsc::channel(16);
+        tokio::spawn(coalesce(config, pieces, out));
+        (tx, rx)
+    }
+
+    #[test]
+    fn openclaws_defaults() {
+        let cfg = CoalesceConfig::default();
+        assert_eq!(
+            (cfg.min_chars, cfg.max_chars, cfg.idle),
+            (800, 4000, Duration::from_millis(1000))
+        );
+    }
+
+    #[test]
+    fn gathered_text_goes_when_the_next_block_would_not_fit() {
+        let mut c = Coalescer::new(coalesce_config(1, 30, 0));
+        assert!(c.push(piece("Twenty chars of it. ")).is_empty());
+        assert_eq!(c.push(piece("Fifteen chars.")), ["Twenty chars of it. "]);
+        assert_eq!(c.flush().as_deref(), Some("Fifteen chars."));
+        assert_eq!(c.flush(), None);
+    }
+
+    #[test]
+    fn a_block_as_long_as_max_goes_alone_and_at_once() {
+        let mut c = Coalescer::new(coalesce_config(1, 30, 0));
+        assert!(c.push(piece("Short. ")).is_empty());
+        let long = "x".repeat(30);
+        assert_eq!(c.push(piece(&long)), ["Short. ".to_owned(), long.clone()]);
+        assert!(!c.has_buffered());
+        assert_eq!(c.push(piece(&long)), [long]);
+    }
+
+    #[test]
+    fn gathered_text_reaching_max_goes_at_once() {
+        let mut c = Coalescer::new(coalesce_config(1, 20, 0));
+        assert!(c.push(piece("0123456789")).is_empty());
+        assert_eq!(c.push(piece("abcdefghij")), ["0123456789abcdefghij"]);
+        assert!(!c.has_buffered());
+    }
+
+    #[test]
+    fn texts_are_joined_by_a_blank_line_and_blocks_of_one_text_losslessly() {
+        let mut c = Coalescer::new(coalesce_config(1, 1000, 0));
+        assert!(c.push(piece("First para.\n\n")).is_empty());
+        assert!(c.push(piece("Second, same text.  ")).is_empty());
+        assert!(c.push(Piece::TextEnd).is_empty());
+        assert!(c.push(piece("Next message.")).is_empty());
+        assert_eq!(
+            c.flush().as_deref(),
+            Some("First para.\n\nSecond, same text.\n\nNext message.")
+        );
+    }
+
+    #[test]
+    fn a_fence_the_chunker_cut_is_whole_again_once_merged() {
+        let text = "Intro:\n```rust\nlet a = 1;\nlet b = 2;\nlet c = 3;\n```\nDone.";
+        let blocks = blocks_in_deltas([text], config(10, 30));
+        assert_eq!(blocks.len(), 3, "{blocks:#?}");
+        let mut c = Coalescer::new(coalesce_config(1, 1000, 0));
+        for block in blocks.clone() {
+            assert!(c.push(Piece::Block(block)).is_empty());
+        }
+        assert_eq!(c.flush().as_deref(), Some(text));
+
+        // With room for two blocks, each message still has its fence closed and reopened.
+        let mut c = Coalescer::new(coalesce_config(1, 45, 0));
+        let mut sent = Vec::new();
+        for block in blocks {
+            sent.extend(c.push(Piece::Block(block)));
+        }
+        sent.extend(c.flush());
+        assert_eq!(
+            sent,
+            [
+                "Intro:\n```rust\nlet a = 1;\nlet b = 2;\n```",
+                "```rust\nlet c = 3;\n```\nDone.",
+            ]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn text_past_min_goes_after_idle() {
+        let (tx, mut rx) = stage(coalesce_config(10, 1000, 1000));
+        let start = Instant::now();
+        tx.send(piece("Long enough to send.")).await.unwrap();
+        assert_eq!(rx.recv().await.unwrap(), "Long enough to send.");
+        assert_eq!(start.elapsed(), Duration::from_millis(1000));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn each_block_restarts_the_idle_clock() {
+        let (tx, mut rx) = stage(coalesce_config(10, 1000, 1000));
+        let start = Instant::now();
+        tx.send(piece("Long enough to send. ")).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        tx.send(piece("And more.")).await.unwrap();
+        assert_eq!(rx.recv().await.unwrap(), "Long enough to send. And more.");
+        assert_eq!(start.elapsed(), Duration::from_millis(1600));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn text_below_min_waits_for_the_end_of_the_reply() {
+        let (tx, mut rx) = stage(coalesce_config(50, 1000, 1000));
+        let start = Instant::now();
+        tx.send(piece("Short.")).await.unwrap();
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        assert_eq!(rx.try_recv(), Err(mpsc::error::TryRecvError::Empty));
+        drop(tx);
+        assert_eq!(rx.recv().await.unwrap(), "Short.");
+        assert_eq!(start.elapsed(), Duration::from_secs(10));
+        assert_eq!(rx.recv().await, None);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn idle_zero_waits_for_size_alone() {
+        let (tx, mut rx) = stage(coalesce_config(1, 20, 0));
+        let start = Instant::now();
+        tx.send(piece("0123456789")).await.unwrap();
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        assert_eq!(rx.try_recv(), Err(mpsc::error::TryRecvError::Empty));
+        tx.send(piece("abcdefghijk")).await.unwrap();
+        assert_eq!(rx.recv().await.unwrap(), "0123456789");
+        assert_eq!(start.elapsed(), Duration::from_secs(60));
+        drop(tx);
+        assert_eq!(rx.recv().await.unwrap(), "abcdefghijk");
+        assert_eq!(rx.recv().await, None);
     }
 }
