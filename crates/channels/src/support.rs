@@ -73,13 +73,7 @@ pub(crate) fn safe_header_name(name: &str) -> String {
 
 /// A boundary that will not occur in a file by chance.
 pub(crate) fn boundary() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    format!(
-        "pincer-{:016x}",
-        nanos ^ u64::from(std::process::id()).rotate_left(32)
-    )
+    format!("pincer-{}", pincer_base::id::hex_id16())
 }
 
 /// [`pincer_base::write_atomic`] (0600, parent directories 0700, durable) on the blocking

@@ -317,10 +317,7 @@ impl DiscordAdapter {
 
 /// A number in [0, 1): spread, not secrecy.
 fn jitter_fraction() -> f32 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    (nanos % 1000) as f32 / 1000.0
+    (pincer_base::id::random_u64() % 1000) as f32 / 1000.0
 }
 
 #[cfg(test)]
