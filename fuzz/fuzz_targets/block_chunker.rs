@@ -1,15 +1,17 @@
-//! Arbitrary text through the block chunker, in arbitrary deltas and block sizes, and through
-//! `chunk_text`: never panics; the blocks without their fence markers put back together are
-//! the input; a fence closed at the end of a block is reopened at the start of the next; no
-//! block is longer than its limit, markers included; no `\r\n` is split; and the blocks do
-//! not depend on how the text was cut into deltas.
+//! Arbitrary text through the block chunker, in arbitrary deltas and block sizes, and its
+//! blocks through the coalescer: never panics; the blocks without their fence markers put
+//! back together are the input; a fence closed at the end of a block is reopened at the
+//! start of the next; no block is longer than its limit, markers included; no `\r\n` is
+//! split; the blocks do not depend on how the text was cut into deltas; and the coalescer
+//! with room for everything gives the input back whole.
 //!
 //! Input: byte 0 picks min_chars, byte 1 max_chars, byte 2 the delta size; the rest is the
 //! text (lossy UTF-8).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pincer_gateway::chunker::{Block, BlockChunker, ChunkerConfig, chunk_text_blocks};
+use pincer_gateway::chunker::coalesce::{CoalesceConfig, Coalescer, Piece};
+use pincer_gateway::chunker::{Block, BlockChunker, ChunkerConfig};
 
 fn check(blocks: &[Block], text: &str, max: usize) {
     let source: String = blocks.iter().map(Block::source).collect();
@@ -75,5 +77,13 @@ fuzz_target!(|data: &[u8]| {
         "blocks depend on the deltas (step {step})"
     );
 
-    check(&chunk_text_blocks(&text, max_chars), &text, limit);
+    let mut coalescer = Coalescer::new(CoalesceConfig {
+        min_chars: 1,
+        max_chars: usize::MAX,
+        idle: std::time::Duration::ZERO,
+    });
+    for block in whole {
+        assert!(coalescer.push(Piece::Block(block)).is_empty());
+    }
+    assert_eq!(coalescer.flush().unwrap_or_default(), text);
 });
