@@ -23,4 +23,5 @@ pub mod session_memory;
 pub mod skills;
 pub mod turn;
 pub mod turn_rpc;
+mod turn_store;
 pub mod workspace;

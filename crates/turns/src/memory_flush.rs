@@ -26,7 +26,7 @@
 use pincer_agent::compaction::estimate_context_tokens;
 use pincer_agent::{Agent, AgentConfig};
 use pincer_ai::{CancellationToken, Message, StopReason, Usage};
-use pincer_store::{OpenSession, SessionEntry, SessionStore};
+use pincer_store::{OpenSession, SessionEntry, SessionStore, StoreError, on_blocking_pool};
 
 /// OpenClaw's default distance below the compaction threshold where a flush starts.
 pub const DEFAULT_SOFT_THRESHOLD_TOKENS: u64 = 4000;
@@ -157,19 +157,20 @@ pub async fn run_flush(
     outcome
 }
 
-/// Before a turn: runs a flush when one is due and records it in the index entry. A
-/// failure to record is logged and added to `errors`; the turn goes on either way.
+/// Before a turn: runs a flush when one is due and records it in the index entry (on the
+/// blocking pool; the session goes there and comes back). A failure to record is logged and
+/// added to `errors`; the turn goes on either way.
 pub(crate) async fn before_turn(
     store: &SessionStore,
-    session: &mut OpenSession,
+    mut session: OpenSession,
     agent: &AgentConfig,
     input: &[Message],
     settings: &MemoryFlushSettings,
     abort: Option<&CancellationToken>,
     errors: &mut Vec<String>,
-) -> Option<FlushOutcome> {
+) -> Result<(Option<FlushOutcome>, OpenSession), StoreError> {
     if !flush_due(settings, agent, input, &session.entry) {
-        return None;
+        return Ok((None, session));
     }
     let cycle = session.entry.compaction_count;
     tracing::info!(session = %session.key, cycle, "pre-compaction memory flush");
@@ -178,14 +179,20 @@ pub(crate) async fn before_turn(
         tracing::warn!(session = %session.key, error = %error, "the memory flush failed");
     }
     let at = pincer_store::ids::now_ms();
-    if let Err(e) = store.update_session(session, |e| {
-        e.memory_flush_at = Some(at);
-        e.memory_flush_compaction_count = Some(cycle);
-    }) {
+    let store = store.clone();
+    let (session, recorded) = on_blocking_pool(move || {
+        let recorded = store.update_session(&mut session, |e| {
+            e.memory_flush_at = Some(at);
+            e.memory_flush_compaction_count = Some(cycle);
+        });
+        Ok((session, recorded))
+    })
+    .await?;
+    if let Err(e) = recorded {
         tracing::error!(error = %e, "cannot record the memory flush");
         errors.push(e.to_string());
     }
-    Some(outcome)
+    Ok((Some(outcome), session))
 }
 
 #[cfg(test)]

@@ -4,7 +4,8 @@
 //! finished. At the end the transcript is flushed and the index updated (tokens, time).
 //!
 //! The transcript lock is taken per append and never held across an LLM call; the index
-//! lock only around the index's read-modify-write. A failed LLM call is recorded like any
+//! lock only around the index's read-modify-write. All of that file work runs off the async
+//! runtime ([`crate::turn_store`]). A failed LLM call is recorded like any
 //! other reply and never resets the session: the next turn continues the same one.
 //!
 //! A [`SteerHandle`] lets a caller reach the turn's agent while it runs (the gateway's steer
@@ -15,11 +16,11 @@ use std::sync::{Arc, Mutex};
 use pincer_agent::{Agent, AgentConfig, AgentEvent};
 use pincer_ai::{AssistantMessage, Message, StopReason, ThinkingLevel};
 use pincer_store::{
-    CompactionEntry, EntryBody, LoadReport, MessageEntry, ModelChangeEntry, OpenSession,
-    PruneReport, RebuildReport, RetentionPolicy, SessionStore, StoreError,
-    ThinkingLevelChangeEntry, Transcript, TurnStats,
+    LoadReport, PruneReport, RebuildReport, RetentionPolicy, SessionStore, StoreError, TurnStats,
 };
 use serde_json::Value;
+
+use crate::turn_store::{self, AfterTurn, Closed, Opened, TranscriptWriter};
 
 /// A command that acts on the session itself instead of going to the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -278,7 +279,7 @@ async fn run_turn_inner(
         store,
         session_key,
         new_session,
-        mut agent,
+        agent,
         input,
         session_patch,
         retention,
@@ -286,31 +287,35 @@ async fn run_turn_inner(
         rpc: _,
         memory,
     } = plan;
-    let mut session = open_session(&store, &session_key, new_session)?;
-    if let Some(patch) = &session_patch {
-        session.entry = store.patch(&session_key, patch)?;
-    }
-    // Each append reaches the file at once (a killed process loses nothing it finished);
-    // the fsync waits for the end of the turn.
-    session.transcript.set_sync_each_append(false);
-    let mut recorder = Recorder::default();
-    recorder.note_settings(&mut session.transcript, &agent);
-    agent.messages = session.transcript.context();
-    let memory_on = memory
-        .as_ref()
-        .is_some_and(|m| crate::session_memory::before_turn(&session, &m.workspace, &mut agent));
+    let workspace = memory.as_ref().map(|m| m.workspace.clone());
+    let Opened {
+        mut session,
+        mut recorder,
+        agent,
+        memory_on,
+    } = turn_store::open(
+        store.clone(),
+        session_key.clone(),
+        new_session,
+        session_patch,
+        agent,
+        workspace,
+    )
+    .await?;
     let memory_flush = match memory.as_ref().and_then(|m| m.flush.as_ref()) {
         Some(settings) => {
-            crate::memory_flush::before_turn(
+            let (flush, back) = crate::memory_flush::before_turn(
                 &store,
-                &mut session,
+                session,
                 &agent,
                 &input,
                 settings,
                 abort.as_ref(),
                 &mut recorder.errors,
             )
-            .await
+            .await?;
+            session = back;
+            flush
         }
         None => None,
     };
@@ -328,11 +333,13 @@ async fn run_turn_inner(
             agent.abort();
         })
     });
+    // Appends happen on the writer's blocking thread, in event order.
+    let writer = TranscriptWriter::start(store.clone(), session, recorder);
     let result = loop {
         tokio::select! {
             biased;
             Some(event) = events.recv() => {
-                recorder.record(&store, &mut session, &event);
+                writer.record(&event).await;
                 on_event(&event);
             }
             result = &mut run => break result,
@@ -342,34 +349,37 @@ async fn run_turn_inner(
         watcher.abort();
     }
     while let Ok(event) = events.try_recv() {
-        recorder.record(&store, &mut session, &event);
+        writer.record(&event).await;
         on_event(&event);
     }
+    let (session, recorder) = writer.finish().await?;
     // Whatever the run's outcome, what it appended is made durable and counted (with what
     // a memory flush spent).
     let mut stats = recorder.stats();
     for usage in memory_flush.iter().flat_map(|f| &f.usage) {
         stats.add_usage(usage);
     }
-    if let Err(e) = store.finish_turn(&mut session, &stats) {
-        tracing::error!(error = %e, "cannot finish the turn in the session store");
-        recorder.errors.push(e.to_string());
-    }
+    let after = match result {
+        Ok(Ok(())) => AfterTurn {
+            memory_workspace: memory.filter(|_| memory_on).map(|m| m.workspace),
+            retention,
+        },
+        // A failed run is made durable but not summarised or maintained.
+        _ => AfterTurn::default(),
+    };
+    let closed =
+        turn_store::close(store, session, recorder, stats, session_key.clone(), after).await?;
     match result {
         Ok(Ok(())) => {}
         Ok(Err(e)) => return Err(e.into()),
         Err(join) => return Err(pincer_agent::AgentError::RunFailed(join.to_string()).into()),
     }
-    let memory = match (memory_on, &memory) {
-        (true, Some(m)) => crate::session_memory::after_turn(
-            &store,
-            &mut session,
-            &m.workspace,
-            &mut recorder.errors,
-        ),
-        _ => Default::default(),
-    };
-    let pruned = retention.and_then(|policy| maintain(&store, &policy, &session_key));
+    let Closed {
+        session,
+        recorder,
+        memory,
+        pruned,
+    } = closed;
     Ok(TurnOutcome {
         session_key,
         session_id: session.entry.session_id,
@@ -384,112 +394,6 @@ async fn run_turn_inner(
         memory,
         memory_flush,
     })
-}
-
-/// Turns agent events into transcript entries.
-#[derive(Default)]
-struct Recorder {
-    added: Vec<Message>,
-    reply: Option<AssistantMessage>,
-    errors: Vec<String>,
-}
-
-impl Recorder {
-    fn append(&mut self, transcript: &mut Transcript, body: EntryBody) {
-        if let Err(e) = transcript.append_body(body) {
-            tracing::error!(error = %e, "cannot append to the transcript");
-            self.errors.push(e.to_string());
-        }
-    }
-
-    /// pi records the model and thinking level when they change (and at the start).
-    fn note_settings(&mut self, transcript: &mut Transcript, agent: &AgentConfig) {
-        let (mut model, mut level) = (None, None);
-        for entry in transcript.entries() {
-            match &entry.body {
-                EntryBody::ModelChange(m) => model = Some((m.provider.clone(), m.model_id.clone())),
-                EntryBody::ThinkingLevelChange(t) => level = Some(t.thinking_level.clone()),
-                _ => {}
-            }
-        }
-        let current = (agent.model.provider.clone(), agent.model.id.clone());
-        if model.as_ref() != Some(&current) {
-            self.append(
-                transcript,
-                EntryBody::ModelChange(ModelChangeEntry {
-                    provider: current.0,
-                    model_id: current.1,
-                }),
-            );
-        }
-        let thinking = thinking_name(agent.thinking_level);
-        if level.as_deref() != Some(thinking.as_str()) {
-            self.append(
-                transcript,
-                EntryBody::ThinkingLevelChange(ThinkingLevelChangeEntry {
-                    thinking_level: thinking,
-                }),
-            );
-        }
-    }
-
-    fn record(&mut self, store: &SessionStore, session: &mut OpenSession, event: &AgentEvent) {
-        match event {
-            AgentEvent::MessageEnd { message } => {
-                if let Message::Assistant(a) = message {
-                    self.reply = Some(a.clone());
-                }
-                self.added.push(message.clone());
-                self.append(
-                    &mut session.transcript,
-                    EntryBody::Message(MessageEntry {
-                        message: message.clone(),
-                    }),
-                );
-            }
-            AgentEvent::CompactionEnd(end) => {
-                let Some(result) = &end.result else { return };
-                let transcript = &session.transcript;
-                // The first kept message is on the current branch; find its entry.
-                let leaf = transcript.leaf_id().map(str::to_owned).unwrap_or_default();
-                let kept = transcript
-                    .branch(&leaf)
-                    .into_iter()
-                    .rev()
-                    .find_map(|e| match &e.body {
-                        EntryBody::Message(m) if m.message == result.first_kept_message => {
-                            Some(e.id.clone())
-                        }
-                        _ => None,
-                    });
-                match kept {
-                    Some(first_kept_entry_id) => {
-                        let entry = CompactionEntry {
-                            summary: result.summary.clone(),
-                            first_kept_entry_id,
-                            tokens_before: result.tokens_before,
-                            details: serde_json::to_value(&result.details).ok(),
-                            from_hook: None,
-                        };
-                        // Appended and counted (`compactionCount`) in one step.
-                        if let Err(e) = store.record_compaction(session, entry) {
-                            tracing::error!(error = %e, "cannot record the compaction");
-                            self.errors.push(e.to_string());
-                        }
-                    }
-                    None => tracing::warn!(
-                        "compaction's first kept message is not in the transcript; the full history stays in context on resume"
-                    ),
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// What the turn adds to the index entry: the usage of every reply.
-    fn stats(&self) -> TurnStats {
-        usage_stats(&self.added)
-    }
 }
 
 /// What a turn that added `messages` adds to the index entry: the usage of every reply.
@@ -519,7 +423,7 @@ pub(crate) fn maintain(
     }
 }
 
-fn thinking_name(level: ThinkingLevel) -> String {
+pub(crate) fn thinking_name(level: ThinkingLevel) -> String {
     serde_json::to_value(level)
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))

@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use pincer_agent::AgentEvent;
 use pincer_ai::{AssistantMessage, Message};
-use pincer_store::{OpenSession, TurnStats};
+use pincer_store::{OpenSession, TurnStats, on_blocking_pool};
 use serde_json::Value;
 use tokio::sync::broadcast::error::RecvError;
 
@@ -80,16 +80,15 @@ impl RpcTurns {
         self.seen.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Whether the worker bound to `key` has `path` as it is now.
-    fn is_current(&self, key: &str, path: &Path) -> bool {
-        let len = file_len(path);
+    /// Whether the worker bound to `key` has `path` as it is now (`len` long).
+    fn is_current(&self, key: &str, path: &Path, len: Option<u64>) -> bool {
         self.seen()
             .get(key)
             .is_some_and(|(p, l)| p == path && Some(*l) == len)
     }
 
-    fn remember(&self, key: &str, path: &Path) {
-        match file_len(path) {
+    fn remember(&self, key: &str, path: &Path, len: Option<u64>) {
+        match len {
             Some(len) => {
                 self.seen().insert(key.to_owned(), (path.to_owned(), len));
             }
@@ -102,6 +101,7 @@ impl RpcTurns {
     }
 }
 
+/// The transcript's length (blocking: call it on the blocking pool).
 fn file_len(path: &Path) -> Option<u64> {
     std::fs::metadata(path).ok().map(|m| m.len())
 }
@@ -218,10 +218,20 @@ pub(crate) async fn run_rpc_turn(
         abort,
         ..
     } = plan;
-    let mut session: OpenSession = open_session(&store, &session_key, new_session)?;
-    if let Some(patch) = &session_patch {
-        store.patch(&session_key, patch)?;
-    }
+    // The worker writes the transcript; the gateway opens the session and updates the index
+    // (on the blocking pool).
+    let (session, len): (OpenSession, _) = {
+        let (store, key) = (store.clone(), session_key.clone());
+        on_blocking_pool(move || {
+            let session = open_session(&store, &key, new_session)?;
+            if let Some(patch) = &session_patch {
+                store.patch(&key, patch)?;
+            }
+            let len = file_len(session.transcript.path());
+            Ok((session, len))
+        })
+        .await?
+    };
     let path = session.transcript.path().to_path_buf();
     let turns = Arc::clone(&target.turns);
     let aborted = abort.clone().unwrap_or_default();
@@ -235,7 +245,7 @@ pub(crate) async fn run_rpc_turn(
     let client = worker.shared_client();
     // Subscribed before anything is sent: no event of this turn can be missed.
     let mut events = client.subscribe();
-    if worker.reuse.needs_session_switch() || !turns.is_current(&session_key, &path) {
+    if worker.reuse.needs_session_switch() || !turns.is_current(&session_key, &path, len) {
         let switched = client
             .request(
                 RpcCommand::SwitchSession {
@@ -321,9 +331,11 @@ pub(crate) async fn run_rpc_turn(
 
     // Steering ends with the turn: whatever the worker did not take goes back.
     let left = steer.map_or(0, |s| s.finish_worker());
+    let mut keep_bound = false;
     let result = match ending {
         Ending::Ended if left == 0 => {
-            turns.remember(&session_key, &path);
+            // The worker keeps the session: remembered below with the file's length.
+            keep_bound = true;
             drop(worker);
             Ok(())
         }
@@ -347,12 +359,27 @@ pub(crate) async fn run_rpc_turn(
             )))
         }
     };
-    if let Err(e) = store.finish_turn(&mut session, &recorder.stats()) {
+    let stats = recorder.stats();
+    let (session, finished, pruned, len) = {
+        let key = session_key.clone();
+        let retention = retention.filter(|_| result.is_ok());
+        on_blocking_pool(move || {
+            let mut session = session;
+            let finished = store.finish_turn(&mut session, &stats);
+            let pruned = retention.and_then(|policy| maintain(&store, &policy, &key));
+            let len = file_len(session.transcript.path());
+            Ok((session, finished, pruned, len))
+        })
+        .await?
+    };
+    if keep_bound {
+        turns.remember(&session_key, &path, len);
+    }
+    if let Err(e) = finished {
         tracing::error!(error = %e, "cannot finish the turn in the session store");
         recorder.errors.push(e.to_string());
     }
     result?;
-    let pruned = retention.and_then(|policy| maintain(&store, &policy, &session_key));
     Ok(TurnOutcome {
         session_key,
         session_id: session.entry.session_id,

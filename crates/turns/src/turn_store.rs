@@ -1,0 +1,269 @@
+//! A turn's file work, off the async runtime: opening the session and noting its settings
+//! ([`open`]), appending each finished message as the run goes ([`TranscriptWriter`], one
+//! blocking thread per running turn, fed in event order through a bounded queue), and making
+//! it durable, summarising memory and maintaining the store at the end ([`close`]). Each is
+//! one trip to tokio's blocking pool, so a slow disk or a held index lock never stalls the
+//! runtime's worker threads.
+
+use std::path::PathBuf;
+
+use pincer_agent::{AgentConfig, AgentEvent};
+use pincer_ai::{AssistantMessage, Message};
+use pincer_store::{
+    CompactionEntry, EntryBody, MessageEntry, ModelChangeEntry, OpenSession, PruneReport,
+    RetentionPolicy, SessionStore, StoreError, ThinkingLevelChangeEntry, Transcript, TurnStats,
+    on_blocking_pool,
+};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::session_memory::SessionMemoryOutcome;
+use crate::turn::{maintain, open_session, thinking_name, usage_stats};
+
+/// Events waiting for the writer: a turn's messages end far slower than a disk appends.
+const WRITER_QUEUE: usize = 64;
+
+/// A session opened for a turn, with the agent's context loaded from it.
+pub(crate) struct Opened {
+    pub session: OpenSession,
+    pub recorder: Recorder,
+    pub agent: AgentConfig,
+    /// The session's per-session memory is on (its snippet is in the agent's prompt).
+    pub memory_on: bool,
+}
+
+/// Opens (or creates, or resets) the session of `key`, applies `patch`, records the model
+/// and thinking level when they changed, gives `agent` the session's context and, with a
+/// `memory_workspace`, the session memory's snippet.
+pub(crate) async fn open(
+    store: SessionStore,
+    key: String,
+    new_session: bool,
+    patch: Option<Value>,
+    mut agent: AgentConfig,
+    memory_workspace: Option<PathBuf>,
+) -> Result<Opened, StoreError> {
+    on_blocking_pool(move || {
+        let mut session = open_session(&store, &key, new_session)?;
+        if let Some(patch) = &patch {
+            session.entry = store.patch(&key, patch)?;
+        }
+        // Each append reaches the file at once (a killed process loses nothing it
+        // finished); the fsync waits for the end of the turn.
+        session.transcript.set_sync_each_append(false);
+        let mut recorder = Recorder::default();
+        recorder.note_settings(&mut session.transcript, &agent);
+        agent.messages = session.transcript.context();
+        let memory_on = memory_workspace.as_deref().is_some_and(|workspace| {
+            crate::session_memory::before_turn(&session, workspace, &mut agent)
+        });
+        Ok(Opened {
+            session,
+            recorder,
+            agent,
+            memory_on,
+        })
+    })
+    .await
+}
+
+/// Appends a running turn's messages to its transcript on a blocking thread of its own.
+pub(crate) struct TranscriptWriter {
+    tx: mpsc::Sender<AgentEvent>,
+    task: tokio::task::JoinHandle<(OpenSession, Recorder)>,
+}
+
+impl TranscriptWriter {
+    pub(crate) fn start(
+        store: SessionStore,
+        mut session: OpenSession,
+        mut recorder: Recorder,
+    ) -> Self {
+        let (tx, mut rx) = mpsc::channel::<AgentEvent>(WRITER_QUEUE);
+        let task = tokio::task::spawn_blocking(move || {
+            while let Some(event) = rx.blocking_recv() {
+                recorder.record(&store, &mut session, &event);
+            }
+            (session, recorder)
+        });
+        Self { tx, task }
+    }
+
+    /// Hands `event` to the writer if it changes the transcript; waits (without blocking the
+    /// thread) while the writer is behind.
+    pub(crate) async fn record(&self, event: &AgentEvent) {
+        if matches!(
+            event,
+            AgentEvent::MessageEnd { .. } | AgentEvent::CompactionEnd(_)
+        ) {
+            // The writer only stops once `finish` drops the sender.
+            let _ = self.tx.send(event.clone()).await;
+        }
+    }
+
+    /// Waits for every handed event to be appended; gives the session and recorder back.
+    pub(crate) async fn finish(self) -> Result<(OpenSession, Recorder), StoreError> {
+        drop(self.tx);
+        self.task.await.map_err(|e| StoreError::Task(e.to_string()))
+    }
+}
+
+/// What to do after a turn that succeeded (nothing for one that failed).
+#[derive(Default)]
+pub(crate) struct AfterTurn {
+    /// Summarise into the session memory file of this workspace.
+    pub memory_workspace: Option<PathBuf>,
+    pub retention: Option<RetentionPolicy>,
+}
+
+/// A turn made durable.
+pub(crate) struct Closed {
+    pub session: OpenSession,
+    pub recorder: Recorder,
+    pub memory: SessionMemoryOutcome,
+    pub pruned: Option<PruneReport>,
+}
+
+/// Makes what the turn appended durable and counts `stats` in the index entry; then, as
+/// `after` says, summarises the session memory and maintains the store. Failures of these
+/// are logged and kept in the recorder's errors: the turn itself happened.
+pub(crate) async fn close(
+    store: SessionStore,
+    mut session: OpenSession,
+    mut recorder: Recorder,
+    stats: TurnStats,
+    key: String,
+    after: AfterTurn,
+) -> Result<Closed, StoreError> {
+    on_blocking_pool(move || {
+        if let Err(e) = store.finish_turn(&mut session, &stats) {
+            tracing::error!(error = %e, "cannot finish the turn in the session store");
+            recorder.errors.push(e.to_string());
+        }
+        let memory = match &after.memory_workspace {
+            Some(workspace) => crate::session_memory::after_turn(
+                &store,
+                &mut session,
+                workspace,
+                &mut recorder.errors,
+            ),
+            None => SessionMemoryOutcome::default(),
+        };
+        let pruned = after
+            .retention
+            .and_then(|policy| maintain(&store, &policy, &key));
+        Ok(Closed {
+            session,
+            recorder,
+            memory,
+            pruned,
+        })
+    })
+    .await
+}
+
+/// Turns agent events into transcript entries.
+#[derive(Default)]
+pub(crate) struct Recorder {
+    pub(crate) added: Vec<Message>,
+    pub(crate) reply: Option<AssistantMessage>,
+    pub(crate) errors: Vec<String>,
+}
+
+impl Recorder {
+    fn append(&mut self, transcript: &mut Transcript, body: EntryBody) {
+        if let Err(e) = transcript.append_body(body) {
+            tracing::error!(error = %e, "cannot append to the transcript");
+            self.errors.push(e.to_string());
+        }
+    }
+
+    /// pi records the model and thinking level when they change (and at the start).
+    fn note_settings(&mut self, transcript: &mut Transcript, agent: &AgentConfig) {
+        let (mut model, mut level) = (None, None);
+        for entry in transcript.entries() {
+            match &entry.body {
+                EntryBody::ModelChange(m) => model = Some((m.provider.clone(), m.model_id.clone())),
+                EntryBody::ThinkingLevelChange(t) => level = Some(t.thinking_level.clone()),
+                _ => {}
+            }
+        }
+        let current = (agent.model.provider.clone(), agent.model.id.clone());
+        if model.as_ref() != Some(&current) {
+            self.append(
+                transcript,
+                EntryBody::ModelChange(ModelChangeEntry {
+                    provider: current.0,
+                    model_id: current.1,
+                }),
+            );
+        }
+        let thinking = thinking_name(agent.thinking_level);
+        if level.as_deref() != Some(thinking.as_str()) {
+            self.append(
+                transcript,
+                EntryBody::ThinkingLevelChange(ThinkingLevelChangeEntry {
+                    thinking_level: thinking,
+                }),
+            );
+        }
+    }
+
+    fn record(&mut self, store: &SessionStore, session: &mut OpenSession, event: &AgentEvent) {
+        match event {
+            AgentEvent::MessageEnd { message } => {
+                if let Message::Assistant(a) = message {
+                    self.reply = Some(a.clone());
+                }
+                self.added.push(message.clone());
+                self.append(
+                    &mut session.transcript,
+                    EntryBody::Message(MessageEntry {
+                        message: message.clone(),
+                    }),
+                );
+            }
+            AgentEvent::CompactionEnd(end) => {
+                let Some(result) = &end.result else { return };
+                let transcript = &session.transcript;
+                // The first kept message is on the current branch; find its entry.
+                let leaf = transcript.leaf_id().map(str::to_owned).unwrap_or_default();
+                let kept = transcript
+                    .branch(&leaf)
+                    .into_iter()
+                    .rev()
+                    .find_map(|e| match &e.body {
+                        EntryBody::Message(m) if m.message == result.first_kept_message => {
+                            Some(e.id.clone())
+                        }
+                        _ => None,
+                    });
+                match kept {
+                    Some(first_kept_entry_id) => {
+                        let entry = CompactionEntry {
+                            summary: result.summary.clone(),
+                            first_kept_entry_id,
+                            tokens_before: result.tokens_before,
+                            details: serde_json::to_value(&result.details).ok(),
+                            from_hook: None,
+                        };
+                        // Appended and counted (`compactionCount`) in one step.
+                        if let Err(e) = store.record_compaction(session, entry) {
+                            tracing::error!(error = %e, "cannot record the compaction");
+                            self.errors.push(e.to_string());
+                        }
+                    }
+                    None => tracing::warn!(
+                        "compaction's first kept message is not in the transcript; the full history stays in context on resume"
+                    ),
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// What the turn adds to the index entry: the usage of every reply.
+    pub(crate) fn stats(&self) -> TurnStats {
+        usage_stats(&self.added)
+    }
+}
