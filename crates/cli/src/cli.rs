@@ -248,7 +248,7 @@ pub struct ModelsArgs {
     pub json: bool,
 }
 
-/// `pincer gateway [run|start|status|stop|token|config]`; plain `pincer gateway` is `run`.
+/// `pincer gateway [run|start|status|stop|token|config|protocol]`; plain `pincer gateway` is `run`.
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]
 pub struct GatewayArgs {
@@ -273,6 +273,8 @@ pub enum GatewayCommand {
     /// Show or change the `gateway` section of the configuration (port, bind, token).
     #[command(subcommand)]
     Config(GatewayConfigCommand),
+    /// Print the WebSocket protocol the gateway speaks (methods, scopes, params schemas) as JSON.
+    Protocol,
 }
 
 #[derive(Debug, Subcommand)]

@@ -62,6 +62,7 @@ pub fn main(args: GatewayArgs) -> Result<ExitCode> {
             crate::init_logging();
             crate::gateway_config_cmd::run(&ProcessEnv, command)
         }
+        GatewayCommand::Protocol => crate::gateway_protocol_cmd::run(),
     }
 }
 

@@ -203,37 +203,6 @@ pub fn finish_event_frame(head: &str, seq: u64) -> String {
     frame
 }
 
-/// Reads a required string parameter.
-pub fn str_param<'a>(params: &'a Value, name: &str) -> Result<&'a str, MethodError> {
-    match params.get(name) {
-        Some(Value::String(s)) if !s.trim().is_empty() => Ok(s),
-        Some(_) => Err(MethodError::invalid(format!(
-            "{name} must be a non-empty string"
-        ))),
-        None => Err(MethodError::invalid(format!("missing parameter {name}"))),
-    }
-}
-
-/// Reads an optional string parameter.
-pub fn opt_str_param<'a>(params: &'a Value, name: &str) -> Result<Option<&'a str>, MethodError> {
-    match params.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(MethodError::invalid(format!("{name} must be a string"))),
-    }
-}
-
-/// Reads an optional non-negative integer parameter.
-pub fn opt_u64_param(params: &Value, name: &str) -> Result<Option<u64>, MethodError> {
-    match params.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => v
-            .as_u64()
-            .map(Some)
-            .ok_or_else(|| MethodError::invalid(format!("{name} must be a non-negative integer"))),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

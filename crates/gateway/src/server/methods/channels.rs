@@ -5,7 +5,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::super::Gateway;
 use super::super::channel_ingress::ChannelIngress;
@@ -58,9 +58,9 @@ struct PairingRevoked {
 pub(super) async fn call(gw: &Gateway, method: Method, p: &Value) -> Result<Value, MethodError> {
     let ingress = gw.channels.get();
     if method == Method::ChannelsStatus {
-        return Ok(json!({
-            "channels": ingress.map_or_else(|| json!([]), |i| i.status()),
-        }));
+        return payload(ChannelsStatus {
+            channels: ingress.map_or_else(|| Value::Array(Vec::new()), |i| i.status()),
+        });
     }
     let Some(ingress) = ingress else {
         return Err(MethodError::unavailable("no chat channel is configured"));
@@ -76,7 +76,7 @@ pub(super) async fn call(gw: &Gateway, method: Method, p: &Value) -> Result<Valu
                 store.list(params.channel.as_deref(), params.account_id.as_deref())
             })
             .await?;
-            Ok(json!({ "requests": requests.iter().map(request_json).collect::<Vec<_>>() }))
+            payload(RequestList::of(&requests))
         }
         Method::PairingApprove => {
             let params: PairingApproveParams = parse(p)?;
@@ -120,13 +120,53 @@ pub(super) async fn call(gw: &Gateway, method: Method, p: &Value) -> Result<Valu
     }
 }
 
-/// A pending request as the protocol and `pincer pairing list --json` show it.
-pub fn request_json(r: &PendingRequest) -> Value {
-    json!({
-        "channel": r.channel, "id": r.sender_id, "code": r.code, "accountId": r.account_id,
-        "createdAtMs": r.created_at_ms, "lastSeenAtMs": r.last_seen_at_ms,
-        "expiresAtMs": r.expires_at_ms, "meta": r.meta,
-    })
+/// A pending request as the protocol and `pincer pairing list --json` show it (the
+/// sender's id as `id`).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestView<'a> {
+    channel: &'a str,
+    id: &'a str,
+    code: &'a str,
+    account_id: Option<&'a str>,
+    created_at_ms: i64,
+    last_seen_at_ms: i64,
+    expires_at_ms: i64,
+    meta: Option<&'a Value>,
+}
+
+impl<'a> From<&'a PendingRequest> for RequestView<'a> {
+    fn from(r: &'a PendingRequest) -> Self {
+        Self {
+            channel: &r.channel,
+            id: &r.sender_id,
+            code: &r.code,
+            account_id: r.account_id.as_deref(),
+            created_at_ms: r.created_at_ms,
+            last_seen_at_ms: r.last_seen_at_ms,
+            expires_at_ms: r.expires_at_ms,
+            meta: r.meta.as_ref(),
+        }
+    }
+}
+
+/// `pairing.list`'s answer.
+#[derive(Serialize)]
+pub struct RequestList<'a> {
+    requests: Vec<RequestView<'a>>,
+}
+
+impl<'a> RequestList<'a> {
+    fn of(requests: &'a [PendingRequest]) -> Self {
+        Self {
+            requests: requests.iter().map(RequestView::from).collect(),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ChannelsStatus {
+    channels: Value,
 }
 
 /// `work` on the pairing store (on the blocking pool: it reads, locks and fsyncs files), its
@@ -166,5 +206,5 @@ pub fn list_json(
     account: Option<&str>,
 ) -> Result<Value, PairingError> {
     let requests = store.list(channel, account)?;
-    Ok(json!({ "requests": requests.iter().map(request_json).collect::<Vec<_>>() }))
+    Ok(serde_json::to_value(RequestList::of(&requests)).unwrap_or(Value::Null))
 }

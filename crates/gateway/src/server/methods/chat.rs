@@ -23,7 +23,7 @@ use super::super::Gateway;
 use super::super::frames::{MethodError, codes, ok_frame};
 use super::super::runs::{RunState, Submitted, final_payload};
 use super::super::runtime::{TurnOrigin, TurnRequest};
-use super::params::{NonEmpty, parse};
+use super::params::{Later, NonEmpty, parse};
 use super::queue::{QueueFields, QueueModeParam, queue_fields, queue_mode_or};
 use super::{Defaults, FrameSender, agent_of_key, payload};
 use crate::turn::{SessionCommand, session_command};
@@ -36,7 +36,7 @@ const INJECTED_MODEL: &str = "gateway-injected";
 /// How long `agent.wait` waits when the request does not say.
 const DEFAULT_WAIT_MS: u64 = 30_000;
 
-/// `chat.send`.
+/// The params of `chat.send`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ChatSendParams {
@@ -115,7 +115,7 @@ pub(super) fn send(gw: &Arc<Gateway>, p: &Value) -> Result<ChatSendResponse, Met
     })
 }
 
-/// `chat.abort`.
+/// The params of `chat.abort`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ChatAbortParams {
@@ -141,7 +141,7 @@ pub(super) fn abort(gw: &Gateway, p: &Value) -> Result<ChatAbortResponse, Method
     })
 }
 
-/// `chat.history`.
+/// The params of `chat.history`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ChatHistoryParams {
@@ -204,7 +204,7 @@ pub(super) fn history(gw: &Gateway, p: &Value) -> Result<ChatHistoryResponse, Me
     })
 }
 
-/// `chat.inject`.
+/// The params of `chat.inject`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ChatInjectParams {
@@ -275,7 +275,7 @@ pub(crate) fn injected_message(text: &str, label: Option<&str>) -> AssistantMess
     }
 }
 
-/// `agent`.
+/// The params of `agent`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct AgentParams {
@@ -285,7 +285,8 @@ pub(crate) struct AgentParams {
     /// A configured agent; the default agent when absent.
     agent_id: Option<String>,
     /// `agent:<agentId>:explicit:<idempotencyKey>` when absent.
-    session_key: Option<String>,
+    #[serde(default)]
+    session_key: Later<String>,
 }
 
 /// `agent`'s interim answer (the final one is the run's [`final_payload`]).
@@ -319,7 +320,7 @@ pub(super) async fn agent(
         Some(id) => return Err(MethodError::invalid(format!("unknown agentId: {id}"))),
         None => gw.runtime.default_agent_id(),
     };
-    let session_key = match params.session_key {
+    let session_key = match params.session_key.read("sessionKey")? {
         Some(key) => key,
         None => format!("agent:{agent_id}:explicit:{}", run_id.to_lowercase()),
     };
@@ -357,7 +358,7 @@ pub(super) async fn agent(
     }
 }
 
-/// `agent.wait`.
+/// The params of `agent.wait`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct AgentWaitParams {

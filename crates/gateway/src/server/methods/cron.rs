@@ -18,7 +18,7 @@ use crate::cron::{CronJob, CronServiceError, NewCronJob, RunLogEntry};
 /// Most run log entries one `cron.runs` returns.
 const MAX_RUNS: u64 = 500;
 
-/// `cron.list`.
+/// The params of `cron.list`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CronListParams {
@@ -52,7 +52,7 @@ impl CronJobParams {
     }
 }
 
-/// `cron.update`.
+/// The params of `cron.update`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CronUpdateParams {
@@ -83,7 +83,7 @@ impl<'de> Deserialize<'de> for CronRunMode {
     }
 }
 
-/// `cron.run`.
+/// The params of `cron.run`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CronRunParams {
@@ -100,7 +100,7 @@ struct CronRunResponse {
     reason: Option<&'static str>,
 }
 
-/// `cron.runs`.
+/// The params of `cron.runs`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CronRunsParams {

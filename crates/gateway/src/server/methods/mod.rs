@@ -151,18 +151,47 @@ pub const EVENTS: &[&str] = &[
     "extension_ui_request",
 ];
 
-/// The protocol this server speaks, as `pincer gateway protocol` prints it: each method's
-/// name, scope and params schema, and the events.
-pub fn protocol() -> Value {
-    let methods: Vec<Value> = Method::ALL
-        .iter()
-        .map(|m| json!({ "name": m.name(), "scope": m.scope().as_str(), "params": m.params_schema() }))
-        .collect();
-    json!({
-        "protocol": { "min": super::frames::MIN_PROTOCOL, "max": super::frames::MAX_PROTOCOL },
-        "methods": methods,
-        "events": EVENTS,
-    })
+/// The protocol this server speaks, as `pincer gateway protocol` prints it: the versions,
+/// each method's name, scope and params schema, and the events.
+#[derive(Debug, Serialize)]
+pub struct Protocol {
+    pub protocol: Versions,
+    pub methods: Vec<MethodInfo>,
+    pub events: &'static [&'static str],
+}
+
+/// The protocol versions spoken.
+#[derive(Debug, Serialize)]
+pub struct Versions {
+    pub min: u64,
+    pub max: u64,
+}
+
+/// One method as [`Protocol`] lists it.
+#[derive(Debug, Serialize)]
+pub struct MethodInfo {
+    pub name: &'static str,
+    pub scope: &'static str,
+    pub params: Value,
+}
+
+/// The protocol this server speaks.
+pub fn protocol() -> Protocol {
+    Protocol {
+        protocol: Versions {
+            min: super::frames::MIN_PROTOCOL,
+            max: super::frames::MAX_PROTOCOL,
+        },
+        methods: Method::ALL
+            .iter()
+            .map(|m| MethodInfo {
+                name: m.name(),
+                scope: m.scope().as_str(),
+                params: m.params_schema(),
+            })
+            .collect(),
+        events: EVENTS,
+    }
 }
 
 /// What a connection is allowed to do.
@@ -325,7 +354,7 @@ mod tests {
 
     #[test]
     fn the_protocol_lists_params_schemas() {
-        let p = protocol();
+        let p = serde_json::to_value(protocol()).unwrap_or_default();
         let send = &p["methods"][4];
         assert_eq!(send["name"], "chat.send");
         assert_eq!(send["scope"], "operator.write");

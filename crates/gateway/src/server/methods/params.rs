@@ -16,6 +16,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::marker::PhantomData;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::de::value::{MapDeserializer, SeqDeserializer};
@@ -242,6 +243,57 @@ impl<'de, 'a> IntoDeserializer<'de, ParamError> for Raw<'a> {
     }
 }
 
+/// An optional field a method reads only once it got to it ([`Later::read`]), for the few
+/// whose check today comes after one that needs the gateway (an unknown `agentId` is
+/// reported before a bad `sessionKey`). Declare it `#[serde(default)]`.
+pub(crate) struct Later<T> {
+    value: Option<Value>,
+    kind: PhantomData<T>,
+}
+
+impl<T> Default for Later<T> {
+    fn default() -> Self {
+        Self {
+            value: None,
+            kind: PhantomData,
+        }
+    }
+}
+
+impl<T: DeserializeOwned> Later<T> {
+    /// The value, read with the messages [`parse`] gives; `name` is the field's wire name.
+    pub(crate) fn read(&self, name: &'static str) -> Result<Option<T>, MethodError> {
+        Option::<T>::deserialize(Field {
+            name,
+            value: self.value.as_ref(),
+        })
+        .map_err(|e| MethodError::invalid(e.into_message()))
+    }
+}
+
+impl<'de, T> Deserialize<'de> for Later<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(Self {
+            value: Option::<Value>::deserialize(deserializer)?,
+            kind: PhantomData,
+        })
+    }
+}
+
+impl<T: JsonSchema> JsonSchema for Later<T> {
+    fn inline_schema() -> bool {
+        Option::<T>::inline_schema()
+    }
+
+    fn schema_name() -> Cow<'static, str> {
+        Option::<T>::schema_name()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        Option::<T>::json_schema(generator)
+    }
+}
+
 /// A required string with something besides white space (kept as sent, untrimmed).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct NonEmpty(pub String);
@@ -293,8 +345,8 @@ impl JsonSchema for NonEmpty {
     }
 }
 
-/// A string read with a required, closed set of values: `expecting` is what a wrong type or
-/// value is told (`mode must be due or force`); absent or `null` is `missing` when given.
+/// A string with a closed set of values (`pick` maps a name to its value): a wrong type or a
+/// wrong name is told `expecting` (`mode must be now or next-heartbeat`).
 pub(crate) fn one_of<'de, D: Deserializer<'de>, T>(
     deserializer: D,
     expecting: &'static str,
@@ -377,6 +429,29 @@ mod tests {
             "wake must be a boolean"
         );
         assert_eq!(error(json!([1, 2])), "missing parameter sessionKey");
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Deferred {
+        first: NonEmpty,
+        #[serde(default)]
+        second: Later<u64>,
+        third: Option<bool>,
+    }
+
+    #[test]
+    fn a_later_field_is_checked_only_when_read() {
+        let d: Deferred = parse(&json!({"first": "a", "second": "x", "third": true})).unwrap();
+        assert_eq!((d.first.as_str(), d.third), ("a", Some(true)));
+        assert_eq!(
+            d.second.read("second").unwrap_err().message,
+            "second must be a non-negative integer"
+        );
+        let d: Deferred = parse(&json!({"first": "a", "second": 3})).unwrap();
+        assert_eq!(d.second.read("second").unwrap(), Some(3));
+        let d: Deferred = parse(&json!({"first": "a", "second": null})).unwrap();
+        assert_eq!(d.second.read("second").unwrap(), None);
     }
 
     #[test]

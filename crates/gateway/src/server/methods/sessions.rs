@@ -39,7 +39,7 @@ const PATCH_FIELDS: &[&str] = &[
 /// The thinking levels a session may have.
 const LEVELS: &[&str] = &["off", "minimal", "low", "medium", "high", "xhigh"];
 
-/// `sessions.list`.
+/// The params of `sessions.list`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct SessionsListParams {
@@ -173,7 +173,7 @@ pub(super) fn patch(gw: &Gateway, p: &Value) -> Result<SessionsPatchResponse, Me
     })
 }
 
-/// `sessions.reset` and `sessions.delete`.
+/// The params of `sessions.reset` and `sessions.delete`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct SessionKeyParams {
@@ -231,7 +231,7 @@ pub(super) fn delete(gw: &Gateway, p: &Value) -> Result<SessionsDeleteResponse, 
     })
 }
 
-/// `sessions.compact`.
+/// The params of `sessions.compact`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct SessionsCompactParams {

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::super::Gateway;
 use super::super::frames::MethodError;
-use super::params::{one_of, parse};
+use super::params::{Later, one_of, parse};
 use crate::system_events::{Injected, SystemEventError};
 
 /// Longest session key a caller may name (as `/hooks/agent`).
@@ -32,8 +32,10 @@ pub(crate) struct SystemEventParams {
     text: Text,
     agent_id: Option<String>,
     /// 1 to 512 characters without control characters.
-    session_key: Option<String>,
-    wake: Option<bool>,
+    #[serde(default)]
+    session_key: Later<String>,
+    #[serde(default)]
+    wake: Later<bool>,
 }
 
 /// What `system-event` and `wake` answer.
@@ -52,7 +54,8 @@ pub(super) fn system_event(gw: &Gateway, p: &Value) -> Result<Queued, MethodErro
         Some(id) => return Err(MethodError::invalid(format!("unknown agentId: {id}"))),
         None => gw.runtime.default_agent_id(),
     };
-    let (agent_id, session_key) = match params.session_key.as_deref().map(str::trim) {
+    let session_key = params.session_key.read("sessionKey")?;
+    let (agent_id, session_key) = match session_key.as_deref().map(str::trim) {
         Some(key) if !valid_session_key(key) => {
             return Err(MethodError::invalid(
                 "sessionKey must be 1 to 512 characters without control characters",
@@ -64,8 +67,9 @@ pub(super) fn system_event(gw: &Gateway, p: &Value) -> Result<Queued, MethodErro
             (agent_id, key)
         }
     };
+    let wake = params.wake.read("wake")?.unwrap_or(false);
     let injected = inject(gw, &session_key, &params.text.0)?;
-    if params.wake.unwrap_or(false) {
+    if wake {
         gw.heartbeats.request_now(&agent_id, "wake");
     }
     Ok(answer(session_key, injected))
@@ -292,7 +296,7 @@ pub(super) fn models(gw: &Gateway) -> ModelsResponse {
     }
 }
 
-/// `tools.list`.
+/// The params of `tools.list`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ToolsListParams {
