@@ -17,4 +17,4 @@ node="$pi_node"
 version=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["version"])' "$(dirname "$cli")/../package.json")
 echo "interop: pi $version on node $("$node" --version)"
 PINCER_PI_CLI="$cli" PINCER_NODE="$node" \
-  cargo test --locked -q -p pincer --test rpc_interop --test gateway_rpc_runner -- --ignored --test-threads 1
+  cargo test --locked -q -p pincer --test it -- --ignored --test-threads 1 rpc_interop:: gateway_rpc_runner::

@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Home, mock, mode, roles};
 use pincer_testkit::{Fault, Match, Reply, Rule, Scenario};

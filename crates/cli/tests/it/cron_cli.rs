@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::gateway::{Foreground, WsClient, free_port, gateway_home, text_of};
 use common::{Home, mock};

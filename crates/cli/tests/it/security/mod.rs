@@ -4,9 +4,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../common/mod.rs"]
-mod common;
-
 mod browser_origin;
 mod exec_escape;
 mod files_media;

@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Home, mock};
 use pincer_testkit::{Api, Match, MockLlm, Reply, Rule, Scenario};

@@ -1,0 +1,27 @@
+//! The pincer binary's integration tests, one binary (linked once, not once per file). Each
+//! module was a `tests/*.rs` binary of its own (`security` was `tests/security/main.rs`);
+//! run one with `cargo test -p pincer --test it <module>::`.
+
+mod common;
+
+mod ask;
+mod ask_memory;
+mod channel_discord;
+mod channel_feishu;
+mod channel_slack;
+mod channel_telegram;
+mod codex_login;
+mod commands;
+mod cron_cli;
+mod gateway;
+mod gateway_config;
+mod gateway_crash;
+mod gateway_exec;
+mod gateway_prompts;
+mod gateway_rpc_dialogs;
+mod gateway_rpc_runner;
+mod memory;
+mod pairing_cli;
+mod rpc_interop;
+mod rpc_worker;
+mod security;
