@@ -22,6 +22,7 @@ mod raw;
 mod redact;
 mod runner;
 mod schema;
+mod streaming;
 mod strict_de;
 pub mod types;
 mod validate;
@@ -54,5 +55,9 @@ pub use raw::{MAX_DEPTH, parse_raw};
 pub use redact::{is_secret_key, mask, redact, redacted_get};
 pub use runner::{AgentRunnerConfig, PoolConfig, RunnerKind};
 pub use schema::schema_json;
+pub use streaming::{
+    BlockStreamingBreak, BlockStreamingChunkConfig, BlockStreamingCoalesceConfig,
+    BlockStreamingDefault, BreakPreference, StreamingFields,
+};
 pub use types::*;
 pub use validate::{MAIN_AGENT_ID, is_valid_agent_id};

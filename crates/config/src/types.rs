@@ -13,6 +13,10 @@ use crate::channels::ChannelsConfig;
 use crate::gateway::GatewayConfig;
 use crate::memory::{CompactionConfig, MemorySearchConfig};
 use crate::runner::AgentRunnerConfig;
+use crate::streaming::{
+    BlockStreamingBreak, BlockStreamingChunkConfig, BlockStreamingCoalesceConfig,
+    BlockStreamingDefault,
+};
 
 /// The whole configuration. Every section is optional; an empty file is a valid config.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
@@ -140,6 +144,21 @@ pub struct AgentDefaults {
     /// pre-compaction memory flush (`compaction.memoryFlush`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compaction: Option<CompactionConfig>,
+    /// `on`: channel replies are sent in blocks as they stream (default `off`: whole, at
+    /// the end); a channel's `blockStreaming` wins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_streaming_default: Option<BlockStreamingDefault>,
+    /// `text_end` (default: blocks go as they are cut) or `message_end` (once each assistant
+    /// message ended).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_streaming_break: Option<BlockStreamingBreak>,
+    /// Block sizes: `{ minChars: 800, maxChars: 1200 }` by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_streaming_chunk: Option<BlockStreamingChunkConfig>,
+    /// How blocks are merged before they are sent (`minChars`, `maxChars`, `idleMs`); a
+    /// channel's own `blockStreamingCoalesce` wins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_streaming_coalesce: Option<BlockStreamingCoalesceConfig>,
 }
 
 /// One entry of `agents.list`.

@@ -120,6 +120,9 @@ pub trait ChannelSection: Clone + Serialize + DeserializeOwned {
     fn enabled(&self) -> Option<bool>;
     fn accounts(&self) -> &BTreeMap<String, Self>;
     fn access(&self) -> AccessFields<'_>;
+    /// The block-streaming keys (`blockStreaming`, `blockStreamingCoalesce`,
+    /// `textChunkLimit`).
+    fn streaming(&self) -> crate::streaming::StreamingFields;
 }
 
 /// The access fields of a channel or account section.

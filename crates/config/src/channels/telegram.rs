@@ -1,10 +1,13 @@
 //! `channels.telegram`: a Telegram bot (Bot API, long polling).
 
 use std::collections::BTreeMap;
+use std::num::NonZeroUsize;
 
 use pincer_base::Secret;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use crate::streaming::{BlockStreamingCoalesceConfig, StreamingFields};
 
 use super::{AccessFields, ChannelSection, DmPolicyName, GroupConfig, GroupPolicyName};
 
@@ -38,6 +41,16 @@ pub struct TelegramConfig {
     /// Largest inbound file taken, in MB (default 20, the Bot API's download limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub media_max_mb: Option<u64>,
+    /// Replies sent in blocks as they stream (`true`) or whole (`false`); unset:
+    /// `agents.defaults.blockStreamingDefault`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_streaming: Option<bool>,
+    /// Overrides `agents.defaults.blockStreamingCoalesce` here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_streaming_coalesce: Option<BlockStreamingCoalesceConfig>,
+    /// The most chars of one streamed message (default 4000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_chunk_limit: Option<NonZeroUsize>,
     /// Further bots, by account id; each field they leave out comes from the channel.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub accounts: BTreeMap<String, TelegramConfig>,
@@ -57,6 +70,14 @@ impl ChannelSection for TelegramConfig {
 
     fn accounts(&self) -> &BTreeMap<String, Self> {
         &self.accounts
+    }
+
+    fn streaming(&self) -> StreamingFields {
+        StreamingFields {
+            block_streaming: self.block_streaming,
+            block_streaming_coalesce: self.block_streaming_coalesce,
+            text_chunk_limit: self.text_chunk_limit,
+        }
     }
 
     fn access(&self) -> AccessFields<'_> {

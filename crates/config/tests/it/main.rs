@@ -2,6 +2,7 @@
 //! was a `tests/*.rs` binary of its own; run one with
 //! `cargo test -p pincer-config --test it <module>::`.
 
+mod block_streaming;
 mod edit;
 mod gateway;
 mod gateway_prompts;
