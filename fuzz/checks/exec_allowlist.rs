@@ -1,5 +1,5 @@
 //! The exec allowlist's fuzz check, shared by `fuzz/fuzz_targets/exec_allowlist.rs` and
-//! `crates/tools/tests/exec_allowlist_differential.rs` (which runs it under proptest, and
+//! `crates/tools/tests/it/exec_allowlist_differential.rs` (which runs it under proptest, and
 //! also runs what the checker admits under real shells), so the two cannot drift apart.
 //!
 //! The checker never panics; what it admits runs only allowed programs; and an admitted

@@ -1,5 +1,5 @@
 //! The Feishu decoders' fuzz check, shared by `fuzz/fuzz_targets/feishu_events.rs` and
-//! `crates/channels/tests/feishu_decoders.rs` (which runs it under proptest in every
+//! `crates/channels/tests/it/feishu_decoders.rs` (which runs it under proptest in every
 //! `cargo test`), so the two cannot drift apart. See the fuzz target for what it checks.
 
 use std::time::{Duration, Instant};

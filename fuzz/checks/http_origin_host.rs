@@ -1,5 +1,5 @@
 //! The origin and host parsers' fuzz check, shared by `fuzz/fuzz_targets/http_origin_host.rs`
-//! and `crates/config/tests/origin_parsers.rs` (which runs it under proptest in every
+//! and `crates/config/tests/it/origin_parsers.rs` (which runs it under proptest in every
 //! `cargo test`): parsing never panics, what parses is in normal form (lowercase, no
 //! trailing dot, no port 0) and reads back equal from its written form, and a pattern
 //! written from a value matches it.

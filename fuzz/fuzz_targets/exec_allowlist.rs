@@ -2,7 +2,7 @@
 //! whatever it accepts must run only allowlisted programs, and an accepted line must pass
 //! the independent quoting scan of `fuzz/checks/exec_allowlist.rs` (no `${...}` that the
 //! shell could end early, no substitution, nothing that swallows the next line). The same
-//! check runs under proptest in `crates/tools/tests/exec_allowlist_differential.rs`, which
+//! check runs under proptest in `crates/tools/tests/it/exec_allowlist_differential.rs`, which
 //! also runs accepted lines under real `sh` and `bash`.
 #![no_main]
 
