@@ -19,7 +19,7 @@ use pincer_store::SessionStore;
 use pincer_tools::ProcessRegistry;
 
 use crate::app::App;
-use crate::rpc_runner::RpcRunner;
+use crate::rpc::runner::RpcRunner;
 use crate::turn_setup::{AgentSetup, Llm, prepare_agent};
 
 /// The runtime of one gateway process.

@@ -30,12 +30,7 @@ mod pairing_cmd;
 mod private_home;
 mod prompt;
 mod report;
-mod rpc_bash;
-mod rpc_cmd;
-mod rpc_output;
-mod rpc_runner;
-mod rpc_session_file;
-mod rpc_worker;
+mod rpc;
 mod service;
 mod sessions_cmd;
 mod tools_cmd;
@@ -60,7 +55,7 @@ fn main() -> ExitCode {
     init_logging();
     if let Command::Rpc(args) = command {
         // Its own runtime; stdout is the protocol, so errors go to stderr only.
-        return exit_code(rpc_cmd::main(args));
+        return exit_code(rpc::cmd::main(args));
     }
     if let Command::Completions { shell } = command {
         clap_complete::generate(shell, &mut Cli::command(), "pincer", &mut std::io::stdout());

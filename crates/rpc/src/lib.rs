@@ -20,6 +20,12 @@
 //!   `prompt_and_wait(message, timeout) -> `[`TurnCollected`], `stats()` ([`RpcStats`]),
 //!   `is_alive`, `exit_info`, `exited().await`, `stop().await`; errors are [`RpcError`],
 //!   an exit is an [`ExitInfo`]. Dropping the client kills the worker.
+//! - [`worker`]: the worker itself (`pincer rpc`): [`worker::serve`]`(host, `
+//!   [`worker::WorkerOptions`]`)` answers commands on stdin until it ends; the program
+//!   around it implements [`worker::WorkerHost`] (`agent_config(`[`worker::ConfigRequest`]`)`,
+//!   `models`, `scoped_models`, `skills`, `shutdown`). Errors are [`worker::WorkerError`]
+//!   (on the wire as [`worker::wire_text`]), the host's a [`worker::HostError`];
+//!   [`worker::thinking_name`] / [`worker::parse_thinking_level`] are pi's level names.
 
 pub mod client;
 mod collect;
@@ -30,6 +36,7 @@ pub mod pool;
 pub mod profile;
 pub mod protocol;
 pub mod ui;
+pub mod worker;
 mod worker_io;
 
 pub use line::{LineDecoder, LineError, MAX_LINE_BYTES, read_line_limited};

@@ -7,12 +7,15 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context as _, Result};
 use pincer_ai::Message;
 use pincer_store::{
     EntryBody, ModelChangeEntry, SessionHeader, SessionInfoEntry, ThinkingLevelChangeEntry,
     Transcript,
 };
+
+use crate::worker::error::SessionFileError;
+
+type Result<T, E = SessionFileError> = std::result::Result<T, E>;
 
 /// An open session of the worker. A new session is written only once its first message
 /// is (as pi writes its files on the first reply): a worker that is started and pointed at
@@ -68,8 +71,11 @@ impl SessionFile {
 
     /// Opens the session file at `path` (a torn last line is repaired, as on every load).
     pub fn open(path: &Path) -> Result<Self> {
-        let (transcript, report) = Transcript::open(path)
-            .with_context(|| format!("cannot open the session file {}", path.display()))?;
+        let (transcript, report) =
+            Transcript::open(path).map_err(|source| SessionFileError::Open {
+                path: path.to_owned(),
+                source,
+            })?;
         for issue in &report.invalid_lines {
             tracing::warn!(path = %path.display(), line = issue.line, error = %issue.error, "session file: invalid line skipped");
         }
@@ -90,11 +96,17 @@ impl SessionFile {
         } = &mut self.state
         {
             let dir = path.parent().unwrap_or(Path::new("."));
-            create_private_dir(dir).with_context(|| {
-                format!("cannot create the session directory {}", dir.display())
+            create_private_dir(dir).map_err(|source| SessionFileError::CreateDir {
+                dir: dir.to_owned(),
+                source,
             })?;
-            let mut transcript = Transcript::create(path.clone(), header.clone())
-                .with_context(|| format!("cannot create the session file {}", path.display()))?;
+            let mut transcript =
+                Transcript::create(path.clone(), header.clone()).map_err(|source| {
+                    SessionFileError::Create {
+                        path: path.clone(),
+                        source,
+                    }
+                })?;
             for body in entries.drain(..) {
                 transcript.append_body(body)?;
             }
@@ -102,9 +114,7 @@ impl SessionFile {
         }
         match &mut self.state {
             State::Open(transcript) => Ok(transcript),
-            State::Pending { path, .. } => {
-                anyhow::bail!("the session file {} was not written", path.display())
-            }
+            State::Pending { path, .. } => Err(SessionFileError::NotWritten { path: path.clone() }),
         }
     }
 

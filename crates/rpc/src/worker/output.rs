@@ -46,9 +46,16 @@ impl Output {
         (Self { tx }, writer)
     }
 
+    /// A handle whose lines go to the returned receiver instead of stdout.
+    #[cfg(test)]
+    pub(crate) fn capture() -> (Self, mpsc::UnboundedReceiver<String>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (Self { tx }, rx)
+    }
+
     /// Queues one JSON line (U+2028/U+2029 escaped, as pi writes them).
     pub fn json(&self, value: &Value) {
-        self.line(pincer_rpc::json_line(value));
+        self.line(crate::json_line(value));
     }
 
     /// Queues one line that is already JSON.

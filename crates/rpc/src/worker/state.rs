@@ -6,44 +6,30 @@
 //! Commands answer at once; a `prompt` answers once it is accepted and the run goes on in
 //! the background (pi's order: the response, then `agent_start` …).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use anyhow::{Result, anyhow, bail};
-use pincer_agent::{Agent, AgentConfig, AgentEvent, AgentTool, QueueMode};
-use pincer_ai::{ContentBlock, ImageContent, Message, ThinkingLevel, UserContent, UserMessage};
+use pincer_agent::{Agent, AgentConfig, AgentEvent, QueueMode};
+use pincer_ai::{ImageContent, Message};
 use serde_json::{Value, json};
 
-use crate::app::App;
-use crate::rpc_output::{EventEncoder, Output};
-use crate::rpc_session_file::SessionFile;
-use crate::turn_setup::{AgentSetup, Llm, prepare_agent};
+use crate::StreamingBehavior;
+use crate::worker::WorkerOptions;
+use crate::worker::error::WorkerError;
+use crate::worker::host::{ConfigRequest, WorkerHost};
+use crate::worker::output::{EventEncoder, Output};
+use crate::worker::parts::{
+    Queues, SessionStats, agent_mode, mode_name, parse_thinking_level, thinking_name, user_message,
+    user_text,
+};
+use crate::worker::session_file::SessionFile;
 
-/// How the worker was started (pi's flags).
-#[derive(Debug, Clone, Default)]
-pub struct WorkerOptions {
-    pub agent_id: String,
-    pub provider: Option<String>,
-    pub model: Option<String>,
-    pub thinking: Option<ThinkingLevel>,
-    /// Tool names to keep (pi's names; `bash` is Pincer's `exec`); `None`: the agent's.
-    pub tools: Option<Vec<String>>,
-    pub system_prompt: Option<String>,
-    pub append_system_prompt: Vec<String>,
-    pub session_dir: PathBuf,
-    /// Resume the newest session of `session_dir`.
-    pub continue_session: bool,
-    /// Open this session file.
-    pub session_file: Option<PathBuf>,
-    pub cwd: PathBuf,
-}
+type Result<T, E = WorkerError> = std::result::Result<T, E>;
 
 /// One worker.
 pub struct Worker {
-    app: Arc<App>,
-    llm: Llm,
+    host: Arc<dyn WorkerHost>,
     options: WorkerOptions,
-    processes: pincer_tools::ProcessRegistry,
     out: Output,
     agent: Agent,
     session: Arc<Mutex<SessionFile>>,
@@ -63,43 +49,15 @@ pub struct Worker {
     queues: Arc<Mutex<Queues>>,
 }
 
-/// The steering and follow-up texts waiting (pi's `_steeringMessages` / `_followUpMessages`).
-#[derive(Default)]
-struct Queues {
-    steering: Vec<String>,
-    follow_up: Vec<String>,
-}
-
-impl Queues {
-    fn event(&self) -> Value {
-        json!({ "type": "queue_update", "steering": self.steering, "followUp": self.follow_up })
-    }
-
-    /// A user message starting: if it came from a queue, it leaves it (true).
-    fn take(&mut self, text: &str) -> bool {
-        for queue in [&mut self.steering, &mut self.follow_up] {
-            if let Some(index) = queue.iter().position(|t| t == text) {
-                queue.remove(index);
-                return true;
-            }
-        }
-        false
-    }
-}
-
 impl Worker {
     /// Opens (or creates) the session and prepares the agent.
-    pub fn start(app: Arc<App>, options: WorkerOptions, out: Output) -> Result<Self> {
-        let llm = Llm::new(&app)?;
-        let processes = pincer_tools::ProcessRegistry::new();
-        let config = agent_config(&app, &llm, &options, &processes, None)?;
+    pub fn start(host: Arc<dyn WorkerHost>, options: WorkerOptions, out: Output) -> Result<Self> {
+        let config = agent_config(host.as_ref(), &options, None)?;
         let session = open_session(&options, &config)?;
         let messages = session.messages();
         let mut worker = Self {
-            app,
-            llm,
+            host,
             options,
-            processes,
             out,
             agent: Agent::new(config.clone()),
             session: Arc::new(Mutex::new(session)),
@@ -171,7 +129,7 @@ impl Worker {
     /// A fresh configuration on the agent's current model and thinking level (both may
     /// have been changed over RPC since the worker started).
     fn current_config(&self) -> Result<AgentConfig> {
-        let config = agent_config(&self.app, &self.llm, &self.options, &self.processes, None)?;
+        let config = agent_config(self.host.as_ref(), &self.options, None)?;
         let state = self.agent.state();
         Ok(AgentConfig {
             model: state.model,
@@ -190,7 +148,7 @@ impl Worker {
         &mut self,
         message: &str,
         images: Vec<ImageContent>,
-        streaming_behavior: Option<&str>,
+        streaming_behavior: Option<StreamingBehavior>,
     ) -> Result<()> {
         let ran = if self.is_streaming() {
             Vec::new()
@@ -207,20 +165,17 @@ impl Worker {
         let user = user_message(&text, images);
         if self.is_streaming() {
             return match streaming_behavior {
-                Some("steer") => {
+                Some(StreamingBehavior::Steer) => {
                     self.queue(text, true);
                     self.agent.steer(user);
                     Ok(())
                 }
-                Some("followUp") => {
+                Some(StreamingBehavior::FollowUp) => {
                     self.queue(text, false);
                     self.agent.follow_up(user);
                     Ok(())
                 }
-                _ => bail!(
-                    "Agent is already processing. Specify streamingBehavior ('steer' or \
-                     'followUp') to queue the message."
-                ),
+                None => Err(WorkerError::Busy),
             };
         }
         let agent = self.agent.clone();
@@ -319,13 +274,11 @@ impl Worker {
     /// `set_model{provider, modelId}`: the next turn's model; answers with the model.
     pub fn set_model(&mut self, provider: &str, model_id: &str) -> Result<Value> {
         if self.is_streaming() {
-            bail!("cannot change the model while the agent is streaming; abort or wait first");
+            return Err(WorkerError::ModelWhileStreaming);
         }
         let config = agent_config(
-            &self.app,
-            &self.llm,
+            self.host.as_ref(),
             &self.options,
-            &self.processes,
             Some((provider, model_id)),
         )?;
         let model = config.model.clone();
@@ -342,16 +295,10 @@ impl Worker {
         Ok(json!(model))
     }
 
-    /// `cycle_model`: the next of the configured models (`agents.defaults.model`'s primary
-    /// and fallbacks, pi's scoped models); `null` with fewer than two.
+    /// `cycle_model`: the next of the host's scoped models (pi's); `null` with fewer than
+    /// two.
     pub fn cycle_model(&mut self) -> Result<Value> {
-        let scoped: Vec<String> = match &self.app.config.agents.defaults.model {
-            Some(selection) => std::iter::once(selection.primary())
-                .chain(selection.fallbacks().iter().map(String::as_str))
-                .map(str::to_owned)
-                .collect(),
-            None => Vec::new(),
-        };
+        let scoped = self.host.scoped_models();
         if scoped.len() < 2 {
             return Ok(Value::Null);
         }
@@ -359,7 +306,7 @@ impl Worker {
         let index = scoped.iter().position(|m| *m == current);
         let next = &scoped[index.map_or(0, |i| (i + 1) % scoped.len())];
         let Some((provider, model_id)) = next.split_once('/') else {
-            bail!("configured model {next:?} is not provider/model");
+            return Err(WorkerError::NotProviderModel(next.clone()));
         };
         let model = self.set_model(provider, model_id)?;
         Ok(json!({
@@ -371,16 +318,12 @@ impl Worker {
 
     /// `get_available_models`.
     pub fn get_available_models(&self) -> Value {
-        json!({ "models": self.llm.registry.models() })
+        json!({ "models": self.host.models() })
     }
 
     /// `set_thinking_level{level}`.
     pub fn set_thinking_level(&self, level: &str) -> Result<()> {
-        let parsed: ThinkingLevel = serde_json::from_value(json!(level)).map_err(|_| {
-            anyhow!(
-                "unknown thinking level {level:?}: use off, minimal, low, medium, high or xhigh"
-            )
-        })?;
+        let parsed = parse_thinking_level(level)?;
         self.agent.set_thinking_level(parsed);
         self.session().record_thinking(thinking_name(parsed))?;
         Ok(())
@@ -400,16 +343,14 @@ impl Worker {
         Ok(json!({ "level": next }))
     }
 
-    pub fn set_steering_mode(&mut self, mode: &str) -> Result<()> {
-        self.steering_mode = parse_mode(mode)?;
+    pub fn set_steering_mode(&mut self, mode: crate::QueueMode) {
+        self.steering_mode = agent_mode(mode);
         self.agent.set_steering_mode(self.steering_mode);
-        Ok(())
     }
 
-    pub fn set_follow_up_mode(&mut self, mode: &str) -> Result<()> {
-        self.follow_up_mode = parse_mode(mode)?;
+    pub fn set_follow_up_mode(&mut self, mode: crate::QueueMode) {
+        self.follow_up_mode = agent_mode(mode);
         self.agent.set_follow_up_mode(self.follow_up_mode);
-        Ok(())
     }
 
     pub fn set_auto_compaction(&mut self, enabled: bool) {
@@ -425,7 +366,7 @@ impl Worker {
             return Ok(());
         }
         if self.is_streaming() {
-            bail!("cannot change auto-retry while the agent is streaming");
+            return Err(WorkerError::RetryWhileStreaming);
         }
         self.auto_retry = enabled;
         let config = self.current_config()?;
@@ -476,9 +417,9 @@ impl Worker {
     pub fn set_session_name(&self, name: &str) -> Result<()> {
         let name = name.trim();
         if name.is_empty() {
-            bail!("Session name cannot be empty");
+            return Err(WorkerError::EmptySessionName);
         }
-        self.session().set_name(name)
+        Ok(self.session().set_name(name)?)
     }
 
     /// The agent (for work that answers later: `compact`).
@@ -496,7 +437,7 @@ impl Worker {
         let cwd = self.options.cwd.clone();
         let pending = Arc::clone(&self.pending_bash);
         tokio::spawn(async move {
-            match crate::rpc_bash::run(&command, &cwd, cancel).await {
+            match crate::worker::bash::run(&command, &cwd, cancel).await {
                 Ok(result) => {
                     pending
                         .lock()
@@ -504,7 +445,7 @@ impl Worker {
                         .push(result.for_model(&command));
                     respond(Ok(result.to_json()));
                 }
-                Err(e) => respond(Err(anyhow!("cannot run the command: {e}"))),
+                Err(e) => respond(Err(WorkerError::Bash(e))),
             }
         });
     }
@@ -518,15 +459,9 @@ impl Worker {
 
     /// `get_commands`: the skills, as pi lists them (`skill:<name>`).
     pub fn get_commands(&self) -> Value {
-        let home_dir = self.app.env.var("HOME").map(PathBuf::from);
-        let dirs = pincer_gateway::skills::SkillDirs::new(
-            &self.options.cwd,
-            home_dir.as_deref(),
-            &self.app.home,
-            &self.app.config.skills,
-        );
-        let commands: Vec<Value> = pincer_gateway::skills::load_skills(&dirs)
-            .skills
+        let commands: Vec<Value> = self
+            .host
+            .skills(&self.options.cwd)
             .iter()
             .map(|s| json!({ "name": format!("skill:{}", s.name), "description": s.description, "source": "skill" }))
             .collect();
@@ -537,7 +472,7 @@ impl Worker {
     pub async fn shutdown(&mut self) {
         self.agent.abort();
         self.agent.wait_for_idle().await;
-        self.processes.shutdown().await;
+        self.host.shutdown().await;
         if let Some(forwarder) = self.forwarder.take() {
             // Let the last events out.
             let _ = tokio::time::timeout(std::time::Duration::from_secs(1), forwarder).await;
@@ -545,57 +480,44 @@ impl Worker {
     }
 }
 
-/// The agent's configuration from the config and flags; `model` overrides the flags' one.
+/// The agent's configuration from the host and pi's flags; `model` overrides the flags' one.
 fn agent_config(
-    app: &App,
-    llm: &Llm,
+    host: &dyn WorkerHost,
     options: &WorkerOptions,
-    processes: &pincer_tools::ProcessRegistry,
     model: Option<(&str, &str)>,
 ) -> Result<AgentConfig> {
-    let tools = worker_tools(app, options, processes)?;
     let (provider, model_id) = match model {
         Some((p, m)) => (Some(p), Some(m)),
         None => (options.provider.as_deref(), options.model.as_deref()),
     };
-    let credentials = crate::credentials::for_run(app, None)?;
-    let key = format!("agent:{}:rpc", options.agent_id);
-    let mut prepared = prepare_agent(
-        app,
-        AgentSetup {
-            agent_id: &options.agent_id,
-            session_key: &key,
-            workspace: &options.cwd,
-            entry: None,
-            cli_provider: provider,
-            cli_model: model_id,
-            tools,
-            credentials,
-            llm,
-            channel: "rpc",
-        },
-    )?
-    .config;
+    let tools = tool_names(options);
+    let mut config = host.agent_config(&ConfigRequest {
+        agent_id: &options.agent_id,
+        cwd: &options.cwd,
+        provider,
+        model: model_id,
+        tools: &tools,
+    })?;
+    if !tools.is_empty() && config.tools.is_empty() {
+        tracing::warn!("none of the --tools names is a tool this agent has");
+    }
     if let Some(level) = options.thinking {
-        prepared.thinking_level = level;
+        config.thinking_level = level;
     }
     if let Some(prompt) = &options.system_prompt {
-        prepared.system_prompt = prompt.clone();
+        config.system_prompt = prompt.clone();
     }
     for extra in &options.append_system_prompt {
-        prepared.system_prompt.push_str("\n\n");
-        prepared.system_prompt.push_str(extra);
+        config.system_prompt.push_str("\n\n");
+        config.system_prompt.push_str(extra);
     }
-    Ok(prepared)
+    Ok(config)
 }
 
-/// The tools the flags ask for, by pi's names (`bash` is Pincer's `exec` with `process`).
-fn worker_tools(
-    app: &App,
-    options: &WorkerOptions,
-    processes: &pincer_tools::ProcessRegistry,
-) -> Result<Vec<Arc<dyn AgentTool>>> {
-    let only: Vec<String> = match &options.tools {
+/// The tools the flags ask for, by Pincer's names (pi's `bash` is `exec` with `process`);
+/// empty: the agent's.
+fn tool_names(options: &WorkerOptions) -> Vec<String> {
+    match &options.tools {
         None => Vec::new(),
         Some(names) => names
             .iter()
@@ -604,121 +526,24 @@ fn worker_tools(
                 other => vec![other.to_owned()],
             })
             .collect(),
-    };
-    let tools = app.tools(&options.agent_id, &options.cwd, processes, &only)?;
-    if options
-        .tools
-        .as_ref()
-        .is_some_and(|names| !names.is_empty())
-        && tools.is_empty()
-    {
-        tracing::warn!("none of the --tools names is a tool this agent has");
     }
-    Ok(tools)
 }
 
 fn open_session(options: &WorkerOptions, config: &AgentConfig) -> Result<SessionFile> {
     if let Some(path) = &options.session_file {
-        return SessionFile::open(path);
+        return Ok(SessionFile::open(path)?);
     }
     if options.continue_session
         && let Some(newest) = SessionFile::newest_in(&options.session_dir)
     {
-        return SessionFile::open(&newest);
+        return Ok(SessionFile::open(&newest)?);
     }
-    SessionFile::create(
+    Ok(SessionFile::create(
         &options.session_dir,
         &options.cwd,
         None,
         &config.model.provider,
         &config.model.id,
         thinking_name(config.thinking_level),
-    )
-}
-
-/// The text of a user message (its text blocks joined), as pi compares queued messages.
-fn user_text(message: &UserMessage) -> String {
-    match &message.content {
-        UserContent::Text(text) => text.clone(),
-        UserContent::Blocks(blocks) => blocks
-            .iter()
-            .filter_map(|b| match b {
-                ContentBlock::Text(t) => Some(t.text.as_str()),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-    }
-}
-
-/// A prompt as pi records it: content blocks, the text first, then the images.
-fn user_message(text: &str, images: Vec<ImageContent>) -> Message {
-    let mut blocks = vec![ContentBlock::text(text)];
-    blocks.extend(images.into_iter().map(ContentBlock::Image));
-    Message::User(UserMessage {
-        content: UserContent::Blocks(blocks),
-        timestamp: pincer_ai::now_ms(),
-    })
-}
-
-fn parse_mode(mode: &str) -> Result<QueueMode> {
-    match mode {
-        "all" => Ok(QueueMode::All),
-        "one-at-a-time" => Ok(QueueMode::OneAtATime),
-        other => bail!("unknown mode {other:?}: use \"all\" or \"one-at-a-time\""),
-    }
-}
-
-fn mode_name(mode: QueueMode) -> &'static str {
-    match mode {
-        QueueMode::All => "all",
-        QueueMode::OneAtATime => "one-at-a-time",
-    }
-}
-
-pub fn thinking_name(level: ThinkingLevel) -> &'static str {
-    match level {
-        ThinkingLevel::Off => "off",
-        ThinkingLevel::Minimal => "minimal",
-        ThinkingLevel::Low => "low",
-        ThinkingLevel::Medium => "medium",
-        ThinkingLevel::High => "high",
-        ThinkingLevel::Xhigh => "xhigh",
-    }
-}
-
-/// Counts for `get_session_stats`.
-#[derive(Default)]
-struct SessionStats {
-    user: usize,
-    assistant: usize,
-    tool_calls: usize,
-    tool_results: usize,
-    input: u64,
-    output: u64,
-    cache_read: u64,
-    cache_write: u64,
-    cost: f64,
-}
-
-impl SessionStats {
-    fn add(&mut self, message: &Message) {
-        match message {
-            Message::User(_) => self.user += 1,
-            Message::ToolResult(_) => self.tool_results += 1,
-            Message::Assistant(a) => {
-                self.assistant += 1;
-                self.tool_calls += a
-                    .content
-                    .iter()
-                    .filter(|b| matches!(b, ContentBlock::ToolCall(_)))
-                    .count();
-                self.input += a.usage.input;
-                self.output += a.usage.output;
-                self.cache_read += a.usage.cache_read;
-                self.cache_write += a.usage.cache_write;
-                self.cost += a.usage.cost.total;
-            }
-        }
-    }
+    )?)
 }

@@ -1,0 +1,69 @@
+//! `pincer rpc`: a worker speaking pi's RPC protocol (`pi --mode rpc`) on stdin/stdout, so
+//! pi-gateway-style clients — and Pincer's own worker pool — can drive a Pincer agent. This
+//! module reads the flags and builds the host; the worker is pincer-rpc's
+//! ([`pincer_rpc::worker::serve`]). EOF on stdin ends it with exit code 0 once what runs is
+//! stopped. Logs go to stderr only: stdout is the protocol.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context as _, Result, bail};
+use pincer_rpc::worker::{WorkerOptions, parse_thinking_level, serve};
+
+use crate::cli::RpcArgs;
+use crate::rpc::host::AppHost;
+
+pub fn main(args: RpcArgs) -> Result<ExitCode> {
+    if args.mode.as_deref().is_some_and(|m| m != "rpc") {
+        bail!("pincer rpc only speaks --mode rpc");
+    }
+    let app = Arc::new(crate::app::App::load()?);
+    app.ensure_home()?;
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let thinking = args
+        .thinking
+        .as_deref()
+        .map(parse_thinking_level)
+        .transpose()?;
+    let tools = args.tools.as_ref().map(|list| {
+        list.split(',')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned)
+            .collect()
+    });
+    for ignored in args.extension.iter().chain(&args.prompt_template) {
+        tracing::warn!(%ignored, "extensions and prompt templates are pi's; ignored");
+    }
+    let agent_id = app.agent_id(args.agent.as_deref())?;
+    let session_dir = args
+        .session_dir
+        .clone()
+        .unwrap_or_else(|| app.agent_dir(&agent_id).join("rpc-sessions"));
+    let options = WorkerOptions {
+        agent_id,
+        provider: args.provider.clone(),
+        model: args.model.clone(),
+        thinking,
+        tools,
+        system_prompt: args.system_prompt.clone(),
+        append_system_prompt: args.append_system_prompt.clone(),
+        session_dir,
+        continue_session: args.continue_session,
+        session_file: args.session.clone().map(PathBuf::from),
+        cwd,
+    };
+    // One thread: a worker serves one session, and it must be ready in milliseconds.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let host = Arc::new(AppHost::new(app)?);
+        serve(host, options).await?;
+        anyhow::Ok(())
+    })?;
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,108 @@
+//! The `pincer rpc` worker's host: the agent it runs composed from this program's
+//! configuration as every turn's is (model, keys, credentials, tools, system prompt), the
+//! configured models, the agent's skills, and the background processes its tools start.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
+
+use anyhow::Result;
+use pincer_agent::AgentConfig;
+use pincer_ai::Model;
+use pincer_rpc::worker::{ConfigRequest, HostError, SkillCommand, WorkerHost};
+use pincer_tools::ProcessRegistry;
+
+use crate::app::App;
+use crate::turn_setup::{AgentSetup, Llm, prepare_agent};
+
+/// One worker's host (a `pincer rpc` process runs one worker).
+pub struct AppHost {
+    app: Arc<App>,
+    llm: Llm,
+    processes: ProcessRegistry,
+}
+
+impl AppHost {
+    pub fn new(app: Arc<App>) -> Result<Self> {
+        let llm = Llm::new(&app)?;
+        Ok(Self {
+            app,
+            llm,
+            processes: ProcessRegistry::new(),
+        })
+    }
+
+    fn compose(&self, request: &ConfigRequest<'_>) -> Result<AgentConfig> {
+        let app = &self.app;
+        let tools = app.tools(
+            request.agent_id,
+            request.cwd,
+            &self.processes,
+            request.tools,
+        )?;
+        let credentials = crate::credentials::for_run(app, None)?;
+        let key = format!("agent:{}:rpc", request.agent_id);
+        let prepared = prepare_agent(
+            app,
+            AgentSetup {
+                agent_id: request.agent_id,
+                session_key: &key,
+                workspace: request.cwd,
+                entry: None,
+                cli_provider: request.provider,
+                cli_model: request.model,
+                tools,
+                credentials,
+                llm: &self.llm,
+                channel: "rpc",
+            },
+        )?;
+        Ok(prepared.config)
+    }
+}
+
+impl WorkerHost for AppHost {
+    fn agent_config(&self, request: &ConfigRequest<'_>) -> Result<AgentConfig, HostError> {
+        // The whole chain: it is the command's `error` on the wire.
+        self.compose(request)
+            .map_err(|e| HostError::new(format!("{e:#}")))
+    }
+
+    fn models(&self) -> Vec<Model> {
+        self.llm.registry.models().to_vec()
+    }
+
+    /// `agents.defaults.model`'s primary and fallbacks.
+    fn scoped_models(&self) -> Vec<String> {
+        match &self.app.config.agents.defaults.model {
+            Some(selection) => std::iter::once(selection.primary())
+                .chain(selection.fallbacks().iter().map(String::as_str))
+                .map(str::to_owned)
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    fn skills(&self, cwd: &Path) -> Vec<SkillCommand> {
+        let home_dir = self.app.env.var("HOME").map(PathBuf::from);
+        let dirs = pincer_gateway::skills::SkillDirs::new(
+            cwd,
+            home_dir.as_deref(),
+            &self.app.home,
+            &self.app.config.skills,
+        );
+        pincer_gateway::skills::load_skills(&dirs)
+            .skills
+            .iter()
+            .map(|s| SkillCommand {
+                name: s.name.clone(),
+                description: s.description.clone(),
+            })
+            .collect()
+    }
+
+    fn shutdown(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        Box::pin(self.processes.shutdown())
+    }
+}
