@@ -107,7 +107,7 @@ impl App {
         };
         if let Some(after) = &m.prune_after {
             policy.prune_after = Some(
-                pincer_store::parse_duration(after)
+                pincer_base::duration::parse_duration(after)
                     .map_err(|e| anyhow::anyhow!("session.maintenance.pruneAfter: {e}"))?,
             );
         }

@@ -31,7 +31,7 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
     let agent_id = app.agent_id(args.agent.as_deref())?;
     let key = app.session_key(&agent_id, &args.session)?;
     let store = app.sessions(&agent_id);
-    let created_at = pincer_store::ids::iso_now();
+    let created_at = pincer_base::time::iso_now();
     let request_id = request_id();
 
     let workspace = app.workspace(&agent_id);

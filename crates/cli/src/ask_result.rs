@@ -260,8 +260,8 @@ impl ToolLog {
 pub fn request_id() -> String {
     format!(
         "pc-{}-{:04x}",
-        pincer_ai::now_ms(),
-        pincer_store::ids::next_u64() & 0xffff
+        pincer_base::now_ms(),
+        pincer_base::id::random_u64() & 0xffff
     )
 }
 

@@ -229,7 +229,7 @@ async fn codex_login(app: &App, store: &AuthStore, paste_only: bool) -> Result<E
     println!("Auth profile created: {id}");
     println!(
         "Credential expires: {}",
-        pincer_store::ids::iso_from_ms(expires as i64)
+        pincer_base::time::iso_from_ms(expires as i64)
     );
     Ok(ExitCode::SUCCESS)
 }

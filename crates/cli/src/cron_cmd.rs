@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, bail};
+use pincer_base::now_ms;
 use pincer_gateway::cron::{
     CronJob, CronService, CronSettings, NewCronJob, RunLogEntry, RunStatus,
 };
@@ -458,8 +459,4 @@ fn warn_store(status: &Value) {
 fn print_json(value: &Value) -> Result<()> {
     println!("{}", serde_json::to_string_pretty(value)?);
     Ok(())
-}
-
-fn now_ms() -> i64 {
-    pincer_ai::now_ms()
 }

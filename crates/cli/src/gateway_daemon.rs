@@ -130,7 +130,7 @@ pub async fn start(args: ListenArgs) -> Result<ExitCode> {
         pid,
         port,
         bind: listen.bind.to_string(),
-        started_at: pincer_store::ids::iso_now(),
+        started_at: pincer_base::time::iso_now(),
         log_path: log_path.clone(),
         state_path: state_path.clone(),
         command: exe.to_string_lossy().into_owned(),

@@ -159,7 +159,7 @@ pub async fn run(app: &App, command: MemoryCommand) -> Result<ExitCode> {
                 status.db_bytes.div_ceil(1024),
                 status
                     .last_sync_ms
-                    .map_or("never".to_owned(), pincer_tools::basic::rfc3339_utc)
+                    .map_or("never".to_owned(), pincer_base::time::iso_from_ms)
             );
             if let Some(error) = &status.embed_error {
                 println!("embedding error: {error}");

@@ -50,7 +50,7 @@ pub fn system_prompt(
     let thinking = serde_json::to_value(config.thinking_level)
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned));
-    let now = pincer_store::ids::iso_now();
+    let now = pincer_base::time::iso_now();
     let extra_sections = if is_gateway_turn(channel) {
         gateway_prompt_sections(gateway_prompt_features(&app.config, agent_id)?)
     } else {

@@ -46,7 +46,7 @@ pub fn run(app: &App, command: SessionsCommand) -> Result<ExitCode> {
                         "{:<40} {:<36} {:<24} {}",
                         key,
                         entry.session_id,
-                        pincer_store::ids::iso_from_ms(entry.updated_at),
+                        pincer_base::time::iso_from_ms(entry.updated_at),
                         entry.total_tokens.map_or("-".into(), |t| t.to_string())
                     );
                 }
