@@ -6,10 +6,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pincer_gateway::cron::{
+use pincer_automation::cron::{
     CronPayload, CronSchedule, NewCronJob, apply_patch, create_job, validate_job,
 };
-use pincer_gateway::media_reply::parse_media_lines;
+use pincer_turns::media_reply::parse_media_lines;
 
 const NOW: i64 = 1_790_000_000_000;
 
@@ -20,7 +20,7 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(media_text, text);
         assert!(paths.is_empty());
     }
-    let tz = pincer_gateway::cron::local_time_zone();
+    let tz = pincer_automation::cron::local_time_zone();
     let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) else {
         return;
     };

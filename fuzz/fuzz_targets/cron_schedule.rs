@@ -6,7 +6,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pincer_gateway::cron::{
+use pincer_automation::cron::{
     CronSchedule, next_run_ms, parse_absolute_ms, parse_duration_ms, resolve_at,
 };
 

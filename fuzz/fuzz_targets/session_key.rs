@@ -4,7 +4,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use pincer_config::SessionConfig;
-use pincer_gateway::router::{normalize_cli_session_key, parse_session_key};
+use pincer_turns::router::{normalize_cli_session_key, parse_session_key};
 
 fuzz_target!(|input: &str| {
     if let Ok(parsed) = parse_session_key(input) {

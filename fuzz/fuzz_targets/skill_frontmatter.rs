@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pincer_gateway::skills::{parse_frontmatter, parse_skill};
+use pincer_turns::skills::{parse_frontmatter, parse_skill};
 
 fuzz_target!(|input: &str| {
     let _ = parse_frontmatter(input);
