@@ -4,6 +4,8 @@
 //! file shape. The access decisions and texts are in `pairing_policy.rs`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+// The store's API is blocking by design; these tests call it directly.
+#![allow(clippy::disallowed_methods)]
 
 use std::collections::HashSet;
 use std::fs;
@@ -429,6 +431,37 @@ fn unknown_codes_are_an_error() {
         store.approve("discord", &code).unwrap_err(),
         PairingError::UnknownCode { .. }
     ));
+}
+
+#[test]
+fn an_approval_gives_up_on_a_held_lock_with_a_clear_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, _clock) = store_at(tmp.path());
+    let store = store.with_lock_timeout(Duration::from_millis(200));
+    let code = created(store.request("telegram", None, "1", None).unwrap());
+    // Another process's lock: flock locks belong to the open file description, so a second
+    // open of the file conflicts with it even in this process.
+    let lock_path = tmp.path().join("credentials/telegram-pairing.json.lock");
+    let held = fs::OpenOptions::new().write(true).open(&lock_path).unwrap();
+    held.lock().unwrap();
+
+    let err = store.approve("telegram", &code).unwrap_err();
+    assert!(
+        matches!(&err, PairingError::LockTimeout { path, waited } if *path == lock_path && *waited == Duration::from_millis(200)),
+        "{err:?}"
+    );
+    let shown = lock_path.display();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{shown}: still locked by another process after 0.2 s (a stopped or hung pincer holds it; `fuser {shown}` names it)"
+        )
+    );
+
+    // Nothing changed meanwhile; once the lock is free the approval goes through.
+    drop(held);
+    assert_eq!(store.list(Some("telegram"), None).unwrap().len(), 1);
+    assert_eq!(store.approve("telegram", &code).unwrap().sender_id, "1");
 }
 
 // --- allow-from ----------------------------------------------------------------------------

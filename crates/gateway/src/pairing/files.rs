@@ -5,6 +5,10 @@
 //! `requests`/`allowFrom` is not what it should be, is [`PairingError::Corrupt`] and is never
 //! written over (every change reads first, so the error stops it); fields Pincer does not
 //! know are kept through a rewrite, for a newer writer. A missing or blank file is empty.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "blocking file work, only called by the pairing store (run on the blocking pool)"
+)]
 
 use std::fs;
 use std::path::Path;

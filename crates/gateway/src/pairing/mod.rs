@@ -26,6 +26,6 @@ pub use policy::{
     DmAccess, DmPolicy, GroupAccess, GroupPolicy, dm_access, entry_matches, group_access, is_listed,
 };
 pub use store::{
-    Approved, DEFAULT_MAX_PENDING, DEFAULT_TTL, PairingRequestOutcome, PairingStore,
-    PendingRequest, Revoked,
+    Approved, DEFAULT_LOCK_TIMEOUT, DEFAULT_MAX_PENDING, DEFAULT_TTL, PairingRequestOutcome,
+    PairingStore, PendingRequest, Revoked,
 };

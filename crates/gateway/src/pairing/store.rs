@@ -18,18 +18,24 @@
 //! without such overlaps.
 //!
 //! Concurrency: every change of a channel's files holds an in-process mutex and an advisory
-//! lock (`flock`, [`std::fs::File::lock`]) on `<channel>-pairing.json.lock`, so the gateway
-//! and a `pincer pairing approve` in another process do not lose each other's writes. The
-//! lock is released with the file handle, also when a process dies, so it never goes stale.
+//! lock (`flock`) on `<channel>-pairing.json.lock`, so the gateway and a `pincer pairing
+//! approve` in another process do not lose each other's writes. The lock is released with
+//! the file handle, also when a process dies, so it never goes stale; one held by a stopped
+//! process is waited for at most [`DEFAULT_LOCK_TIMEOUT`], then [`PairingError::LockTimeout`].
 //! On a file system without locks the mutex and the atomic rename remain. Files are written
 //! atomically with mode 0600 (temp file, fsync, rename, fsync dir); the directory is created
-//! 0700. Everything is blocking file I/O: call it from `spawn_blocking` in async code.
+//! 0700. Everything is blocking file I/O: call it from `spawn_blocking` in async code (the
+//! gateway's `ChannelIngress::on_store`).
+#![expect(
+    clippy::disallowed_methods,
+    reason = "blocking file work, run on the blocking pool by ChannelIngress::on_store (and by the CLI)"
+)]
 
 use std::collections::HashSet;
-use std::fs::File;
+use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -46,6 +52,9 @@ use crate::system_events::{Clock, SystemClock};
 pub const DEFAULT_TTL: Duration = Duration::from_secs(3600);
 /// Most pending requests per channel (OpenClaw's `PAIRING_PENDING_MAX`).
 pub const DEFAULT_MAX_PENDING: usize = 3;
+/// How long a change waits for another process's lock on the channel's files: far longer
+/// than any change holds it, short enough that a stuck process is reported, not waited for.
+pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
 
 const PAIRING_SUFFIX: &str = "-pairing.json";
 /// A repeat request moves `lastSeenAt` only when it is at least this old (5 minutes).
@@ -113,6 +122,7 @@ pub struct PairingStore {
     clock: Arc<dyn Clock>,
     ttl_ms: i64,
     max_pending: usize,
+    lock_timeout: Duration,
     mutex: Mutex<()>,
 }
 
@@ -142,6 +152,7 @@ impl PairingStore {
             clock: Arc::new(SystemClock),
             ttl_ms: duration_ms(DEFAULT_TTL),
             max_pending: DEFAULT_MAX_PENDING,
+            lock_timeout: DEFAULT_LOCK_TIMEOUT,
             mutex: Mutex::new(()),
         }
     }
@@ -161,6 +172,13 @@ impl PairingStore {
     /// Most pending requests per channel.
     pub fn with_max_pending(mut self, max: usize) -> Self {
         self.max_pending = max;
+        self
+    }
+
+    /// How long a change waits for another process's lock before failing with
+    /// [`PairingError::LockTimeout`] (default [`DEFAULT_LOCK_TIMEOUT`]).
+    pub fn with_lock_timeout(mut self, timeout: Duration) -> Self {
+        self.lock_timeout = timeout;
         self
     }
 
@@ -479,16 +497,38 @@ impl PairingStore {
             .write(true)
             .open(&path)
             .map_err(|e| PairingError::io(&path, e))?;
-        let file = match file.lock() {
-            Ok(()) => Some(file),
-            // No advisory locks on this file system: the mutex still serialises this process.
-            Err(e) if e.kind() == std::io::ErrorKind::Unsupported => None,
-            Err(e) => return Err(PairingError::io(&path, e)),
-        };
+        let file = lock_within(file, &path, self.lock_timeout)?;
         Ok(ChannelLock {
             _file: file,
             _guard: guard,
         })
+    }
+}
+
+/// The exclusive lock on `file`, polled until `timeout` has passed (`flock` itself has no
+/// deadline); `None` on a file system without advisory locks, where the mutex still
+/// serialises this process.
+fn lock_within(file: File, path: &Path, timeout: Duration) -> Result<Option<File>, PairingError> {
+    let deadline = Instant::now() + timeout;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(Some(file)),
+            Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            Err(TryLockError::WouldBlock) => {
+                return Err(PairingError::LockTimeout {
+                    path: path.to_path_buf(),
+                    waited: timeout,
+                });
+            }
+            Err(TryLockError::Error(e)) if e.kind() == std::io::ErrorKind::Unsupported => {
+                return Ok(None);
+            }
+            Err(TryLockError::Error(e)) => return Err(PairingError::io(path, e)),
+        }
     }
 }
 
