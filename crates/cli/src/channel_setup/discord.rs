@@ -5,6 +5,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use pincer_channel_port::supervisor::Backoff;
 use pincer_config::{ChannelSection as _, DiscordConfig};
+use pincer_gateway::server::block_delivery::BlockStreaming;
 use pincer_gateway::server::channel_ingress::ChannelEndpoint;
 
 use super::{access_settings, required_token};
@@ -42,6 +43,11 @@ pub(super) fn endpoints(
         out.push(ChannelEndpoint {
             adapter: Arc::new(DiscordAdapter::new(settings, client.clone())),
             access: access_settings(config.access()),
+            block_streaming: BlockStreaming::resolve(
+                &app.config.agents.defaults,
+                DiscordConfig::NAME,
+                config.streaming(),
+            ),
             backoff: Backoff::default(),
         });
     }

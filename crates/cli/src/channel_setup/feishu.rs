@@ -7,6 +7,7 @@ use std::sync::Arc;
 use anyhow::{Context as _, Result};
 use pincer_channel_port::supervisor::Backoff;
 use pincer_config::{ChannelSection as _, FeishuConfig, FeishuConnectionMode};
+use pincer_gateway::server::block_delivery::BlockStreaming;
 use pincer_gateway::server::channel_ingress::ChannelEndpoint;
 
 use super::{access_settings, required_token};
@@ -65,6 +66,11 @@ pub(super) fn endpoints(
         out.push(ChannelEndpoint {
             adapter: Arc::new(FeishuAdapter::new(settings, client.clone())),
             access: access_settings(config.access()),
+            block_streaming: BlockStreaming::resolve(
+                &app.config.agents.defaults,
+                FeishuConfig::NAME,
+                config.streaming(),
+            ),
             backoff: Backoff::default(),
         });
     }

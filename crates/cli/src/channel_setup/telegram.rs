@@ -6,6 +6,7 @@ use std::time::Duration;
 use anyhow::Result;
 use pincer_channel_port::supervisor::Backoff;
 use pincer_config::{ChannelSection as _, TelegramConfig};
+use pincer_gateway::server::block_delivery::BlockStreaming;
 use pincer_gateway::server::channel_ingress::ChannelEndpoint;
 
 use super::{access_settings, required_token};
@@ -45,6 +46,11 @@ pub(super) fn endpoints(
         out.push(ChannelEndpoint {
             adapter: Arc::new(TelegramAdapter::new(settings, client.clone())),
             access: access_settings(config.access()),
+            block_streaming: BlockStreaming::resolve(
+                &app.config.agents.defaults,
+                TelegramConfig::NAME,
+                config.streaming(),
+            ),
             backoff: Backoff::default(),
         });
     }

@@ -6,6 +6,8 @@ mod common;
 
 mod ask;
 mod ask_memory;
+mod channel_block_streaming;
+mod channel_conformance;
 mod channel_discord;
 mod channel_feishu;
 mod channel_slack;

@@ -11,7 +11,8 @@
 //! 5. submits it as a run with the session's queue mode, in arrival order,
 //!
 //! and for each run it started, keeps "typing…" up until the run ends, then sends the reply
-//! exactly once (a message steered or gathered into another run is answered by that run):
+//! exactly once (a message steered or gathered into another run is answered by that run;
+//! with block streaming, in blocks as it is written: see [`super::block_delivery`]):
 //! protocol text (`HEARTBEAT_OK`) stripped, `MEDIA:` lines as attachments (only workspace
 //! files and temp files this turn made; see [`crate::media_reply`]), rendered and split
 //! by the adapter. A failed send is retried (rate limits honoured) before it is given up on.
@@ -22,17 +23,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
+use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use super::Gateway;
-use super::runs::{RunState, Submitted};
+use super::block_delivery::{BlockReply, BlockStreaming};
+use super::runs::{GatewayEvent, RunState, Submitted};
 use super::runtime::TurnRequest;
-use pincer_channel_port::supervisor::{Backoff, supervise};
-use pincer_channel_port::{
-    ChannelAdapter, ChannelError, ChannelHealth, ChatRef, Inbound, InboundMedia, InboundSink,
-    Outbound,
-};
 use crate::dedupe::{DEFAULT_DEDUPE_CAPACITY, DEFAULT_DEDUPE_TTL, Dedupe, DedupeKey};
 use crate::media_inbox::{discard_media, receive_into};
 use crate::media_reply::check_media_paths;
@@ -42,9 +39,14 @@ use crate::pairing::{
 };
 use crate::router::{ChatKind, RouteInput};
 use crate::turn::{SessionCommand, session_command};
+use pincer_channel_port::supervisor::{Backoff, supervise};
+use pincer_channel_port::{
+    ChannelAdapter, ChannelError, ChannelHealth, ChatRef, Inbound, InboundMedia, InboundSink,
+    Outbound,
+};
 
 /// How often "typing…" is sent again while a turn runs (platforms show it ~5 s).
-const TYPING_EVERY: Duration = Duration::from_secs(4);
+pub(super) const TYPING_EVERY: Duration = Duration::from_secs(4);
 /// Attempts at sending one reply.
 const SEND_ATTEMPTS: u32 = 4;
 /// Messages waiting for the ingress before adapters are held back.
@@ -91,6 +93,8 @@ pub struct ChannelEndpoint {
     pub adapter: Arc<dyn ChannelAdapter>,
     pub access: AccessSettings,
     pub backoff: Backoff,
+    /// Replies sent in blocks as they stream (`None`: whole, when the run ends).
+    pub block_streaming: Option<BlockStreaming>,
 }
 
 /// A chat the owner hears about pairing requests in.
@@ -110,10 +114,11 @@ pub struct ChannelOptions {
     pub pairing_notify: Option<NotifyTarget>,
 }
 
-struct Endpoint {
-    adapter: Arc<dyn ChannelAdapter>,
+pub(super) struct Endpoint {
+    pub(super) adapter: Arc<dyn ChannelAdapter>,
     access: AccessSettings,
     health: ChannelHealth,
+    block_streaming: Option<BlockStreaming>,
 }
 
 type EndpointKey = (String, Option<String>);
@@ -123,7 +128,7 @@ pub type LastRoute = (String, Option<String>, String);
 
 /// The running channels of a server.
 pub struct ChannelIngress {
-    gw: Arc<Gateway>,
+    pub(super) gw: Arc<Gateway>,
     endpoints: HashMap<EndpointKey, Endpoint>,
     pairing: Option<Arc<PairingStore>>,
     notify: Option<NotifyTarget>,
@@ -160,6 +165,7 @@ pub fn start(
                 adapter,
                 access: endpoint.access,
                 health,
+                block_streaming: endpoint.block_streaming,
             },
         );
     }
@@ -296,11 +302,14 @@ impl ChannelIngress {
         );
         let mut text = route.text.clone();
         if let Some(SessionCommand::NewSession { rest }) = session_command(&text) {
+            let key = route.session_key.clone();
+            #[expect(clippy::disallowed_methods, reason = "inside SessionStore::run")]
             let reset = self
                 .gw
                 .runtime
                 .sessions(&route.agent_id)
-                .reset(&route.session_key);
+                .run(move |s| s.reset(&key))
+                .await;
             let note = match &reset {
                 Ok(session) => format!(
                     "New session started. sessionId={}",
@@ -328,6 +337,10 @@ impl ChannelIngress {
         );
         let request = TurnRequest::user(&route.agent_id, &route.session_key, text);
         let mode = self.gw.runs.queue_settings().mode;
+        // Subscribed before the run can start, so a streamed reply misses none of its text.
+        let streaming = endpoint
+            .block_streaming
+            .map(|settings| (settings, self.gw.runs.subscribe()));
         let submitted = self
             .gw
             .runs
@@ -343,7 +356,8 @@ impl ChannelIngress {
             let this = Arc::clone(self);
             let agent_id = route.agent_id.clone();
             tokio::spawn(async move {
-                this.deliver(&message, &run_id, &agent_id, started).await;
+                this.deliver(&message, &run_id, &agent_id, started, streaming)
+                    .await;
             });
         }
         Media::HandedOver
@@ -486,11 +500,30 @@ impl ChannelIngress {
         let _ = self.send(endpoint, &chat, text, Vec::new(), None).await;
     }
 
-    /// Keeps "typing…" up until run `run_id` ends, then sends its reply.
-    async fn deliver(&self, message: &Inbound, run_id: &str, agent_id: &str, started: SystemTime) {
+    /// Keeps "typing…" up until run `run_id` ends, then sends its reply; with `streaming`,
+    /// in blocks as it is written ([`BlockReply`]).
+    async fn deliver(
+        &self,
+        message: &Inbound,
+        run_id: &str,
+        agent_id: &str,
+        started: SystemTime,
+        streaming: Option<(BlockStreaming, broadcast::Receiver<Arc<GatewayEvent>>)>,
+    ) {
         let Some(endpoint) = self.endpoint(&message.channel, message.account_id.as_deref()) else {
             return;
         };
+        if let Some((settings, events)) = streaming {
+            let reply = BlockReply {
+                ingress: self,
+                endpoint,
+                message,
+                run_id,
+                agent_id,
+                started,
+            };
+            return reply.deliver(settings, events).await;
+        }
         let result = loop {
             if let Err(e) = endpoint.adapter.typing(&message.chat).await {
                 tracing::debug!(error = %e, "typing indicator failed");
@@ -525,7 +558,7 @@ impl ChannelIngress {
 
     /// Sends with retries: a rate limit waits as long as the platform asks, a connection
     /// error backs off; an API refusal is not retried. The error says why it was given up.
-    async fn send(
+    pub(super) async fn send(
         &self,
         endpoint: &Endpoint,
         chat: &ChatRef,
@@ -603,7 +636,7 @@ impl ChannelIngress {
     /// ([`check_media_paths`]: the agent's workspace, or temp files this turn made — a reply
     /// steered by what it read must not mail out `~/.ssh` to a group). A refused file is
     /// named in the text instead. Without `started` (heartbeat, cron) only the workspace.
-    async fn media_paths(
+    pub(super) async fn media_paths(
         &self,
         agent_id: &str,
         text: &str,

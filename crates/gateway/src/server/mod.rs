@@ -8,6 +8,7 @@
 //! returns.
 
 mod auth;
+pub mod block_delivery;
 pub mod channel_ingress;
 mod connection;
 mod cron_runner;

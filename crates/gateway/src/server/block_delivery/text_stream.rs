@@ -1,0 +1,106 @@
+//! A run's broadcast events as the coalescer's pieces: the assistant's text deltas of one
+//! run through a [`BlockChunker`] per assistant message, with the message's end (its next
+//! message beginning, a tool call starting, the run ending) as OpenClaw's `text_end`.
+//!
+//! The events are the gateway's `agent` events: an `assistant` event carries the `delta`
+//! and the message's `text` so far, so a delta that is the whole text starts a message.
+
+use super::settings::{BlockBreak, BlockStreaming};
+use crate::chunker::coalesce::Piece;
+use crate::chunker::{Block, BlockChunker};
+use crate::server::runs::GatewayEvent;
+
+pub(super) struct TextStream {
+    settings: BlockStreaming,
+    /// The chunker of the message being streamed.
+    chunker: Option<BlockChunker>,
+    /// `message_end`: the message's blocks, held until it ends.
+    held: Vec<Block>,
+    /// The text of the message being streamed, so far.
+    current: String,
+}
+
+impl TextStream {
+    pub(super) fn new(settings: BlockStreaming) -> Self {
+        Self {
+            settings,
+            chunker: None,
+            held: Vec::new(),
+            current: String::new(),
+        }
+    }
+
+    /// The pieces one event of run `run_id` completes (none for other runs' events).
+    pub(super) fn on_event(&mut self, event: &GatewayEvent, run_id: &str) -> Vec<Piece> {
+        let payload = &event.payload;
+        if event.event != "agent" || payload["runId"].as_str() != Some(run_id) {
+            return Vec::new();
+        }
+        let data = &payload["data"];
+        match payload["stream"].as_str() {
+            Some("assistant") => {
+                let (Some(delta), Some(text)) = (data["delta"].as_str(), data["text"].as_str())
+                else {
+                    return Vec::new();
+                };
+                let mut out = Vec::new();
+                if text.len() == delta.len() {
+                    out.extend(self.end_text());
+                }
+                out.extend(self.push(delta));
+                out
+            }
+            Some("tool") if data["phase"] == "start" => self.end_text(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn push(&mut self, delta: &str) -> Vec<Piece> {
+        self.current.push_str(delta);
+        let config = self.settings.chunk;
+        let blocks = self
+            .chunker
+            .get_or_insert_with(|| BlockChunker::new(config))
+            .push_blocks(delta);
+        match self.settings.break_at {
+            BlockBreak::TextEnd => blocks.into_iter().map(Piece::Block).collect(),
+            BlockBreak::MessageEnd => {
+                self.held.extend(blocks);
+                Vec::new()
+            }
+        }
+    }
+
+    /// The message ended: its remaining blocks and the `text_end` after them.
+    pub(super) fn end_text(&mut self) -> Vec<Piece> {
+        self.current.clear();
+        let Some(chunker) = self.chunker.take() else {
+            return Vec::new();
+        };
+        let mut blocks = std::mem::take(&mut self.held);
+        blocks.extend(chunker.finish_blocks());
+        if blocks.is_empty() {
+            return Vec::new();
+        }
+        let mut out: Vec<Piece> = blocks.into_iter().map(Piece::Block).collect();
+        out.push(Piece::TextEnd);
+        out
+    }
+
+    /// Events were lost (the reader fell behind the broadcast): the rest of the reply is
+    /// taken from its final text. When that text goes on from the message being streamed,
+    /// only what follows is added; otherwise the lost part crossed into a later message,
+    /// and the final message is sent whole.
+    pub(super) fn recover(&mut self, final_text: &str) -> Vec<Piece> {
+        let mut out = Vec::new();
+        let rest = match final_text.strip_prefix(self.current.as_str()) {
+            Some(rest) if self.chunker.is_some() => rest,
+            _ => {
+                out.extend(self.end_text());
+                final_text
+            }
+        };
+        out.extend(self.push(rest));
+        out
+    }
+}
