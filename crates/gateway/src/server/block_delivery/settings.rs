@@ -97,3 +97,94 @@ impl BlockStreaming {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::num::NonZeroUsize;
+
+    use pincer_config::BlockStreamingCoalesceConfig;
+
+    use super::*;
+
+    fn on() -> AgentDefaults {
+        AgentDefaults {
+            block_streaming_default: Some(BlockStreamingDefault::On),
+            ..AgentDefaults::default()
+        }
+    }
+
+    fn sizes(s: BlockStreaming) -> (usize, usize, usize, usize, u128) {
+        (
+            s.chunk.min_chars,
+            s.chunk.max_chars,
+            s.coalesce.min_chars,
+            s.coalesce.max_chars,
+            s.coalesce.idle.as_millis(),
+        )
+    }
+
+    #[test]
+    fn off_unless_the_default_or_the_channel_says_on() {
+        let none = StreamingFields::default();
+        assert_eq!(
+            BlockStreaming::resolve(&AgentDefaults::default(), "telegram", none),
+            None
+        );
+        let channel_on = StreamingFields {
+            block_streaming: Some(true),
+            ..none
+        };
+        assert!(
+            BlockStreaming::resolve(&AgentDefaults::default(), "telegram", channel_on).is_some()
+        );
+        let channel_off = StreamingFields {
+            block_streaming: Some(false),
+            ..none
+        };
+        assert_eq!(
+            BlockStreaming::resolve(&on(), "telegram", channel_off),
+            None
+        );
+    }
+
+    #[test]
+    fn openclaws_sizes_per_channel() {
+        let none = StreamingFields::default();
+        let telegram = BlockStreaming::resolve(&on(), "telegram", none).unwrap();
+        assert_eq!(telegram.break_at, BlockBreak::TextEnd);
+        assert_eq!(sizes(telegram), (800, 1200, 800, 4000, 1000));
+        let discord = BlockStreaming::resolve(&on(), "discord", none).unwrap();
+        assert_eq!(sizes(discord), (800, 1200, 1500, 2000, 1000));
+        let slack = BlockStreaming::resolve(&on(), "slack", none).unwrap();
+        assert_eq!(sizes(slack), (800, 1200, 1500, 4000, 1000));
+    }
+
+    #[test]
+    fn the_text_limit_caps_everything_and_a_channels_coalesce_replaces_the_agents() {
+        let defaults = AgentDefaults {
+            block_streaming_break: Some(BlockStreamingBreak::MessageEnd),
+            block_streaming_coalesce: Some(BlockStreamingCoalesceConfig {
+                min_chars: NonZeroUsize::new(100),
+                max_chars: None,
+                idle_ms: Some(0),
+            }),
+            ..on()
+        };
+        let limited = StreamingFields {
+            text_chunk_limit: NonZeroUsize::new(500),
+            ..StreamingFields::default()
+        };
+        let s = BlockStreaming::resolve(&defaults, "feishu", limited).unwrap();
+        assert_eq!(s.break_at, BlockBreak::MessageEnd);
+        assert_eq!(sizes(s), (500, 500, 100, 500, 0));
+        let own = StreamingFields {
+            block_streaming_coalesce: Some(BlockStreamingCoalesceConfig {
+                idle_ms: Some(250),
+                ..BlockStreamingCoalesceConfig::default()
+            }),
+            ..limited
+        };
+        let s = BlockStreaming::resolve(&defaults, "feishu", own).unwrap();
+        assert_eq!(sizes(s), (500, 500, 500, 500, 250));
+    }
+}

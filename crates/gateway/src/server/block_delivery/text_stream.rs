@@ -104,3 +104,140 @@ impl TextStream {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::chunker::ChunkerConfig;
+    use crate::chunker::coalesce::CoalesceConfig;
+
+    fn settings(break_at: BlockBreak) -> BlockStreaming {
+        BlockStreaming {
+            break_at,
+            chunk: ChunkerConfig {
+                min_chars: 5,
+                max_chars: 100,
+            },
+            coalesce: CoalesceConfig {
+                min_chars: 1,
+                max_chars: 100,
+                idle: Duration::ZERO,
+            },
+        }
+    }
+
+    fn assistant(run: &str, text: &str, delta: &str) -> GatewayEvent {
+        GatewayEvent::new(
+            "agent",
+            json!({"runId": run, "stream": "assistant", "data": {"text": text, "delta": delta}}),
+        )
+    }
+
+    fn tool_start(run: &str) -> GatewayEvent {
+        GatewayEvent::new(
+            "agent",
+            json!({"runId": run, "stream": "tool", "data": {"phase": "start", "name": "read"}}),
+        )
+    }
+
+    fn shown(pieces: Vec<Piece>) -> Vec<String> {
+        pieces
+            .into_iter()
+            .map(|p| match p {
+                Piece::Block(b) => b.text().to_owned(),
+                Piece::TextEnd => "<end>".to_owned(),
+            })
+            .collect()
+    }
+
+    /// Feeds `events`, then ends the reply; everything that came out.
+    fn run(break_at: BlockBreak, events: &[GatewayEvent]) -> Vec<String> {
+        let mut stream = TextStream::new(settings(break_at));
+        let mut out = Vec::new();
+        for event in events {
+            out.extend(shown(stream.on_event(event, "r1")));
+            out.push("|".to_owned());
+        }
+        out.extend(shown(stream.end_text()));
+        out
+    }
+
+    #[test]
+    fn blocks_as_they_are_cut_and_each_message_ends_its_text() {
+        let events = [
+            assistant("r1", "First para.", "First para."),
+            assistant("r1", "First para.\n\nMore", "\n\nMore"),
+            assistant("r2", "Another run's text", "Another run's text"),
+            tool_start("r1"),
+            assistant("r1", "Second", "Second"),
+            assistant("r1", "Second message.", " message."),
+        ];
+        assert_eq!(
+            run(BlockBreak::TextEnd, &events),
+            [
+                "|",
+                "First para.\n\n",
+                "|",
+                "|",
+                "More",
+                "<end>",
+                "|",
+                "|",
+                "|",
+                "Second message.",
+                "<end>",
+            ]
+        );
+    }
+
+    #[test]
+    fn message_end_holds_a_messages_blocks_until_it_ended() {
+        let events = [
+            assistant("r1", "First para.", "First para."),
+            assistant("r1", "First para.\n\nMore", "\n\nMore"),
+            assistant("r1", "Next", "Next"),
+        ];
+        assert_eq!(
+            run(BlockBreak::MessageEnd, &events),
+            [
+                "|",
+                "|",
+                "First para.\n\n",
+                "More",
+                "<end>",
+                "|",
+                "Next",
+                "<end>",
+            ]
+        );
+    }
+
+    #[test]
+    fn lost_events_are_made_up_from_the_final_text() {
+        let mut stream = TextStream::new(settings(BlockBreak::TextEnd));
+        assert!(
+            stream
+                .on_event(&assistant("r1", "Hello", "Hello"), "r1")
+                .is_empty()
+        );
+        // The final text goes on from what was streamed: only the rest is added.
+        let mut out = shown(stream.recover("Hello there.\n\nBye."));
+        out.extend(shown(stream.end_text()));
+        assert_eq!(out, ["Hello there.\n\n", "Bye.", "<end>"]);
+
+        // The final text is another message: the streamed one ends, the final one goes whole.
+        let mut stream = TextStream::new(settings(BlockBreak::TextEnd));
+        assert!(
+            stream
+                .on_event(&assistant("r1", "Let me look", "Let me look"), "r1")
+                .is_empty()
+        );
+        let mut out = shown(stream.recover("Found it."));
+        out.extend(shown(stream.end_text()));
+        assert_eq!(out, ["Let me look", "<end>", "Found it.", "<end>"]);
+    }
+}
