@@ -45,12 +45,14 @@ pub(crate) async fn dispatch(worker: &mut Worker, out: &Output, request: RpcRequ
         RpcCommand::GetState => Ok(Some(worker.get_state())),
         RpcCommand::GetMessages => Ok(Some(worker.get_messages())),
         RpcCommand::SetModel { provider, model_id } => {
-            worker.set_model(&provider, &model_id).map(Some)
+            worker.set_model(&provider, &model_id).await.map(Some)
         }
-        RpcCommand::CycleModel => worker.cycle_model().map(Some),
+        RpcCommand::CycleModel => worker.cycle_model().await.map(Some),
         RpcCommand::GetAvailableModels => Ok(Some(worker.get_available_models())),
-        RpcCommand::SetThinkingLevel { level } => worker.set_thinking_level(&level).map(|()| None),
-        RpcCommand::CycleThinkingLevel => worker.cycle_thinking_level().map(Some),
+        RpcCommand::SetThinkingLevel { level } => {
+            worker.set_thinking_level(&level).await.map(|()| None)
+        }
+        RpcCommand::CycleThinkingLevel => worker.cycle_thinking_level().await.map(Some),
         RpcCommand::SetSteeringMode { mode } => {
             worker.set_steering_mode(mode);
             Ok(None)
@@ -102,7 +104,7 @@ pub(crate) async fn dispatch(worker: &mut Worker, out: &Output, request: RpcRequ
             .await
             .map(Some),
         RpcCommand::GetLastAssistantText => Ok(Some(worker.get_last_assistant_text())),
-        RpcCommand::SetSessionName { name } => worker.set_session_name(&name).map(|()| None),
+        RpcCommand::SetSessionName { name } => worker.set_session_name(&name).await.map(|()| None),
         RpcCommand::GetCommands => Ok(Some(worker.get_commands())),
         RpcCommand::ExportHtml { .. } | RpcCommand::Fork { .. } | RpcCommand::GetForkMessages => {
             Err(WorkerError::Unsupported(name))

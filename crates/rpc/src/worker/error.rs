@@ -68,6 +68,9 @@ pub enum SessionFileError {
     NotWritten { path: PathBuf },
     #[error(transparent)]
     Write(#[from] pincer_store::StoreError),
+    /// The blocking task that touched the file did not finish (it panicked).
+    #[error("the session file's task failed")]
+    Blocking(#[source] tokio::task::JoinError),
 }
 
 /// The text of `error` for pi's `error` field: its message, then each cause, joined by

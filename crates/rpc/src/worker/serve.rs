@@ -21,7 +21,7 @@ use crate::{
 /// cannot start (its session file or agent); a command's failure is its response.
 pub async fn serve(host: Arc<dyn WorkerHost>, options: WorkerOptions) -> Result<(), WorkerError> {
     let (out, writer) = Output::spawn();
-    let mut worker = Worker::start(host, options, out.clone())?;
+    let mut worker = Worker::start(host, options, out.clone()).await?;
     let mut stdin = BufReader::new(tokio::io::stdin());
     loop {
         let line = match read_line_limited(&mut stdin, MAX_LINE_BYTES).await {

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::StreamingBehavior;
 use crate::worker::WorkerOptions;
-use crate::worker::error::WorkerError;
+use crate::worker::error::{SessionFileError, WorkerError};
 use crate::worker::host::{ConfigRequest, WorkerHost};
 use crate::worker::output::{EventEncoder, Output};
 use crate::worker::parts::{
@@ -51,9 +51,18 @@ pub struct Worker {
 
 impl Worker {
     /// Opens (or creates) the session and prepares the agent.
-    pub fn start(host: Arc<dyn WorkerHost>, options: WorkerOptions, out: Output) -> Result<Self> {
+    pub async fn start(
+        host: Arc<dyn WorkerHost>,
+        options: WorkerOptions,
+        out: Output,
+    ) -> Result<Self> {
         let config = agent_config(host.as_ref(), &options, None)?;
-        let session = open_session(&options, &config)?;
+        let session = {
+            let options = options.clone();
+            let (provider, model_id) = (config.model.provider.clone(), config.model.id.clone());
+            let thinking = thinking_name(config.thinking_level);
+            off_thread(move || open_session(&options, &provider, &model_id, thinking)).await??
+        };
         let messages = session.messages();
         let mut worker = Self {
             host,
@@ -115,8 +124,10 @@ impl Worker {
                     }
                 }
                 if let AgentEvent::MessageEnd { message } = event.as_ref() {
-                    let mut session = session.lock().unwrap_or_else(|e| e.into_inner());
-                    if let Err(e) = session.append_message(message.clone()) {
+                    let message = message.clone();
+                    let appended =
+                        on_session(&session, move |session| session.append_message(message)).await;
+                    if let Err(e) = appended.and_then(|appended| appended) {
                         tracing::error!(error = %e, "cannot append to the session file");
                     }
                 }
@@ -235,7 +246,8 @@ impl Worker {
     pub async fn switch_session(&mut self, path: &Path) -> Result<Value> {
         self.agent.abort();
         self.agent.wait_for_idle().await;
-        let session = SessionFile::open(path)?;
+        let path = path.to_owned();
+        let session = off_thread(move || SessionFile::open(&path)).await??;
         let config = self.current_config()?;
         let messages = session.messages();
         *self.session() = session;
@@ -272,7 +284,7 @@ impl Worker {
     }
 
     /// `set_model{provider, modelId}`: the next turn's model; answers with the model.
-    pub fn set_model(&mut self, provider: &str, model_id: &str) -> Result<Value> {
+    pub async fn set_model(&mut self, provider: &str, model_id: &str) -> Result<Value> {
         if self.is_streaming() {
             return Err(WorkerError::ModelWhileStreaming);
         }
@@ -282,7 +294,11 @@ impl Worker {
             Some((provider, model_id)),
         )?;
         let model = config.model.clone();
-        self.session().record_model(&model.provider, &model.id)?;
+        let (provider, model_id) = (model.provider.clone(), model.id.clone());
+        on_session(&self.session, move |session| {
+            session.record_model(&provider, &model_id)
+        })
+        .await??;
         let messages = self.agent.state().messages;
         let thinking = self.agent.state().thinking_level;
         self.install(
@@ -297,7 +313,7 @@ impl Worker {
 
     /// `cycle_model`: the next of the host's scoped models (pi's); `null` with fewer than
     /// two.
-    pub fn cycle_model(&mut self) -> Result<Value> {
+    pub async fn cycle_model(&mut self) -> Result<Value> {
         let scoped = self.host.scoped_models();
         if scoped.len() < 2 {
             return Ok(Value::Null);
@@ -308,7 +324,7 @@ impl Worker {
         let Some((provider, model_id)) = next.split_once('/') else {
             return Err(WorkerError::NotProviderModel(next.clone()));
         };
-        let model = self.set_model(provider, model_id)?;
+        let model = self.set_model(provider, model_id).await?;
         Ok(json!({
             "model": model,
             "thinkingLevel": thinking_name(self.agent.state().thinking_level),
@@ -322,15 +338,18 @@ impl Worker {
     }
 
     /// `set_thinking_level{level}`.
-    pub fn set_thinking_level(&self, level: &str) -> Result<()> {
+    pub async fn set_thinking_level(&self, level: &str) -> Result<()> {
         let parsed = parse_thinking_level(level)?;
         self.agent.set_thinking_level(parsed);
-        self.session().record_thinking(thinking_name(parsed))?;
+        on_session(&self.session, move |session| {
+            session.record_thinking(thinking_name(parsed))
+        })
+        .await??;
         Ok(())
     }
 
     /// `cycle_thinking_level`: the next level, or `null` for a model without reasoning.
-    pub fn cycle_thinking_level(&self) -> Result<Value> {
+    pub async fn cycle_thinking_level(&self) -> Result<Value> {
         let state = self.agent.state();
         if !state.model.reasoning {
             return Ok(Value::Null);
@@ -339,7 +358,7 @@ impl Worker {
         let current = thinking_name(state.thinking_level);
         let index = levels.iter().position(|l| *l == current).unwrap_or(0);
         let next = levels[(index + 1) % levels.len()];
-        self.set_thinking_level(next)?;
+        self.set_thinking_level(next).await?;
         Ok(json!({ "level": next }))
     }
 
@@ -414,12 +433,13 @@ impl Worker {
         })
     }
 
-    pub fn set_session_name(&self, name: &str) -> Result<()> {
+    pub async fn set_session_name(&self, name: &str) -> Result<()> {
         let name = name.trim();
         if name.is_empty() {
             return Err(WorkerError::EmptySessionName);
         }
-        Ok(self.session().set_name(name)?)
+        let name = name.to_owned();
+        Ok(on_session(&self.session, move |session| session.set_name(&name)).await??)
     }
 
     /// The agent (for work that answers later: `compact`).
@@ -529,21 +549,46 @@ fn tool_names(options: &WorkerOptions) -> Vec<String> {
     }
 }
 
-fn open_session(options: &WorkerOptions, config: &AgentConfig) -> Result<SessionFile> {
+/// The session the flags ask for (its file is read: call it off the runtime's threads).
+fn open_session(
+    options: &WorkerOptions,
+    provider: &str,
+    model_id: &str,
+    thinking: &str,
+) -> Result<SessionFile, SessionFileError> {
     if let Some(path) = &options.session_file {
-        return Ok(SessionFile::open(path)?);
+        return SessionFile::open(path);
     }
     if options.continue_session
         && let Some(newest) = SessionFile::newest_in(&options.session_dir)
     {
-        return Ok(SessionFile::open(&newest)?);
+        return SessionFile::open(&newest);
     }
-    Ok(SessionFile::create(
+    SessionFile::create(
         &options.session_dir,
         &options.cwd,
         None,
-        &config.model.provider,
-        &config.model.id,
-        thinking_name(config.thinking_level),
-    )?)
+        provider,
+        model_id,
+        thinking,
+    )
+}
+
+/// Runs `work` on the blocking pool: the session file's reads, appends and fsyncs must not
+/// stall the runtime's thread (the worker's stdin loop and its event stream run there).
+async fn off_thread<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, SessionFileError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(SessionFileError::Blocking)
+}
+
+/// Runs `work` on the open session file, on the blocking pool.
+async fn on_session<T: Send + 'static>(
+    session: &Arc<Mutex<SessionFile>>,
+    work: impl FnOnce(&mut SessionFile) -> T + Send + 'static,
+) -> Result<T, SessionFileError> {
+    let session = Arc::clone(session);
+    off_thread(move || work(&mut session.lock().unwrap_or_else(|e| e.into_inner()))).await
 }

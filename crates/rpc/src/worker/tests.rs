@@ -68,7 +68,7 @@ struct Harness {
 }
 
 impl Harness {
-    fn new(scoped: &[&str]) -> Self {
+    async fn new(scoped: &[&str]) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let options = WorkerOptions {
             agent_id: "main".into(),
@@ -80,7 +80,7 @@ impl Harness {
             scoped: scoped.iter().map(|s| (*s).to_owned()).collect(),
         });
         let (out, lines) = Output::capture();
-        let worker = Worker::start(host, options, out.clone()).unwrap();
+        let worker = Worker::start(host, options, out.clone()).await.unwrap();
         Self {
             worker,
             out,
@@ -111,7 +111,7 @@ fn refused(id: &str, command: &str, error: &str) -> Value {
 
 #[tokio::test]
 async fn refusals_carry_the_workers_texts() {
-    let mut h = Harness::new(&["nope", "stub/echo"]);
+    let mut h = Harness::new(&["nope", "stub/echo"]).await;
     assert_eq!(
         h.send(r#"{"id":"1","type":"set_session_name","name":"  "}"#)
             .await,
@@ -146,7 +146,7 @@ async fn refusals_carry_the_workers_texts() {
 
 #[tokio::test]
 async fn a_host_error_is_the_response_text() {
-    let mut h = Harness::new(&[]);
+    let mut h = Harness::new(&[]).await;
     assert_eq!(
         h.send(r#"{"id":"m","type":"set_model","provider":"other","modelId":"big"}"#)
             .await,
@@ -160,7 +160,7 @@ async fn a_host_error_is_the_response_text() {
 
 #[tokio::test]
 async fn host_answers_reach_the_client_in_pis_shape() {
-    let mut h = Harness::new(&["stub/echo"]);
+    let mut h = Harness::new(&["stub/echo"]).await;
     assert_eq!(
         h.send(r#"{"id":"c","type":"get_commands"}"#).await,
         json!({"id": "c", "type": "response", "command": "get_commands", "success": true,
