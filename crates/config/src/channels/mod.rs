@@ -4,6 +4,9 @@
 //! `groupAllowFrom` / `requireMention` / `groups` for groups. A channel may have several
 //! bot accounts (`accounts`), each overriding the channel's fields.
 
+#[macro_use]
+mod section_macro;
+
 mod discord;
 mod feishu;
 mod slack;

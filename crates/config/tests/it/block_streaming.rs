@@ -72,12 +72,14 @@ fn a_channel_account_inherits_the_channels_streaming_keys() {
     .unwrap();
     let discord = config.channels.discord.unwrap();
     let accounts = enabled_accounts(&discord);
-    let fields: Vec<(
+    // (account id, blockStreaming, textChunkLimit, blockStreamingCoalesce.idleMs)
+    type Streaming = (
         Option<String>,
         Option<bool>,
         Option<NonZeroUsize>,
         Option<u64>,
-    )> = accounts
+    );
+    let fields: Vec<Streaming> = accounts
         .iter()
         .map(|(id, c)| {
             let s = c.streaming();
