@@ -3,6 +3,8 @@
 //! [`markdown`], which renders an agent's Markdown reply for each platform and splits it at
 //! the platform's limit.
 
+#[cfg(any(feature = "discord", feature = "slack", feature = "feishu"))]
+pub mod frame_error;
 pub mod markdown;
 #[cfg(any(
     feature = "telegram",

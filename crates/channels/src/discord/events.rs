@@ -41,25 +41,21 @@ pub enum GatewayEvent {
     Skipped { why: String },
 }
 
-/// Why a frame could not be read at all (not JSON, not an object, no integer `op`).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("not a gateway payload: {0}")]
-pub struct FrameError(pub String);
+pub use crate::frame_error::FrameError;
+
+/// What a gateway frame that cannot be read is not (not JSON, not an object, no integer `op`).
+const FRAME: &str = "gateway payload";
 
 /// Decodes one text frame of the gateway.
 pub fn decode_frame(text: &str) -> Result<Frame, FrameError> {
-    let value: Value =
-        serde_json::from_str(text).map_err(|e| FrameError(format!("invalid JSON ({e})")))?;
-    decode_value(&value)
+    decode_value(&crate::frame_error::parse_json(text, FRAME)?)
 }
 
 /// Decodes one gateway payload already parsed as JSON.
 pub fn decode_value(value: &Value) -> Result<Frame, FrameError> {
-    let Some(object) = value.as_object() else {
-        return Err(FrameError("not an object".into()));
-    };
+    let object = crate::frame_error::json_object(value, FRAME)?;
     let Some(op) = object.get("op").and_then(Value::as_u64) else {
-        return Err(FrameError("no integer op".into()));
+        return Err(FrameError::new(FRAME, "no integer op"));
     };
     let seq = object.get("s").and_then(Value::as_u64);
     let d = object.get("d").unwrap_or(&Value::Null);

@@ -69,14 +69,12 @@ impl Frame {
     }
 }
 
-/// A binary frame that is not a `pbbp2.Frame`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("not a long-connection frame: {0}")]
-pub struct FrameError(pub String);
+pub use crate::frame_error::FrameError;
 
 /// Decodes one binary WebSocket message.
 pub fn decode_frame(bytes: &[u8]) -> Result<Frame, FrameError> {
-    Frame::decode(bytes).map_err(|e| FrameError(e.to_string()))
+    // A binary frame that is not a `pbbp2.Frame`.
+    Frame::decode(bytes).map_err(|e| FrameError::new("long-connection frame", e.to_string()))
 }
 
 /// Encodes a frame for a binary WebSocket message.

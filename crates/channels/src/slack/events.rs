@@ -103,23 +103,19 @@ impl SlackFile {
 /// also sent to the channel. Edits, deletes, joins, bot messages … are not for the agent.
 pub const POST_SUBTYPES: [&str; 2] = ["file_share", "thread_broadcast"];
 
-/// Why a frame could not be read at all.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("not a Socket Mode frame: {0}")]
-pub struct FrameError(pub String);
+pub use crate::frame_error::FrameError;
+
+/// What a Socket Mode frame that cannot be read at all is not.
+const FRAME: &str = "Socket Mode frame";
 
 /// Decodes one text frame of the Socket Mode WebSocket.
 pub fn decode_frame(text: &str) -> Result<SocketFrame, FrameError> {
-    let value: Value =
-        serde_json::from_str(text).map_err(|e| FrameError(format!("invalid JSON ({e})")))?;
-    decode_value(&value)
+    decode_value(&crate::frame_error::parse_json(text, FRAME)?)
 }
 
 /// Decodes one frame already parsed as JSON.
 pub fn decode_value(value: &Value) -> Result<SocketFrame, FrameError> {
-    let Some(object) = value.as_object() else {
-        return Err(FrameError("not an object".into()));
-    };
+    let object = crate::frame_error::json_object(value, FRAME)?;
     let kind = object.get("type").and_then(Value::as_str).unwrap_or("");
     // Anything with an envelope id is acked, even of a type we do not know.
     if let Some(envelope_id) = object.get("envelope_id").and_then(Value::as_str) {
