@@ -32,6 +32,8 @@ pub struct Worker {
     options: WorkerOptions,
     out: Output,
     agent: Agent,
+    /// The open session file; `new_session` and `switch_session` replace it, mutex and all,
+    /// and the agent's events task keeps the one it was started with.
     session: Arc<Mutex<SessionFile>>,
     /// The events task of the current agent.
     forwarder: Option<tokio::task::JoinHandle<()>>,
@@ -237,7 +239,9 @@ impl Worker {
             &state.model.id,
             thinking_name(state.thinking_level),
         )?;
-        *self.session() = session;
+        // A new mutex, not a new value in the old one: a late append of the old agent
+        // (already on the blocking pool) still goes to the old file.
+        self.session = Arc::new(Mutex::new(session));
         self.install(config, Vec::new());
         Ok(json!({ "cancelled": false }))
     }
@@ -250,7 +254,9 @@ impl Worker {
         let session = off_thread(move || SessionFile::open(&path)).await??;
         let config = self.current_config()?;
         let messages = session.messages();
-        *self.session() = session;
+        // A new mutex, not a new value in the old one: a late append of the old agent
+        // (already on the blocking pool) still goes to the old file.
+        self.session = Arc::new(Mutex::new(session));
         self.install(config, messages);
         Ok(json!({ "cancelled": false }))
     }

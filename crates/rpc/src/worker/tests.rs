@@ -176,3 +176,44 @@ async fn host_answers_reach_the_client_in_pis_shape() {
     let models = h.send(r#"{"id":"a","type":"get_available_models"}"#).await;
     assert_eq!(models["data"]["models"], json!([stub::model()]));
 }
+
+#[tokio::test]
+async fn a_runs_messages_are_in_the_session_file_once_its_events_are_out() {
+    let mut h = Harness::new(&[]).await;
+    assert_eq!(
+        h.send(r#"{"id":"p","type":"prompt","message":"hello"}"#)
+            .await,
+        json!({"id": "p", "type": "response", "command": "prompt", "success": true})
+    );
+    let mut events = Vec::new();
+    while events.last().is_none_or(|t| t != "agent_end") {
+        let line = h.lines.recv().await.unwrap();
+        let value: Value = serde_json::from_str(&line).unwrap();
+        events.push(value["type"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(events.first().map(String::as_str), Some("agent_start"));
+    let state = h.send(r#"{"id":"s","type":"get_state"}"#).await;
+    let path = state["data"]["sessionFile"].as_str().unwrap().to_owned();
+    let text = tokio::fs::read_to_string(&path).await.unwrap();
+    let entries: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = entries
+        .iter()
+        .map(|e| match e["type"].as_str().unwrap() {
+            "message" => e["message"]["role"].as_str().unwrap(),
+            other => other,
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "session",
+            "model_change",
+            "thinking_level_change",
+            "user",
+            "assistant"
+        ]
+    );
+}
