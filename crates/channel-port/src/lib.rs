@@ -166,13 +166,13 @@ impl ChannelHealth {
         let mut state = self.state();
         if !state.connected {
             state.connected = true;
-            state.connected_at = Some(now_ms());
+            state.connected_at = Some(pincer_base::now_ms());
         }
     }
 
     /// Something arrived (a message, a heartbeat ack, an empty poll).
     pub fn heard(&self) {
-        self.state().last_event_at = Some(now_ms());
+        self.state().last_event_at = Some(pincer_base::now_ms());
     }
 
     /// The connection ended, with `error` when it failed.
@@ -181,7 +181,7 @@ impl ChannelHealth {
         state.connected = false;
         if let Some(error) = error {
             state.last_error = Some(error.to_owned());
-            state.last_error_at = Some(now_ms());
+            state.last_error_at = Some(pincer_base::now_ms());
         }
     }
 
@@ -224,11 +224,4 @@ impl InboundSink {
         self.health.heard();
         self.tx.send(message).await.is_ok()
     }
-}
-
-/// Milliseconds since the Unix epoch (0 before it).
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }

@@ -100,10 +100,7 @@ struct Jitter(u64);
 
 impl Jitter {
     fn seeded() -> Self {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0x9E37_79B9_7F4A_7C15, |d| d.as_nanos() as u64);
-        Self(nanos | 1)
+        Self(pincer_base::id::random_u64() | 1)
     }
 
     fn next_unit(&mut self) -> f64 {
