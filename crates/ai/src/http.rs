@@ -11,10 +11,14 @@ use tokio_util::sync::CancellationToken;
 
 use crate::builder::MessageBuilder;
 use crate::error::{ErrorKind, classify_status};
+use crate::error_text::{error_chain, error_detail, excerpt, key_or_rate_hint, status_message};
 use crate::event::{AssistantMessageEvent, AssistantStream};
 use crate::framing::{FrameError, NdjsonFramer, SseEvent, SseFramer};
 use crate::model::Model;
 use crate::options::{RetryPolicy, StreamOptions};
+
+/// Where Google's error bodies (a JSON array of one error) keep their message.
+const GOOGLE_ERROR_ARRAY: &[&str] = &["/0/error/message"];
 
 /// How a response body is framed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -370,22 +374,10 @@ async fn send_with_retry(
                 let status = response.status();
                 let retry_after = retry_after(response.headers());
                 let text = read_error_body(response, idle).await;
-                let detail = error_detail(&text);
+                let detail = error_detail(&text, GOOGLE_ERROR_ARRAY);
                 let retry_after = retry_after.or_else(|| retry_delay_in_body(&text));
                 let kind = classify_status(status.as_u16(), &text, retry_after);
-                let message = format!(
-                    "{label}: HTTP {}{}{}",
-                    status.as_u16(),
-                    status
-                        .canonical_reason()
-                        .map(|r| format!(" {r}"))
-                        .unwrap_or_default(),
-                    if detail.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {detail}")
-                    },
-                );
+                let message = status_message(label, status, &detail);
                 (kind, message, retry_after)
             }
             Ok(Err(e)) => {
@@ -426,21 +418,12 @@ async fn send_with_retry(
 
 fn hint(kind: &ErrorKind, label: &str) -> String {
     let provider = label.split('/').next().unwrap_or(label);
+    if let Some(hint) = key_or_rate_hint(kind, provider, || {
+        format!("; check the API key configured for provider {provider}")
+    }) {
+        return hint;
+    }
     match kind {
-        ErrorKind::Auth => {
-            let vars = crate::env::api_key_vars(provider);
-            if vars.is_empty() {
-                format!("; check the API key configured for provider {provider}")
-            } else {
-                format!("; check the API key ({})", vars.join(" or "))
-            }
-        }
-        ErrorKind::RateLimited {
-            retry_after: Some(d),
-        } => {
-            format!("; rate limited, retry after {} s", d.as_secs_f64())
-        }
-        ErrorKind::RateLimited { retry_after: None } => "; rate limited, try again later".into(),
         ErrorKind::ContextOverflow => {
             "; the conversation is too long for this model, compact it or start a new session"
                 .into()
@@ -468,24 +451,8 @@ fn retry_delay_in_body(body: &str) -> Option<Duration> {
     pincer_base::retry_after::duration_from_secs(value.strip_suffix('s')?.parse().ok()?)
 }
 
-/// The human part of an error body: `error.message`, `error` or `message`, else the text.
-fn error_detail(body: &str) -> String {
-    if let Ok(json) = serde_json::from_str::<Value>(body) {
-        let found = json
-            .pointer("/error/message")
-            .or_else(|| json.get("error").filter(|e| e.is_string()))
-            .or_else(|| json.get("message"))
-            .or_else(|| json.pointer("/0/error/message"))
-            .and_then(Value::as_str);
-        if let Some(text) = found {
-            return excerpt(text, 500);
-        }
-    }
-    excerpt(body.trim(), 500)
-}
-
 fn body_suffix(body: &str) -> String {
-    let detail = error_detail(body);
+    let detail = error_detail(body, GOOGLE_ERROR_ARRAY);
     if detail.is_empty() {
         String::new()
     } else {
@@ -542,32 +509,6 @@ fn redact_url(url: &str) -> &str {
     url.split('?').next().unwrap_or(url)
 }
 
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut out = error.to_string();
-    let mut source = error.source();
-    while let Some(e) = source {
-        let text = e.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        source = e.source();
-    }
-    out
-}
-
-/// At most `max` bytes of `text`, cut at a character boundary.
-pub(crate) fn excerpt(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_owned();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -594,13 +535,11 @@ mod tests {
     }
 
     #[test]
-    fn error_detail_prefers_provider_message() {
+    fn google_error_arrays_give_their_message() {
         assert_eq!(
-            error_detail(r#"{"error":{"message":"bad key","type":"x"}}"#),
-            "bad key"
+            body_suffix(r#"[{"error":{"code":429,"message":"Quota exceeded"}}]"#),
+            ": Quota exceeded"
         );
-        assert_eq!(error_detail(r#"{"error":"nope"}"#), "nope");
-        assert_eq!(error_detail("  plain text "), "plain text");
-        assert_eq!(excerpt("ééé", 3), "é…");
+        assert_eq!(body_suffix("  "), "");
     }
 }

@@ -12,6 +12,7 @@ pub mod client;
 pub mod embeddings;
 pub mod env;
 pub mod error;
+mod error_text;
 pub mod event;
 pub mod framing;
 pub mod http;

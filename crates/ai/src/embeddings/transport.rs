@@ -6,13 +6,13 @@
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::wire::EmbedCall;
 use super::{EmbeddingConfig, EmbeddingError};
 use crate::error::{ErrorKind, classify_status};
-use crate::http::{excerpt, retry_after};
+use crate::error_text::{error_chain, error_detail, key_or_rate_hint, status_message};
+use crate::http::retry_after;
 
 /// Largest answer accepted: 2048 vectors of 3072 numbers in JSON text is about 130 MB.
 const MAX_ANSWER_BYTES: usize = 256 * 1024 * 1024;
@@ -140,20 +140,8 @@ async fn attempt_once(
         Err(_) => String::new(),
     };
     let kind = classify_status(status.as_u16(), &text, retry_after);
-    let detail = error_detail(&text);
-    let message = format!(
-        "{label}: HTTP {}{}{}",
-        status.as_u16(),
-        status
-            .canonical_reason()
-            .map(|r| format!(" {r}"))
-            .unwrap_or_default(),
-        if detail.is_empty() {
-            String::new()
-        } else {
-            format!(": {detail}")
-        },
-    );
+    let detail = error_detail(&text, &[]);
+    let message = status_message(label, status, &detail);
     Err((kind, message, retry_after))
 }
 
@@ -176,39 +164,15 @@ async fn read_body(response: reqwest::Response, limit: usize) -> Result<Vec<u8>,
 }
 
 fn hint(kind: &ErrorKind, config: &EmbeddingConfig) -> String {
+    if let Some(hint) = key_or_rate_hint(kind, config.provider.key_provider(), || {
+        "; check the API key of the embedding provider".into()
+    }) {
+        return hint;
+    }
     match kind {
-        ErrorKind::Auth => {
-            let vars = crate::env::api_key_vars(config.provider.key_provider());
-            if vars.is_empty() {
-                "; check the API key of the embedding provider".into()
-            } else {
-                format!("; check the API key ({})", vars.join(" or "))
-            }
-        }
-        ErrorKind::RateLimited {
-            retry_after: Some(d),
-        } => {
-            format!("; rate limited, retry after {} s", d.as_secs_f64())
-        }
-        ErrorKind::RateLimited { retry_after: None } => "; rate limited, try again later".into(),
         ErrorKind::BadRequest => "; check the embedding model name and settings".into(),
         _ => String::new(),
     }
-}
-
-/// The human part of an error body (`error.message`, `error`, `message`), else the text.
-fn error_detail(body: &str) -> String {
-    if let Ok(json) = serde_json::from_str::<Value>(body) {
-        let found = json
-            .pointer("/error/message")
-            .or_else(|| json.get("error").filter(|e| e.is_string()))
-            .or_else(|| json.get("message"))
-            .and_then(Value::as_str);
-        if let Some(text) = found {
-            return excerpt(text, 500);
-        }
-    }
-    excerpt(body.trim(), 500)
 }
 
 /// Replaces every occurrence of the key in `message`.
@@ -219,20 +183,6 @@ fn scrub_key(message: String, key: Option<&str>) -> String {
     }
 }
 
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut out = error.to_string();
-    let mut source = error.source();
-    while let Some(e) = source {
-        let text = e.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        source = e.source();
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -240,16 +190,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn keys_are_scrubbed_and_retry_after_read() {
+    fn keys_are_scrubbed() {
         assert_eq!(
             scrub_key("bad key sk-secret-1 given".into(), Some("sk-secret-1")),
             "bad key <redacted> given"
         );
-        let mut h = reqwest::header::HeaderMap::new();
-        h.insert("retry-after", "2".parse().unwrap());
-        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
-        h.insert("retry-after-ms", "1500".parse().unwrap());
-        assert_eq!(retry_after(&h), Some(Duration::from_millis(1500)));
-        assert_eq!(error_detail(r#"{"error":{"message":"nope"}}"#), "nope");
+        assert_eq!(scrub_key("abc abc".into(), Some("abc")), "abc abc");
+        assert_eq!(scrub_key("abc".into(), None), "abc");
     }
 }
