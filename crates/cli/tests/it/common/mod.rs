@@ -5,6 +5,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 pub mod channels;
+pub mod fake_channel;
 pub mod gateway;
 
 use std::io::Write;
