@@ -7,6 +7,8 @@ use std::collections::VecDeque;
 use pincer_ai::Message;
 use serde::{Deserialize, Serialize};
 
+/// How a queue (steering, follow-up) delivers: one message per poll, or all waiting. The
+/// names are pi's (its agent and RPC protocol).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum QueueMode {
     #[default]
@@ -14,6 +16,16 @@ pub enum QueueMode {
     OneAtATime,
     #[serde(rename = "all")]
     All,
+}
+
+impl QueueMode {
+    /// pi's name of the mode.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::OneAtATime => "one-at-a-time",
+            Self::All => "all",
+        }
+    }
 }
 
 #[derive(Debug, Default)]

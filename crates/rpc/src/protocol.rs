@@ -22,14 +22,9 @@ pub enum StreamingBehavior {
     FollowUp,
 }
 
-/// How queued steering / follow-up messages are delivered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum QueueMode {
-    #[serde(rename = "all")]
-    All,
-    #[serde(rename = "one-at-a-time")]
-    OneAtATime,
-}
+/// How queued steering / follow-up messages are delivered: the agent's own type, which
+/// serialises as pi writes it (`all`, `one-at-a-time`).
+pub use pincer_agent::QueueMode;
 
 /// One command of pi's RPC protocol (0.73.1, minus `clone`). Unknown fields are ignored,
 /// as pi ignores them.

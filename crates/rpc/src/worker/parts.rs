@@ -2,7 +2,6 @@
 //! messages a prompt becomes, the counts of `get_session_stats`, and pi's names of thinking
 //! levels and queue modes.
 
-use pincer_agent::QueueMode;
 use pincer_ai::{ContentBlock, ImageContent, Message, ThinkingLevel, UserContent, UserMessage};
 use serde_json::{Value, json};
 
@@ -55,21 +54,6 @@ pub(crate) fn user_message(text: &str, images: Vec<ImageContent>) -> Message {
         content: UserContent::Blocks(blocks),
         timestamp: pincer_ai::now_ms(),
     })
-}
-
-/// The protocol's queue mode as the agent's.
-pub(crate) fn agent_mode(mode: crate::QueueMode) -> QueueMode {
-    match mode {
-        crate::QueueMode::All => QueueMode::All,
-        crate::QueueMode::OneAtATime => QueueMode::OneAtATime,
-    }
-}
-
-pub(crate) fn mode_name(mode: QueueMode) -> &'static str {
-    match mode {
-        QueueMode::All => "all",
-        QueueMode::OneAtATime => "one-at-a-time",
-    }
 }
 
 /// pi's name of a thinking level (`--thinking`, `thinkingLevel`, the session file's).

@@ -19,7 +19,7 @@ use crate::worker::error::{SessionFileError, WorkerError};
 use crate::worker::host::{ConfigRequest, WorkerHost};
 use crate::worker::output::{EventEncoder, Output};
 use crate::worker::parts::{
-    Queues, SessionStats, agent_mode, mode_name, parse_thinking_level, thinking_name, user_message,
+    Queues, SessionStats, parse_thinking_level, thinking_name, user_message,
     user_text,
 };
 use crate::worker::session_file::SessionFile;
@@ -270,8 +270,8 @@ impl Worker {
             "thinkingLevel": thinking_name(state.thinking_level),
             "isStreaming": state.is_streaming,
             "isCompacting": false,
-            "steeringMode": mode_name(self.steering_mode),
-            "followUpMode": mode_name(self.follow_up_mode),
+            "steeringMode": self.steering_mode.as_str(),
+            "followUpMode": self.follow_up_mode.as_str(),
             "sessionFile": session.path().display().to_string(),
             "sessionId": session.id(),
             "autoCompactionEnabled": self.auto_compaction,
@@ -368,13 +368,13 @@ impl Worker {
         Ok(json!({ "level": next }))
     }
 
-    pub fn set_steering_mode(&mut self, mode: crate::QueueMode) {
-        self.steering_mode = agent_mode(mode);
+    pub fn set_steering_mode(&mut self, mode: QueueMode) {
+        self.steering_mode = mode;
         self.agent.set_steering_mode(self.steering_mode);
     }
 
-    pub fn set_follow_up_mode(&mut self, mode: crate::QueueMode) {
-        self.follow_up_mode = agent_mode(mode);
+    pub fn set_follow_up_mode(&mut self, mode: QueueMode) {
+        self.follow_up_mode = mode;
         self.agent.set_follow_up_mode(self.follow_up_mode);
     }
 
