@@ -15,7 +15,7 @@ use crate::error_text::{error_chain, error_detail, excerpt, key_or_rate_hint, st
 use crate::event::{AssistantMessageEvent, AssistantStream};
 use crate::framing::{FrameError, NdjsonFramer, SseEvent, SseFramer};
 use crate::model::Model;
-use crate::options::{RetryPolicy, StreamOptions};
+use crate::options::{NoRetry, RetryPolicy, StreamOptions};
 
 /// Where Google's error bodies (a JSON array of one error) keep their message.
 const GOOGLE_ERROR_ARRAY: &[&str] = &["/0/error/message"];
@@ -399,20 +399,15 @@ async fn send_with_retry(
                 None,
             ),
         };
-        let delay =
-            match policy.after_failure(attempt, kind.is_retryable(), retry_after, &message, || {
-                hint(&kind, label)
-            }) {
-                Ok(delay) => delay,
-                Err(message) => return Err((kind, message)),
-            };
-        tracing::warn!(target: "pincer_ai", %label, attempt, delay_ms = delay.as_millis() as u64, "{message}; retrying");
-        tokio::select! {
-            biased;
-            () = cancel.cancelled() => return Err(aborted()),
-            () = tokio::time::sleep(delay) => {}
+        let hint = || hint(&kind, label);
+        match policy
+            .wait_after_failure(attempt, &kind, retry_after, &message, hint, label, cancel)
+            .await
+        {
+            Ok(()) => attempt += 1,
+            Err(NoRetry::GiveUp(message)) => return Err((kind, message)),
+            Err(NoRetry::Cancelled) => return Err(aborted()),
         }
-        attempt += 1;
     }
 }
 

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::error::ErrorKind;
 use crate::types::ThinkingLevel;
 
 /// How long a provider may keep a prompt cached.
@@ -71,6 +72,39 @@ impl RetryPolicy {
         }
         Ok(delay)
     }
+
+    /// After failed attempt `attempt`: logs the failure and waits before the next one, or
+    /// says why not — the policy gives up ([`Self::after_failure`]) or `cancel` fires.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn wait_after_failure(
+        &self,
+        attempt: u32,
+        kind: &ErrorKind,
+        retry_after: Option<Duration>,
+        message: &str,
+        hint: impl FnOnce() -> String,
+        label: &str,
+        cancel: &CancellationToken,
+    ) -> Result<(), NoRetry> {
+        let delay = self
+            .after_failure(attempt, kind.is_retryable(), retry_after, message, hint)
+            .map_err(NoRetry::GiveUp)?;
+        tracing::warn!(target: "pincer_ai", %label, attempt, delay_ms = delay.as_millis() as u64, "{message}; retrying");
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => Err(NoRetry::Cancelled),
+            () = tokio::time::sleep(delay) => Ok(()),
+        }
+    }
+}
+
+/// Why [`RetryPolicy::wait_after_failure`] does not retry.
+#[derive(Debug)]
+pub(crate) enum NoRetry {
+    /// The message to fail with (the hint appended where it gives up for good).
+    GiveUp(String),
+    /// The caller cancelled while waiting.
+    Cancelled,
 }
 
 /// Options for one streamed call.

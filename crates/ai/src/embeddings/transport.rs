@@ -13,6 +13,7 @@ use super::{EmbeddingConfig, EmbeddingError};
 use crate::error::{ErrorKind, classify_status};
 use crate::error_text::{error_chain, error_detail, key_or_rate_hint, status_message};
 use crate::http::retry_after;
+use crate::options::NoRetry;
 
 /// Largest answer accepted: 2048 vectors of 3072 numbers in JSON text is about 130 MB.
 const MAX_ANSWER_BYTES: usize = 256 * 1024 * 1024;
@@ -71,20 +72,15 @@ pub(super) async fn send(
             ),
         };
         let message = scrub(message);
-        let delay =
-            match policy.after_failure(attempt, kind.is_retryable(), retry_after, &message, || {
-                hint(&kind, config)
-            }) {
-                Ok(delay) => delay,
-                Err(message) => return Err(EmbeddingError::new(kind, message)),
-            };
-        tracing::warn!(target: "pincer_ai", %label, attempt, delay_ms = delay.as_millis() as u64, "{message}; retrying");
-        tokio::select! {
-            biased;
-            () = cancel.cancelled() => return Err(aborted()),
-            () = tokio::time::sleep(delay) => {}
+        let hint = || hint(&kind, config);
+        match policy
+            .wait_after_failure(attempt, &kind, retry_after, &message, hint, label, cancel)
+            .await
+        {
+            Ok(()) => attempt += 1,
+            Err(NoRetry::GiveUp(message)) => return Err(EmbeddingError::new(kind, message)),
+            Err(NoRetry::Cancelled) => return Err(aborted()),
         }
-        attempt += 1;
     }
 }
 
