@@ -171,7 +171,7 @@ fn identify(shared: &Shared, conn: u64, d: &Value) {
                     "v": 10,
                     "user": bot,
                     "session_id": session_id,
-                    "resume_gateway_url": shared.gateway_url,
+                    "resume_gateway_url": shared.gateway_url(),
                     "guilds": [],
                     "private_channels": [],
                     "application": {"id": shared.config.bot_id, "flags": 0},

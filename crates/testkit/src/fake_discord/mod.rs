@@ -78,6 +78,7 @@ use serde_json::Value;
 pub use inject::{InjectAttachment, InjectDiscordMessage};
 pub use state::{RecordedIdentify, RecordedResume, SentFile, SentMessage};
 
+use crate::fake_support::Server;
 use rest::RoutePattern;
 use state::{Failure, Shared, op};
 
@@ -169,30 +170,16 @@ pub struct Injected {
     pub seq: Option<u64>,
 }
 
-/// Stops the server when the last [`FakeDiscord`] clone is dropped.
-struct Running {
-    addr: SocketAddr,
-    shared: Arc<Shared>,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.shared.cancel.cancel();
-    }
-}
-
 /// A running fake Discord server: a cheap-to-clone handle; the server stops when the last
 /// clone is dropped (or on [`FakeDiscord::stop`]).
 #[derive(Clone)]
 pub struct FakeDiscord {
-    running: Arc<Running>,
+    running: Arc<crate::fake_support::Server<FakeDiscordConfig, state::Inner>>,
 }
 
 impl std::fmt::Debug for FakeDiscord {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FakeDiscord")
-            .field("addr", &self.running.addr)
-            .finish()
+        self.running.debug("FakeDiscord", f)
     }
 }
 
@@ -218,23 +205,16 @@ impl FakeDiscord {
 
     /// Serves `config`, or says why it cannot.
     pub async fn try_start_with(config: FakeDiscordConfig) -> Result<Self, FakeDiscordError> {
-        let (listener, addr) = crate::fake_support::bind(config.addr)
+        let server = Server::start(config.addr, config, state::Inner::new(), rest::router)
             .await
             .map_err(|(addr, source)| FakeDiscordError::Bind { addr, source })?;
-        let shared = Arc::new(Shared::new(
-            config,
-            format!("http://{addr}"),
-            format!("ws://{addr}/gateway"),
-        ));
-        let app = rest::router(shared.clone());
-        crate::fake_support::serve(listener, app, shared.cancel.clone());
         Ok(Self {
-            running: Arc::new(Running { addr, shared }),
+            running: Arc::new(server),
         })
     }
 
     fn shared(&self) -> &Shared {
-        &self.running.shared
+        &self.running.host
     }
 
     /// `http://127.0.0.1:PORT`; REST is under `{base_url}/api/v10`.
@@ -249,7 +229,7 @@ impl FakeDiscord {
 
     /// `ws://127.0.0.1:PORT/gateway` (what `GET /gateway/bot` answers).
     pub fn gateway_url(&self) -> String {
-        self.shared().gateway_url.clone()
+        self.shared().gateway_url()
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -272,7 +252,7 @@ impl FakeDiscord {
     /// Stops serving (also when other clones are alive); open gateway connections are
     /// dropped.
     pub fn stop(&self) {
-        self.shared().cancel.cancel();
+        self.running.stop();
     }
 
     // ---- injecting ----
@@ -431,46 +411,39 @@ impl FakeDiscord {
 
     // ---- waiting ----
 
-    async fn wait_len<T: Clone>(
-        &self,
-        n: usize,
-        timeout: Duration,
-        field: impl Fn(&state::Inner) -> &Vec<T>,
-    ) -> Vec<T> {
-        let found = self
-            .shared()
-            .wait_for(timeout, |inner| {
-                let records = field(inner);
-                (records.len() >= n).then(|| records.clone())
-            })
-            .await;
-        found.unwrap_or_else(|| self.shared().read(|inner| field(inner).clone()))
-    }
-
     /// Waits until at least `n` messages were sent or `timeout` passed; returns them all.
     pub async fn wait_for_messages(&self, n: usize, timeout: Duration) -> Vec<SentMessage> {
-        self.wait_len(n, timeout, |inner| &inner.sent_messages)
+        self.shared()
+            .wait_len(n, timeout, |inner| &inner.sent_messages)
             .await
     }
 
     /// Waits until at least `n` Identify payloads arrived; returns them all.
     pub async fn wait_for_identify(&self, n: usize, timeout: Duration) -> Vec<RecordedIdentify> {
-        self.wait_len(n, timeout, |inner| &inner.identifies).await
+        self.shared()
+            .wait_len(n, timeout, |inner| &inner.identifies)
+            .await
     }
 
     /// Waits until at least `n` Resume payloads arrived; returns them all.
     pub async fn wait_for_resume(&self, n: usize, timeout: Duration) -> Vec<RecordedResume> {
-        self.wait_len(n, timeout, |inner| &inner.resumes).await
+        self.shared()
+            .wait_len(n, timeout, |inner| &inner.resumes)
+            .await
     }
 
     /// Waits until at least `n` heartbeats arrived; returns them all.
     pub async fn wait_for_heartbeats(&self, n: usize, timeout: Duration) -> Vec<Option<u64>> {
-        self.wait_len(n, timeout, |inner| &inner.heartbeats).await
+        self.shared()
+            .wait_len(n, timeout, |inner| &inner.heartbeats)
+            .await
     }
 
     /// Waits until at least `n` typing calls arrived; returns them all.
     pub async fn wait_for_typing(&self, n: usize, timeout: Duration) -> Vec<String> {
-        self.wait_len(n, timeout, |inner| &inner.typing).await
+        self.shared()
+            .wait_len(n, timeout, |inner| &inner.typing)
+            .await
     }
 
     /// Waits until the current session has a connection (after READY or RESUMED).

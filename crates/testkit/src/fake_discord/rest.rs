@@ -172,14 +172,14 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
     let numeric = |id: &str| !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit());
     match (method.as_str(), segments.as_slice()) {
         ("GET", ["gateway", "bot"]) => Json(json!({
-            "url": shared.gateway_url,
+            "url": shared.gateway_url(),
             "shards": 1,
             "session_start_limit": {
                 "total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1,
             },
         }))
         .into_response(),
-        ("GET", ["gateway"]) => Json(json!({"url": shared.gateway_url})).into_response(),
+        ("GET", ["gateway"]) => Json(json!({"url": shared.gateway_url()})).into_response(),
         ("GET", ["users", "@me"]) => Json(shared.bot_user()).into_response(),
         ("POST", ["users", "@me", "channels"]) => dm_channel(&shared, &body),
         ("GET", ["channels", id]) if numeric(id) => channel_object(&shared, id),

@@ -3,13 +3,11 @@
 //! One mutex; every change bumps a `watch` counter that `wait_for_*` helpers wait on.
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use bytes::Bytes;
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use super::FakeDiscordConfig;
 use super::rest::RoutePattern;
@@ -128,14 +126,8 @@ pub(crate) struct Inner {
     pub connections: usize,
 }
 
-pub(crate) struct Shared {
-    pub config: FakeDiscordConfig,
-    pub cancel: CancellationToken,
-    /// `ws://127.0.0.1:PORT/gateway`.
-    pub gateway_url: String,
-    pub base_url: String,
-    state: crate::fake_support::Watched<Inner>,
-}
+/// What the handlers share: the config, the stop token, the base URL and [`Inner`].
+pub(crate) type Shared = crate::fake_support::Host<FakeDiscordConfig, Inner>;
 
 /// A payload that is not a dispatch: `{"op":…,"d":…,"s":null,"t":null}`.
 pub(crate) fn op(op: u8, d: Value) -> String {
@@ -143,39 +135,10 @@ pub(crate) fn op(op: u8, d: Value) -> String {
 }
 
 impl Shared {
-    pub fn new(config: FakeDiscordConfig, base_url: String, gateway_url: String) -> Self {
-        let inner = Inner {
-            next_id: 1_300_000_000_000_000_000,
-            ..Inner::default()
-        };
-        Self {
-            config,
-            cancel: CancellationToken::new(),
-            gateway_url,
-            base_url,
-            state: crate::fake_support::Watched::new(inner),
-        }
-    }
-
-    /// Reads the state.
-    pub fn read<T>(&self, f: impl FnOnce(&Inner) -> T) -> T {
-        self.state.read(f)
-    }
-
-    /// Changes the state and wakes every waiter.
-    pub fn update<T>(&self, f: impl FnOnce(&mut Inner) -> T) -> T {
-        self.state.update(f)
-    }
-
-    /// Calls `check` on every change until it answers, `timeout` passes or the fake stops.
-    pub async fn wait_for<T>(
-        &self,
-        timeout: Duration,
-        mut check: impl FnMut(&Inner) -> Option<T>,
-    ) -> Option<T> {
-        self.state
-            .wait_for(timeout, &self.cancel, |inner| check(inner))
-            .await
+    /// `ws://127.0.0.1:PORT/gateway`.
+    pub fn gateway_url(&self) -> String {
+        let addr = self.base_url.trim_start_matches("http://");
+        format!("ws://{addr}/gateway")
     }
 
     /// The bot's `User` object.
@@ -192,6 +155,14 @@ impl Shared {
 }
 
 impl Inner {
+    /// The state a fake starts with: snowflake-like ids from 1.3e18.
+    pub fn new() -> Self {
+        Self {
+            next_id: 1_300_000_000_000_000_000,
+            ..Self::default()
+        }
+    }
+
     /// The next snowflake-like id.
     pub fn take_id(&mut self) -> String {
         self.next_id += 1;

@@ -84,6 +84,7 @@ pub use state::{
     EndpointRequest, RecordedAck, RecordedPing, SentMessage, TokenRequest, Upload, UploadKind,
 };
 
+use crate::fake_support::Server;
 use state::{Event, Failure, Out, RoutePattern, Shared};
 
 /// Why the fake could not start.
@@ -96,30 +97,16 @@ pub enum FakeFeishuError {
     },
 }
 
-/// Stops the server when the last [`FakeFeishu`] clone is dropped.
-struct Running {
-    addr: SocketAddr,
-    shared: Arc<Shared>,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.shared.cancel.cancel();
-    }
-}
-
 /// A running fake Feishu: a cheap-to-clone handle; the server stops when the last clone
 /// is dropped (or on [`FakeFeishu::stop`]).
 #[derive(Clone)]
 pub struct FakeFeishu {
-    running: Arc<Running>,
+    running: Arc<crate::fake_support::Server<FakeFeishuConfig, state::Inner>>,
 }
 
 impl std::fmt::Debug for FakeFeishu {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FakeFeishu")
-            .field("addr", &self.running.addr)
-            .finish()
+        self.running.debug("FakeFeishu", f)
     }
 }
 
@@ -145,19 +132,17 @@ impl FakeFeishu {
 
     /// Serves `config`, or says why it cannot.
     pub async fn try_start_with(config: FakeFeishuConfig) -> Result<Self, FakeFeishuError> {
-        let (listener, addr) = crate::fake_support::bind(config.addr)
+        let inner = state::Inner::new(&config);
+        let server = Server::start(config.addr, config, inner, rest::router)
             .await
             .map_err(|(addr, source)| FakeFeishuError::Bind { addr, source })?;
-        let shared = Arc::new(Shared::new(config, format!("http://{addr}")));
-        let app = rest::router(shared.clone());
-        crate::fake_support::serve(listener, app, shared.cancel.clone());
         Ok(Self {
-            running: Arc::new(Running { addr, shared }),
+            running: Arc::new(server),
         })
     }
 
     fn shared(&self) -> &Arc<Shared> {
-        &self.running.shared
+        &self.running.host
     }
 
     /// `http://127.0.0.1:PORT`: the adapter's domain / API base.
@@ -193,7 +178,7 @@ impl FakeFeishu {
 
     /// Stops serving (also when other clones are alive); open connections are dropped.
     pub fn stop(&self) {
-        self.shared().cancel.cancel();
+        self.running.stop();
     }
 
     // ---- the long connection ----
@@ -423,40 +408,31 @@ impl FakeFeishu {
 
     // ---- waiting ----
 
-    async fn wait_len<T: Clone>(
-        &self,
-        n: usize,
-        timeout: Duration,
-        field: impl Fn(&state::Inner) -> &Vec<T>,
-    ) -> Vec<T> {
-        let found = self
-            .shared()
-            .wait_for(timeout, |inner| {
-                let records = field(inner);
-                (records.len() >= n).then(|| records.clone())
-            })
-            .await;
-        found.unwrap_or_else(|| self.shared().read(|inner| field(inner).clone()))
-    }
-
     /// Waits until at least `n` messages were sent or `timeout` passed; returns them all.
     pub async fn wait_for_messages(&self, n: usize, timeout: Duration) -> Vec<SentMessage> {
-        self.wait_len(n, timeout, |inner| &inner.sent_messages)
+        self.shared()
+            .wait_len(n, timeout, |inner| &inner.sent_messages)
             .await
     }
 
     /// Waits until at least `n` acks arrived; returns them all.
     pub async fn wait_for_acks(&self, n: usize, timeout: Duration) -> Vec<RecordedAck> {
-        self.wait_len(n, timeout, |inner| &inner.acks).await
+        self.shared()
+            .wait_len(n, timeout, |inner| &inner.acks)
+            .await
     }
 
     /// Waits until at least `n` pings arrived; returns them all.
     pub async fn wait_for_pings(&self, n: usize, timeout: Duration) -> Vec<RecordedPing> {
-        self.wait_len(n, timeout, |inner| &inner.pings).await
+        self.shared()
+            .wait_len(n, timeout, |inner| &inner.pings)
+            .await
     }
 
     /// Waits until at least `n` uploads arrived; returns them all.
     pub async fn wait_for_uploads(&self, n: usize, timeout: Duration) -> Vec<Upload> {
-        self.wait_len(n, timeout, |inner| &inner.uploads).await
+        self.shared()
+            .wait_len(n, timeout, |inner| &inner.uploads)
+            .await
     }
 }

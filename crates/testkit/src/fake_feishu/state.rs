@@ -4,12 +4,10 @@
 //! One mutex guards it all; every change wakes the async `wait_for` helpers.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use super::FakeFeishuConfig;
 use super::long_conn::{Frame, Header, encode_frame};
@@ -278,47 +276,17 @@ pub(crate) struct Inner {
     pub connections: usize,
 }
 
-pub(crate) struct Shared {
-    pub config: FakeFeishuConfig,
-    pub cancel: CancellationToken,
-    pub base_url: String,
-    state: crate::fake_support::Watched<Inner>,
-}
+/// What the handlers share: the config, the stop token, the base URL and [`Inner`].
+pub(crate) type Shared = crate::fake_support::Host<FakeFeishuConfig, Inner>;
 
-impl Shared {
-    pub fn new(config: FakeFeishuConfig, base_url: String) -> Self {
-        let inner = Inner {
+impl Inner {
+    /// The state a fake with `config` starts with.
+    pub fn new(config: &FakeFeishuConfig) -> Self {
+        Self {
             ping_interval: config.ping_interval_secs,
             next_id: 0x7f00_0000,
-            ..Inner::default()
-        };
-        Self {
-            config,
-            cancel: CancellationToken::new(),
-            base_url,
-            state: crate::fake_support::Watched::new(inner),
+            ..Self::default()
         }
-    }
-
-    /// Reads the state.
-    pub fn read<T>(&self, f: impl FnOnce(&Inner) -> T) -> T {
-        self.state.read(f)
-    }
-
-    /// Changes the state and wakes every waiter.
-    pub fn update<T>(&self, f: impl FnOnce(&mut Inner) -> T) -> T {
-        self.state.update(f)
-    }
-
-    /// Calls `check` on every change until it answers, `timeout` passes or the fake stops.
-    pub async fn wait_for<T>(
-        &self,
-        timeout: Duration,
-        mut check: impl FnMut(&Inner) -> Option<T>,
-    ) -> Option<T> {
-        self.state
-            .wait_for(timeout, &self.cancel, |inner| check(inner))
-            .await
     }
 }
 

@@ -66,6 +66,7 @@ use serde_json::{Value, json};
 pub use inject::{InjectSlackFile, InjectSlackMessage};
 pub use state::{SentSlackMessage, UploadedSlackFile};
 
+use crate::fake_support::Server;
 use state::{Failure, Out, Shared};
 
 pub const DEFAULT_BOT_TOKEN: &str = "xoxb-fake-bot-token";
@@ -139,30 +140,16 @@ pub enum FakeSlackError {
     },
 }
 
-/// Stops the server when the last [`FakeSlack`] clone is dropped.
-struct Running {
-    addr: SocketAddr,
-    shared: Arc<Shared>,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.shared.cancel.cancel();
-    }
-}
-
 /// A running fake Slack: a cheap-to-clone handle; the server stops when the last clone is
 /// dropped (or on [`FakeSlack::stop`]).
 #[derive(Clone)]
 pub struct FakeSlack {
-    running: Arc<Running>,
+    running: Arc<crate::fake_support::Server<FakeSlackConfig, state::Inner>>,
 }
 
 impl std::fmt::Debug for FakeSlack {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FakeSlack")
-            .field("addr", &self.running.addr)
-            .finish()
+        self.running.debug("FakeSlack", f)
     }
 }
 
@@ -188,19 +175,17 @@ impl FakeSlack {
 
     /// Serves `config`, or says why it cannot.
     pub async fn try_start_with(config: FakeSlackConfig) -> Result<Self, FakeSlackError> {
-        let (listener, addr) = crate::fake_support::bind(config.addr)
+        let inner = state::Inner::default();
+        let server = Server::start(config.addr, config, inner, web::router)
             .await
             .map_err(|(addr, source)| FakeSlackError::Bind { addr, source })?;
-        let shared = Arc::new(Shared::new(config, format!("http://{addr}")));
-        let app = web::router(shared.clone());
-        crate::fake_support::serve(listener, app, shared.cancel.clone());
         Ok(Self {
-            running: Arc::new(Running { addr, shared }),
+            running: Arc::new(server),
         })
     }
 
     fn shared(&self) -> &Shared {
-        &self.running.shared
+        &self.running.host
     }
 
     /// `http://127.0.0.1:PORT/api` (the adapter's `api_base`).
@@ -235,7 +220,7 @@ impl FakeSlack {
 
     /// Stops serving (also when other clones are alive); open connections are dropped.
     pub fn stop(&self) {
-        self.shared().cancel.cancel();
+        self.running.stop();
     }
 
     // ---- injecting ----
@@ -390,30 +375,21 @@ impl FakeSlack {
     /// Waits until at least `n` messages were posted or `timeout` passed; returns them.
     pub async fn wait_for_messages(&self, n: usize, timeout: Duration) -> Vec<SentSlackMessage> {
         self.shared()
-            .wait_for(timeout, |inner| {
-                (inner.sent_messages.len() >= n).then(|| inner.sent_messages.clone())
-            })
+            .wait_len(n, timeout, |inner| &inner.sent_messages)
             .await
-            .unwrap_or_else(|| self.sent_messages())
     }
 
     /// Waits until at least `n` acks arrived; returns them.
     pub async fn wait_for_acks(&self, n: usize, timeout: Duration) -> Vec<String> {
         self.shared()
-            .wait_for(timeout, |inner| {
-                (inner.acks.len() >= n).then(|| inner.acks.clone())
-            })
+            .wait_len(n, timeout, |inner| &inner.acks)
             .await
-            .unwrap_or_else(|| self.acks())
     }
 
     /// Waits until at least `n` files were shared; returns them.
     pub async fn wait_for_files(&self, n: usize, timeout: Duration) -> Vec<UploadedSlackFile> {
         self.shared()
-            .wait_for(timeout, |inner| {
-                (inner.uploaded_files.len() >= n).then(|| inner.uploaded_files.clone())
-            })
+            .wait_len(n, timeout, |inner| &inner.uploaded_files)
             .await
-            .unwrap_or_else(|| self.uploaded_files())
     }
 }

@@ -3,13 +3,11 @@
 //! the records tests read, injected failures, and the async waiting on changes.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::time::Duration;
 
 use bytes::Bytes;
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use super::FakeSlackConfig;
 
@@ -98,45 +96,8 @@ pub(crate) struct Inner {
     pub connections: usize,
 }
 
-pub(crate) struct Shared {
-    pub config: FakeSlackConfig,
-    pub cancel: CancellationToken,
-    /// `http://127.0.0.1:PORT`.
-    pub base_url: String,
-    state: crate::fake_support::Watched<Inner>,
-}
-
-impl Shared {
-    pub fn new(config: FakeSlackConfig, base_url: String) -> Self {
-        Self {
-            config,
-            cancel: CancellationToken::new(),
-            base_url,
-            state: crate::fake_support::Watched::new(Inner::default()),
-        }
-    }
-
-    /// Reads the state.
-    pub fn read<T>(&self, f: impl FnOnce(&Inner) -> T) -> T {
-        self.state.read(f)
-    }
-
-    /// Changes the state and wakes every waiter.
-    pub fn update<T>(&self, f: impl FnOnce(&mut Inner) -> T) -> T {
-        self.state.update(f)
-    }
-
-    /// Calls `check` on every change until it answers, `timeout` passes or the fake stops.
-    pub async fn wait_for<T>(
-        &self,
-        timeout: Duration,
-        mut check: impl FnMut(&Inner) -> Option<T>,
-    ) -> Option<T> {
-        self.state
-            .wait_for(timeout, &self.cancel, |inner| check(inner))
-            .await
-    }
-}
+/// What the handlers share: the config, the stop token, the base URL and [`Inner`].
+pub(crate) type Shared = crate::fake_support::Host<FakeSlackConfig, Inner>;
 
 impl Inner {
     /// A fresh id with Slack's look: `prefix` then 10 uppercase alphanumerics.

@@ -66,6 +66,7 @@ use serde_json::Value;
 pub use inject::{ChatType, InjectMessage, RegisteredFile, detect_entities};
 pub use state::{RecordedCall, SentFile, SentMessage};
 
+use crate::fake_support::Server;
 use conn::{AbortableListener, ConnHandle};
 use state::{Failure, Shared};
 
@@ -148,30 +149,16 @@ pub enum FakeTelegramError {
     },
 }
 
-/// Stops the server when the last [`FakeTelegram`] clone is dropped.
-struct Running {
-    addr: SocketAddr,
-    shared: Arc<Shared>,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.shared.cancel.cancel();
-    }
-}
-
 /// A running fake Telegram Bot API server: a cheap-to-clone handle; the server stops when
 /// the last clone is dropped (or on [`FakeTelegram::stop`]).
 #[derive(Clone)]
 pub struct FakeTelegram {
-    running: Arc<Running>,
+    running: Arc<crate::fake_support::Server<FakeTelegramConfig, state::Inner>>,
 }
 
 impl std::fmt::Debug for FakeTelegram {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FakeTelegram")
-            .field("addr", &self.running.addr)
-            .finish()
+        self.running.debug("FakeTelegram", f)
     }
 }
 
@@ -197,24 +184,27 @@ impl FakeTelegram {
 
     /// Serves `config`, or says why it cannot.
     pub async fn try_start_with(config: FakeTelegramConfig) -> Result<Self, FakeTelegramError> {
-        let (listener, addr) = crate::fake_support::bind(config.addr)
+        let inner = state::Inner::new(&config);
+        // Each connection's handle lets a test drop it mid-poll.
+        let serve = |listener, shared: Arc<Shared>| {
+            let cancel = shared.cancel.clone();
+            let app = api::router(shared).into_make_service_with_connect_info::<ConnHandle>();
+            tokio::spawn(async move {
+                let _ = axum::serve(AbortableListener(listener), app)
+                    .with_graceful_shutdown(cancel.cancelled_owned())
+                    .await;
+            });
+        };
+        let server = Server::start_serving(config.addr, config, inner, serve)
             .await
             .map_err(|(addr, source)| FakeTelegramError::Bind { addr, source })?;
-        let shared = Arc::new(Shared::new(config));
-        let app = api::router(shared.clone()).into_make_service_with_connect_info::<ConnHandle>();
-        let cancel = shared.cancel.clone();
-        tokio::spawn(async move {
-            let _ = axum::serve(AbortableListener(listener), app)
-                .with_graceful_shutdown(cancel.cancelled_owned())
-                .await;
-        });
         Ok(Self {
-            running: Arc::new(Running { addr, shared }),
+            running: Arc::new(server),
         })
     }
 
     fn shared(&self) -> &Shared {
-        &self.running.shared
+        &self.running.host
     }
 
     /// `http://127.0.0.1:PORT`; the adapter appends `/bot<token>/<method>`.
@@ -254,7 +244,7 @@ impl FakeTelegram {
 
     /// Stops serving (also when other clones are alive); long polls answer `[]`.
     pub fn stop(&self) {
-        self.shared().cancel.cancel();
+        self.running.stop();
     }
 
     // ---- injecting ----
@@ -375,35 +365,23 @@ impl FakeTelegram {
     /// Waits until at least `n` messages were sent or `timeout` passed; returns all sent
     /// messages (fewer than `n` on timeout).
     pub async fn wait_for_messages(&self, n: usize, timeout: Duration) -> Vec<SentMessage> {
-        let found = self
-            .shared()
-            .wait_for(timeout, |inner| {
-                (inner.sent_messages.len() >= n).then(|| inner.sent_messages.clone())
-            })
-            .await;
-        found.unwrap_or_else(|| self.sent_messages())
+        self.shared()
+            .wait_len(n, timeout, |inner| &inner.sent_messages)
+            .await
     }
 
     /// Waits until at least `n` chat actions were sent or `timeout` passed; returns them all.
     pub async fn wait_for_chat_actions(&self, n: usize, timeout: Duration) -> Vec<(i64, String)> {
-        let found = self
-            .shared()
-            .wait_for(timeout, |inner| {
-                (inner.chat_actions.len() >= n).then(|| inner.chat_actions.clone())
-            })
-            .await;
-        found.unwrap_or_else(|| self.chat_actions())
+        self.shared()
+            .wait_len(n, timeout, |inner| &inner.chat_actions)
+            .await
     }
 
     /// Waits until at least `n` files were sent or `timeout` passed; returns them all.
     pub async fn wait_for_files(&self, n: usize, timeout: Duration) -> Vec<SentFile> {
-        let found = self
-            .shared()
-            .wait_for(timeout, |inner| {
-                (inner.sent_files.len() >= n).then(|| inner.sent_files.clone())
-            })
-            .await;
-        found.unwrap_or_else(|| self.sent_files())
+        self.shared()
+            .wait_len(n, timeout, |inner| &inner.sent_files)
+            .await
     }
 
     /// Waits until `method` was called at least `n` times; `false` on timeout. E.g.

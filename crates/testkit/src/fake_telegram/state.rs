@@ -3,12 +3,10 @@
 //! that long polls and `wait_for_*` helpers wait on.
 
 use std::collections::{HashMap, VecDeque};
-use std::time::Duration;
 
 use bytes::Bytes;
 use serde::Serialize;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 use super::FakeTelegramConfig;
 use super::inject::{ChatType, InjectMessage, RegisteredFile, detect_entities};
@@ -98,11 +96,8 @@ pub(crate) struct Inner {
     pub my_commands: Option<Value>,
 }
 
-pub(crate) struct Shared {
-    pub config: FakeTelegramConfig,
-    pub cancel: CancellationToken,
-    state: crate::fake_support::Watched<Inner>,
-}
+/// What the handlers share: the config, the stop token, the base URL and [`Inner`].
+pub(crate) type Shared = crate::fake_support::Host<FakeTelegramConfig, Inner>;
 
 pub(crate) use pincer_base::time::now_secs as now;
 
@@ -128,9 +123,10 @@ fn mime_for(file_name: &str) -> &'static str {
     }
 }
 
-impl Shared {
-    pub fn new(config: FakeTelegramConfig) -> Self {
-        let inner = Inner {
+impl Inner {
+    /// The state a fake with `config` starts with.
+    pub fn new(config: &FakeTelegramConfig) -> Self {
+        Self {
             next_update_id: config.first_update_id,
             next_message_id: 1,
             next_file: 1,
@@ -148,35 +144,11 @@ impl Shared {
             sent_files: Vec::new(),
             get_updates_offsets: Vec::new(),
             my_commands: None,
-        };
-        Self {
-            config,
-            cancel: CancellationToken::new(),
-            state: crate::fake_support::Watched::new(inner),
         }
     }
+}
 
-    /// Reads the state.
-    pub fn read<T>(&self, f: impl FnOnce(&Inner) -> T) -> T {
-        self.state.read(f)
-    }
-
-    /// Changes the state and wakes every waiter.
-    pub fn update<T>(&self, f: impl FnOnce(&mut Inner) -> T) -> T {
-        self.state.update(f)
-    }
-
-    /// Calls `check` on every change until it answers, `timeout` passes or the fake stops.
-    pub async fn wait_for<T>(
-        &self,
-        timeout: Duration,
-        mut check: impl FnMut(&mut Inner) -> Option<T>,
-    ) -> Option<T> {
-        self.state
-            .wait_for(timeout, &self.cancel, |inner| check(inner))
-            .await
-    }
-
+impl Shared {
     /// The bot's `User` object.
     pub fn bot_user(&self) -> Value {
         json!({

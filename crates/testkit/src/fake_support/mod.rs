@@ -1,6 +1,12 @@
 //! What every fake platform server (Telegram, Discord, Slack, Feishu) shares: its state
-//! behind a mutex whose every change wakes the tests waiting on it, and binding a loopback
-//! port and serving its router until cancelled.
+//! behind a mutex whose every change wakes the tests waiting on it, binding a loopback
+//! port and serving its router until cancelled, and (in [`host`]) the shared half every
+//! handler holds and the running server a handle stops on drop. Each fake writes only its
+//! platform's routes, state and shapes.
+
+mod host;
+
+pub(crate) use host::{Host, Server};
 
 use std::net::SocketAddr;
 use std::sync::{Mutex, MutexGuard};
