@@ -494,16 +494,9 @@ pub fn url(addr: SocketAddr) -> String {
 
 /// `messages.queue` as the server's queue settings (OpenClaw's defaults where unset).
 fn queue_settings(config: &pincer_config::QueueConfig) -> pincer_gateway::server::QueueSettings {
-    use pincer_config::QueueModeName;
-    use pincer_gateway::server::QueueMode;
     let mut settings = pincer_gateway::server::QueueSettings::default();
     if let Some(mode) = config.mode {
-        settings.mode = match mode {
-            QueueModeName::Steer => QueueMode::Steer,
-            QueueModeName::Followup => QueueMode::Followup,
-            QueueModeName::Collect => QueueMode::Collect,
-            QueueModeName::Interrupt => QueueMode::Interrupt,
-        };
+        settings.mode = mode;
     }
     if let Some(ms) = config.debounce_ms {
         settings.collect_debounce_ms = ms;

@@ -18,6 +18,7 @@ mod locate;
 mod memory;
 pub mod origin;
 mod paths;
+mod queue_mode;
 mod raw;
 mod redact;
 mod runner;
@@ -51,6 +52,7 @@ pub use memory::{
     MemoryRemoteConfig, MemorySearchConfig, MemorySyncConfig,
 };
 pub use paths::{CONFIG_FILE_NAME, config_path, pincer_home};
+pub use queue_mode::{QUEUE_MODE_NAMES, QueueMode, UnknownQueueMode};
 pub use raw::{MAX_DEPTH, parse_raw};
 pub use redact::{is_secret_key, mask, redact, redacted_get};
 pub use runner::{AgentRunnerConfig, PoolConfig, RunnerKind};

@@ -83,23 +83,13 @@ pub struct QueueConfig {
     /// `followup` (its own turn afterwards), `collect` (gathered, then one turn) or
     /// `interrupt` (the running turn is aborted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mode: Option<QueueModeName>,
+    pub mode: Option<crate::QueueMode>,
     /// `collect`: the quiet time after the last message before the batch runs (1000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub debounce_ms: Option<u64>,
     /// `collect`: the most messages in one batch (20).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cap: Option<u32>,
-}
-
-/// `messages.queue.mode`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum QueueModeName {
-    Steer,
-    Followup,
-    Collect,
-    Interrupt,
 }
 
 /// `agents`.

@@ -161,7 +161,7 @@ fn messages_queue_is_typed_and_strict() {
     assert_eq!(
         config.messages.queue,
         QueueConfig {
-            mode: Some(QueueModeName::Collect),
+            mode: Some(QueueMode::Collect),
             debounce_ms: Some(500),
             cap: Some(5),
         }
