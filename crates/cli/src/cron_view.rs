@@ -119,15 +119,6 @@ pub fn target_text(job: &CronJob) -> String {
     }
 }
 
-/// `ok`, `error` or `skipped`.
-pub fn status_word(status: RunStatus) -> &'static str {
-    match status {
-        RunStatus::Ok => "ok",
-        RunStatus::Error => "error",
-        RunStatus::Skipped => "skipped",
-    }
-}
-
 /// The `cron list` table.
 pub fn jobs_table(jobs: &[CronJob], now_ms: i64) -> String {
     let header = ["ID", "NAME", "SCHEDULE", "NEXT", "LAST", "TARGET"].map(str::to_owned);
@@ -146,8 +137,8 @@ pub fn jobs_table(jobs: &[CronJob], now_ms: i64) -> String {
             job.state.last_run_status.or(job.state.last_status),
             job.state.last_run_at_ms,
         ) {
-            (Some(status), Some(at)) => format!("{} {}", status_word(status), relative(at, now_ms)),
-            (Some(status), None) => status_word(status).to_owned(),
+            (Some(status), Some(at)) => format!("{} {}", status.as_str(), relative(at, now_ms)),
+            (Some(status), None) => status.as_str().to_owned(),
             (None, Some(at)) => relative(at, now_ms),
             (None, None) => "-".to_owned(),
         };
@@ -189,7 +180,7 @@ pub fn jobs_table(jobs: &[CronJob], now_ms: i64) -> String {
 /// One run: `2026-05-01 09:00 CEST  ok     3.2s  <summary or error>  (delivered)`.
 pub fn run_line(entry: &RunLogEntry) -> String {
     let at = local_time(entry.run_at_ms.unwrap_or(entry.ts));
-    let status = entry.status.map_or("-", status_word);
+    let status = entry.status.map_or("-", RunStatus::as_str);
     let took = entry.duration_ms.map_or_else(
         || "-".to_owned(),
         |ms| format!("{}.{}s", ms / 1000, ms % 1000 / 100),

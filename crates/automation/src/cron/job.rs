@@ -186,13 +186,25 @@ pub enum DeliveryMode {
     Webhook,
 }
 
-/// A run's outcome, in `state.lastStatus` and the run log.
+/// How a run ended: a cron run's outcome (in `state.lastStatus` and the run log), and the
+/// status of a gateway run's final `agent`/`chat` event (never `skipped`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RunStatus {
     Ok,
     Error,
     Skipped,
+}
+
+impl RunStatus {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Error => "error",
+            Self::Skipped => "skipped",
+        }
+    }
 }
 
 /// What the scheduler knows about a job between runs.

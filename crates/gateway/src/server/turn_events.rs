@@ -19,21 +19,8 @@ use super::runtime::{TurnOrigin, TurnRequest};
 use crate::heartbeat::{heartbeat_reply_delivery, sanitize_for_delivery};
 use crate::turn::TurnOutcome;
 
-/// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunStatus {
-    Ok,
-    Error,
-}
-
-impl RunStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Ok => "ok",
-            Self::Error => "error",
-        }
-    }
-}
+/// How a run ended (`ok` or `error`: a run is never skipped).
+pub use crate::cron::RunStatus;
 
 /// What a finished run produced.
 #[derive(Debug, Clone, PartialEq)]
