@@ -6,7 +6,11 @@
 //! Owns: appending one whole line per run (a torn last line left by a crash is closed
 //! first so the new entry stays readable), pruning to the last 2,000 lines once the file
 //! passes 2 MB (OpenClaw's defaults), and reading the last N entries while skipping lines
-//! that do not parse, as OpenClaw does.
+//! that do not parse, as OpenClaw does. Blocking file I/O, like the jobs file.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the run log's blocking side, called by CronService on the blocking pool"
+)]
 
 use std::fs::{self, File};
 use std::io::{Read, Seek, SeekFrom, Write};

@@ -190,6 +190,9 @@ pub enum CronServiceError {
     Store(CronStoreError),
     #[error("invalid cron job patch: {0}")]
     InvalidPatch(String),
+    /// The blocking task of a call failed (it panicked or the runtime is shutting down).
+    #[error("a cron task failed: {0}")]
+    Task(String),
 }
 
 impl From<CronStoreError> for CronServiceError {
@@ -244,6 +247,10 @@ impl CronService {
     /// Opens `dir` (e.g. `$PINCER_HOME/cron`). A corrupt jobs.json is kept aside by the store;
     /// the service then starts with an empty store and reports the error in
     /// `status().load_error` — it never fails.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "reads jobs.json once, while the gateway is set up (the CLI), before anything is scheduled"
+    )]
     pub fn open(
         dir: impl Into<PathBuf>,
         settings: CronSettings,
@@ -290,6 +297,20 @@ impl CronService {
             running: Arc::new(Mutex::new(HashSet::new())),
             held: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// Runs `work` on this service on tokio's blocking pool: [`add`](Self::add),
+    /// [`update`](Self::update), [`remove`](Self::remove) and [`runs`](Self::runs) read or
+    /// write files, so async code calls them through here, never directly.
+    pub async fn blocking<T, F>(self: &Arc<Self>, work: F) -> Result<T, CronServiceError>
+    where
+        F: FnOnce(&CronService) -> Result<T, CronServiceError> + Send + 'static,
+        T: Send + 'static,
+    {
+        let service = Arc::clone(self);
+        tokio::task::spawn_blocking(move || work(&service))
+            .await
+            .map_err(|e| CronServiceError::Task(e.to_string()))?
     }
 
     /// Events for WS clients, OpenClaw's `CronEvent` shape: `{jobId, action:
@@ -351,6 +372,10 @@ impl CronService {
     }
 
     /// Creates a job with OpenClaw's defaults and a new id, and saves it.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "blocking file I/O (jobs.json): call it through CronService::blocking"
+    )]
     pub fn add(&self, input: NewCronJob) -> Result<CronJob, CronServiceError> {
         self.ensure_writable()?;
         let job = create_job(input, new_job_id(), self.clock.now_ms(), &self.local_tz)?;
@@ -363,6 +388,10 @@ impl CronService {
     }
 
     /// Applies OpenClaw's `CronJobPatch` (see `patch.rs` for the rules) and saves the job.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "blocking file I/O (jobs.json): call it through CronService::blocking"
+    )]
     pub fn update(&self, id: &str, patch: &Value) -> Result<CronJob, CronServiceError> {
         self.ensure_writable()?;
         let now = self.clock.now_ms();
@@ -382,6 +411,10 @@ impl CronService {
 
     /// Removes a job (an unreadable one too); `false` when there was none. Its run history
     /// stays.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "blocking file I/O (jobs.json): call it through CronService::blocking"
+    )]
     pub fn remove(&self, id: &str) -> Result<bool, CronServiceError> {
         self.ensure_writable()?;
         let removed = self.store().remove(id)?;
@@ -394,6 +427,10 @@ impl CronService {
     }
 
     /// The last `limit` runs of job `id`, oldest first.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "blocking file I/O (the run log): call it through CronService::blocking"
+    )]
     pub fn runs(&self, id: &str, limit: usize) -> Result<Vec<RunLogEntry>, CronServiceError> {
         // Read the file without the store lock: the scheduler needs it after every run.
         let log = self.store().run_log();

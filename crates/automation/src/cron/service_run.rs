@@ -60,7 +60,15 @@ impl CronService {
         let Some(executor) = self.executor.get().cloned() else {
             return;
         };
-        let recovered = self.recover_interrupted();
+        let recovered = {
+            let service = Arc::clone(&self);
+            tokio::task::spawn_blocking(move || service.recover_interrupted())
+                .await
+                .unwrap_or_else(|e| {
+                    tracing::error!(error = %e, "cron: recording interrupted runs failed");
+                    0
+                })
+        };
         if recovered > 0 {
             tracing::warn!(
                 recovered,
@@ -96,7 +104,7 @@ impl CronService {
     /// Runs every job due at `clock.now()` and waits until those runs finish; returns how
     /// many ran. Nothing runs without an executor ([`attach`](Self::attach)) or when cron is
     /// disabled.
-    pub async fn tick(&self) -> usize {
+    pub async fn tick(self: &Arc<Self>) -> usize {
         if !self.settings.enabled {
             return 0;
         }
@@ -114,7 +122,11 @@ impl CronService {
     /// Runs job `id` now and waits for the run to end. `force`: whatever its schedule;
     /// otherwise only when it is due (`not-due`). A job already running is not started
     /// twice (`already-running`).
-    pub async fn run_now(&self, id: &str, force: bool) -> Result<RunNow, CronServiceError> {
+    pub async fn run_now(
+        self: &Arc<Self>,
+        id: &str,
+        force: bool,
+    ) -> Result<RunNow, CronServiceError> {
         if !self.settings.enabled {
             return Err(CronServiceError::Disabled);
         }
@@ -147,7 +159,8 @@ impl CronService {
     }
 
     /// Records every run the gateway stopped in the middle of (a `runningAtMs` left in the
-    /// file) as an error, so it is retried like one. Returns how many.
+    /// file) as an error, so it is retried like one. Returns how many. Blocking: `run` calls
+    /// it on the blocking pool.
     fn recover_interrupted(&self) -> usize {
         let stale: Vec<(String, i64)> = {
             let store = self.store();
@@ -231,7 +244,7 @@ impl CronService {
     /// One run of a claimed job. `false` when it did not run after all (removed, disabled or
     /// rescheduled while waiting for a slot).
     async fn run_claimed(
-        &self,
+        self: &Arc<Self>,
         executor: &Arc<dyn CronExecutor>,
         claim: Claim,
         note: Option<String>,
@@ -248,10 +261,18 @@ impl CronService {
             return false;
         }
         let started_ms = self.clock.now_ms();
-        if let Err(e) = self
-            .store()
-            .update_state(&job.id, |state| state.running_at_ms = Some(started_ms))
-        {
+        let (service, id) = (Arc::clone(self), job.id.clone());
+        #[expect(clippy::disallowed_methods, reason = "inside spawn_blocking")]
+        let marked = tokio::task::spawn_blocking(move || {
+            service
+                .store()
+                .update_state(&id, |state| state.running_at_ms = Some(started_ms))
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        })
+        .await
+        .unwrap_or_else(|e| Err(e.to_string()));
+        if let Err(e) = marked {
             // The run goes on: only a crash during it would go unrecorded.
             tracing::warn!(job = %job.id, error = %e, "cron: could not mark the job running");
         }
@@ -261,15 +282,16 @@ impl CronService {
 
         let output = execute(executor.as_ref(), &job).await;
         let ended_ms = self.clock.now_ms();
-        self.finish(
-            &job.id,
-            FinishedRun {
-                started_ms,
-                duration_ms: Some(ended_ms.saturating_sub(started_ms).max(0)),
-                output,
-                note,
-            },
-        );
+        let (service, id) = (Arc::clone(self), job.id.clone());
+        let run = FinishedRun {
+            started_ms,
+            duration_ms: Some(ended_ms.saturating_sub(started_ms).max(0)),
+            output,
+            note,
+        };
+        if let Err(e) = tokio::task::spawn_blocking(move || service.finish(&id, run)).await {
+            tracing::error!(job = %job.id, error = %e, "cron: recording the run failed");
+        }
         // The claim goes only now, so the loop sees the new next run before it can pick the
         // job again.
         drop(claim);
@@ -277,6 +299,10 @@ impl CronService {
     }
 
     /// Records the outcome of a run in the job, the run log and the events.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "runs on the blocking pool: run_claimed, recover_interrupted (spawn_blocking)"
+    )]
     fn finish(&self, id: &str, run: FinishedRun) {
         let now = self.clock.now_ms();
         let mut removed = false;

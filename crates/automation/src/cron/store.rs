@@ -7,6 +7,13 @@
 //! why), keeping every job it cannot use (unknown shape, invalid, duplicate id) verbatim
 //! and reported instead of dropping it, and atomic 0600 writes after every change. A
 //! change that cannot be written is not applied in memory either.
+//!
+//! Everything here is blocking file I/O: the scheduler's async paths reach it through
+//! [`CronService::blocking`](super::CronService::blocking) and the blocking pool.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the jobs file's blocking side, called by CronService on the blocking pool (and the CLI's one-shot commands)"
+)]
 
 use std::fs;
 use std::path::{Path, PathBuf};

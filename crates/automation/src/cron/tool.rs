@@ -100,17 +100,29 @@ impl TypedTool for CronTool {
         let result = match args.action {
             CronAction::Status => self.service.status().to_json(),
             CronAction::List => self.list(args.include_disabled.unwrap_or(false))?,
-            CronAction::Add => self.add(args.job)?,
+            CronAction::Add => self.add(args.job).await?,
             CronAction::Update => {
                 let id = self.own_job_id(args.job_id.as_deref(), "update")?;
                 let patch = args.patch.ok_or_else(|| {
                     ToolError::failed("update needs `patch`: an object of the job fields to change")
                 })?;
-                to_json(&self.service.update(&id, &patch).map_err(failed)?)?
+                #[expect(clippy::disallowed_methods, reason = "inside CronService::blocking")]
+                let job = self
+                    .service
+                    .blocking(move |s| s.update(&id, &patch))
+                    .await
+                    .map_err(failed)?;
+                to_json(&job)?
             }
             CronAction::Remove => {
                 let id = self.own_job_id(args.job_id.as_deref(), "remove")?;
-                let removed = self.service.remove(&id).map_err(failed)?;
+                let removed_id = id.clone();
+                #[expect(clippy::disallowed_methods, reason = "inside CronService::blocking")]
+                let removed = self
+                    .service
+                    .blocking(move |s| s.remove(&removed_id))
+                    .await
+                    .map_err(failed)?;
                 json!({"id": id, "removed": removed})
             }
             CronAction::Run => {
@@ -132,7 +144,13 @@ impl TypedTool for CronTool {
                     .limit
                     .unwrap_or(DEFAULT_RUNS_LIMIT)
                     .clamp(1, MAX_RUNS_LIMIT);
-                let entries = self.service.runs(&id, limit).map_err(failed)?;
+                let runs_id = id.clone();
+                #[expect(clippy::disallowed_methods, reason = "inside CronService::blocking")]
+                let entries = self
+                    .service
+                    .blocking(move |s| s.runs(&runs_id, limit))
+                    .await
+                    .map_err(failed)?;
                 json!({"id": id, "entries": to_json(&entries)?})
             }
         };
@@ -156,7 +174,7 @@ impl CronTool {
         Ok(out)
     }
 
-    fn add(&self, job: Option<NewCronJob>) -> Result<Value, ToolError> {
+    async fn add(&self, job: Option<NewCronJob>) -> Result<Value, ToolError> {
         let mut job =
             job.ok_or_else(|| ToolError::failed("add needs `job`: {name, schedule, payload, …}"))?;
         if job
@@ -166,7 +184,13 @@ impl CronTool {
         {
             job.agent_id = Some(self.agent_id.clone());
         }
-        to_json(&self.service.add(job).map_err(failed)?)
+        #[expect(clippy::disallowed_methods, reason = "inside CronService::blocking")]
+        let added = self
+            .service
+            .blocking(move |s| s.add(job))
+            .await
+            .map_err(failed)?;
+        to_json(&added)
     }
 
     /// `job_id` when it names a job of this agent; another agent's job is "not found".
@@ -197,6 +221,7 @@ fn to_json(value: &impl serde::Serialize) -> Result<Value, ToolError> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::disallowed_methods, reason = "tests call the service directly")]
     use super::*;
     use crate::cron::{CronExecutor, CronRunOutput, CronSettings};
     use crate::system_events::ManualClock;
