@@ -4,6 +4,10 @@
 //! only `HEARTBEAT_OK` that is never announced, run history and `cron` events.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests set up and inspect files directly"
+)]
 
 mod support;
 

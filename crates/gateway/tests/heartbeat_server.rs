@@ -4,6 +4,10 @@
 //! never), skips (empty HEARTBEAT.md, a busy session) and `last-heartbeat`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests set up and inspect files directly"
+)]
 
 mod support;
 

@@ -4,9 +4,15 @@
 //! mock LLM.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests set up and inspect files directly"
+)]
 
 mod support;
 
+use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
 use std::time::Duration;
 
 use pincer_store::SessionStore;
@@ -22,6 +28,7 @@ struct Server {
     llm: MockLlm,
     dir: tempfile::TempDir,
     http: reqwest::Client,
+    plan_threads: Arc<Mutex<Vec<ThreadId>>>,
 }
 
 impl Drop for Server {
@@ -38,6 +45,7 @@ async fn start(scenario: Scenario) -> Server {
         llm: running.llm,
         dir: running.dir,
         http: reqwest::Client::new(),
+        plan_threads: running.plan_threads,
     }
 }
 
@@ -135,6 +143,22 @@ async fn models_lists_the_agents_and_the_default_model() {
         .unwrap();
     assert_eq!(one["id"], "mock/m");
     assert_eq!(one["owned_by"], "mock");
+}
+
+#[tokio::test]
+async fn a_turn_is_planned_off_the_runtime_thread() {
+    // This runtime has one thread, the test's: every task of the server runs on it, so a
+    // `plan` (which may read the workspace, skills and the session) seen on another thread
+    // ran on the blocking pool.
+    let server = start(scenario()).await;
+    let (status, body) = server
+        .completion(json!({"model": "pincer", "messages": [{"role": "user", "content": "ping"}]}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["choices"][0]["message"]["content"], "pong");
+    let threads = server.plan_threads.lock().unwrap().clone();
+    assert_eq!(threads.len(), 1);
+    assert_ne!(threads[0], std::thread::current().id());
 }
 
 #[tokio::test]

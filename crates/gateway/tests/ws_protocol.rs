@@ -3,6 +3,10 @@
 //! clients at once. Turns run on the mock LLM.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests set up and inspect files directly"
+)]
 
 mod support;
 

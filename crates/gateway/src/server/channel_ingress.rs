@@ -646,8 +646,9 @@ impl ChannelIngress {
         if paths.is_empty() {
             return (text, Vec::new());
         }
-        let workspace = self.gw.runtime.workspace(agent_id);
+        let (runtime, agent_id) = (Arc::clone(&self.gw.runtime), agent_id.to_owned());
         let checked = tokio::task::spawn_blocking(move || {
+            let workspace = runtime.workspace(&agent_id);
             check_media_paths(&paths, workspace.as_deref(), started)
         })
         .await;
@@ -666,8 +667,13 @@ impl ChannelIngress {
 
     /// `media` moved into `agent_id`'s workspace inbox ([`receive_into`]).
     async fn to_inbox(&self, agent_id: &str, media: &[InboundMedia]) -> Vec<InboundMedia> {
-        match self.gw.runtime.workspace(agent_id) {
-            Some(workspace) if !media.is_empty() => receive_into(workspace, media).await,
+        if media.is_empty() {
+            return Vec::new();
+        }
+        // The runtime may create the workspace: on the blocking pool.
+        let (runtime, agent) = (Arc::clone(&self.gw.runtime), agent_id.to_owned());
+        match tokio::task::spawn_blocking(move || runtime.workspace(&agent)).await {
+            Ok(Some(workspace)) => receive_into(workspace, media).await,
             _ => media.to_vec(),
         }
     }

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use pincer_ai::Message;
+use pincer_store::SessionStore;
 use serde_json::{Value, json};
 
 use super::Gateway;
@@ -155,7 +156,7 @@ async fn run_isolated(
         (_, None) => Ok(false),
         (DeliveryMode::Announce, Some(text)) => match named_channel(&delivery) {
             Some(channel) => to_channel(&gw, &agent_id, channel, &delivery, text).await,
-            None => announce(&gw, &agent_id, &job, text),
+            None => announce(&gw, &agent_id, &job, text).await,
         },
         (DeliveryMode::Webhook, Some(text)) => {
             webhook(&http, &job, &delivery, text, &result.session_id).await
@@ -212,24 +213,37 @@ async fn to_channel(
         .map(|()| true)
 }
 
+/// Appends `message` to the session of `key` (created if new); the new entry's id.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: announce"
+)]
+fn append_note(store: &SessionStore, key: &str, message: Message) -> Result<String, String> {
+    let mut session = store.get_or_create(key).map_err(|e| e.to_string())?;
+    session
+        .transcript
+        .append_message(message)
+        .map(|entry| entry.id.clone())
+        .map_err(|e| format!("cannot write the main session's transcript: {e}"))
+}
+
 /// Puts the reply into the agent's main session, where its user reads: the clients, and
 /// the chat channel the main session last heard from.
-fn announce(gw: &Gateway, agent_id: &str, job: &CronJob, text: &str) -> Result<bool, String> {
+async fn announce(gw: &Gateway, agent_id: &str, job: &CronJob, text: &str) -> Result<bool, String> {
     let key = gw.runtime.main_session_key(agent_id);
     // Written as `chat.inject` writes a gateway note, labelled with the job.
     let label = format!("cron: {}", job.name);
     let message = Message::Assistant(injected_message(text, Some(&label)));
     // Kept in the transcript only between turns: an entry written during one would split
     // the turn's chain of entries. During a turn the clients still get it.
-    let stored = gw.runs.with_idle_session(&key, || {
-        let store = gw.runtime.sessions(agent_id);
-        let mut session = store.get_or_create(&key).map_err(|e| e.to_string())?;
-        session
-            .transcript
-            .append_message(message.clone())
-            .map(|entry| entry.id.clone())
-            .map_err(|e| format!("cannot write the main session's transcript: {e}"))
-    });
+    // On the blocking pool: the session is opened (maybe created) and appended to.
+    let (runs, store) = (Arc::clone(&gw.runs), gw.runtime.sessions(agent_id));
+    let (stored_key, stored) = (key.clone(), message.clone());
+    let stored = tokio::task::spawn_blocking(move || {
+        runs.with_idle_session(&stored_key, || append_note(&store, &stored_key, stored))
+    })
+    .await
+    .map_err(|e| format!("the announcement's task failed: {e}"))?;
     let id = match stored {
         Some(Ok(id)) => id,
         Some(Err(e)) => return Err(e),

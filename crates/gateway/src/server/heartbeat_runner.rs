@@ -123,6 +123,26 @@ impl Heartbeats {
     }
 }
 
+/// A transcript before a heartbeat run: its session id, path and length.
+type TranscriptMark = (String, std::path::PathBuf, u64);
+
+/// Cuts the transcript back to `mark` if the session of `key` is still the one marked.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: AgentHeartbeat::prune"
+)]
+fn prune_idle(
+    store: &pincer_store::SessionStore,
+    key: &str,
+    (session_id, path, len): TranscriptMark,
+) -> Result<bool, pincer_store::StoreError> {
+    match store.entry(key) {
+        Ok(Some(entry)) if entry.session_id == session_id => {}
+        _ => return Ok(false),
+    }
+    pincer_store::truncate_transcript(&path, len)
+}
+
 /// One agent's run callback.
 #[derive(Clone)]
 struct AgentHeartbeat {
@@ -152,12 +172,13 @@ impl AgentHeartbeat {
             return self.busy(&request, started);
         }
         let events = gw.system_events.peek(&key);
-        let file = match gw.runtime.workspace(&self.agent_id) {
-            Some(dir) => tokio::task::spawn_blocking(move || read_heartbeat_file(&dir))
-                .await
-                .unwrap_or(HeartbeatFile::Missing),
+        let (runtime, agent_id) = (Arc::clone(&gw.runtime), self.agent_id.clone());
+        let file = tokio::task::spawn_blocking(move || match runtime.workspace(&agent_id) {
+            Some(dir) => read_heartbeat_file(&dir),
             None => HeartbeatFile::Missing,
-        };
+        })
+        .await
+        .unwrap_or(HeartbeatFile::Missing);
         if !request.kind().is_event_driven() && file.skips_tick(!events.is_empty()) {
             return self.end(&request, started, Ended::Skipped("empty-heartbeat-file"));
         }
@@ -170,7 +191,7 @@ impl AgentHeartbeat {
                 deliver_to_user: deliver,
             },
         );
-        let before = self.transcript_mark(&key);
+        let before = self.transcript_mark(&key).await;
         let run_id = format!("heartbeat-{}", pincer_store::ids::session_id());
         let turn = TurnRequest {
             agent_id: self.agent_id.clone(),
@@ -207,7 +228,7 @@ impl AgentHeartbeat {
             }
         };
         if matches!(ended, Ended::OkToken | Ended::OkEmpty) {
-            self.prune(&key, before);
+            self.prune(&key, before).await;
         }
         if let Ended::Sent { text } = &ended {
             self.to_channel(&key, text).await;
@@ -263,35 +284,48 @@ impl AgentHeartbeat {
     }
 
     /// The main session's transcript and its length before a run, to cut an ack away.
-    fn transcript_mark(&self, key: &str) -> Option<(String, std::path::PathBuf, u64)> {
+    async fn transcript_mark(&self, key: &str) -> Option<TranscriptMark> {
         let store = self.gw.runtime.sessions(&self.agent_id);
-        let entry = store.entry(key).ok()??;
-        let path = store.transcript_path(&entry.session_id);
-        let len = std::fs::metadata(&path).ok()?.len();
-        Some((entry.session_id, path, len))
+        let key = key.to_owned();
+        #[expect(clippy::disallowed_methods, reason = "inside SessionStore::run")]
+        let mark = store
+            .run(move |s| {
+                let Some(entry) = s.entry(&key)? else {
+                    return Ok(None);
+                };
+                let path = s.transcript_path(&entry.session_id);
+                let len = std::fs::metadata(&path).ok().map(|m| m.len());
+                Ok(len.map(|len| (entry.session_id, path, len)))
+            })
+            .await;
+        mark.ok().flatten()
     }
 
     /// Removes an acknowledged run's turn from the transcript (OpenClaw prunes these too:
     /// a poll every 30 minutes would otherwise fill the context with acks). Only while the
-    /// session is idle and still the same one.
-    fn prune(&self, key: &str, before: Option<(String, std::path::PathBuf, u64)>) {
-        let Some((session_id, path, len)) = before else {
+    /// session is idle and still the same one; the files on the blocking pool.
+    async fn prune(&self, key: &str, before: Option<TranscriptMark>) {
+        let Some(mark) = before else {
             return;
         };
         let store = self.gw.runtime.sessions(&self.agent_id);
-        let pruned = self.gw.runs.with_idle_session(key, || {
-            match store.entry(key) {
-                Ok(Some(entry)) if entry.session_id == session_id => {}
-                _ => return Ok(false),
-            }
-            pincer_store::truncate_transcript(&path, len)
-        });
+        let runs = Arc::clone(&self.gw.runs);
+        let owned_key = key.to_owned();
+        let pruned = tokio::task::spawn_blocking(move || {
+            runs.with_idle_session(&owned_key, || prune_idle(&store, &owned_key, mark))
+        })
+        .await;
         match pruned {
-            Some(Err(e)) => {
+            Ok(Some(Err(e))) => {
                 tracing::warn!(session = %key, error = %e, "cannot prune the heartbeat's turn")
             }
-            None => tracing::debug!(session = %key, "session busy: the heartbeat's turn stays"),
-            Some(Ok(_)) => {}
+            Ok(None) => {
+                tracing::debug!(session = %key, "session busy: the heartbeat's turn stays")
+            }
+            Err(e) => {
+                tracing::warn!(session = %key, error = %e, "the heartbeat's prune task failed")
+            }
+            Ok(Some(Ok(_))) => {}
         }
     }
 

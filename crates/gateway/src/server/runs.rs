@@ -509,12 +509,18 @@ impl Runs {
             message: with_events(&events, &request.message),
             ..request
         };
-        let mut plan = match runtime.plan(request).await {
+        // `plan` may read files (workspace, skills, the session's entry) before it returns
+        // its future: it is called on the blocking pool, and only that future awaited here.
+        let planned = match tokio::task::spawn_blocking(move || runtime.plan(request)).await {
+            Ok(planning) => planning.await.map_err(|e| e.to_string()),
+            Err(e) => Err(format!("planning the turn failed: {e}")),
+        };
+        let mut plan = match planned {
             Ok(plan) => plan,
             Err(e) => {
                 // The turn never reached the transcript: its events wait for the next one.
                 self.system_events.restore(&key, events);
-                return emitter.failed_before_start(&e.to_string(), false);
+                return emitter.failed_before_start(&e, false);
             }
         };
         plan.abort = Some(abort.clone());

@@ -106,7 +106,8 @@ pub trait Runtime: Send + Sync + 'static {
     /// The model a new turn of the agent would use.
     fn model_defaults(&self, agent_id: &str) -> ModelDefaults;
     /// Prepares a turn: model, stream function, tools, system prompt. The server fills in
-    /// the abort token; an error is shown to the client as the run's error.
+    /// the abort token; an error is shown to the client as the run's error. The server
+    /// calls it on the blocking pool, so it may read files before returning its future.
     fn plan(&self, request: TurnRequest) -> BoxFuture<'static, Result<TurnPlan, PlanError>>;
     /// The models clients may choose (`models.list`): `{id, name, provider, contextWindow}`.
     fn models(&self) -> Vec<serde_json::Value>;
@@ -123,7 +124,8 @@ pub trait Runtime: Send + Sync + 'static {
     fn route(&self, input: &crate::router::RouteInput) -> crate::router::Route {
         crate::router::resolve_route(&pincer_config::PincerConfig::default(), input)
     }
-    /// The agent's workspace directory (where HEARTBEAT.md is), if it has one.
+    /// The agent's workspace directory (where HEARTBEAT.md is), if it has one. It may
+    /// create the workspace: the server calls it on the blocking pool.
     fn workspace(&self, agent_id: &str) -> Option<PathBuf> {
         let _ = agent_id;
         None

@@ -10,6 +10,10 @@
 //! or process waits for the lock, then finds the path replaced and appends to the new file
 //! (see `pincer_store::transcript`). Nothing here knows about turns: the caller makes sure
 //! none is running.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "blocking file work: sessions.compact runs it on the blocking pool (spawn_blocking)"
+)]
 
 use std::collections::HashSet;
 use std::fs::OpenOptions;

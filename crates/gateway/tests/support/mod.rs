@@ -6,7 +6,8 @@
 pub mod client;
 
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
 
 use futures_util::future::BoxFuture;
 use pincer_agent::{AgentConfig, AgentTool, ToolContext, ToolError, ToolOutput, llm_stream_fn};
@@ -59,6 +60,8 @@ pub struct TestRuntime {
     pub root: std::path::PathBuf,
     /// Where agent `main`'s workspace is (HEARTBEAT.md), if it has one.
     pub workspace: Option<std::path::PathBuf>,
+    /// The thread each `plan` call ran on.
+    pub plan_threads: Arc<Mutex<Vec<ThreadId>>>,
 }
 
 impl Runtime for TestRuntime {
@@ -94,6 +97,10 @@ impl Runtime for TestRuntime {
         )
     }
     fn plan(&self, request: TurnRequest) -> BoxFuture<'static, Result<TurnPlan, PlanError>> {
+        self.plan_threads
+            .lock()
+            .unwrap()
+            .push(std::thread::current().id());
         let plan = TurnPlan {
             store: self.sessions(&request.agent_id),
             session_key: request.session_key,
@@ -122,6 +129,8 @@ pub struct Running {
     pub stop: CancellationToken,
     pub task: tokio::task::JoinHandle<()>,
     pub llm: MockLlm,
+    /// The thread each `plan` call of the server's runtime ran on.
+    pub plan_threads: Arc<Mutex<Vec<ThreadId>>>,
     pub dir: tempfile::TempDir,
     /// The agents' heartbeat clocks; `main` has one that is off (it counts requests)
     /// unless the test configured another.
@@ -151,11 +160,13 @@ pub async fn start_server_with(
     let client = LlmClient::with_env(Arc::new(MapEnv::default()));
     client.set_api_key("mock", "k");
     let dir = tempfile::tempdir().unwrap();
+    let plan_threads = Arc::new(Mutex::new(Vec::new()));
     let runtime = Arc::new(TestRuntime {
         model,
         client,
         root: dir.path().to_path_buf(),
         workspace: Some(dir.path().join("workspace")),
+        plan_threads: Arc::clone(&plan_threads),
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -179,6 +190,7 @@ pub async fn start_server_with(
         stop,
         task,
         llm,
+        plan_threads,
         dir,
         heartbeats,
     }
