@@ -270,3 +270,122 @@ pub fn check_noise_never_panics(
     prop_assert_eq!(terminal_count(&events), 1);
     Ok(events)
 }
+
+/// The message of a reply of `model` that stopped normally, as decoders build it: `model`'s
+/// cost of `usage` applied, the timestamp zeroed.
+pub fn stopped_message(
+    model: &Model,
+    content: Vec<ContentBlock>,
+    mut usage: Usage,
+    response_id: &str,
+) -> AssistantMessage {
+    model.apply_cost(&mut usage);
+    AssistantMessage {
+        content,
+        api: model.api.clone(),
+        provider: model.provider.clone(),
+        model: model.id.clone(),
+        usage,
+        stop_reason: StopReason::Stop,
+        error_message: None,
+        timestamp: 0,
+        response_id: Some(response_id.into()),
+    }
+}
+
+/// The events of a reply that is one text block streamed in `deltas`, then `done` with
+/// `message`.
+pub fn text_reply_events(deltas: &[&str], message: AssistantMessage) -> Vec<E> {
+    let mut events = vec![E::Start, E::TextStart { content_index: 0 }];
+    events.extend(deltas.iter().map(|delta| E::TextDelta {
+        content_index: 0,
+        delta: (*delta).into(),
+    }));
+    events.push(E::TextEnd {
+        content_index: 0,
+        content: deltas.concat(),
+    });
+    events.push(E::Done {
+        reason: StopReason::Stop,
+        message,
+    });
+    events
+}
+
+/// The id, name and arguments of each tool call of `message`.
+pub fn tool_calls(message: &AssistantMessage) -> Vec<(String, String, Value)> {
+    message
+        .tool_calls()
+        .map(|c| (c.id.clone(), c.name.clone(), c.arguments.clone()))
+        .collect()
+}
+
+/// Asserts how a stream ended (`case` names it in failures): `Ok` finished with that stop
+/// reason; `Err` failed with that kind, a message starting with `prefix` (returned for
+/// further checks), and the text streamed before, `kept_text`, kept.
+pub fn assert_ending(
+    events: &[E],
+    expected: Result<StopReason, ErrorKind>,
+    prefix: &str,
+    kept_text: &str,
+    case: &str,
+) -> Option<String> {
+    match expected {
+        Ok(stop) => {
+            assert_eq!(final_message(events).0, stop, "{case}");
+            None
+        }
+        Err(kind) => {
+            let (got, message) = failure(events);
+            assert_eq!(got, kind, "{case}");
+            assert!(message.starts_with(prefix), "{case}: {message}");
+            assert_eq!(
+                final_message(events).1.text(),
+                kept_text,
+                "{case}: text kept"
+            );
+            Some(message)
+        }
+    }
+}
+
+/// Asserts that the stream ended once, in a protocol error whose message contains `says`.
+pub fn assert_protocol_error(events: &[E], says: &str) {
+    assert_eq!(terminal_count(events), 1, "{events:?}");
+    let (kind, message) = failure(events);
+    assert_eq!(kind, ErrorKind::Protocol);
+    assert!(message.contains(says), "{message}");
+}
+
+/// The property tests every decoder has: `split` cut anywhere (up to twelve cuts) gives
+/// the same `view` of the events as `split` whole, and `noise` with random bytes inserted
+/// anywhere never panics and ends the stream exactly once, with the last event.
+/// `decode` is a `Fn(&[&[u8]]) -> Vec<E>`.
+macro_rules! decoder_proptests {
+    (decode: $decode:expr, split: $split:expr, view: $view:expr, noise: $noise:expr $(,)?) => {
+        proptest::proptest! {
+            #[test]
+            fn split_anywhere_gives_the_same_events(
+                cuts in proptest::collection::vec(proptest::prelude::any::<usize>(), 0..12),
+            ) {
+                let bytes = $split.into_bytes();
+                $crate::test_support::check_split_anywhere($decode, &bytes, &cuts, $view)?;
+            }
+
+            #[test]
+            fn noise_never_panics_and_ends_once(
+                noise in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400),
+                at in proptest::prelude::any::<proptest::sample::Index>(),
+            ) {
+                let bytes = $noise.into_bytes();
+                let at = at.index(bytes.len() + 1);
+                let events =
+                    $crate::test_support::check_noise_never_panics($decode, &bytes, &noise, at)?;
+                proptest::prop_assert!(
+                    events.last().is_some_and($crate::event::AssistantMessageEvent::is_terminal)
+                );
+            }
+        }
+    };
+}
+pub(crate) use decoder_proptests;

@@ -8,8 +8,8 @@ use crate::error::ErrorKind;
 use crate::event::AssistantMessageEvent as E;
 use crate::model::Model;
 use crate::test_support::{
-    assert_every_two_way_split_same, charged_usage, check_noise_never_panics, check_split_anywhere,
-    decode, failure, final_message, kinds, model, terminal_count,
+    assert_ending, assert_every_two_way_split_same, assert_protocol_error, charged_usage, decode,
+    decoder_proptests, failure, final_message, kinds, model, terminal_count, tool_calls,
 };
 use crate::types::{ContentBlock, StopReason, ThinkingContent, ToolCall};
 
@@ -244,12 +244,8 @@ fn text_then_tool_call_closes_the_text_and_late_names_are_patched() {
         ]
     );
     let (_, message) = final_message(&events);
-    let calls: Vec<_> = message
-        .tool_calls()
-        .map(|c| (c.id.clone(), c.name.clone(), c.arguments.clone()))
-        .collect();
     assert_eq!(
-        calls,
+        tool_calls(&message),
         [
             ("c1".into(), "read".into(), json!({})),
             ("c2".into(), "ls".into(), json!({"a": 1}))
@@ -300,17 +296,8 @@ fn every_finish_reason_maps() {
         )));
         stream.push_str("data: [DONE]\n\n");
         let events = run(&m, &[stream.as_bytes()]);
-        match expected {
-            Ok(stop) => assert_eq!(final_message(&events).0, stop, "{reason}"),
-            Err(kind) => {
-                let (got, text) = failure(&events);
-                assert_eq!(got, kind, "{reason}");
-                assert!(
-                    text.starts_with("openai/gpt-test: ") && text.contains(reason),
-                    "{text}"
-                );
-                assert_eq!(final_message(&events).1.text(), "x", "partial text kept");
-            }
+        if let Some(text) = assert_ending(&events, expected, "openai/gpt-test: ", "x", reason) {
+            assert!(text.contains(reason), "{text}");
         }
     }
 }
@@ -368,13 +355,7 @@ fn malformed_json_is_one_protocol_error() {
         + "data: {\"id\":\"x\",\"choices\":[{\"delta\":{\"content\":\"hi\"}\n\n"
         + "data: [DONE]\n\n";
     let events = run(&m, &[stream.as_bytes()]);
-    assert_eq!(terminal_count(&events), 1);
-    let (kind, text) = failure(&events);
-    assert_eq!(kind, ErrorKind::Protocol);
-    assert!(
-        text.contains("invalid JSON in a chat completion chunk"),
-        "{text}"
-    );
+    assert_protocol_error(&events, "invalid JSON in a chat completion chunk");
 }
 
 #[test]
@@ -383,9 +364,7 @@ fn stream_cut_before_finish_reason_is_an_error() {
     for tail in ["", "data: [DONE]\n\n"] {
         let stream = chunk(r#""delta":{"content":"partial"},"finish_reason":null"#) + tail;
         let events = run(&m, &[stream.as_bytes()]);
-        let (kind, text) = failure(&events);
-        assert_eq!(kind, ErrorKind::Protocol);
-        assert!(text.contains("before a finish_reason"), "{text}");
+        assert_protocol_error(&events, "before a finish_reason");
         assert_eq!(final_message(&events).1.text(), "partial");
     }
 }
@@ -428,24 +407,9 @@ fn every_two_way_split_gives_the_same_message() {
     assert_every_two_way_split_same(|c| run(&m, c), stream.as_bytes(), |e| final_message(e).1);
 }
 
-proptest::proptest! {
-    #[test]
-    fn split_anywhere_same_message(cut in proptest::prelude::any::<proptest::sample::Index>()) {
-        let m = openai();
-        let bytes = tool_stream().into_bytes();
-        let cut = cut.index(bytes.len() + 1);
-        check_split_anywhere(|c| run(&m, c), &bytes, &[cut], |e| (kinds(e), final_message(e)))?;
-    }
-
-    #[test]
-    fn never_panics_and_always_ends_once(
-        noise in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300),
-        at in proptest::prelude::any::<proptest::sample::Index>(),
-    ) {
-        let m = openai();
-        let bytes = tool_stream().into_bytes();
-        let at = at.index(bytes.len() + 1);
-        let events = check_noise_never_panics(|c| run(&m, c), &bytes, &noise, at)?;
-        proptest::prop_assert!(events.last().is_some_and(E::is_terminal));
-    }
+decoder_proptests! {
+    decode: |chunks: &[&[u8]]| run(&openai(), chunks),
+    split: tool_stream(),
+    view: |e: &[E]| (kinds(e), final_message(e)),
+    noise: tool_stream(),
 }

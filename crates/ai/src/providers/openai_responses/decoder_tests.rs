@@ -8,8 +8,8 @@ use crate::error::ErrorKind;
 use crate::event::AssistantMessageEvent as E;
 use crate::model::Model;
 use crate::test_support::{
-    assert_every_two_way_split_same, charged_usage, check_noise_never_panics, check_split_anywhere,
-    decode, failure, final_message, kinds, model, terminal_count,
+    assert_ending, assert_every_two_way_split_same, assert_protocol_error, charged_usage, decode,
+    decoder_proptests, failure, final_message, kinds, model, tool_calls,
 };
 use crate::types::{ContentBlock, StopReason, TextContent, ThinkingContent};
 
@@ -222,12 +222,8 @@ fn two_function_calls_split_across_chunks() {
     );
     let (reason, message) = final_message(&events);
     assert_eq!(reason, StopReason::ToolUse);
-    let calls: Vec<_> = message
-        .tool_calls()
-        .map(|c| (c.id.clone(), c.name.clone(), c.arguments.clone()))
-        .collect();
     assert_eq!(
-        calls,
+        tool_calls(&message),
         [
             (
                 "call_A|fc_A".into(),
@@ -338,15 +334,8 @@ fn every_status_maps() {
         }
         stream += &sse(kind, 30, json!({"response": body}));
         let events = run(&m, &[stream.as_bytes()]);
-        match expected {
-            Ok(stop) => assert_eq!(final_message(&events).0, stop, "{kind} {body}"),
-            Err(expected) => {
-                let (got, message) = failure(&events);
-                assert_eq!(got, expected, "{kind} {body}");
-                assert!(message.starts_with("openai/gpt-test: "), "{message}");
-                assert_eq!(final_message(&events).1.text(), "x", "partial text kept");
-            }
-        }
+        let case = format!("{kind} {body}");
+        assert_ending(&events, expected, "openai/gpt-test: ", "x", &case);
     }
 }
 
@@ -377,13 +366,7 @@ fn malformed_json_is_one_protocol_error() {
     let stream = text_stream().replacen("\"delta\":\"Hi\"", "\"delta\":\"Hi\",,", 1);
     assert_ne!(stream, text_stream());
     let events = run(&m, &[stream.as_bytes()]);
-    assert_eq!(terminal_count(&events), 1);
-    let (kind, message) = failure(&events);
-    assert_eq!(kind, ErrorKind::Protocol);
-    assert!(
-        message.contains("invalid JSON in a Responses event"),
-        "{message}"
-    );
+    assert_protocol_error(&events, "invalid JSON in a Responses event");
 }
 
 #[test]
@@ -394,9 +377,7 @@ fn stream_cut_before_completed_is_an_error() {
     for tail in ["", "data: [DONE]\n\n"] {
         let stream = format!("{}{tail}", &full[..cut]);
         let events = run(&m, &[stream.as_bytes()]);
-        let (kind, message) = failure(&events);
-        assert_eq!(kind, ErrorKind::Protocol);
-        assert!(message.contains("before response.completed"), "{message}");
+        assert_protocol_error(&events, "before response.completed");
         assert_eq!(final_message(&events).1.text(), "Hi thére\n");
     }
 }
@@ -408,24 +389,9 @@ fn every_two_way_split_gives_the_same_message() {
     assert_every_two_way_split_same(|c| run(&m, c), stream.as_bytes(), |e| final_message(e).1);
 }
 
-proptest::proptest! {
-    #[test]
-    fn split_anywhere_same_message(cut in proptest::prelude::any::<proptest::sample::Index>()) {
-        let m = gpt();
-        let bytes = tool_stream().into_bytes();
-        let cut = cut.index(bytes.len() + 1);
-        check_split_anywhere(|c| run(&m, c), &bytes, &[cut], |e| (kinds(e), final_message(e)))?;
-    }
-
-    #[test]
-    fn never_panics_and_always_ends_once(
-        noise in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300),
-        at in proptest::prelude::any::<proptest::sample::Index>(),
-    ) {
-        let m = gpt();
-        let bytes = text_stream().into_bytes();
-        let at = at.index(bytes.len() + 1);
-        let events = check_noise_never_panics(|c| run(&m, c), &bytes, &noise, at)?;
-        proptest::prop_assert!(events.last().is_some_and(E::is_terminal));
-    }
+decoder_proptests! {
+    decode: |chunks: &[&[u8]]| run(&gpt(), chunks),
+    split: tool_stream(),
+    view: |e: &[E]| (kinds(e), final_message(e)),
+    noise: text_stream(),
 }

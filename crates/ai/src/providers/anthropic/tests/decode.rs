@@ -8,8 +8,8 @@ use crate::error::ErrorKind;
 use crate::event::AssistantMessageEvent as E;
 use crate::providers::anthropic::AnthropicMessages;
 use crate::test_support::{
-    self, assert_every_two_way_split_same, check_noise_never_panics, check_split_anywhere, failure,
-    final_message, last_message, terminal_count, toolcall_deltas,
+    self, assert_every_two_way_split_same, decoder_proptests, failure, final_message, last_message,
+    stopped_message, terminal_count, text_reply_events, toolcall_deltas,
 };
 use crate::types::*;
 
@@ -101,7 +101,7 @@ fn text_body() -> String {
 fn text_only_event_sequence_usage_and_cost() {
     let events = decode(&text_body());
     let m = model(MODEL);
-    let mut usage = Usage {
+    let usage = Usage {
         input: 25,
         output: 15,
         cache_read: 100,
@@ -109,40 +109,15 @@ fn text_only_event_sequence_usage_and_cost() {
         total_tokens: 150,
         ..Usage::default()
     };
-    m.apply_cost(&mut usage);
-    let message = AssistantMessage {
-        content: vec![ContentBlock::text("Hello!\n\"Hi\" ☃")],
-        api: "anthropic-messages".into(),
-        provider: "anthropic".into(),
-        model: MODEL.into(),
+    let message = stopped_message(
+        &m,
+        vec![ContentBlock::text("Hello!\n\"Hi\" ☃")],
         usage,
-        stop_reason: StopReason::Stop,
-        error_message: None,
-        timestamp: 0,
-        response_id: Some("msg_01XF".into()),
-    };
+        "msg_01XF",
+    );
     assert_eq!(
         events,
-        vec![
-            E::Start,
-            E::TextStart { content_index: 0 },
-            E::TextDelta {
-                content_index: 0,
-                delta: "Hello".into()
-            },
-            E::TextDelta {
-                content_index: 0,
-                delta: "!\n\"Hi\" ☃".into()
-            },
-            E::TextEnd {
-                content_index: 0,
-                content: "Hello!\n\"Hi\" ☃".into()
-            },
-            E::Done {
-                reason: StopReason::Stop,
-                message
-            },
-        ]
+        text_reply_events(&["Hello", "!\n\"Hi\" ☃"], message)
     );
 }
 
@@ -466,15 +441,9 @@ fn every_two_chunk_split_gives_the_same_message() {
     });
 }
 
-proptest::proptest! {
-    #[test]
-    fn random_splits_give_the_same_message(cuts in proptest::collection::vec(0usize..4000, 0..12)) {
-        check_split_anywhere(decode_chunks, text_body().as_bytes(), &cuts, <[E]>::to_vec)?;
-    }
-
-    #[test]
-    fn arbitrary_bytes_never_panic(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
-        let body = text_body().into_bytes();
-        check_noise_never_panics(decode_chunks, &body, &data, data.len() % body.len())?;
-    }
+decoder_proptests! {
+    decode: decode_chunks,
+    split: text_body(),
+    view: <[E]>::to_vec,
+    noise: text_body(),
 }

@@ -8,8 +8,8 @@ use crate::error::ErrorKind;
 use crate::event::AssistantMessageEvent as E;
 use crate::providers::google::GoogleGenerativeAi;
 use crate::test_support::{
-    self, assert_every_two_way_split_same, check_noise_never_panics, check_split_anywhere, failure,
-    kinds, last_message, terminal_count, toolcall_deltas,
+    self, assert_every_two_way_split_same, decoder_proptests, failure, kinds, last_message,
+    stopped_message, terminal_count, text_reply_events, toolcall_deltas,
 };
 use crate::types::*;
 
@@ -60,7 +60,7 @@ fn text_body() -> String {
 fn text_only_event_sequence_usage_and_cost() {
     let events = decode(&text_body());
     let m = model(FLASH);
-    let mut usage = Usage {
+    let usage = Usage {
         input: 6,
         output: 23,
         cache_read: 2,
@@ -68,40 +68,15 @@ fn text_only_event_sequence_usage_and_cost() {
         total_tokens: 31,
         ..Usage::default()
     };
-    m.apply_cost(&mut usage);
-    let message = AssistantMessage {
-        content: vec![ContentBlock::text("Hello, wörld ☃\n")],
-        api: "google-generative-ai".into(),
-        provider: "google".into(),
-        model: FLASH.into(),
+    let message = stopped_message(
+        &m,
+        vec![ContentBlock::text("Hello, wörld ☃\n")],
         usage,
-        stop_reason: StopReason::Stop,
-        error_message: None,
-        timestamp: 0,
-        response_id: Some("resp-1".into()),
-    };
+        "resp-1",
+    );
     assert_eq!(
         events,
-        vec![
-            E::Start,
-            E::TextStart { content_index: 0 },
-            E::TextDelta {
-                content_index: 0,
-                delta: "Hello".into()
-            },
-            E::TextDelta {
-                content_index: 0,
-                delta: ", wörld ☃\n".into()
-            },
-            E::TextEnd {
-                content_index: 0,
-                content: "Hello, wörld ☃\n".into()
-            },
-            E::Done {
-                reason: StopReason::Stop,
-                message
-            },
-        ]
+        text_reply_events(&["Hello", ", wörld ☃\n"], message)
     );
 }
 
@@ -368,15 +343,9 @@ fn every_two_chunk_split_gives_the_same_message() {
     assert_every_two_way_split_same(decode_chunks, body.as_bytes(), <[E]>::to_vec);
 }
 
-proptest::proptest! {
-    #[test]
-    fn random_splits_give_the_same_events(cuts in proptest::collection::vec(0usize..2000, 0..12)) {
-        check_split_anywhere(decode_chunks, split_body().as_bytes(), &cuts, <[E]>::to_vec)?;
-    }
-
-    #[test]
-    fn arbitrary_bytes_never_panic(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
-        let body = split_body().into_bytes();
-        check_noise_never_panics(decode_chunks, &body, &data, data.len() % body.len())?;
-    }
+decoder_proptests! {
+    decode: decode_chunks,
+    split: split_body(),
+    view: <[E]>::to_vec,
+    noise: split_body(),
 }
