@@ -3,6 +3,10 @@
 //! credentials and models on injected failures.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests set up and inspect files directly"
+)]
 
 use std::sync::{Arc, Mutex};
 
@@ -10,12 +14,12 @@ use futures_util::future::BoxFuture;
 use pincer_agent::{AgentConfig, AgentEvent};
 use pincer_ai::env::MapEnv;
 use pincer_ai::{ErrorKind, LlmClient, Message, Model, ModelRegistry, StopReason};
+use pincer_store::{EntryBody, SessionStore};
+use pincer_testkit::{Api, Fault, Match, MockLlm, Reply, Rule, Scenario};
 use pincer_turns::failover::{
     Attempts, Credential, CredentialSource, EnvCredentials, failover_stream_fn,
 };
 use pincer_turns::turn::{TurnPlan, run_turn};
-use pincer_store::{EntryBody, SessionStore};
-use pincer_testkit::{Api, Fault, Match, MockLlm, Reply, Rule, Scenario};
 
 struct Setup {
     server: MockLlm,

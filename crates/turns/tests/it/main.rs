@@ -1,0 +1,11 @@
+//! pincer-turns's integration tests, one binary (linked once, not once per file); run one
+//! module with `cargo test -p pincer-turns --test it <module>::`.
+
+mod chunker;
+mod dedupe;
+mod prompt;
+mod router_keys;
+mod router_route;
+mod skills;
+mod turn;
+mod workspace;
