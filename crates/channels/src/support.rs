@@ -83,12 +83,13 @@ pub(crate) async fn save_file(
     bytes: impl AsRef<[u8]> + Send + 'static,
 ) -> std::io::Result<u64> {
     let path = path.to_path_buf();
-    tokio::task::spawn_blocking(move || {
+    #[expect(clippy::disallowed_methods, reason = "inside spawn_blocking")]
+    let written = tokio::task::spawn_blocking(move || {
         let bytes = bytes.as_ref();
         pincer_base::write_atomic(&path, bytes).map(|()| bytes.len() as u64)
     })
-    .await
-    .map_err(std::io::Error::other)?
+    .await;
+    written.map_err(std::io::Error::other)?
 }
 
 /// The body of `response`, or `None` as soon as it grows past `max` bytes (what is over the

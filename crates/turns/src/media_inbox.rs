@@ -39,6 +39,10 @@ pub fn move_to_inbox(
 
 /// `workspace`'s inbox directory for `date`, created (0700) if missing and resolved: an
 /// `inbox` or date directory that leads out of the workspace is refused.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: receive_into"
+)]
 fn inbox_dir(workspace: &Path, date: &str) -> io::Result<PathBuf> {
     let inbox = workspace.join(INBOX_DIR);
     pincer_base::create_private_dir_all(&inbox)?;
@@ -65,6 +69,10 @@ fn inbox_dir(workspace: &Path, date: &str) -> io::Result<PathBuf> {
 
 /// Moves `staged` into `dir` (the resolved inbox of `date`, from [`inbox_dir`]) under a
 /// safe, unused form of `name`; returns its path relative to the workspace.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: receive_into"
+)]
 fn move_into(staged: &Path, dir: &Path, date: &str, name: &str) -> io::Result<PathBuf> {
     let relative_dir = Path::new(INBOX_DIR).join(date);
     let name = safe_name(name);
@@ -131,6 +139,7 @@ pub async fn discard_media(media: &[InboundMedia]) {
         return;
     }
     let paths: Vec<PathBuf> = media.iter().map(|m| m.path.clone()).collect();
+    #[expect(clippy::disallowed_methods, reason = "inside spawn_blocking")]
     let _ = tokio::task::spawn_blocking(move || {
         for path in paths {
             if let Err(e) = fs::remove_file(&path) {
@@ -143,6 +152,10 @@ pub async fn discard_media(media: &[InboundMedia]) {
 
 /// `staged`'s content at `target`, which must not exist: a hard link, or a copy where
 /// links do not work (another file system). Mode 0600 either way.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: receive_into"
+)]
 fn place(staged: &Path, target: &Path) -> io::Result<()> {
     match fs::hard_link(staged, target) {
         Ok(()) => return fs::set_permissions(target, fs::Permissions::from_mode(0o600)),
@@ -163,6 +176,10 @@ fn place(staged: &Path, target: &Path) -> io::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(
+        clippy::disallowed_methods,
+        reason = "tests set up and inspect files directly"
+    )]
     use super::*;
     use std::os::unix::fs::MetadataExt;
 

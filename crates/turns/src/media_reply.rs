@@ -83,6 +83,10 @@ pub const FS_CLOCK_SLACK: Duration = Duration::from_millis(10);
 /// workspace)`. Relative paths are in `workspace`; without one only temp files qualify.
 /// Temp files qualify only with `turn_started` (see the module doc). Blocking file system
 /// calls: run it on the blocking pool.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: ChannelIngress::media_paths (spawn_blocking)"
+)]
 pub fn check_media_paths(
     paths: &[String],
     workspace: Option<&Path>,
@@ -298,6 +302,10 @@ mod tests {
     }
 
     mod checks {
+        #![allow(
+            clippy::disallowed_methods,
+            reason = "tests set up and inspect files directly"
+        )]
         use super::*;
         use std::os::unix::fs::symlink;
 

@@ -180,6 +180,7 @@ pub(crate) async fn before_turn(
     }
     let at = pincer_store::ids::now_ms();
     let store = store.clone();
+    #[expect(clippy::disallowed_methods, reason = "inside on_blocking_pool")]
     let (session, recorded) = on_blocking_pool(move || {
         let recorded = store.update_session(&mut session, |e| {
             e.memory_flush_at = Some(at);

@@ -102,6 +102,10 @@ pub fn memory_file(workspace: &Path, session_key: &str) -> PathBuf {
 /// The tail of the memory file for the model: trimmed, and when longer than 2000
 /// characters its last 2000 behind `...`. `None` when the file is missing or empty; a file
 /// that cannot be read is logged and skipped (the turn goes on without it).
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: before_turn, from turn_store::open"
+)]
 pub fn memory_snippet(path: &Path) -> Option<String> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
@@ -262,6 +266,10 @@ static WRITES: Mutex<()> = Mutex::new(());
 /// reader (the memory index, a person) sees the old or the new file, never half a block.
 /// When the file already ends with `summary` (a previous attempt wrote the block but died
 /// before the index recorded it) nothing is appended again.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: after_turn, from turn_store::close"
+)]
 fn append_block(path: &Path, block: &str, summary: &str) -> Result<(), MemoryWriteError> {
     let fail = |source: Box<dyn std::error::Error + Send + Sync>| MemoryWriteError {
         path: path.to_path_buf(),
@@ -301,6 +309,10 @@ fn branch_messages(session: &OpenSession) -> Vec<Message> {
 /// After a turn of a memory-on session: summarises what is due into the memory file and
 /// records the new count. Failures are logged and returned as text for the turn's
 /// `persist_errors`; the turn itself already succeeded.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: turn_store::close"
+)]
 pub(crate) fn after_turn(
     store: &SessionStore,
     session: &mut OpenSession,

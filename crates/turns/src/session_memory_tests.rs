@@ -1,6 +1,10 @@
 //! Per-session memory's pure parts: file names, thresholds, bullets, the block, the tail.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests set up and inspect files directly"
+)]
 
 use pincer_ai::{AssistantMessage, ContentBlock, Message, TextContent};
 

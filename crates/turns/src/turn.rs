@@ -123,6 +123,10 @@ pub enum TurnError {
 
 /// Opens the session of `plan.session_key` (resetting it first if asked), returning the
 /// store's view of it. Shared by [`run_turn`] and commands that only reset.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: turn_store::open, turn_rpc (on_blocking_pool) and the CLI's one-shot commands"
+)]
 pub fn open_session(
     store: &SessionStore,
     key: &str,
@@ -409,6 +413,10 @@ pub(crate) fn usage_stats(messages: &[Message]) -> TurnStats {
 
 /// Session maintenance after a turn of `key` (never pruning `key` itself); what it pruned
 /// or would prune, if anything. A failure is logged: the turn already succeeded.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: turn_store::close, run_rpc_turn (on_blocking_pool)"
+)]
 pub(crate) fn maintain(
     store: &SessionStore,
     policy: &RetentionPolicy,

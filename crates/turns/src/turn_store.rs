@@ -35,6 +35,10 @@ pub(crate) struct Opened {
 /// Opens (or creates, or resets) the session of `key`, applies `patch`, records the model
 /// and thinking level when they changed, gives `agent` the session's context and, with a
 /// `memory_workspace`, the session memory's snippet.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the body is one on_blocking_pool call"
+)]
 pub(crate) async fn open(
     store: SessionStore,
     key: String,
@@ -127,6 +131,10 @@ pub(crate) struct Closed {
 /// Makes what the turn appended durable and counts `stats` in the index entry; then, as
 /// `after` says, summarises the session memory and maintains the store. Failures of these
 /// are logged and kept in the recorder's errors: the turn itself happened.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the body is one on_blocking_pool call"
+)]
 pub(crate) async fn close(
     store: SessionStore,
     mut session: OpenSession,
@@ -171,6 +179,10 @@ pub(crate) struct Recorder {
 }
 
 impl Recorder {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "runs on the blocking pool: the TranscriptWriter thread (spawn_blocking) and turn_store::open"
+    )]
     fn append(&mut self, transcript: &mut Transcript, body: EntryBody) {
         if let Err(e) = transcript.append_body(body) {
             tracing::error!(error = %e, "cannot append to the transcript");
@@ -209,6 +221,10 @@ impl Recorder {
         }
     }
 
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "runs on the blocking pool: the TranscriptWriter thread (spawn_blocking)"
+    )]
     fn record(&mut self, store: &SessionStore, session: &mut OpenSession, event: &AgentEvent) {
         match event {
             AgentEvent::MessageEnd { message } => {

@@ -75,9 +75,9 @@ impl TelegramAdapter {
     /// The first update id not yet handed over (0: none recorded).
     async fn load_offset(&self) -> i64 {
         let path = self.offset_path();
-        tokio::task::spawn_blocking(move || std::fs::read_to_string(path))
-            .await
-            .ok()
+        #[expect(clippy::disallowed_methods, reason = "inside spawn_blocking")]
+        let read = tokio::task::spawn_blocking(move || std::fs::read_to_string(path)).await;
+        read.ok()
             .and_then(Result::ok)
             .and_then(|s| s.trim().parse().ok())
             .unwrap_or(0)

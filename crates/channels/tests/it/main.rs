@@ -2,6 +2,11 @@
 //! was a `tests/*.rs` binary of its own; run one with
 //! `cargo test -p pincer-channels --test it <module>::`.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests set up and inspect files directly"
+)]
+
 #[cfg(feature = "feishu")]
 mod feishu_common;
 

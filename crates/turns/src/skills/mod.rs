@@ -270,6 +270,10 @@ pub fn load_skills_from_roots(roots: &[SkillRoot]) -> SkillSet {
     set
 }
 
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: load_skills, called by Runtime::plan (on the pool) and the CLI's one-shot commands"
+)]
 fn skill_files_in(root: &SkillRoot, issues: &mut Vec<SkillIssue>) -> Vec<PathBuf> {
     let entries = match fs::read_dir(&root.dir) {
         Ok(entries) => entries,
@@ -302,6 +306,10 @@ fn skill_files_in(root: &SkillRoot, issues: &mut Vec<SkillIssue>) -> Vec<PathBuf
         .collect()
 }
 
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: load_skills, called by Runtime::plan (on the pool) and the CLI's one-shot commands"
+)]
 fn load_skill_file(
     path: &Path,
     source: SkillSource,

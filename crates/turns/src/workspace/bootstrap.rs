@@ -91,6 +91,10 @@ pub struct BootstrapFile {
 /// skipped. Each file is cut to `max_chars_per_file` (keeping its head and tail around a
 /// marker, as OpenClaw) and the whole set to `max_total_chars`. A file that exists but cannot
 /// be read is an error: silently dropping, say, AGENTS.md would change the agent's rules.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: called by Runtime::plan (on the pool) and the CLI's one-shot commands"
+)]
 pub fn load_bootstrap_files(
     dir: &Path,
     kind: SessionKind,

@@ -147,6 +147,10 @@ pub fn ensure_workspace(dir: &Path) -> Result<EnsureReport, WorkspaceError> {
 }
 
 /// Creates `path` (and parents) unless it is already a directory; `true` if it was created.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: ensure_workspace, called by the Runtime (on the pool) and the CLI's one-shot commands"
+)]
 fn ensure_dir(path: &Path) -> Result<bool, WorkspaceError> {
     match fs::metadata(path) {
         Ok(meta) if meta.is_dir() => return Ok(false),
@@ -178,6 +182,10 @@ fn ensure_dir(path: &Path) -> Result<bool, WorkspaceError> {
 /// fails if the target exists (so a file the user creates meanwhile is never replaced) and
 /// a crash never leaves a half-written starter file behind, which a later run would then
 /// keep forever. Filesystems without hard links fall back to an exclusive create.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: ensure_workspace, called by the Runtime (on the pool) and the CLI's one-shot commands"
+)]
 fn write_if_missing(path: &Path, content: &str) -> io::Result<bool> {
     if fs::symlink_metadata(path).is_ok() {
         return Ok(false);
@@ -210,6 +218,10 @@ fn write_if_missing(path: &Path, content: &str) -> io::Result<bool> {
     outcome
 }
 
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: ensure_workspace, called by the Runtime (on the pool) and the CLI's one-shot commands"
+)]
 fn create_new_with(path: &Path, content: &str) -> io::Result<bool> {
     match pincer_base::private_open_options()
         .write(true)
