@@ -70,7 +70,6 @@ mod rest;
 mod state;
 
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -78,9 +77,9 @@ use serde_json::Value;
 pub use inject::{InjectAttachment, InjectDiscordMessage};
 pub use state::{RecordedIdentify, RecordedResume, SentFile, SentMessage};
 
+use crate::fake_support::RoutePattern;
 use crate::fake_support::Server;
-use rest::RoutePattern;
-use state::{Failure, Shared, op};
+use state::{Failure, op};
 
 /// The token accepted unless configured otherwise.
 pub const DEFAULT_TOKEN: &str = "discord-test-token";
@@ -152,16 +151,6 @@ impl FakeDiscordConfig {
     }
 }
 
-/// Why the fake could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum FakeDiscordError {
-    #[error("cannot bind {addr}: {source}")]
-    Bind {
-        addr: SocketAddr,
-        source: std::io::Error,
-    },
-}
-
 /// An injected dispatch: the message id and the `s` it got (`None` when no session exists
 /// yet: it is sent after the next `READY`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -170,51 +159,19 @@ pub struct Injected {
     pub seq: Option<u64>,
 }
 
-/// A running fake Discord server: a cheap-to-clone handle; the server stops when the last
-/// clone is dropped (or on [`FakeDiscord::stop`]).
-#[derive(Clone)]
-pub struct FakeDiscord {
-    running: Arc<crate::fake_support::Server<FakeDiscordConfig, state::Inner>>,
-}
-
-impl std::fmt::Debug for FakeDiscord {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.running.debug("FakeDiscord", f)
-    }
-}
+crate::fake_support::fake_handle!(
+    /// A running fake Discord server: a cheap-to-clone handle; the server stops when the last
+    /// clone is dropped (or on [`FakeDiscord::stop`]).
+    FakeDiscord(FakeDiscordConfig, state::Inner),
+    FakeDiscordError,
+    "fake discord"
+);
 
 impl FakeDiscord {
-    /// Serves the default configuration on `127.0.0.1` with a free port.
-    ///
-    /// # Panics
-    /// If no loopback port can be bound (use [`FakeDiscord::try_start_with`] to handle it).
-    pub async fn start() -> Self {
-        Self::start_with(FakeDiscordConfig::default()).await
-    }
-
-    /// Serves `config`.
-    ///
-    /// # Panics
-    /// If `config.addr` cannot be bound.
-    pub async fn start_with(config: FakeDiscordConfig) -> Self {
-        match Self::try_start_with(config).await {
-            Ok(fake) => fake,
-            Err(err) => panic!("fake discord: {err}"),
-        }
-    }
-
     /// Serves `config`, or says why it cannot.
     pub async fn try_start_with(config: FakeDiscordConfig) -> Result<Self, FakeDiscordError> {
-        let server = Server::start(config.addr, config, state::Inner::new(), rest::router)
-            .await
-            .map_err(|(addr, source)| FakeDiscordError::Bind { addr, source })?;
-        Ok(Self {
-            running: Arc::new(server),
-        })
-    }
-
-    fn shared(&self) -> &Shared {
-        &self.running.host
+        let server = Server::start(config.addr, config, state::Inner::new(), rest::router).await?;
+        Ok(Self::from_server(server))
     }
 
     /// `http://127.0.0.1:PORT`; REST is under `{base_url}/api/v10`.
@@ -232,10 +189,6 @@ impl FakeDiscord {
         self.shared().gateway_url()
     }
 
-    pub fn addr(&self) -> SocketAddr {
-        self.running.addr
-    }
-
     /// The accepted bot token (without `Bot `).
     pub fn token(&self) -> String {
         self.shared().config.token.clone()
@@ -247,12 +200,6 @@ impl FakeDiscord {
 
     pub fn bot_username(&self) -> String {
         self.shared().config.bot_username.clone()
-    }
-
-    /// Stops serving (also when other clones are alive); open gateway connections are
-    /// dropped.
-    pub fn stop(&self) {
-        self.running.stop();
     }
 
     // ---- injecting ----
@@ -367,41 +314,14 @@ impl FakeDiscord {
             retry_after,
             global,
         };
-        self.shared()
-            .update(|inner| inner.failures.push((RoutePattern::parse(route), failure)));
+        self.shared().update(|inner| {
+            inner
+                .failures
+                .push((RoutePattern::parse_under(route, "/api/v10"), failure))
+        });
     }
 
     // ---- records ----
-
-    /// Every Identify received (also refused ones), oldest first.
-    pub fn identifies(&self) -> Vec<RecordedIdentify> {
-        self.shared().read(|inner| inner.identifies.clone())
-    }
-
-    /// Every Resume received, oldest first.
-    pub fn resumes(&self) -> Vec<RecordedResume> {
-        self.shared().read(|inner| inner.resumes.clone())
-    }
-
-    /// The `d` of every Heartbeat (the client's last `s`, `None` for `null`).
-    pub fn heartbeats(&self) -> Vec<Option<u64>> {
-        self.shared().read(|inner| inner.heartbeats.clone())
-    }
-
-    /// Messages the bot created, oldest first.
-    pub fn sent_messages(&self) -> Vec<SentMessage> {
-        self.shared().read(|inner| inner.sent_messages.clone())
-    }
-
-    /// The channel id of every typing call.
-    pub fn typing(&self) -> Vec<String> {
-        self.shared().read(|inner| inner.typing.clone())
-    }
-
-    /// `"METHOD /path"` (under `/api/v10`) of every authorized REST call, in order.
-    pub fn calls(&self) -> Vec<String> {
-        self.shared().read(|inner| inner.calls.clone())
-    }
 
     /// Forgets the records (identifies, resumes, heartbeats, messages, typing, calls);
     /// sessions stay.
@@ -411,41 +331,6 @@ impl FakeDiscord {
 
     // ---- waiting ----
 
-    /// Waits until at least `n` messages were sent or `timeout` passed; returns them all.
-    pub async fn wait_for_messages(&self, n: usize, timeout: Duration) -> Vec<SentMessage> {
-        self.shared()
-            .wait_len(n, timeout, |inner| &inner.sent_messages)
-            .await
-    }
-
-    /// Waits until at least `n` Identify payloads arrived; returns them all.
-    pub async fn wait_for_identify(&self, n: usize, timeout: Duration) -> Vec<RecordedIdentify> {
-        self.shared()
-            .wait_len(n, timeout, |inner| &inner.identifies)
-            .await
-    }
-
-    /// Waits until at least `n` Resume payloads arrived; returns them all.
-    pub async fn wait_for_resume(&self, n: usize, timeout: Duration) -> Vec<RecordedResume> {
-        self.shared()
-            .wait_len(n, timeout, |inner| &inner.resumes)
-            .await
-    }
-
-    /// Waits until at least `n` heartbeats arrived; returns them all.
-    pub async fn wait_for_heartbeats(&self, n: usize, timeout: Duration) -> Vec<Option<u64>> {
-        self.shared()
-            .wait_len(n, timeout, |inner| &inner.heartbeats)
-            .await
-    }
-
-    /// Waits until at least `n` typing calls arrived; returns them all.
-    pub async fn wait_for_typing(&self, n: usize, timeout: Duration) -> Vec<String> {
-        self.shared()
-            .wait_len(n, timeout, |inner| &inner.typing)
-            .await
-    }
-
     /// Waits until the current session has a connection (after READY or RESUMED).
     pub async fn wait_for_connected(&self, timeout: Duration) -> bool {
         self.shared()
@@ -454,3 +339,18 @@ impl FakeDiscord {
             .is_some()
     }
 }
+
+crate::fake_support::records!(FakeDiscord {
+    /// Every Identify received (also refused ones), oldest first.
+    identifies / wait_for_identify => identifies: RecordedIdentify;
+    /// Every Resume received, oldest first.
+    resumes / wait_for_resume => resumes: RecordedResume;
+    /// The `d` of every Heartbeat (the client's last `s`, `None` for `null`).
+    heartbeats / wait_for_heartbeats => heartbeats: Option<u64>;
+    /// Messages the bot created, oldest first.
+    sent_messages / wait_for_messages => sent_messages: SentMessage;
+    /// The channel id of every typing call.
+    typing / wait_for_typing => typing: String;
+    /// `"METHOD /path"` (under `/api/v10`) of every authorized REST call, in order.
+    calls => calls: String;
+});

@@ -16,6 +16,8 @@ use serde_json::{Map, Value, json};
 
 use super::gateway;
 use super::inject::{mime_for, timestamp};
+use crate::fake_support::split_path;
+
 use super::state::{Failure, SentFile, SentMessage, Shared};
 
 /// Largest request body read.
@@ -24,47 +26,6 @@ const MAX_BODY: usize = 64 * 1024 * 1024;
 const MAX_FILE: usize = 10 * 1024 * 1024;
 /// Longest message content, in characters.
 const MAX_CONTENT: usize = 2000;
-
-/// `"POST /channels/{channel_id}/messages"`: an optional method, then path segments where
-/// `*` or `{…}` matches any one segment.
-#[derive(Debug, Clone)]
-pub(crate) struct RoutePattern {
-    method: Option<String>,
-    segments: Vec<String>,
-}
-
-impl RoutePattern {
-    pub fn parse(route: &str) -> Self {
-        let route = route.trim();
-        let (method, path) = match route.split_once(' ') {
-            Some((method, path)) => (Some(method.to_ascii_uppercase()), path.trim()),
-            None => (None, route),
-        };
-        let path = path.strip_prefix("/api/v10").unwrap_or(path);
-        Self {
-            method,
-            segments: split_path(path),
-        }
-    }
-
-    pub fn matches(&self, method: &str, path: &str) -> bool {
-        if self.method.as_deref().is_some_and(|m| m != method) {
-            return false;
-        }
-        let segments = split_path(path);
-        segments.len() == self.segments.len()
-            && self.segments.iter().zip(&segments).all(|(want, got)| {
-                want == "*" || (want.starts_with('{') && want.ends_with('}')) || want == got
-            })
-    }
-}
-
-pub(crate) fn split_path(path: &str) -> Vec<String> {
-    path.split('/')
-        .filter(|segment| !segment.is_empty())
-        .map(str::to_owned)
-        .collect()
-}
 
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
     Router::new()
@@ -412,21 +373,5 @@ fn send_message(shared: &Shared, channel_id: &str, content_type: &str, body: &By
             "MESSAGE_REFERENCE_UNKNOWN_MESSAGE",
             "Unknown message",
         ),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::RoutePattern;
-
-    #[test]
-    fn route_patterns() {
-        let pattern = RoutePattern::parse("POST /channels/{channel_id}/messages");
-        assert!(pattern.matches("POST", "/channels/42/messages"));
-        assert!(!pattern.matches("GET", "/channels/42/messages"));
-        assert!(!pattern.matches("POST", "/channels/42/typing"));
-        let any = RoutePattern::parse("/api/v10/channels/*/typing");
-        assert!(any.matches("POST", "/channels/7/typing"));
-        assert!(RoutePattern::parse("GET /gateway/bot").matches("GET", "/gateway/bot/"));
     }
 }

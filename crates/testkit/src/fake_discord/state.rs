@@ -10,7 +10,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::FakeDiscordConfig;
-use super::rest::RoutePattern;
+use crate::fake_support::RoutePattern;
 
 /// An `Identify` (op 2) the fake received, whatever its token.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -68,8 +68,6 @@ mod rest;
 mod send;
 mod state;
 
-use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -84,74 +82,29 @@ pub use state::{
     EndpointRequest, RecordedAck, RecordedPing, SentMessage, TokenRequest, Upload, UploadKind,
 };
 
+use crate::fake_support::RoutePattern;
 use crate::fake_support::Server;
-use state::{Event, Failure, Out, RoutePattern, Shared};
+use state::{Event, Failure, Out};
 
-/// Why the fake could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum FakeFeishuError {
-    #[error("cannot bind {addr}: {source}")]
-    Bind {
-        addr: SocketAddr,
-        source: std::io::Error,
-    },
-}
-
-/// A running fake Feishu: a cheap-to-clone handle; the server stops when the last clone
-/// is dropped (or on [`FakeFeishu::stop`]).
-#[derive(Clone)]
-pub struct FakeFeishu {
-    running: Arc<crate::fake_support::Server<FakeFeishuConfig, state::Inner>>,
-}
-
-impl std::fmt::Debug for FakeFeishu {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.running.debug("FakeFeishu", f)
-    }
-}
+crate::fake_support::fake_handle!(
+    /// A running fake Feishu: a cheap-to-clone handle; the server stops when the last clone
+    /// is dropped (or on [`FakeFeishu::stop`]).
+    FakeFeishu(FakeFeishuConfig, state::Inner),
+    FakeFeishuError,
+    "fake feishu"
+);
 
 impl FakeFeishu {
-    /// Serves the default configuration on `127.0.0.1` with a free port.
-    ///
-    /// # Panics
-    /// If no loopback port can be bound (use [`FakeFeishu::try_start_with`] to handle it).
-    pub async fn start() -> Self {
-        Self::start_with(FakeFeishuConfig::default()).await
-    }
-
-    /// Serves `config`.
-    ///
-    /// # Panics
-    /// If `config.addr` cannot be bound.
-    pub async fn start_with(config: FakeFeishuConfig) -> Self {
-        match Self::try_start_with(config).await {
-            Ok(fake) => fake,
-            Err(err) => panic!("fake feishu: {err}"),
-        }
-    }
-
     /// Serves `config`, or says why it cannot.
     pub async fn try_start_with(config: FakeFeishuConfig) -> Result<Self, FakeFeishuError> {
         let inner = state::Inner::new(&config);
-        let server = Server::start(config.addr, config, inner, rest::router)
-            .await
-            .map_err(|(addr, source)| FakeFeishuError::Bind { addr, source })?;
-        Ok(Self {
-            running: Arc::new(server),
-        })
-    }
-
-    fn shared(&self) -> &Arc<Shared> {
-        &self.running.host
+        let server = Server::start(config.addr, config, inner, rest::router).await?;
+        Ok(Self::from_server(server))
     }
 
     /// `http://127.0.0.1:PORT`: the adapter's domain / API base.
     pub fn base_url(&self) -> String {
         self.shared().base_url.clone()
-    }
-
-    pub fn addr(&self) -> SocketAddr {
-        self.running.addr
     }
 
     pub fn app_id(&self) -> String {
@@ -174,11 +127,6 @@ impl FakeFeishu {
     /// open_id land.
     pub fn dm_chat_id(&self, open_id: &str) -> String {
         inject::dm_chat_id(open_id)
-    }
-
-    /// Stops serving (also when other clones are alive); open connections are dropped.
-    pub fn stop(&self) {
-        self.running.stop();
     }
 
     // ---- the long connection ----
@@ -361,45 +309,6 @@ impl FakeFeishu {
 
     // ---- records ----
 
-    /// Every ack received, oldest first.
-    pub fn acks(&self) -> Vec<RecordedAck> {
-        self.shared().read(|inner| inner.acks.clone())
-    }
-
-    /// Every ping received, oldest first.
-    pub fn pings(&self) -> Vec<RecordedPing> {
-        self.shared().read(|inner| inner.pings.clone())
-    }
-
-    pub fn tenant_token_requests(&self) -> Vec<TokenRequest> {
-        self.shared().read(|inner| inner.token_requests.clone())
-    }
-
-    pub fn endpoint_requests(&self) -> Vec<EndpointRequest> {
-        self.shared().read(|inner| inner.endpoint_requests.clone())
-    }
-
-    /// Messages the bot sent or replied, oldest first.
-    pub fn sent_messages(&self) -> Vec<SentMessage> {
-        self.shared().read(|inner| inner.sent_messages.clone())
-    }
-
-    /// Images and files the bot uploaded, oldest first.
-    pub fn uploads(&self) -> Vec<Upload> {
-        self.shared().read(|inner| inner.uploads.clone())
-    }
-
-    /// `"METHOD /path"` of every HTTP call (also refused ones; `GET /ws/v2` for
-    /// handshakes), in order.
-    pub fn calls(&self) -> Vec<String> {
-        self.shared().read(|inner| inner.calls.clone())
-    }
-
-    /// What the client got wrong on the long connection (see the module docs).
-    pub fn protocol_errors(&self) -> Vec<String> {
-        self.shared().read(|inner| inner.protocol_errors.clone())
-    }
-
     /// Forgets the records (acks, pings, token and endpoint requests, messages, uploads,
     /// calls, protocol errors); connections, events and tokens stay.
     pub fn clear_records(&self) {
@@ -407,32 +316,22 @@ impl FakeFeishu {
     }
 
     // ---- waiting ----
-
-    /// Waits until at least `n` messages were sent or `timeout` passed; returns them all.
-    pub async fn wait_for_messages(&self, n: usize, timeout: Duration) -> Vec<SentMessage> {
-        self.shared()
-            .wait_len(n, timeout, |inner| &inner.sent_messages)
-            .await
-    }
-
-    /// Waits until at least `n` acks arrived; returns them all.
-    pub async fn wait_for_acks(&self, n: usize, timeout: Duration) -> Vec<RecordedAck> {
-        self.shared()
-            .wait_len(n, timeout, |inner| &inner.acks)
-            .await
-    }
-
-    /// Waits until at least `n` pings arrived; returns them all.
-    pub async fn wait_for_pings(&self, n: usize, timeout: Duration) -> Vec<RecordedPing> {
-        self.shared()
-            .wait_len(n, timeout, |inner| &inner.pings)
-            .await
-    }
-
-    /// Waits until at least `n` uploads arrived; returns them all.
-    pub async fn wait_for_uploads(&self, n: usize, timeout: Duration) -> Vec<Upload> {
-        self.shared()
-            .wait_len(n, timeout, |inner| &inner.uploads)
-            .await
-    }
 }
+
+crate::fake_support::records!(FakeFeishu {
+    /// Every ack received, oldest first.
+    acks / wait_for_acks => acks: RecordedAck;
+    /// Every ping received, oldest first.
+    pings / wait_for_pings => pings: RecordedPing;
+    tenant_token_requests => token_requests: TokenRequest;
+    endpoint_requests => endpoint_requests: EndpointRequest;
+    /// Messages the bot sent or replied, oldest first.
+    sent_messages / wait_for_messages => sent_messages: SentMessage;
+    /// Images and files the bot uploaded, oldest first.
+    uploads / wait_for_uploads => uploads: Upload;
+    /// `"METHOD /path"` of every HTTP call (also refused ones; `GET /ws/v2` for
+    /// handshakes), in order.
+    calls => calls: String;
+    /// What the client got wrong on the long connection (see the module docs).
+    protocol_errors => protocol_errors: String;
+});

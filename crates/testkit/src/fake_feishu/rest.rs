@@ -21,7 +21,8 @@ use serde_json::{Value, json};
 
 use super::inject::{dm_chat_id, now_millis};
 use super::long_conn;
-use super::state::{EndpointRequest, Failure, SentMessage, Shared, TokenRequest, split_path};
+use super::state::{EndpointRequest, Failure, SentMessage, Shared, TokenRequest};
+use crate::fake_support::split_path;
 
 /// Largest request body read.
 const MAX_BODY: usize = 64 * 1024 * 1024;

@@ -31,47 +31,6 @@ pub(crate) struct Failure {
     pub reset_secs: u64,
 }
 
-/// `"POST /open-apis/im/v1/messages/{message_id}/reply"`: an optional method, then path
-/// segments where `*` or `{…}` matches any one segment.
-#[derive(Debug, Clone)]
-pub(crate) struct RoutePattern {
-    method: Option<String>,
-    segments: Vec<String>,
-}
-
-impl RoutePattern {
-    pub fn parse(route: &str) -> Self {
-        let route = route.trim();
-        let (method, path) = match route.split_once(' ') {
-            Some((method, path)) => (Some(method.to_ascii_uppercase()), path.trim()),
-            None => (None, route),
-        };
-        let path = path.split('?').next().unwrap_or(path);
-        Self {
-            method,
-            segments: split_path(path),
-        }
-    }
-
-    pub fn matches(&self, method: &str, path: &str) -> bool {
-        if self.method.as_deref().is_some_and(|m| m != method) {
-            return false;
-        }
-        let segments = split_path(path);
-        segments.len() == self.segments.len()
-            && self.segments.iter().zip(&segments).all(|(want, got)| {
-                want == "*" || (want.starts_with('{') && want.ends_with('}')) || want == got
-            })
-    }
-}
-
-pub(crate) fn split_path(path: &str) -> Vec<String> {
-    path.split('/')
-        .filter(|segment| !segment.is_empty())
-        .map(str::to_owned)
-        .collect()
-}
-
 /// A data frame the client acknowledged.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RecordedAck {
@@ -264,7 +223,7 @@ pub(crate) struct Inner {
     pub messages: HashMap<String, MessageInfo>,
     /// By `(message_id, key)`.
     pub resources: HashMap<(String, String), Resource>,
-    pub failures: Vec<(RoutePattern, Failure)>,
+    pub failures: Vec<(crate::fake_support::RoutePattern, Failure)>,
     pub acks: Vec<RecordedAck>,
     pub pings: Vec<RecordedPing>,
     pub token_requests: Vec<TokenRequest>,

@@ -58,7 +58,6 @@ mod state;
 mod web;
 
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -67,7 +66,7 @@ pub use inject::{InjectSlackFile, InjectSlackMessage};
 pub use state::{SentSlackMessage, UploadedSlackFile};
 
 use crate::fake_support::Server;
-use state::{Failure, Out, Shared};
+use state::{Failure, Out};
 
 pub const DEFAULT_BOT_TOKEN: &str = "xoxb-fake-bot-token";
 pub const DEFAULT_APP_TOKEN: &str = "xapp-fake-app-token";
@@ -130,62 +129,20 @@ impl FakeSlackConfig {
     }
 }
 
-/// Why the fake could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum FakeSlackError {
-    #[error("cannot bind {addr}: {source}")]
-    Bind {
-        addr: SocketAddr,
-        source: std::io::Error,
-    },
-}
-
-/// A running fake Slack: a cheap-to-clone handle; the server stops when the last clone is
-/// dropped (or on [`FakeSlack::stop`]).
-#[derive(Clone)]
-pub struct FakeSlack {
-    running: Arc<crate::fake_support::Server<FakeSlackConfig, state::Inner>>,
-}
-
-impl std::fmt::Debug for FakeSlack {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.running.debug("FakeSlack", f)
-    }
-}
+crate::fake_support::fake_handle!(
+    /// A running fake Slack: a cheap-to-clone handle; the server stops when the last clone is
+    /// dropped (or on [`FakeSlack::stop`]).
+    FakeSlack(FakeSlackConfig, state::Inner),
+    FakeSlackError,
+    "fake slack"
+);
 
 impl FakeSlack {
-    /// Serves the default configuration on `127.0.0.1` with a free port.
-    ///
-    /// # Panics
-    /// If no loopback port can be bound (use [`FakeSlack::try_start_with`] to handle it).
-    pub async fn start() -> Self {
-        Self::start_with(FakeSlackConfig::default()).await
-    }
-
-    /// Serves `config`.
-    ///
-    /// # Panics
-    /// If `config.addr` cannot be bound.
-    pub async fn start_with(config: FakeSlackConfig) -> Self {
-        match Self::try_start_with(config).await {
-            Ok(fake) => fake,
-            Err(err) => panic!("fake slack: {err}"),
-        }
-    }
-
     /// Serves `config`, or says why it cannot.
     pub async fn try_start_with(config: FakeSlackConfig) -> Result<Self, FakeSlackError> {
         let inner = state::Inner::default();
-        let server = Server::start(config.addr, config, inner, web::router)
-            .await
-            .map_err(|(addr, source)| FakeSlackError::Bind { addr, source })?;
-        Ok(Self {
-            running: Arc::new(server),
-        })
-    }
-
-    fn shared(&self) -> &Shared {
-        &self.running.host
+        let server = Server::start(config.addr, config, inner, web::router).await?;
+        Ok(Self::from_server(server))
     }
 
     /// `http://127.0.0.1:PORT/api` (the adapter's `api_base`).
@@ -196,10 +153,6 @@ impl FakeSlack {
     /// `http://127.0.0.1:PORT`.
     pub fn base_url(&self) -> String {
         self.shared().base_url.clone()
-    }
-
-    pub fn addr(&self) -> SocketAddr {
-        self.running.addr
     }
 
     pub fn bot_token(&self) -> String {
@@ -216,11 +169,6 @@ impl FakeSlack {
 
     pub fn team_id(&self) -> String {
         self.shared().config.team_id.clone()
-    }
-
-    /// Stops serving (also when other clones are alive); open connections are dropped.
-    pub fn stop(&self) {
-        self.running.stop();
     }
 
     // ---- injecting ----
@@ -351,45 +299,15 @@ impl FakeSlack {
     }
 
     // ---- records ----
-
-    /// The envelope ids the client acked, in order (repeats included).
-    pub fn acks(&self) -> Vec<String> {
-        self.shared().read(|inner| inner.acks.clone())
-    }
-
-    /// Messages the bot posted, oldest first.
-    pub fn sent_messages(&self) -> Vec<SentSlackMessage> {
-        self.shared().read(|inner| inner.sent_messages.clone())
-    }
-
-    /// Files the bot shared, oldest first.
-    pub fn uploaded_files(&self) -> Vec<UploadedSlackFile> {
-        self.shared().read(|inner| inner.uploaded_files.clone())
-    }
-
-    /// The method of every Web API call (also refused ones), in order.
-    pub fn calls(&self) -> Vec<String> {
-        self.shared().read(|inner| inner.calls.clone())
-    }
-
-    /// Waits until at least `n` messages were posted or `timeout` passed; returns them.
-    pub async fn wait_for_messages(&self, n: usize, timeout: Duration) -> Vec<SentSlackMessage> {
-        self.shared()
-            .wait_len(n, timeout, |inner| &inner.sent_messages)
-            .await
-    }
-
-    /// Waits until at least `n` acks arrived; returns them.
-    pub async fn wait_for_acks(&self, n: usize, timeout: Duration) -> Vec<String> {
-        self.shared()
-            .wait_len(n, timeout, |inner| &inner.acks)
-            .await
-    }
-
-    /// Waits until at least `n` files were shared; returns them.
-    pub async fn wait_for_files(&self, n: usize, timeout: Duration) -> Vec<UploadedSlackFile> {
-        self.shared()
-            .wait_len(n, timeout, |inner| &inner.uploaded_files)
-            .await
-    }
 }
+
+crate::fake_support::records!(FakeSlack {
+    /// The envelope ids the client acked, in order (repeats included).
+    acks / wait_for_acks => acks: String;
+    /// Messages the bot posted, oldest first.
+    sent_messages / wait_for_messages => sent_messages: SentSlackMessage;
+    /// Files the bot shared, oldest first.
+    uploaded_files / wait_for_files => uploaded_files: UploadedSlackFile;
+    /// The method of every Web API call (also refused ones), in order.
+    calls => calls: String;
+});

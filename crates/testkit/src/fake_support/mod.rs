@@ -4,9 +4,13 @@
 //! handler holds and the running server a handle stops on drop. Each fake writes only its
 //! platform's routes, state and shapes.
 
+mod handle;
 mod host;
+mod route;
 
+pub(crate) use handle::{fake_handle, records};
 pub(crate) use host::{Host, Server};
+pub(crate) use route::{RoutePattern, split_path};
 
 use std::net::SocketAddr;
 use std::sync::{Mutex, MutexGuard};

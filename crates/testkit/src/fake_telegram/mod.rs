@@ -139,49 +139,15 @@ impl FakeTelegramConfig {
     }
 }
 
-/// Why the fake could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum FakeTelegramError {
-    #[error("cannot bind {addr}: {source}")]
-    Bind {
-        addr: SocketAddr,
-        source: std::io::Error,
-    },
-}
-
-/// A running fake Telegram Bot API server: a cheap-to-clone handle; the server stops when
-/// the last clone is dropped (or on [`FakeTelegram::stop`]).
-#[derive(Clone)]
-pub struct FakeTelegram {
-    running: Arc<crate::fake_support::Server<FakeTelegramConfig, state::Inner>>,
-}
-
-impl std::fmt::Debug for FakeTelegram {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.running.debug("FakeTelegram", f)
-    }
-}
+crate::fake_support::fake_handle!(
+    /// A running fake Telegram Bot API server: a cheap-to-clone handle; the server stops when
+    /// the last clone is dropped (or on [`FakeTelegram::stop`]).
+    FakeTelegram(FakeTelegramConfig, state::Inner),
+    FakeTelegramError,
+    "fake telegram"
+);
 
 impl FakeTelegram {
-    /// Serves the default configuration on `127.0.0.1` with a free port.
-    ///
-    /// # Panics
-    /// If no loopback port can be bound (use [`FakeTelegram::try_start_with`] to handle it).
-    pub async fn start() -> Self {
-        Self::start_with(FakeTelegramConfig::default()).await
-    }
-
-    /// Serves `config`.
-    ///
-    /// # Panics
-    /// If `config.addr` cannot be bound (use [`FakeTelegram::try_start_with`] to handle it).
-    pub async fn start_with(config: FakeTelegramConfig) -> Self {
-        match Self::try_start_with(config).await {
-            Ok(fake) => fake,
-            Err(err) => panic!("fake telegram: {err}"),
-        }
-    }
-
     /// Serves `config`, or says why it cannot.
     pub async fn try_start_with(config: FakeTelegramConfig) -> Result<Self, FakeTelegramError> {
         let inner = state::Inner::new(&config);
@@ -195,26 +161,13 @@ impl FakeTelegram {
                     .await;
             });
         };
-        let server = Server::start_serving(config.addr, config, inner, serve)
-            .await
-            .map_err(|(addr, source)| FakeTelegramError::Bind { addr, source })?;
-        Ok(Self {
-            running: Arc::new(server),
-        })
-    }
-
-    fn shared(&self) -> &Shared {
-        &self.running.host
+        let server = Server::start_serving(config.addr, config, inner, serve).await?;
+        Ok(Self::from_server(server))
     }
 
     /// `http://127.0.0.1:PORT`; the adapter appends `/bot<token>/<method>`.
     pub fn base_url(&self) -> String {
         format!("http://{}", self.running.addr)
-    }
-
-    /// The bound address.
-    pub fn addr(&self) -> SocketAddr {
-        self.running.addr
     }
 
     /// The accepted bot token.
@@ -240,11 +193,6 @@ impl FakeTelegram {
     /// `{base_url}/file/bot{token}/{file_path}`.
     pub fn file_url(&self, file_path: &str) -> String {
         format!("{}/file/bot{}/{file_path}", self.base_url(), self.token())
-    }
-
-    /// Stops serving (also when other clones are alive); long polls answer `[]`.
-    pub fn stop(&self) {
-        self.running.stop();
     }
 
     // ---- injecting ----
@@ -318,21 +266,6 @@ impl FakeTelegram {
 
     // ---- records ----
 
-    /// Messages sent with `sendMessage`, oldest first.
-    pub fn sent_messages(&self) -> Vec<SentMessage> {
-        self.shared().read(|inner| inner.sent_messages.clone())
-    }
-
-    /// `(chat_id, action)` of every `sendChatAction`.
-    pub fn chat_actions(&self) -> Vec<(i64, String)> {
-        self.shared().read(|inner| inner.chat_actions.clone())
-    }
-
-    /// Files sent with `sendDocument` / `sendPhoto`.
-    pub fn sent_files(&self) -> Vec<SentFile> {
-        self.shared().read(|inner| inner.sent_files.clone())
-    }
-
     /// The `offset` of every `getUpdates` call (0 when absent), in order.
     pub fn get_updates_offsets(&self) -> Vec<i64> {
         self.shared()
@@ -343,11 +276,6 @@ impl FakeTelegram {
     pub fn calls(&self) -> Vec<String> {
         self.shared()
             .read(|inner| inner.calls.iter().map(|call| call.method.clone()).collect())
-    }
-
-    /// Every call with the right token and its parameters, in order.
-    pub fn requests(&self) -> Vec<RecordedCall> {
-        self.shared().read(|inner| inner.calls.clone())
     }
 
     /// The `commands` of the last successful `setMyCommands`.
@@ -361,28 +289,6 @@ impl FakeTelegram {
     }
 
     // ---- waiting ----
-
-    /// Waits until at least `n` messages were sent or `timeout` passed; returns all sent
-    /// messages (fewer than `n` on timeout).
-    pub async fn wait_for_messages(&self, n: usize, timeout: Duration) -> Vec<SentMessage> {
-        self.shared()
-            .wait_len(n, timeout, |inner| &inner.sent_messages)
-            .await
-    }
-
-    /// Waits until at least `n` chat actions were sent or `timeout` passed; returns them all.
-    pub async fn wait_for_chat_actions(&self, n: usize, timeout: Duration) -> Vec<(i64, String)> {
-        self.shared()
-            .wait_len(n, timeout, |inner| &inner.chat_actions)
-            .await
-    }
-
-    /// Waits until at least `n` files were sent or `timeout` passed; returns them all.
-    pub async fn wait_for_files(&self, n: usize, timeout: Duration) -> Vec<SentFile> {
-        self.shared()
-            .wait_len(n, timeout, |inner| &inner.sent_files)
-            .await
-    }
 
     /// Waits until `method` was called at least `n` times; `false` on timeout. E.g.
     /// `wait_for_calls("getUpdates", 2, …)` returns once the adapter polls again after
@@ -401,3 +307,14 @@ impl FakeTelegram {
             .is_some()
     }
 }
+
+crate::fake_support::records!(FakeTelegram {
+    /// Messages sent with `sendMessage`, oldest first.
+    sent_messages / wait_for_messages => sent_messages: SentMessage;
+    /// `(chat_id, action)` of every `sendChatAction`.
+    chat_actions / wait_for_chat_actions => chat_actions: (i64, String);
+    /// Files sent with `sendDocument` / `sendPhoto`.
+    sent_files / wait_for_files => sent_files: SentFile;
+    /// Every call with the right token and its parameters, in order.
+    requests => calls: RecordedCall;
+});

@@ -1,0 +1,112 @@
+//! The public face every fake shares, written once: the cheap-to-clone handle that stops
+//! the server when its last clone is dropped, its bind error, `start` / `start_with`
+//! (panicking) / `stop` / `addr` and `Debug`; and the record getters and their waits. Each
+//! fake writes its own `try_start_with` and what only it does.
+
+/// `fake_handle!(/// docs  FakeX(ConfigType, InnerType), FakeXError, "fake x")`: the
+/// handle struct `FakeX` over a [`super::Server`], its error and the shared methods.
+macro_rules! fake_handle {
+    ($(#[$doc:meta])* $name:ident($config:ty, $inner:ty), $error:ident, $label:literal) => {
+        /// Why the fake could not start.
+        #[derive(Debug, thiserror::Error)]
+        pub enum $error {
+            #[error("cannot bind {addr}: {source}")]
+            Bind {
+                addr: std::net::SocketAddr,
+                source: std::io::Error,
+            },
+        }
+
+        impl From<(std::net::SocketAddr, std::io::Error)> for $error {
+            fn from((addr, source): (std::net::SocketAddr, std::io::Error)) -> Self {
+                Self::Bind { addr, source }
+            }
+        }
+
+        $(#[$doc])*
+        #[derive(Clone)]
+        pub struct $name {
+            running: std::sync::Arc<crate::fake_support::Server<$config, $inner>>,
+        }
+
+        impl std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                self.running.debug(stringify!($name), f)
+            }
+        }
+
+        impl $name {
+            /// Serves the default configuration on `127.0.0.1` with a free port.
+            ///
+            /// # Panics
+            /// If no loopback port can be bound (`try_start_with` says why instead).
+            pub async fn start() -> Self {
+                Self::start_with(<$config>::default()).await
+            }
+
+            /// Serves `config`.
+            ///
+            /// # Panics
+            /// If `config.addr` cannot be bound (`try_start_with` says why instead).
+            pub async fn start_with(config: $config) -> Self {
+                match Self::try_start_with(config).await {
+                    Ok(fake) => fake,
+                    Err(err) => panic!("{}: {err}", $label),
+                }
+            }
+
+            fn from_server(server: crate::fake_support::Server<$config, $inner>) -> Self {
+                Self {
+                    running: std::sync::Arc::new(server),
+                }
+            }
+
+            fn shared(&self) -> &std::sync::Arc<crate::fake_support::Host<$config, $inner>> {
+                &self.running.host
+            }
+
+            /// The bound address.
+            pub fn addr(&self) -> std::net::SocketAddr {
+                self.running.addr
+            }
+
+            /// Stops serving (also while other clones are alive): open connections are
+            /// dropped, waits and long polls end.
+            pub fn stop(&self) {
+                self.running.stop();
+            }
+        }
+    };
+}
+
+/// `records!(FakeX { /// docs  getter / wait_for_getter => field: Type; … })`: for each
+/// record of the fake's state, a getter (a copy, oldest first) and, when named, a wait for
+/// at least `n` of them (returning all of them, fewer on a timeout).
+macro_rules! records {
+    ($name:ident { $($(#[$doc:meta])* $get:ident $(/ $wait:ident)? => $field:ident: $item:ty;)+ }) => {
+        impl $name {
+            $(
+                $(#[$doc])*
+                pub fn $get(&self) -> Vec<$item> {
+                    self.shared().read(|inner| inner.$field.clone())
+                }
+
+                $(
+                    #[doc = concat!(
+                        "Waits until [`", stringify!($name), "::", stringify!($get),
+                        "`] holds at least `n` or `timeout` passed; returns them all."
+                    )]
+                    pub async fn $wait(
+                        &self,
+                        n: usize,
+                        timeout: std::time::Duration,
+                    ) -> Vec<$item> {
+                        self.shared().wait_len(n, timeout, |inner| &inner.$field).await
+                    }
+                )?
+            )+
+        }
+    };
+}
+
+pub(crate) use {fake_handle, records};
