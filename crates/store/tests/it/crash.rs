@@ -12,8 +12,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use pincer_ai::{AssistantMessage, ContentBlock, Message};
+use pincer_ai::Message;
 use pincer_store::{SessionStore, Transcript};
+
+use crate::common::assistant;
 
 /// `child_writer`'s name in the one `it` test binary.
 const CHILD_TEST: &str = "crash::child_writer";
@@ -25,15 +27,6 @@ const TURNS: &str = "PINCER_STORE_TEST_TURNS";
 
 fn store(root: &Path) -> SessionStore {
     SessionStore::new(root).with_cwd("/work")
-}
-
-fn assistant(text: String) -> Message {
-    Message::Assistant(AssistantMessage {
-        content: vec![ContentBlock::text(text)],
-        provider: "stub".into(),
-        model: "stub".into(),
-        ..Default::default()
-    })
 }
 
 /// The writer process: opens session "main" and appends turns (a user and an assistant
@@ -57,7 +50,7 @@ fn child_writer() {
             .transcript
             .append_message(Message::user(text.clone()))
             .unwrap();
-        session.transcript.append_message(assistant(text)).unwrap();
+        session.transcript.append_message(assistant(&text)).unwrap();
         writeln!(out, "done {n}").unwrap();
         out.flush().unwrap();
     }

@@ -6,9 +6,7 @@
 use pincer_store::{SessionStore, TurnStats};
 use serde_json::json;
 
-fn store(dir: &std::path::Path) -> SessionStore {
-    SessionStore::new(dir.join("sessions")).with_cwd("/work")
-}
+use crate::common::store;
 
 #[test]
 fn another_stores_writes_are_seen_at_once() {

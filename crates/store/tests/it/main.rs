@@ -3,6 +3,7 @@
 //! `cargo test -p pincer-store --test it <module>::`.
 
 mod blocking;
+mod common;
 mod crash;
 mod entries;
 mod index_cache;

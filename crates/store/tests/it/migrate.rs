@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use pincer_ai::Message;
 use pincer_store::{EntryBody, LineIssue, MigrationReport, StoreError, TailRepair, Transcript};
 
+use crate::common::texts;
+
 const USAGE: &str = r#"{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}"#;
 
 /// A v1 session as pi's old docs show it: no ids, no version, model in the header.
@@ -28,16 +30,6 @@ fn write(dir: &Path, content: &str) -> PathBuf {
     let path = dir.join("old.jsonl");
     fs::write(&path, content).unwrap();
     path
-}
-
-fn texts(ctx: &[Message]) -> Vec<String> {
-    ctx.iter()
-        .map(|m| match m {
-            Message::User(u) => format!("u:{}", u.text()),
-            Message::Assistant(a) => format!("a:{}", a.text()),
-            Message::ToolResult(r) => format!("t:{}", r.tool_name),
-        })
-        .collect()
 }
 
 fn assert_one_chain(t: &Transcript) {

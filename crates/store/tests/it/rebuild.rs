@@ -3,7 +3,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
-use std::path::Path;
 
 use pincer_ai::Message;
 use pincer_store::{
@@ -12,11 +11,9 @@ use pincer_store::{
 };
 use serde_json::json;
 
-const GARBAGE: &str = "{\"main\": {\"sessionId\": ";
+use crate::common::{names, store};
 
-fn store(dir: &Path) -> SessionStore {
-    SessionStore::new(dir.join("sessions")).with_cwd("/work")
-}
+const GARBAGE: &str = "{\"main\": {\"sessionId\": ";
 
 /// A transcript `<id>.jsonl` created at `created` (ISO) claiming `key`, with one message
 /// entry per time in `times`.
@@ -44,15 +41,6 @@ fn corrupt_index(s: &SessionStore) {
 
 fn ms(iso: &str) -> i64 {
     ms_from_iso(iso).unwrap()
-}
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
 }
 
 #[test]

@@ -10,20 +10,9 @@ use pincer_store::{
 };
 use serde_json::json;
 
+use crate::common::{names, store};
+
 const DAY: i64 = 86_400_000;
-
-fn store(dir: &Path) -> SessionStore {
-    SessionStore::new(dir.join("sessions")).with_cwd("/work")
-}
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
 
 #[test]
 fn default_policy_is_openclaws() {

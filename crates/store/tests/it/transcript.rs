@@ -6,11 +6,13 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use pincer_ai::{AssistantMessage, ContentBlock, Message, UserContent, UserMessage};
+use pincer_ai::{ContentBlock, Message, UserContent, UserMessage};
 use pincer_store::{
     BranchSummaryEntry, CompactionEntry, CustomEntry, CustomMessageEntry, Entry, EntryBody,
     LineIssue, MessageEntry, ModelChangeEntry, SessionHeader, StoreError, TailRepair, Transcript,
 };
+
+use crate::common::{assistant, texts};
 
 fn new_transcript(dir: &Path) -> (PathBuf, Transcript) {
     let path = dir.join("s.jsonl");
@@ -25,32 +27,12 @@ fn user(text: &str) -> Message {
     })
 }
 
-fn assistant(text: &str) -> Message {
-    Message::Assistant(AssistantMessage {
-        content: vec![ContentBlock::text(text)],
-        provider: "stub".into(),
-        model: "stub".into(),
-        ..Default::default()
-    })
-}
-
 fn msg(m: Message) -> EntryBody {
     EntryBody::Message(MessageEntry { message: m })
 }
 
 fn append(t: &mut Transcript, body: EntryBody) -> String {
     t.append_body(body).unwrap().id.clone()
-}
-
-/// The texts of a context, user texts prefixed `u:`, assistant texts `a:`.
-fn texts(ctx: &[Message]) -> Vec<String> {
-    ctx.iter()
-        .map(|m| match m {
-            Message::User(u) => format!("u:{}", u.text()),
-            Message::Assistant(a) => format!("a:{}", a.text()),
-            Message::ToolResult(r) => format!("t:{}", r.tool_name),
-        })
-        .collect()
 }
 
 fn append_raw(path: &Path, bytes: &[u8]) {

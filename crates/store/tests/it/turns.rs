@@ -5,11 +5,9 @@
 use std::fs;
 
 use pincer_ai::{AssistantMessage, ContentBlock, Message, Usage};
-use pincer_store::{CompactionEntry, EntryBody, SessionStore, StoreError, Transcript, TurnStats};
+use pincer_store::{CompactionEntry, EntryBody, StoreError, Transcript, TurnStats};
 
-fn store(dir: &std::path::Path) -> SessionStore {
-    SessionStore::new(dir.join("sessions")).with_cwd("/work")
-}
+use crate::common::store;
 
 fn reply(text: &str, input: u64, output: u64) -> AssistantMessage {
     AssistantMessage {

@@ -1,0 +1,45 @@
+//! Helpers the store's test modules share: a store in a temp dir, listing a directory,
+//! reading a context back as short texts, a stub assistant reply.
+
+use std::fs;
+use std::path::Path;
+
+use pincer_ai::{AssistantMessage, ContentBlock, Message};
+use pincer_store::SessionStore;
+
+/// A store at `<dir>/sessions` whose new sessions record `/work` as their cwd.
+pub fn store(dir: &Path) -> SessionStore {
+    SessionStore::new(dir.join("sessions")).with_cwd("/work")
+}
+
+/// The names of the entries of `dir`, sorted.
+pub fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// The texts of a context: user texts prefixed `u:`, assistant texts `a:`, tool results
+/// `t:` and the tool's name.
+pub fn texts(ctx: &[Message]) -> Vec<String> {
+    ctx.iter()
+        .map(|m| match m {
+            Message::User(u) => format!("u:{}", u.text()),
+            Message::Assistant(a) => format!("a:{}", a.text()),
+            Message::ToolResult(r) => format!("t:{}", r.tool_name),
+        })
+        .collect()
+}
+
+/// An assistant reply of the stub model saying `text`.
+pub fn assistant(text: &str) -> Message {
+    Message::Assistant(AssistantMessage {
+        content: vec![ContentBlock::text(text)],
+        provider: "stub".into(),
+        model: "stub".into(),
+        ..Default::default()
+    })
+}
