@@ -404,6 +404,7 @@ impl ChannelIngress {
             });
         }
         let (channel, account) = (message.channel.clone(), message.account_id.clone());
+        #[expect(clippy::disallowed_methods, reason = "inside on_store")]
         let stored = self
             .on_store(move |store| store.allow_from(&channel, account.as_deref()))
             .await
@@ -439,6 +440,7 @@ impl ChannelIngress {
             message.sender.id.clone(),
             meta.clone(),
         );
+        #[expect(clippy::disallowed_methods, reason = "inside on_store")]
         let Some(outcome) = self
             .on_store(move |store| {
                 store.request(&channel, account.as_deref(), &sender, Some(stored_meta))
