@@ -1,5 +1,6 @@
 //! Helpers the store's test modules share: a store in a temp dir, listing a directory,
 //! reading a context back as short texts, a stub assistant reply.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
 use std::path::Path;
