@@ -416,7 +416,7 @@ fn open_cron(
     Option<Arc<pincer_gateway::cron::CronService>>,
     Option<pincer_gateway::cron::SchedulerLock>,
 ) {
-    let dir = crate::cron_cmd::cron_dir(app);
+    let dir = crate::cron::cron_dir(app);
     let lock = match pincer_gateway::cron::try_lock_scheduler(&dir) {
         Ok(Some(lock)) => lock,
         Ok(None) => {
@@ -438,7 +438,7 @@ fn open_cron(
     };
     let cron = pincer_gateway::cron::CronService::open(
         dir,
-        crate::cron_cmd::cron_settings(&app.config.cron),
+        crate::cron::cron_settings(&app.config.cron),
         Arc::new(pincer_gateway::system_events::SystemClock),
         pincer_gateway::cron::local_time_zone(),
     );

@@ -10,9 +10,7 @@ mod channel_setup;
 mod cli;
 mod config_cmd;
 mod credentials;
-mod cron_cmd;
-mod cron_spec;
-mod cron_view;
+mod cron;
 mod gateway_client;
 mod gateway_cmd;
 mod gateway_config_cmd;
@@ -102,7 +100,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Sessions(command) => sessions_cmd::run(&app, command),
         Command::Auth(command) => auth_cmd::run(&app, command).await,
         Command::Models(args) => models_cmd::run(&app, args),
-        Command::Cron(command) => cron_cmd::run(&app, command).await,
+        Command::Cron(command) => cron::run(&app, command).await,
         Command::Pairing(command) => pairing_cmd::run(&app, command).await,
         Command::Memory(command) => memory_cmd::run(&app, command).await,
         Command::Config(_)

@@ -14,8 +14,8 @@ use pincer_gateway::cron::{
 };
 use serde_json::{Map, Value, json};
 
+use super::view::truncate;
 use crate::cli::CronJobArgs;
-use crate::cron_view::truncate;
 
 /// How long a default name (the start of the job's text) may be.
 const DEFAULT_NAME_CHARS: usize = 40;

@@ -7,8 +7,11 @@
 //! stderr; the gateway loads the changes when it starts. A gateway that is there but
 //! refuses us (wrong token, …) is an error, never a reason to write behind its back.
 //!
-//! Flags become `cron.add` params / `cron.update` patches in `cron_spec.rs`; how jobs and
-//! runs are shown is in `cron_view.rs`.
+//! Flags become `cron.add` params / `cron.update` patches in `spec.rs`; how jobs and
+//! runs are shown is in `view.rs`.
+
+mod spec;
+mod view;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -25,7 +28,6 @@ use serde_json::{Value, json};
 
 use crate::app::App;
 use crate::cli::{CronAddArgs, CronCommand, CronEditArgs};
-use crate::cron_view;
 use crate::gateway_client::{Endpoint, GatewayClient, NotRunning};
 
 /// How long `cron run` waits for the run to finish: an agent turn with tools can take
@@ -77,13 +79,13 @@ pub async fn run(app: &App, command: CronCommand) -> Result<ExitCode> {
 
 async fn add(app: &App, backend: &mut Backend, args: CronAddArgs) -> Result<ExitCode> {
     let agent = job_agent(app, &args.job)?;
-    let params = crate::cron_spec::add_params(&args.job, args.disabled, agent, now_ms())?;
+    let params = spec::add_params(&args.job, args.disabled, agent, now_ms())?;
     let job = backend.add(params).await?;
     if args.json {
         print_json(&serde_json::to_value(&job)?)?;
     } else {
         let next = match job.state.next_run_at_ms {
-            Some(ms) if job.enabled => cron_view::when(ms, now_ms()),
+            Some(ms) if job.enabled => view::when(ms, now_ms()),
             _ if !job.enabled => "none (disabled)".to_owned(),
             _ => "none".to_owned(),
         };
@@ -121,7 +123,7 @@ async fn list(backend: &mut Backend, all: bool, json: bool) -> Result<ExitCode> 
             println!("no cron jobs");
         }
     } else {
-        print!("{}", cron_view::jobs_table(&jobs, now_ms()));
+        print!("{}", view::jobs_table(&jobs, now_ms()));
     }
     backend.read_note();
     Ok(ExitCode::SUCCESS)
@@ -142,13 +144,13 @@ async fn edit(app: &App, backend: &mut Backend, args: CronEditArgs) -> Result<Ex
         (_, true) => Some(false),
         _ => None,
     };
-    let patch = crate::cron_spec::edit_patch(&args.job, enabled, agent, &current, now_ms())?;
+    let patch = spec::edit_patch(&args.job, enabled, agent, &current, now_ms())?;
     let job = backend.update(&id, patch).await?;
     if args.json {
         print_json(&serde_json::to_value(&job)?)?;
     } else {
         let next = match job.state.next_run_at_ms {
-            Some(ms) if job.enabled => cron_view::when(ms, now_ms()),
+            Some(ms) if job.enabled => view::when(ms, now_ms()),
             _ if !job.enabled => "none (disabled)".to_owned(),
             _ => "none".to_owned(),
         };
@@ -156,7 +158,7 @@ async fn edit(app: &App, backend: &mut Backend, args: CronEditArgs) -> Result<Ex
             "updated job {} \"{}\": {}, next run {next}",
             job.id,
             job.name,
-            cron_view::schedule_text(&job.schedule)
+            view::schedule_text(&job.schedule)
         );
     }
     backend.changed_note();
@@ -192,7 +194,7 @@ async fn run_job(backend: &mut Backend, input: &str, due: bool) -> Result<ExitCo
     let last = backend.runs(&id, 1).await?.pop();
     match last {
         Some(entry) => {
-            println!("ran: {}", cron_view::run_line(&entry));
+            println!("ran: {}", view::run_line(&entry));
             if entry.status == Some(RunStatus::Error) {
                 return Ok(ExitCode::from(1));
             }
@@ -211,7 +213,7 @@ async fn runs(backend: &mut Backend, input: &str, limit: u32, json: bool) -> Res
         println!("job {id} has not run yet");
     } else {
         for entry in &entries {
-            println!("{}", cron_view::run_line(entry));
+            println!("{}", view::run_line(entry));
         }
     }
     backend.read_note();
@@ -224,7 +226,7 @@ async fn status(backend: &mut Backend, json: bool) -> Result<ExitCode> {
     if json {
         print_json(&status)?;
     } else {
-        print!("{}", cron_view::status_text(&status, now_ms()));
+        print!("{}", view::status_text(&status, now_ms()));
         if backend.is_local() {
             println!("gateway: not running (jobs run while `pincer gateway` runs)");
         }
@@ -451,7 +453,7 @@ fn job_from(value: Value) -> Result<CronJob> {
 
 /// The jobs file's problems on stderr.
 fn warn_store(status: &Value) {
-    for warning in cron_view::store_warnings(status) {
+    for warning in view::store_warnings(status) {
         eprintln!("warning: {warning}");
     }
 }
