@@ -60,7 +60,7 @@ pub(super) struct ChatSendResponse {
     queue: QueueFields,
 }
 
-pub(super) fn send(gw: &Arc<Gateway>, p: &Value) -> Result<ChatSendResponse, MethodError> {
+pub(super) async fn send(gw: &Arc<Gateway>, p: &Value) -> Result<ChatSendResponse, MethodError> {
     let params: ChatSendParams = parse(p)?;
     let key = params.session_key.0;
     let mut message = params.message.0;
@@ -68,10 +68,12 @@ pub(super) fn send(gw: &Arc<Gateway>, p: &Value) -> Result<ChatSendResponse, Met
     let mode = queue_mode_or(params.queue_mode, gw.runs.queue_settings().mode);
     let agent_id = agent_of_key(gw, &key);
     if let Some(SessionCommand::NewSession { rest }) = session_command(&message) {
+        let reset_key = key.clone();
         let session = gw
             .runtime
             .sessions(&agent_id)
-            .reset(&key)
+            .run(move |s| s.reset(&reset_key))
+            .await
             .map_err(|e| MethodError::unavailable(e.to_string()))?;
         gw.system_events.clear(&key);
         let text = format!(
@@ -166,17 +168,25 @@ pub(super) struct ChatHistoryResponse {
     defaults: Defaults,
 }
 
-pub(super) fn history(gw: &Gateway, p: &Value) -> Result<ChatHistoryResponse, MethodError> {
+pub(super) async fn history(gw: &Gateway, p: &Value) -> Result<ChatHistoryResponse, MethodError> {
     let params: ChatHistoryParams = parse(p)?;
     let key = params.session_key.0;
     let limit = params.limit.unwrap_or(200).min(1000) as usize;
     let agent_id = agent_of_key(gw, &key);
     let store = gw.runtime.sessions(&agent_id);
-    let entry = store
-        .entry(&key)
+    let read_key = key.clone();
+    let read = store
+        .run(move |s| {
+            let Some(entry) = s.entry(&read_key)? else {
+                return Ok(None);
+            };
+            let session = s.resume(&read_key)?;
+            Ok(Some((entry, session.transcript.context())))
+        })
+        .await
         .map_err(|e| MethodError::unavailable(e.to_string()))?;
     let defaults = Defaults::of(gw, &agent_id);
-    let Some(entry) = entry else {
+    let Some((entry, mut messages)) = read else {
         return Ok(ChatHistoryResponse {
             session_key: key,
             session_id: None,
@@ -187,10 +197,6 @@ pub(super) fn history(gw: &Gateway, p: &Value) -> Result<ChatHistoryResponse, Me
             defaults,
         });
     };
-    let session = store
-        .resume(&key)
-        .map_err(|e| MethodError::unavailable(e.to_string()))?;
-    let mut messages: Vec<Message> = session.transcript.context();
     let total = messages.len();
     let shown = messages.split_off(total.saturating_sub(limit));
     Ok(ChatHistoryResponse {
@@ -221,7 +227,7 @@ pub(super) struct ChatInjectResponse {
     message_id: String,
 }
 
-pub(super) fn inject(gw: &Gateway, p: &Value) -> Result<ChatInjectResponse, MethodError> {
+pub(super) async fn inject(gw: &Gateway, p: &Value) -> Result<ChatInjectResponse, MethodError> {
     let params: ChatInjectParams = parse(p)?;
     let key = params.session_key.as_str();
     let label = params
@@ -229,22 +235,35 @@ pub(super) fn inject(gw: &Gateway, p: &Value) -> Result<ChatInjectResponse, Meth
         .as_deref()
         .map(str::trim)
         .filter(|l| !l.is_empty());
-    let store = gw.runtime.sessions(&agent_of_key(gw, key));
-    let known = store
-        .entry(key)
-        .map_err(|e| MethodError::unavailable(e.to_string()))?;
-    if known.is_none() {
-        return Err(MethodError::invalid("session not found"));
-    }
-    let mut session = store
-        .resume(key)
-        .map_err(|e| MethodError::unavailable(e.to_string()))?;
     let message = Message::Assistant(injected_message(&params.message, label));
-    let entry = session
-        .transcript
-        .append_message(message.clone())
-        .map_err(|e| MethodError::unavailable(format!("failed to write transcript: {e}")))?;
-    let message_id = entry.id.clone();
+    let (owned_key, appended) = (key.to_owned(), message.clone());
+    // The session must exist; the append's own failure is told apart from the lookup's.
+    let written = gw
+        .runtime
+        .sessions(&agent_of_key(gw, key))
+        .run(move |s| {
+            if s.entry(&owned_key)?.is_none() {
+                return Ok(None);
+            }
+            let mut session = s.resume(&owned_key)?;
+            Ok(Some(
+                session
+                    .transcript
+                    .append_message(appended)
+                    .map(|entry| entry.id.clone()),
+            ))
+        })
+        .await
+        .map_err(|e| MethodError::unavailable(e.to_string()))?;
+    let message_id = match written {
+        None => return Err(MethodError::invalid("session not found")),
+        Some(Err(e)) => {
+            return Err(MethodError::unavailable(format!(
+                "failed to write transcript: {e}"
+            )));
+        }
+        Some(Ok(id)) => id,
+    };
     gw.runs.broadcast(
         "chat",
         json!({

@@ -10,6 +10,7 @@
 //! running or queued is refused with `UNAVAILABLE` (retry once it ends).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use pincer_store::SessionEntry;
 use schemars::JsonSchema;
@@ -73,7 +74,7 @@ pub(super) struct SessionRow {
     kind: &'static str,
 }
 
-pub(super) fn list(gw: &Gateway, p: &Value) -> Result<SessionsListResponse, MethodError> {
+pub(super) async fn list(gw: &Gateway, p: &Value) -> Result<SessionsListResponse, MethodError> {
     let params: SessionsListParams = parse(p)?;
     let agent_id = match params.agent_id {
         Some(id) => id,
@@ -83,7 +84,8 @@ pub(super) fn list(gw: &Gateway, p: &Value) -> Result<SessionsListResponse, Meth
     let offset = params.offset.unwrap_or(0) as usize;
     let store = gw.runtime.sessions(&agent_id);
     let all = store
-        .list()
+        .run(|s| s.list())
+        .await
         .map_err(|e| MethodError::unavailable(e.to_string()))?;
     let total = all.len();
     let sessions: Vec<SessionRow> = all
@@ -135,7 +137,7 @@ pub(super) struct SessionsPatchResponse {
     entry: SessionEntry,
 }
 
-pub(super) fn patch(gw: &Gateway, p: &Value) -> Result<SessionsPatchResponse, MethodError> {
+pub(super) async fn patch(gw: &Gateway, p: &Value) -> Result<SessionsPatchResponse, MethodError> {
     let params: SessionsPatchParams = parse(p)?;
     let key = params.key.0;
     // The patch is the request's other fields, checked in the request's (sorted) order.
@@ -162,8 +164,10 @@ pub(super) fn patch(gw: &Gateway, p: &Value) -> Result<SessionsPatchResponse, Me
         patch.insert(name.clone(), value.clone());
     }
     let store = gw.runtime.sessions(&agent_of_key(gw, &key));
+    let patch_key = key.clone();
     let entry = store
-        .patch(&key, &Value::Object(patch))
+        .run(move |s| s.patch(&patch_key, &Value::Object(patch)))
+        .await
         .map_err(|e| MethodError::invalid(e.to_string()))?;
     Ok(SessionsPatchResponse {
         ok: true,
@@ -187,11 +191,13 @@ pub(super) struct SessionsResetResponse {
     entry: SessionEntry,
 }
 
-pub(super) fn reset(gw: &Gateway, p: &Value) -> Result<SessionsResetResponse, MethodError> {
+pub(super) async fn reset(gw: &Gateway, p: &Value) -> Result<SessionsResetResponse, MethodError> {
     let key = parse::<SessionKeyParams>(p)?.key.0;
     let store = gw.runtime.sessions(&agent_of_key(gw, &key));
+    let reset_key = key.clone();
     let session = store
-        .reset(&key)
+        .run(move |s| s.reset(&reset_key))
+        .await
         .map_err(|e| MethodError::unavailable(e.to_string()))?;
     // OpenClaw discards a session's queued system events when it starts over.
     gw.system_events.clear(&key);
@@ -212,7 +218,7 @@ pub(super) struct SessionsDeleteResponse {
     archived_to: Option<PathBuf>,
 }
 
-pub(super) fn delete(gw: &Gateway, p: &Value) -> Result<SessionsDeleteResponse, MethodError> {
+pub(super) async fn delete(gw: &Gateway, p: &Value) -> Result<SessionsDeleteResponse, MethodError> {
     let key = parse::<SessionKeyParams>(p)?.key.0;
     if gw.runs.abort(&key, None) > 0 {
         return Err(MethodError::unavailable(format!(
@@ -220,8 +226,10 @@ pub(super) fn delete(gw: &Gateway, p: &Value) -> Result<SessionsDeleteResponse, 
         )));
     }
     let store = gw.runtime.sessions(&agent_of_key(gw, &key));
+    let archive_key = key.clone();
     let archived = store
-        .archive(&key)
+        .run(move |s| s.archive(&archive_key))
+        .await
         .map_err(|e| MethodError::invalid(e.to_string()))?;
     Ok(SessionsDeleteResponse {
         ok: true,
@@ -253,7 +261,10 @@ pub(super) struct SessionsCompactResponse {
     reason: Option<&'static str>,
 }
 
-pub(super) fn compact(gw: &Gateway, p: &Value) -> Result<SessionsCompactResponse, MethodError> {
+pub(super) async fn compact(
+    gw: &Arc<Gateway>,
+    p: &Value,
+) -> Result<SessionsCompactResponse, MethodError> {
     let params: SessionsCompactParams = parse(p)?;
     let key = params.key.0;
     let max_lines = match params.max_lines {
@@ -262,48 +273,65 @@ pub(super) fn compact(gw: &Gateway, p: &Value) -> Result<SessionsCompactResponse
         Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
     };
     let store = gw.runtime.sessions(&agent_of_key(gw, &key));
+    let gw = Arc::clone(gw);
+    // All of it reads and rewrites files, on the blocking pool; no turn may touch the
+    // transcript meanwhile (one admitted meanwhile waits for this).
+    tokio::task::spawn_blocking(move || {
+        gw.runs
+            .with_idle_session(&key, || compact_idle(&store, &key, max_lines))
+            .unwrap_or_else(|| {
+                Err(MethodError::unavailable(format!(
+                    "Session {key} is still active; try again in a moment."
+                ))
+                .with_details(json!({ "code": "SESSION_BUSY", "retryable": true })))
+            })
+    })
+    .await
+    .map_err(|e| MethodError::unavailable(format!("the compaction's task failed: {e}")))?
+}
+
+/// `sessions.compact` on an idle session.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: sessions.compact"
+)]
+fn compact_idle(
+    store: &pincer_store::SessionStore,
+    key: &str,
+    max_lines: usize,
+) -> Result<SessionsCompactResponse, MethodError> {
     let answer = |compacted, kept, archived, reason| SessionsCompactResponse {
         ok: true,
-        key: key.clone(),
+        key: key.to_owned(),
         compacted,
         kept,
         archived,
         reason,
     };
-    let compact = || -> Result<SessionsCompactResponse, MethodError> {
-        let known = store
-            .entry(&key)
-            .map_err(|e| MethodError::unavailable(e.to_string()))?;
-        if known.is_none() {
-            return Ok(answer(false, None, None, Some("no sessionId")));
-        }
-        // Opening repairs a torn tail first, so only whole lines are counted and kept.
-        let session = store
-            .resume(&key)
-            .map_err(|e| MethodError::unavailable(e.to_string()))?;
-        let path = session.transcript.path().to_path_buf();
-        drop(session);
-        let trimmed = trim_transcript(&path, max_lines, pincer_ai::now_ms())
-            .map_err(|e| MethodError::unavailable(e.to_string()))?;
-        Ok(match trimmed {
-            Trimmed::AlreadyShort { kept } => answer(false, Some(kept), None, None),
-            Trimmed::Truncated { kept, archived } => {
-                // The counts described the long transcript (OpenClaw clears them too).
-                let cleared =
-                    json!({ "inputTokens": null, "outputTokens": null, "totalTokens": null });
-                if let Err(e) = store.patch(&key, &cleared) {
-                    tracing::warn!(error = %e, key, "cannot clear token counts after compaction");
-                }
-                let archived = archived.to_string_lossy().into_owned();
-                answer(true, Some(kept), Some(archived), None)
+    let known = store
+        .entry(key)
+        .map_err(|e| MethodError::unavailable(e.to_string()))?;
+    if known.is_none() {
+        return Ok(answer(false, None, None, Some("no sessionId")));
+    }
+    // Opening repairs a torn tail first, so only whole lines are counted and kept.
+    let session = store
+        .resume(key)
+        .map_err(|e| MethodError::unavailable(e.to_string()))?;
+    let path = session.transcript.path().to_path_buf();
+    drop(session);
+    let trimmed = trim_transcript(&path, max_lines, pincer_ai::now_ms())
+        .map_err(|e| MethodError::unavailable(e.to_string()))?;
+    Ok(match trimmed {
+        Trimmed::AlreadyShort { kept } => answer(false, Some(kept), None, None),
+        Trimmed::Truncated { kept, archived } => {
+            // The counts described the long transcript (OpenClaw clears them too).
+            let cleared = json!({ "inputTokens": null, "outputTokens": null, "totalTokens": null });
+            if let Err(e) = store.patch(key, &cleared) {
+                tracing::warn!(error = %e, key, "cannot clear token counts after compaction");
             }
-        })
-    };
-    // No turn may touch the transcript meanwhile; one that is admitted waits for this.
-    gw.runs.with_idle_session(&key, compact).unwrap_or_else(|| {
-        Err(MethodError::unavailable(format!(
-            "Session {key} is still active; try again in a moment."
-        ))
-        .with_details(json!({ "code": "SESSION_BUSY", "retryable": true })))
+            let archived = archived.to_string_lossy().into_owned();
+            answer(true, Some(kept), Some(archived), None)
+        }
     })
 }
