@@ -118,38 +118,10 @@ impl Default for FakeDiscordConfig {
     }
 }
 
-impl FakeDiscordConfig {
-    pub fn token(mut self, token: impl Into<String>) -> Self {
-        self.token = token.into();
-        self
-    }
-
-    pub fn bot_id(mut self, id: impl Into<String>) -> Self {
-        self.bot_id = id.into();
-        self
-    }
-
-    pub fn bot_username(mut self, username: impl Into<String>) -> Self {
-        self.bot_username = username.into();
-        self
-    }
-
-    /// In milliseconds.
-    pub fn heartbeat_interval(mut self, millis: u64) -> Self {
-        self.heartbeat_interval = millis;
-        self
-    }
-
-    pub fn enforce_heartbeat(mut self, enforce: bool) -> Self {
-        self.enforce_heartbeat = enforce;
-        self
-    }
-
-    pub fn addr(mut self, addr: SocketAddr) -> Self {
-        self.addr = addr;
-        self
-    }
-}
+crate::fake_support::setters!(FakeDiscordConfig {
+    text: token, bot_id, bot_username;
+    plain: heartbeat_interval: u64, enforce_heartbeat: bool, addr: SocketAddr
+});
 
 /// An injected dispatch: the message id and the `s` it got (`None` when no session exists
 /// yet: it is sent after the next `READY`).
@@ -317,7 +289,7 @@ impl FakeDiscord {
         self.shared().update(|inner| {
             inner
                 .failures
-                .push((RoutePattern::parse_under(route, "/api/v10"), failure))
+                .push(RoutePattern::parse_under(route, "/api/v10"), failure)
         });
     }
 

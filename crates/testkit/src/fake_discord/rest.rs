@@ -114,17 +114,12 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
     let method = parts.method.as_str().to_owned();
     let failure = shared.update(|inner| {
         inner.calls.push(format!("{method} {route}"));
-        inner.take_failure(&method, route)
+        inner.failures.take(&method, route)
     });
     if let Some(failure) = failure {
         return failure_response(&failure);
     }
-    let content_type = parts
-        .headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
+    let content_type = crate::fake_support::content_type(&parts.headers).to_owned();
     let Ok(body) = axum::body::to_bytes(body, MAX_BODY).await else {
         return error(413, "Request entity too large", 40005);
     };

@@ -10,7 +10,6 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::FakeDiscordConfig;
-use crate::fake_support::RoutePattern;
 
 /// An `Identify` (op 2) the fake received, whatever its token.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -116,7 +115,7 @@ pub(crate) struct Inner {
     pub threads: HashMap<String, (String, String)>,
     /// Attachment bytes by `<channel>/<id>/<filename>`.
     pub attachments: HashMap<String, (String, Bytes)>,
-    pub failures: Vec<(RoutePattern, Failure)>,
+    pub failures: crate::fake_support::Failures<Failure>,
     pub identifies: Vec<RecordedIdentify>,
     pub resumes: Vec<RecordedResume>,
     pub heartbeats: Vec<Option<u64>>,
@@ -397,15 +396,6 @@ impl Inner {
 
     pub fn send_to(&self, conn: u64, out: Out) -> bool {
         self.send(conn, out)
-    }
-
-    /// The first queued failure matching this call (consumed).
-    pub fn take_failure(&mut self, method: &str, path: &str) -> Option<Failure> {
-        let index = self
-            .failures
-            .iter()
-            .position(|(pattern, _)| pattern.matches(method, path))?;
-        Some(self.failures.remove(index).1)
     }
 
     pub fn clear_records(&mut self) {

@@ -50,34 +50,7 @@ impl Default for FakeFeishuConfig {
     }
 }
 
-impl FakeFeishuConfig {
-    pub fn app_id(mut self, app_id: impl Into<String>) -> Self {
-        self.app_id = app_id.into();
-        self
-    }
-
-    pub fn app_secret(mut self, secret: impl Into<String>) -> Self {
-        self.app_secret = secret.into();
-        self
-    }
-
-    pub fn bot_open_id(mut self, open_id: impl Into<String>) -> Self {
-        self.bot_open_id = open_id.into();
-        self
-    }
-
-    pub fn ping_interval_secs(mut self, secs: u64) -> Self {
-        self.ping_interval_secs = secs;
-        self
-    }
-
-    pub fn token_expire_secs(mut self, secs: u64) -> Self {
-        self.token_expire_secs = secs;
-        self
-    }
-
-    pub fn addr(mut self, addr: SocketAddr) -> Self {
-        self.addr = addr;
-        self
-    }
-}
+crate::fake_support::setters!(FakeFeishuConfig {
+    text: app_id, app_secret, bot_open_id;
+    plain: ping_interval_secs: u64, token_expire_secs: u64, addr: SocketAddr
+});

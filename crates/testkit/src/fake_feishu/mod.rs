@@ -286,7 +286,7 @@ impl FakeFeishu {
             reset_secs,
         };
         self.shared()
-            .update(|inner| inner.failures.push((RoutePattern::parse(route), failure)));
+            .update(|inner| inner.failures.push(RoutePattern::parse(route), failure));
     }
 
     // ---- event callbacks ----

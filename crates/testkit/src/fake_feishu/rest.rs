@@ -126,7 +126,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
     let method = parts.method.as_str().to_owned();
     let failure = shared.update(|inner| {
         inner.calls.push(format!("{method} {path}"));
-        inner.take_failure(&method, &path)
+        inner.failures.take(&method, &path)
     });
     if let Some(failure) = failure {
         return failure_response(&failure);
@@ -146,12 +146,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
                 return err.into_response();
             }
             let query = query_map(parts.uri.query());
-            let content_type = parts
-                .headers
-                .get(header::CONTENT_TYPE)
-                .and_then(|value| value.to_str().ok())
-                .unwrap_or("")
-                .to_owned();
+            let content_type = crate::fake_support::content_type(&parts.headers).to_owned();
             api(&shared, &method, &segments, &query, &content_type, &body)
         }
         _ => error_response(404, 404, "404 page not found"),

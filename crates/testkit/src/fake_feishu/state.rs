@@ -223,7 +223,7 @@ pub(crate) struct Inner {
     pub messages: HashMap<String, MessageInfo>,
     /// By `(message_id, key)`.
     pub resources: HashMap<(String, String), Resource>,
-    pub failures: Vec<(crate::fake_support::RoutePattern, Failure)>,
+    pub failures: crate::fake_support::Failures<Failure>,
     pub acks: Vec<RecordedAck>,
     pub pings: Vec<RecordedPing>,
     pub token_requests: Vec<TokenRequest>,
@@ -375,15 +375,6 @@ impl Inner {
             conn.silent = true;
         }
         self.conns.len()
-    }
-
-    /// The first queued failure matching this call (consumed).
-    pub fn take_failure(&mut self, method: &str, path: &str) -> Option<Failure> {
-        let index = self
-            .failures
-            .iter()
-            .position(|(pattern, _)| pattern.matches(method, path))?;
-        Some(self.failures.remove(index).1)
     }
 
     pub fn clear_records(&mut self) {

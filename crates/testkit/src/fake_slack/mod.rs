@@ -102,32 +102,10 @@ impl Default for FakeSlackConfig {
     }
 }
 
-impl FakeSlackConfig {
-    pub fn bot_token(mut self, token: impl Into<String>) -> Self {
-        self.bot_token = token.into();
-        self
-    }
-
-    pub fn app_token(mut self, token: impl Into<String>) -> Self {
-        self.app_token = token.into();
-        self
-    }
-
-    pub fn bot_user_id(mut self, id: impl Into<String>) -> Self {
-        self.bot_user_id = id.into();
-        self
-    }
-
-    pub fn team_id(mut self, id: impl Into<String>) -> Self {
-        self.team_id = id.into();
-        self
-    }
-
-    pub fn addr(mut self, addr: SocketAddr) -> Self {
-        self.addr = addr;
-        self
-    }
-}
+crate::fake_support::setters!(FakeSlackConfig {
+    text: bot_token, app_token, bot_user_id, team_id;
+    plain: addr: SocketAddr
+});
 
 crate::fake_support::fake_handle!(
     /// A running fake Slack: a cheap-to-clone handle; the server stops when the last clone is

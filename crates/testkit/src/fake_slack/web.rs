@@ -140,12 +140,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
     if let Some(failure) = shared.update(|inner| inner.take_failure(&method)) {
         return failure_response(&failure);
     }
-    let content_type = parts
-        .headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
+    let content_type = crate::fake_support::content_type(&parts.headers).to_owned();
     let Some(args) = arguments(parts.uri.query(), &content_type, &body) else {
         return slack_error("invalid_json");
     };
@@ -306,10 +301,7 @@ fn upload(
     headers: &axum::http::HeaderMap,
     body: &Bytes,
 ) -> Response {
-    let content_type = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
+    let content_type = crate::fake_support::content_type(headers);
     let bytes = match crate::multipart::boundary(content_type) {
         Some(boundary) => match crate::multipart::parse(body, &boundary) {
             Ok(parts) => match parts.into_iter().find(|p| p.file_name.is_some()) {

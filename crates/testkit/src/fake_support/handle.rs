@@ -1,7 +1,8 @@
 //! The public face every fake shares, written once: the cheap-to-clone handle that stops
 //! the server when its last clone is dropped, its bind error, `start` / `start_with`
-//! (panicking) / `stop` / `addr` and `Debug`; and the record getters and their waits. Each
-//! fake writes its own `try_start_with` and what only it does.
+//! (panicking) / `stop` / `addr` and `Debug`; the record getters and their waits; and the
+//! config builders' setters. Each fake writes its own `try_start_with` and what only it
+//! does.
 
 /// `fake_handle!(/// docs  FakeX(ConfigType, InnerType), FakeXError, "fake x")`: the
 /// handle struct `FakeX` over a [`super::Server`], its error and the shared methods.
@@ -109,4 +110,26 @@ macro_rules! records {
     };
 }
 
-pub(crate) use {fake_handle, records};
+/// `setters!(FakeXConfig { text: a, b; plain: n: u64, addr: SocketAddr })`: a builder
+/// method per field — `impl Into<String>` for the `text` ones, the field's type for the
+/// `plain` ones.
+macro_rules! setters {
+    ($config:ident { text: $($text:ident),*; plain: $($plain:ident: $ty:ty),* $(,)? }) => {
+        impl $config {
+            $(
+                pub fn $text(mut self, value: impl Into<String>) -> Self {
+                    self.$text = value.into();
+                    self
+                }
+            )*
+            $(
+                pub fn $plain(mut self, value: $ty) -> Self {
+                    self.$plain = value;
+                    self
+                }
+            )*
+        }
+    };
+}
+
+pub(crate) use {fake_handle, records, setters};

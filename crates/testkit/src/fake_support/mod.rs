@@ -8,9 +8,9 @@ mod handle;
 mod host;
 mod route;
 
-pub(crate) use handle::{fake_handle, records};
+pub(crate) use handle::{fake_handle, records, setters};
 pub(crate) use host::{Host, Server};
-pub(crate) use route::{RoutePattern, split_path};
+pub(crate) use route::{Failures, RoutePattern, split_path};
 
 use std::net::SocketAddr;
 use std::sync::{Mutex, MutexGuard};
@@ -100,4 +100,12 @@ pub(crate) fn serve(listener: TcpListener, app: axum::Router, stop: Cancellation
             .with_graceful_shutdown(stop.cancelled_owned())
             .await;
     });
+}
+
+/// A request's `Content-Type` (empty when missing or not text).
+pub(crate) fn content_type(headers: &axum::http::HeaderMap) -> &str {
+    headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("")
 }

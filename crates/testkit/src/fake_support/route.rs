@@ -1,5 +1,6 @@
 //! Which calls an injected failure hits: `"POST /channels/{channel_id}/messages"` — an
-//! optional method, then path segments where `*` or `{…}` matches any one segment.
+//! optional method, then path segments where `*` or `{…}` matches any one segment — and
+//! the queue of failures waiting for such calls.
 
 /// A route pattern of an injected failure.
 #[derive(Debug, Clone)]
@@ -38,6 +39,31 @@ impl RoutePattern {
             && self.segments.iter().zip(&segments).all(|(want, got)| {
                 want == "*" || (want.starts_with('{') && want.ends_with('}')) || want == got
             })
+    }
+}
+
+/// Injected failures waiting for the call they match, the first queued first.
+#[derive(Debug)]
+pub(crate) struct Failures<F>(Vec<(RoutePattern, F)>);
+
+impl<F> Default for Failures<F> {
+    fn default() -> Self {
+        Self(Vec::new())
+    }
+}
+
+impl<F> Failures<F> {
+    pub fn push(&mut self, pattern: RoutePattern, failure: F) {
+        self.0.push((pattern, failure));
+    }
+
+    /// The first queued failure matching this call (consumed).
+    pub fn take(&mut self, method: &str, path: &str) -> Option<F> {
+        let index = self
+            .0
+            .iter()
+            .position(|(pattern, _)| pattern.matches(method, path))?;
+        Some(self.0.remove(index).1)
     }
 }
 

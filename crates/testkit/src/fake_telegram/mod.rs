@@ -107,37 +107,10 @@ impl Default for FakeTelegramConfig {
     }
 }
 
-impl FakeTelegramConfig {
-    pub fn token(mut self, token: impl Into<String>) -> Self {
-        self.token = token.into();
-        self
-    }
-
-    pub fn bot_username(mut self, username: impl Into<String>) -> Self {
-        self.bot_username = username.into();
-        self
-    }
-
-    pub fn bot_id(mut self, id: i64) -> Self {
-        self.bot_id = id;
-        self
-    }
-
-    pub fn bot_first_name(mut self, first_name: impl Into<String>) -> Self {
-        self.bot_first_name = first_name.into();
-        self
-    }
-
-    pub fn first_update_id(mut self, update_id: i64) -> Self {
-        self.first_update_id = update_id;
-        self
-    }
-
-    pub fn addr(mut self, addr: SocketAddr) -> Self {
-        self.addr = addr;
-        self
-    }
-}
+crate::fake_support::setters!(FakeTelegramConfig {
+    text: token, bot_username, bot_first_name;
+    plain: bot_id: i64, first_update_id: i64, addr: SocketAddr
+});
 
 crate::fake_support::fake_handle!(
     /// A running fake Telegram Bot API server: a cheap-to-clone handle; the server stops when
