@@ -15,9 +15,7 @@ mod tests;
 
 use crate::http::{Framing, HttpCall, StreamDecoder};
 use crate::model::{Model, apis};
-use crate::options::StreamOptions;
-use crate::providers::WireApi;
-use crate::types::Context;
+use crate::providers::{RequestInput, WireApi};
 
 pub(crate) use request::f32_to_json;
 
@@ -30,18 +28,12 @@ impl WireApi for AnthropicMessages {
         apis::ANTHROPIC_MESSAGES
     }
 
-    fn build_request(
-        &self,
-        model: &Model,
-        context: &Context,
-        options: &StreamOptions,
-        api_key: Option<&str>,
-    ) -> Result<HttpCall, String> {
-        let auth = request::Auth::detect(model, api_key);
+    fn build_request(&self, input: RequestInput<'_>) -> Result<HttpCall, String> {
+        let auth = request::Auth::detect(input.model, input.api_key);
         Ok(HttpCall {
-            url: request::url(model),
-            headers: request::headers(model, options, api_key, auth),
-            body: request::body(model, context, options, auth),
+            url: request::url(input.model),
+            headers: request::headers(input.model, input.options, input.api_key, auth),
+            body: request::body(input.model, input.context, input.options, auth),
             framing: Framing::Sse,
         })
     }

@@ -17,9 +17,7 @@ pub(crate) use schema::gemini_schema;
 
 use crate::http::{Framing, HttpCall, StreamDecoder};
 use crate::model::{Model, apis};
-use crate::options::StreamOptions;
-use crate::providers::WireApi;
-use crate::types::Context;
+use crate::providers::{RequestInput, WireApi};
 
 /// The `google-generative-ai` wire API.
 #[derive(Debug, Clone, Copy, Default)]
@@ -30,17 +28,11 @@ impl WireApi for GoogleGenerativeAi {
         apis::GOOGLE_GENERATIVE_AI
     }
 
-    fn build_request(
-        &self,
-        model: &Model,
-        context: &Context,
-        options: &StreamOptions,
-        api_key: Option<&str>,
-    ) -> Result<HttpCall, String> {
+    fn build_request(&self, input: RequestInput<'_>) -> Result<HttpCall, String> {
         Ok(HttpCall {
-            url: request::url(model),
-            headers: request::headers(model, options, api_key),
-            body: request::body(model, context, options),
+            url: request::url(input.model),
+            headers: request::headers(input.model, input.options, input.api_key),
+            body: request::body(input.model, input.context, input.options),
             framing: Framing::Sse,
         })
     }

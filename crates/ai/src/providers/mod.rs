@@ -28,16 +28,20 @@ pub trait WireApi: Send + Sync + 'static {
 
     /// Build the request. `api_key` is the resolved key (None for keyless local servers).
     /// An `Err` is a configuration problem reported to the user as-is.
-    fn build_request(
-        &self,
-        model: &Model,
-        context: &Context,
-        options: &StreamOptions,
-        api_key: Option<&str>,
-    ) -> Result<HttpCall, String>;
+    fn build_request(&self, input: RequestInput<'_>) -> Result<HttpCall, String>;
 
     /// A fresh decoder for one response.
     fn decoder(&self, model: &Model) -> Box<dyn StreamDecoder>;
+}
+
+/// What [`WireApi::build_request`] builds one request from.
+#[derive(Clone, Copy)]
+pub struct RequestInput<'a> {
+    pub model: &'a Model,
+    pub context: &'a Context,
+    pub options: &'a StreamOptions,
+    /// The resolved key (None for keyless local servers).
+    pub api_key: Option<&'a str>,
 }
 
 /// Runs a [`WireApi`] over HTTP.
@@ -84,10 +88,13 @@ impl<W: WireApi> ApiProvider for HttpProvider<W> {
                 ),
             );
         }
-        match self
-            .wire
-            .build_request(model, context, &options, key.as_deref())
-        {
+        let input = RequestInput {
+            model,
+            context,
+            options: &options,
+            api_key: key.as_deref(),
+        };
+        match self.wire.build_request(input) {
             Ok(call) => spawn_http_stream(
                 self.client.get().clone(),
                 model.clone(),

@@ -18,10 +18,8 @@ pub use request::{ResolvedCompat, detect_compat, resolve_compat};
 
 use crate::http::{Framing, HttpCall, StreamDecoder};
 use crate::model::{Model, apis};
-use crate::options::StreamOptions;
 use crate::providers::openai_shared::request_headers;
-use crate::providers::{WireApi, join_url};
-use crate::types::Context;
+use crate::providers::{RequestInput, WireApi, join_url};
 
 /// The `openai-completions` wire API.
 #[derive(Debug, Clone, Copy, Default)]
@@ -32,18 +30,12 @@ impl WireApi for OpenAiCompletions {
         apis::OPENAI_COMPLETIONS
     }
 
-    fn build_request(
-        &self,
-        model: &Model,
-        context: &Context,
-        options: &StreamOptions,
-        api_key: Option<&str>,
-    ) -> Result<HttpCall, String> {
-        let compat = resolve_compat(model);
+    fn build_request(&self, input: RequestInput<'_>) -> Result<HttpCall, String> {
+        let compat = resolve_compat(input.model);
         Ok(HttpCall {
-            url: join_url(&model.base_url, "chat/completions"),
-            headers: request_headers(model, context, options, api_key),
-            body: request::build_body(model, context, options, &compat),
+            url: join_url(&input.model.base_url, "chat/completions"),
+            headers: request_headers(input.model, input.context, input.options, input.api_key),
+            body: request::build_body(input.model, input.context, input.options, &compat),
             framing: Framing::Sse,
         })
     }

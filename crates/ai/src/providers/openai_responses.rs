@@ -17,10 +17,8 @@ pub use codex::OpenAiCodexResponses;
 
 use crate::http::{Framing, HttpCall, StreamDecoder};
 use crate::model::{Model, apis};
-use crate::options::StreamOptions;
 use crate::providers::openai_shared::request_headers;
-use crate::providers::{WireApi, join_url};
-use crate::types::Context;
+use crate::providers::{RequestInput, WireApi, join_url};
 
 /// The `openai-responses` wire API.
 #[derive(Debug, Clone, Copy, Default)]
@@ -31,17 +29,11 @@ impl WireApi for OpenAiResponses {
         apis::OPENAI_RESPONSES
     }
 
-    fn build_request(
-        &self,
-        model: &Model,
-        context: &Context,
-        options: &StreamOptions,
-        api_key: Option<&str>,
-    ) -> Result<HttpCall, String> {
+    fn build_request(&self, input: RequestInput<'_>) -> Result<HttpCall, String> {
         Ok(HttpCall {
-            url: join_url(&model.base_url, "responses"),
-            headers: request_headers(model, context, options, api_key),
-            body: request::build_body(model, context, options),
+            url: join_url(&input.model.base_url, "responses"),
+            headers: request_headers(input.model, input.context, input.options, input.api_key),
+            body: request::build_body(input.model, input.context, input.options),
             framing: Framing::Sse,
         })
     }

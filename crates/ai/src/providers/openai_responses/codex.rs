@@ -18,7 +18,7 @@ use crate::http::{Framing, HttpCall, StreamDecoder};
 use crate::model::{Model, apis};
 use crate::options::StreamOptions;
 use crate::providers::openai_shared::request_headers;
-use crate::providers::{WireApi, join_url};
+use crate::providers::{RequestInput, WireApi, join_url};
 use crate::types::Context;
 
 /// The claim OpenAI puts its account data under, and the account id inside it.
@@ -36,23 +36,20 @@ impl WireApi for OpenAiCodexResponses {
         apis::OPENAI_CODEX_RESPONSES
     }
 
-    fn build_request(
-        &self,
-        model: &Model,
-        context: &Context,
-        options: &StreamOptions,
-        api_key: Option<&str>,
-    ) -> Result<HttpCall, String> {
-        let token = api_key
-            .filter(|k| !k.is_empty())
-            .ok_or_else(|| format!("{} needs a ChatGPT sign-in: {LOGIN_HINT}", model.provider))?;
+    fn build_request(&self, input: RequestInput<'_>) -> Result<HttpCall, String> {
+        let token = input.api_key.filter(|k| !k.is_empty()).ok_or_else(|| {
+            format!(
+                "{} needs a ChatGPT sign-in: {LOGIN_HINT}",
+                input.model.provider
+            )
+        })?;
         let account_id = chatgpt_account_id(token).ok_or_else(|| {
             format!(
                 "the {} access token names no ChatGPT account; {LOGIN_HINT} again",
-                model.provider
+                input.model.provider
             )
         })?;
-        let mut headers = request_headers(model, context, options, Some(token));
+        let mut headers = request_headers(input.model, input.context, input.options, Some(token));
         let mut set = |name: &str, value: String| {
             headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
             headers.push((name.to_owned(), value));
@@ -60,13 +57,18 @@ impl WireApi for OpenAiCodexResponses {
         set("chatgpt-account-id", account_id);
         set("OpenAI-Beta", "responses=experimental".to_owned());
         set("originator", ORIGINATOR.to_owned());
-        if let Some(session) = options.session_id.as_deref().filter(|s| !s.is_empty()) {
+        if let Some(session) = input
+            .options
+            .session_id
+            .as_deref()
+            .filter(|s| !s.is_empty())
+        {
             set("session_id", session.to_owned());
         }
         Ok(HttpCall {
-            url: codex_url(&model.base_url),
+            url: codex_url(&input.model.base_url),
             headers,
-            body: codex_body(model, context, options),
+            body: codex_body(input.model, input.context, input.options),
             framing: Framing::Sse,
         })
     }
@@ -164,6 +166,20 @@ mod tests {
     use crate::test_support::model;
     use crate::types::{Message, ThinkingLevel, Tool};
 
+    fn input<'a>(
+        model: &'a Model,
+        context: &'a Context,
+        options: &'a StreamOptions,
+        api_key: Option<&'a str>,
+    ) -> RequestInput<'a> {
+        RequestInput {
+            model,
+            context,
+            options,
+            api_key,
+        }
+    }
+
     /// An unsigned JWT whose payload is `claims` (base64url by hand, mirroring the decoder).
     fn jwt(claims: &Value) -> String {
         const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -213,7 +229,7 @@ mod tests {
         };
         let token = token();
         let call = OpenAiCodexResponses
-            .build_request(&m, &context(), &options, Some(&token))
+            .build_request(input(&m, &context(), &options, Some(&token)))
             .unwrap();
         assert_eq!(call.url, "https://chatgpt.com/backend-api/codex/responses");
         assert!(matches!(call.framing, Framing::Sse));
@@ -257,7 +273,7 @@ mod tests {
             parameters: json!({"type": "object", "properties": {}}),
         }];
         let call = OpenAiCodexResponses
-            .build_request(&m, &ctx, &StreamOptions::default(), Some(&token()))
+            .build_request(input(&m, &ctx, &StreamOptions::default(), Some(&token())))
             .unwrap();
         assert_eq!(call.url, "http://127.0.0.1:9/backend-api/codex/responses");
         assert_eq!(call.body["instructions"], "");
@@ -271,7 +287,7 @@ mod tests {
         let m = codex_model(json!({}));
         let build = |key: Option<&str>| {
             OpenAiCodexResponses
-                .build_request(&m, &context(), &StreamOptions::default(), key)
+                .build_request(input(&m, &context(), &StreamOptions::default(), key))
                 .unwrap_err()
         };
         assert_eq!(

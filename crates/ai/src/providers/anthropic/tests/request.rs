@@ -5,8 +5,8 @@ use serde_json::json;
 use super::*;
 use crate::http::HttpCall;
 use crate::options::{CacheRetention, StreamOptions};
-use crate::providers::WireApi;
 use crate::providers::anthropic::AnthropicMessages;
+use crate::providers::{RequestInput, WireApi};
 use crate::test_support::{png, read_call, read_result};
 use crate::types::*;
 
@@ -62,7 +62,12 @@ fn context() -> Context {
 
 fn build(model: &Model, context: &Context, options: &StreamOptions, key: &str) -> HttpCall {
     AnthropicMessages
-        .build_request(model, context, options, Some(key))
+        .build_request(RequestInput {
+            model,
+            context,
+            options,
+            api_key: Some(key),
+        })
         .unwrap()
 }
 

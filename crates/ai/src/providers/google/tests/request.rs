@@ -5,8 +5,8 @@ use serde_json::{Value, json};
 use super::*;
 use crate::http::HttpCall;
 use crate::options::StreamOptions;
-use crate::providers::WireApi;
 use crate::providers::google::GoogleGenerativeAi;
+use crate::providers::{RequestInput, WireApi};
 use crate::test_support::{png, read_call, read_result};
 use crate::types::*;
 
@@ -59,7 +59,12 @@ fn context(model_id: &str) -> Context {
 
 fn build(model: &Model, context: &Context, options: &StreamOptions) -> HttpCall {
     GoogleGenerativeAi
-        .build_request(model, context, options, Some("AIza-test"))
+        .build_request(RequestInput {
+            model,
+            context,
+            options,
+            api_key: Some("AIza-test"),
+        })
         .unwrap()
 }
 
