@@ -220,15 +220,11 @@ async fn raw_updates_keep_or_get_an_update_id() {
 #[tokio::test]
 async fn control_endpoints() {
     let fake = FakeTelegram::start().await;
-    let injected: Value = client()
-        .post(format!("{}/__fake/inject", fake.base_url()))
-        .json(&json!({"text": "from curl"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let injected: Value = post_json(
+        &format!("{}/__fake/inject", fake.base_url()),
+        &json!({"text": "from curl"}),
+    )
+    .await;
     assert_eq!(injected["update_id"], 1);
     let updates = ok(&fake, "getUpdates", json!({})).await;
     assert_eq!(updates[0]["message"]["chat"]["id"], 1001);
@@ -239,23 +235,9 @@ async fn control_endpoints() {
         json!({"chat_id": 1001, "text": "reply"}),
     )
     .await;
-    let sent: Value = client()
-        .get(format!("{}/__fake/sent_messages", fake.base_url()))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let sent: Value = get_json(&format!("{}/__fake/sent_messages", fake.base_url())).await;
     assert_eq!(sent[0]["text"], "reply");
-    let calls: Value = client()
-        .get(format!("{}/__fake/calls", fake.base_url()))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let calls: Value = get_json(&format!("{}/__fake/calls", fake.base_url())).await;
     assert_eq!(calls[1]["method"], "sendMessage");
 }
 
@@ -304,26 +286,18 @@ fn binary_prints_its_address_and_token_and_relays_stdin() {
         .build()
         .unwrap();
     runtime.block_on(async {
-        let updates: Value = client()
-            .post(format!("{url}/bot1:BIN/getUpdates"))
-            .json(&json!({"timeout": 5}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let updates: Value = post_json(
+            &format!("{url}/bot1:BIN/getUpdates"),
+            &json!({"timeout": 5}),
+        )
+        .await;
         assert_eq!(updates["result"][0]["message"]["text"], "typed by hand");
         assert_eq!(updates["result"][0]["message"]["chat"]["id"], 77);
-        let sent: Value = client()
-            .post(format!("{url}/bot1:BIN/sendMessage"))
-            .json(&json!({"chat_id": 77, "text": "hello human"}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let sent: Value = post_json(
+            &format!("{url}/bot1:BIN/sendMessage"),
+            &json!({"chat_id": 77, "text": "hello human"}),
+        )
+        .await;
         assert_eq!(sent["ok"], true);
     });
     line.clear();

@@ -25,6 +25,17 @@ pub async fn post(url: &str, body: &Value) -> reqwest::Response {
     client().post(url).json(body).send().await.unwrap()
 }
 
+/// GETs `url` and reads its JSON answer.
+pub async fn get_json(url: &str) -> Value {
+    let response = client().get(url).send().await.unwrap();
+    response.json().await.unwrap()
+}
+
+/// POSTs `body` as JSON to `url` and reads its JSON answer.
+pub async fn post_json(url: &str, body: &Value) -> Value {
+    post(url, body).await.json().await.unwrap()
+}
+
 /// Splits a whole SSE body into events (comment lines are skipped; CRLF accepted).
 pub fn parse_sse(body: &str) -> Vec<Event> {
     let body = body.replace("\r\n", "\n");

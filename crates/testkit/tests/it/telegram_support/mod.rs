@@ -4,9 +4,7 @@
 use pincer_testkit::FakeTelegram;
 use serde_json::Value;
 
-pub fn client() -> reqwest::Client {
-    reqwest::Client::builder().no_proxy().build().unwrap()
-}
+pub use crate::common::{client, get_json, post_json};
 
 /// POSTs JSON `params` to `method`; returns (HTTP status, body).
 pub async fn call(fake: &FakeTelegram, method: &str, params: Value) -> (u16, Value) {
