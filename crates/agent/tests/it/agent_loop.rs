@@ -13,25 +13,20 @@ use pincer_agent::{
     ToolError, ToolOutput, TypedTool, llm_stream_fn, typed,
 };
 use pincer_ai::env::MapEnv;
-use pincer_ai::{LlmClient, Message, ModelRegistry, StopReason};
+use pincer_ai::{LlmClient, Message, StopReason};
 use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario, StopReason as MockStop};
 use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::mpsc::UnboundedReceiver;
+
+use crate::common::{first_tool_result, last_assistant, mock_anthropic};
 
 /// A mock server and an agent config whose Anthropic model talks to it.
 async fn config_with(
     scenario: Scenario,
     tools: Vec<Arc<dyn pincer_agent::AgentTool>>,
 ) -> (AgentConfig, MockLlm) {
-    let server = MockLlm::start(scenario).await.expect("mock starts");
-    let mut models = ModelRegistry::builtin().expect("catalog");
-    models.set_base_url("anthropic", &server.url());
-    let model = models
-        .resolve("anthropic/claude-haiku-4-5")
-        .expect("model")
-        .clone();
-    let client = LlmClient::with_env(Arc::new(MapEnv::new([("ANTHROPIC_API_KEY", "k")])));
+    let (server, model, client) = mock_anthropic(scenario).await;
     let mut config = AgentConfig::new(model, llm_stream_fn(client));
     config.system_prompt = "You are a test agent.".into();
     config.tools = tools;
@@ -215,9 +210,7 @@ async fn parallel_tools_finish_out_of_order_but_results_keep_call_order() {
         ["slow woke", "fast woke"],
         "result messages keep call order"
     );
-    let Message::Assistant(last) = state.messages.last().unwrap() else {
-        panic!()
-    };
+    let last = last_assistant(&state.messages);
     assert_eq!(last.text(), "both done");
     assert_eq!(
         kinds(&events)
@@ -268,9 +261,7 @@ async fn steering_is_delivered_after_the_tool_batch() {
         roles,
         ["user", "assistant", "toolResult", "user", "assistant"]
     );
-    let Message::Assistant(last) = state.messages.last().unwrap() else {
-        panic!()
-    };
+    let last = last_assistant(&state.messages);
     assert_eq!(last.text(), "ok, changing plan");
 }
 
@@ -327,9 +318,7 @@ async fn abort_mid_stream_ends_the_run_with_an_aborted_message() {
     agent.abort();
     run.await.unwrap().unwrap();
     let state = agent.state();
-    let Message::Assistant(last) = state.messages.last().unwrap() else {
-        panic!()
-    };
+    let last = last_assistant(&state.messages);
     assert_eq!(last.stop_reason, StopReason::Aborted);
     assert!(last.text().starts_with("word "), "partial reply kept");
     assert!(
@@ -369,22 +358,13 @@ async fn abort_mid_tool_cancels_the_tool_and_ends_the_run() {
         .unwrap()
         .unwrap();
     let state = agent.state();
-    let result = state
-        .messages
-        .iter()
-        .find_map(|m| match m {
-            Message::ToolResult(r) => Some(r.clone()),
-            _ => None,
-        })
-        .unwrap();
+    let result = first_tool_result(&state.messages);
     assert!(result.is_error);
     assert_eq!(
         result.content,
         vec![pincer_ai::ContentBlock::text("the tool call was aborted")]
     );
-    let Message::Assistant(last) = state.messages.last().unwrap() else {
-        panic!()
-    };
+    let last = last_assistant(&state.messages);
     assert_eq!(last.stop_reason, StopReason::Aborted);
 }
 
@@ -529,15 +509,7 @@ async fn tool_calls_cut_off_by_the_token_limit_are_not_run() {
             .any(|e| matches!(**e, AgentEvent::ToolExecutionUpdate { .. })),
         "the tool never ran"
     );
-    let result = agent
-        .state()
-        .messages
-        .iter()
-        .find_map(|m| match m {
-            Message::ToolResult(r) => Some(r.clone()),
-            _ => None,
-        })
-        .unwrap();
+    let result = first_tool_result(&agent.state().messages);
     assert!(result.is_error);
 }
 
@@ -586,9 +558,7 @@ async fn continue_retries_after_an_error_and_reset_forgets() {
     agent.continue_run().await.unwrap();
     let state = agent.state();
     assert_eq!(state.error, None);
-    let Message::Assistant(last) = state.messages.last().unwrap() else {
-        panic!()
-    };
+    let last = last_assistant(&state.messages);
     assert_eq!(last.text(), "second time lucky");
     assert_eq!(state.messages.len(), 2);
     agent.reset().await;
@@ -661,15 +631,7 @@ async fn persist_and_agent_end_hooks_run() {
     }));
     let agent = Agent::new(config);
     agent.prompt("go").await.unwrap();
-    let result = agent
-        .state()
-        .messages
-        .iter()
-        .find_map(|m| match m {
-            Message::ToolResult(r) => Some(r.clone()),
-            _ => None,
-        })
-        .unwrap();
+    let result = first_tool_result(&agent.state().messages);
     assert_eq!(
         result.content,
         vec![pincer_ai::ContentBlock::text("[redacted] woke")]
@@ -746,15 +708,7 @@ async fn dotted_tool_names_are_offered_under_a_wire_safe_name() {
     let (agent, server) = agent_with(scenario, vec![typed(DottedEcho)]).await;
     agent.prompt("go").await.unwrap();
     assert_eq!(server.requests()[0].body["tools"][0]["name"], "tools_echo");
-    let result = agent
-        .state()
-        .messages
-        .iter()
-        .find_map(|m| match m {
-            Message::ToolResult(r) => Some(r.clone()),
-            _ => None,
-        })
-        .unwrap();
+    let result = first_tool_result(&agent.state().messages);
     assert!(!result.is_error);
     assert_eq!(result.content, vec![pincer_ai::ContentBlock::text("hey")]);
 }

@@ -8,17 +8,18 @@ use std::sync::Arc;
 
 use pincer_agent::StreamFn;
 use pincer_agent::compaction::{
-    COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX, CompactionError, CompactionSettings,
-    SUMMARIZATION_SYSTEM_PROMPT, compact, summary_message, summary_of,
+    COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX, CompactionError, CompactionResult,
+    CompactionSettings, SUMMARIZATION_SYSTEM_PROMPT, compact, summary_message, summary_of,
 };
-use pincer_ai::env::MapEnv;
 use pincer_ai::providers::stub;
 use pincer_ai::{
-    AssistantMessage, CancellationToken, ContentBlock, LlmClient, Message, Model, ModelRegistry,
-    StopReason, ToolCall, Usage,
+    AssistantMessage, CancellationToken, ContentBlock, LlmClient, Message, Model, StopReason,
+    ToolCall, Usage,
 };
 use pincer_testkit::{Fault, Match, MockLlm, Reply, Rule, Scenario};
 use serde_json::{Value, json};
+
+use crate::common::mock_anthropic;
 
 fn stub_stream_fn() -> StreamFn {
     let client = LlmClient::new();
@@ -75,6 +76,24 @@ fn conversation() -> Vec<Message> {
     ]
 }
 
+/// `compact` on the offline stub model, keeping `keep_recent_tokens`.
+async fn compact_on_stub(
+    messages: &[Message],
+    keep_recent_tokens: u64,
+    cancel: &CancellationToken,
+) -> Result<CompactionResult, CompactionError> {
+    let settings = settings(keep_recent_tokens);
+    compact(
+        &stub_stream_fn(),
+        &stub::model(),
+        messages,
+        &settings,
+        None,
+        cancel,
+    )
+    .await
+}
+
 fn settings(keep_recent_tokens: u64) -> CompactionSettings {
     CompactionSettings {
         keep_recent_tokens,
@@ -92,16 +111,9 @@ fn text_of(message: &Message) -> String {
 #[tokio::test]
 async fn compacts_with_the_stub_model() {
     let messages = conversation();
-    let result = compact(
-        &stub_stream_fn(),
-        &stub::model(),
-        &messages,
-        &settings(250),
-        None,
-        &CancellationToken::new(),
-    )
-    .await
-    .unwrap();
+    let result = compact_on_stub(&messages, 250, &CancellationToken::new())
+        .await
+        .unwrap();
 
     let tags = "\n\n<read-files>\nsrc/lib.rs\n</read-files>\n\n<modified-files>\nsrc/main.rs\n</modified-files>";
     let expected = format!(
@@ -133,16 +145,9 @@ async fn compacts_with_the_stub_model() {
     let (write, write_result) = tool_call("c3", "write", "src/lib.rs");
     next.extend([write, write_result, assistant(&filler('d'))]);
     next.extend([Message::user(filler('e')), Message::user(filler('f'))]);
-    let second = compact(
-        &stub_stream_fn(),
-        &stub::model(),
-        &next,
-        &settings(150),
-        None,
-        &CancellationToken::new(),
-    )
-    .await
-    .unwrap();
+    let second = compact_on_stub(&next, 150, &CancellationToken::new())
+        .await
+        .unwrap();
     assert_eq!(second.first_kept_index, next.len() - 2);
     assert_eq!(second.details.read_files, Vec::<String>::new());
     assert_eq!(
@@ -156,57 +161,29 @@ async fn compacts_with_the_stub_model() {
 #[tokio::test]
 async fn nothing_to_compact_and_cancelled() {
     let small = vec![Message::user("hi"), assistant("hello")];
-    let err = compact(
-        &stub_stream_fn(),
-        &stub::model(),
-        &small,
-        &settings(20000),
-        None,
-        &CancellationToken::new(),
-    )
-    .await
-    .unwrap_err();
+    let err = compact_on_stub(&small, 20000, &CancellationToken::new())
+        .await
+        .unwrap_err();
     assert_eq!(err, CompactionError::NothingToCompact);
     assert_eq!(err.to_string(), "Nothing to compact (session too small)");
     // Only a previous summary and kept messages: nothing new either.
     let after = vec![summary_message("S"), Message::user("hi")];
-    let err = compact(
-        &stub_stream_fn(),
-        &stub::model(),
-        &after,
-        &settings(1),
-        None,
-        &CancellationToken::new(),
-    )
-    .await
-    .unwrap_err();
+    let err = compact_on_stub(&after, 1, &CancellationToken::new())
+        .await
+        .unwrap_err();
     assert_eq!(err, CompactionError::NothingToCompact);
 
     let cancel = CancellationToken::new();
     cancel.cancel();
-    let err = compact(
-        &stub_stream_fn(),
-        &stub::model(),
-        &conversation(),
-        &settings(250),
-        None,
-        &cancel,
-    )
-    .await
-    .unwrap_err();
+    let err = compact_on_stub(&conversation(), 250, &cancel)
+        .await
+        .unwrap_err();
     assert_eq!(err, CompactionError::Aborted);
 }
 
 /// An Anthropic model pointed at the mock server, and a stream function with a key.
 async fn mock(scenario: Scenario) -> (MockLlm, Model, StreamFn) {
-    let server = MockLlm::start(scenario).await.expect("mock starts");
-    let mut models = ModelRegistry::builtin().expect("catalog");
-    models.set_base_url("anthropic", &server.url());
-    let model = models
-        .resolve("anthropic/claude-haiku-4-5")
-        .expect("model")
-        .clone();
-    let client = LlmClient::with_env(Arc::new(MapEnv::new([("ANTHROPIC_API_KEY", "k")])));
+    let (server, model, client) = mock_anthropic(scenario).await;
     (
         server,
         model,

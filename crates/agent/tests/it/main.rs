@@ -3,5 +3,6 @@
 //! `cargo test -p pincer-agent --test it <module>::`.
 
 mod agent_loop;
+mod common;
 mod compaction;
 mod compaction_wiring;
