@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::super::Gateway;
 use super::super::channel_ingress::ChannelIngress;
 use super::super::frames::MethodError;
+use super::blocking;
 use super::params::{NonEmpty, parse};
 use super::{Method, payload};
 use crate::pairing::{PairingError, PairingStore, PendingRequest};
@@ -73,7 +74,11 @@ pub(super) async fn call(gw: &Gateway, method: Method, p: &Value) -> Result<Valu
         Method::PairingList => {
             let params: PairingListParams = parse(p)?;
             let requests = on_store(ingress, move |store| {
-                store.list(params.channel.as_deref(), params.account_id.as_deref())
+                blocking::pairing_list(
+                    store,
+                    params.channel.as_deref(),
+                    params.account_id.as_deref(),
+                )
             })
             .await?;
             payload(RequestList::of(&requests))
@@ -83,8 +88,10 @@ pub(super) async fn call(gw: &Gateway, method: Method, p: &Value) -> Result<Valu
             let channel = params.channel.0;
             let code = params.code.0;
             let owned_channel = channel.clone();
-            let approved =
-                on_store(ingress, move |store| store.approve(&owned_channel, &code)).await?;
+            let approved = on_store(ingress, move |store| {
+                blocking::pairing_approve(store, &owned_channel, &code)
+            })
+            .await?;
             let chat = approved
                 .meta
                 .as_ref()
@@ -105,7 +112,12 @@ pub(super) async fn call(gw: &Gateway, method: Method, p: &Value) -> Result<Valu
         Method::PairingRevoke => {
             let params: PairingRevokeParams = parse(p)?;
             let revoked = on_store(ingress, move |store| {
-                store.revoke(&params.channel, params.account_id.as_deref(), &params.entry)
+                blocking::pairing_revoke(
+                    store,
+                    &params.channel,
+                    params.account_id.as_deref(),
+                    &params.entry,
+                )
             })
             .await?;
             payload(PairingRevoked {
@@ -205,6 +217,6 @@ pub fn list_json(
     channel: Option<&str>,
     account: Option<&str>,
 ) -> Result<Value, PairingError> {
-    let requests = store.list(channel, account)?;
+    let requests = blocking::pairing_list(store, channel, account)?;
     Ok(serde_json::to_value(RequestList::of(&requests)).unwrap_or(Value::Null))
 }

@@ -23,6 +23,7 @@ use super::super::Gateway;
 use super::super::frames::{MethodError, codes, ok_frame};
 use super::super::runs::{RunState, Submitted, final_payload};
 use super::super::runtime::{TurnOrigin, TurnRequest};
+use super::blocking;
 use super::params::{Later, NonEmpty, parse};
 use super::queue::{QueueFields, QueueModeParam, queue_fields, queue_mode_or};
 use super::{Defaults, FrameSender, agent_of_key, payload};
@@ -72,7 +73,7 @@ pub(super) async fn send(gw: &Arc<Gateway>, p: &Value) -> Result<ChatSendRespons
         let session = gw
             .runtime
             .sessions(&agent_id)
-            .run(move |s| s.reset(&reset_key))
+            .run(move |s| blocking::reset(s, &reset_key))
             .await
             .map_err(|e| MethodError::unavailable(e.to_string()))?;
         gw.system_events.clear(&key);
@@ -176,13 +177,7 @@ pub(super) async fn history(gw: &Gateway, p: &Value) -> Result<ChatHistoryRespon
     let store = gw.runtime.sessions(&agent_id);
     let read_key = key.clone();
     let read = store
-        .run(move |s| {
-            let Some(entry) = s.entry(&read_key)? else {
-                return Ok(None);
-            };
-            let session = s.resume(&read_key)?;
-            Ok(Some((entry, session.transcript.context())))
-        })
+        .run(move |s| blocking::history(s, &read_key))
         .await
         .map_err(|e| MethodError::unavailable(e.to_string()))?;
     let defaults = Defaults::of(gw, &agent_id);
@@ -241,18 +236,7 @@ pub(super) async fn inject(gw: &Gateway, p: &Value) -> Result<ChatInjectResponse
     let written = gw
         .runtime
         .sessions(&agent_of_key(gw, key))
-        .run(move |s| {
-            if s.entry(&owned_key)?.is_none() {
-                return Ok(None);
-            }
-            let mut session = s.resume(&owned_key)?;
-            Ok(Some(
-                session
-                    .transcript
-                    .append_message(appended)
-                    .map(|entry| entry.id.clone()),
-            ))
-        })
+        .run(move |s| blocking::append(s, &owned_key, appended))
         .await
         .map_err(|e| MethodError::unavailable(e.to_string()))?;
     let message_id = match written {

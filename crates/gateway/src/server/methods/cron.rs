@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::super::Gateway;
 use super::super::frames::MethodError;
+use super::blocking::{self, on_cron};
 use super::params::parse;
 use super::{Method, payload};
 use crate::cron::{CronJob, CronServiceError, NewCronJob, RunLogEntry};
@@ -141,7 +142,11 @@ pub(super) async fn call(gw: &Gateway, method: Method, p: &Value) -> Result<Valu
             // The job's own schema, with serde's messages (OpenClaw's CronJobCreate).
             let input: NewCronJob = serde_json::from_value(p.clone())
                 .map_err(|e| MethodError::invalid(format!("invalid cron job: {e}")))?;
-            payload(cron.add(input).map_err(refused)?)
+            payload(
+                on_cron(cron, move |c| blocking::cron_add(c, input))
+                    .await?
+                    .map_err(refused)?,
+            )
         }
         Method::CronUpdate => {
             let params: CronUpdateParams = parse(p)?;
@@ -155,11 +160,19 @@ pub(super) async fn call(gw: &Gateway, method: Method, p: &Value) -> Result<Valu
                     "patch must be an object of job fields",
                 ));
             };
-            payload(cron.update(id, &patch).map_err(refused)?)
+            let id = id.to_owned();
+            payload(
+                on_cron(cron, move |c| blocking::cron_update(c, &id, &patch))
+                    .await?
+                    .map_err(refused)?,
+            )
         }
         Method::CronRemove => {
             let params: CronJobParams = parse(p)?;
-            let removed = cron.remove(params.id()?).map_err(refused)?;
+            let id = params.id()?.to_owned();
+            let removed = on_cron(cron, move |c| blocking::cron_remove(c, &id))
+                .await?
+                .map_err(refused)?;
             payload(CronRemoveResponse { ok: true, removed })
         }
         Method::CronRun => {
@@ -186,8 +199,9 @@ pub(super) async fn call(gw: &Gateway, method: Method, p: &Value) -> Result<Valu
                 id: params.id,
                 job_id: params.job_id,
             };
-            let entries = cron
-                .runs(job.id()?, usize::try_from(limit).unwrap_or(50))
+            let (id, limit) = (job.id()?.to_owned(), usize::try_from(limit).unwrap_or(50));
+            let entries = on_cron(cron, move |c| blocking::cron_runs(c, &id, limit))
+                .await?
                 .map_err(refused)?;
             payload(CronRunsResponse { entries })
         }

@@ -8,6 +8,7 @@
 //! and `agent`. Side effects need `operator.write`, reads `operator.read`, and what hands out
 //! the machine (config, cron jobs, pairing approvals, system events) `operator.admin`.
 
+mod blocking;
 pub mod channels;
 mod chat;
 mod cron;

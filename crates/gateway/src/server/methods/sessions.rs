@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use super::super::Gateway;
 use super::super::frames::MethodError;
 use super::super::transcript_trim::{Trimmed, trim_transcript};
+use super::blocking;
 use super::params::{NonEmpty, parse};
 use super::{Defaults, agent_of_key};
 
@@ -84,7 +85,7 @@ pub(super) async fn list(gw: &Gateway, p: &Value) -> Result<SessionsListResponse
     let offset = params.offset.unwrap_or(0) as usize;
     let store = gw.runtime.sessions(&agent_id);
     let all = store
-        .run(|s| s.list())
+        .run(blocking::list)
         .await
         .map_err(|e| MethodError::unavailable(e.to_string()))?;
     let total = all.len();
@@ -166,7 +167,7 @@ pub(super) async fn patch(gw: &Gateway, p: &Value) -> Result<SessionsPatchRespon
     let store = gw.runtime.sessions(&agent_of_key(gw, &key));
     let patch_key = key.clone();
     let entry = store
-        .run(move |s| s.patch(&patch_key, &Value::Object(patch)))
+        .run(move |s| blocking::patch(s, &patch_key, &Value::Object(patch)))
         .await
         .map_err(|e| MethodError::invalid(e.to_string()))?;
     Ok(SessionsPatchResponse {
@@ -196,7 +197,7 @@ pub(super) async fn reset(gw: &Gateway, p: &Value) -> Result<SessionsResetRespon
     let store = gw.runtime.sessions(&agent_of_key(gw, &key));
     let reset_key = key.clone();
     let session = store
-        .run(move |s| s.reset(&reset_key))
+        .run(move |s| blocking::reset(s, &reset_key))
         .await
         .map_err(|e| MethodError::unavailable(e.to_string()))?;
     // OpenClaw discards a session's queued system events when it starts over.
@@ -228,7 +229,7 @@ pub(super) async fn delete(gw: &Gateway, p: &Value) -> Result<SessionsDeleteResp
     let store = gw.runtime.sessions(&agent_of_key(gw, &key));
     let archive_key = key.clone();
     let archived = store
-        .run(move |s| s.archive(&archive_key))
+        .run(move |s| blocking::archive(s, &archive_key))
         .await
         .map_err(|e| MethodError::invalid(e.to_string()))?;
     Ok(SessionsDeleteResponse {
@@ -291,7 +292,7 @@ pub(super) async fn compact(
 }
 
 /// `sessions.compact` on an idle session.
-#[allow(
+#[expect(
     clippy::disallowed_methods,
     reason = "runs on the blocking pool: sessions.compact"
 )]

@@ -1,0 +1,180 @@
+//! The methods' file work: every store, pairing and cron call that reads, locks, writes or
+//! fsyncs a file, each one run only on tokio's blocking pool (through `SessionStore::run`,
+//! the channel ingress's `on_store` or [`on_cron`]), never on a runtime worker thread. The
+//! handlers in the family modules decide what to do; these functions only touch the disk.
+
+use std::sync::Arc;
+
+use pincer_ai::Message;
+use pincer_store::{OpenSession, SessionEntry, SessionStore, StoreError};
+use serde_json::Value;
+
+use super::super::frames::MethodError;
+use crate::cron::{CronJob, CronService, CronServiceError, NewCronJob, RunLogEntry};
+use crate::pairing::{Approved, PairingError, PairingStore, PendingRequest, Revoked};
+
+type StoreResult<T> = Result<T, StoreError>;
+
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: SessionStore::run"
+)]
+pub(super) fn reset(store: &SessionStore, key: &str) -> StoreResult<OpenSession> {
+    store.reset(key)
+}
+
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: SessionStore::run"
+)]
+pub(super) fn list(store: &SessionStore) -> StoreResult<Vec<(String, SessionEntry)>> {
+    store.list()
+}
+
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: SessionStore::run"
+)]
+pub(super) fn patch(store: &SessionStore, key: &str, patch: &Value) -> StoreResult<SessionEntry> {
+    store.patch(key, patch)
+}
+
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: SessionStore::run"
+)]
+pub(super) fn archive(store: &SessionStore, key: &str) -> StoreResult<Option<std::path::PathBuf>> {
+    store.archive(key)
+}
+
+/// A session's entry and the messages of its transcript's context; `None` for a session
+/// that does not exist.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: SessionStore::run"
+)]
+pub(super) fn history(
+    store: &SessionStore,
+    key: &str,
+) -> StoreResult<Option<(SessionEntry, Vec<Message>)>> {
+    let Some(entry) = store.entry(key)? else {
+        return Ok(None);
+    };
+    let session = store.resume(key)?;
+    Ok(Some((entry, session.transcript.context())))
+}
+
+/// Appends `message` to an existing session's transcript: `None` when there is no such
+/// session; the append's own failure is kept apart from the lookup's.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: SessionStore::run"
+)]
+pub(super) fn append(
+    store: &SessionStore,
+    key: &str,
+    message: Message,
+) -> StoreResult<Option<StoreResult<String>>> {
+    if store.entry(key)?.is_none() {
+        return Ok(None);
+    }
+    let mut session = store.resume(key)?;
+    Ok(Some(
+        session
+            .transcript
+            .append_message(message)
+            .map(|entry| entry.id.clone()),
+    ))
+}
+
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: on_store"
+)]
+pub(super) fn pairing_list(
+    store: &PairingStore,
+    channel: Option<&str>,
+    account: Option<&str>,
+) -> Result<Vec<PendingRequest>, PairingError> {
+    store.list(channel, account)
+}
+
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: on_store"
+)]
+pub(super) fn pairing_approve(
+    store: &PairingStore,
+    channel: &str,
+    code: &str,
+) -> Result<Approved, PairingError> {
+    store.approve(channel, code)
+}
+
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: on_store"
+)]
+pub(super) fn pairing_revoke(
+    store: &PairingStore,
+    channel: &str,
+    account: Option<&str>,
+    entry: &str,
+) -> Result<Revoked, PairingError> {
+    store.revoke(channel, account, entry)
+}
+
+/// Runs cron `work` (it reads or writes the job file or the run log) on the blocking pool.
+pub(super) async fn on_cron<T, F>(
+    cron: &Arc<CronService>,
+    work: F,
+) -> Result<Result<T, CronServiceError>, MethodError>
+where
+    T: Send + 'static,
+    F: FnOnce(&CronService) -> Result<T, CronServiceError> + Send + 'static,
+{
+    let cron = Arc::clone(cron);
+    tokio::task::spawn_blocking(move || work(&cron))
+        .await
+        .map_err(|e| MethodError::unavailable(format!("the cron task failed: {e}")))
+}
+
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: on_cron"
+)]
+pub(super) fn cron_add(cron: &CronService, input: NewCronJob) -> Result<CronJob, CronServiceError> {
+    cron.add(input)
+}
+
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: on_cron"
+)]
+pub(super) fn cron_update(
+    cron: &CronService,
+    id: &str,
+    patch: &Value,
+) -> Result<CronJob, CronServiceError> {
+    cron.update(id, patch)
+}
+
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: on_cron"
+)]
+pub(super) fn cron_remove(cron: &CronService, id: &str) -> Result<bool, CronServiceError> {
+    cron.remove(id)
+}
+
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: on_cron"
+)]
+pub(super) fn cron_runs(
+    cron: &CronService,
+    id: &str,
+    limit: usize,
+) -> Result<Vec<RunLogEntry>, CronServiceError> {
+    cron.runs(id, limit)
+}
