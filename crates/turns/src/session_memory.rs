@@ -154,6 +154,10 @@ pub(crate) fn inject_into(agent: &mut AgentConfig, snippet: &str) {
 
 /// Before a turn: when the session's memory is on, shows the memory file's tail to the
 /// model (see [`inject_into`]). Returns whether it is on.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: turn_store::open"
+)]
 pub(crate) fn before_turn(
     session: &OpenSession,
     workspace: &Path,

@@ -649,6 +649,7 @@ impl ChannelIngress {
             return (text, Vec::new());
         }
         let (runtime, agent_id) = (Arc::clone(&self.gw.runtime), agent_id.to_owned());
+        #[expect(clippy::disallowed_methods, reason = "inside spawn_blocking")]
         let checked = tokio::task::spawn_blocking(move || {
             let workspace = runtime.workspace(&agent_id);
             check_media_paths(&paths, workspace.as_deref(), started)

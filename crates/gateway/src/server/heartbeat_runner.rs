@@ -173,6 +173,7 @@ impl AgentHeartbeat {
         }
         let events = gw.system_events.peek(&key);
         let (runtime, agent_id) = (Arc::clone(&gw.runtime), self.agent_id.clone());
+        #[expect(clippy::disallowed_methods, reason = "inside spawn_blocking")]
         let file = tokio::task::spawn_blocking(move || match runtime.workspace(&agent_id) {
             Some(dir) => read_heartbeat_file(&dir),
             None => HeartbeatFile::Missing,

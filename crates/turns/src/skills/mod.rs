@@ -241,6 +241,10 @@ impl SkillSet {
 }
 
 /// Loads the skills of every root in `dirs`.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: Runtime::plan (on the pool) and the CLI's one-shot commands"
+)]
 pub fn load_skills(dirs: &SkillDirs) -> SkillSet {
     load_skills_from_roots(&dirs.roots())
 }
