@@ -86,14 +86,7 @@ pub(super) fn spawn(spec: &SpawnSpec) -> io::Result<Spawned> {
     let (pty, pts) = pty_process::open().map_err(into_io)?;
     pty.resize(pty_process::Size::new(WINDOW_SIZE.0, WINDOW_SIZE.1))
         .map_err(into_io)?;
-    let mut command = tokio::process::Command::new("sh");
-    command
-        .arg("-c")
-        .arg(&spec.command)
-        .current_dir(&spec.cwd)
-        .env_clear()
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .kill_on_drop(true);
+    let mut command = spec.shell();
     if !spec.env.iter().any(|(k, _)| k == "TERM") {
         command.env("TERM", DEFAULT_TERM);
     }

@@ -118,6 +118,22 @@ pub struct SpawnSpec {
     pub record_dir: Option<PathBuf>,
 }
 
+impl SpawnSpec {
+    /// `sh -c <command>` in `cwd` with exactly `env`, killed when dropped: what both the
+    /// piped and the pty spawn start from.
+    pub(super) fn shell(&self) -> tokio::process::Command {
+        let mut command = tokio::process::Command::new("sh");
+        command
+            .arg("-c")
+            .arg(&self.command)
+            .current_dir(&self.cwd)
+            .env_clear()
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .kill_on_drop(true);
+        command
+    }
+}
+
 /// Called by the supervisor once the session has ended.
 pub type ExitHook = Box<dyn FnOnce(&Session) + Send>;
 
@@ -236,18 +252,12 @@ pub fn spawn(spec: SpawnSpec, on_exit: ExitHook) -> std::io::Result<std::sync::A
 fn spawn_piped(spec: &SpawnSpec) -> std::io::Result<Spawned> {
     let (reader, writer) = std::io::pipe()?;
     let writer_err = writer.try_clone()?;
-    let mut command = tokio::process::Command::new("sh");
+    let mut command = spec.shell();
     command
-        .arg("-c")
-        .arg(&spec.command)
-        .current_dir(&spec.cwd)
-        .env_clear()
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::from(writer))
         .stderr(Stdio::from(writer_err))
-        .process_group(0)
-        .kill_on_drop(true);
+        .process_group(0);
     set_up_child(&mut command);
     let spawned = command.spawn();
     // The command holds our copies of the pipe's write end: close them, or EOF never comes.

@@ -118,6 +118,35 @@ async fn poll_to_exit(process: &Arc<dyn AgentTool>, id: &str) -> String {
     panic!("session {id} did not exit: {all}");
 }
 
+/// Starts `command` in the background (`pty` or not), writes `first` to it, then `last`
+/// and end of input, and waits for it to exit. The session id, the answer to the last
+/// write, and the session's whole log.
+async fn write_then_close(
+    env: &Env,
+    command: &str,
+    pty: bool,
+    first: &str,
+    last: &str,
+) -> (String, String, String) {
+    let (exec, process) = env.full();
+    let out = call(
+        &exec,
+        json!({"command": command, "background": true, "pty": pty}),
+    )
+    .await
+    .unwrap();
+    let id = session_id(&out);
+    let write = |data: &str, eof: bool| json!({"action": "write", "sessionId": id, "data": data, "eof": eof});
+    call(&process, write(first, false)).await.unwrap();
+    let wrote = call(&process, write(last, true)).await.unwrap();
+    let polled = poll_to_exit(&process, &id).await;
+    assert!(polled.contains("Process exited (exit code 0)."), "{polled}");
+    let log = call(&process, json!({"action": "log", "sessionId": id}))
+        .await
+        .unwrap();
+    (id, wrote.text_content(), log.text_content())
+}
+
 #[tokio::test]
 async fn streams_updates_and_returns_output_with_exit_code() {
     let env = setup();
@@ -563,36 +592,14 @@ async fn allowlist_runs_listed_programs_and_refuses_bypasses() {
 #[tokio::test]
 async fn writes_to_stdin_and_closes_it() {
     let env = setup();
-    let (exec, process) = env.full();
-    let out = call(
-        &exec,
-        json!({"command": "read line; echo got:$line; cat", "background": true}),
-    )
-    .await
-    .unwrap();
-    let id = session_id(&out);
-    call(
-        &process,
-        json!({"action": "write", "sessionId": id, "data": "hello\n"}),
-    )
-    .await
-    .unwrap();
-    let wrote = call(
-        &process,
-        json!({"action": "write", "sessionId": id, "data": "more\n", "eof": true}),
-    )
-    .await
-    .unwrap();
+    let command = "read line; echo got:$line; cat";
+    let (id, wrote, log) = write_then_close(&env, command, false, "hello\n", "more\n").await;
     assert_eq!(
-        wrote.text_content(),
+        wrote,
         format!("Wrote 5 bytes to session {} and closed stdin.", &id[..8])
     );
-    let polled = poll_to_exit(&process, &id).await;
-    assert!(polled.contains("Process exited (exit code 0)."), "{polled}");
-    let log = call(&process, json!({"action": "log", "sessionId": id}))
-        .await
-        .unwrap();
-    assert_eq!(log.text_content(), "got:hello\nmore");
+    assert_eq!(log, "got:hello\nmore");
+    let (_, process) = env.full();
     let err = call(
         &process,
         json!({"action": "write", "sessionId": id, "data": "x"}),
@@ -697,38 +704,14 @@ async fn pty_gives_the_command_a_terminal() {
 #[tokio::test]
 async fn pty_session_takes_input_and_ends_on_ctrl_d() {
     let mut env = setup();
-    let (exec, process) = env.full();
-    let out = call(
-        &exec,
-        json!({"command": "read line; echo got:$line; cat", "background": true, "pty": true}),
-    )
-    .await
-    .unwrap();
-    let id = session_id(&out);
-    call(
-        &process,
-        json!({"action": "write", "sessionId": id, "data": "hello\n"}),
-    )
-    .await
-    .unwrap();
     // A partial line, then end of input: cat prints it and exits.
-    let wrote = call(
-        &process,
-        json!({"action": "write", "sessionId": id, "data": "more", "eof": true}),
-    )
-    .await
-    .unwrap();
+    let command = "read line; echo got:$line; cat";
+    let (id, wrote, log) = write_then_close(&env, command, true, "hello\n", "more").await;
     assert_eq!(
-        wrote.text_content(),
+        wrote,
         format!("Wrote 4 bytes to session {} and closed stdin.", &id[..8])
     );
-    let polled = poll_to_exit(&process, &id).await;
-    assert!(polled.contains("Process exited (exit code 0)."), "{polled}");
-    let log = call(&process, json!({"action": "log", "sessionId": id}))
-        .await
-        .unwrap();
     // The terminal echoes input as it is written, so the order of echo and output varies.
-    let log = log.text_content();
     assert!(log.contains("got:hello\n"), "{log}");
     assert_eq!(
         (log.matches("hello").count(), log.matches("more").count()),
