@@ -442,3 +442,72 @@ pub(super) fn extension_ui_response(
         answered: true,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wire<T: Serialize>(response: T) -> String {
+        payload(response).map(|v| v.to_string()).unwrap_or_default()
+    }
+
+    fn defaults() -> Defaults {
+        Defaults {
+            model_provider: "p".into(),
+            model: "m".into(),
+            context_tokens: 7,
+        }
+    }
+
+    #[test]
+    fn answers_keep_their_wire_bytes_absent_and_null_fields() {
+        let queue = QueueFields {
+            queue_mode: Some("steer"),
+            active_run_id: Some("r0".into()),
+            ..QueueFields::default()
+        };
+        let sent = ChatSendResponse {
+            run_id: "r1".into(),
+            status: "steered",
+            session_id: None,
+            queue,
+        };
+        assert_eq!(
+            wire(sent),
+            r#"{"activeRunId":"r0","queueMode":"steer","runId":"r1","status":"steered"}"#
+        );
+        let waited = AgentWaitResponse {
+            status: "timeout",
+            started_at: 5,
+            ended_at: None,
+            error: None,
+        };
+        assert_eq!(wire(waited), r#"{"startedAt":5,"status":"timeout"}"#);
+        let unknown = ChatHistoryResponse {
+            session_key: "k".into(),
+            session_id: None,
+            messages: Vec::new(),
+            has_more: false,
+            total_messages: 0,
+            thinking_level: None,
+            defaults: defaults(),
+        };
+        assert_eq!(
+            wire(unknown),
+            r#"{"defaults":{"contextTokens":7,"model":"m","modelProvider":"p"},"hasMore":false,"messages":[],"sessionKey":"k","totalMessages":0}"#
+        );
+        let known = ChatHistoryResponse {
+            session_key: "k".into(),
+            session_id: Some("s".into()),
+            messages: Vec::new(),
+            has_more: false,
+            total_messages: 0,
+            thinking_level: Some(None),
+            defaults: defaults(),
+        };
+        assert_eq!(
+            wire(known),
+            r#"{"defaults":{"contextTokens":7,"model":"m","modelProvider":"p"},"hasMore":false,"messages":[],"sessionId":"s","sessionKey":"k","thinkingLevel":null,"totalMessages":0}"#
+        );
+    }
+}
