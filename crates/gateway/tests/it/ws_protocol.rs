@@ -8,7 +8,7 @@
     reason = "tests set up and inspect files directly"
 )]
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

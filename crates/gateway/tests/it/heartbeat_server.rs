@@ -9,7 +9,7 @@
     reason = "tests set up and inspect files directly"
 )]
 
-mod support;
+use crate::support;
 
 use pincer_gateway::heartbeat::{EXEC_EVENT_PROMPT, HEARTBEAT_PROMPT, HeartbeatSettings};
 use pincer_testkit::{Match, Reply, Rule, Scenario};

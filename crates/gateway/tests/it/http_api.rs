@@ -9,7 +9,7 @@
     reason = "tests set up and inspect files directly"
 )]
 
-mod support;
+use crate::support;
 
 use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;

@@ -1,0 +1,14 @@
+//! pincer-gateway's integration tests, one binary (linked once, not once per file); run one
+//! module with `cargo test -p pincer-gateway --test it <module>::`. `support` starts a real
+//! server on 127.0.0.1 with the mock LLM.
+
+mod support;
+
+mod cron_server;
+mod heartbeat_server;
+mod http_api;
+mod http_limits;
+mod pairing;
+mod pairing_policy;
+mod system_events;
+mod ws_protocol;
