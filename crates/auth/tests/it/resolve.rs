@@ -9,7 +9,7 @@ use std::time::Duration;
 use pincer_ai::env::MapEnv;
 use pincer_auth::{
     AuthError, AuthStore, CodexOAuth, CodexOAuthConfig, CooldownPolicy, CredentialKind,
-    FailureKind, KeyResolver, OAuthCredential, ProfileId, Secret,
+    FailureKind, KeyResolver, OAuthCredential, ProfileId, ResolvedCredential, Secret,
 };
 use pincer_testkit::oauth::{FAKE_ACCOUNT_ID, fake_access_token};
 use pincer_testkit::{FakeOAuthServer, RefreshFailure};
@@ -40,6 +40,13 @@ fn expired_codex_profile(store: &AuthStore, refresh: &str) -> ProfileId {
             },
         )
         .unwrap()
+}
+
+/// The key for openai-codex at `NOW`, with no environment.
+async fn codex_key_now(resolver: &KeyResolver) -> Result<Option<ResolvedCredential>, AuthError> {
+    resolver
+        .resolve_key("openai-codex", None, &no_env(), NOW)
+        .await
 }
 
 fn resolver_with(server: &FakeOAuthServer, store: &AuthStore) -> KeyResolver {
@@ -180,11 +187,7 @@ async fn a_fresh_oauth_token_is_used_without_refreshing() {
         )
         .unwrap();
     let resolver = resolver_with(&server, &store);
-    let resolved = resolver
-        .resolve_key("openai-codex", None, &no_env(), NOW)
-        .await
-        .unwrap()
-        .unwrap();
+    let resolved = codex_key_now(&resolver).await.unwrap().unwrap();
     assert_eq!(resolved.secret.expose(), access);
     assert_eq!(resolved.kind, CredentialKind::OAuth);
     assert_eq!(resolved.account_id.as_deref(), Some(FAKE_ACCOUNT_ID));
@@ -198,11 +201,7 @@ async fn an_expired_token_is_refreshed_and_the_rotated_tokens_are_saved_first() 
     let (_dir, store) = home();
     let id = expired_codex_profile(&store, "rt-seed");
     let resolver = resolver_with(&server, &store);
-    let resolved = resolver
-        .resolve_key("openai-codex", None, &no_env(), NOW)
-        .await
-        .unwrap()
-        .unwrap();
+    let resolved = codex_key_now(&resolver).await.unwrap().unwrap();
     assert_eq!(resolved.profile_id, Some(id.clone()));
 
     let saved = match &store.load().unwrap().profiles[&id].credential {
@@ -271,10 +270,7 @@ async fn a_refused_refresh_says_to_log_in_again_and_disables_the_profile() {
         let (_dir, store) = home();
         let id = expired_codex_profile(&store, "rt-dead");
         let resolver = resolver_with(&server, &store);
-        let error = resolver
-            .resolve_key("openai-codex", None, &no_env(), NOW)
-            .await
-            .unwrap_err();
+        let error = codex_key_now(&resolver).await.unwrap_err();
         assert_eq!(
             error.to_string(),
             format!(
@@ -302,10 +298,7 @@ async fn an_outage_during_refresh_is_not_a_reason_to_log_in_again() {
     let (_dir, store) = home();
     expired_codex_profile(&store, "rt-seed");
     let resolver = resolver_with(&server, &store);
-    let error = resolver
-        .resolve_key("openai-codex", None, &no_env(), NOW)
-        .await
-        .unwrap_err();
+    let error = codex_key_now(&resolver).await.unwrap_err();
     assert_eq!(
         error.to_string(),
         format!(
@@ -315,12 +308,7 @@ async fn an_outage_during_refresh_is_not_a_reason_to_log_in_again() {
     assert!(!error.needs_login());
     assert_eq!(store.status(NOW).unwrap()[0].disabled_until, None);
     server.fail_refreshes(None);
-    assert!(
-        resolver
-            .resolve_key("openai-codex", None, &no_env(), NOW)
-            .await
-            .is_ok()
-    );
+    assert!(codex_key_now(&resolver).await.is_ok());
 }
 
 #[tokio::test]
@@ -335,11 +323,7 @@ async fn a_dead_oauth_profile_gives_way_to_the_next_profile() {
     let resolver = resolver_with(&server, &store)
         .with_order(BTreeMap::new())
         .with_policy(CooldownPolicy::default());
-    let resolved = resolver
-        .resolve_key("openai-codex", None, &no_env(), NOW)
-        .await
-        .unwrap()
-        .unwrap();
+    let resolved = codex_key_now(&resolver).await.unwrap().unwrap();
     assert_eq!(resolved.secret.expose(), "sk-fallback-key");
 }
 
@@ -348,10 +332,7 @@ async fn without_a_refresher_an_expired_login_asks_for_a_new_one() {
     let (_dir, store) = home();
     expired_codex_profile(&store, "rt");
     let resolver = KeyResolver::new(store.clone());
-    let error = resolver
-        .resolve_key("openai-codex", None, &no_env(), NOW)
-        .await
-        .unwrap_err();
+    let error = codex_key_now(&resolver).await.unwrap_err();
     assert_eq!(
         error.to_string(),
         format!(
