@@ -11,12 +11,7 @@ mod cli;
 mod config_cmd;
 mod credentials;
 mod cron;
-mod gateway_client;
-mod gateway_cmd;
-mod gateway_config_cmd;
-mod gateway_daemon;
-mod gateway_protocol_cmd;
-mod gateway_runtime;
+mod gateway;
 mod heartbeat_setup;
 mod log_writer;
 mod manual_tools;
@@ -47,7 +42,7 @@ fn main() -> ExitCode {
     let command = match cli.command {
         // The gateway sets up its own logging and runtime (a daemon logs to a file, with
         // timestamps, and serves on a worker pool).
-        Command::Gateway(args) => return exit_code(gateway_cmd::main(args)),
+        Command::Gateway(args) => return exit_code(gateway::main(args)),
         command => command,
     };
     init_logging();

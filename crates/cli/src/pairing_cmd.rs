@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use crate::app::App;
 use crate::channel_setup::pairing_store;
 use crate::cli::PairingCommand;
-use crate::gateway_client::{CallError, Endpoint, GatewayClient, NotRunning};
+use crate::gateway::client::{CallError, Endpoint, GatewayClient, NotRunning};
 
 pub async fn run(app: &App, command: PairingCommand) -> Result<ExitCode> {
     let mut backend = Backend::open(app).await?;

@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 
 use crate::app::App;
 use crate::cli::{CronAddArgs, CronCommand, CronEditArgs};
-use crate::gateway_client::{Endpoint, GatewayClient, NotRunning};
+use crate::gateway::client::{Endpoint, GatewayClient, NotRunning};
 
 /// How long `cron run` waits for the run to finish: an agent turn with tools can take
 /// minutes.

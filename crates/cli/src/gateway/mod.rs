@@ -1,7 +1,9 @@
 //! `pincer gateway`: runs the gateway server in the foreground (`run`, the default) until
 //! SIGTERM or Ctrl-C, and prints the gateway token (`token`). Starting it as a daemon,
-//! `status` and `stop` are in `gateway_daemon.rs`; the files and process checks they share
-//! in `service.rs`; `gateway config set|show|clear` in `gateway_config_cmd.rs`.
+//! `status` and `stop` are in `daemon.rs`; the files and process checks they share
+//! in `service.rs`; `gateway config set|show|clear` in `config_cmd.rs`; `gateway protocol` in
+//! `protocol_cmd.rs`; the server's `Runtime` in `runtime.rs`; the WS client other commands use in
+//! `client.rs`.
 //!
 //! Where it listens: `--port`/`--bind` (`PINCER_GATEWAY_PORT` stands in for `--port`),
 //! else the config's `gateway.port`/`gateway.bind`, else 18789 on loopback. The token:
@@ -9,6 +11,12 @@
 //! The browser checks (`gateway.allowedHosts`, `gateway.controlUi.allowedOrigins`) and the
 //! HTTP limits (`gateway.http`) come from the config; at start the soft limit on open files
 //! is raised to the hard one, and the connection cap kept below it.
+
+pub mod client;
+mod config_cmd;
+mod daemon;
+mod protocol_cmd;
+mod runtime;
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -40,7 +48,7 @@ pub fn main(args: GatewayArgs) -> Result<ExitCode> {
         GatewayCommand::Run(run) => run_gateway(run),
         GatewayCommand::Start(start) if start.daemon => {
             crate::init_logging();
-            current_thread()?.block_on(crate::gateway_daemon::start(start.listen))
+            current_thread()?.block_on(crate::gateway::daemon::start(start.listen))
         }
         GatewayCommand::Start(start) => run_gateway(GatewayRunArgs {
             listen: start.listen,
@@ -48,11 +56,11 @@ pub fn main(args: GatewayArgs) -> Result<ExitCode> {
         }),
         GatewayCommand::Status => {
             crate::init_logging();
-            current_thread()?.block_on(crate::gateway_daemon::status())
+            current_thread()?.block_on(crate::gateway::daemon::status())
         }
         GatewayCommand::Stop => {
             crate::init_logging();
-            current_thread()?.block_on(crate::gateway_daemon::stop())
+            current_thread()?.block_on(crate::gateway::daemon::stop())
         }
         GatewayCommand::Token => {
             crate::init_logging();
@@ -60,9 +68,9 @@ pub fn main(args: GatewayArgs) -> Result<ExitCode> {
         }
         GatewayCommand::Config(command) => {
             crate::init_logging();
-            crate::gateway_config_cmd::run(&ProcessEnv, command)
+            crate::gateway::config_cmd::run(&ProcessEnv, command)
         }
-        GatewayCommand::Protocol => crate::gateway_protocol_cmd::run(),
+        GatewayCommand::Protocol => crate::gateway::protocol_cmd::run(),
     }
 }
 
@@ -277,7 +285,7 @@ async fn serve_until_signal(
     // Kept until the gateway stops: each keeps an agent's memory index current.
     let _memory_watchers = crate::memory_setup::start_watchers(&app).await;
     let gateway = app.config.gateway.clone();
-    let runtime = Arc::new(crate::gateway_runtime::GatewayRuntime::new(
+    let runtime = Arc::new(crate::gateway::runtime::GatewayRuntime::new(
         app,
         processes.clone(),
         cron.clone(),

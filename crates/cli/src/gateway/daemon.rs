@@ -15,7 +15,7 @@ use serde::Serialize;
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::cli::ListenArgs;
-use crate::gateway_cmd::{Listen, check_auth_allowed, resolve_token, url};
+use crate::gateway::{Listen, check_auth_allowed, resolve_token, url};
 use crate::log_writer::open_append;
 use crate::service::{self, ServiceState};
 
@@ -80,7 +80,7 @@ pub async fn start(args: ListenArgs) -> Result<ExitCode> {
     ];
     // stdin is /dev/null and stdout/stderr the log (appended): nothing ties the daemon to
     // this terminal or to a pipe of whoever ran `start`. It detaches itself (`setsid`, see
-    // `gateway_cmd::detach`).
+    // `gateway::detach`).
     let mut child = Command::new(&exe)
         .args(&args)
         .env("PINCER_HOME", &home)
