@@ -8,12 +8,11 @@
 
 use std::time::Duration;
 
-use crate::common::channels::last_user_text;
+use crate::common::channels::{last_user_text, session_keys};
 use crate::common::fake_channel::{FakeChannel, T};
 use crate::common::mock;
 use pincer_testkit::fake_discord::{InjectAttachment, InjectDiscordMessage};
 use pincer_testkit::{FakeDiscord, Match, Reply, Rule, Scenario};
-use serde_json::Value;
 
 const OWNER: &str = "1001";
 const OWNER_DM: &str = "500";
@@ -22,10 +21,6 @@ const GUILD_CHANNEL: &str = "901";
 
 async fn fake() -> FakeDiscord {
     <FakeDiscord as FakeChannel>::start().await
-}
-
-fn owner_only() -> String {
-    FakeDiscord::owner_only()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -76,39 +71,24 @@ async fn a_thread_belongs_to_its_parent_channel_and_has_a_session_of_its_own() {
         ),
     );
 
-    fake.inject_message(InjectDiscordMessage::guild(
-        GUILD,
-        THREAD,
-        "7",
-        "in the thread",
-    ));
+    fake.inject_group(THREAD, "in the thread", false);
     let sent = fake.wait_for_messages(1, T).await;
     assert_eq!(sent.len(), 1, "{sent:?}");
     assert_eq!(sent[0].channel_id, THREAD, "the reply goes to the thread");
     assert_eq!(sent[0].content, "thread reply");
 
-    fake.inject_message(InjectDiscordMessage::guild(
-        GUILD,
-        GUILD_CHANNEL,
-        "7",
-        "in the channel",
-    ));
+    fake.inject_group(GUILD_CHANNEL, "in the channel", false);
     let sent = fake.wait_for_messages(2, T).await;
     assert_eq!(sent.len(), 2, "{sent:?}");
     assert_eq!(sent[1].channel_id, GUILD_CHANNEL);
     assert_eq!(sent[1].content, "channel reply");
 
-    let index: Value = serde_json::from_str(
-        &std::fs::read_to_string(home.sessions_dir().join("sessions.json")).unwrap(),
-    )
-    .unwrap();
-    let mut keys: Vec<&String> = index.as_object().unwrap().keys().collect();
-    keys.sort();
+    let keys = session_keys(&home);
     assert_eq!(
         keys,
         [
-            &format!("agent:main:discord:channel:{GUILD_CHANNEL}"),
-            &format!("agent:main:discord:channel:{GUILD_CHANNEL}:thread:{THREAD}"),
+            format!("agent:main:discord:channel:{GUILD_CHANNEL}"),
+            format!("agent:main:discord:channel:{GUILD_CHANNEL}:thread:{THREAD}"),
         ]
     );
     assert_eq!(
@@ -133,7 +113,7 @@ async fn reconnect_requests_resume_and_an_invalid_session_identifies_anew() {
     )
     .await;
     let fake = fake().await;
-    let (_home, gateway) = fake.gateway(&llm, &owner_only());
+    let (_home, gateway) = fake.gateway(&llm, &FakeDiscord::owner_only());
     fake.inject_message(InjectDiscordMessage::dm(OWNER_DM, OWNER, "one"));
     assert_eq!(fake.wait_for_messages(1, T).await[0].content, "first");
 
@@ -161,7 +141,10 @@ async fn reconnect_requests_resume_and_an_invalid_session_identifies_anew() {
 async fn a_textless_message_with_a_refused_file_leaves_none_of_its_files_staged() {
     let llm = mock(Scenario::new().rule(Rule::when(Match::any()).reply(Reply::text("hi")))).await;
     let fake = fake().await;
-    let (home, gateway) = fake.gateway(&llm, &format!("{}, mediaMaxMb: 1", owner_only()));
+    let (home, gateway) = fake.gateway(
+        &llm,
+        &format!("{}, mediaMaxMb: 1", FakeDiscord::owner_only()),
+    );
 
     // One file fetched and staged, one refused, no text: the refusal is the only answer.
     fake.inject_message(

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use crate::common::channels::{last_user_text, turns_on};
+use crate::common::channels::{attached_path, last_user_text, turns_on};
 use crate::common::fake_channel::feishu::{assert_card_reply, no_protocol_errors};
 use crate::common::fake_channel::{FakeChannel, T};
 use crate::common::gateway::free_port;
@@ -23,10 +23,6 @@ async fn fake() -> FakeFeishu {
     <FakeFeishu as FakeChannel>::start().await
 }
 
-fn owner_only() -> String {
-    FakeFeishu::owner_only()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_event_in_parts_is_joined_and_a_silent_connection_is_replaced() {
     let llm = mock(
@@ -36,7 +32,7 @@ async fn an_event_in_parts_is_joined_and_a_silent_connection_is_replaced() {
     )
     .await;
     let fake = fake().await;
-    let (_home, gateway) = fake.gateway(&llm, &owner_only());
+    let (_home, gateway) = fake.gateway(&llm, &FakeFeishu::owner_only());
 
     // An event split into parts is joined.
     fake.inject_message(InjectFeishuMessage::dm(OWNER, "in pieces").split_into(3));
@@ -79,16 +75,13 @@ async fn images_arrive_for_the_agent_and_go_out_as_images() {
     )
     .await;
     let fake = fake().await;
-    let (home, gateway) = fake.gateway(&llm, &owner_only());
+    let (home, gateway) = fake.gateway(&llm, &FakeFeishu::owner_only());
 
     let id = fake.inject_message(InjectFeishuMessage::dm(OWNER, "").image(&b"\x89PNG picture"[..]));
     let sent = fake.wait_for_messages(1, T).await;
     assert_card_reply(&sent[0], &id, "got your picture");
     let prompt = last_user_text(&llm);
-    let path = prompt
-        .strip_prefix("[media attached: ")
-        .and_then(|rest| rest.split(" (").next())
-        .unwrap_or_else(|| panic!("{prompt}"));
+    let path = attached_path(&prompt);
     // Moved into the agent's workspace inbox, named relative to it.
     assert!(path.starts_with("inbox/"), "{path}");
     let workspace = home.path().join("agents/main/workspace");
@@ -147,7 +140,7 @@ async fn webhook_mode_answers_signed_encrypted_events_and_refuses_forgeries_and_
         &format!(
             "{}, connectionMode: \"webhook\", webhookHost: \"127.0.0.1\", webhookPort: {hook_port}, \
              webhookPath: \"/feishu/events\", verificationToken: \"vtok\", encryptKey: \"ekey\"",
-            owner_only()
+            FakeFeishu::owner_only()
         ),
     );
     let url = format!("http://127.0.0.1:{hook_port}/feishu/events");
@@ -238,7 +231,7 @@ async fn an_expired_token_is_renewed_and_a_rate_limited_reply_is_retried() {
     )
     .await;
     let fake = fake().await;
-    let (_home, gateway) = fake.gateway(&llm, &owner_only());
+    let (_home, gateway) = fake.gateway(&llm, &FakeFeishu::owner_only());
     fake.inject_message(InjectFeishuMessage::dm(OWNER, "one"));
     assert_eq!(fake.wait_for_messages(1, T).await[0].text(), "first");
     assert_eq!(fake.tenant_token_requests().len(), 1);

@@ -15,7 +15,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::common::channels::{GATEWAY_TOKEN, last_user_text, model_calls_with};
+use crate::common::channels::{
+    GATEWAY_TOKEN, attached_path, last_user_text, model_calls_with, session_keys,
+};
 use crate::common::fake_channel::{FakeChannel, T};
 use crate::common::gateway::WsClient;
 use crate::common::mock;
@@ -268,15 +270,10 @@ async fn a_thread_is_answered_in_it_with_a_session_of_its_own<F: FakeChannel>() 
     assert_eq!(sent[1].text, "thread reply");
     assert_eq!(sent[1].thread.as_deref(), Some(F::THREAD), "in the thread");
 
-    let index: Value = serde_json::from_str(
-        &std::fs::read_to_string(home.sessions_dir().join("sessions.json")).unwrap(),
-    )
-    .unwrap();
-    let mut keys: Vec<&String> = index.as_object().unwrap().keys().collect();
-    keys.sort();
+    let keys = session_keys(&home);
     assert_eq!(keys.len(), 2, "{keys:?}");
     assert_eq!(
-        *keys[1],
+        keys[1],
         format!(
             "{}:{}:{}",
             keys[0],
@@ -394,10 +391,7 @@ async fn inbound_files_land_in_the_inbox<F: FakeChannel>() {
     let prompt = last_user_text(&llm);
     let typed = format!(" ({})]", F::TEXT_FILE_TYPE);
     assert!(prompt.trim_end().ends_with(&typed), "{prompt}");
-    let path = prompt
-        .strip_prefix("[media attached: ")
-        .and_then(|rest| rest.split(" (").next())
-        .unwrap_or_else(|| panic!("{prompt}"));
+    let path = attached_path(&prompt);
     // Moved into the agent's workspace inbox, named relative to it.
     assert!(path.starts_with("inbox/"), "{path}");
     let workspace = home.path().join("agents/main/workspace");

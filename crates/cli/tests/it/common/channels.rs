@@ -71,3 +71,21 @@ pub fn turns_on(llm: &MockLlm, text: &str) -> usize {
         })
         .count()
 }
+
+/// The file a prompt's `[media attached: <path> (<type>)]` names (relative to the
+/// agent's workspace).
+pub fn attached_path(prompt: &str) -> &str {
+    prompt
+        .strip_prefix("[media attached: ")
+        .and_then(|rest| rest.split(" (").next())
+        .unwrap_or_else(|| panic!("{prompt}"))
+}
+
+/// The keys of the sessions index, sorted.
+pub fn session_keys(home: &Home) -> Vec<String> {
+    let text = std::fs::read_to_string(home.sessions_dir().join("sessions.json")).unwrap();
+    let index: Value = serde_json::from_str(&text).unwrap();
+    let mut keys: Vec<String> = index.as_object().unwrap().keys().cloned().collect();
+    keys.sort();
+    keys
+}

@@ -10,7 +10,7 @@ use pincer_testkit::fake_discord::{
 };
 use serde_json::json;
 
-use super::{FakeChannel, Inbound, Sent, SentFile, wait_until};
+use super::{FakeChannel, Inbound, Sent, SentFile, mentioning, wait_until};
 
 pub const GUILD: &str = "900";
 const OWNER_DM: &str = "500";
@@ -30,7 +30,7 @@ fn sent(m: &SentMessage) -> Sent {
 
 /// A message carrying only files is how files go out, not a text.
 fn is_text(m: &SentMessage) -> bool {
-    !(m.content.is_empty() && !m.files.is_empty())
+    !m.content.is_empty() || m.files.is_empty()
 }
 
 fn texts(all: &[SentMessage]) -> Vec<Sent> {
@@ -112,11 +112,7 @@ impl FakeChannel for FakeDiscord {
 
     fn inject_group(&self, group: &str, text: &str, mention: bool) -> Inbound {
         let message = InjectDiscordMessage::guild(GUILD, group, "7", text);
-        let message = if mention {
-            message.mentioning_bot()
-        } else {
-            message
-        };
+        let message = mentioning(message, mention, InjectDiscordMessage::mentioning_bot);
         inbound(self.inject_message(message))
     }
 

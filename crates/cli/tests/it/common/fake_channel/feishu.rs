@@ -7,7 +7,7 @@ use std::time::Duration;
 use pincer_testkit::fake_feishu::{FakeFeishu, FakeFeishuConfig, InjectFeishuMessage, SentMessage};
 use serde_json::json;
 
-use super::{FakeChannel, Inbound, Sent, SentFile, wait_until};
+use super::{FakeChannel, Inbound, Sent, SentFile, mentioning, wait_until};
 
 fn is_file(m: &SentMessage) -> bool {
     matches!(m.msg_type.as_str(), "file" | "image")
@@ -119,11 +119,7 @@ impl FakeChannel for FakeFeishu {
 
     fn inject_group(&self, group: &str, text: &str, mention: bool) -> Inbound {
         let message = InjectFeishuMessage::group(group, "ou_u7", text);
-        let message = if mention {
-            message.mentioning_bot()
-        } else {
-            message
-        };
+        let message = mentioning(message, mention, InjectFeishuMessage::mentioning_bot);
         inbound(self.inject_message(message))
     }
 

@@ -169,6 +169,15 @@ pub trait FakeChannel: Sized {
     }
 }
 
+/// `message`, mentioning the bot when `mention` (with the platform's `mentioning_bot`).
+pub(super) fn mentioning<M>(message: M, mention: bool, mentioning_bot: impl FnOnce(M) -> M) -> M {
+    if mention {
+        mentioning_bot(message)
+    } else {
+        message
+    }
+}
+
 /// Waits until `enough` holds of the records `wait` returns (it waits for at least `n` of
 /// them) or `timeout` passed; returns them. For fakes that keep texts and files in one
 /// record: it waits for one more record until `enough` holds.

@@ -7,7 +7,7 @@ use pincer_testkit::fake_slack::{
     FakeSlack, InjectSlackMessage, SentSlackMessage, UploadedSlackFile,
 };
 
-use super::{FakeChannel, Inbound, Sent, SentFile};
+use super::{FakeChannel, Inbound, Sent, SentFile, mentioning};
 
 fn sent(m: SentSlackMessage) -> Sent {
     Sent {
@@ -92,11 +92,7 @@ impl FakeChannel for FakeSlack {
 
     fn inject_group(&self, group: &str, text: &str, mention: bool) -> Inbound {
         let message = InjectSlackMessage::channel("U7", group, text);
-        let message = if mention {
-            message.mentioning_bot()
-        } else {
-            message
-        };
+        let message = mentioning(message, mention, InjectSlackMessage::mentioning_bot);
         inbound(self.inject_message(message))
     }
 
@@ -143,10 +139,8 @@ impl FakeChannel for FakeSlack {
 
     async fn check_dm_reply(&self, inbound: &Inbound) {
         assert_eq!(self.sent_messages()[0].payload["mrkdwn"], true);
-        assert_eq!(
-            self.wait_for_acks(1, super::T).await,
-            [inbound.delivery.clone()]
-        );
+        let acks = self.wait_for_acks(1, super::T).await;
+        assert_eq!(acks, [inbound.delivery.as_str()]);
         let calls = self.calls();
         assert_eq!(
             &calls[..2],
