@@ -77,12 +77,7 @@ async fn read_memory_async_works() {
 async fn watcher_syncs_on_start_and_after_an_edit() {
     let env = Env::new();
     write_corpus(&env.ws());
-    let index = env
-        .open(
-            Some(TestEmbedder::new("test/hash-256", Behaviour::Ok)),
-            settings(),
-        )
-        .await;
+    let index = env.open_hashed(settings()).await;
     let settings = WatchSettings {
         debounce: Duration::from_millis(300),
         ..WatchSettings::default()

@@ -191,12 +191,7 @@ async fn corrupt_database_is_moved_aside_and_rebuilt() {
     write_corpus(&env.ws());
     std::fs::create_dir_all(env.db().parent().unwrap()).unwrap();
     std::fs::write(env.db(), vec![0x5a; 8192]).unwrap();
-    let index = env
-        .open(
-            Some(TestEmbedder::new("test/hash-256", Behaviour::Ok)),
-            settings(),
-        )
-        .await;
+    let index = env.open_hashed(settings()).await;
     let status = index.status().await.unwrap();
     let moved = status.recovered_from.expect("recovered");
     assert!(moved.to_string_lossy().contains(".corrupt."));
@@ -237,12 +232,7 @@ async fn bad_files_are_reported_and_the_rest_indexed() {
         max_file_bytes: 4096,
         ..settings()
     };
-    let index = env
-        .open(
-            Some(TestEmbedder::new("test/hash-256", Behaviour::Ok)),
-            small,
-        )
-        .await;
+    let index = env.open_hashed(small).await;
     let report = index.sync().await.unwrap();
     let status = index.status().await.unwrap();
     let problem = |p: &str| {
@@ -401,12 +391,7 @@ async fn the_index_files_and_directories_are_private() {
     let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     let env = Env::new();
     write_corpus(&env.ws());
-    let index = env
-        .open(
-            Some(TestEmbedder::new("test/hash-256", Behaviour::Ok)),
-            settings(),
-        )
-        .await;
+    let index = env.open_hashed(settings()).await;
     index.sync().await.unwrap();
     let db = env.db();
     let mut modes = Vec::new();

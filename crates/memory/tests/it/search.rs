@@ -199,12 +199,7 @@ async fn temporal_decay_only_touches_dated_notes_and_mmr_diversifies() {
 async fn tool_output_shape() {
     let env = Env::new();
     write_corpus(&env.ws());
-    let index = env
-        .open(
-            Some(TestEmbedder::new("test/hash-256", Behaviour::Ok)),
-            settings(),
-        )
-        .await;
+    let index = env.open_hashed(settings()).await;
     index.sync().await.unwrap();
     let results = index
         .search(

@@ -234,6 +234,14 @@ impl Env {
             .await
             .unwrap()
     }
+    /// The index with a working hash embedder (`test/hash-256`) and `settings`.
+    pub async fn open_hashed(&self, settings: IndexSettings) -> MemoryIndex {
+        self.open(
+            Some(TestEmbedder::new("test/hash-256", Behaviour::Ok)),
+            settings,
+        )
+        .await
+    }
     /// Every file under the workspace with its bytes (to prove nothing was modified).
     pub fn snapshot(&self) -> BTreeMap<PathBuf, Vec<u8>> {
         let mut out = BTreeMap::new();
