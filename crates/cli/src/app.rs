@@ -54,17 +54,17 @@ impl App {
     pub fn agent_id(&self, requested: Option<&str>) -> Result<String> {
         match requested {
             Some(id) => {
-                let id = pincer_gateway::router::validate_agent_id(id)?;
-                if !pincer_gateway::router::is_known_agent(&self.config, &id) {
+                let id = pincer_turns::router::validate_agent_id(id)?;
+                if !pincer_turns::router::is_known_agent(&self.config, &id) {
                     bail!(
                         "unknown agent {id:?}; known agents: {} (add one under agents.list in {})",
-                        pincer_gateway::router::known_agent_ids(&self.config).join(", "),
+                        pincer_turns::router::known_agent_ids(&self.config).join(", "),
                         self.config_path.display()
                     );
                 }
                 Ok(id)
             }
-            None => Ok(pincer_gateway::router::default_agent_id(&self.config)),
+            None => Ok(pincer_turns::router::default_agent_id(&self.config)),
         }
     }
 
@@ -124,7 +124,7 @@ impl App {
 
     /// The user's `--session` as a full session key of `agent_id`.
     pub fn session_key(&self, agent_id: &str, input: &str) -> Result<String> {
-        Ok(pincer_gateway::router::normalize_cli_session_key(
+        Ok(pincer_turns::router::normalize_cli_session_key(
             agent_id,
             input,
             &self.config.session,

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use anyhow::{Context as _, Result};
 use pincer_agent::AgentEvent;
 use pincer_ai::{Message, apis};
-use pincer_gateway::turn::{SessionCommand, TurnPlan, open_session, run_turn, session_command};
 use pincer_tools::ProcessRegistry;
+use pincer_turns::turn::{SessionCommand, TurnPlan, open_session, run_turn, session_command};
 use serde_json::json;
 
 use crate::app::App;
@@ -38,7 +38,7 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
     // lainclaw reports the memory file whenever the session's memory is on.
     let memory_file = |on: bool| {
         on.then(|| {
-            pincer_gateway::session_memory::memory_file(&workspace, &key)
+            pincer_turns::session_memory::memory_file(&workspace, &key)
                 .display()
                 .to_string()
         })
@@ -84,7 +84,7 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
         }
     }
 
-    pincer_gateway::workspace::ensure_workspace(&workspace)
+    pincer_turns::workspace::ensure_workspace(&workspace)
         .with_context(|| format!("cannot prepare the workspace {}", workspace.display()))?;
     let processes = ProcessRegistry::new();
     let tools = if args.tools_on() {

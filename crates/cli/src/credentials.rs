@@ -13,7 +13,7 @@ use pincer_ai::env::EnvSource;
 use pincer_auth::{
     AuthError, AuthStore, CooldownPolicy, KeyResolver, ProfileId, failure_from_error,
 };
-use pincer_gateway::failover::{Credential, CredentialSource};
+use pincer_turns::failover::{Credential, CredentialSource};
 
 use crate::app::App;
 

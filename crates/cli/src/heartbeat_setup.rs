@@ -3,13 +3,13 @@
 //! [`HeartbeatSettings`] (OpenClaw's defaults where nothing is set).
 
 use anyhow::{Context, Result};
+use pincer_automation::heartbeat::{ActiveHours, HeartbeatSettings, HeartbeatTarget, parse_every};
 use pincer_config::{HeartbeatConfig, PincerConfig};
-use pincer_gateway::heartbeat::{ActiveHours, HeartbeatSettings, HeartbeatTarget, parse_every};
 
 /// Every known agent with its heartbeat (`every` 0 when turned off).
 pub fn heartbeat_settings(config: &PincerConfig) -> Result<Vec<(String, HeartbeatSettings)>> {
     let defaults = config.agents.defaults.heartbeat.as_ref();
-    pincer_gateway::router::known_agent_ids(config)
+    pincer_turns::router::known_agent_ids(config)
         .into_iter()
         .map(|agent_id| {
             let own = config

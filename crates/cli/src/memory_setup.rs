@@ -92,8 +92,8 @@ pub fn turn_memory(
     agent_id: &str,
     workspace: &std::path::Path,
     flush: bool,
-) -> pincer_gateway::session_memory::TurnMemory {
-    use pincer_gateway::memory_flush::MemoryFlushSettings;
+) -> pincer_turns::session_memory::TurnMemory {
+    use pincer_turns::memory_flush::MemoryFlushSettings;
     let config = app
         .config
         .agents
@@ -114,7 +114,7 @@ pub fn turn_memory(
             system_prompt: config.system_prompt.unwrap_or(defaults.system_prompt),
         }
     });
-    pincer_gateway::session_memory::TurnMemory {
+    pincer_turns::session_memory::TurnMemory {
         workspace: workspace.to_path_buf(),
         flush,
     }
@@ -279,7 +279,7 @@ impl Embedder for RemoteEmbedder {
 /// and say what is wrong).
 pub async fn start_watchers(app: &App) -> Vec<pincer_memory::MemoryWatcher> {
     let mut watchers = Vec::new();
-    for agent_id in pincer_gateway::router::known_agent_ids(&app.config) {
+    for agent_id in pincer_turns::router::known_agent_ids(&app.config) {
         let Some(memory) = AgentMemory::of(app, &agent_id) else {
             continue;
         };

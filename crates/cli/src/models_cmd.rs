@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use pincer_gateway::model_select::{ModelRequest, SelectionContext, select_model};
+use pincer_turns::model_select::{ModelRequest, SelectionContext, select_model};
 use serde_json::json;
 
 use crate::app::App;

@@ -156,7 +156,7 @@ fn request_line(request: &Value) -> String {
 fn local_minute(ms: i64) -> String {
     match Timestamp::from_millisecond(ms) {
         Ok(ts) => ts
-            .to_zoned(pincer_gateway::cron::local_time_zone())
+            .to_zoned(pincer_automation::cron::local_time_zone())
             .strftime("%Y-%m-%d %H:%M")
             .to_string(),
         Err(_) => format!("{ms} ms"),

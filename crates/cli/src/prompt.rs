@@ -11,11 +11,11 @@ use std::path::Path;
 use anyhow::Result;
 use pincer_agent::AgentConfig;
 use pincer_config::PincerConfig;
-use pincer_gateway::prompt::{PromptInputs, PromptTool, build_system_prompt};
-use pincer_gateway::prompt_sections::{GatewayPromptFeatures, gateway_prompt_sections};
-use pincer_gateway::router::{SessionKind, parse_session_key};
-use pincer_gateway::skills::{SkillDirs, load_skills};
-use pincer_gateway::workspace::{BootstrapLimits, load_bootstrap_files};
+use pincer_turns::prompt::{PromptInputs, PromptTool, build_system_prompt};
+use pincer_turns::prompt_sections::{GatewayPromptFeatures, gateway_prompt_sections};
+use pincer_turns::router::{SessionKind, parse_session_key};
+use pincer_turns::skills::{SkillDirs, load_skills};
+use pincer_turns::workspace::{BootstrapLimits, load_bootstrap_files};
 
 use crate::app::App;
 

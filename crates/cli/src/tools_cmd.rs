@@ -31,7 +31,7 @@ fn agent_tools(
 ) -> Result<Vec<Arc<dyn AgentTool>>> {
     let agent_id = app.agent_id(agent.agent.as_deref())?;
     let workspace = app.workspace(&agent_id);
-    pincer_gateway::workspace::ensure_workspace(&workspace)?;
+    pincer_turns::workspace::ensure_workspace(&workspace)?;
     app.tools(&agent_id, &workspace, processes, &[])
 }
 

@@ -9,9 +9,9 @@ use std::sync::{Arc, Mutex};
 use anyhow::Result;
 use pincer_agent::{AgentConfig, AgentTool};
 use pincer_ai::{LlmClient, ModelRegistry, ThinkingLevel};
-use pincer_gateway::failover::{Attempts, CredentialSource, failover_stream_fn};
-use pincer_gateway::model_select::{ModelChoice, ModelRequest, SelectionContext, select_model};
 use pincer_store::SessionEntry;
+use pincer_turns::failover::{Attempts, CredentialSource, failover_stream_fn};
+use pincer_turns::model_select::{ModelChoice, ModelRequest, SelectionContext, select_model};
 use serde_json::json;
 
 use crate::app::App;

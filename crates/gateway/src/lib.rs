@@ -6,10 +6,3 @@
 
 pub mod pairing;
 pub mod server;
-
-// The server's modules name these by their old paths.
-pub use pincer_automation::{cron, heartbeat, system_events};
-pub use pincer_turns::{
-    chunker, dedupe, failover, media_inbox, media_reply, memory_flush, model_select, prompt,
-    prompt_sections, router, session_memory, skills, turn, turn_rpc, workspace,
-};

@@ -78,7 +78,7 @@ pub fn pairing_store(app: &App) -> PairingStore {
 }
 
 /// Where adapters save received files until the ingress has routed the message and moves
-/// them into the agent's workspace inbox (`pincer_gateway::media_inbox`).
+/// them into the agent's workspace inbox (`pincer_turns::media_inbox`).
 #[cfg_attr(
     not(any(
         feature = "telegram",

@@ -19,11 +19,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, bail};
-use pincer_base::now_ms;
-use pincer_gateway::cron::{
+use pincer_automation::cron::{
     CronJob, CronService, CronSettings, NewCronJob, RunLogEntry, RunStatus,
 };
-use pincer_gateway::system_events::SystemClock;
+use pincer_automation::system_events::SystemClock;
+use pincer_base::now_ms;
 use serde_json::{Value, json};
 
 use crate::app::App;
@@ -241,7 +241,7 @@ enum Backend {
     Local {
         service: Arc<CronService>,
         dir: PathBuf,
-        _lock: pincer_gateway::cron::SchedulerLock,
+        _lock: pincer_automation::cron::SchedulerLock,
     },
 }
 
@@ -260,11 +260,11 @@ impl Backend {
                 let dir = cron_dir(app);
                 // Held for the whole command: a gateway of this home that runs but does
                 // not answer where we looked would overwrite the edit with its next save.
-                let Some(lock) = pincer_gateway::cron::try_lock_scheduler(&dir)? else {
+                let Some(lock) = pincer_automation::cron::try_lock_scheduler(&dir)? else {
                     bail!(
                         "a gateway seems to run for this home (it holds {}) but nothing \
                          answers at {}: set PINCER_GATEWAY_PORT to the port it listens on",
-                        dir.join(pincer_gateway::cron::SCHEDULER_LOCK_FILE)
+                        dir.join(pincer_automation::cron::SCHEDULER_LOCK_FILE)
                             .display(),
                         endpoint.addr
                     );
@@ -273,7 +273,7 @@ impl Backend {
                     dir.clone(),
                     cron_settings(&app.config.cron),
                     Arc::new(SystemClock),
-                    pincer_gateway::cron::local_time_zone(),
+                    pincer_automation::cron::local_time_zone(),
                 );
                 Ok(Self::Local {
                     service,
@@ -422,7 +422,7 @@ impl Backend {
             eprintln!(
                 "note: the gateway is not running: changed {} directly; jobs run while `pincer \
                  gateway` runs",
-                dir.join(pincer_gateway::cron::JOBS_FILE).display()
+                dir.join(pincer_automation::cron::JOBS_FILE).display()
             );
         }
     }

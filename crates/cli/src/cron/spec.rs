@@ -9,7 +9,7 @@
 //! `add --at` mean the same. `--every` takes compound durations (`1h30m`).
 
 use anyhow::{Result, anyhow, bail};
-use pincer_gateway::cron::{
+use pincer_automation::cron::{
     CronJob, CronPayload, CronSchedule, DeliveryMode, SessionTarget, resolve_at, resolve_time_zone,
 };
 use serde_json::{Map, Value, json};
@@ -271,7 +271,7 @@ fn payload(args: &CronJobArgs, current: Option<&CronPayload>) -> Result<Option<V
 /// The delivery the flags ask for; `current` keeps what --channel/--to alone do not change.
 fn delivery(
     args: &CronJobArgs,
-    current: Option<&pincer_gateway::cron::CronDelivery>,
+    current: Option<&pincer_automation::cron::CronDelivery>,
 ) -> Result<Option<Value>> {
     if args.no_deliver {
         return Ok(Some(json!({ "mode": "none" })));
@@ -284,7 +284,7 @@ fn delivery(
     }
     let mut delivery = match current {
         Some(d) if d.mode == DeliveryMode::Announce => d.clone(),
-        _ => pincer_gateway::cron::CronDelivery::new(DeliveryMode::Announce),
+        _ => pincer_automation::cron::CronDelivery::new(DeliveryMode::Announce),
     };
     if let Some(channel) = &args.channel {
         delivery.channel = Some(channel.trim().to_owned());

@@ -4,7 +4,7 @@
 //! run, and the warnings about a jobs file that could not be read fully.
 
 use jiff::Timestamp;
-use pincer_gateway::cron::{
+use pincer_automation::cron::{
     CronJob, CronSchedule, DeliveryMode, RunLogEntry, RunStatus, SessionTarget, parse_absolute_ms,
 };
 use serde_json::Value;
@@ -13,7 +13,7 @@ use serde_json::Value;
 pub fn local_time(ms: i64) -> String {
     match Timestamp::from_millisecond(ms) {
         Ok(ts) => ts
-            .to_zoned(pincer_gateway::cron::local_time_zone())
+            .to_zoned(pincer_automation::cron::local_time_zone())
             .strftime("%Y-%m-%d %H:%M %Z")
             .to_string(),
         Err(_) => format!("{ms} ms"),

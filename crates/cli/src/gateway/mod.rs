@@ -271,7 +271,7 @@ async fn serve_until_signal(
         tracing::warn!(groups = ?reaped.killed, "killed exec processes left by an earlier gateway");
     }
     processes.set_record_dir(exec_records);
-    let system_events = pincer_gateway::system_events::SystemEvents::default();
+    let system_events = pincer_automation::system_events::SystemEvents::default();
     let heartbeats = pincer_gateway::server::Heartbeats::default();
     processes.set_exit_callback(exec_exit_notices(
         &app,
@@ -421,17 +421,17 @@ fn connection_cap(configured: usize, open_files: Option<u64>) -> usize {
 fn open_cron(
     app: &crate::app::App,
 ) -> (
-    Option<Arc<pincer_gateway::cron::CronService>>,
-    Option<pincer_gateway::cron::SchedulerLock>,
+    Option<Arc<pincer_automation::cron::CronService>>,
+    Option<pincer_automation::cron::SchedulerLock>,
 ) {
     let dir = crate::cron::cron_dir(app);
-    let lock = match pincer_gateway::cron::try_lock_scheduler(&dir) {
+    let lock = match pincer_automation::cron::try_lock_scheduler(&dir) {
         Ok(Some(lock)) => lock,
         Ok(None) => {
             let message = format!(
                 "cron jobs will not run here: another process holds {} (another gateway for \
                  this home?)",
-                dir.join(pincer_gateway::cron::SCHEDULER_LOCK_FILE)
+                dir.join(pincer_automation::cron::SCHEDULER_LOCK_FILE)
                     .display()
             );
             tracing::warn!("{message}");
@@ -444,11 +444,11 @@ fn open_cron(
             return (None, None);
         }
     };
-    let cron = pincer_gateway::cron::CronService::open(
+    let cron = pincer_automation::cron::CronService::open(
         dir,
         crate::cron::cron_settings(&app.config.cron),
-        Arc::new(pincer_gateway::system_events::SystemClock),
-        pincer_gateway::cron::local_time_zone(),
+        Arc::new(pincer_automation::system_events::SystemClock),
+        pincer_automation::cron::local_time_zone(),
     );
     if let Some(error) = cron.load_error() {
         tracing::error!(%error, "cron jobs could not be loaded; `pincer cron status` shows why");
@@ -529,16 +529,16 @@ fn announce(text: &str) {
 /// heartbeat off, the event waits for the session's next turn.
 fn exec_exit_notices(
     app: &crate::app::App,
-    events: pincer_gateway::system_events::SystemEvents,
+    events: pincer_automation::system_events::SystemEvents,
     heartbeats: pincer_gateway::server::Heartbeats,
 ) -> pincer_tools::exec::ExitCallback {
     let session = app.config.session.clone();
     Arc::new(move |notice: pincer_tools::ExecExitNotice| {
-        let key = pincer_gateway::router::main_session_key(&notice.scope, &session);
+        let key = pincer_turns::router::main_session_key(&notice.scope, &session);
         match events.inject(&key, &notice.text, events.now_ms()) {
             Ok(_) => {
                 tracing::info!(session = %key, exec = %notice.session_id, status = %notice.status, "exec exit queued as a system event");
-                let reason = pincer_gateway::heartbeat::exec_exit_reason(&notice.session_id);
+                let reason = pincer_automation::heartbeat::exec_exit_reason(&notice.session_id);
                 heartbeats.request_now(&notice.scope, &reason);
             }
             Err(e) => tracing::warn!(session = %key, error = %e, "cannot queue the exec exit"),

@@ -11,12 +11,12 @@ use anyhow::Result;
 use futures_util::future::BoxFuture;
 use pincer_agent::AgentTool;
 use pincer_ai::Message;
-use pincer_gateway::cron::CronService;
-use pincer_gateway::failover::CredentialSource;
+use pincer_automation::cron::CronService;
 use pincer_gateway::server::{ModelDefaults, PlanError, Runtime, TurnOrigin, TurnRequest};
-use pincer_gateway::turn::TurnPlan;
 use pincer_store::SessionStore;
 use pincer_tools::ProcessRegistry;
+use pincer_turns::failover::CredentialSource;
+use pincer_turns::turn::TurnPlan;
 
 use crate::app::App;
 use crate::rpc::runner::RpcRunner;
@@ -101,7 +101,7 @@ impl GatewayRuntime {
             .cron
             .iter()
             .map(|cron| {
-                pincer_gateway::cron::tool::cron_tool(Arc::clone(cron), agent_id.to_owned())
+                pincer_automation::cron::tool::cron_tool(Arc::clone(cron), agent_id.to_owned())
             })
             .collect();
         let tools = self
@@ -115,7 +115,7 @@ impl GatewayRuntime {
         let app = &self.app;
         let store = self.sessions(&request.agent_id);
         let workspace: PathBuf = app.workspace(&request.agent_id);
-        pincer_gateway::workspace::ensure_workspace(&workspace)
+        pincer_turns::workspace::ensure_workspace(&workspace)
             .map_err(|e| PlanError::Workspace(e.into()))?;
         let entry = store
             .entry(&request.session_key)
@@ -183,15 +183,15 @@ impl GatewayRuntime {
 
 impl Runtime for GatewayRuntime {
     fn default_agent_id(&self) -> String {
-        pincer_gateway::router::default_agent_id(&self.app.config)
+        pincer_turns::router::default_agent_id(&self.app.config)
     }
 
     fn is_known_agent(&self, agent_id: &str) -> bool {
-        pincer_gateway::router::is_known_agent(&self.app.config, agent_id)
+        pincer_turns::router::is_known_agent(&self.app.config, agent_id)
     }
 
     fn main_session_key(&self, agent_id: &str) -> String {
-        pincer_gateway::router::main_session_key(agent_id, &self.app.config.session)
+        pincer_turns::router::main_session_key(agent_id, &self.app.config.session)
     }
 
     fn sessions(&self, agent_id: &str) -> SessionStore {
@@ -203,7 +203,7 @@ impl Runtime for GatewayRuntime {
     }
 
     fn model_defaults(&self, agent_id: &str) -> ModelDefaults {
-        let request = pincer_gateway::model_select::ModelRequest {
+        let request = pincer_turns::model_select::ModelRequest {
             agent: self
                 .app
                 .agent_entry(agent_id)
@@ -215,13 +215,13 @@ impl Runtime for GatewayRuntime {
         let choice = crate::credentials::profile_providers(&self.app)
             .ok()
             .and_then(|profiles| {
-                let cx = pincer_gateway::model_select::SelectionContext {
+                let cx = pincer_turns::model_select::SelectionContext {
                     registry: &self.llm.registry,
                     env: self.app.env.as_ref(),
                     custom_providers: &custom,
                     profile_providers: &profiles,
                 };
-                pincer_gateway::model_select::select_model(&request, &cx).ok()
+                pincer_turns::model_select::select_model(&request, &cx).ok()
             });
         match choice {
             Some(c) => ModelDefaults {
@@ -253,7 +253,7 @@ impl Runtime for GatewayRuntime {
 
     fn tools(&self, agent_id: &str) -> Vec<serde_json::Value> {
         let workspace = self.app.workspace(agent_id);
-        let tools = pincer_gateway::workspace::ensure_workspace(&workspace)
+        let tools = pincer_turns::workspace::ensure_workspace(&workspace)
             .map_err(anyhow::Error::from)
             .and_then(|_| self.agent_tools(agent_id, &workspace));
         match tools {
@@ -282,8 +282,8 @@ impl Runtime for GatewayRuntime {
         (path.display().to_string(), pincer_config::redact(&raw))
     }
 
-    fn route(&self, input: &pincer_gateway::router::RouteInput) -> pincer_gateway::router::Route {
-        pincer_gateway::router::resolve_route(&self.app.config, input)
+    fn route(&self, input: &pincer_turns::router::RouteInput) -> pincer_turns::router::Route {
+        pincer_turns::router::resolve_route(&self.app.config, input)
     }
 
     fn runner_status(&self) -> serde_json::Value {
@@ -298,7 +298,7 @@ impl Runtime for GatewayRuntime {
         // Created with its starter files first: a fresh agent's heartbeat then finds the
         // empty HEARTBEAT.md template and skips, instead of calling the model on a
         // missing file.
-        if let Err(e) = pincer_gateway::workspace::ensure_workspace(&workspace) {
+        if let Err(e) = pincer_turns::workspace::ensure_workspace(&workspace) {
             tracing::warn!(agent = agent_id, error = %e, "cannot create the workspace");
         }
         Some(workspace)

@@ -86,13 +86,13 @@ impl WorkerHost for AppHost {
 
     fn skills(&self, cwd: &Path) -> Vec<SkillCommand> {
         let home_dir = self.app.env.var("HOME").map(PathBuf::from);
-        let dirs = pincer_gateway::skills::SkillDirs::new(
+        let dirs = pincer_turns::skills::SkillDirs::new(
             cwd,
             home_dir.as_deref(),
             &self.app.home,
             &self.app.config.skills,
         );
-        pincer_gateway::skills::load_skills(&dirs)
+        pincer_turns::skills::load_skills(&dirs)
             .skills
             .iter()
             .map(|s| SkillCommand {

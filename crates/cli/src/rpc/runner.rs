@@ -11,10 +11,10 @@ use anyhow::{Context as _, Result};
 use pincer_agent::AgentConfig;
 use pincer_config::{PoolConfig, RunnerKind};
 use pincer_gateway::server::TurnOrigin;
-use pincer_gateway::turn_rpc::{RpcTarget, RpcTurns};
 use pincer_rpc::{
     CapabilityProfile, PoolSettings, RpcClient, RpcError, RpcPool, WorkerSpawner, WorkerSpec,
 };
+use pincer_turns::turn_rpc::{RpcTarget, RpcTurns};
 use tokio_util::sync::CancellationToken;
 
 use crate::app::App;

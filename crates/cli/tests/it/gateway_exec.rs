@@ -28,7 +28,7 @@ async fn a_finished_background_command_is_relayed_with_no_user_message() {
             .rule(Rule::when(Match::tool_result("exec")).reply(Reply::text("started it")))
             .rule(
                 Rule::when(Match::last_user_contains(
-                    pincer_gateway::heartbeat::EXEC_EVENT_PROMPT,
+                    pincer_automation::heartbeat::EXEC_EVENT_PROMPT,
                 ))
                 .reply(Reply::text("Your job finished and printed job-output-42.")),
             ),

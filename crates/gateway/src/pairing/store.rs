@@ -45,8 +45,8 @@ use super::error::{PairingError, check_account, check_channel, is_valid_name};
 use super::files::{
     PairingFile, RequestRecord, create_private_dir, read_allow_from, read_pairing, write_json,
 };
-use crate::cron::{format_iso_ms, parse_absolute_ms};
-use crate::system_events::{Clock, SystemClock};
+use pincer_automation::cron::{format_iso_ms, parse_absolute_ms};
+use pincer_automation::system_events::{Clock, SystemClock};
 
 /// How long a pairing request stays pending (OpenClaw's `PAIRING_PENDING_TTL_MS`).
 pub const DEFAULT_TTL: Duration = Duration::from_secs(3600);

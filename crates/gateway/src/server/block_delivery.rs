@@ -6,7 +6,7 @@
 //!    submitted, so none is missed), cuts each assistant message's text into blocks
 //!    ([`text_stream`], the chunker capped by the channel's text limit) and keeps "typing…"
 //!    up until the run ends;
-//! 2. the coalescer merges blocks into messages ([`crate::chunker::coalesce`]);
+//! 2. the coalescer merges blocks into messages ([`pincer_turns::chunker::coalesce`]);
 //! 3. the sender sends each message as a reply would be sent: protocol text stripped,
 //!    `MEDIA:` lines as attachments (never as text), retried; the first one replies to the
 //!    user's message.
@@ -31,8 +31,8 @@ use tokio_util::sync::CancellationToken;
 use super::channel_ingress::{ChannelIngress, Endpoint, TYPING_EVERY};
 use super::runs::{GatewayEvent, RunState};
 use super::turn_events::RunResult;
-use crate::chunker::coalesce::{Piece, coalesce};
 use pincer_channel_port::Inbound;
+use pincer_turns::chunker::coalesce::{Piece, coalesce};
 use text_stream::TextStream;
 
 /// Pieces between the reader and the coalescer, and messages between the coalescer and the
@@ -153,7 +153,7 @@ impl BlockReply<'_> {
     /// Sends `text` as a reply is sent; `first` replies to the user's message. Whether
     /// anything was sent.
     async fn send_one(&self, text: String, first: bool) -> bool {
-        let Some(text) = crate::heartbeat::sanitize_for_delivery(&text) else {
+        let Some(text) = pincer_automation::heartbeat::sanitize_for_delivery(&text) else {
             return false;
         };
         let (text, media) = self

@@ -7,14 +7,14 @@
 //!    told; under `allowlist` a stranger gets no answer at all,
 //! 3. routes it (bindings, `/agent` prefix, default agent; session key per chat and thread),
 //! 4. moves its files from the adapters' staging directory into the routed agent's
-//!    workspace inbox (`inbox/<date>/…`, see [`crate::media_inbox`]) so `read` can open them,
+//!    workspace inbox (`inbox/<date>/…`, see [`pincer_turns::media_inbox`]) so `read` can open them,
 //! 5. submits it as a run with the session's queue mode, in arrival order,
 //!
 //! and for each run it started, keeps "typing…" up until the run ends, then sends the reply
 //! exactly once (a message steered or gathered into another run is answered by that run;
 //! with block streaming, in blocks as it is written: see [`super::block_delivery`]):
 //! protocol text (`HEARTBEAT_OK`) stripped, `MEDIA:` lines as attachments (only workspace
-//! files and temp files this turn made; see [`crate::media_reply`]), rendered and split
+//! files and temp files this turn made; see [`pincer_turns::media_reply`]), rendered and split
 //! by the adapter. A failed send is retried (rate limits honoured) before it is given up on.
 
 use std::collections::HashMap;
@@ -30,20 +30,20 @@ use super::Gateway;
 use super::block_delivery::{BlockReply, BlockStreaming};
 use super::runs::{GatewayEvent, RunState, Submitted};
 use super::runtime::TurnRequest;
-use crate::dedupe::{DEFAULT_DEDUPE_CAPACITY, DEFAULT_DEDUPE_TTL, Dedupe, DedupeKey};
-use crate::media_inbox::{discard_media, receive_into};
-use crate::media_reply::check_media_paths;
 use crate::pairing::{
     DmAccess, DmPolicy, GroupAccess, GroupPolicy, PairingRequestOutcome, PairingStore, dm_access,
     group_access, owner_notice, pairing_full_reply, pairing_reply,
 };
-use crate::router::{ChatKind, RouteInput};
-use crate::turn::{SessionCommand, session_command};
 use pincer_channel_port::supervisor::{Backoff, supervise};
 use pincer_channel_port::{
     ChannelAdapter, ChannelError, ChannelHealth, ChatRef, Inbound, InboundMedia, InboundSink,
     Outbound,
 };
+use pincer_turns::dedupe::{DEFAULT_DEDUPE_CAPACITY, DEFAULT_DEDUPE_TTL, Dedupe, DedupeKey};
+use pincer_turns::media_inbox::{discard_media, receive_into};
+use pincer_turns::media_reply::check_media_paths;
+use pincer_turns::router::{ChatKind, RouteInput};
+use pincer_turns::turn::{SessionCommand, session_command};
 
 /// How often "typing…" is sent again while a turn runs (platforms show it ~5 s).
 pub(super) const TYPING_EVERY: Duration = Duration::from_secs(4);
@@ -543,7 +543,7 @@ impl ChannelIngress {
         } else {
             result.text.clone()
         };
-        let Some(text) = crate::heartbeat::sanitize_for_delivery(&text) else {
+        let Some(text) = pincer_automation::heartbeat::sanitize_for_delivery(&text) else {
             return;
         };
         let (text, media) = self.media_paths(agent_id, &text, Some(started)).await;
@@ -613,7 +613,7 @@ impl ChannelIngress {
                 "channel {channel:?} is not running on this gateway (see channels in the config)"
             )
         })?;
-        let Some(text) = crate::heartbeat::sanitize_for_delivery(text) else {
+        let Some(text) = pincer_automation::heartbeat::sanitize_for_delivery(text) else {
             return Ok(());
         };
         let (text, media) = self.media_paths(agent_id, &text, None).await;
@@ -644,7 +644,7 @@ impl ChannelIngress {
         text: &str,
         started: Option<SystemTime>,
     ) -> (String, Vec<PathBuf>) {
-        let (mut text, paths) = crate::media_reply::parse_media_lines(text);
+        let (mut text, paths) = pincer_turns::media_reply::parse_media_lines(text);
         if paths.is_empty() {
             return (text, Vec::new());
         }

@@ -1,5 +1,5 @@
 //! How a cron job's run reaches an agent in this server (the [`CronExecutor`] port of
-//! [`crate::cron::CronService`]): a `main` job becomes a `[CRON:<id>] <text>` system event in
+//! [`pincer_automation::cron::CronService`]): a `main` job becomes a `[CRON:<id>] <text>` system event in
 //! the agent's main session plus a heartbeat; an `isolated` job runs a turn in the session
 //! `cron:<jobId>` and its reply is delivered as `delivery` says — `announce` into the agent's
 //! main session (a `chat` final clients show, kept in the transcript), `webhook` as a JSON
@@ -17,10 +17,10 @@ use super::Gateway;
 use super::methods::injected_message;
 use super::runs::RunState;
 use super::runtime::{TurnOrigin, TurnRequest};
-use crate::cron::{
+use pincer_automation::cron::{
     CronDelivery, CronExecutor, CronJob, CronPayload, CronRunOutput, DeliveryMode, RunStatus,
 };
-use crate::heartbeat::{cron_reason, sanitize_for_delivery};
+use pincer_automation::heartbeat::{cron_reason, sanitize_for_delivery};
 
 /// A turn with no `timeoutSeconds` of its own gets this long (OpenClaw's agent default).
 const DEFAULT_TURN_TIMEOUT: Duration = Duration::from_secs(600);
@@ -64,7 +64,7 @@ impl CronExecutor for GatewayCronExecutor {
         events
             .inject(&key, &line, events.now_ms())
             .map_err(|e| e.to_string())?;
-        if job.wake_mode == crate::cron::WakeMode::Now {
+        if job.wake_mode == pincer_automation::cron::WakeMode::Now {
             self.gw
                 .heartbeats
                 .request_now(&agent_id, &cron_reason(&job.id));
@@ -100,7 +100,7 @@ async fn run_isolated(
         ),
         CronPayload::SystemEvent(event) => (event.text.clone(), None, None),
     };
-    let session_key = crate::router::cron_session_key(&job.id);
+    let session_key = pincer_turns::router::cron_session_key(&job.id);
     let run_id = format!("cron-{}-{}", job.id, gw.clock.now_ms());
     let request = TurnRequest {
         agent_id: agent_id.clone(),

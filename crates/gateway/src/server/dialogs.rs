@@ -16,8 +16,8 @@ use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
 use super::runs::Runs;
-use crate::turn_rpc::DialogBroker;
 use pincer_rpc::{ExtensionUiRequest, ExtensionUiResponse};
+use pincer_turns::turn_rpc::DialogBroker;
 
 /// The `caps` entry of a client that shows dialogs.
 pub const DIALOG_CAP: &str = "extension-ui";

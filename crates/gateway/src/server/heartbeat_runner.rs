@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::Gateway;
 use super::runs::RunState;
 use super::runtime::{TurnOrigin, TurnRequest};
-use crate::heartbeat::{
+use pincer_automation::heartbeat::{
     HEARTBEAT_OK, HeartbeatFile, HeartbeatSettings, HeartbeatTarget, HeartbeatWake, PromptOptions,
     RunOutcome, WakeRequest, WakeStatus, build_heartbeat_prompt_with, heartbeat_reply_delivery,
     read_heartbeat_file,
@@ -277,7 +277,8 @@ impl AgentHeartbeat {
     /// too.
     fn busy(&self, request: &WakeRequest, started: i64) -> RunOutcome {
         let kind = request.kind();
-        let waits = kind.is_event_driven() || kind == crate::heartbeat::ReasonKind::Manual;
+        let waits =
+            kind.is_event_driven() || kind == pincer_automation::heartbeat::ReasonKind::Manual;
         if self.settings.skip_when_busy && !waits {
             return self.end(request, started, Ended::Skipped("busy"));
         }

@@ -21,7 +21,7 @@ use tokio::sync::{Notify, watch};
 
 use super::runs::RunState;
 use super::runtime::TurnRequest;
-use crate::turn::SteerHandle;
+use pincer_turns::turn::SteerHandle;
 
 /// One admitted request: where its result goes and how it is cancelled. Every request has
 /// one, whether it runs as its own turn, is steered into another or gathered into a batch.

@@ -53,9 +53,9 @@ pub use runs::Runs;
 pub use runtime::{ModelDefaults, PlanError, Runtime, TurnOrigin, TurnRequest};
 pub use ws_limits::PreauthLimits;
 
-use crate::cron::CronService;
-use crate::heartbeat::HeartbeatSettings;
-use crate::system_events::{Clock, GC_INTERVAL, SystemClock, SystemEvents};
+use pincer_automation::cron::CronService;
+use pincer_automation::heartbeat::HeartbeatSettings;
+use pincer_automation::system_events::{Clock, GC_INTERVAL, SystemClock, SystemEvents};
 
 /// How long running turns get to end after shutdown aborts them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);

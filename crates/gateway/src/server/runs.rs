@@ -12,7 +12,7 @@
 //! Events go out on a broadcast channel: a sender never waits for a slow client (a client
 //! that falls behind is dropped by its connection), so one stuck socket cannot stall runs.
 
-use crate::system_events::SystemEvents;
+use pincer_automation::system_events::SystemEvents;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -26,7 +26,7 @@ use super::lanes::{Admission, Busy, CollectBatch, Lanes, Ticket};
 use super::queue::{QueueMode, QueueSettings, collect_prompt};
 use super::runtime::{Runtime, TurnOrigin, TurnRequest};
 use super::turn_events::{RunEmitter, RunResult};
-use crate::turn::{SteerHandle, run_steerable_turn};
+use pincer_turns::turn::{SteerHandle, run_steerable_turn};
 
 /// Finished runs kept for `agent.wait` and idempotent retries.
 const KEEP_FINISHED: usize = 1000;
@@ -636,13 +636,13 @@ impl Runs {
 }
 
 /// `message` with `events` in front as `System:` lines (unchanged without events).
-fn with_events(events: &[crate::system_events::SystemEvent], message: &str) -> String {
+fn with_events(events: &[pincer_automation::system_events::SystemEvent], message: &str) -> String {
     if events.is_empty() {
         return message.to_owned();
     }
     format!(
         "{}\n\n{message}",
-        crate::system_events::format_for_prompt(events)
+        pincer_automation::system_events::format_for_prompt(events)
     )
 }
 

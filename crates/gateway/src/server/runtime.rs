@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use futures_util::future::BoxFuture;
 use pincer_store::SessionStore;
 
-use crate::heartbeat::PromptKind;
-use crate::turn::TurnPlan;
+use pincer_automation::heartbeat::PromptKind;
+use pincer_turns::turn::TurnPlan;
 
 /// One turn the server wants to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,7 +39,7 @@ pub enum TurnOrigin {
     #[default]
     User,
     /// A heartbeat run with the prompt `kind`: no deltas go out, and the final reply only
-    /// when [`crate::heartbeat::heartbeat_reply_delivery`] keeps something of it.
+    /// when [`pincer_automation::heartbeat::heartbeat_reply_delivery`] keeps something of it.
     Heartbeat {
         kind: PromptKind,
         ack_max_chars: usize,
@@ -119,10 +119,10 @@ pub trait Runtime: Send + Sync + 'static {
     fn runner_status(&self) -> serde_json::Value {
         serde_json::json!({ "kind": "embedded" })
     }
-    /// Where a channel's message goes: agent, session key (see [`crate::router`]). The
+    /// Where a channel's message goes: agent, session key (see [`pincer_turns::router`]). The
     /// default routes with an empty configuration (the default agent).
-    fn route(&self, input: &crate::router::RouteInput) -> crate::router::Route {
-        crate::router::resolve_route(&pincer_config::PincerConfig::default(), input)
+    fn route(&self, input: &pincer_turns::router::RouteInput) -> pincer_turns::router::Route {
+        pincer_turns::router::resolve_route(&pincer_config::PincerConfig::default(), input)
     }
     /// The agent's workspace directory (where HEARTBEAT.md is), if it has one. It may
     /// create the workspace: the server calls it on the blocking pool.

@@ -16,11 +16,11 @@ use serde_json::{Value, json};
 
 use super::runs::Runs;
 use super::runtime::{TurnOrigin, TurnRequest};
-use crate::heartbeat::{heartbeat_reply_delivery, sanitize_for_delivery};
-use crate::turn::TurnOutcome;
+use pincer_automation::heartbeat::{heartbeat_reply_delivery, sanitize_for_delivery};
+use pincer_turns::turn::TurnOutcome;
 
 /// How a run ended (`ok` or `error`: a run is never skipped).
-pub use crate::cron::RunStatus;
+pub use pincer_automation::cron::RunStatus;
 
 /// What a finished run produced.
 #[derive(Debug, Clone, PartialEq)]

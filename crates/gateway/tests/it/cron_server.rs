@@ -13,9 +13,9 @@ use crate::support;
 
 use std::sync::Arc;
 
-use pincer_gateway::cron::{CronService, CronSettings};
-use pincer_gateway::heartbeat::HeartbeatSettings;
-use pincer_gateway::system_events::SystemClock;
+use pincer_automation::cron::{CronService, CronSettings};
+use pincer_automation::heartbeat::HeartbeatSettings;
+use pincer_automation::system_events::SystemClock;
 use pincer_testkit::{Match, Reply, Rule, Scenario};
 use serde_json::{Value, json};
 use support::client::{Client, last_prompt, text_of};

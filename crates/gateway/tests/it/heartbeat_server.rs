@@ -11,7 +11,7 @@
 
 use crate::support;
 
-use pincer_gateway::heartbeat::{EXEC_EVENT_PROMPT, HEARTBEAT_PROMPT, HeartbeatSettings};
+use pincer_automation::heartbeat::{EXEC_EVENT_PROMPT, HEARTBEAT_PROMPT, HeartbeatSettings};
 use pincer_testkit::{Match, Reply, Rule, Scenario};
 use serde_json::{Value, json};
 use support::client::{Client, last_prompt, text_of};
@@ -169,7 +169,7 @@ async fn target_none_runs_but_delivers_nothing() {
             .reply(Reply::text("Something long enough to be an alert, surely.")),
     );
     let settings = HeartbeatSettings {
-        target: pincer_gateway::heartbeat::HeartbeatTarget::None,
+        target: pincer_automation::heartbeat::HeartbeatTarget::None,
         ..on()
     };
     let running = start(scenario, settings).await;
@@ -230,7 +230,7 @@ async fn a_busy_session_makes_the_heartbeat_wait_for_the_users_turn() {
     let status = running.heartbeats.status("main").unwrap();
     assert_eq!(
         status.last_outcome,
-        Some(pincer_gateway::heartbeat::RunOutcome::Ran)
+        Some(pincer_automation::heartbeat::RunOutcome::Ran)
     );
     running.stop.cancel();
 }

@@ -13,11 +13,11 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use pincer_automation::system_events::ManualClock;
 use pincer_gateway::pairing::{
     Approved, CODE_ALPHABET, CODE_LENGTH, PairingError, PairingRequestOutcome, PairingStore,
     Revoked, generate_code,
 };
-use pincer_gateway::system_events::ManualClock;
 use serde_json::{Value, json};
 
 /// 2026-01-01T00:00:00.000Z

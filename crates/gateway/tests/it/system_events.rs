@@ -10,7 +10,7 @@ use crate::support;
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
-use pincer_gateway::system_events::format_timestamp;
+use pincer_automation::system_events::format_timestamp;
 use pincer_testkit::{Match, Reply, Rule, Scenario};
 use serde_json::{Value, json};
 use tokio::net::TcpStream;

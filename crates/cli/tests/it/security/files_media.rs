@@ -116,7 +116,7 @@ async fn media_replies_send_only_workspace_files_and_this_turns_temp_files() {
         u64::try_from(meta.ctime()).unwrap(),
         u32::try_from(meta.ctime_nsec()).unwrap(),
     );
-    let settled = std::time::UNIX_EPOCH + made + pincer_gateway::media_reply::FS_CLOCK_SLACK * 5;
+    let settled = std::time::UNIX_EPOCH + made + pincer_turns::media_reply::FS_CLOCK_SLACK * 5;
     while std::time::SystemTime::now() < settled {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

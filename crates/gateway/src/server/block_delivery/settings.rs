@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use pincer_config::{AgentDefaults, BlockStreamingBreak, BlockStreamingDefault, StreamingFields};
 
-use crate::chunker::coalesce::{
+use pincer_turns::chunker::coalesce::{
     CHATTY_CHANNEL_COALESCE_MIN_CHARS, CoalesceConfig, DEFAULT_COALESCE_IDLE,
 };
-use crate::chunker::{
+use pincer_turns::chunker::{
     ChunkerConfig, DEFAULT_MAX_CHARS, DEFAULT_MIN_CHARS, DEFAULT_TEXT_CHUNK_LIMIT,
 };
 

@@ -6,9 +6,9 @@
 //! and the message's `text` so far, so a delta that is the whole text starts a message.
 
 use super::settings::{BlockBreak, BlockStreaming};
-use crate::chunker::coalesce::Piece;
-use crate::chunker::{Block, BlockChunker};
 use crate::server::runs::GatewayEvent;
+use pincer_turns::chunker::coalesce::Piece;
+use pincer_turns::chunker::{Block, BlockChunker};
 
 pub(super) struct TextStream {
     settings: BlockStreaming,
@@ -112,8 +112,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::chunker::ChunkerConfig;
-    use crate::chunker::coalesce::CoalesceConfig;
+    use pincer_turns::chunker::ChunkerConfig;
+    use pincer_turns::chunker::coalesce::CoalesceConfig;
 
     fn settings(break_at: BlockBreak) -> BlockStreaming {
         BlockStreaming {

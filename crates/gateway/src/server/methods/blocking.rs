@@ -10,8 +10,8 @@ use pincer_store::{OpenSession, SessionEntry, SessionStore, StoreError};
 use serde_json::Value;
 
 use super::super::frames::MethodError;
-use crate::cron::{CronJob, CronService, CronServiceError, NewCronJob, RunLogEntry};
 use crate::pairing::{Approved, PairingError, PairingStore, PendingRequest, Revoked};
+use pincer_automation::cron::{CronJob, CronService, CronServiceError, NewCronJob, RunLogEntry};
 
 type StoreResult<T> = Result<T, StoreError>;
 

@@ -27,7 +27,7 @@ use super::blocking;
 use super::params::{Later, NonEmpty, parse};
 use super::queue::{QueueFields, QueueModeParam, queue_fields, queue_mode_or};
 use super::{Defaults, FrameSender, agent_of_key, payload};
-use crate::turn::{SessionCommand, session_command};
+use pincer_turns::turn::{SessionCommand, session_command};
 
 /// How OpenClaw marks an assistant message the gateway wrote (not model output).
 const INJECTED_API: &str = "openai-responses";

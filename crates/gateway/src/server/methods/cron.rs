@@ -14,7 +14,7 @@ use super::super::frames::MethodError;
 use super::blocking::{self, on_cron};
 use super::params::parse;
 use super::{Method, payload};
-use crate::cron::{CronJob, CronServiceError, NewCronJob, RunLogEntry};
+use pincer_automation::cron::{CronJob, CronServiceError, NewCronJob, RunLogEntry};
 
 /// Most run log entries one `cron.runs` returns.
 const MAX_RUNS: u64 = 500;

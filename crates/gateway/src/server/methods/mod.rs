@@ -125,7 +125,7 @@ methods! {
     CronStatus = "cron.status", Read, NoParams;
     CronList = "cron.list", Read, cron::CronListParams;
     // A job runs agent turns and may POST to any URL: admins only.
-    CronAdd = "cron.add", Admin, crate::cron::NewCronJob;
+    CronAdd = "cron.add", Admin, pincer_automation::cron::NewCronJob;
     CronUpdate = "cron.update", Admin, cron::CronUpdateParams;
     CronRemove = "cron.remove", Admin, cron::CronJobParams;
     CronRun = "cron.run", Admin, cron::CronRunParams;

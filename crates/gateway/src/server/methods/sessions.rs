@@ -114,9 +114,9 @@ pub(super) async fn list(gw: &Gateway, p: &Value) -> Result<SessionsListResponse
 }
 
 fn session_kind(key: &str) -> &'static str {
-    match crate::router::parse_session_key(key).map(|k| k.kind()) {
-        Ok(crate::router::SessionKind::Group) => "group",
-        Ok(crate::router::SessionKind::Cron) => "cron",
+    match pincer_turns::router::parse_session_key(key).map(|k| k.kind()) {
+        Ok(pincer_turns::router::SessionKind::Group) => "group",
+        Ok(pincer_turns::router::SessionKind::Cron) => "cron",
         _ => "direct",
     }
 }

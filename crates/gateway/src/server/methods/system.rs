@@ -18,7 +18,7 @@ use serde_json::Value;
 use super::super::Gateway;
 use super::super::frames::MethodError;
 use super::params::{Later, one_of, parse};
-use crate::system_events::{Injected, SystemEventError};
+use pincer_automation::system_events::{Injected, SystemEventError};
 
 /// Longest session key a caller may name (as `/hooks/agent`).
 const MAX_SESSION_KEY: usize = 512;

@@ -13,13 +13,13 @@ use futures_util::future::BoxFuture;
 use pincer_agent::{AgentConfig, AgentTool, ToolContext, ToolError, ToolOutput, llm_stream_fn};
 use pincer_ai::env::MapEnv;
 use pincer_ai::{LlmClient, Message, Model, ModelRegistry};
-use pincer_gateway::heartbeat::HeartbeatSettings;
+use pincer_automation::heartbeat::HeartbeatSettings;
 use pincer_gateway::server::{
     Heartbeats, ModelDefaults, PlanError, Runtime, ServeOptions, TurnRequest, serve,
 };
-use pincer_gateway::turn::TurnPlan;
 use pincer_store::SessionStore;
 use pincer_testkit::{Api, MockLlm, Scenario};
+use pincer_turns::turn::TurnPlan;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
