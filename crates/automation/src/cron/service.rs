@@ -380,11 +380,17 @@ impl CronService {
         self.ensure_writable()?;
         let job = create_job(input, new_job_id(), self.clock.now_ms(), &self.local_tz)?;
         self.store().add(job.clone())?;
-        let mut event = cron_event(&job.id, "added");
+        self.saved(&job, "added");
+        Ok(job)
+    }
+
+    /// Tells listeners `job` was saved (`added` or `updated`, with its next run) and wakes
+    /// the timer, whose next due job may have changed.
+    fn saved(&self, job: &CronJob, action: &str) {
+        let mut event = cron_event(&job.id, action);
         put(&mut event, "nextRunAtMs", job.state.next_run_at_ms);
         self.emit(event);
         self.changed.notify_one();
-        Ok(job)
     }
 
     /// Applies OpenClaw's `CronJobPatch` (see `patch.rs` for the rules) and saves the job.
@@ -402,10 +408,7 @@ impl CronService {
             store.update(id, move |job| *job = patched)?.clone()
         };
         lock(&self.held).remove(id);
-        let mut event = cron_event(&job.id, "updated");
-        put(&mut event, "nextRunAtMs", job.state.next_run_at_ms);
-        self.emit(event);
-        self.changed.notify_one();
+        self.saved(&job, "updated");
         Ok(job)
     }
 
