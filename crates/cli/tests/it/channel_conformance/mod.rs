@@ -90,6 +90,7 @@ async fn a_dm_is_answered_once_even_when_delivered_twice<F: FakeChannel>() {
     assert_eq!(channel["accounts"][0]["connected"], true, "{health}");
     assert_eq!(channel["accounts"][0]["accountId"], "default", "{health}");
     assert_eq!(health["payload"]["channelOrder"], json!([F::NAME]));
+    assert_eq!(health["payload"]["defaultAgentId"], "main");
 
     // The platform delivers the same message again (a lost ack, a crash before the offset
     // moved): answered once.
@@ -108,8 +109,8 @@ async fn allowlist_never_answers_a_stranger<F: FakeChannel>() {
     let llm = mock(Scenario::new().rule(Rule::when(Match::any()).reply(Reply::text("hi")))).await;
     let fake = F::start().await;
     let (home, gateway) = fake.gateway(&llm, &F::owner_only());
-    fake.inject_dm(F::STRANGER, "let me in");
-    fake.check_stranger_ignored().await;
+    let inbound = fake.inject_dm(F::STRANGER, "let me in");
+    fake.check_stranger_ignored(&inbound).await;
     assert_eq!(fake.quiet(Duration::from_millis(2500)).await, 0);
     assert!(llm.requests().is_empty());
     let pairing = format!("credentials/{}-pairing.json", F::NAME);
@@ -175,7 +176,7 @@ async fn a_stranger_pairs_is_served_then_revoked<F: FakeChannel>() {
     let sent = fake.wait_for_sent(3, T).await;
     assert_eq!(sent[2].text, "welcome");
 
-    let revoked = home.run(&["pairing", "revoke", name, stranger]);
+    let revoked = home.run(&["pairing", "revoke", "--channel", name, stranger]);
     revoked.assert_ok();
     assert_eq!(
         revoked.stdout(),
@@ -264,11 +265,12 @@ async fn a_thread_is_answered_in_it_with_a_session_of_its_own<F: FakeChannel>() 
         ("channel reply", &None)
     );
 
-    fake.inject_thread("in the thread");
+    let threaded = fake.inject_thread("in the thread");
     let sent = fake.wait_for_sent(2, T).await;
     assert_eq!(sent.len(), 2, "{sent:?}");
     assert_eq!(sent[1].text, "thread reply");
     assert_eq!(sent[1].thread.as_deref(), Some(F::THREAD), "in the thread");
+    assert_eq!(sent[1].reply_to, F::QUOTES.then_some(threaded.message_id));
 
     let keys = session_keys(&home);
     assert_eq!(keys.len(), 2, "{keys:?}");
@@ -329,6 +331,7 @@ async fn a_long_reply_is_split_at_the_platform_limit<F: FakeChannel>() {
         sent[1..].iter().all(|m| m.reply_to.is_none()),
         "only the first chunk is a reply"
     );
+    fake.check_split().await;
     drop(gateway);
 }
 
@@ -408,9 +411,10 @@ async fn a_file_over_the_limit_is_refused_and_nothing_is_kept<F: FakeChannel>() 
     let settings = format!("{}, mediaMaxMb: 1", F::owner_only());
     let (home, gateway) = fake.gateway(&llm, &settings);
 
-    fake.inject_dm_file(F::OWNER, "big.bin", vec![b'x'; 2 * 1024 * 1024]);
+    let big = fake.inject_dm_file(F::OWNER, "big.bin", vec![b'x'; 2 * 1024 * 1024]);
     let sent = fake.wait_for_sent(1, T).await;
     assert_eq!(sent[0].plain, TOO_BIG);
+    assert_eq!(sent[0].reply_to, F::QUOTES.then_some(big.message_id));
     assert_eq!(fake.quiet(Duration::from_millis(1500)).await, 1);
     assert!(
         llm.requests().is_empty(),

@@ -175,6 +175,7 @@ impl FakeChannel for FakeFeishu {
     async fn check_dm_reply(&self, inbound: &Inbound) {
         let sent = self.sent_messages();
         assert_card_reply(&sent[0], &inbound.message_id, Self::FORMATTED.1);
+        assert!(!sent[0].reply_in_thread, "{:?}", sent[0]);
         let acks = self.wait_for_acks(1, super::T).await;
         assert_eq!(
             acks[0].message_id.as_deref(),
@@ -189,6 +190,15 @@ impl FakeChannel for FakeFeishu {
         assert_eq!(endpoints[0].app_id, self.app_id());
     }
 
+    async fn check_split(&self) {
+        // The chunks after the first are new messages to the user, by open id.
+        let sent = self.sent_messages();
+        for later in &sent[1..] {
+            assert_eq!(later.receive_id.as_deref(), Some(Self::OWNER), "{later:?}");
+            assert_eq!(later.receive_id_type.as_deref(), Some("open_id"));
+        }
+    }
+
     async fn check_redelivered(&self) {
         // Acked again (in a new frame); the tenant token was fetched once.
         self.wait_for_acks(2, super::T).await;
@@ -196,7 +206,7 @@ impl FakeChannel for FakeFeishu {
         no_protocol_errors(self);
     }
 
-    async fn check_stranger_ignored(&self) {
+    async fn check_stranger_ignored(&self, _inbound: &Inbound) {
         self.wait_for_acks(1, super::T).await;
         assert!(self.unacked().is_empty());
     }

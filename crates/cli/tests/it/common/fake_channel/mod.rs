@@ -123,8 +123,11 @@ pub trait FakeChannel: Sized {
     async fn check_dm_reply(&self, _inbound: &Inbound) {}
     /// Checks the platform's side of a redelivery (an ack again, …).
     async fn check_redelivered(&self) {}
-    /// Checks the platform's side of an unanswered stranger (acked all the same, …).
-    async fn check_stranger_ignored(&self) {}
+    /// Checks the platform's side of an unanswered stranger's `inbound` (acked all the
+    /// same, …).
+    async fn check_stranger_ignored(&self, _inbound: &Inbound) {}
+    /// Checks how the platform carried the chunks of a long reply after the first.
+    async fn check_split(&self) {}
     /// Checks the platform's side of a reconnect (a resume, a new connection, …);
     /// `inbound` arrived while the connection was down.
     async fn check_reconnected(&self, _inbound: &Inbound) {}
