@@ -267,16 +267,7 @@ impl BodyFramer {
     ) -> Result<(), DecodeError> {
         match self {
             Self::Sse(f) => f.feed(chunk, &mut |ev| deliver(decoder, ev, out)),
-            Self::Ndjson(f) => f.feed(chunk, &mut |doc| {
-                deliver(
-                    decoder,
-                    SseEvent {
-                        event: "message",
-                        data: doc,
-                    },
-                    out,
-                )
-            }),
+            Self::Ndjson(f) => f.feed(chunk, &mut |doc| deliver(decoder, ndjson_event(doc), out)),
         }
     }
 
@@ -287,17 +278,16 @@ impl BodyFramer {
     ) -> Result<(), DecodeError> {
         match self {
             Self::Sse(f) => f.finish(&mut |ev| deliver(decoder, ev, out)),
-            Self::Ndjson(f) => f.finish(&mut |doc| {
-                deliver(
-                    decoder,
-                    SseEvent {
-                        event: "message",
-                        data: doc,
-                    },
-                    out,
-                )
-            }),
+            Self::Ndjson(f) => f.finish(&mut |doc| deliver(decoder, ndjson_event(doc), out)),
         }
+    }
+}
+
+/// An NDJSON document as the event decoders read: a `message` with the document as data.
+fn ndjson_event(doc: &str) -> SseEvent<'_> {
+    SseEvent {
+        event: "message",
+        data: doc,
     }
 }
 

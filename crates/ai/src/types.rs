@@ -289,13 +289,15 @@ impl ThinkingLevel {
 }
 
 fn join_text(blocks: &[ContentBlock]) -> String {
-    let mut out = String::new();
-    for block in blocks {
-        if let ContentBlock::Text(text) = block {
-            out.push_str(&text.text);
-        }
-    }
-    out
+    texts(blocks).collect()
+}
+
+/// The text of each text block, in order (images, thinking and tool calls are skipped).
+pub(crate) fn texts(blocks: &[ContentBlock]) -> impl Iterator<Item = &str> {
+    blocks.iter().filter_map(|block| match block {
+        ContentBlock::Text(t) => Some(t.text.as_str()),
+        _ => None,
+    })
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ use crate::error::{ErrorKind, is_context_overflow};
 use crate::model::{InputKind, Model};
 use crate::options::StreamOptions;
 use crate::providers::common_headers;
+use crate::types::texts;
 use crate::types::{
     AssistantMessage, ContentBlock, Context, ImageContent, Message, StopReason, ThinkingContent,
     ThinkingLevel, ToolCall, UserContent, UserMessage,
@@ -67,10 +68,7 @@ impl ToolResultTurn<'_> {
         let Some(content) = self.content else {
             return Cow::Borrowed("No result provided");
         };
-        let mut texts = content.iter().filter_map(|b| match b {
-            ContentBlock::Text(t) => Some(t.text.as_str()),
-            _ => None,
-        });
+        let mut texts = texts(content);
         match (texts.next(), texts.next()) {
             (None, _) => Cow::Borrowed(""),
             (Some(only), None) => Cow::Borrowed(only),

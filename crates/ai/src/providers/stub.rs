@@ -9,6 +9,7 @@ use crate::event::AssistantStream;
 use crate::model::{InputKind, Model, ModelCost, apis};
 use crate::options::StreamOptions;
 use crate::registry::ApiProvider;
+use crate::types::texts;
 use crate::types::{ContentBlock, Context, Message, UserContent};
 
 /// Provider id and model id of the stub: `stub/echo`.
@@ -99,14 +100,7 @@ pub fn reply_text(context: &Context) -> String {
                 body
             }
             Some(Message::ToolResult(result)) => {
-                let text: String = result
-                    .content
-                    .iter()
-                    .filter_map(|b| match b {
-                        ContentBlock::Text(t) => Some(t.text.as_str()),
-                        _ => None,
-                    })
-                    .collect();
+                let text: String = texts(&result.content).collect();
                 format!(
                     "The tool {} returned: {}",
                     result.tool_name,

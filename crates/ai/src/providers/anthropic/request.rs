@@ -9,6 +9,7 @@ use crate::model::{InputKind, Model};
 use crate::options::{CacheRetention, StreamOptions};
 use crate::providers::{common_headers, join_url};
 use crate::schema::inline_refs;
+use crate::types::texts;
 use crate::types::{ContentBlock, Context, ThinkingLevel, UserContent};
 
 const API_VERSION: &str = "2023-06-01";
@@ -354,14 +355,7 @@ fn tool_result(result: &ReplayToolResult<'_>) -> Value {
         }
         Value::Array(blocks)
     } else {
-        let texts: Vec<&str> = result
-            .content
-            .iter()
-            .filter_map(|b| match b {
-                ContentBlock::Text(t) => Some(t.text.as_str()),
-                _ => None,
-            })
-            .collect();
+        let texts: Vec<&str> = texts(&result.content).collect();
         Value::String(texts.join("\n"))
     };
     json!({

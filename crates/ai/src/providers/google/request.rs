@@ -12,6 +12,7 @@ use crate::providers::anthropic::transform::{
     Replay, ReplayAssistant, ReplayBlock, ReplayToolResult, sanitize_tool_call_id, transform,
 };
 use crate::providers::{common_headers, join_url};
+use crate::types::texts;
 use crate::types::{ContentBlock, Context, ImageContent, ThinkingLevel, UserContent};
 
 /// pi's default output cap when the caller sets none (`buildBaseOptions`).
@@ -306,15 +307,7 @@ fn push_tool_result(
     gemini3: bool,
     needs_ids: bool,
 ) {
-    let text: Vec<&str> = result
-        .content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::Text(t) => Some(t.text.as_str()),
-            _ => None,
-        })
-        .collect();
-    let text = text.join("\n");
+    let text = texts(&result.content).collect::<Vec<_>>().join("\n");
     let image_parts: Vec<Value> = if images {
         result
             .content
