@@ -16,7 +16,7 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -354,30 +354,16 @@ pub(crate) fn is_plain_session_id(id: &str) -> bool {
     !id.is_empty() && id != "." && id != ".." && !id.contains(['/', '\\', '\0'])
 }
 
-/// How long an index update waits for the lock by default: far longer than any update holds
-/// it (milliseconds), short enough that a stuck process is reported instead of hanging a turn.
-pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
+/// The index lock's deadline when none is set: pincer-base's default.
+pub const DEFAULT_LOCK_TIMEOUT: Duration = pincer_base::DEFAULT_LOCK_TIMEOUT;
 
-/// Takes the exclusive lock on `file`, polling until `timeout` has passed: `flock` itself
-/// has no deadline, and a process stopped while holding the lock must not hang every other
-/// writer forever.
-fn lock_within(file: &std::fs::File, path: &Path, timeout: Duration) -> Result<()> {
-    let deadline = Instant::now() + timeout;
-    let mut pause = Duration::from_millis(1);
-    loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(()),
-            Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(50));
-            }
-            Err(std::fs::TryLockError::WouldBlock) => {
-                return Err(StoreError::LockTimeout {
-                    path: path.to_path_buf(),
-                    waited: timeout,
-                });
-            }
-            Err(std::fs::TryLockError::Error(e)) => return Err(StoreError::io(path, e)),
-        }
-    }
+/// Takes the exclusive lock on `file` within `timeout` ([`pincer_base::lock_within`]).
+pub(crate) fn lock_within(file: &std::fs::File, path: &Path, timeout: Duration) -> Result<()> {
+    pincer_base::lock_within(file, timeout).map_err(|e| match e.kind() {
+        std::io::ErrorKind::TimedOut => StoreError::LockTimeout {
+            path: path.to_path_buf(),
+            waited: timeout,
+        },
+        _ => StoreError::io(path, e),
+    })
 }

@@ -392,7 +392,7 @@ fn lock_current(path: &Path, append: bool) -> Result<File> {
             opts.write(true);
         }
         let file = opts.open(path).map_err(io)?;
-        file.lock().map_err(io)?;
+        crate::sessions::lock_within(&file, path, crate::sessions::DEFAULT_LOCK_TIMEOUT)?;
         if is_current(&file, path).map_err(io)? {
             return Ok(file);
         }

@@ -32,10 +32,10 @@
 )]
 
 use std::collections::HashSet;
-use std::fs::{File, TryLockError};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -52,9 +52,8 @@ use pincer_automation::system_events::{Clock, SystemClock};
 pub const DEFAULT_TTL: Duration = Duration::from_secs(3600);
 /// Most pending requests per channel (OpenClaw's `PAIRING_PENDING_MAX`).
 pub const DEFAULT_MAX_PENDING: usize = 3;
-/// How long a change waits for another process's lock on the channel's files: far longer
-/// than any change holds it, short enough that a stuck process is reported, not waited for.
-pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a channel's lock is waited for: pincer-base's default.
+pub const DEFAULT_LOCK_TIMEOUT: Duration = pincer_base::DEFAULT_LOCK_TIMEOUT;
 
 const PAIRING_SUFFIX: &str = "-pairing.json";
 /// A repeat request moves `lastSeenAt` only when it is at least this old (5 minutes).
@@ -505,30 +504,17 @@ impl PairingStore {
     }
 }
 
-/// The exclusive lock on `file`, polled until `timeout` has passed (`flock` itself has no
-/// deadline); `None` on a file system without advisory locks, where the mutex still
-/// serialises this process.
+/// The exclusive lock on `file` within `timeout` ([`pincer_base::lock_within`]); `None` on a
+/// file system without advisory locks, where the mutex still serialises this process.
 fn lock_within(file: File, path: &Path, timeout: Duration) -> Result<Option<File>, PairingError> {
-    let deadline = Instant::now() + timeout;
-    let mut pause = Duration::from_millis(1);
-    loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(Some(file)),
-            Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(50));
-            }
-            Err(TryLockError::WouldBlock) => {
-                return Err(PairingError::LockTimeout {
-                    path: path.to_path_buf(),
-                    waited: timeout,
-                });
-            }
-            Err(TryLockError::Error(e)) if e.kind() == std::io::ErrorKind::Unsupported => {
-                return Ok(None);
-            }
-            Err(TryLockError::Error(e)) => return Err(PairingError::io(path, e)),
-        }
+    match pincer_base::lock_within(&file, timeout) {
+        Ok(()) => Ok(Some(file)),
+        Err(e) if e.kind() == std::io::ErrorKind::TimedOut => Err(PairingError::LockTimeout {
+            path: path.to_path_buf(),
+            waited: timeout,
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::Unsupported => Ok(None),
+        Err(e) => Err(PairingError::io(path, e)),
     }
 }
 

@@ -60,7 +60,15 @@ pub fn trim_transcript(path: &Path, max_lines: usize, now_ms: i64) -> Result<Tri
         .open(path)
         .map_err(io)?;
     // Held until `file` drops at the end: appenders wait, then see the replaced path.
-    file.lock().map_err(io)?;
+    pincer_base::lock_within(&file, pincer_base::DEFAULT_LOCK_TIMEOUT).map_err(|e| {
+        match e.kind() {
+            std::io::ErrorKind::TimedOut => TrimError::Store(StoreError::LockTimeout {
+                path: path.to_path_buf(),
+                waited: pincer_base::DEFAULT_LOCK_TIMEOUT,
+            }),
+            _ => io(e),
+        }
+    })?;
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes).map_err(io)?;
     let mut lines = bytes
