@@ -483,16 +483,7 @@ async fn multipart_send_document_and_photo() {
         "report.bin",
         &data,
     );
-    let response = client()
-        .post(fake.method_url("sendDocument"))
-        .header(
-            "content-type",
-            format!("multipart/form-data; boundary={boundary}"),
-        )
-        .body(body)
-        .send()
-        .await
-        .unwrap();
+    let response = post_multipart(&fake, "sendDocument", boundary, body).await;
     assert_eq!(response.status(), 200);
     let message = response.json::<Value>().await.unwrap()["result"].clone();
     assert_eq!(message["caption"], "report");
@@ -517,16 +508,7 @@ async fn multipart_send_document_and_photo() {
         "cat.png",
         b"\x89PNG",
     );
-    let response = client()
-        .post(fake.method_url("sendPhoto"))
-        .header(
-            "content-type",
-            format!("multipart/form-data; boundary=\"{boundary}\""),
-        )
-        .body(photo)
-        .send()
-        .await
-        .unwrap();
+    let response = post_multipart(&fake, "sendPhoto", &format!("\"{boundary}\""), photo).await;
     assert_eq!(response.status(), 200);
     let message = response.json::<Value>().await.unwrap()["result"].clone();
     assert!(message["photo"][0]["file_id"].is_string());
@@ -554,31 +536,13 @@ async fn multipart_send_document_and_photo() {
     let no_file = format!(
         "--{boundary}\r\nContent-Disposition: form-data; name=\"chat_id\"\r\n\r\n1\r\n--{boundary}--\r\n"
     );
-    let response = client()
-        .post(fake.method_url("sendDocument"))
-        .header(
-            "content-type",
-            format!("multipart/form-data; boundary={boundary}"),
-        )
-        .body(no_file)
-        .send()
-        .await
-        .unwrap();
+    let response = post_multipart(&fake, "sendDocument", boundary, no_file).await;
     assert_eq!(response.status(), 400);
     assert_eq!(
         response.json::<Value>().await.unwrap()["description"],
         "Bad Request: there is no document in the request"
     );
-    let response = client()
-        .post(fake.method_url("sendDocument"))
-        .header(
-            "content-type",
-            format!("multipart/form-data; boundary={boundary}"),
-        )
-        .body("garbage")
-        .send()
-        .await
-        .unwrap();
+    let response = post_multipart(&fake, "sendDocument", boundary, "garbage").await;
     assert_eq!(response.status(), 400);
     let bad_caption = multipart(
         boundary,
@@ -591,16 +555,7 @@ async fn multipart_send_document_and_photo() {
         "a.txt",
         b"a",
     );
-    let response = client()
-        .post(fake.method_url("sendDocument"))
-        .header(
-            "content-type",
-            format!("multipart/form-data; boundary={boundary}"),
-        )
-        .body(bad_caption)
-        .send()
-        .await
-        .unwrap();
+    let response = post_multipart(&fake, "sendDocument", boundary, bad_caption).await;
     assert_eq!(response.status(), 400);
     assert_eq!(fake.sent_files().len(), 2);
 }

@@ -18,6 +18,20 @@ pub async fn call(fake: &FakeTelegram, method: &str, params: Value) -> (u16, Val
     (status, response.json().await.unwrap())
 }
 
+/// POSTs `body` to `method` as `multipart/form-data` with `boundary` (as the header
+/// spells it: quoted or not); returns the response.
+pub async fn post_multipart(
+    fake: &FakeTelegram,
+    method: &str,
+    boundary: &str,
+    body: impl Into<reqwest::Body>,
+) -> reqwest::Response {
+    let content_type = format!("multipart/form-data; boundary={boundary}");
+    let request = client().post(fake.method_url(method));
+    let request = request.header("content-type", content_type).body(body);
+    request.send().await.unwrap()
+}
+
 pub async fn ok(fake: &FakeTelegram, method: &str, params: Value) -> Value {
     let (status, body) = call(fake, method, params).await;
     assert_eq!(status, 200, "{method}: {body}");
