@@ -64,27 +64,37 @@ fn now() -> u64 {
 }
 
 impl ProfileCredentials {
-    async fn list(&self, provider: &str) -> Result<Vec<Credential>, AuthError> {
-        let now = now();
-        let mut ids: Vec<ProfileId> = Vec::new();
+    /// The profiles to try for `provider`, best first, from the auth file (blocking: it
+    /// reads the file); `None` when every profile is resting.
+    fn profile_ids(&self, provider: &str, now: u64) -> Result<Option<Vec<ProfileId>>, AuthError> {
         if let Some(pinned) = &self.pinned {
             let file = self.store.load()?;
             if file.profile(pinned)?.provider == provider {
-                ids.push(pinned.clone());
+                return Ok(Some(vec![pinned.clone()]));
             }
         }
-        if ids.is_empty() {
-            let rotation = self.store.rotation(provider, &self.order, now)?;
-            if rotation.ready.is_empty() && !rotation.resting.is_empty() {
-                // Ask the resolver for its own explanation (when the first one frees up).
-                return self
-                    .resolver
-                    .resolve_key(provider, None, self.env.as_ref(), now)
-                    .await
-                    .map(|_| Vec::new());
-            }
-            ids = rotation.ready;
+        let rotation = self.store.rotation(provider, &self.order, now)?;
+        if rotation.ready.is_empty() && !rotation.resting.is_empty() {
+            return Ok(None);
         }
+        Ok(Some(rotation.ready))
+    }
+
+    async fn list(&self, provider: &str) -> Result<Vec<Credential>, AuthError> {
+        let now = now();
+        // Every turn asks: the auth file is read on the blocking pool, not the runtime.
+        let this = self.clone();
+        let wanted = provider.to_owned();
+        let ids =
+            pincer_store::on_blocking_pool(move || Ok(this.profile_ids(&wanted, now))).await??;
+        let Some(ids) = ids else {
+            // Ask the resolver for its own explanation (when the first one frees up).
+            return self
+                .resolver
+                .resolve_key(provider, None, self.env.as_ref(), now)
+                .await
+                .map(|_| Vec::new());
+        };
         let mut out = Vec::new();
         let mut last_error = None;
         for id in ids {

@@ -111,7 +111,8 @@ pub trait Runtime: Send + Sync + 'static {
     fn plan(&self, request: TurnRequest) -> BoxFuture<'static, Result<TurnPlan, PlanError>>;
     /// The models clients may choose (`models.list`): `{id, name, provider, contextWindow}`.
     fn models(&self) -> Vec<serde_json::Value>;
-    /// The tools an agent has (`tools.list`): `{name, description, inputSchema}`.
+    /// The tools an agent has (`tools.list`): `{name, description, inputSchema}`. Called on
+    /// the blocking pool: it may create the agent's workspace.
     fn tools(&self, agent_id: &str) -> Vec<serde_json::Value>;
     /// The configuration with secrets masked (`config.get`), and the file it is in.
     fn config_redacted(&self) -> (String, serde_json::Value);

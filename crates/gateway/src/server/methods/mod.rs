@@ -260,7 +260,7 @@ pub async fn call(
         Method::SessionsDelete => payload(sessions::delete(gw, p).await?),
         Method::SessionsCompact => payload(sessions::compact(gw, p).await?),
         Method::ModelsList => payload(system::models(gw)),
-        Method::ToolsList => payload(system::tools(gw, p)?),
+        Method::ToolsList => payload(system::tools(gw, p).await?),
         Method::ConfigGet => payload(system::config(gw)),
         Method::SystemEvent => payload(system::system_event(gw, p)?),
         Method::Wake => payload(system::wake(gw, p)?),

@@ -9,6 +9,7 @@
 //! (how many lines now wait there), so a caller can see a repeated line being dropped.
 
 use std::fmt;
+use std::sync::Arc;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::de::{self, Visitor};
@@ -311,16 +312,19 @@ pub(super) struct ToolsResponse {
     tools: Vec<Value>,
 }
 
-pub(super) fn tools(gw: &Gateway, p: &Value) -> Result<ToolsResponse, MethodError> {
+pub(super) async fn tools(gw: &Gateway, p: &Value) -> Result<ToolsResponse, MethodError> {
     let params: ToolsListParams = parse(p)?;
     let agent_id = match params.agent_id {
         Some(id) => id,
         None => gw.runtime.default_agent_id(),
     };
-    Ok(ToolsResponse {
-        tools: gw.runtime.tools(&agent_id),
-        agent_id,
-    })
+    // Building an agent's tools may create its workspace: on the blocking pool.
+    let runtime = Arc::clone(&gw.runtime);
+    let agent = agent_id.clone();
+    let tools = tokio::task::spawn_blocking(move || runtime.tools(&agent))
+        .await
+        .map_err(|e| MethodError::unavailable(format!("the tools task failed: {e}")))?;
+    Ok(ToolsResponse { tools, agent_id })
 }
 
 #[derive(Serialize)]
