@@ -275,39 +275,42 @@ async fn openai_and_anthropic_keys_in_the_environment_pick_those_providers() {
             .rule(Rule::when(Match::last_user("hi")).reply(Reply::text("hello from the api"))),
     )
     .await;
-    let home = Home::new()
-        .with_env("OPENAI_API_KEY", "sk-test-openai")
-        .with_env(
+    // (key variable, key, base-URL variable, wire API, provider, model, the header the key goes in)
+    let cases = [
+        (
+            "OPENAI_API_KEY",
+            "sk-test-openai",
             "OPENAI_BASE_URL",
-            &server.base_url(pincer_testkit::Api::OpenAiResponses),
-        );
-    let out = home.ask_json(&["hi"]);
-    assert_eq!(
-        (out["provider"].as_str(), out["model"].as_str()),
-        (Some("openai"), Some("gpt-5.1"))
-    );
-    assert_eq!(out["result"], "hello from the api");
-    assert_eq!(
-        server.requests()[0].header("authorization"),
-        Some("Bearer sk-test-openai")
-    );
-
-    let home = Home::new()
-        .with_env("ANTHROPIC_API_KEY", "sk-ant-test")
-        .with_env(
+            pincer_testkit::Api::OpenAiResponses,
+            "openai",
+            "gpt-5.1",
+            ("authorization", "Bearer sk-test-openai"),
+        ),
+        (
+            "ANTHROPIC_API_KEY",
+            "sk-ant-test",
             "ANTHROPIC_BASE_URL",
-            &server.base_url(pincer_testkit::Api::AnthropicMessages),
+            pincer_testkit::Api::AnthropicMessages,
+            "anthropic",
+            "claude-sonnet-4-5",
+            ("x-api-key", "sk-ant-test"),
+        ),
+    ];
+    for (key_var, key, base_var, api, provider, model, (header, value)) in cases {
+        let home = Home::new()
+            .with_env(key_var, key)
+            .with_env(base_var, &server.base_url(api));
+        let out = home.ask_json(&["hi"]);
+        assert_eq!(
+            (out["provider"].as_str(), out["model"].as_str()),
+            (Some(provider), Some(model))
         );
-    let out = home.ask_json(&["hi"]);
-    assert_eq!(
-        (out["provider"].as_str(), out["model"].as_str()),
-        (Some("anthropic"), Some("claude-sonnet-4-5"))
-    );
-    assert_eq!(out["result"], "hello from the api");
-    assert_eq!(
-        server.requests().last().unwrap().header("x-api-key"),
-        Some("sk-ant-test")
-    );
+        assert_eq!(out["result"], "hello from the api");
+        assert_eq!(
+            server.requests().last().unwrap().header(header),
+            Some(value)
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

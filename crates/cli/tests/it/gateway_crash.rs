@@ -9,19 +9,16 @@ use common::gateway::*;
 use common::mock;
 use nix::sys::signal::Signal;
 use pincer_testkit::{Match, Reply, Rule, Scenario};
-use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_during_a_run_then_restart_resumes_the_session() {
     const TOKEN: &str = "crash-test-token";
     const KEY: &str = "agent:main:main";
-    let story: String = (0..200).map(|i| format!("w{i} ")).collect();
     let llm = mock(
         Scenario::new()
             .rule(
                 // About 40 s of streaming: the run is still going when the gateway dies.
-                Rule::when(Match::last_user("tell me a long story"))
-                    .reply(Reply::text(story).with_chunk_size(5).with_delay_ms(50)),
+                Rule::when(Match::last_user("tell me a long story")).reply(long_story(200)),
             )
             .rule(Rule::when(Match::last_user("are you back?")).reply(Reply::text("yes, back"))),
     )
@@ -31,17 +28,11 @@ async fn kill_9_during_a_run_then_restart_resumes_the_session() {
     let mut gateway = Foreground::start(&home, &["gateway", "run"]);
     assert_eq!(gateway.port, port);
     let mut client = WsClient::connect(port, TOKEN).await;
-    let sent = client
-        .call(
-            "chat.send",
-            json!({"sessionKey": KEY, "message": "tell me a long story", "idempotencyKey": "before-crash"}),
-        )
+    client
+        .start_chat(KEY, "tell me a long story", "before-crash")
         .await;
-    assert_eq!(sent["payload"]["status"], "started", "{sent}");
     client.chat_event("before-crash", "delta").await;
-    let history = client
-        .call("chat.history", json!({"sessionKey": KEY}))
-        .await;
+    let history = client.history(KEY).await;
     let session_id = history["payload"]["sessionId"]
         .as_str()
         .unwrap_or_else(|| panic!("{history}"))
@@ -77,19 +68,11 @@ async fn kill_9_during_a_run_then_restart_resumes_the_session() {
     let gateway = Foreground::start(&home, &["gateway", "run"]);
     assert_eq!(gateway.port, port);
     let mut client = WsClient::connect(port, TOKEN).await;
-    let sent = client
-        .call(
-            "chat.send",
-            json!({"sessionKey": KEY, "message": "are you back?", "idempotencyKey": "after-crash"}),
-        )
-        .await;
-    assert_eq!(sent["payload"]["status"], "started", "{sent}");
+    client.start_chat(KEY, "are you back?", "after-crash").await;
     let last = client.chat_event("after-crash", "final").await;
     assert_eq!(text_of(&last["payload"]["message"]), "yes, back", "{last}");
 
-    let history = client
-        .call("chat.history", json!({"sessionKey": KEY}))
-        .await;
+    let history = client.history(KEY).await;
     assert_eq!(
         history["payload"]["sessionId"],
         session_id.as_str(),

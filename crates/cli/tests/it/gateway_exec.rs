@@ -13,37 +13,35 @@ use common::mock;
 use pincer_testkit::{Match, Reply, Rule, Scenario};
 use serde_json::json;
 
+/// "start the job" starts a background command that prints `job-output-42` after its turn
+/// ("started it"); `then` answers what comes after.
+fn background_job(then: Rule) -> Scenario {
+    Scenario::new()
+        .rule(
+            Rule::when(Match::last_user("start the job")).reply(Reply::tool_call(
+                "exec",
+                json!({"command": "sleep 0.3; echo job-output-42", "background": true}),
+            )),
+        )
+        .rule(Rule::when(Match::tool_result("exec")).reply(Reply::text("started it")))
+        .rule(then)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_finished_background_command_is_relayed_with_no_user_message() {
     const TOKEN: &str = "exec-relay-token";
     const KEY: &str = "agent:main:main";
-    let llm = mock(
-        Scenario::new()
-            .rule(
-                Rule::when(Match::last_user("start the job")).reply(Reply::tool_call(
-                    "exec",
-                    json!({"command": "sleep 0.3; echo job-output-42", "background": true}),
-                )),
-            )
-            .rule(Rule::when(Match::tool_result("exec")).reply(Reply::text("started it")))
-            .rule(
-                Rule::when(Match::last_user_contains(
-                    pincer_automation::heartbeat::EXEC_EVENT_PROMPT,
-                ))
-                .reply(Reply::text("Your job finished and printed job-output-42.")),
-            ),
-    )
+    let llm = mock(background_job(
+        Rule::when(Match::last_user_contains(
+            pincer_automation::heartbeat::EXEC_EVENT_PROMPT,
+        ))
+        .reply(Reply::text("Your job finished and printed job-output-42.")),
+    ))
     .await;
     let (home, port) = gateway_home(&llm, TOKEN);
     let _gateway = Foreground::start(&home, &["gateway", "run"]);
     let mut client = WsClient::connect(port, TOKEN).await;
-    let sent = client
-        .call(
-            "chat.send",
-            json!({"sessionKey": KEY, "message": "start the job", "idempotencyKey": "job"}),
-        )
-        .await;
-    assert_eq!(sent["payload"]["status"], "started", "{sent}");
+    client.start_chat(KEY, "start the job", "job").await;
     client.chat_event("job", "final").await;
 
     // No message from the user: the exit wakes a heartbeat, whose reply arrives as a chat
@@ -87,32 +85,16 @@ async fn a_finished_background_command_is_relayed_with_no_user_message() {
 async fn with_the_heartbeat_off_the_exit_reaches_the_next_turn_as_a_system_event() {
     const TOKEN: &str = "exec-test-token";
     const KEY: &str = "agent:main:main";
-    let llm = mock(
-        Scenario::new()
-            .rule(
-                Rule::when(Match::last_user("start the job")).reply(Reply::tool_call(
-                    "exec",
-                    json!({"command": "sleep 0.3; echo job-output-42", "background": true}),
-                )),
-            )
-            .rule(Rule::when(Match::tool_result("exec")).reply(Reply::text("started it")))
-            .rule(
-                Rule::when(Match::last_user_contains("anything new?"))
-                    .reply(Reply::text("the job finished")),
-            ),
-    )
+    let llm = mock(background_job(
+        Rule::when(Match::last_user_contains("anything new?"))
+            .reply(Reply::text("the job finished")),
+    ))
     .await;
     let (home, port) = gateway_home_with(&llm, TOKEN, "heartbeat: { every: \"0m\" },");
     let _gateway = Foreground::start(&home, &["gateway", "run"]);
     let mut client = WsClient::connect(port, TOKEN).await;
 
-    let sent = client
-        .call(
-            "chat.send",
-            json!({"sessionKey": KEY, "message": "start the job", "idempotencyKey": "job"}),
-        )
-        .await;
-    assert_eq!(sent["payload"]["status"], "started", "{sent}");
+    client.start_chat(KEY, "start the job", "job").await;
     let done = client.chat_event("job", "final").await;
     assert_eq!(text_of(&done["payload"]["message"]), "started it", "{done}");
 

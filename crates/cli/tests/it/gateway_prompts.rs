@@ -10,7 +10,6 @@ use crate::common;
 use common::gateway::*;
 use common::{Home, mock};
 use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario};
-use serde_json::json;
 
 const TOKEN: &str = "prompt-test-token";
 
@@ -46,13 +45,7 @@ fn last_system_prompt(llm: &MockLlm) -> String {
 async fn gateway_turn_prompt(home: &Home, llm: &MockLlm) -> String {
     let gateway = Foreground::start(home, &["gateway", "run"]);
     let mut client = WsClient::connect(gateway.port, TOKEN).await;
-    let sent = client
-        .call(
-            "chat.send",
-            json!({"sessionKey": "agent:main:main", "message": "hello", "idempotencyKey": "p1"}),
-        )
-        .await;
-    assert_eq!(sent["payload"]["status"], "started", "{sent}");
+    client.start_chat("agent:main:main", "hello", "p1").await;
     let done = client.chat_event("p1", "final").await;
     assert_eq!(text_of(&done["payload"]["message"]), "hi", "{done}");
     last_system_prompt(llm)

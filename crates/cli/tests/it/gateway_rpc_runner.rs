@@ -15,7 +15,7 @@ use common::gateway::*;
 use common::{Home, mock};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-use pincer_testkit::{Api, Match, MockLlm, Reply, Rule, Scenario};
+use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "rpc-runner-token";
@@ -43,18 +43,7 @@ fn rpc_home_with(llm: &MockLlm, kind: Workers, every: &str, max: usize) -> (Home
         Workers::Pi => {
             let node = std::env::var("PINCER_NODE").unwrap_or_else(|_| "node".into());
             let cli = std::env::var("PINCER_PI_CLI").expect("PINCER_PI_CLI: run interop/pi-rpc.sh");
-            let pi_dir = home.dir.path().join("pi-agent");
-            std::fs::create_dir_all(&pi_dir).unwrap();
-            std::fs::write(
-                pi_dir.join("models.json"),
-                json!({"providers": {"mock": {
-                    "baseUrl": llm.base_url(Api::OpenAiCompletions), "api": "openai-completions",
-                    "apiKey": "mock-key",
-                    "compat": {"supportsDeveloperRole": false, "supportsReasoningEffort": false},
-                    "models": [{"id": "primary", "contextWindow": 32000, "maxTokens": 4096}]}}})
-                .to_string(),
-            )
-            .unwrap();
+            let pi_dir = common::pi_agent_dir(&home, llm);
             // The workers inherit the gateway's environment.
             let user_home = home.dir.path().join("user").display().to_string();
             home = home
@@ -115,16 +104,6 @@ fn user_texts(messages: &Value) -> Vec<String> {
         .collect()
 }
 
-async fn send(client: &mut WsClient, message: &str, run_id: &str) {
-    let sent = client
-        .call(
-            "chat.send",
-            json!({"sessionKey": KEY, "message": message, "idempotencyKey": run_id}),
-        )
-        .await;
-    assert_eq!(sent["payload"]["status"], "started", "{sent}");
-}
-
 async fn chat_and_tool_turns_run_on_a_worker_and_keep_the_session(kind: Workers) {
     let llm = mock(
         Scenario::new()
@@ -150,7 +129,7 @@ async fn chat_and_tool_turns_run_on_a_worker_and_keep_the_session(kind: Workers)
     );
     let mut client = WsClient::connect(port, TOKEN).await;
 
-    send(&mut client, "hello", "run-1").await;
+    client.start_chat(KEY, "hello", "run-1").await;
     let first = client.chat_event("run-1", "final").await;
     assert_eq!(
         text_of(&first["payload"]["message"]),
@@ -160,7 +139,7 @@ async fn chat_and_tool_turns_run_on_a_worker_and_keep_the_session(kind: Workers)
     let pool = workers(&gateway);
     assert_eq!(pool.len(), 1, "one worker served the turn: {pool:?}");
 
-    send(&mut client, "read the note", "run-2").await;
+    client.start_chat(KEY, "read the note", "run-2").await;
     let mut tool_events = Vec::new();
     let second = loop {
         let frame = client.frame().await.expect("the connection stays up");
@@ -192,9 +171,7 @@ async fn chat_and_tool_turns_run_on_a_worker_and_keep_the_session(kind: Workers)
     assert_eq!(workers(&gateway), pool, "the session's worker was reused");
 
     // The gateway's store has the session, written by the worker.
-    let history = client
-        .call("chat.history", json!({"sessionKey": KEY}))
-        .await;
+    let history = client.history(KEY).await;
     let messages = &history["payload"]["messages"];
     assert_eq!(
         user_texts(messages),
@@ -266,13 +243,9 @@ async fn chat_and_tool_turns_run_on_a_worker_and_keep_the_session(kind: Workers)
 }
 
 async fn abort_stops_the_worker_turn_and_the_worker_serves_the_next(kind: Workers) {
-    let story: String = (0..200).map(|i| format!("w{i} ")).collect();
     let llm = mock(
         Scenario::new()
-            .rule(
-                Rule::when(Match::last_user("tell me a long story"))
-                    .reply(Reply::text(story).with_chunk_size(5).with_delay_ms(50)),
-            )
+            .rule(Rule::when(Match::last_user("tell me a long story")).reply(long_story(200)))
             .rule(Rule::when(Match::last_user("short one")).reply(Reply::text("ok"))),
     )
     .await;
@@ -280,7 +253,7 @@ async fn abort_stops_the_worker_turn_and_the_worker_serves_the_next(kind: Worker
     let gateway = Foreground::start(&home, &["gateway", "run"]);
     let mut client = WsClient::connect(port, TOKEN).await;
 
-    send(&mut client, "tell me a long story", "long").await;
+    client.start_chat(KEY, "tell me a long story", "long").await;
     client.chat_event("long", "delta").await;
     let pool = workers(&gateway);
     assert_eq!(pool.len(), 1, "{pool:?}");
@@ -291,7 +264,7 @@ async fn abort_stops_the_worker_turn_and_the_worker_serves_the_next(kind: Worker
     let end = client.chat_event("long", "aborted").await;
     assert_eq!(end["payload"]["stopReason"], "aborted", "{end}");
 
-    send(&mut client, "short one", "short").await;
+    client.start_chat(KEY, "short one", "short").await;
     let reply = client.chat_event("short", "final").await;
     assert_eq!(text_of(&reply["payload"]["message"]), "ok", "{reply}");
     assert_eq!(
@@ -299,9 +272,7 @@ async fn abort_stops_the_worker_turn_and_the_worker_serves_the_next(kind: Worker
         pool,
         "the worker that stopped is the one that answered"
     );
-    let history = client
-        .call("chat.history", json!({"sessionKey": KEY}))
-        .await;
+    let history = client.history(KEY).await;
     let messages = history["payload"]["messages"].as_array().unwrap();
     assert_eq!(
         user_texts(&history["payload"]["messages"]),
@@ -312,14 +283,10 @@ async fn abort_stops_the_worker_turn_and_the_worker_serves_the_next(kind: Worker
 }
 
 async fn a_worker_killed_mid_turn_fails_that_run_and_the_next_message_resumes(kind: Workers) {
-    let story: String = (0..200).map(|i| format!("w{i} ")).collect();
     let llm = mock(
         Scenario::new()
             .rule(Rule::when(Match::last_user("first")).reply(Reply::text("first reply")))
-            .rule(
-                Rule::when(Match::last_user("tell me a long story"))
-                    .reply(Reply::text(story).with_chunk_size(5).with_delay_ms(50)),
-            )
+            .rule(Rule::when(Match::last_user("tell me a long story")).reply(long_story(200)))
             .rule(Rule::when(Match::last_user("are you back?")).reply(Reply::text("yes, back"))),
     )
     .await;
@@ -327,9 +294,9 @@ async fn a_worker_killed_mid_turn_fails_that_run_and_the_next_message_resumes(ki
     let gateway = Foreground::start(&home, &["gateway", "run"]);
     let mut client = WsClient::connect(port, TOKEN).await;
 
-    send(&mut client, "first", "one").await;
+    client.start_chat(KEY, "first", "one").await;
     client.chat_event("one", "final").await;
-    send(&mut client, "tell me a long story", "two").await;
+    client.start_chat(KEY, "tell me a long story", "two").await;
     client.chat_event("two", "delta").await;
     let pool = workers(&gateway);
     assert_eq!(pool.len(), 1, "{pool:?}");
@@ -347,7 +314,7 @@ async fn a_worker_killed_mid_turn_fails_that_run_and_the_next_message_resumes(ki
         "{failed}"
     );
 
-    send(&mut client, "are you back?", "three").await;
+    client.start_chat(KEY, "are you back?", "three").await;
     let back = client.chat_event("three", "final").await;
     assert_eq!(text_of(&back["payload"]["message"]), "yes, back", "{back}");
     let now = workers(&gateway);
@@ -360,9 +327,7 @@ async fn a_worker_killed_mid_turn_fails_that_run_and_the_next_message_resumes(ki
         ["first", "tell me a long story", "are you back?"],
         "{last}"
     );
-    let history = client
-        .call("chat.history", json!({"sessionKey": KEY}))
-        .await;
+    let history = client.history(KEY).await;
     assert_eq!(
         user_texts(&history["payload"]["messages"]),
         ["first", "tell me a long story", "are you back?"],
@@ -372,13 +337,9 @@ async fn a_worker_killed_mid_turn_fails_that_run_and_the_next_message_resumes(ki
 }
 
 async fn a_message_sent_while_busy_is_steered_into_the_worker_turn(kind: Workers) {
-    let story: String = (0..40).map(|i| format!("w{i} ")).collect();
     let llm = mock(
         Scenario::new()
-            .rule(
-                Rule::when(Match::last_user("tell me a story"))
-                    .reply(Reply::text(story).with_chunk_size(5).with_delay_ms(50)),
-            )
+            .rule(Rule::when(Match::last_user("tell me a story")).reply(long_story(40)))
             .rule(
                 Rule::when(Match::last_user_contains("also this"))
                     .reply(Reply::text("noted, also this")),
@@ -389,7 +350,7 @@ async fn a_message_sent_while_busy_is_steered_into_the_worker_turn(kind: Workers
     let gateway = Foreground::start(&home, &["gateway", "run"]);
     let mut client = WsClient::connect(port, TOKEN).await;
 
-    send(&mut client, "tell me a story", "story").await;
+    client.start_chat(KEY, "tell me a story", "story").await;
     client.chat_event("story", "delta").await;
     let steered = client
         .call(
@@ -411,9 +372,7 @@ async fn a_message_sent_while_busy_is_steered_into_the_worker_turn(kind: Workers
         )
         .await;
     assert_eq!(waited["payload"]["status"], "ok", "{waited}");
-    let history = client
-        .call("chat.history", json!({"sessionKey": KEY}))
-        .await;
+    let history = client.history(KEY).await;
     assert_eq!(
         user_texts(&history["payload"]["messages"]),
         [
@@ -439,7 +398,7 @@ async fn a_heartbeat_runs_on_a_worker_and_its_pruned_ack_is_not_in_the_next_cont
     let (home, port) = rpc_home_with(&llm, kind, "24h", 2);
     let gateway = Foreground::start(&home, &["gateway", "run"]);
     let mut client = WsClient::connect(port, TOKEN).await;
-    send(&mut client, "hello", "before").await;
+    client.start_chat(KEY, "hello", "before").await;
     client.chat_event("before", "final").await;
     let pool = workers(&gateway);
 
@@ -473,7 +432,7 @@ async fn a_heartbeat_runs_on_a_worker_and_its_pruned_ack_is_not_in_the_next_cont
     );
 
     // The acknowledged beat was cut from the transcript; the worker must not remember it.
-    send(&mut client, "hello", "after").await;
+    client.start_chat(KEY, "hello", "after").await;
     client.chat_event("after", "final").await;
     let last = llm.requests().last().unwrap().body.clone();
     assert_eq!(user_texts(&last["messages"]), ["hello", "hello"], "{last}");
@@ -481,31 +440,21 @@ async fn a_heartbeat_runs_on_a_worker_and_its_pruned_ack_is_not_in_the_next_cont
 }
 
 async fn a_run_waiting_for_a_worker_can_be_aborted_and_then_waits_no_more(kind: Workers) {
-    let story: String = (0..200).map(|i| format!("w{i} ")).collect();
     let llm = mock(
         Scenario::new()
-            .rule(
-                Rule::when(Match::last_user("tell me a story"))
-                    .reply(Reply::text(story).with_chunk_size(5).with_delay_ms(50)),
-            )
+            .rule(Rule::when(Match::last_user("tell me a story")).reply(long_story(200)))
             .rule(Rule::when(Match::last_user("next")).reply(Reply::text("next reply"))),
     )
     .await;
     let (home, port) = rpc_home_with(&llm, kind, "0m", 1);
     let gateway = Foreground::start(&home, &["gateway", "run"]);
     let mut client = WsClient::connect(port, TOKEN).await;
-    send(&mut client, "tell me a story", "story").await;
+    client.start_chat(KEY, "tell me a story", "story").await;
     client.chat_event("story", "delta").await;
 
     // The only worker is busy: another session's run waits for it.
     let other = "agent:main:other";
-    let sent = client
-        .call(
-            "chat.send",
-            json!({"sessionKey": other, "message": "never sent", "idempotencyKey": "waiting"}),
-        )
-        .await;
-    assert_eq!(sent["payload"]["status"], "started", "{sent}");
+    client.start_chat(other, "never sent", "waiting").await;
     let aborted = client
         .call(
             "chat.abort",
@@ -533,7 +482,7 @@ async fn a_run_waiting_for_a_worker_can_be_aborted_and_then_waits_no_more(kind: 
         .await;
     assert_ne!(story_end["payload"]["status"], "timeout", "{story_end}");
 
-    send(&mut client, "next", "next").await;
+    client.start_chat(KEY, "next", "next").await;
     let next = client.chat_event("next", "final").await;
     assert_eq!(text_of(&next["payload"]["message"]), "next reply", "{next}");
     // The aborted message never reached the model.

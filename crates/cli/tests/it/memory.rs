@@ -7,11 +7,9 @@
 
 use crate::common;
 
-use common::{Home, mock};
-use pincer_testkit::{Api, Match, MockLlm, Reply, Rule, Scenario};
+use common::{FACT, Home, mock};
+use pincer_testkit::{Api, MockLlm, Scenario};
 use serde_json::{Value, json};
-
-const FACT: &str = "# 2026-11-23\n\nAnn's sister Mia visits on Friday.\n";
 
 fn tool_result_text(server: &MockLlm) -> String {
     let body = server.requests().last().unwrap().body.clone();
@@ -28,26 +26,7 @@ fn tool_result_text(server: &MockLlm) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fact_saved_in_one_session_is_found_in_another() {
-    let server = mock(
-        Scenario::new()
-            .rule(
-                Rule::when(Match::last_user("remember: Mia visits on Friday")).reply(
-                    Reply::tool_call(
-                        "write",
-                        json!({"path": "memory/2026-11-23.md", "content": FACT}),
-                    ),
-                ),
-            )
-            .rule(Rule::when(Match::tool_result("write")).reply(Reply::text("Noted.")))
-            .rule(
-                Rule::when(Match::last_user("when does my sister visit?")).reply(Reply::tool_call(
-                    "memory_search",
-                    json!({"query": "sister visits"}),
-                )),
-            )
-            .rule(Rule::when(Match::tool_result("memory_search")).reply(Reply::text("On Friday."))),
-    )
-    .await;
+    let server = mock(common::remember_and_recall("On Friday.")).await;
     let home = Home::new();
     home.use_mock(
         &server,

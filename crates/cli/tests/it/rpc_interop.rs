@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use common::Home;
 use pincer_rpc::{RpcClient, RpcCommand, StreamingBehavior, WorkerSpec};
-use pincer_testkit::{Api, Fault, Match, MockLlm, Reply, Rule, Scenario};
+use pincer_testkit::{Fault, Match, MockLlm, Reply, Rule, Scenario};
 use serde_json::{Value, json};
 
 const T: Duration = Duration::from_secs(30);
@@ -55,18 +55,7 @@ impl Setup {
         let llm = MockLlm::start(scenario()).await.unwrap();
         let home = Home::new();
         home.use_mock(&llm, "");
-        let pi_agent_dir = home.dir.path().join("pi-agent");
-        std::fs::create_dir_all(&pi_agent_dir).unwrap();
-        std::fs::write(
-            pi_agent_dir.join("models.json"),
-            json!({"providers": {"mock": {
-                "baseUrl": llm.base_url(Api::OpenAiCompletions), "api": "openai-completions",
-                "apiKey": "mock-key",
-                "compat": {"supportsDeveloperRole": false, "supportsReasoningEffort": false},
-                "models": [{"id": "primary", "contextWindow": 32000, "maxTokens": 4096}]}}})
-            .to_string(),
-        )
-        .unwrap();
+        let pi_agent_dir = common::pi_agent_dir(&home, &llm);
         let work = home.dir.path().join("work");
         std::fs::create_dir_all(&work).unwrap();
         Self {
@@ -80,39 +69,36 @@ impl Setup {
     fn pi(&self, extra: &[&str]) -> RpcClient {
         let node = std::env::var("PINCER_NODE").unwrap_or_else(|_| "node".into());
         let cli = std::env::var("PINCER_PI_CLI").expect("PINCER_PI_CLI: run interop/pi-rpc.sh");
-        let mut spec = WorkerSpec::new(node).arg(cli);
-        for arg in [
-            "--mode",
-            "rpc",
-            "--provider",
-            "mock",
-            "--model",
-            "primary",
-            "--tools",
-            "ls,read",
-        ] {
-            spec = spec.arg(arg);
-        }
-        for arg in extra {
-            spec = spec.arg(*arg);
-        }
-        spec.cwd = Some(self.work.clone());
-        spec.env = vec![
-            (
-                "HOME".into(),
-                self.home.dir.path().join("user").display().to_string(),
-            ),
-            (
-                "PI_CODING_AGENT_DIR".into(),
-                self.pi_agent_dir.display().to_string(),
-            ),
-            ("PI_OFFLINE".into(), "1".into()),
-        ];
-        RpcClient::spawn(spec).unwrap()
+        self.spawn(
+            WorkerSpec::new(node).arg(cli),
+            extra,
+            [
+                (
+                    "PI_CODING_AGENT_DIR".into(),
+                    self.pi_agent_dir.display().to_string(),
+                ),
+                ("PI_OFFLINE".into(), "1".into()),
+            ],
+        )
     }
 
     fn pincer(&self, extra: &[&str]) -> RpcClient {
-        let mut spec = WorkerSpec::new(env!("CARGO_BIN_EXE_pincer")).arg("rpc");
+        self.spawn(
+            WorkerSpec::new(env!("CARGO_BIN_EXE_pincer")).arg("rpc"),
+            extra,
+            [("PINCER_HOME".into(), self.home.path().display().to_string())],
+        )
+    }
+
+    /// `program` as an RPC worker on the mock's `primary` with the `ls` and `read` tools,
+    /// plus `extra` arguments, in the work dir, with the temp `$HOME` and `env`.
+    fn spawn<const N: usize>(
+        &self,
+        program: WorkerSpec,
+        extra: &[&str],
+        env: [(String, String); N],
+    ) -> RpcClient {
+        let mut spec = program;
         for arg in [
             "--mode",
             "rpc",
@@ -122,20 +108,18 @@ impl Setup {
             "primary",
             "--tools",
             "ls,read",
-        ] {
-            spec = spec.arg(arg);
-        }
-        for arg in extra {
+        ]
+        .iter()
+        .chain(extra)
+        {
             spec = spec.arg(*arg);
         }
         spec.cwd = Some(self.work.clone());
-        spec.env = vec![
-            (
-                "HOME".into(),
-                self.home.dir.path().join("user").display().to_string(),
-            ),
-            ("PINCER_HOME".into(), self.home.path().display().to_string()),
-        ];
+        spec.env = vec![(
+            "HOME".into(),
+            self.home.dir.path().join("user").display().to_string(),
+        )];
+        spec.env.extend(env);
         RpcClient::spawn(spec).unwrap()
     }
 }

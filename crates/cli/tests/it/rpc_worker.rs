@@ -153,6 +153,20 @@ async fn home_with(scenario: Scenario) -> (Home, pincer_testkit::MockLlm) {
     (home, llm)
 }
 
+/// The `type` of each entry of a session file.
+fn entry_types(path: impl AsRef<std::path::Path>) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_text_reply_streams_in_pis_order_and_is_saved() {
     let (home, _llm) = home_with(
@@ -208,18 +222,8 @@ async fn a_text_reply_streams_in_pis_order_and_is_saved() {
     assert_eq!(worker.finish(), Some(0));
 
     // The session file has pi's layout: header, model, thinking level, the two messages.
-    let text = std::fs::read_to_string(&session_file).unwrap();
-    let kinds: Vec<String> = text
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["type"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
-        .collect();
     assert_eq!(
-        kinds,
+        entry_types(&session_file),
         [
             "session",
             "model_change",
@@ -284,18 +288,8 @@ async fn a_session_file_is_written_with_its_first_message() {
     worker.call("p", json!({"type": "prompt", "message": "hi"}));
     worker.until("agent_end");
     assert_eq!(files(), [std::path::PathBuf::from(&path)]);
-    let kinds: Vec<String> = std::fs::read_to_string(&path)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["type"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
-        .collect();
     assert_eq!(
-        kinds,
+        entry_types(&path),
         [
             "session",
             "model_change",

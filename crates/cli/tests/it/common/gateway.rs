@@ -274,6 +274,24 @@ impl WsClient {
         }
     }
 
+    /// `chat.send` of `message` to session `key` as run `run_id`; asserts that the run
+    /// started and returns the response.
+    pub async fn start_chat(&mut self, key: &str, message: &str, run_id: &str) -> Value {
+        let sent = self
+            .call(
+                "chat.send",
+                json!({"sessionKey": key, "message": message, "idempotencyKey": run_id}),
+            )
+            .await;
+        assert_eq!(sent["payload"]["status"], "started", "{sent}");
+        sent
+    }
+
+    /// The `chat.history` response for session `key`.
+    pub async fn history(&mut self, key: &str) -> Value {
+        self.call("chat.history", json!({"sessionKey": key})).await
+    }
+
     /// Reads frames until a `chat` event of `run_id` in `state`; returns it.
     pub async fn chat_event(&mut self, run_id: &str, state: &str) -> Value {
         loop {
@@ -287,6 +305,15 @@ impl WsClient {
             }
         }
     }
+}
+
+/// A reply of `words` words streamed slowly (5 bytes a chunk, 50 ms apart), so that the run
+/// is still going while the test acts on it.
+pub fn long_story(words: usize) -> pincer_testkit::Reply {
+    let story: String = (0..words).map(|i| format!("w{i} ")).collect();
+    pincer_testkit::Reply::text(story)
+        .with_chunk_size(5)
+        .with_delay_ms(50)
 }
 
 /// The text of a message as `chat.history` returns it.

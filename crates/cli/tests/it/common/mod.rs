@@ -13,7 +13,7 @@ use std::os::unix::fs::DirBuilderExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use pincer_testkit::{Api, MockLlm, Scenario};
+use pincer_testkit::{Api, Match, MockLlm, Reply, Rule, Scenario};
 use serde_json::Value;
 
 pub struct Home {
@@ -139,6 +139,47 @@ impl Run {
 
 pub async fn mock(scenario: Scenario) -> MockLlm {
     MockLlm::start(scenario).await.unwrap()
+}
+
+/// A fact the memory tests have the agent save, as `memory/2026-11-23.md`.
+pub const FACT: &str = "# 2026-11-23\n\nAnn's sister Mia visits on Friday.\n";
+
+/// "remember: Mia visits on Friday" writes [`FACT`] to memory ("Noted."); "when does my
+/// sister visit?" searches memory, and the search result draws `answer`.
+pub fn remember_and_recall(answer: &str) -> Scenario {
+    Scenario::new()
+        .rule(
+            Rule::when(Match::last_user("remember: Mia visits on Friday")).reply(Reply::tool_call(
+                "write",
+                serde_json::json!({"path": "memory/2026-11-23.md", "content": FACT}),
+            )),
+        )
+        .rule(Rule::when(Match::tool_result("write")).reply(Reply::text("Noted.")))
+        .rule(
+            Rule::when(Match::last_user("when does my sister visit?")).reply(Reply::tool_call(
+                "memory_search",
+                serde_json::json!({"query": "sister visits"}),
+            )),
+        )
+        .rule(Rule::when(Match::tool_result("memory_search")).reply(Reply::text(answer)))
+}
+
+/// A pi agent dir (`$PI_CODING_AGENT_DIR`) in the home's temp dir whose provider `mock`
+/// (model `primary`) is `llm`, for tests that run the real pi.
+pub fn pi_agent_dir(home: &Home, llm: &MockLlm) -> PathBuf {
+    let dir = home.dir.path().join("pi-agent");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("models.json"),
+        serde_json::json!({"providers": {"mock": {
+            "baseUrl": llm.base_url(Api::OpenAiCompletions), "api": "openai-completions",
+            "apiKey": "mock-key",
+            "compat": {"supportsDeveloperRole": false, "supportsReasoningEffort": false},
+            "models": [{"id": "primary", "contextWindow": 32000, "maxTokens": 4096}]}}})
+        .to_string(),
+    )
+    .unwrap();
+    dir
 }
 
 /// File mode bits.

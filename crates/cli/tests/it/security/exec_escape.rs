@@ -54,13 +54,7 @@ impl Drop for Groups {
 }
 
 async fn send(client: &mut WsClient, message: &str, id: &str) {
-    let sent = client
-        .call(
-            "chat.send",
-            json!({"sessionKey": KEY, "message": message, "idempotencyKey": id}),
-        )
-        .await;
-    assert_eq!(sent["payload"]["status"], "started", "{sent}");
+    client.start_chat(KEY, message, id).await;
     client.chat_event(id, "final").await;
 }
 

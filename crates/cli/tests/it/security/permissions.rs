@@ -11,9 +11,8 @@ use pincer_testkit::{Match, Reply, Rule, Scenario};
 use serde_json::{Value, json};
 
 use crate::common::gateway::{Foreground, free_port};
-use crate::common::{Home, mock, mode};
+use crate::common::{self, Home, mock, mode};
 
-const FACT: &str = "# 2026-11-23\n\nAnn's sister Mia visits on Friday.\n";
 const WARNING: &str = "was accessible to other users (mode 755); changed it to 700";
 
 /// A pi v1 transcript: no version, no ids.
@@ -60,27 +59,8 @@ fn files_named(root: &Path, suffix: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn everything_under_the_home_is_private_and_a_loose_home_is_fixed_once() {
-    let server = mock(
-        Scenario::new()
-            .rule(
-                Rule::when(Match::last_user("remember: Mia visits on Friday")).reply(
-                    Reply::tool_call(
-                        "write",
-                        json!({"path": "memory/2026-11-23.md", "content": FACT}),
-                    ),
-                ),
-            )
-            .rule(Rule::when(Match::tool_result("write")).reply(Reply::text("Noted.")))
-            .rule(
-                Rule::when(Match::last_user("when does my sister visit?")).reply(Reply::tool_call(
-                    "memory_search",
-                    json!({"query": "sister visits"}),
-                )),
-            )
-            .rule(Rule::when(Match::tool_result("memory_search")).reply(Reply::text("Friday.")))
-            .default_reply(Reply::text("ok")),
-    )
-    .await;
+    let server =
+        mock(common::remember_and_recall("Friday.").default_reply(Reply::text("ok"))).await;
     let home = Home::new();
     let port = free_port();
     home.use_mock(

@@ -372,13 +372,9 @@ async fn a_client_that_stops_reading_is_dropped_and_the_gateway_stays_small() {
     let mut dropped_after = None;
     for run in 0..40 {
         let id = format!("flood-{run}");
-        let sent = watcher
-            .call(
-                "chat.send",
-                json!({"sessionKey": format!("agent:main:{id}"), "message": "talk a lot", "idempotencyKey": id}),
-            )
+        watcher
+            .start_chat(&format!("agent:main:{id}"), "talk a lot", &id)
             .await;
-        assert_eq!(sent["payload"]["status"], "started", "{sent}");
         watcher.chat_event(&id, "final").await;
         if !present(&mut watcher)
             .await
