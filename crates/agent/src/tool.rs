@@ -154,11 +154,12 @@ pub trait AgentTool: Send + Sync + 'static {
 /// A tool whose arguments are a Rust type. Wrap it with [`typed`] to get an [`AgentTool`].
 pub trait TypedTool: Send + Sync + 'static {
     type Args: DeserializeOwned + schemars::JsonSchema + Send;
-    fn name(&self) -> &str;
-    fn label(&self) -> &str {
-        self.name()
-    }
-    fn description(&self) -> &str;
+    /// The name the model calls it by.
+    const NAME: &'static str;
+    /// The name shown to people (default: [`Self::NAME`]).
+    const LABEL: &'static str = Self::NAME;
+    /// What the model reads about it.
+    const DESCRIPTION: &'static str;
     fn execution_mode(&self) -> ExecutionMode {
         ExecutionMode::Parallel
     }
@@ -183,13 +184,13 @@ pub fn typed<T: TypedTool>(tool: T) -> Arc<dyn AgentTool> {
 
 impl<T: TypedTool> AgentTool for Typed<T> {
     fn name(&self) -> &str {
-        self.tool.name()
+        T::NAME
     }
     fn label(&self) -> &str {
-        self.tool.label()
+        T::LABEL
     }
     fn description(&self) -> &str {
-        self.tool.description()
+        T::DESCRIPTION
     }
     fn parameters(&self) -> &Value {
         &self.schema
@@ -203,7 +204,7 @@ impl<T: TypedTool> AgentTool for Typed<T> {
         ctx: ToolContext,
     ) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let args = parse_args::<T::Args>(self.tool.name(), args)?;
+            let args = parse_args::<T::Args>(T::NAME, args)?;
             self.tool.run(args, ctx).await
         })
     }
@@ -242,12 +243,8 @@ mod tests {
 
     impl TypedTool for Read {
         type Args = ReadArgs;
-        fn name(&self) -> &str {
-            "read"
-        }
-        fn description(&self) -> &str {
-            "Read a file"
-        }
+        const NAME: &'static str = "read";
+        const DESCRIPTION: &'static str = "Read a file";
         async fn run(&self, args: ReadArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
             Ok(ToolOutput::text(format!(
                 "{}@{}",

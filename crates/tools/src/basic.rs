@@ -42,13 +42,9 @@ pub struct TimeNow;
 impl TypedTool for TimeNow {
     type Args = NoArgs;
 
-    fn name(&self) -> &str {
-        "time.now"
-    }
-
-    fn description(&self) -> &str {
-        "Get the current date and time (UTC, RFC 3339) and the Unix time in milliseconds."
-    }
+    const NAME: &'static str = "time.now";
+    const DESCRIPTION: &'static str =
+        "Get the current date and time (UTC, RFC 3339) and the Unix time in milliseconds.";
 
     async fn run(&self, _args: NoArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let unix_ms = SystemTime::now()
@@ -80,13 +76,8 @@ pub struct Echo;
 impl TypedTool for Echo {
     type Args = EchoArgs;
 
-    fn name(&self) -> &str {
-        "tools.echo"
-    }
-
-    fn description(&self) -> &str {
-        "Echo the given text back unchanged."
-    }
+    const NAME: &'static str = "tools.echo";
+    const DESCRIPTION: &'static str = "Echo the given text back unchanged.";
 
     async fn run(&self, args: EchoArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         Ok(ToolOutput::text(args.text))
@@ -108,13 +99,8 @@ impl Pwd {
 impl TypedTool for Pwd {
     type Args = NoArgs;
 
-    fn name(&self) -> &str {
-        "shell.pwd"
-    }
-
-    fn description(&self) -> &str {
-        "Get the current working directory (the workspace)."
-    }
+    const NAME: &'static str = "shell.pwd";
+    const DESCRIPTION: &'static str = "Get the current working directory (the workspace).";
 
     async fn run(&self, _args: NoArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let dir = self.policy.workspace_dir().display().to_string();
@@ -145,13 +131,9 @@ impl ListDir {
 impl TypedTool for ListDir {
     type Args = ListDirArgs;
 
-    fn name(&self) -> &str {
-        "fs.list_dir"
-    }
-
-    fn description(&self) -> &str {
-        "List the entries of a directory in the workspace (directories end with '/')."
-    }
+    const NAME: &'static str = "fs.list_dir";
+    const DESCRIPTION: &'static str =
+        "List the entries of a directory in the workspace (directories end with '/').";
 
     async fn run(&self, args: ListDirArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let policy = self.policy.clone();
@@ -186,13 +168,9 @@ impl ReadFile {
 impl TypedTool for ReadFile {
     type Args = ReadFileArgs;
 
-    fn name(&self) -> &str {
-        "fs.read_file"
-    }
-
-    fn description(&self) -> &str {
-        "Read a text file in the workspace, up to maxBytes bytes (default 204800)."
-    }
+    const NAME: &'static str = "fs.read_file";
+    const DESCRIPTION: &'static str =
+        "Read a text file in the workspace, up to maxBytes bytes (default 204800).";
 
     async fn run(&self, args: ReadFileArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let policy = self.policy.clone();

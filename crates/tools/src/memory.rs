@@ -95,16 +95,11 @@ struct MemorySearch {
 impl TypedTool for MemorySearch {
     type Args = MemorySearchArgs;
 
-    fn name(&self) -> &str {
-        "memory_search"
-    }
-
-    fn description(&self) -> &str {
-        "Search your long-term memory (MEMORY.md and memory/*.md) for notes about the user, past \
+    const NAME: &'static str = "memory_search";
+    const DESCRIPTION: &'static str = "Search your long-term memory (MEMORY.md and memory/*.md) for notes about the user, past \
          decisions, people, dates and preferences before answering questions about them. Returns \
          the best matching snippets with their file path, line range and score; read more of a \
-         file with memory_get."
-    }
+         file with memory_get.";
 
     async fn run(
         &self,
@@ -174,14 +169,9 @@ struct MemoryGet {
 impl TypedTool for MemoryGet {
     type Args = MemoryGetArgs;
 
-    fn name(&self) -> &str {
-        "memory_get"
-    }
-
-    fn description(&self) -> &str {
-        "Read lines of a memory file (MEMORY.md or memory/*.md), e.g. around a memory_search \
-         result: path, from (1-based line), lines."
-    }
+    const NAME: &'static str = "memory_get";
+    const DESCRIPTION: &'static str = "Read lines of a memory file (MEMORY.md or memory/*.md), e.g. around a memory_search \
+         result: path, from (1-based line), lines.";
 
     async fn run(&self, args: MemoryGetArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let text = read_memory_async(&self.source.workspace, &args.path, args.from, args.lines)

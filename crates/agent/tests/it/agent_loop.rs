@@ -101,12 +101,8 @@ struct Sleep;
 
 impl TypedTool for Sleep {
     type Args = SleepArgs;
-    fn name(&self) -> &str {
-        "sleep"
-    }
-    fn description(&self) -> &str {
-        "Sleep for ms milliseconds"
-    }
+    const NAME: &'static str = "sleep";
+    const DESCRIPTION: &'static str = "Sleep for ms milliseconds";
     async fn run(&self, args: SleepArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         ctx.update(ToolOutput::text(format!("{} sleeping", args.label)));
         tokio::select! {
@@ -686,12 +682,8 @@ struct EchoArgs {
 
 impl TypedTool for DottedEcho {
     type Args = EchoArgs;
-    fn name(&self) -> &str {
-        "tools.echo"
-    }
-    fn description(&self) -> &str {
-        "Echo text"
-    }
+    const NAME: &'static str = "tools.echo";
+    const DESCRIPTION: &'static str = "Echo text";
     async fn run(&self, args: EchoArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         Ok(ToolOutput::text(args.text))
     }

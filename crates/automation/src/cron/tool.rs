@@ -88,13 +88,8 @@ struct CronTool {
 impl TypedTool for CronTool {
     type Args = CronToolArgs;
 
-    fn name(&self) -> &str {
-        "cron"
-    }
-
-    fn description(&self) -> &str {
-        DESCRIPTION
-    }
+    const NAME: &'static str = "cron";
+    const DESCRIPTION: &'static str = DESCRIPTION;
 
     async fn run(&self, args: CronToolArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let result = match args.action {

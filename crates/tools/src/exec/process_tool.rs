@@ -94,16 +94,11 @@ impl ProcessTool {
 impl TypedTool for ProcessTool {
     type Args = ProcessArgs;
 
-    fn name(&self) -> &str {
-        "process"
-    }
-
-    fn description(&self) -> &str {
-        "Manage background exec sessions: list, poll (new output and exit status), log \
+    const NAME: &'static str = "process";
+    const DESCRIPTION: &'static str = "Manage background exec sessions: list, poll (new output and exit status), log \
          (page through output with offset/limit lines), write (send data to stdin; eof \
          closes it, or sends Ctrl-D to a pty), kill, clear (forget finished sessions), \
-         remove (kill and forget)."
-    }
+         remove (kill and forget).";
 
     async fn run(&self, args: ProcessArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         match args.action {

@@ -105,18 +105,13 @@ impl ExecTool {
 impl TypedTool for ExecTool {
     type Args = ExecArgs;
 
-    fn name(&self) -> &str {
-        "exec"
-    }
-
-    fn description(&self) -> &str {
-        "Execute a shell command (sh -c) in the workspace. Output streams while it runs. \
+    const NAME: &'static str = "exec";
+    const DESCRIPTION: &'static str = "Execute a shell command (sh -c) in the workspace. Output streams while it runs. \
          If it has not finished after yieldMs (default 10000) it keeps running in the \
          background and you get a sessionId; use the process tool (poll/log/write/kill) to \
          follow up. background: true returns at once. You are notified when a background \
          command exits. Processes a command leaves behind with `&` are killed when it \
-         exits; run long-lived servers with background: true instead."
-    }
+         exits; run long-lived servers with background: true instead.";
 
     async fn run(&self, args: ExecArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         if args.command.trim().is_empty() {

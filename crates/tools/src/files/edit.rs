@@ -83,17 +83,9 @@ non-overlapping edits may be given at once in edits. Read the file first.";
 impl TypedTool for EditTool {
     type Args = EditArgs;
 
-    fn name(&self) -> &str {
-        "edit"
-    }
-
-    fn label(&self) -> &str {
-        "Edit"
-    }
-
-    fn description(&self) -> &str {
-        DESCRIPTION
-    }
+    const NAME: &'static str = "edit";
+    const LABEL: &'static str = "Edit";
+    const DESCRIPTION: &'static str = DESCRIPTION;
 
     async fn run(&self, args: EditArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let (user_path, edits) = args.into_edits()?;

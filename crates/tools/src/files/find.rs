@@ -52,17 +52,9 @@ names (e.g. '*.rs'); with '/' it matches paths below the search directory (e.g. 
 impl TypedTool for FindTool {
     type Args = FindArgs;
 
-    fn name(&self) -> &str {
-        "find"
-    }
-
-    fn label(&self) -> &str {
-        "Find"
-    }
-
-    fn description(&self) -> &str {
-        DESCRIPTION
-    }
+    const NAME: &'static str = "find";
+    const LABEL: &'static str = "Find";
+    const DESCRIPTION: &'static str = DESCRIPTION;
 
     async fn run(&self, args: FindArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let policy = self.policy.clone();

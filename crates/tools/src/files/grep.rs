@@ -66,17 +66,9 @@ context lines as `path-line- text`. Returns at most limit matches (default 100).
 impl TypedTool for GrepTool {
     type Args = GrepArgs;
 
-    fn name(&self) -> &str {
-        "grep"
-    }
-
-    fn label(&self) -> &str {
-        "Grep"
-    }
-
-    fn description(&self) -> &str {
-        DESCRIPTION
-    }
+    const NAME: &'static str = "grep";
+    const LABEL: &'static str = "Grep";
+    const DESCRIPTION: &'static str = DESCRIPTION;
 
     async fn run(&self, args: GrepArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let policy = self.policy.clone();

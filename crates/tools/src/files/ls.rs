@@ -43,17 +43,9 @@ marked with a trailing '/', dotfiles included. Returns at most limit entries (de
 impl TypedTool for LsTool {
     type Args = LsArgs;
 
-    fn name(&self) -> &str {
-        "ls"
-    }
-
-    fn label(&self) -> &str {
-        "List"
-    }
-
-    fn description(&self) -> &str {
-        DESCRIPTION
-    }
+    const NAME: &'static str = "ls";
+    const LABEL: &'static str = "List";
+    const DESCRIPTION: &'static str = DESCRIPTION;
 
     async fn run(&self, args: LsArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let policy = self.policy.clone();

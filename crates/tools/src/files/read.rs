@@ -54,17 +54,9 @@ use offset and limit to page through large files.";
 impl TypedTool for ReadTool {
     type Args = ReadArgs;
 
-    fn name(&self) -> &str {
-        "read"
-    }
-
-    fn label(&self) -> &str {
-        "Read"
-    }
-
-    fn description(&self) -> &str {
-        DESCRIPTION
-    }
+    const NAME: &'static str = "read";
+    const LABEL: &'static str = "Read";
+    const DESCRIPTION: &'static str = DESCRIPTION;
 
     async fn run(&self, args: ReadArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let policy = self.policy.clone();

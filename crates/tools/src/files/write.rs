@@ -40,17 +40,9 @@ if needed and replacing it completely if it exists. Use edit to change part of a
 impl TypedTool for WriteTool {
     type Args = WriteArgs;
 
-    fn name(&self) -> &str {
-        "write"
-    }
-
-    fn label(&self) -> &str {
-        "Write"
-    }
-
-    fn description(&self) -> &str {
-        DESCRIPTION
-    }
+    const NAME: &'static str = "write";
+    const LABEL: &'static str = "Write";
+    const DESCRIPTION: &'static str = DESCRIPTION;
 
     async fn run(&self, args: WriteArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let policy = self.policy.clone();
