@@ -6,28 +6,26 @@
 //! "chat_id"?: …}`, `POST /__fake/inject_raw <update>`, `GET /__fake/sent_messages`,
 //! `GET /__fake/calls`.
 
-use std::io::{BufRead, Write};
-use std::net::{SocketAddr, ToSocketAddrs};
+mod support;
+
+use std::io::BufRead;
+use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::Context;
 use clap::Parser;
 use pincer_testkit::FakeTelegram;
 use pincer_testkit::fake_telegram::{
     DEFAULT_BOT_USERNAME, DEFAULT_CHAT_ID, DEFAULT_TOKEN, FakeTelegramConfig, InjectMessage,
 };
+use support::print_line;
 
 /// Fake Telegram Bot API server for testing Pincer's Telegram channel by hand.
 #[derive(Debug, Parser)]
 #[command(name = "pincer-fake-telegram", version)]
 struct Args {
-    /// Port to listen on (0 picks a free port).
-    #[arg(long, default_value_t = 0)]
-    port: u16,
-    /// Host to listen on.
-    #[arg(long, default_value = "127.0.0.1")]
-    host: String,
+    #[command(flatten)]
+    listen: support::Listen,
     /// The bot token the fake accepts.
     #[arg(long, default_value = DEFAULT_TOKEN)]
     token: String,
@@ -40,38 +38,12 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    match run(args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("pincer-fake-telegram: {err:#}");
-            ExitCode::FAILURE
-        }
-    }
+    support::exit_code("pincer-fake-telegram", run(Args::parse()))
 }
 
 fn run(args: Args) -> anyhow::Result<()> {
-    let addr = resolve(&args.host, args.port)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("cannot start the tokio runtime")?;
-    runtime.block_on(serve(args, addr))
-}
-
-fn resolve(host: &str, port: u16) -> anyhow::Result<SocketAddr> {
-    (host, port)
-        .to_socket_addrs()
-        .with_context(|| format!("cannot resolve host {host:?}"))?
-        .next()
-        .with_context(|| format!("host {host:?} has no address"))
-}
-
-fn print_line(line: &str) -> anyhow::Result<()> {
-    let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{line}").context("cannot write to stdout")?;
-    stdout.flush().context("cannot flush stdout")
+    let addr = args.listen.resolve()?;
+    support::block_on(serve(args, addr))
 }
 
 async fn serve(args: Args, addr: SocketAddr) -> anyhow::Result<()> {
@@ -110,25 +82,8 @@ async fn serve(args: Args, addr: SocketAddr) -> anyhow::Result<()> {
         }
     });
 
-    wait_for_signal().await?;
+    support::wait_for_signal().await?;
     echo.abort();
     fake.stop();
     Ok(())
-}
-
-#[cfg(unix)]
-async fn wait_for_signal() -> anyhow::Result<()> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
-    tokio::select! {
-        result = tokio::signal::ctrl_c() => result.context("cannot listen for SIGINT"),
-        _ = term.recv() => Ok(()),
-    }
-}
-
-#[cfg(not(unix))]
-async fn wait_for_signal() -> anyhow::Result<()> {
-    tokio::signal::ctrl_c()
-        .await
-        .context("cannot listen for Ctrl-C")
 }

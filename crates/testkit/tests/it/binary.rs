@@ -38,24 +38,6 @@ fn spawn(args: &[&str]) -> (Child, String) {
     (child, url)
 }
 
-fn terminate(mut child: Child) {
-    #[cfg(unix)]
-    {
-        let status = Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
-        let exit = child.wait().unwrap();
-        assert!(exit.success(), "exit status after SIGTERM: {exit}");
-    }
-    #[cfg(not(unix))]
-    {
-        child.kill().unwrap();
-        child.wait().unwrap();
-    }
-}
-
 #[tokio::test]
 async fn serves_a_scenario_file_until_sigterm() {
     let scenario = hello_json();
@@ -69,16 +51,9 @@ async fn serves_a_scenario_file_until_sigterm() {
     let first = common::post(&format!("{url}/v1/messages"), &bodies::anthropic("flaky")).await;
     assert_eq!(first.status(), 429);
     assert_eq!(first.headers()["retry-after"], "1");
-    let recorded: serde_json::Value = common::client()
-        .get(format!("{url}/__mock/requests"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let recorded = common::get_json(&format!("{url}/__mock/requests")).await;
     assert_eq!(recorded.as_array().unwrap().len(), 2);
-    terminate(child);
+    common::terminate(child);
 }
 
 #[tokio::test]
@@ -86,7 +61,7 @@ async fn echoes_without_a_scenario() {
     let (child, url) = spawn(&[]);
     let values = jsons(&stream(&format!("{url}/v1/chat/completions"), &bodies::chat("yo")).await);
     assert_eq!(concat(&values, "/choices/0/delta/content"), "mock: yo");
-    terminate(child);
+    common::terminate(child);
 }
 
 #[test]

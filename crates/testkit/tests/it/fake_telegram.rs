@@ -304,19 +304,5 @@ fn binary_prints_its_address_and_token_and_relays_stdin() {
     stdout.read_line(&mut line).unwrap();
     assert_eq!(line.trim_end(), "bot -> 77: hello human");
 
-    #[cfg(unix)]
-    {
-        let status = Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
-        let exit = child.wait().unwrap();
-        assert!(exit.success(), "exit status after SIGTERM: {exit}");
-    }
-    #[cfg(not(unix))]
-    {
-        child.kill().unwrap();
-        child.wait().unwrap();
-    }
+    crate::common::terminate(child);
 }

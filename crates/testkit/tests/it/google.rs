@@ -10,21 +10,16 @@ use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario, StopReason};
 use serde_json::{Value, json};
 
 fn scenario() -> Scenario {
-    Scenario::new()
-        .rule(
-            Rule::when(Match::last_user("weather?")).reply(
-                Reply::text("Checking.")
-                    .with_thinking("need a tool")
-                    .with_signature("c2ln")
-                    .with_tool_call("get_weather", json!({"city": "Paris"})),
-            ),
-        )
-        .rule(Rule::when(Match::tool_result("get_weather")).reply(Reply::text("Sunny.")))
-        .rule(
-            Rule::when(Match::last_user("long"))
-                .reply(Reply::text("cut").with_stop_reason(StopReason::Length)),
-        )
-        .chunk_size(4)
+    common::weather_scenario(
+        Reply::text("Checking.")
+            .with_thinking("need a tool")
+            .with_signature("c2ln")
+            .with_tool_call("get_weather", json!({"city": "Paris"})),
+    )
+    .rule(
+        Rule::when(Match::last_user("long"))
+            .reply(Reply::text("cut").with_stop_reason(StopReason::Length)),
+    )
 }
 
 #[tokio::test]

@@ -5,20 +5,15 @@
 use crate::common;
 
 use common::{bodies, client, concat, jsons};
-use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario};
+use pincer_testkit::{MockLlm, Reply, Scenario};
 use serde_json::{Value, json};
 
 fn scenario() -> Scenario {
-    Scenario::new()
-        .rule(
-            Rule::when(Match::last_user("weather?")).reply(
-                Reply::text("Checking.")
-                    .with_thinking("hmm")
-                    .with_tool_call_id("call_1", "get_weather", json!({"city": "Paris"})),
-            ),
-        )
-        .rule(Rule::when(Match::tool_result("get_weather")).reply(Reply::text("Sunny.")))
-        .chunk_size(4)
+    common::weather_scenario(
+        Reply::text("Checking.")
+            .with_thinking("hmm")
+            .with_tool_call_id("call_1", "get_weather", json!({"city": "Paris"})),
+    )
 }
 
 #[tokio::test]

@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use common::{GOOGLE_PATH, bodies, client, concat, jsons, post, stream};
+use common::{GOOGLE_PATH, bodies, client, concat, get_json, jsons, post, stream};
 use pincer_testkit::{Api, Match, MockLlm, Reply, Rule, Scenario, ScenarioError};
 use serde_json::{Value, json};
 
@@ -193,14 +193,7 @@ async fn requests_are_recorded_and_listed() {
     assert_eq!(recorded[1].api, Api::GoogleGenerativeAi);
     assert_eq!(recorded[1].query.as_deref(), Some("alt=sse"));
 
-    let listed: Value = client()
-        .get(format!("{}/__mock/requests", server.url()))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let listed = get_json(&format!("{}/__mock/requests", server.url())).await;
     assert_eq!(listed[0]["body"], bodies::chat("hello"));
     assert_eq!(listed[1]["api"], "google-generative-ai");
     let health = client()

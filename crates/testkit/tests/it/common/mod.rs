@@ -119,3 +119,32 @@ pub mod bodies {
 }
 
 pub const GOOGLE_PATH: &str = "/v1beta/models/gemini-mock:streamGenerateContent?alt=sse";
+
+/// Stops a server binary with SIGTERM and asserts that it exits cleanly.
+pub fn terminate(mut child: std::process::Child) {
+    #[cfg(unix)]
+    {
+        let status = std::process::Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let exit = child.wait().unwrap();
+        assert!(exit.success(), "exit status after SIGTERM: {exit}");
+    }
+    #[cfg(not(unix))]
+    {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+}
+
+/// The protocol tests' script: "weather?" draws `checking` (a reply with a `get_weather`
+/// call), the call's result draws "Sunny.", in chunks of 4 bytes.
+pub fn weather_scenario(checking: pincer_testkit::Reply) -> pincer_testkit::Scenario {
+    use pincer_testkit::{Match, Reply, Rule, Scenario};
+    Scenario::new()
+        .rule(Rule::when(Match::last_user("weather?")).reply(checking))
+        .rule(Rule::when(Match::tool_result("get_weather")).reply(Reply::text("Sunny.")))
+        .chunk_size(4)
+}
