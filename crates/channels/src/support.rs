@@ -1,4 +1,5 @@
-//! What the adapters share: private atomic file writes (update offsets, received files) and
+//! What the adapters share: private atomic file writes (update offsets, received files),
+//! reading an outbound file for upload, ids as parts of file names, and
 //! multipart/form-data bodies for uploads. The bodies are built by hand: reqwest's
 //! `multipart` feature would add a MIME-guessing dependency for what is a few text fields
 //! and one file.
@@ -15,7 +16,118 @@
     allow(dead_code)
 )]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use pincer_channel_port::{ChannelError, InboundMedia};
+
+/// How long one file upload or download may take.
+pub(crate) const FILE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// A transport failure of `channel`'s API; the URL is left out (it may hold a token).
+pub(crate) fn connection_error(channel: &str, e: reqwest::Error) -> ChannelError {
+    ChannelError::Connection {
+        channel: channel.into(),
+        message: e.without_url().to_string(),
+    }
+}
+
+/// Sends `request` (a GET of a file, `what` naming it in errors) and reads at most `max`
+/// bytes of the answer: more is refused, not truncated.
+pub(crate) async fn download_capped(
+    channel: &str,
+    request: reqwest::RequestBuilder,
+    what: &str,
+    max: u64,
+) -> Result<Vec<u8>, ChannelError> {
+    let response = request
+        .timeout(FILE_TIMEOUT)
+        .send()
+        .await
+        .map_err(|e| connection_error(channel, e))?;
+    if !response.status().is_success() {
+        return Err(ChannelError::Api {
+            channel: channel.into(),
+            message: format!("{what} download failed with HTTP {}", response.status()),
+        });
+    }
+    read_capped(response, max)
+        .await
+        .map_err(|e| connection_error(channel, e))?
+        .ok_or_else(|| ChannelError::Api {
+            channel: channel.into(),
+            message: format!("the file is over the {max}-byte limit"),
+        })
+}
+
+/// `request` with a multipart/form-data body of `texts` then `file`, and [`FILE_TIMEOUT`].
+pub(crate) fn with_multipart(
+    request: reqwest::RequestBuilder,
+    texts: &[TextPart<'_>],
+    file: &FilePart<'_>,
+) -> reqwest::RequestBuilder {
+    let boundary = boundary();
+    request
+        .header(
+            reqwest::header::CONTENT_TYPE,
+            format!("multipart/form-data; boundary={boundary}"),
+        )
+        .body(multipart_body(&boundary, texts, file))
+        .timeout(FILE_TIMEOUT)
+}
+
+/// A file of an outbound message, read for upload.
+pub(crate) struct OutboundFile {
+    /// The file's own name (`file` when the path has none).
+    pub name: String,
+    pub bytes: Vec<u8>,
+}
+
+/// Reads `path` for an upload by `channel`'s adapter; a file that cannot be read is the
+/// channel's API error, as a refused upload would be.
+pub(crate) async fn read_outbound_file(
+    channel: &str,
+    path: &Path,
+) -> Result<OutboundFile, ChannelError> {
+    let bytes = tokio::fs::read(path).await.map_err(|e| ChannelError::Api {
+        channel: channel.into(),
+        message: format!("cannot read {}: {e}", path.display()),
+    })?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "file".into());
+    Ok(OutboundFile { name, bytes })
+}
+
+/// Saves a received file as `target` and describes it for the inbound message; on failure
+/// the error is logged and the `Err` is what to tell the sender.
+pub(crate) async fn store_received(
+    target: PathBuf,
+    bytes: impl AsRef<[u8]> + Send + 'static,
+    mime: Option<String>,
+    file_name: String,
+) -> Result<InboundMedia, String> {
+    match save_file(&target, bytes).await {
+        Ok(size) => Ok(InboundMedia {
+            size,
+            path: target,
+            mime,
+            file_name: Some(file_name),
+        }),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot save a received file");
+            Err("I could not store that file; please try again.".into())
+        }
+    }
+}
+
+/// An id (or Slack ts) as part of a file name: its ASCII letters and digits, at most 32.
+pub(crate) fn safe_id(id: &str) -> String {
+    id.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .take(32)
+        .collect()
+}
 
 /// A text part of a multipart body: name, optional content type, value.
 pub(crate) struct TextPart<'a> {

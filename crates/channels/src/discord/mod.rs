@@ -46,6 +46,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::markdown::{Flavor, render_chunks};
+use crate::support::{OutboundFile, read_outbound_file, safe_id, store_received};
 use events::Me;
 
 const CHANNEL: &str = "discord";
@@ -225,20 +226,10 @@ impl DiscordAdapter {
                 safe_id(&message.id),
                 safe_id(&attachment.id)
             ));
-            let size = match crate::support::save_file(&target, bytes).await {
-                Ok(size) => size,
-                Err(e) => {
-                    tracing::error!(error = %e, "cannot save a received file");
-                    refused = Some("I could not store that file; please try again.".into());
-                    continue;
-                }
-            };
-            media.push(InboundMedia {
-                size,
-                path: target,
-                mime: attachment.content_type.clone(),
-                file_name: Some(name),
-            });
+            match store_received(target, bytes, attachment.content_type.clone(), name).await {
+                Ok(item) => media.push(item),
+                Err(why) => refused = Some(why),
+            }
         }
         (media, refused)
     }
@@ -314,14 +305,10 @@ impl DiscordAdapter {
         path: &Path,
         reply_to: Option<&str>,
     ) -> Result<String, ChannelError> {
-        let bytes = tokio::fs::read(path).await.map_err(|e| ChannelError::Api {
-            channel: CHANNEL.into(),
-            message: format!("cannot read {}: {e}", path.display()),
-        })?;
-        let file_name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "file".into());
+        let OutboundFile {
+            name: file_name,
+            bytes,
+        } = read_outbound_file(CHANNEL, path).await?;
         let mut payload = json!({
             "allowed_mentions": { "parse": [] },
             "attachments": [{ "id": 0, "filename": crate::support::safe_header_name(&file_name) }],
@@ -407,14 +394,6 @@ fn path_id(id: &str) -> Result<&str, ChannelError> {
             message: format!("{id:?} is not a Discord channel id"),
         })
     }
-}
-
-/// An id as part of a file name.
-fn safe_id(id: &str) -> String {
-    id.chars()
-        .filter(char::is_ascii_alphanumeric)
-        .take(32)
-        .collect()
 }
 
 fn message_id(sent: &Value) -> String {

@@ -12,7 +12,7 @@ use pincer_channel_port::ChannelError;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::support::{FilePart, TextPart, multipart_body};
+use crate::support::{FilePart, TextPart, with_multipart};
 
 const CHANNEL: &str = "discord";
 const USER_AGENT: &str = "DiscordBot (pincer, 0.1)";
@@ -97,10 +97,9 @@ impl DiscordRest {
         payload: &Value,
         file: Upload<'_>,
     ) -> Result<T, ChannelError> {
-        let boundary = crate::support::boundary();
         let payload_json = payload.to_string();
-        let body = multipart_body(
-            &boundary,
+        let request = with_multipart(
+            self.request(reqwest::Method::POST, path),
             &[TextPart {
                 name: "payload_json",
                 content_type: Some("application/json"),
@@ -112,49 +111,22 @@ impl DiscordRest {
                 bytes: &file.bytes,
             },
         );
-        let request = self
-            .request(reqwest::Method::POST, path)
-            .header(
-                reqwest::header::CONTENT_TYPE,
-                format!("multipart/form-data; boundary={boundary}"),
-            )
-            .body(body)
-            .timeout(Duration::from_secs(120));
         Self::finish(request).await
     }
 
     /// Downloads an attachment from its (CDN) `url`, without the token; at most `max`
     /// bytes (more is refused, not truncated).
     pub async fn download(&self, url: &str, max: u64) -> Result<Vec<u8>, ChannelError> {
-        let response = self
+        let request = self
             .client
             .get(url)
-            .header(reqwest::header::USER_AGENT, USER_AGENT)
-            .timeout(Duration::from_secs(120))
-            .send()
-            .await
-            .map_err(connection_error)?;
-        if !response.status().is_success() {
-            return Err(ChannelError::Api {
-                channel: CHANNEL.into(),
-                message: format!("attachment download failed with HTTP {}", response.status()),
-            });
-        }
-        crate::support::read_capped(response, max)
-            .await
-            .map_err(connection_error)?
-            .ok_or_else(|| ChannelError::Api {
-                channel: CHANNEL.into(),
-                message: format!("the file is over the {max}-byte limit"),
-            })
+            .header(reqwest::header::USER_AGENT, USER_AGENT);
+        crate::support::download_capped(CHANNEL, request, "attachment", max).await
     }
 }
 
 fn connection_error(e: reqwest::Error) -> ChannelError {
-    ChannelError::Connection {
-        channel: CHANNEL.into(),
-        message: e.without_url().to_string(),
-    }
+    crate::support::connection_error(CHANNEL, e)
 }
 
 /// Reads a REST answer: the JSON body on 2xx (`null` for 204), else the error as a

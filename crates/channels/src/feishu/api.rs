@@ -57,10 +57,7 @@ enum Reply {
 }
 
 fn connection_error(e: reqwest::Error) -> ChannelError {
-    ChannelError::Connection {
-        channel: CHANNEL.into(),
-        message: e.without_url().to_string(),
-    }
+    crate::support::connection_error(CHANNEL, e)
 }
 
 fn api_error(message: String) -> ChannelError {

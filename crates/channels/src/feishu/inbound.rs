@@ -164,20 +164,17 @@ impl Inner {
                 safe(&resource.key),
                 pincer_channel_port::file_name::safe_name(&name)
             ));
-            let size = match crate::support::save_file(&target, download.bytes).await {
-                Ok(size) => size,
-                Err(e) => {
-                    tracing::error!(error = %e, "cannot save a received file");
-                    refused = Some("I could not store that file; please try again.".into());
-                    continue;
-                }
-            };
-            media.push(InboundMedia {
-                path: target,
-                mime: download.content_type,
-                file_name: Some(name),
-                size,
-            });
+            match crate::support::store_received(
+                target,
+                download.bytes,
+                download.content_type,
+                name,
+            )
+            .await
+            {
+                Ok(item) => media.push(item),
+                Err(why) => refused = Some(why),
+            }
         }
         (media, refused)
     }

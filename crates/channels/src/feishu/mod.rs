@@ -69,6 +69,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::markdown::{Flavor, render_chunks};
+use crate::support::{OutboundFile, read_outbound_file};
 
 const CHANNEL: &str = "feishu";
 /// Feishu (China).
@@ -263,14 +264,10 @@ impl Inner {
         reply_to: Option<&str>,
         path: &Path,
     ) -> Result<String, ChannelError> {
-        let bytes = tokio::fs::read(path).await.map_err(|e| ChannelError::Api {
-            channel: CHANNEL.into(),
-            message: format!("cannot read {}: {e}", path.display()),
-        })?;
-        let file_name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "file".into());
+        let OutboundFile {
+            name: file_name,
+            bytes,
+        } = read_outbound_file(CHANNEL, path).await?;
         if is_image(&file_name) {
             let key = self.api.upload_image(&file_name, &bytes).await?;
             let content = json!({ "image_key": key }).to_string();

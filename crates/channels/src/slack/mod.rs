@@ -55,6 +55,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::markdown::{Flavor, render_chunks};
+use crate::support::{OutboundFile, read_outbound_file, safe_id, store_received};
 
 const CHANNEL: &str = "slack";
 /// Slack's Web API.
@@ -233,20 +234,10 @@ impl SlackAdapter {
                 safe_id(&file.id),
                 safe_name(&name)
             ));
-            let size = match crate::support::save_file(&target, bytes).await {
-                Ok(size) => size,
-                Err(e) => {
-                    tracing::error!(error = %e, "cannot save a received file");
-                    refused = Some("I could not store that file; please try again.".into());
-                    continue;
-                }
-            };
-            media.push(InboundMedia {
-                size,
-                path: target,
-                mime: file.mimetype.clone(),
-                file_name: Some(name),
-            });
+            match store_received(target, bytes, file.mimetype.clone(), name).await {
+                Ok(item) => media.push(item),
+                Err(why) => refused = Some(why),
+            }
         }
         (media, refused)
     }
@@ -310,14 +301,7 @@ impl SlackAdapter {
         path: &Path,
         thread_ts: Option<&str>,
     ) -> Result<String, ChannelError> {
-        let bytes = tokio::fs::read(path).await.map_err(|e| ChannelError::Api {
-            channel: CHANNEL.into(),
-            message: format!("cannot read {}: {e}", path.display()),
-        })?;
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "file".into());
+        let OutboundFile { name, bytes } = read_outbound_file(CHANNEL, path).await?;
         let length = bytes.len().to_string();
         let target = self
             .web
@@ -393,14 +377,6 @@ impl ChannelAdapter for SlackAdapter {
         // No typing indicator for bots in Slack's Web API (see the module docs).
         Box::pin(async { Ok(()) })
     }
-}
-
-/// An id (or ts) as part of a file name.
-fn safe_id(id: &str) -> String {
-    id.chars()
-        .filter(char::is_ascii_alphanumeric)
-        .take(32)
-        .collect()
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use pincer_channel_port::ChannelError;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::support::{FilePart, TextPart, multipart_body};
+use crate::support::{FilePart, TextPart, with_multipart};
 
 const CHANNEL: &str = "telegram";
 /// The long poll's own wait, plus slack for the network.
@@ -82,7 +82,6 @@ impl TelegramApi {
         fields: &[(&str, String)],
         file: Upload<'_>,
     ) -> Result<T, ChannelError> {
-        let boundary = crate::support::boundary();
         let texts: Vec<TextPart<'_>> = fields
             .iter()
             .map(|(name, value)| TextPart {
@@ -91,27 +90,18 @@ impl TelegramApi {
                 value,
             })
             .collect();
-        let body = multipart_body(
-            &boundary,
+        let response = with_multipart(
+            self.client.post(self.url(method)),
             &texts,
             &FilePart {
                 field: file.field,
                 file_name: file.file_name,
                 bytes: &file.bytes,
             },
-        );
-        let response = self
-            .client
-            .post(self.url(method))
-            .header(
-                reqwest::header::CONTENT_TYPE,
-                format!("multipart/form-data; boundary={boundary}"),
-            )
-            .body(body)
-            .timeout(Duration::from_secs(120))
-            .send()
-            .await
-            .map_err(connection_error)?;
+        )
+        .send()
+        .await
+        .map_err(connection_error)?;
         let status = response.status().as_u16();
         let body = response.bytes().await.map_err(connection_error)?;
         decode_envelope(status, &body)
@@ -119,34 +109,13 @@ impl TelegramApi {
 
     /// Downloads a file (at most `max` bytes: more is refused, not truncated).
     pub async fn download(&self, file_path: &str, max: u64) -> Result<Vec<u8>, ChannelError> {
-        let response = self
-            .client
-            .get(self.file_url(file_path))
-            .timeout(Duration::from_secs(120))
-            .send()
-            .await
-            .map_err(connection_error)?;
-        if !response.status().is_success() {
-            return Err(ChannelError::Api {
-                channel: CHANNEL.into(),
-                message: format!("file download failed with HTTP {}", response.status()),
-            });
-        }
-        crate::support::read_capped(response, max)
-            .await
-            .map_err(connection_error)?
-            .ok_or_else(|| ChannelError::Api {
-                channel: CHANNEL.into(),
-                message: format!("the file is over the {max}-byte limit"),
-            })
+        let request = self.client.get(self.file_url(file_path));
+        crate::support::download_capped(CHANNEL, request, "file", max).await
     }
 }
 
 fn connection_error(e: reqwest::Error) -> ChannelError {
-    ChannelError::Connection {
-        channel: CHANNEL.into(),
-        message: e.without_url().to_string(),
-    }
+    crate::support::connection_error(CHANNEL, e)
 }
 
 /// Reads the Bot API's envelope: `result` on `ok`, else the error as a [`ChannelError`]

@@ -24,6 +24,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::markdown::{Flavor, render_chunks};
+use crate::support::{OutboundFile, read_outbound_file, store_received};
 use updates::{Me, Message, TelegramFile, utf16_slice};
 
 const CHANNEL: &str = "telegram";
@@ -277,21 +278,9 @@ impl TelegramAdapter {
             "telegram-{}-{}-{safe}",
             message.chat.id, message.message_id
         ));
-        let size = match crate::support::save_file(&target, bytes).await {
-            Ok(size) => size,
-            Err(e) => {
-                tracing::error!(error = %e, "cannot save a received file");
-                return (
-                    Vec::new(),
-                    Some("I could not store that file; please try again.".into()),
-                );
-            }
-        };
-        let media = InboundMedia {
-            size,
-            path: target,
-            mime: file.mime_type.clone(),
-            file_name: Some(name),
+        let media = match store_received(target, bytes, file.mime_type.clone(), name).await {
+            Ok(media) => media,
+            Err(why) => return (Vec::new(), Some(why)),
         };
         (vec![media], None)
     }
@@ -342,14 +331,10 @@ impl TelegramAdapter {
     }
 
     async fn send_file(&self, message: &Outbound, path: &Path) -> Result<String, ChannelError> {
-        let bytes = tokio::fs::read(path).await.map_err(|e| ChannelError::Api {
-            channel: CHANNEL.into(),
-            message: format!("cannot read {}: {e}", path.display()),
-        })?;
-        let file_name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "file".into());
+        let OutboundFile {
+            name: file_name,
+            bytes,
+        } = read_outbound_file(CHANNEL, path).await?;
         let is_photo = matches!(
             path.extension()
                 .and_then(|e| e.to_str())
