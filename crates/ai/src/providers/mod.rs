@@ -14,6 +14,7 @@ use crate::registry::ApiProvider;
 use crate::types::Context;
 
 pub mod anthropic;
+mod borrowed_str;
 pub mod google;
 pub mod openai_completions;
 pub mod openai_responses;

@@ -5,8 +5,6 @@
 //! tagged enum or a `serde_json::Value`: internally tagged enums buffer the whole object
 //! first, and text deltas are the hottest path of the LLM layer.
 
-use std::borrow::Cow;
-
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -14,23 +12,14 @@ use crate::builder::MessageBuilder;
 use crate::error::{ErrorKind, is_context_overflow};
 use crate::framing::SseEvent;
 use crate::http::{DecodeError, StreamDecoder};
+use crate::providers::borrowed_str::{Str, opt_str};
 use crate::types::StopReason;
 
 /// What pi shows for thinking the provider redacted.
 pub(super) const REDACTED_THINKING_TEXT: &str = "[Reasoning redacted]";
 
-/// A JSON string, borrowed from the event when it has no escapes.
-#[derive(Debug, Deserialize)]
-struct Str<'a>(#[serde(borrow)] Cow<'a, str>);
-
-impl Str<'_> {
-    fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
 fn text<'s>(field: &'s Option<Str<'_>>) -> &'s str {
-    field.as_ref().map_or("", Str::as_str)
+    opt_str(field).unwrap_or("")
 }
 
 #[derive(Debug, Deserialize)]

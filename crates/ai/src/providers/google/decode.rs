@@ -6,7 +6,6 @@
 //! Chunks are parsed into borrowed structs, not `serde_json::Value`, to keep the text path
 //! cheap; only function-call arguments (arbitrary JSON by nature) become a `Value`.
 
-use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Deserialize;
@@ -16,18 +15,11 @@ use crate::builder::MessageBuilder;
 use crate::error::{ErrorKind, is_context_overflow};
 use crate::framing::SseEvent;
 use crate::http::{DecodeError, StreamDecoder};
+use crate::providers::borrowed_str::{Str, opt_str};
 use crate::types::{StopReason, now_ms};
 
 /// Makes generated tool call ids unique within the process (pi's `toolCallCounter`).
 static TOOL_CALL_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// A JSON string, borrowed from the chunk when it has no escapes.
-#[derive(Debug, Deserialize)]
-struct Str<'a>(#[serde(borrow)] Cow<'a, str>);
-
-fn as_str<'s>(field: &'s Option<Str<'_>>) -> Option<&'s str> {
-    field.as_ref().map(|s| s.0.as_ref())
-}
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -216,10 +208,10 @@ impl GoogleDecoder {
         out: &mut MessageBuilder,
     ) {
         self.close_current(out);
-        let name = as_str(&call.name).unwrap_or("");
+        let name = opt_str(&call.name).unwrap_or("");
         // Gemini 2.x sends no ids; parallel calls may even share one. pi generates
         // `{name}_{ms}_{counter}` then.
-        let id = match as_str(&call.id).filter(|id| !id.is_empty()) {
+        let id = match opt_str(&call.id).filter(|id| !id.is_empty()) {
             Some(id) if !out.message().tool_calls().any(|c| c.id == id) => id.to_owned(),
             _ => {
                 let n = TOOL_CALL_COUNTER.fetch_add(1, Ordering::Relaxed) + 1;
@@ -323,7 +315,7 @@ impl StreamDecoder for GoogleDecoder {
             self.error(error, out);
             return Ok(());
         }
-        if let Some(id) = as_str(&chunk.response_id)
+        if let Some(id) = opt_str(&chunk.response_id)
             && out.message().response_id.is_none()
         {
             out.set_response_id(id);
@@ -331,7 +323,7 @@ impl StreamDecoder for GoogleDecoder {
         if let Some(reason) = chunk
             .prompt_feedback
             .as_ref()
-            .and_then(|f| as_str(&f.block_reason))
+            .and_then(|f| opt_str(&f.block_reason))
         {
             let message = format!(
                 "{}: Google blocked the prompt (blockReason {reason}); rephrase the request",
@@ -347,8 +339,8 @@ impl StreamDecoder for GoogleDecoder {
                 .and_then(|c| c.parts.as_deref())
                 .unwrap_or(&[]);
             for part in parts {
-                let signature = as_str(&part.thought_signature);
-                if let Some(text) = as_str(&part.text) {
+                let signature = opt_str(&part.thought_signature);
+                if let Some(text) = opt_str(&part.text) {
                     let kind = if part.thought == Some(true) {
                         Kind::Thinking
                     } else {
@@ -360,8 +352,8 @@ impl StreamDecoder for GoogleDecoder {
                     self.function_call(call, signature, out);
                 }
             }
-            if let Some(reason) = as_str(&candidate.finish_reason) {
-                self.finish = Some(self.finish_reason(reason, as_str(&candidate.finish_message)));
+            if let Some(reason) = opt_str(&candidate.finish_reason) {
+                self.finish = Some(self.finish_reason(reason, opt_str(&candidate.finish_message)));
             }
         }
         if let Some(usage) = &chunk.usage_metadata {
