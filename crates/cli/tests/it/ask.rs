@@ -233,11 +233,7 @@ async fn a_configured_provider_answers_and_remembers_across_invocations() {
             ),
     )
     .await;
-    let home = Home::new();
-    home.use_mock(
-        &server,
-        "agents: { defaults: { model: \"mock/primary\" } },",
-    );
+    let home = Home::on_mock(&server);
     let run = home.run(&["ask", "my name is Ana"]);
     run.assert_ok();
     assert_eq!(run.stdout(), "Nice to meet you, Ana.\n");
@@ -327,11 +323,7 @@ async fn the_tool_loop_stops_at_max_steps() {
             ),
     )
     .await;
-    let home = Home::new();
-    home.use_mock(
-        &server,
-        "agents: { defaults: { model: \"mock/primary\" } },",
-    );
+    let home = Home::on_mock(&server);
     let out = home.ask_json(&["--tool-max-steps", "2", "loop"]);
     assert_eq!(
         out["toolError"],
@@ -384,11 +376,7 @@ async fn a_rate_limited_profile_rotates_to_the_next_and_cools_down() {
             .rule(Rule::when(Match::last_user("hi")).reply(Reply::text("second profile"))),
     )
     .await;
-    let home = Home::new();
-    home.use_mock(
-        &server,
-        "agents: { defaults: { model: \"mock/primary\" } },",
-    );
+    let home = Home::on_mock(&server);
     home.run_with_stdin(&["auth", "login", "mock", "--name", "a"], "key-aaaa-1111\n")
         .assert_ok();
     home.run_with_stdin(&["auth", "login", "mock", "--name", "b"], "key-bbbb-2222\n")
@@ -545,11 +533,7 @@ async fn ctrl_c_aborts_the_turn_and_keeps_the_partial_reply() {
         ),
     )
     .await;
-    let home = Home::new();
-    home.use_mock(
-        &server,
-        "agents: { defaults: { model: \"mock/primary\" } },",
-    );
+    let home = Home::on_mock(&server);
     let mut child = home
         .command(&["ask", "long story"])
         .stdout(std::process::Stdio::piped())

@@ -12,6 +12,13 @@ fn json_out(run: &common::Run) -> Value {
     serde_json::from_str(&run.stdout()).unwrap_or_else(|e| panic!("{e}: {}", run.stdout()))
 }
 
+/// The model `models --json` marks as the default.
+fn default_model(home: &Home) -> Value {
+    let list = json_out(&home.run(&["models", "--json"]));
+    let models = list.as_array().unwrap();
+    models.iter().find(|m| m["default"] == true).unwrap()["model"].clone()
+}
+
 #[test]
 fn tools_list_info_and_invoke() {
     let home = Home::new();
@@ -234,14 +241,7 @@ fn models_lists_the_catalog_and_marks_the_default() {
     assert_eq!(default.len(), 1);
     assert_eq!(default[0]["model"], "stub/echo");
     let home = home.with_env("ANTHROPIC_API_KEY", "k");
-    let list = json_out(&home.run(&["models", "--json"]));
-    let default = list
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["default"] == true)
-        .unwrap();
-    assert_eq!(default["model"], "anthropic/claude-sonnet-4-5");
+    assert_eq!(default_model(&home), "anthropic/claude-sonnet-4-5");
 }
 
 #[test]
@@ -277,14 +277,7 @@ fn auth_login_status_use_logout() {
         "{status}"
     );
     // A stored profile makes its provider the default model's.
-    let list = json_out(&home.run(&["models", "--json"]));
-    let default = list
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["default"] == true)
-        .unwrap();
-    assert_eq!(default["model"], "anthropic/claude-sonnet-4-5");
+    assert_eq!(default_model(&home), "anthropic/claude-sonnet-4-5");
 
     let run = home.run(&["auth", "logout"]);
     assert_eq!(run.code(), 1);

@@ -7,31 +7,14 @@
 
 use crate::common;
 
-use common::{FACT, Home, mock};
-use pincer_testkit::{Api, MockLlm, Scenario};
+use common::{FACT, Home, last_tool_result, mock};
+use pincer_testkit::{Api, Scenario};
 use serde_json::{Value, json};
-
-fn tool_result_text(server: &MockLlm) -> String {
-    let body = server.requests().last().unwrap().body.clone();
-    let tool = body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "tool")
-        .unwrap()
-        .clone();
-    tool["content"].as_str().unwrap_or_default().to_owned()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fact_saved_in_one_session_is_found_in_another() {
     let server = mock(common::remember_and_recall("On Friday.")).await;
-    let home = Home::new();
-    home.use_mock(
-        &server,
-        "agents: { defaults: { model: \"mock/primary\" } },",
-    );
+    let home = Home::on_mock(&server);
 
     let saved = home.ask_json(&["--session", "monday", "remember: Mia visits on Friday"]);
     assert_eq!(saved["result"], "Noted.");
@@ -39,7 +22,7 @@ async fn a_fact_saved_in_one_session_is_found_in_another() {
     assert_eq!(asked["result"], "On Friday.");
     assert_ne!(saved["sessionId"], asked["sessionId"]);
 
-    let found: Value = serde_json::from_str(&tool_result_text(&server)).unwrap();
+    let found: Value = serde_json::from_str(&last_tool_result(&server)).unwrap();
     assert_eq!(found["mode"], "keyword-only");
     assert_eq!(found["reason"], "no embedding provider is configured");
     let top = &found["results"][0];

@@ -4,7 +4,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::{Child, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt as _, StreamExt as _};
@@ -26,9 +26,13 @@ pub struct Foreground {
 
 impl Foreground {
     pub fn start(home: &Home, args: &[&str]) -> Self {
+        Self::spawn(home, home.command(args))
+    }
+
+    /// Spawns `command` (a gateway, or something that execs one) and waits for it to listen.
+    pub fn spawn(home: &Home, mut command: Command) -> Self {
         let stderr_path = home.dir.path().join(format!("stderr-{}", rand_suffix()));
-        let child = home
-            .command(args)
+        let child = command
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&stderr_path).unwrap())
             .spawn()

@@ -31,6 +31,13 @@ impl Home {
         }
     }
 
+    /// A new home whose agents answer from `server`'s `primary` model.
+    pub fn on_mock(server: &MockLlm) -> Self {
+        let home = Self::new();
+        home.use_mock(server, "agents: { defaults: { model: \"mock/primary\" } },");
+        home
+    }
+
     /// `$PINCER_HOME`.
     pub fn path(&self) -> PathBuf {
         self.dir.path().join("pincer")
@@ -180,6 +187,18 @@ pub fn pi_agent_dir(home: &Home, llm: &MockLlm) -> PathBuf {
     )
     .unwrap();
     dir
+}
+
+/// The content of the last tool result in the model's last request (its JSON text if it is
+/// not a string).
+pub fn last_tool_result(llm: &MockLlm) -> String {
+    let body = llm.requests().last().unwrap().body.clone();
+    let messages = body["messages"].as_array().unwrap();
+    let tool = messages.iter().rev().find(|m| m["role"] == "tool").unwrap();
+    match &tool["content"] {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
 }
 
 /// File mode bits.

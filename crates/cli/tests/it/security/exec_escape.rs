@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use pincer_testkit::{Match, Reply, Rule, Scenario};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::common::gateway::*;
-use crate::common::{Home, mock};
+use crate::common::{Home, last_tool_result, mock};
 
 const TOKEN: &str = "exec-escape-token";
 const KEY: &str = "agent:main:main";
@@ -56,23 +56,6 @@ impl Drop for Groups {
 async fn send(client: &mut WsClient, message: &str, id: &str) {
     client.start_chat(KEY, message, id).await;
     client.chat_event(id, "final").await;
-}
-
-/// The text of the last tool result the model was sent.
-fn last_tool_result(llm: &pincer_testkit::MockLlm) -> String {
-    let body = llm.requests().last().cloned().unwrap().body;
-    let tool = body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "tool")
-        .cloned()
-        .unwrap_or(Value::Null);
-    match &tool["content"] {
-        Value::String(text) => text.clone(),
-        other => other.to_string(),
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

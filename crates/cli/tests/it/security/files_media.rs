@@ -8,8 +8,8 @@ use std::os::unix::fs::MetadataExt;
 use std::time::Duration;
 
 use crate::common::channels::{channel_gateway_in, last_user_text};
-use crate::common::gateway::{Foreground, text_of};
-use crate::common::{Home, mock};
+use crate::common::gateway::Foreground;
+use crate::common::{Home, last_tool_result, mock};
 use pincer_testkit::fake_telegram::{FakeTelegram, InjectMessage};
 use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario};
 use serde_json::json;
@@ -39,14 +39,6 @@ fn workspace(home: &Home) -> std::path::PathBuf {
     let dir = home.path().join("agents/main/workspace");
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// The text of the last tool result the model was sent.
-fn last_tool_result(llm: &MockLlm) -> String {
-    let body = llm.requests().last().unwrap().body.clone();
-    let messages = body["messages"].as_array().unwrap().clone();
-    let result = messages.iter().rev().find(|m| m["role"] == "tool").unwrap();
-    text_of(result)
 }
 
 /// Today's and tomorrow's UTC dates: the inbox directory is one of them even if the test

@@ -4,7 +4,7 @@
 //! are closed at once; the soft open-files limit is raised to the hard one, so a burst of
 //! half-open connections does not leave `/readyz` without a file descriptor.
 
-use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -40,37 +40,8 @@ fn start_with_soft_files(home: &Home, soft_files: u32) -> Foreground {
             cmd.env(key, value);
         }
     }
-    let stderr_path = home.dir.path().join("stderr-prlimit");
-    let child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(&stderr_path).unwrap())
-        .spawn()
-        .expect("prlimit (util-linux) runs");
-    let mut gateway = Foreground {
-        child,
-        port: 0,
-        preamble: Vec::new(),
-        stderr_path,
-    };
-    let mut reader = BufReader::new(gateway.child.stdout.take().unwrap());
-    loop {
-        let mut line = String::new();
-        assert_ne!(
-            reader.read_line(&mut line).unwrap(),
-            0,
-            "the gateway exited: {}",
-            gateway.stderr()
-        );
-        if let Some(url) = line.trim().strip_prefix("gateway listening on ") {
-            gateway.port = url
-                .trim_start_matches("http://127.0.0.1:")
-                .trim_end_matches('/')
-                .parse()
-                .unwrap();
-            return gateway;
-        }
-    }
+    cmd.stdin(Stdio::null());
+    Foreground::spawn(home, cmd)
 }
 
 /// The soft and hard "Max open files" of a process.

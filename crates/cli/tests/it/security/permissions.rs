@@ -160,11 +160,7 @@ async fn the_agents_commands_run_with_the_users_umask() {
             .default_reply(Reply::text("ok")),
     )
     .await;
-    let home = Home::new();
-    home.use_mock(
-        &server,
-        "agents: { defaults: { model: \"mock/primary\" } },",
-    );
+    let home = Home::on_mock(&server);
     let asked = home.ask_json(&["make a file"]);
     assert_eq!(asked["result"], "Made.", "{asked}");
     let user_umask = own_umask();
