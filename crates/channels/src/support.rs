@@ -136,6 +136,18 @@ pub(crate) struct TextPart<'a> {
     pub value: &'a str,
 }
 
+/// Plain text parts (no content type), one a `(name, value)` field.
+pub(crate) fn text_parts<'a, V: AsRef<str>>(fields: &'a [(&'a str, V)]) -> Vec<TextPart<'a>> {
+    fields
+        .iter()
+        .map(|(name, value)| TextPart {
+            name,
+            content_type: None,
+            value: value.as_ref(),
+        })
+        .collect()
+}
+
 /// The file part of a multipart body.
 pub(crate) struct FilePart<'a> {
     pub field: &'a str,

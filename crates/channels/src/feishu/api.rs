@@ -19,7 +19,7 @@ use super::answers::{
     file_type_for, path_segment, sent_id,
 };
 use super::auth::{TokenCache, decode_token_answer};
-use crate::support::{FilePart, TextPart, multipart_body};
+use crate::support::{FilePart, multipart_body};
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 const UPLOAD_TIMEOUT: Duration = Duration::from_secs(120);
@@ -173,14 +173,7 @@ impl FeishuApi {
         bytes: &[u8],
     ) -> Result<Value, ChannelError> {
         let boundary = crate::support::boundary();
-        let parts: Vec<TextPart<'_>> = texts
-            .iter()
-            .map(|(name, value)| TextPart {
-                name,
-                content_type: None,
-                value,
-            })
-            .collect();
+        let parts = crate::support::text_parts(texts);
         let body = multipart_body(
             &boundary,
             &parts,

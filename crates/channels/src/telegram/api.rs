@@ -14,7 +14,7 @@ use pincer_channel_port::ChannelError;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::support::{FilePart, TextPart, with_multipart};
+use crate::support::{FilePart, text_parts, with_multipart};
 
 const CHANNEL: &str = "telegram";
 /// The long poll's own wait, plus slack for the network.
@@ -82,14 +82,7 @@ impl TelegramApi {
         fields: &[(&str, String)],
         file: Upload<'_>,
     ) -> Result<T, ChannelError> {
-        let texts: Vec<TextPart<'_>> = fields
-            .iter()
-            .map(|(name, value)| TextPart {
-                name,
-                content_type: None,
-                value,
-            })
-            .collect();
+        let texts = text_parts(fields);
         let response = with_multipart(
             self.client.post(self.url(method)),
             &texts,
