@@ -101,6 +101,12 @@ async fn assert_group_gone(pgid: i32) {
     panic!("process group {pgid} still has {:?}", group_members(pgid));
 }
 
+/// Calls `tool` with `args` and asserts it fails saying `says`.
+async fn assert_refused(tool: &Arc<dyn AgentTool>, args: Value, says: &str) {
+    let err = call(tool, args).await.unwrap_err();
+    assert!(err.to_string().contains(says), "{err}");
+}
+
 /// Poll until the session has exited; all polled output joined.
 async fn poll_to_exit(process: &Arc<dyn AgentTool>, id: &str) -> String {
     let mut all = String::new();
@@ -397,8 +403,7 @@ async fn shutdown_leaves_no_process_behind() {
     assert_group_gone(pid(&a)).await;
     assert_group_gone(pid(&b)).await;
     assert_eq!(env.registry.running(), 0);
-    let err = call(&exec_a, json!({"command": "true"})).await.unwrap_err();
-    assert!(err.to_string().contains("shut down"), "{err}");
+    assert_refused(&exec_a, json!({"command": "true"}), "shut down").await;
 }
 
 #[tokio::test]
@@ -492,16 +497,12 @@ async fn environment_is_cleaned() {
     }
     // Outside Full, variables that pick the program are refused.
     let (exec, _) = env.tools(ExecSecurity::Allowlist(vec!["env".into()]), "agent-a");
-    let err = call(
+    assert_refused(
         &exec,
         json!({"command": "env", "env": {"LD_PRELOAD": "/x.so"}}),
+        "LD_PRELOAD is not allowed",
     )
-    .await
-    .unwrap_err();
-    assert!(
-        err.to_string().contains("LD_PRELOAD is not allowed"),
-        "{err}"
-    );
+    .await;
 }
 
 #[tokio::test]
@@ -518,13 +519,12 @@ async fn workdir_is_confined_to_the_workspace() {
         out.text_content()
     );
     for outside in ["..", "/etc"] {
-        let err = call(&exec, json!({"command": "pwd", "workdir": outside}))
-            .await
-            .unwrap_err();
-        assert!(
-            err.to_string().contains("outside the allowed directories"),
-            "{err}"
-        );
+        assert_refused(
+            &exec,
+            json!({"command": "pwd", "workdir": outside}),
+            "outside the allowed directories",
+        )
+        .await;
     }
 }
 
@@ -600,13 +600,12 @@ async fn writes_to_stdin_and_closes_it() {
     );
     assert_eq!(log, "got:hello\nmore");
     let (_, process) = env.full();
-    let err = call(
+    assert_refused(
         &process,
         json!({"action": "write", "sessionId": id, "data": "x"}),
+        "already exited",
     )
-    .await
-    .unwrap_err();
-    assert!(err.to_string().contains("already exited"), "{err}");
+    .await;
 }
 
 #[tokio::test]
