@@ -74,6 +74,24 @@ impl ParsedRequest {
             self.tool_result = None;
         }
     }
+
+    /// Remembers the tool name of call `id`, when the request gives both.
+    fn note_call(&mut self, id: Option<&str>, name: Option<&str>) {
+        if let (Some(id), Some(name)) = (id, name) {
+            self.call_names.insert(id.to_owned(), name.to_owned());
+        }
+    }
+
+    /// An assistant turn whose content blocks carry its tool calls as blocks of type
+    /// `call_type` (with `id` and `name`), as Anthropic's and pi's do.
+    fn assistant_blocks(&mut self, blocks: Option<&Value>, call_type: &str) {
+        for block in blocks.and_then(Value::as_array).into_iter().flatten() {
+            if str_field(block, "type") == Some(call_type) {
+                self.note_call(str_field(block, "id"), str_field(block, "name"));
+            }
+        }
+        self.push_turn(None, None);
+    }
 }
 
 fn bad(message: impl Into<String>) -> BadRequest {
@@ -172,11 +190,8 @@ fn parse_chat(body: &Value, body_bytes: usize) -> Parsed {
             Some("assistant") => {
                 let calls = message.get("tool_calls").and_then(Value::as_array);
                 for call in calls.into_iter().flatten() {
-                    let id = str_field(call, "id");
                     let name = call.pointer("/function/name").and_then(Value::as_str);
-                    if let (Some(id), Some(name)) = (id, name) {
-                        req.call_names.insert(id.to_owned(), name.to_owned());
-                    }
+                    req.note_call(str_field(call, "id"), name);
                 }
                 req.push_turn(None, None);
             }
@@ -203,11 +218,7 @@ fn parse_responses(body: &Value, body_bytes: usize) -> Parsed {
                         req.push_turn(None, Some(result));
                     }
                     (Some("function_call"), _) => {
-                        if let (Some(id), Some(name)) =
-                            (str_field(item, "call_id"), str_field(item, "name"))
-                        {
-                            req.call_names.insert(id.to_owned(), name.to_owned());
-                        }
+                        req.note_call(str_field(item, "call_id"), str_field(item, "name"));
                         req.push_turn(None, None);
                     }
                     (None | Some("message"), Some("user")) => {
@@ -246,16 +257,7 @@ fn parse_anthropic(body: &Value, body_bytes: usize) -> Parsed {
                 req.push_turn(text_of(content, &["text"]), result);
             }
             Some("assistant") => {
-                let blocks = content.and_then(Value::as_array);
-                for block in blocks.into_iter().flatten() {
-                    if str_field(block, "type") == Some("tool_use")
-                        && let (Some(id), Some(name)) =
-                            (str_field(block, "id"), str_field(block, "name"))
-                    {
-                        req.call_names.insert(id.to_owned(), name.to_owned());
-                    }
-                }
-                req.push_turn(None, None);
+                req.assistant_blocks(content, "tool_use");
             }
             _ => {}
         }
@@ -307,9 +309,7 @@ fn parse_google(
                 call_id: str_field(response, "id").map(str::to_owned),
             });
         for call in parts.iter().filter_map(|part| part.get("functionCall")) {
-            if let (Some(id), Some(name)) = (str_field(call, "id"), str_field(call, "name")) {
-                req.call_names.insert(id.to_owned(), name.to_owned());
-            }
+            req.note_call(str_field(call, "id"), str_field(call, "name"));
         }
         if str_field(content, "role") == Some("model") {
             req.push_turn(None, None);
@@ -350,16 +350,7 @@ fn parse_proxy(body: &Value, body_bytes: usize) -> Parsed {
                 req.push_turn(None, Some(result));
             }
             Some("assistant") => {
-                let blocks = message.get("content").and_then(Value::as_array);
-                for block in blocks.into_iter().flatten() {
-                    if str_field(block, "type") == Some("toolCall")
-                        && let (Some(id), Some(name)) =
-                            (str_field(block, "id"), str_field(block, "name"))
-                    {
-                        req.call_names.insert(id.to_owned(), name.to_owned());
-                    }
-                }
-                req.push_turn(None, None);
+                req.assistant_blocks(message.get("content"), "toolCall");
             }
             _ => {}
         }
