@@ -5,12 +5,10 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
-use pincer_channel_port::supervisor::Backoff;
-use pincer_config::{ChannelSection as _, FeishuConfig, FeishuConnectionMode};
-use pincer_gateway::server::block_delivery::BlockStreaming;
+use pincer_config::{FeishuConfig, FeishuConnectionMode};
 use pincer_gateway::server::channel_ingress::ChannelEndpoint;
 
-use super::{access_settings, required_token};
+use super::shared::{endpoint, media_max_bytes, required_token};
 use crate::app::App;
 
 const DEFAULT_WEBHOOK_PORT: u16 = 3000;
@@ -58,21 +56,11 @@ pub(super) fn endpoints(
             mode,
             verification_token: config.verification_token.clone().filter(|t| !t.is_empty()),
             encrypt_key: config.encrypt_key.clone().filter(|k| !k.is_empty()),
-            media_dir: super::media_staging_dir(&app.home),
-            media_max_bytes: config
-                .media_max_mb
-                .map_or(DEFAULT_MEDIA_MAX_BYTES, |mb| mb * 1024 * 1024),
+            media_dir: super::shared::media_staging_dir(&app.home),
+            media_max_bytes: media_max_bytes(config.media_max_mb, DEFAULT_MEDIA_MAX_BYTES),
         };
-        out.push(ChannelEndpoint {
-            adapter: Arc::new(FeishuAdapter::new(settings, client.clone())),
-            access: access_settings(config.access()),
-            block_streaming: BlockStreaming::resolve(
-                &app.config.agents.defaults,
-                FeishuConfig::NAME,
-                config.streaming(),
-            ),
-            backoff: Backoff::default(),
-        });
+        let adapter = Arc::new(FeishuAdapter::new(settings, client.clone()));
+        out.push(endpoint(app, &config, adapter));
     }
     Ok(out)
 }

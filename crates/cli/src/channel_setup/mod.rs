@@ -3,19 +3,13 @@
 //! the pairing store in `$PINCER_HOME/credentials`, and where the owner hears about
 //! pairing requests.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 
-use pincer_config::{
-    AccessFields, DiscordConfig, DmPolicyName, FeishuConfig, GroupPolicyName, SlackConfig,
-    TelegramConfig,
-};
-use pincer_gateway::pairing::{DmPolicy, GroupPolicy, PairingStore};
-use pincer_gateway::server::channel_ingress::{
-    AccessSettings, ChannelEndpoint, ChannelOptions, NotifyTarget,
-};
+use pincer_config::{DiscordConfig, FeishuConfig, SlackConfig, TelegramConfig};
+use pincer_gateway::pairing::PairingStore;
+use pincer_gateway::server::channel_ingress::{ChannelEndpoint, ChannelOptions, NotifyTarget};
 
 use crate::app::App;
 
@@ -23,6 +17,7 @@ use crate::app::App;
 mod discord;
 #[cfg(feature = "feishu")]
 mod feishu;
+mod shared;
 #[cfg(feature = "slack")]
 mod slack;
 #[cfg(feature = "telegram")]
@@ -75,89 +70,6 @@ pub fn channel_options(app: &App) -> Result<Option<ChannelOptions>> {
 /// The pairing store of this home.
 pub fn pairing_store(app: &App) -> PairingStore {
     PairingStore::new(app.home.join("credentials"))
-}
-
-/// Where adapters save received files until the ingress has routed the message and moves
-/// them into the agent's workspace inbox (`pincer_turns::media_inbox`).
-#[cfg_attr(
-    not(any(
-        feature = "telegram",
-        feature = "discord",
-        feature = "slack",
-        feature = "feishu"
-    )),
-    allow(dead_code)
-)]
-fn media_staging_dir(home: &std::path::Path) -> std::path::PathBuf {
-    home.join("media").join("staging")
-}
-
-#[cfg_attr(
-    not(any(
-        feature = "telegram",
-        feature = "discord",
-        feature = "slack",
-        feature = "feishu"
-    )),
-    allow(dead_code)
-)]
-fn required_token(
-    token: Option<&str>,
-    channel: &str,
-    account: Option<&str>,
-    field: &str,
-    source: &str,
-) -> Result<String> {
-    let at = match account {
-        Some(id) => format!("channels.{channel}.accounts.{id}"),
-        None => format!("channels.{channel}"),
-    };
-    token
-        .filter(|t| !t.trim().is_empty())
-        .map(str::to_owned)
-        .with_context(|| format!("{at}.{field} is empty: set it to {source}"))
-}
-
-/// The gateway's access rules from a section's `dmPolicy`, `allowFrom`, `groupPolicy`,
-/// `groupAllowFrom` and `groups` (the same fields on every channel).
-#[cfg_attr(
-    not(any(
-        feature = "telegram",
-        feature = "discord",
-        feature = "slack",
-        feature = "feishu"
-    )),
-    allow(dead_code)
-)]
-fn access_settings(access: AccessFields<'_>) -> AccessSettings {
-    let groups: HashMap<String, bool> = access
-        .groups
-        .iter()
-        .filter_map(|(id, g)| g.require_mention.map(|m| (id.clone(), m)))
-        .collect();
-    AccessSettings {
-        dm_policy: match access.dm_policy.unwrap_or_default() {
-            DmPolicyName::Pairing => DmPolicy::Pairing,
-            DmPolicyName::Allowlist => DmPolicy::Allowlist,
-            DmPolicyName::Open => DmPolicy::Open,
-            DmPolicyName::Disabled => DmPolicy::Disabled,
-        },
-        allow_from: access
-            .allow_from
-            .map(<[String]>::to_vec)
-            .unwrap_or_default(),
-        group_policy: match access.group_policy.unwrap_or_default() {
-            GroupPolicyName::Open => GroupPolicy::Open,
-            GroupPolicyName::Allowlist => GroupPolicy::Allowlist,
-            GroupPolicyName::Disabled => GroupPolicy::Disabled,
-        },
-        group_allow_from: access
-            .group_allow_from
-            .map(<[String]>::to_vec)
-            .unwrap_or_default(),
-        require_mention: true,
-        groups,
-    }
 }
 
 /// The adapters of one channel, or an error when this build left the channel out.

@@ -3,12 +3,10 @@
 use std::sync::Arc;
 
 use anyhow::Result;
-use pincer_channel_port::supervisor::Backoff;
-use pincer_config::{ChannelSection as _, SlackConfig};
-use pincer_gateway::server::block_delivery::BlockStreaming;
+use pincer_config::SlackConfig;
 use pincer_gateway::server::channel_ingress::ChannelEndpoint;
 
-use super::{access_settings, required_token};
+use super::shared::{endpoint, media_max_bytes, required_token};
 use crate::app::App;
 
 pub(super) fn endpoints(
@@ -43,21 +41,11 @@ pub(super) fn endpoints(
                 .api_base_url
                 .clone()
                 .unwrap_or_else(|| DEFAULT_API_BASE.to_owned()),
-            media_dir: super::media_staging_dir(&app.home),
-            media_max_bytes: config
-                .media_max_mb
-                .map_or(DEFAULT_MEDIA_MAX_BYTES, |mb| mb * 1024 * 1024),
+            media_dir: super::shared::media_staging_dir(&app.home),
+            media_max_bytes: media_max_bytes(config.media_max_mb, DEFAULT_MEDIA_MAX_BYTES),
         };
-        out.push(ChannelEndpoint {
-            adapter: Arc::new(SlackAdapter::new(settings, client.clone())),
-            access: access_settings(config.access()),
-            block_streaming: BlockStreaming::resolve(
-                &app.config.agents.defaults,
-                SlackConfig::NAME,
-                config.streaming(),
-            ),
-            backoff: Backoff::default(),
-        });
+        let adapter = Arc::new(SlackAdapter::new(settings, client.clone()));
+        out.push(endpoint(app, &config, adapter));
     }
     Ok(out)
 }

@@ -4,12 +4,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
-use pincer_channel_port::supervisor::Backoff;
-use pincer_config::{ChannelSection as _, TelegramConfig};
-use pincer_gateway::server::block_delivery::BlockStreaming;
+use pincer_config::TelegramConfig;
 use pincer_gateway::server::channel_ingress::ChannelEndpoint;
 
-use super::{access_settings, required_token};
+use super::shared::{endpoint, media_max_bytes, required_token};
 use crate::app::App;
 
 pub(super) fn endpoints(
@@ -37,22 +35,12 @@ pub(super) fn endpoints(
                 .clone()
                 .unwrap_or_else(|| DEFAULT_API_BASE.to_owned()),
             state_dir: app.home.join("channels"),
-            media_dir: super::media_staging_dir(&app.home),
-            media_max_bytes: config
-                .media_max_mb
-                .map_or(DEFAULT_MEDIA_MAX_BYTES, |mb| mb * 1024 * 1024),
+            media_dir: super::shared::media_staging_dir(&app.home),
+            media_max_bytes: media_max_bytes(config.media_max_mb, DEFAULT_MEDIA_MAX_BYTES),
             poll_timeout: poll_timeout(app),
         };
-        out.push(ChannelEndpoint {
-            adapter: Arc::new(TelegramAdapter::new(settings, client.clone())),
-            access: access_settings(config.access()),
-            block_streaming: BlockStreaming::resolve(
-                &app.config.agents.defaults,
-                TelegramConfig::NAME,
-                config.streaming(),
-            ),
-            backoff: Backoff::default(),
-        });
+        let adapter = Arc::new(TelegramAdapter::new(settings, client.clone()));
+        out.push(endpoint(app, &config, adapter));
     }
     Ok(out)
 }

@@ -1,0 +1,106 @@
+//! What the channels' setups share: the token check, the access rules from a section, the
+//! media staging directory and the endpoint around one account's adapter.
+
+// A build without any channel feature uses none of this.
+#![cfg_attr(
+    not(any(
+        feature = "telegram",
+        feature = "discord",
+        feature = "slack",
+        feature = "feishu"
+    )),
+    allow(dead_code)
+)]
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use anyhow::{Context as _, Result};
+use pincer_channel_port::ChannelAdapter;
+use pincer_channel_port::supervisor::Backoff;
+use pincer_config::{AccessFields, ChannelSection, DmPolicyName, GroupPolicyName};
+use pincer_gateway::pairing::{DmPolicy, GroupPolicy};
+use pincer_gateway::server::block_delivery::BlockStreaming;
+use pincer_gateway::server::channel_ingress::{AccessSettings, ChannelEndpoint};
+
+use crate::app::App;
+
+/// The endpoint of one account's `adapter`, with the access rules and block streaming of
+/// its section `config`.
+pub(super) fn endpoint<C: ChannelSection>(
+    app: &App,
+    config: &C,
+    adapter: Arc<dyn ChannelAdapter>,
+) -> ChannelEndpoint {
+    ChannelEndpoint {
+        adapter,
+        access: access_settings(config.access()),
+        block_streaming: BlockStreaming::resolve(
+            &app.config.agents.defaults,
+            C::NAME,
+            config.streaming(),
+        ),
+        backoff: Backoff::default(),
+    }
+}
+
+/// A section's `mediaMaxMb` in bytes, else the adapter's `default`.
+pub(super) fn media_max_bytes(media_max_mb: Option<u64>, default: u64) -> u64 {
+    media_max_mb.map_or(default, |mb| mb * 1024 * 1024)
+}
+
+/// Where adapters save received files until the ingress has routed the message and moves
+/// them into the agent's workspace inbox (`pincer_turns::media_inbox`).
+pub(super) fn media_staging_dir(home: &std::path::Path) -> std::path::PathBuf {
+    home.join("media").join("staging")
+}
+
+pub(super) fn required_token(
+    token: Option<&str>,
+    channel: &str,
+    account: Option<&str>,
+    field: &str,
+    source: &str,
+) -> Result<String> {
+    let at = match account {
+        Some(id) => format!("channels.{channel}.accounts.{id}"),
+        None => format!("channels.{channel}"),
+    };
+    token
+        .filter(|t| !t.trim().is_empty())
+        .map(str::to_owned)
+        .with_context(|| format!("{at}.{field} is empty: set it to {source}"))
+}
+
+/// The gateway's access rules from a section's `dmPolicy`, `allowFrom`, `groupPolicy`,
+/// `groupAllowFrom` and `groups` (the same fields on every channel).
+pub(super) fn access_settings(access: AccessFields<'_>) -> AccessSettings {
+    let groups: HashMap<String, bool> = access
+        .groups
+        .iter()
+        .filter_map(|(id, g)| g.require_mention.map(|m| (id.clone(), m)))
+        .collect();
+    AccessSettings {
+        dm_policy: match access.dm_policy.unwrap_or_default() {
+            DmPolicyName::Pairing => DmPolicy::Pairing,
+            DmPolicyName::Allowlist => DmPolicy::Allowlist,
+            DmPolicyName::Open => DmPolicy::Open,
+            DmPolicyName::Disabled => DmPolicy::Disabled,
+        },
+        allow_from: access
+            .allow_from
+            .map(<[String]>::to_vec)
+            .unwrap_or_default(),
+        group_policy: match access.group_policy.unwrap_or_default() {
+            GroupPolicyName::Open => GroupPolicy::Open,
+            GroupPolicyName::Allowlist => GroupPolicy::Allowlist,
+            GroupPolicyName::Disabled => GroupPolicy::Disabled,
+        },
+        group_allow_from: access
+            .group_allow_from
+            .map(<[String]>::to_vec)
+            .unwrap_or_default(),
+        require_mention: true,
+        groups,
+    }
+}
