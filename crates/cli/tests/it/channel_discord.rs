@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use crate::common::channels::{last_user_text, session_keys};
+use crate::common::channels::{last_user_text, session_keys, thread_and_channel_replies};
 use crate::common::fake_channel::{FakeChannel, T};
 use crate::common::mock;
 use pincer_testkit::fake_discord::{InjectAttachment, InjectDiscordMessage};
@@ -53,14 +53,7 @@ async fn a_reply_to_the_bots_message_counts_as_a_mention() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thread_belongs_to_its_parent_channel_and_has_a_session_of_its_own() {
     const THREAD: &str = "950";
-    let llm = mock(
-        Scenario::new()
-            .rule(Rule::when(Match::last_user("in the thread")).reply(Reply::text("thread reply")))
-            .rule(
-                Rule::when(Match::last_user("in the channel")).reply(Reply::text("channel reply")),
-            ),
-    )
-    .await;
+    let llm = mock(thread_and_channel_replies()).await;
     let fake = fake().await;
     // The fake knows THREAD as a thread of GUILD_CHANNEL (see FakeChannel::start).
     // Only the parent channel is allowed, without mentions: its threads inherit that.

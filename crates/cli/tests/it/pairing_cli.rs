@@ -82,6 +82,15 @@ fn json_of(run: &Run) -> Value {
     serde_json::from_str(&run.stdout()).unwrap_or_else(|e| panic!("{e}: {}", run.stdout()))
 }
 
+/// What `pairing approve` says when `who` is approved on telegram with no gateway running.
+fn approved_offline(who: &str) -> String {
+    format!(
+        "Approved {who} on telegram.\n\
+         The gateway is not running: {who} is approved, but will be told only when they write \
+         again.\n"
+    )
+}
+
 #[test]
 fn list_without_requests() {
     let home = offline_home("");
@@ -186,12 +195,7 @@ fn approve_by_code_in_any_case() {
     let code = request(&home, None, "123", Some("Ada"));
     let other = request(&home, None, "789", None);
     let run = home.run(&["pairing", "approve", "telegram", &code.to_lowercase()]);
-    assert_out(
-        &run,
-        "Approved 123 on telegram.\n\
-         The gateway is not running: 123 is approved, but will be told only when they write \
-         again.\n",
-    );
+    assert_out(&run, &approved_offline("123"));
     assert_eq!(
         allow_from(&home, "telegram-allowFrom.json")["allowFrom"],
         json!(["123"])
@@ -231,9 +235,7 @@ fn approve_a_request_of_an_account() {
             "--account",
             "work",
         ]),
-        "Approved 456 on telegram.\n\
-         The gateway is not running: 456 is approved, but will be told only when they write \
-         again.\n",
+        &approved_offline("456"),
     );
     // Into the account's own list.
     assert_eq!(
@@ -318,9 +320,7 @@ fn the_channel_defaults_to_the_only_configured_one() {
     let code = request(&home, None, "123", None);
     assert_out(
         &home.run(&["pairing", "approve", &code]),
-        "Approved 123 on telegram.\n\
-         The gateway is not running: 123 is approved, but will be told only when they write \
-         again.\n",
+        &approved_offline("123"),
     );
     assert_eq!(
         allow_from(&home, "telegram-allowFrom.json")["allowFrom"],

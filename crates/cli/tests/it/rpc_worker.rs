@@ -253,14 +253,8 @@ async fn continue_resumes_the_newest_session() {
     worker.call("p", json!({"type": "prompt", "message": "second"}));
     worker.until("agent_end");
     // The model saw the whole conversation.
-    let body = llm.requests().last().unwrap().body.clone();
-    let users: Vec<&Value> = body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .collect();
-    assert_eq!(users.len(), 2, "{body}");
+    let users = crate::common::channels::last_request_users(&llm);
+    assert_eq!(users.len(), 2, "{users:?}");
     assert_eq!(worker.finish(), Some(0));
 }
 

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 
 use crate::common::channels::{
     GATEWAY_TOKEN, attached_path, last_user_text, model_calls_with, session_keys,
+    thread_and_channel_replies,
 };
 use crate::common::fake_channel::{FakeChannel, T};
 use crate::common::gateway::WsClient;
@@ -247,14 +248,7 @@ async fn groups_answer_when_mentioned_or_configured<F: FakeChannel>() {
 }
 
 async fn a_thread_is_answered_in_it_with_a_session_of_its_own<F: FakeChannel>() {
-    let llm = mock(
-        Scenario::new()
-            .rule(Rule::when(Match::last_user("in the thread")).reply(Reply::text("thread reply")))
-            .rule(
-                Rule::when(Match::last_user("in the channel")).reply(Reply::text("channel reply")),
-            ),
-    )
-    .await;
+    let llm = mock(thread_and_channel_replies()).await;
     let fake = F::start().await;
     let (home, gateway) = fake.gateway(&llm, "groupPolicy: \"open\"");
 

@@ -36,16 +36,28 @@ pub fn channel_gateway_in(
     (home, gateway)
 }
 
-/// The text of the last user message of the model's last request.
-pub fn last_user_text(llm: &MockLlm) -> String {
+/// The user messages of the model's last request.
+pub fn last_request_users(llm: &MockLlm) -> Vec<Value> {
     let body = llm.requests().last().unwrap().body.clone();
-    let users: Vec<&Value> = body["messages"]
-        .as_array()
-        .unwrap()
+    let messages = body["messages"].as_array().unwrap();
+    messages
         .iter()
         .filter(|m| m["role"] == "user")
-        .collect();
-    text_of(users.last().unwrap())
+        .cloned()
+        .collect()
+}
+
+/// The text of the last user message of the model's last request.
+pub fn last_user_text(llm: &MockLlm) -> String {
+    text_of(last_request_users(llm).last().unwrap())
+}
+
+/// "in the thread" draws "thread reply", "in the channel" draws "channel reply".
+pub fn thread_and_channel_replies() -> pincer_testkit::Scenario {
+    use pincer_testkit::{Match, Reply, Rule, Scenario};
+    Scenario::new()
+        .rule(Rule::when(Match::last_user("in the thread")).reply(Reply::text("thread reply")))
+        .rule(Rule::when(Match::last_user("in the channel")).reply(Reply::text("channel reply")))
 }
 
 /// Model calls whose request mentions `text` anywhere.
