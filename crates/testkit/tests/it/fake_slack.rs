@@ -239,30 +239,17 @@ async fn messages_dms_files_and_failures() {
     assert_eq!(messages[0].text, "*hi*");
     assert_eq!(messages[0].thread_ts.as_deref(), Some("1.000001"));
     assert_eq!(sent["ts"], messages[0].ts.as_str());
-    let (_, empty) = call(
-        &fake,
-        "chat.postMessage",
-        &bot,
-        json!({"channel": "C1", "text": " "}),
-    )
-    .await;
-    assert_eq!(empty["error"], "no_text");
-    let (_, user) = call(
-        &fake,
-        "chat.postMessage",
-        &bot,
-        json!({"channel": "nope", "text": "x"}),
-    )
-    .await;
-    assert_eq!(user["error"], "channel_not_found");
-    let (_, long) = call(
-        &fake,
-        "chat.postMessage",
-        &bot,
-        json!({"channel": "C1", "text": "x".repeat(40_001)}),
-    )
-    .await;
-    assert_eq!(long["error"], "msg_too_long");
+    for (params, error) in [
+        (json!({"channel": "C1", "text": " "}), "no_text"),
+        (json!({"channel": "nope", "text": "x"}), "channel_not_found"),
+        (
+            json!({"channel": "C1", "text": "x".repeat(40_001)}),
+            "msg_too_long",
+        ),
+    ] {
+        let (_, refused) = call(&fake, "chat.postMessage", &bot, params).await;
+        assert_eq!(refused["error"], error, "{refused}");
+    }
 
     // DMs: the channel the user wrote from, else a stable new one.
     fake.inject_message(InjectSlackMessage::dm("U1", "D1", "hi"));
