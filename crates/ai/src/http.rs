@@ -60,7 +60,8 @@ impl DecodeError {
 
 /// Protocol-specific decoding of a streamed body into builder calls.
 pub trait StreamDecoder: Send {
-    /// One framed event. NDJSON documents arrive as events named `message`.
+    /// One framed event whose data is not blank. NDJSON documents arrive as events named
+    /// `message`.
     fn on_event(
         &mut self,
         event: SseEvent<'_>,
@@ -297,7 +298,8 @@ fn deliver(
     event: SseEvent<'_>,
     out: &mut MessageBuilder,
 ) -> Result<(), DecodeError> {
-    if out.is_finished() {
+    // Blank events (keep-alives) carry nothing any protocol reads.
+    if out.is_finished() || event.data.trim().is_empty() {
         Ok(())
     } else {
         decoder.on_event(event, out)
@@ -497,6 +499,40 @@ fn redact_url(url: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Records the data of each event it is given.
+    #[derive(Default)]
+    struct Recorder(Vec<String>);
+
+    impl StreamDecoder for Recorder {
+        fn on_event(
+            &mut self,
+            event: SseEvent<'_>,
+            _out: &mut MessageBuilder,
+        ) -> Result<(), DecodeError> {
+            self.0.push(event.data.to_owned());
+            Ok(())
+        }
+
+        fn finish(&mut self, out: &mut MessageBuilder) -> Result<(), DecodeError> {
+            out.done();
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn blank_events_never_reach_the_decoder() {
+        let model = crate::test_support::model("x", "p", "http://127.0.0.1:9", Value::Null);
+        for framing in [Framing::Sse, Framing::Ndjson] {
+            let mut recorder = Recorder::default();
+            let body: &[u8] = match framing {
+                Framing::Sse => b"data:\n\ndata: {\"a\":1}\n\ndata:  \t\n\n",
+                Framing::Ndjson => b"\n  \n{\"a\":1}\n \n",
+            };
+            decode_recorded(&model, framing, &mut recorder, &[body]);
+            assert_eq!(recorder.0, ["{\"a\":1}"], "{framing:?}");
+        }
+    }
 
     #[test]
     fn retry_after_forms() {

@@ -166,9 +166,6 @@ impl StreamDecoder for ProxyDecoder {
         out: &mut MessageBuilder,
     ) -> Result<(), DecodeError> {
         let data = event.data.trim();
-        if data.is_empty() {
-            return Ok(());
-        }
         let parsed: ProxyEvent = serde_json::from_str(data)
             .map_err(|e| DecodeError::bad_json("proxy event", data, &e))?;
         match parsed {

@@ -236,9 +236,6 @@ impl StreamDecoder for AnthropicDecoder {
         event: SseEvent<'_>,
         out: &mut MessageBuilder,
     ) -> Result<(), DecodeError> {
-        if event.data.trim().is_empty() {
-            return Ok(());
-        }
         let frame: Frame<'_> = serde_json::from_str(event.data)
             .map_err(|e| DecodeError::bad_json("an Anthropic event", event.data, &e))?;
         let kind = frame.kind.as_ref().map_or(event.event, Str::as_str);

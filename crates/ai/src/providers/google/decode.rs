@@ -306,9 +306,6 @@ impl StreamDecoder for GoogleDecoder {
         event: SseEvent<'_>,
         out: &mut MessageBuilder,
     ) -> Result<(), DecodeError> {
-        if event.data.trim().is_empty() {
-            return Ok(());
-        }
         let chunk: Chunk<'_> = serde_json::from_str(event.data)
             .map_err(|e| DecodeError::bad_json("a Gemini chunk", event.data, &e))?;
         if let Some(error) = &chunk.error {

@@ -443,9 +443,6 @@ impl StreamDecoder for Decoder {
         out: &mut MessageBuilder,
     ) -> Result<(), DecodeError> {
         let data = event.data.trim();
-        if data.is_empty() {
-            return Ok(());
-        }
         if data == "[DONE]" {
             return self.complete(out);
         }

@@ -468,7 +468,7 @@ impl StreamDecoder for Decoder {
         let data = event.data.trim();
         // Some compatible servers end with the Chat Completions marker; the end of the body
         // decides whether the reply was complete.
-        if data.is_empty() || data == "[DONE]" {
+        if data == "[DONE]" {
             return Ok(());
         }
         let parsed: Event<'_> = serde_json::from_str(data)
