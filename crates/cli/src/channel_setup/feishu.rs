@@ -8,7 +8,7 @@ use anyhow::{Context as _, Result};
 use pincer_config::{FeishuConfig, FeishuConnectionMode};
 use pincer_gateway::server::channel_ingress::ChannelEndpoint;
 
-use super::shared::{endpoint, media_max_bytes, required_token};
+use super::shared::{account_endpoints, media_max_bytes, required_token};
 use crate::app::App;
 
 const DEFAULT_WEBHOOK_PORT: u16 = 3000;
@@ -22,8 +22,7 @@ pub(super) fn endpoints(
     use pincer_channels::feishu::{
         DEFAULT_MEDIA_MAX_BYTES, FeishuAdapter, FeishuMode, FeishuSettings, api_base_for_domain,
     };
-    let mut out = Vec::new();
-    for (account_id, config) in pincer_config::enabled_accounts(feishu) {
+    account_endpoints(app, feishu, |account_id, config| {
         let app_id = required_token(
             config.app_id.as_deref(),
             "feishu",
@@ -41,7 +40,7 @@ pub(super) fn endpoints(
         let mode = match config.connection_mode.unwrap_or_default() {
             FeishuConnectionMode::Websocket => FeishuMode::LongConnection,
             FeishuConnectionMode::Webhook => FeishuMode::Webhook {
-                listen: webhook_address(&config, account_id.as_deref())?,
+                listen: webhook_address(config, account_id.as_deref())?,
                 path: config
                     .webhook_path
                     .clone()
@@ -59,10 +58,8 @@ pub(super) fn endpoints(
             media_dir: super::shared::media_staging_dir(&app.home),
             media_max_bytes: media_max_bytes(config.media_max_mb, DEFAULT_MEDIA_MAX_BYTES),
         };
-        let adapter = Arc::new(FeishuAdapter::new(settings, client.clone()));
-        out.push(endpoint(app, &config, adapter));
-    }
-    Ok(out)
+        Ok(Arc::new(FeishuAdapter::new(settings, client.clone())))
+    })
 }
 
 /// Where the callback listener binds: loopback unless told otherwise (Feishu reaches it

@@ -25,6 +25,19 @@ use pincer_gateway::server::channel_ingress::{AccessSettings, ChannelEndpoint};
 
 use crate::app::App;
 
+/// The endpoints of every enabled account of `section`, each adapter made by `adapter`
+/// from the account id and the account's view of the section.
+pub(super) fn account_endpoints<C: ChannelSection>(
+    app: &App,
+    section: &C,
+    adapter: impl Fn(Option<String>, &C) -> Result<Arc<dyn ChannelAdapter>>,
+) -> Result<Vec<ChannelEndpoint>> {
+    pincer_config::enabled_accounts(section)
+        .into_iter()
+        .map(|(account_id, config)| Ok(endpoint(app, &config, adapter(account_id, &config)?)))
+        .collect()
+}
+
 /// The endpoint of one account's `adapter`, with the access rules and block streaming of
 /// its section `config`.
 pub(super) fn endpoint<C: ChannelSection>(

@@ -6,7 +6,7 @@ use anyhow::Result;
 use pincer_config::SlackConfig;
 use pincer_gateway::server::channel_ingress::ChannelEndpoint;
 
-use super::shared::{endpoint, media_max_bytes, required_token};
+use super::shared::{account_endpoints, media_max_bytes, required_token};
 use crate::app::App;
 
 pub(super) fn endpoints(
@@ -17,8 +17,7 @@ pub(super) fn endpoints(
     use pincer_channels::slack::{
         DEFAULT_API_BASE, DEFAULT_MEDIA_MAX_BYTES, SlackAdapter, SlackSettings,
     };
-    let mut out = Vec::new();
-    for (account_id, config) in pincer_config::enabled_accounts(slack) {
+    account_endpoints(app, slack, |account_id, config| {
         let bot_token = required_token(
             config.bot_token.as_ref().map(pincer_base::Secret::expose),
             "slack",
@@ -44,8 +43,6 @@ pub(super) fn endpoints(
             media_dir: super::shared::media_staging_dir(&app.home),
             media_max_bytes: media_max_bytes(config.media_max_mb, DEFAULT_MEDIA_MAX_BYTES),
         };
-        let adapter = Arc::new(SlackAdapter::new(settings, client.clone()));
-        out.push(endpoint(app, &config, adapter));
-    }
-    Ok(out)
+        Ok(Arc::new(SlackAdapter::new(settings, client.clone())))
+    })
 }

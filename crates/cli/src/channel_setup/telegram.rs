@@ -7,7 +7,7 @@ use anyhow::Result;
 use pincer_config::TelegramConfig;
 use pincer_gateway::server::channel_ingress::ChannelEndpoint;
 
-use super::shared::{endpoint, media_max_bytes, required_token};
+use super::shared::{account_endpoints, media_max_bytes, required_token};
 use crate::app::App;
 
 pub(super) fn endpoints(
@@ -18,8 +18,7 @@ pub(super) fn endpoints(
     use pincer_channels::telegram::{
         DEFAULT_API_BASE, DEFAULT_MEDIA_MAX_BYTES, TelegramAdapter, TelegramSettings,
     };
-    let mut out = Vec::new();
-    for (account_id, config) in pincer_config::enabled_accounts(telegram) {
+    account_endpoints(app, telegram, |account_id, config| {
         let token = required_token(
             config.bot_token.as_ref().map(pincer_base::Secret::expose),
             "telegram",
@@ -39,10 +38,8 @@ pub(super) fn endpoints(
             media_max_bytes: media_max_bytes(config.media_max_mb, DEFAULT_MEDIA_MAX_BYTES),
             poll_timeout: poll_timeout(app),
         };
-        let adapter = Arc::new(TelegramAdapter::new(settings, client.clone()));
-        out.push(endpoint(app, &config, adapter));
-    }
-    Ok(out)
+        Ok(Arc::new(TelegramAdapter::new(settings, client.clone())))
+    })
 }
 
 /// How long a Telegram long poll waits (`PINCER_TELEGRAM_POLL_SECS`, for tests; 30 s).
