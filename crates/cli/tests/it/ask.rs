@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::{Home, mock, mode, roles};
+use common::{Home, mock, mode, replies, roles};
 use pincer_testkit::{Fault, Match, Reply, Rule, Scenario};
 use serde_json::{Value, json};
 
@@ -221,17 +221,10 @@ fn the_tool_prefix_runs_tools_by_hand() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_configured_provider_answers_and_remembers_across_invocations() {
-    let server = mock(
-        Scenario::new()
-            .rule(
-                Rule::when(Match::last_user("my name is Ana"))
-                    .reply(Reply::text("Nice to meet you, Ana.")),
-            )
-            .rule(
-                Rule::when(Match::last_user("what is my name?"))
-                    .reply(Reply::text("Your name is Ana.")),
-            ),
-    )
+    let server = mock(replies(&[
+        ("my name is Ana", "Nice to meet you, Ana."),
+        ("what is my name?", "Your name is Ana."),
+    ]))
     .await;
     let home = Home::on_mock(&server);
     let run = home.run(&["ask", "my name is Ana"]);

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::common::channels::{last_user_text, session_keys, thread_and_channel_replies};
 use crate::common::fake_channel::{FakeChannel, T};
-use crate::common::mock;
+use crate::common::{mock, replies};
 use pincer_testkit::fake_discord::{InjectAttachment, InjectDiscordMessage};
 use pincer_testkit::{FakeDiscord, Match, Reply, Rule, Scenario};
 
@@ -25,11 +25,10 @@ async fn fake() -> FakeDiscord {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reply_to_the_bots_message_counts_as_a_mention() {
-    let llm = mock(
-        Scenario::new()
-            .rule(Rule::when(Match::last_user("what time is it?")).reply(Reply::text("tea time")))
-            .rule(Rule::when(Match::last_user("and now?")).reply(Reply::text("still tea"))),
-    )
+    let llm = mock(replies(&[
+        ("what time is it?", "tea time"),
+        ("and now?", "still tea"),
+    ]))
     .await;
     let fake = fake().await;
     let (_home, gateway) = fake.gateway(&llm, "groupPolicy: \"open\"");
@@ -98,12 +97,11 @@ async fn a_thread_belongs_to_its_parent_channel_and_has_a_session_of_its_own() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reconnect_requests_resume_and_an_invalid_session_identifies_anew() {
-    let llm = mock(
-        Scenario::new()
-            .rule(Rule::when(Match::last_user("one")).reply(Reply::text("first")))
-            .rule(Rule::when(Match::last_user("two")).reply(Reply::text("second")))
-            .rule(Rule::when(Match::last_user("three")).reply(Reply::text("third"))),
-    )
+    let llm = mock(replies(&[
+        ("one", "first"),
+        ("two", "second"),
+        ("three", "third"),
+    ]))
     .await;
     let fake = fake().await;
     let (_home, gateway) = fake.gateway(&llm, &FakeDiscord::owner_only());

@@ -12,7 +12,7 @@ use crate::common::channels::{attached_path, last_user_text, turns_on};
 use crate::common::fake_channel::feishu::{assert_card_reply, no_protocol_errors};
 use crate::common::fake_channel::{FakeChannel, T};
 use crate::common::gateway::free_port;
-use crate::common::mock;
+use crate::common::{mock, replies};
 use pincer_testkit::fake_feishu::{FakeFeishu, InjectFeishuMessage, UploadKind};
 use pincer_testkit::{Match, Reply, Rule, Scenario};
 use serde_json::json;
@@ -25,11 +25,10 @@ async fn fake() -> FakeFeishu {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_event_in_parts_is_joined_and_a_silent_connection_is_replaced() {
-    let llm = mock(
-        Scenario::new()
-            .rule(Rule::when(Match::last_user("in pieces")).reply(Reply::text("joined")))
-            .rule(Rule::when(Match::last_user("while silent")).reply(Reply::text("noticed"))),
-    )
+    let llm = mock(replies(&[
+        ("in pieces", "joined"),
+        ("while silent", "noticed"),
+    ]))
     .await;
     let fake = fake().await;
     let (_home, gateway) = fake.gateway(&llm, &FakeFeishu::owner_only());
@@ -224,12 +223,7 @@ async fn webhook_mode_answers_signed_encrypted_events_and_refuses_forgeries_and_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_token_is_renewed_and_a_rate_limited_reply_is_retried() {
-    let llm = mock(
-        Scenario::new()
-            .rule(Rule::when(Match::last_user("one")).reply(Reply::text("first")))
-            .rule(Rule::when(Match::last_user("two")).reply(Reply::text("second"))),
-    )
-    .await;
+    let llm = mock(replies(&[("one", "first"), ("two", "second")])).await;
     let fake = fake().await;
     let (_home, gateway) = fake.gateway(&llm, &FakeFeishu::owner_only());
     fake.inject_message(InjectFeishuMessage::dm(OWNER, "one"));

@@ -10,7 +10,7 @@ use std::time::Duration;
 use crate::common::channels::GATEWAY_TOKEN;
 use crate::common::fake_channel::{FakeChannel, T};
 use crate::common::gateway::WsClient;
-use crate::common::mock;
+use crate::common::{mock, replies};
 use pincer_testkit::fake_telegram::{FakeTelegram, InjectMessage};
 use pincer_testkit::{Match, Reply, Rule, Scenario};
 use serde_json::Value;
@@ -121,11 +121,10 @@ async fn heartbeat_replies_reach_the_chat() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_bots_each_answer_their_own_chats_under_their_own_rules() {
-    let llm = mock(
-        Scenario::new()
-            .rule(Rule::when(Match::last_user("hello one")).reply(Reply::text("from one")))
-            .rule(Rule::when(Match::last_user("hello two")).reply(Reply::text("from two"))),
-    )
+    let llm = mock(replies(&[
+        ("hello one", "from one"),
+        ("hello two", "from two"),
+    ]))
     .await;
     let main = FakeTelegram::start().await;
     let work = FakeTelegram::start().await;

@@ -21,7 +21,7 @@ use crate::common::channels::{
 };
 use crate::common::fake_channel::{FakeChannel, T};
 use crate::common::gateway::WsClient;
-use crate::common::mock;
+use crate::common::{mock, replies};
 use pincer_testkit::{Match, Reply, Rule, Scenario};
 
 const TOO_BIG: &str =
@@ -199,11 +199,10 @@ async fn a_stranger_pairs_is_served_then_revoked<F: FakeChannel>() {
 }
 
 async fn groups_answer_when_mentioned_or_configured<F: FakeChannel>() {
-    let llm = mock(
-        Scenario::new()
-            .rule(Rule::when(Match::last_user("what time is it?")).reply(Reply::text("tea time")))
-            .rule(Rule::when(Match::last_user("anyone?")).reply(Reply::text("me"))),
-    )
+    let llm = mock(replies(&[
+        ("what time is it?", "tea time"),
+        ("anyone?", "me"),
+    ]))
     .await;
     let fake = F::start().await;
     let settings = format!(
@@ -330,17 +329,10 @@ async fn a_long_reply_is_split_at_the_platform_limit<F: FakeChannel>() {
 }
 
 async fn media_lines_go_out_as_files_from_the_workspace_only<F: FakeChannel>() {
-    let llm = mock(
-        Scenario::new()
-            .rule(
-                Rule::when(Match::last_user("send me the report"))
-                    .reply(Reply::text("Here it is.\nMEDIA:./report.txt")),
-            )
-            .rule(
-                Rule::when(Match::last_user("send me your secrets"))
-                    .reply(Reply::text("Sure.\nMEDIA:/etc/passwd")),
-            ),
-    )
+    let llm = mock(replies(&[
+        ("send me the report", "Here it is.\nMEDIA:./report.txt"),
+        ("send me your secrets", "Sure.\nMEDIA:/etc/passwd"),
+    ]))
     .await;
     let fake = F::start().await;
     let (home, gateway) = fake.gateway(&llm, &F::owner_only());
@@ -424,11 +416,10 @@ async fn a_file_over_the_limit_is_refused_and_nothing_is_kept<F: FakeChannel>() 
 }
 
 async fn a_dropped_connection_loses_and_repeats_nothing<F: FakeChannel>() {
-    let llm = mock(
-        Scenario::new()
-            .rule(Rule::when(Match::last_user("hello")).reply(Reply::text("hi")))
-            .rule(Rule::when(Match::last_user("after the drop")).reply(Reply::text("still here"))),
-    )
+    let llm = mock(replies(&[
+        ("hello", "hi"),
+        ("after the drop", "still here"),
+    ]))
     .await;
     let fake = F::start().await;
     let (_home, gateway) = fake.gateway(&llm, &F::owner_only());

@@ -54,10 +54,10 @@ pub fn last_user_text(llm: &MockLlm) -> String {
 
 /// "in the thread" draws "thread reply", "in the channel" draws "channel reply".
 pub fn thread_and_channel_replies() -> pincer_testkit::Scenario {
-    use pincer_testkit::{Match, Reply, Rule, Scenario};
-    Scenario::new()
-        .rule(Rule::when(Match::last_user("in the thread")).reply(Reply::text("thread reply")))
-        .rule(Rule::when(Match::last_user("in the channel")).reply(Reply::text("channel reply")))
+    super::replies(&[
+        ("in the thread", "thread reply"),
+        ("in the channel", "channel reply"),
+    ])
 }
 
 /// Model calls whose request mentions `text` anywhere.

@@ -144,6 +144,15 @@ impl Run {
     }
 }
 
+/// A script that answers each `(user message, reply)` pair's message with its reply.
+pub fn replies(pairs: &[(&str, &str)]) -> Scenario {
+    pairs
+        .iter()
+        .fold(Scenario::new(), |scenario, (user, reply)| {
+            scenario.rule(Rule::when(Match::last_user(*user)).reply(Reply::text(*reply)))
+        })
+}
+
 pub async fn mock(scenario: Scenario) -> MockLlm {
     MockLlm::start(scenario).await.unwrap()
 }
