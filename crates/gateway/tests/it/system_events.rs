@@ -6,16 +6,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support;
+use crate::support::client::Client;
 
-use std::time::Duration;
-
-use futures_util::{SinkExt, StreamExt};
 use pincer_automation::system_events::format_timestamp;
 use pincer_testkit::{Match, Reply, Rule, Scenario};
 use serde_json::{Value, json};
-use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::Message as Ws;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream, connect_async};
 
 const TOKEN: &str = "system-events-token-789";
 const MAIN: &str = "agent:main:main";
@@ -24,91 +19,7 @@ fn scenario() -> Scenario {
     Scenario::new().rule(Rule::when(Match::last_user_contains("ping")).reply(Reply::text("pong")))
 }
 
-/// A connected protocol client.
-struct Client {
-    ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
-    next: u64,
-}
-
 impl Client {
-    /// Connects and completes the handshake with `scopes`.
-    async fn connect(running: &support::Running, scopes: &[&str]) -> Self {
-        let (ws, _) = connect_async(format!("ws://{}/", running.addr))
-            .await
-            .unwrap();
-        let mut client = Self { ws, next: 0 };
-        let challenge = client.frame().await;
-        assert_eq!(challenge["event"], "connect.challenge");
-        let hello = client
-            .call(
-                "connect",
-                json!({"minProtocol": 3, "maxProtocol": 4, "client": {"id": "test"},
-                       "auth": {"token": TOKEN}, "role": "operator", "scopes": scopes}),
-            )
-            .await;
-        assert_eq!(hello["ok"], true, "{hello}");
-        client
-    }
-
-    async fn frame(&mut self) -> Value {
-        loop {
-            let next = tokio::time::timeout(Duration::from_secs(10), self.ws.next())
-                .await
-                .expect("a frame within 10 s")
-                .expect("an open socket")
-                .unwrap();
-            if let Ws::Text(text) = next {
-                return serde_json::from_str(&text).unwrap();
-            }
-        }
-    }
-
-    /// Sends a request and returns its response frame, skipping events.
-    async fn call(&mut self, method: &str, params: Value) -> Value {
-        self.next += 1;
-        let id = format!("{}:se", self.next);
-        let req = json!({"type": "req", "id": id, "method": method, "params": params});
-        self.ws.send(Ws::text(req.to_string())).await.unwrap();
-        loop {
-            let frame = self.frame().await;
-            if frame["type"] == "res" && frame["id"] == id {
-                return frame;
-            }
-        }
-    }
-
-    /// The payload of a successful call.
-    async fn ok(&mut self, method: &str, params: Value) -> Value {
-        let res = self.call(method, params).await;
-        assert_eq!(res["ok"], true, "{method}: {res}");
-        res["payload"].clone()
-    }
-
-    /// The `(code, message)` of a failed call.
-    async fn err(&mut self, method: &str, params: Value) -> (String, String) {
-        let res = self.call(method, params).await;
-        assert_eq!(res["ok"], false, "{method}: {res}");
-        let e = &res["error"];
-        (
-            e["code"].as_str().unwrap().to_owned(),
-            e["message"].as_str().unwrap().to_owned(),
-        )
-    }
-
-    /// Runs `agent` and returns its final payload (the second response to the request).
-    async fn agent(&mut self, params: Value) -> Value {
-        let accepted = self.call("agent", params).await;
-        assert_eq!(accepted["payload"]["status"], "accepted", "{accepted}");
-        let id = accepted["id"].clone();
-        loop {
-            let frame = self.frame().await;
-            if frame["type"] == "res" && frame["id"] == id {
-                assert_eq!(frame["ok"], true, "{frame}");
-                return frame["payload"].clone();
-            }
-        }
-    }
-
     async fn queued_on_main(&mut self) -> Value {
         self.ok("status", json!({})).await["queuedSystemEvents"].clone()
     }
@@ -127,7 +38,7 @@ fn invalid(message: &str) -> (String, String) {
 #[tokio::test]
 async fn system_event_queues_for_a_session_and_drops_repeats() {
     let running = support::start_server(scenario(), TOKEN).await;
-    let mut admin = Client::connect(&running, &["operator.admin"]).await;
+    let mut admin = Client::connect_scoped(&running, TOKEN, &["operator.admin"]).await;
 
     let first = admin
         .ok("system-event", json!({"text": "  Build finished  "}))
@@ -186,7 +97,8 @@ async fn system_event_queues_for_a_session_and_drops_repeats() {
 #[tokio::test]
 async fn system_event_needs_admin_and_good_params() {
     let running = support::start_server(scenario(), TOKEN).await;
-    let mut writer = Client::connect(&running, &["operator.read", "operator.write"]).await;
+    let mut writer =
+        Client::connect_scoped(&running, TOKEN, &["operator.read", "operator.write"]).await;
     let refused = writer.call("system-event", json!({"text": "hello"})).await;
     assert_eq!(refused["error"]["code"], "FORBIDDEN");
     assert_eq!(refused["error"]["message"], "missing scope: operator.admin");
@@ -195,7 +107,7 @@ async fn system_event_needs_admin_and_good_params() {
         "operator.admin"
     );
 
-    let mut admin = Client::connect(&running, &["operator.admin"]).await;
+    let mut admin = Client::connect_scoped(&running, TOKEN, &["operator.admin"]).await;
     for (params, message) in [
         (json!({}), "text required"),
         (json!({"text": " \n "}), "text required"),
@@ -232,7 +144,7 @@ async fn system_event_needs_admin_and_good_params() {
 #[tokio::test]
 async fn wake_queues_on_the_main_session_and_asks_for_a_heartbeat_when_now() {
     let running = support::start_server(scenario(), TOKEN).await;
-    let mut writer = Client::connect(&running, &["operator.write"]).await;
+    let mut writer = Client::connect_scoped(&running, TOKEN, &["operator.write"]).await;
 
     let later = writer
         .ok(
@@ -271,7 +183,7 @@ async fn wake_queues_on_the_main_session_and_asks_for_a_heartbeat_when_now() {
             "{params}"
         );
     }
-    let mut reader = Client::connect(&running, &["operator.read"]).await;
+    let mut reader = Client::connect_scoped(&running, TOKEN, &["operator.read"]).await;
     let refused = reader
         .call("wake", json!({"mode": "now", "text": "x"}))
         .await;
@@ -283,11 +195,7 @@ async fn wake_queues_on_the_main_session_and_asks_for_a_heartbeat_when_now() {
 #[tokio::test]
 async fn the_methods_are_advertised() {
     let running = support::start_server(scenario(), TOKEN).await;
-    let (ws, _) = connect_async(format!("ws://{}/", running.addr))
-        .await
-        .unwrap();
-    let mut client = Client { ws, next: 0 };
-    client.frame().await;
+    let mut client = Client::open(&running).await;
     let hello = client
         .ok(
             "connect",
@@ -360,7 +268,7 @@ async fn hooks_wake_queues_untrusted_events_with_openclaws_answers() {
     );
     assert_eq!(heartbeats(&running).0, 2);
 
-    let mut reader = Client::connect(&running, &["operator.read"]).await;
+    let mut reader = Client::connect_scoped(&running, TOKEN, &["operator.read"]).await;
     assert_eq!(
         reader.queued_on_main().await,
         json!(["New email from Ann", "Nightly backup done", "Odd"])
@@ -422,7 +330,7 @@ async fn hooks_wake_refuses_bad_credentials_and_bad_bodies() {
         (0, None),
         "no refused call woke anything"
     );
-    let mut reader = Client::connect(&running, &["operator.read"]).await;
+    let mut reader = Client::connect_scoped(&running, TOKEN, &["operator.read"]).await;
     assert_eq!(reader.queued_on_main().await, json!([]));
     running.stop.cancel();
 }
@@ -447,7 +355,7 @@ fn prefix_matches(actual: &str, lines: &[(&str, &str)], from: i64, to: i64) -> b
 #[tokio::test]
 async fn a_turn_starts_with_the_queued_events_and_drains_them() {
     let running = support::start_server(scenario(), TOKEN).await;
-    let mut admin = Client::connect(&running, &["operator.admin"]).await;
+    let mut admin = Client::connect_scoped(&running, TOKEN, &["operator.admin"]).await;
     let from = pincer_ai::now_ms();
     admin
         .ok("system-event", json!({"text": "Reminder: stand up"}))

@@ -17,7 +17,27 @@ pub struct Client {
 }
 
 impl Client {
+    /// Connects as an `operator.admin` operator.
     pub async fn connect(running: &super::Running, token: &str) -> Self {
+        Self::connect_scoped(running, token, &["operator.admin"]).await
+    }
+
+    /// Connects and completes the handshake with `scopes`.
+    pub async fn connect_scoped(running: &super::Running, token: &str, scopes: &[&str]) -> Self {
+        let mut client = Self::open(running).await;
+        let hello = client
+            .call(
+                "connect",
+                json!({"minProtocol": 3, "maxProtocol": 4, "client": {"id": "test"},
+                       "auth": {"token": token}, "role": "operator", "scopes": scopes}),
+            )
+            .await;
+        assert_eq!(hello["ok"], true, "{hello}");
+        client
+    }
+
+    /// Connects and reads the challenge, leaving the handshake to the test.
+    pub async fn open(running: &super::Running) -> Self {
         let (ws, _) = connect_async(format!("ws://{}/", running.addr))
             .await
             .unwrap();
@@ -28,15 +48,6 @@ impl Client {
         };
         let challenge = client.frame().await;
         assert_eq!(challenge["event"], "connect.challenge");
-        let hello = client
-            .call(
-                "connect",
-                json!({"minProtocol": 3, "maxProtocol": 4, "client": {"id": "test"},
-                       "auth": {"token": token}, "role": "operator",
-                       "scopes": ["operator.admin"]}),
-            )
-            .await;
-        assert_eq!(hello["ok"], true, "{hello}");
         client
     }
 
@@ -70,10 +81,36 @@ impl Client {
         }
     }
 
+    /// The payload of a successful call.
     pub async fn ok(&mut self, method: &str, params: Value) -> Value {
         let res = self.call(method, params).await;
         assert_eq!(res["ok"], true, "{method}: {res}");
         res["payload"].clone()
+    }
+
+    /// The `(code, message)` of a failed call.
+    pub async fn err(&mut self, method: &str, params: Value) -> (String, String) {
+        let res = self.call(method, params).await;
+        assert_eq!(res["ok"], false, "{method}: {res}");
+        let e = &res["error"];
+        (
+            e["code"].as_str().unwrap().to_owned(),
+            e["message"].as_str().unwrap().to_owned(),
+        )
+    }
+
+    /// Runs `agent` and returns its final payload (the second response to the request).
+    pub async fn agent(&mut self, params: Value) -> Value {
+        let accepted = self.call("agent", params).await;
+        assert_eq!(accepted["payload"]["status"], "accepted", "{accepted}");
+        let id = accepted["id"].clone();
+        loop {
+            let frame = self.frame().await;
+            if frame["type"] == "res" && frame["id"] == id {
+                assert_eq!(frame["ok"], true, "{frame}");
+                return frame["payload"].clone();
+            }
+        }
     }
 
     /// Reads until the next `heartbeat` event; returns its payload.
