@@ -153,22 +153,11 @@ fn empty_input_and_bad_flags_fail_clearly() {
     let run = home.run(&["ask", "   "]);
     assert_eq!(run.code(), 1);
     let run = home.run(&["ask", "--bogus", "x"]);
-    assert_eq!(run.code(), 2);
-    assert!(run.stderr().contains("--bogus"), "{}", run.stderr());
+    run.assert_fails(2, "--bogus");
     let run = home.run(&["ask", "--tool-max-steps", "0", "x"]);
-    assert_eq!(run.code(), 2);
-    assert!(
-        run.stderr().contains("--tool-max-steps"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_fails(2, "--tool-max-steps");
     let run = home.run(&["ask", "--memory=maybe", "x"]);
-    assert_eq!(run.code(), 2);
-    assert!(
-        run.stderr().contains("expected on, off"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_fails(2, "expected on, off");
     let run = home.run(&["ask", "--session", "bad key!", "x"]);
     assert_eq!(run.code(), 1);
     assert!(run.stderr().starts_with("error: "), "{}", run.stderr());
@@ -215,8 +204,7 @@ fn the_tool_prefix_runs_tools_by_hand() {
     let out: Value = serde_json::from_str(&run.stdout()).unwrap();
     assert_eq!(out["toolError"]["message"], "tool not allowed: tools.echo");
     let run = home.run(&["ask", "tool: tools.echo {oops"]);
-    assert_eq!(run.code(), 1);
-    assert!(run.stderr().contains("[invalid_args]"), "{}", run.stderr());
+    run.assert_fails(1, "[invalid_args]");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

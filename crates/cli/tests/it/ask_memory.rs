@@ -275,38 +275,33 @@ async fn a_disabled_memory_flush_never_runs() {
     assert_eq!(flush_requests(&server), 0);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn custom_flush_prompts_and_threshold_are_used() {
-    let server = mock(
+/// A flush that answers "save now" with `NO_REPLY` after a soft threshold of 3000 tokens.
+const CUSTOM_FLUSH: &str = ", compaction: { memoryFlush: { softThresholdTokens: 3000, prompt: \"save now\", systemPrompt: \"FLUSH MODE\" } }";
+
+/// A mock whose answers report `input` context tokens, and that answers "save now" with
+/// `NO_REPLY`.
+async fn saving_server(input: u64) -> MockLlm {
+    mock(
         Scenario::new()
             .rule(Rule::when(Match::last_user("save now")).reply(Reply::text("NO_REPLY")))
             .default_reply(Reply::text("fine").with_usage(UsageSpec {
-                input: Some(1000),
+                input: Some(input),
                 ..Default::default()
             })),
     )
-    .await;
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_flush_prompts_and_threshold_are_used() {
+    let server = saving_server(1000).await;
     // 21000 − 16384 − 3000 = 1616: the 1000-token context stays under it.
-    let home = small_window_home(
-        &server,
-        ", compaction: { memoryFlush: { softThresholdTokens: 3000, prompt: \"save now\", systemPrompt: \"FLUSH MODE\" } }",
-    );
+    let home = small_window_home(&server, CUSTOM_FLUSH);
     home.ask_json(&["one"]);
     home.ask_json(&["two"]);
     assert_eq!(server.requests().len(), 2, "under the threshold");
-    let server2 = mock(
-        Scenario::new()
-            .rule(Rule::when(Match::last_user("save now")).reply(Reply::text("NO_REPLY")))
-            .default_reply(Reply::text("fine").with_usage(UsageSpec {
-                input: Some(2000),
-                ..Default::default()
-            })),
-    )
-    .await;
-    let home = small_window_home(
-        &server2,
-        ", compaction: { memoryFlush: { softThresholdTokens: 3000, prompt: \"save now\", systemPrompt: \"FLUSH MODE\" } }",
-    );
+    let server2 = saving_server(2000).await;
+    let home = small_window_home(&server2, CUSTOM_FLUSH);
     home.ask_json(&["one"]);
     let out = home.ask_json(&["two"]);
     assert_eq!(out["result"], "fine");

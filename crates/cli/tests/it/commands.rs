@@ -149,12 +149,7 @@ fn sessions_list_show_reset_and_export() {
     assert_ne!(after["sessionId"], first["sessionId"]);
 
     let missing = home.run(&["sessions", "show", "nope"]);
-    assert_eq!(missing.code(), 1);
-    assert!(
-        missing.stderr().contains("agent:main:nope"),
-        "{}",
-        missing.stderr()
-    );
+    missing.assert_fails(1, "agent:main:nope");
 }
 
 #[test]
@@ -195,8 +190,7 @@ fn config_get_set_unset_validate_path_schema() {
     // An invalid value is refused and the file stays as it was.
     let before = std::fs::read_to_string(&path).unwrap();
     let run = home.run(&["config", "set", "session.dmScope", "per-galaxy"]);
-    assert_eq!(run.code(), 1);
-    assert!(run.stderr().contains("session.dmScope"), "{}", run.stderr());
+    run.assert_fails(1, "session.dmScope");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
 
     home.run(&["config", "unset", "session.dmScope"])
@@ -207,12 +201,7 @@ fn config_get_set_unset_validate_path_schema() {
     // A broken file: validate fails, other commands refuse, `config unset` repairs it.
     std::fs::write(&path, "{ bogus: 1 }").unwrap();
     let run = home.run(&["config", "validate"]);
-    assert_eq!(run.code(), 1);
-    assert!(
-        run.stderr().contains(&format!("{}:1:", path.display())),
-        "{}",
-        run.stderr()
-    );
+    run.assert_fails(1, &format!("{}:1:", path.display()));
     assert_eq!(home.run(&["sessions", "list"]).code(), 1);
     home.run(&["config", "unset", "bogus"]).assert_ok();
     home.run(&["sessions", "list"]).assert_ok();
@@ -288,18 +277,11 @@ fn auth_login_status_use_logout() {
     assert_eq!(run.stdout(), "All auth profiles removed (1).\n");
     // Bad input.
     let run = home.run_with_stdin(&["auth", "login", "anthropic"], "\n");
-    assert_eq!(run.code(), 1);
-    assert!(run.stderr().contains("no key given"), "{}", run.stderr());
+    run.assert_fails(1, "no key given");
     let run = home.run_with_stdin(&["auth", "login", "nowhere"], "k\n");
-    assert_eq!(run.code(), 1);
-    assert!(
-        run.stderr().contains("unknown provider \"nowhere\""),
-        "{}",
-        run.stderr()
-    );
+    run.assert_fails(1, "unknown provider \"nowhere\"");
     let run = home.run(&["ask", "--profile", "anthropic:ghost", "hi"]);
-    assert_eq!(run.code(), 1);
-    assert!(run.stderr().contains("anthropic:ghost"), "{}", run.stderr());
+    run.assert_fails(1, "anthropic:ghost");
 }
 
 #[test]

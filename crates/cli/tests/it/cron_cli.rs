@@ -157,12 +157,7 @@ fn edit_changes_only_what_is_given() {
     assert!(all.contains("disabled"), "{all}");
 
     let nothing = home.run(&["cron", "edit", &id]);
-    assert_eq!(nothing.code(), 1);
-    assert!(
-        nothing.stderr().contains("nothing to change"),
-        "{}",
-        nothing.stderr()
-    );
+    nothing.assert_fails(1, "nothing to change");
 }
 
 #[test]
@@ -269,12 +264,7 @@ fn run_needs_the_gateway() {
     let home = offline_home();
     let job = add_json(&home, &["--every", "1h", "--message", "x"]);
     let run = home.run(&["cron", "run", job["id"].as_str().unwrap()]);
-    assert_eq!(run.code(), 1);
-    assert!(
-        run.stderr().contains("the gateway is not running"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_fails(1, "the gateway is not running");
     assert!(
         run.stderr().contains("pincer gateway start --daemon"),
         "{}",

@@ -95,20 +95,10 @@ fn daemon_start_status_refusal_stop() {
 
     // A second daemon, or a foreground gateway on its port, is refused naming the pid.
     let again = home.run(&["gateway", "start", "--daemon", "--port", "0"]);
-    assert_eq!(again.code(), 1);
-    assert!(
-        again.stderr().contains(&format!("pid {pid}")),
-        "{}",
-        again.stderr()
-    );
+    again.assert_fails(1, &format!("pid {pid}"));
     assert!(again.stderr().contains("pincer gateway stop"));
     let taken = home.run(&["gateway", "run", "--port", &port.to_string()]);
-    assert_eq!(taken.code(), 1);
-    assert!(
-        taken.stderr().contains(&format!("port {port} is in use")),
-        "{}",
-        taken.stderr()
-    );
+    taken.assert_fails(1, &format!("port {port} is in use"));
     assert!(
         taken.stderr().contains(&format!("pid {pid}")),
         "{}",
@@ -168,12 +158,7 @@ fn a_taken_port_is_refused_with_exit_code_1() {
     let run = home
         .with_env("PINCER_GATEWAY_PORT", &port)
         .run(&["gateway"]);
-    assert_eq!(run.code(), 1);
-    assert!(
-        run.stderr().contains(&format!("port {port}")),
-        "{}",
-        run.stderr()
-    );
+    run.assert_fails(1, &format!("port {port}"));
 }
 
 #[test]
@@ -236,12 +221,7 @@ fn no_auth_is_allowed_on_loopback_only() {
     assert!(!home.path().join("gateway-token").exists());
 
     let run = home.run(&["gateway", "--bind", "nowhere"]);
-    assert_eq!(run.code(), 2);
-    assert!(
-        run.stderr().contains("loopback, lan or an IP address"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_fails(2, "loopback, lan or an IP address");
 
     // On loopback, --auth none serves (and needs no token file).
     let mut gateway = Foreground::start(&home, &["gateway", "--auth", "none", "--port", "0"]);

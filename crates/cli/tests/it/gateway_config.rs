@@ -207,15 +207,10 @@ fn a_bad_gateway_section_is_reported_with_its_line_and_clear_repairs_it() {
     }
     home.write_config("{ gateway: { bind: 'nowhere' } }");
     let run = home.run(&["gateway", "config", "show"]);
-    assert_eq!(run.code(), 1);
-    assert!(
-        run.stderr().contains(&format!(
+    run.assert_fails(1, &format!(
             "{}:1:14: gateway.bind: expected \"loopback\", \"lan\" or an IP address such as \"192.168.1.5\", found \"nowhere\"",
             path.display()
-        )),
-        "{}",
-        run.stderr()
-    );
+        ));
     assert!(
         run.stderr().contains("`pincer gateway config clear`"),
         "{}",

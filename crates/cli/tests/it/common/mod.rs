@@ -133,6 +133,12 @@ impl Run {
     pub fn code(&self) -> i32 {
         self.0.status.code().unwrap_or(-1)
     }
+    /// Asserts that the command exited with `code` and said `part` on stderr.
+    pub fn assert_fails(&self, code: i32, part: &str) {
+        assert_eq!(self.code(), code, "stderr:\n{}", self.stderr());
+        assert!(self.stderr().contains(part), "{}", self.stderr());
+    }
+
     pub fn assert_ok(&self) {
         assert_eq!(
             self.code(),
