@@ -95,10 +95,8 @@ pub(super) fn answer_code(body: &[u8]) -> Option<i64> {
         .as_i64()
 }
 
-/// Reads an Open API answer: the whole JSON when `code` is 0; else the error — HTTP 429
-/// or code 99991400 rate limited (`x-ogw-ratelimit-reset` seconds, else 1), 5xx a
-/// connection problem, an invalid token unauthorized, anything else `code N: msg`.
-pub fn decode_answer(status: u16, reset: Option<u64>, body: &[u8]) -> Result<Value, ChannelError> {
+/// The JSON of a Feishu answer (if it is JSON), its `code` and its `msg` (`no message`).
+pub(crate) fn code_and_msg(body: &[u8]) -> (Option<Value>, Option<i64>, String) {
     let parsed: Option<Value> = serde_json::from_slice(body).ok();
     let code = parsed
         .as_ref()
@@ -110,6 +108,14 @@ pub fn decode_answer(status: u16, reset: Option<u64>, body: &[u8]) -> Result<Val
         .and_then(Value::as_str)
         .unwrap_or("no message")
         .to_owned();
+    (parsed, code, msg)
+}
+
+/// Reads an Open API answer: the whole JSON when `code` is 0; else the error — HTTP 429
+/// or code 99991400 rate limited (`x-ogw-ratelimit-reset` seconds, else 1), 5xx a
+/// connection problem, an invalid token unauthorized, anything else `code N: msg`.
+pub fn decode_answer(status: u16, reset: Option<u64>, body: &[u8]) -> Result<Value, ChannelError> {
+    let (parsed, code, msg) = code_and_msg(body);
     if status == 429 || code == Some(RATE_LIMIT_CODE) {
         return Err(ChannelError::RateLimited {
             channel: CHANNEL.into(),
@@ -139,16 +145,7 @@ pub fn decode_answer(status: u16, reset: Option<u64>, body: &[u8]) -> Result<Val
 /// Reads the answer of `/callback/ws/endpoint`: code 514 or 403 is a refusal of the app
 /// (credentials, or the long connection not enabled for it).
 pub fn decode_endpoint(status: u16, body: &[u8]) -> Result<WsEndpoint, ChannelError> {
-    let parsed: Option<Value> = serde_json::from_slice(body).ok();
-    let code = parsed
-        .as_ref()
-        .and_then(|v| v.get("code"))
-        .and_then(Value::as_i64);
-    let msg = parsed
-        .as_ref()
-        .and_then(|v| v.get("msg"))
-        .and_then(Value::as_str)
-        .unwrap_or("no message");
+    let (parsed, code, msg) = code_and_msg(body);
     match code {
         Some(0) => {
             let data = parsed.as_ref().and_then(|v| v.get("data"));

@@ -65,17 +65,7 @@ impl TokenCache {
 
 /// Reads the answer of the token endpoint: the token and its lifetime in seconds.
 pub fn decode_token_answer(status: u16, body: &[u8]) -> Result<(String, u64), ChannelError> {
-    let parsed: Option<Value> = serde_json::from_slice(body).ok();
-    let code = parsed
-        .as_ref()
-        .and_then(|v| v.get("code"))
-        .and_then(Value::as_i64);
-    let msg = parsed
-        .as_ref()
-        .and_then(|v| v.get("msg"))
-        .and_then(Value::as_str)
-        .unwrap_or("no message")
-        .to_owned();
+    let (parsed, code, msg) = super::answers::code_and_msg(body);
     if let Some(code) = code
         && BAD_CREDENTIAL_CODES.contains(&code)
     {
