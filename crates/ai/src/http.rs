@@ -500,40 +500,6 @@ fn redact_url(url: &str) -> &str {
 mod tests {
     use super::*;
 
-    /// Records the data of each event it is given.
-    #[derive(Default)]
-    struct Recorder(Vec<String>);
-
-    impl StreamDecoder for Recorder {
-        fn on_event(
-            &mut self,
-            event: SseEvent<'_>,
-            _out: &mut MessageBuilder,
-        ) -> Result<(), DecodeError> {
-            self.0.push(event.data.to_owned());
-            Ok(())
-        }
-
-        fn finish(&mut self, out: &mut MessageBuilder) -> Result<(), DecodeError> {
-            out.done();
-            Ok(())
-        }
-    }
-
-    #[test]
-    fn blank_events_never_reach_the_decoder() {
-        let model = crate::test_support::model("x", "p", "http://127.0.0.1:9", Value::Null);
-        for framing in [Framing::Sse, Framing::Ndjson] {
-            let mut recorder = Recorder::default();
-            let body: &[u8] = match framing {
-                Framing::Sse => b"data:\n\ndata: {\"a\":1}\n\ndata:  \t\n\n",
-                Framing::Ndjson => b"\n  \n{\"a\":1}\n \n",
-            };
-            decode_recorded(&model, framing, &mut recorder, &[body]);
-            assert_eq!(recorder.0, ["{\"a\":1}"], "{framing:?}");
-        }
-    }
-
     #[test]
     fn retry_after_forms() {
         let mut h = reqwest::header::HeaderMap::new();

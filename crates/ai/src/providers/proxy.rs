@@ -254,6 +254,7 @@ impl StreamDecoder for ProxyDecoder {
 mod tests {
     use super::*;
     use crate::event::AssistantMessageEvent;
+    use crate::http::{Framing, decode_recorded};
     use crate::test_support::{decode_with, terminal_count};
 
     fn model() -> Model {
@@ -291,6 +292,28 @@ mod tests {
         assert_eq!(
             (t.thinking.as_str(), t.thinking_signature.as_deref()),
             ("hm", Some("sig"))
+        );
+    }
+
+    /// Keep-alive events with blank data never reach the decoder (the driver drops them),
+    /// which would otherwise fail on them as bad JSON.
+    #[test]
+    fn blank_events_are_skipped() {
+        let decode =
+            |body: &str| decode_with(&model(), &mut ProxyDecoder::default(), &[body.as_bytes()]);
+        let with_blanks = STREAM.replace("\n\ndata: {", "\n\ndata:\n\ndata: \t\n\ndata: {");
+        assert_ne!(with_blanks, STREAM);
+        assert_eq!(decode(&with_blanks), decode(STREAM));
+        let ndjson = STREAM.replace("data: ", "").replace("\n\n", "\n \t\n");
+        let events = decode_recorded(
+            &model(),
+            Framing::Ndjson,
+            &mut ProxyDecoder::default(),
+            &[ndjson.as_bytes()],
+        );
+        assert!(
+            matches!(events.last(), Some(AssistantMessageEvent::Done { .. })),
+            "{events:?}"
         );
     }
 
