@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use common::{bodies, concat, jsons, post, stream};
+use common::{bodies, concat, jsons, post, post_json, stream};
 use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario, UsageSpec};
 use serde_json::{Value, json};
 
@@ -151,7 +151,7 @@ async fn non_streaming_and_validation() {
     let url = format!("{}/v1/messages", server.url());
     let body =
         json!({"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]});
-    let doc: Value = post(&url, &body).await.json().await.unwrap();
+    let doc: Value = post_json(&url, &body).await;
     assert_eq!(doc["type"], "message");
     assert_eq!(doc["content"], json!([{"type": "text", "text": "Hello!"}]));
     assert_eq!(doc["stop_reason"], "end_turn");

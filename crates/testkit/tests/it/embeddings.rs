@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use common::post;
+use common::{post, post_json};
 use pincer_testkit::{Api, Fault, Match, MockLlm, Rule, Scenario, mock_embedding};
 use serde_json::{Value, json};
 
@@ -100,31 +100,28 @@ async fn similar_texts_get_similar_vectors() {
 #[tokio::test]
 async fn bad_requests_get_the_protocols_error_shape() {
     let server = start(Scenario::new()).await;
-    let response = post(
-        &format!("{}/v1/embeddings", server.url()),
-        &json!({"input": "x"}),
-    )
-    .await;
-    assert_eq!(response.status(), 400);
-    let body: Value = response.json().await.unwrap();
+    let refused = |path: &str, body: Value| {
+        let url = format!("{}{path}", server.url());
+        async move {
+            let response = post(&url, &body).await;
+            assert_eq!(response.status(), 400);
+            response.json::<Value>().await.unwrap()
+        }
+    };
+    let body = refused("/v1/embeddings", json!({"input": "x"})).await;
     assert!(body["error"]["message"].as_str().unwrap().contains("model"));
 
-    let url = format!("{}/v1beta/models/e:batchEmbedContents", server.url());
     let too_many: Vec<Value> = (0..101)
         .map(|_| json!({"model": "models/e", "content": {"parts": [{"text": "x"}]}}))
         .collect();
-    let response = post(&url, &json!({"requests": too_many})).await;
-    assert_eq!(response.status(), 400);
-    let body: Value = response.json().await.unwrap();
-    assert_eq!(body["error"]["status"], "INVALID_ARGUMENT");
-
-    let response = post(
-        &format!("{}/api/embed", server.url()),
-        &json!({"model": "m"}),
+    let body = refused(
+        "/v1beta/models/e:batchEmbedContents",
+        json!({"requests": too_many}),
     )
     .await;
-    assert_eq!(response.status(), 400);
-    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["status"], "INVALID_ARGUMENT");
+
+    let body = refused("/api/embed", json!({"model": "m"})).await;
     assert!(body["error"].is_string());
 }
 
@@ -150,23 +147,11 @@ async fn faults_apply_to_embedding_requests() {
     let response = post(&openai, &embed(json!(["flaky"]))).await;
     assert_eq!(response.status(), 200, "times(1) is used up");
 
-    let body: Value = post(&openai, &embed(json!(["short", "b", "c"])))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let body: Value = post_json(&openai, &embed(json!(["short", "b", "c"]))).await;
     assert_eq!(body["data"].as_array().unwrap().len(), 1);
-    let body: Value = post(&openai, &embed(json!(["wide"])))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let body: Value = post_json(&openai, &embed(json!(["wide"]))).await;
     assert_eq!(body["data"][0]["embedding"].as_array().unwrap().len(), 3);
-    let body: Value = post(&openai, &embed(json!(["ragged", "b"])))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let body: Value = post_json(&openai, &embed(json!(["ragged", "b"]))).await;
     assert_eq!(body["data"][0]["embedding"].as_array().unwrap().len(), 8);
     assert_eq!(body["data"][1]["embedding"].as_array().unwrap().len(), 7);
 
@@ -187,14 +172,11 @@ async fn scenario_json_knows_the_embedding_faults() {
     .unwrap();
     let server = start(scenario).await;
     let url = format!("{}/v1beta/models/e:batchEmbedContents", server.url());
-    let body: Value = post(
+    let body: Value = post_json(
         &url,
         &json!({"requests": [{"model": "models/e", "content": {"parts": [{"text": "x"}]}}]}),
     )
-    .await
-    .json()
-    .await
-    .unwrap();
+    .await;
     assert_eq!(body["embeddings"], json!([]));
     assert!(
         Scenario::from_json_str(r#"{"rules": [{"fault": {"embedDims": 100000}}]}"#).is_err()

@@ -7,7 +7,7 @@ use crate::common;
 
 use std::time::Duration;
 
-use common::{GOOGLE_PATH, bodies, client, jsons, parse_sse, post};
+use common::{GOOGLE_PATH, bodies, client, jsons, parse_sse, post, post_json};
 use futures_util::StreamExt;
 use pincer_testkit::{Api, Fault, Match, MockLlm, Reply, Rule, Scenario};
 use serde_json::{Value, json};
@@ -66,7 +66,7 @@ async fn default_error_bodies_follow_the_protocol() {
     assert_eq!(body["error"]["type"], "overloaded_error");
 
     let url = format!("{}{GOOGLE_PATH}", server.url());
-    let body: Value = post(&url, &bodies::google("x")).await.json().await.unwrap();
+    let body: Value = post_json(&url, &bodies::google("x")).await;
     assert_eq!(body["error"]["code"], 529);
 
     let server = one_fault(Fault::status(500).body(json!("plain failure"))).await;

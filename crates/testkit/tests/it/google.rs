@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use common::{GOOGLE_PATH, bodies, concat, jsons, post};
+use common::{GOOGLE_PATH, bodies, concat, jsons, post, post_json};
 use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario, StopReason};
 use serde_json::{Value, json};
 
@@ -113,28 +113,22 @@ async fn max_tokens_and_other_deliveries() {
         "MAX_TOKENS"
     );
 
-    let array: Value = post(
+    let array: Value = post_json(
         &format!("{base}:streamGenerateContent"),
         &bodies::google("hi"),
     )
-    .await
-    .json()
-    .await
-    .unwrap();
+    .await;
     let chunks = array.as_array().unwrap();
     assert_eq!(
         concat(chunks, "/candidates/0/content/parts/0/text"),
         "mock: hi"
     );
 
-    let doc: Value = post(
+    let doc: Value = post_json(
         &format!("{base}:generateContent"),
         &bodies::google("weather?"),
     )
-    .await
-    .json()
-    .await
-    .unwrap();
+    .await;
     let parts = doc["candidates"][0]["content"]["parts"].as_array().unwrap();
     assert_eq!(parts[0], json!({"text": "need a tool", "thought": true}));
     assert_eq!(parts[1], json!({"text": "Checking."}));

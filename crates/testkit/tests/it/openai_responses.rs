@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use common::{bodies, concat, jsons, post, stream};
+use common::{bodies, concat, jsons, post_json, stream};
 use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario, StopReason};
 use serde_json::{Value, json};
 
@@ -153,7 +153,7 @@ async fn non_streaming_document() {
     let server = MockLlm::start(scenario()).await.unwrap();
     let url = format!("{}/v1/responses", server.url());
     let body = json!({"model": "m", "input": "weather?"});
-    let doc: Value = post(&url, &body).await.json().await.unwrap();
+    let doc: Value = post_json(&url, &body).await;
     assert_eq!(doc["object"], "response");
     assert_eq!(doc["status"], "completed");
     assert_eq!(doc["output"].as_array().unwrap().len(), 3);
