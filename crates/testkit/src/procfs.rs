@@ -1,5 +1,6 @@
 //! What tests need to know about processes from `/proc` (Linux): which processes are still
-//! alive in a process group, so a test can tell that a group really died.
+//! alive in a process group, so a test can tell that a group really died, and when a process
+//! started, so a test can tell it from a later one with the same pid.
 
 /// Live (non-zombie) processes in process group `pgid`.
 pub fn live_group_members(pgid: u32) -> Vec<u32> {
@@ -25,4 +26,28 @@ pub fn live_group_members(pgid: u32) -> Vec<u32> {
         }
     }
     members
+}
+
+/// Polls (blocking, every 50 ms, for at most `timeout`) until process group `pgid` has no
+/// live member; the members still alive if it never empties.
+pub fn wait_group_gone(pgid: u32, timeout: std::time::Duration) -> Result<(), Vec<u32>> {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        let members = live_group_members(pgid);
+        if members.is_empty() {
+            return Ok(());
+        }
+        if std::time::Instant::now() > deadline {
+            return Err(members);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// The start time of process `pid` (field 22 of its `stat`, in clock ticks since boot): with
+/// the pid it names one process, even after the pid is reused. `None` if it is gone.
+pub fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_whitespace().nth(19)?.parse().ok()
 }

@@ -21,25 +21,13 @@ const KEY: &str = "agent:main:main";
 
 use pincer_testkit::procfs::live_group_members as group_members;
 
-/// Polls (bounded) until group `pgid` is empty; its members if it never is.
+/// Waits (bounded) until group `pgid` is empty; its members if it never is.
 fn wait_gone(pgid: u32) -> Result<(), Vec<u32>> {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let members = group_members(pgid);
-        if members.is_empty() {
-            return Ok(());
-        }
-        if Instant::now() > deadline {
-            return Err(members);
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    pincer_testkit::procfs::wait_group_gone(pgid, Duration::from_secs(10))
 }
 
 fn start_time(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let (_, rest) = stat.rsplit_once(')').unwrap();
-    rest.split_whitespace().nth(19).unwrap().parse().unwrap()
+    pincer_testkit::procfs::start_time(pid).unwrap()
 }
 
 /// Kills the groups when the test ends, however it ends.
