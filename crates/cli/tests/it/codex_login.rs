@@ -7,7 +7,6 @@
 use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::Stdio;
 
 use common::Home;
 use pincer_testkit::oauth::{FAKE_ACCOUNT_ID, FakeOAuthServer};
@@ -24,13 +23,7 @@ fn start_login(
     String,
     BufReader<std::process::ChildStdout>,
 ) {
-    let mut child = home
-        .command(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = home.spawn_piped(args);
     let mut out = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     loop {

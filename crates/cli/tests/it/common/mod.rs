@@ -90,14 +90,18 @@ impl Home {
         Run(self.command(args).output().unwrap())
     }
 
-    pub fn run_with_stdin(&self, args: &[&str], stdin: &str) -> Run {
-        let mut child = self
-            .command(args)
+    /// Starts `pincer args` with stdin, stdout and stderr piped.
+    pub fn spawn_piped(&self, args: &[&str]) -> std::process::Child {
+        self.command(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .unwrap();
+            .unwrap()
+    }
+
+    pub fn run_with_stdin(&self, args: &[&str], stdin: &str) -> Run {
+        let mut child = self.spawn_piped(args);
         child
             .stdin
             .take()
