@@ -97,6 +97,30 @@ pub struct TurnOutcome {
 }
 
 impl TurnOutcome {
+    /// The outcome of a turn closed on `session` with what `recorder` kept: no tool cap
+    /// reached, no session memory, no flush (the in-process turn sets those it has).
+    pub(crate) fn closed(
+        session_key: String,
+        session: pincer_store::OpenSession,
+        recorder: turn_store::Recorder,
+        pruned: Option<PruneReport>,
+    ) -> Self {
+        Self {
+            session_key,
+            session_id: session.entry.session_id,
+            created: session.created,
+            load_report: session.report,
+            rebuilt: session.rebuilt,
+            pruned,
+            reply: recorder.reply,
+            added: recorder.added,
+            tool_limit_reached: false,
+            persist_errors: recorder.errors,
+            memory: Default::default(),
+            memory_flush: None,
+        }
+    }
+
     /// The reply's error, if it ended in one.
     pub fn error(&self) -> Option<String> {
         let reply = self.reply.as_ref()?;
@@ -385,18 +409,10 @@ async fn run_turn_inner(
         pruned,
     } = closed;
     Ok(TurnOutcome {
-        session_key,
-        session_id: session.entry.session_id,
-        created: session.created,
-        load_report: session.report,
-        rebuilt: session.rebuilt,
-        pruned,
-        reply: recorder.reply,
-        added: recorder.added,
         tool_limit_reached: agent.tool_limit_reached(),
-        persist_errors: recorder.errors,
         memory,
         memory_flush,
+        ..TurnOutcome::closed(session_key, session, recorder, pruned)
     })
 }
 

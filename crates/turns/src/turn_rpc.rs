@@ -23,14 +23,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use pincer_agent::AgentEvent;
-use pincer_ai::{AssistantMessage, Message};
-use pincer_store::{OpenSession, TurnStats, on_blocking_pool};
+use pincer_ai::Message;
+use pincer_store::{OpenSession, on_blocking_pool};
 use serde_json::Value;
 use tokio::sync::broadcast::error::RecvError;
 
-use crate::turn::{
-    SteerHandle, TurnError, TurnOutcome, TurnPlan, maintain, open_session, usage_stats,
-};
+use crate::turn::{SteerHandle, TurnError, TurnOutcome, TurnPlan, maintain, open_session};
+use crate::turn_store::Recorder;
 use pincer_rpc::{
     CapabilityProfile, ExtensionUiRequest, ExtensionUiResponse, PooledWorker, RpcClient,
     RpcCommand, RpcPool, UiAnswerer, agent_event,
@@ -386,21 +385,8 @@ pub(crate) async fn run_rpc_turn(
         recorder.errors.push(e.to_string());
     }
     result?;
-    Ok(TurnOutcome {
-        session_key,
-        session_id: session.entry.session_id,
-        created: session.created,
-        load_report: session.report,
-        rebuilt: session.rebuilt,
-        pruned,
-        reply: recorder.reply,
-        added: recorder.added,
-        tool_limit_reached: false,
-        persist_errors: recorder.errors,
-        // Per-session memory and the flush need the agent's context, which the worker keeps.
-        memory: Default::default(),
-        memory_flush: None,
-    })
+    // Per-session memory and the flush need the agent's context, which the worker keeps.
+    Ok(TurnOutcome::closed(session_key, session, recorder, pruned))
 }
 
 /// The dialog a worker's line opens, if it is one.
@@ -454,14 +440,8 @@ fn exit_message(client: &RpcClient) -> String {
     }
 }
 
-/// What the turn added, from the worker's events.
-#[derive(Default)]
-struct Recorder {
-    added: Vec<Message>,
-    reply: Option<AssistantMessage>,
-    errors: Vec<String>,
-}
-
+/// What the turn added, from the worker's events (the worker writes the transcript; the
+/// gateway's side only keeps the messages).
 impl Recorder {
     /// Feeds one worker line. Lines before this turn's `agent_start` are skipped: a late
     /// `agent_end` of an earlier, aborted turn must not end this one.
@@ -500,10 +480,5 @@ impl Recorder {
         }
         on_event(&event);
         matches!(event, AgentEvent::AgentEnd { .. }).then_some(Ending::Ended)
-    }
-
-    /// What the turn adds to the index entry: the usage of every reply.
-    fn stats(&self) -> TurnStats {
-        usage_stats(&self.added)
     }
 }
