@@ -84,11 +84,7 @@ async fn add(app: &App, backend: &mut Backend, args: CronAddArgs) -> Result<Exit
     if args.json {
         print_json(&serde_json::to_value(&job)?)?;
     } else {
-        let next = match job.state.next_run_at_ms {
-            Some(ms) if job.enabled => view::when(ms, now_ms()),
-            _ if !job.enabled => "none (disabled)".to_owned(),
-            _ => "none".to_owned(),
-        };
+        let next = view::next_run_text(&job, now_ms());
         println!("added job {} \"{}\": next run {next}", job.id, job.name);
     }
     backend.changed_note();
@@ -149,11 +145,7 @@ async fn edit(app: &App, backend: &mut Backend, args: CronEditArgs) -> Result<Ex
     if args.json {
         print_json(&serde_json::to_value(&job)?)?;
     } else {
-        let next = match job.state.next_run_at_ms {
-            Some(ms) if job.enabled => view::when(ms, now_ms()),
-            _ if !job.enabled => "none (disabled)".to_owned(),
-            _ => "none".to_owned(),
-        };
+        let next = view::next_run_text(&job, now_ms());
         println!(
             "updated job {} \"{}\": {}, next run {next}",
             job.id,

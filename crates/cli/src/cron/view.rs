@@ -119,6 +119,16 @@ pub fn target_text(job: &CronJob) -> String {
     }
 }
 
+/// A job's next run as `cron add` / `cron edit` report it: when, `none (disabled)` or
+/// `none`.
+pub fn next_run_text(job: &CronJob, now_ms: i64) -> String {
+    match job.state.next_run_at_ms {
+        Some(ms) if job.enabled => when(ms, now_ms),
+        _ if !job.enabled => "none (disabled)".to_owned(),
+        _ => "none".to_owned(),
+    }
+}
+
 /// The `cron list` table.
 pub fn jobs_table(jobs: &[CronJob], now_ms: i64) -> String {
     let header = ["ID", "NAME", "SCHEDULE", "NEXT", "LAST", "TARGET"].map(str::to_owned);
