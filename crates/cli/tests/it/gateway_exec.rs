@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
+use crate::common::Script as _;
 
 use std::time::Duration;
 
@@ -17,13 +18,12 @@ use serde_json::json;
 /// ("started it"); `then` answers what comes after.
 fn background_job(then: Rule) -> Scenario {
     Scenario::new()
-        .rule(
-            Rule::when(Match::last_user("start the job")).reply(Reply::tool_call(
-                "exec",
-                json!({"command": "sleep 0.3; echo job-output-42", "background": true}),
-            )),
+        .tool_turn(
+            "start the job",
+            "exec",
+            json!({"command": "sleep 0.3; echo job-output-42", "background": true}),
+            "started it",
         )
-        .rule(Rule::when(Match::tool_result("exec")).reply(Reply::text("started it")))
         .rule(then)
 }
 

@@ -12,7 +12,7 @@ use crate::common;
 use std::time::{Duration, Instant};
 
 use common::gateway::*;
-use common::{Home, mock};
+use common::{Home, Script as _, mock};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario};
@@ -108,12 +108,11 @@ async fn chat_and_tool_turns_run_on_a_worker_and_keep_the_session(kind: Workers)
     let llm = mock(
         Scenario::new()
             .rule(Rule::when(Match::last_user("hello")).reply(Reply::text("hi from a worker")))
-            .rule(
-                Rule::when(Match::last_user("read the note"))
-                    .reply(Reply::tool_call("read", json!({"path": "note.txt"}))),
-            )
-            .rule(
-                Rule::when(Match::tool_result("read")).reply(Reply::text("the note says: pincers")),
+            .tool_turn(
+                "read the note",
+                "read",
+                json!({"path": "note.txt"}),
+                "the note says: pincers",
             ),
     )
     .await;

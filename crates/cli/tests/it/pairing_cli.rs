@@ -386,11 +386,8 @@ fn the_channel_is_given_once() {
         "telegram",
         "X",
     ]);
-    assert_eq!(run.code(), 2, "{}", run.stderr());
-    assert!(
-        run.stderr()
-            .contains("the argument '--channel <CHANNEL>' cannot be used with '[CHANNEL]'"),
-        "{}",
-        run.stderr()
+    run.assert_fails(
+        2,
+        "the argument '--channel <CHANNEL>' cannot be used with '[CHANNEL]'",
     );
 }

@@ -12,7 +12,7 @@ use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{Home, mock};
+use common::{Home, Script as _, mock};
 use pincer_testkit::{Fault, Match, Reply, Rule, Scenario};
 use serde_json::{Value, json};
 
@@ -298,14 +298,12 @@ async fn a_session_file_is_written_with_its_first_message() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_turn_reports_the_execution_and_continues() {
-    let (home, _llm) = home_with(
-        Scenario::new()
-            .rule(
-                Rule::when(Match::last_user("list files"))
-                    .reply(Reply::tool_call("ls", json!({"path": "."}))),
-            )
-            .rule(Rule::when(Match::tool_result("ls")).reply(Reply::text("done listing"))),
-    )
+    let (home, _llm) = home_with(Scenario::new().tool_turn(
+        "list files",
+        "ls",
+        json!({"path": "."}),
+        "done listing",
+    ))
     .await;
     let mut worker = Worker::start(&home, &["--tools", "ls,read"]);
     let start = worker.seen.len();

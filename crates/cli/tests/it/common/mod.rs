@@ -154,6 +154,19 @@ impl Run {
     }
 }
 
+/// Steps the tests' scripts share, on top of the mock's [`Scenario`] builder.
+pub trait Script {
+    /// `user` draws a call of `tool` with `args`, and the call's result draws `reply`.
+    fn tool_turn(self, user: &str, tool: &str, args: Value, reply: &str) -> Self;
+}
+
+impl Script for Scenario {
+    fn tool_turn(self, user: &str, tool: &str, args: Value, reply: &str) -> Self {
+        self.rule(Rule::when(Match::last_user(user)).reply(Reply::tool_call(tool, args)))
+            .rule(Rule::when(Match::tool_result(tool)).reply(Reply::text(reply)))
+    }
+}
+
 /// A script that answers each `(user message, reply)` pair's message with its reply.
 pub fn replies(pairs: &[(&str, &str)]) -> Scenario {
     pairs
@@ -174,20 +187,18 @@ pub const FACT: &str = "# 2026-11-23\n\nAnn's sister Mia visits on Friday.\n";
 /// sister visit?" searches memory, and the search result draws `answer`.
 pub fn remember_and_recall(answer: &str) -> Scenario {
     Scenario::new()
-        .rule(
-            Rule::when(Match::last_user("remember: Mia visits on Friday")).reply(Reply::tool_call(
-                "write",
-                serde_json::json!({"path": "memory/2026-11-23.md", "content": FACT}),
-            )),
+        .tool_turn(
+            "remember: Mia visits on Friday",
+            "write",
+            serde_json::json!({"path": "memory/2026-11-23.md", "content": FACT}),
+            "Noted.",
         )
-        .rule(Rule::when(Match::tool_result("write")).reply(Reply::text("Noted.")))
-        .rule(
-            Rule::when(Match::last_user("when does my sister visit?")).reply(Reply::tool_call(
-                "memory_search",
-                serde_json::json!({"query": "sister visits"}),
-            )),
+        .tool_turn(
+            "when does my sister visit?",
+            "memory_search",
+            serde_json::json!({"query": "sister visits"}),
+            answer,
         )
-        .rule(Rule::when(Match::tool_result("memory_search")).reply(Reply::text(answer)))
 }
 
 /// A pi agent dir (`$PI_CODING_AGENT_DIR`) in the home's temp dir whose provider `mock`

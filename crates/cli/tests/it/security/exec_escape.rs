@@ -13,6 +13,7 @@ use nix::unistd::Pid;
 use pincer_testkit::{Match, Reply, Rule, Scenario};
 use serde_json::json;
 
+use crate::common::Script as _;
 use crate::common::gateway::*;
 use crate::common::{Home, last_tool_result, mock};
 
@@ -60,13 +61,12 @@ async fn allowlist_bypasses_through_parameter_expansion_are_refused() {
                 Rule::when(Match::last_user("quote"))
                     .reply(Reply::tool_call("exec", json!({ "command": quote }))),
             )
-            .rule(
-                Rule::when(Match::last_user("plain")).reply(Reply::tool_call(
-                    "exec",
-                    json!({ "command": "echo ${x:-ok}" }),
-                )),
-            )
-            .rule(Rule::when(Match::tool_result("exec")).reply(Reply::text("done"))),
+            .tool_turn(
+                "plain",
+                "exec",
+                json!({ "command": "echo ${x:-ok}" }),
+                "done",
+            ),
     )
     .await;
     let home = Home::new();
@@ -111,11 +111,12 @@ async fn a_gateway_killed_with_sigkill_leaves_no_exec_process_behind() {
                     json!({"command": command(&piped), "background": true}),
                 )),
             )
-            .rule(Rule::when(Match::last_user("pty")).reply(Reply::tool_call(
+            .tool_turn(
+                "pty",
                 "exec",
                 json!({"command": command(&pty), "background": true, "pty": true}),
-            )))
-            .rule(Rule::when(Match::tool_result("exec")).reply(Reply::text("started"))),
+                "started",
+            ),
     )
     .await;
     let (home, port) = gateway_home(&llm, TOKEN);

@@ -7,6 +7,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::time::Duration;
 
+use crate::common::Script as _;
 use crate::common::channels::{channel_gateway_in, last_user_text};
 use crate::common::gateway::Foreground;
 use crate::common::{Home, last_tool_result, mock};
@@ -151,14 +152,12 @@ async fn media_replies_send_only_workspace_files_and_this_turns_temp_files() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reading_a_fifo_is_answered_at_once_with_an_error() {
-    let llm = mock(
-        Scenario::new()
-            .rule(
-                Rule::when(Match::last_user("read the pipe"))
-                    .reply(Reply::tool_call("read", json!({"path": "pipe"}))),
-            )
-            .rule(Rule::when(Match::tool_result("read")).reply(Reply::text("could not"))),
-    )
+    let llm = mock(Scenario::new().tool_turn(
+        "read the pipe",
+        "read",
+        json!({"path": "pipe"}),
+        "could not",
+    ))
     .await;
     let fake = FakeTelegram::start().await;
     let (home, gateway) = gateway(&llm, &fake);

@@ -7,9 +7,10 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use pincer_testkit::{Match, Reply, Rule, Scenario};
+use pincer_testkit::{Reply, Scenario};
 use serde_json::{Value, json};
 
+use crate::common::Script as _;
 use crate::common::gateway::{Foreground, free_port};
 use crate::common::{self, Home, mock, mode};
 
@@ -150,13 +151,12 @@ async fn the_agents_commands_run_with_the_users_umask() {
     let made = outside.path().join("made-by-agent.txt");
     let server = mock(
         Scenario::new()
-            .rule(
-                Rule::when(Match::last_user("make a file")).reply(Reply::tool_call(
-                    "exec",
-                    json!({"command": format!("touch '{}'", made.display())}),
-                )),
+            .tool_turn(
+                "make a file",
+                "exec",
+                json!({"command": format!("touch '{}'", made.display())}),
+                "Made.",
             )
-            .rule(Rule::when(Match::tool_result("exec")).reply(Reply::text("Made.")))
             .default_reply(Reply::text("ok")),
     )
     .await;
