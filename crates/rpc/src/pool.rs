@@ -230,6 +230,26 @@ enum Step {
     Wait(oneshot::Receiver<()>),
 }
 
+/// What a lease asks for: the session and the capability profile, with the profile's
+/// signatures computed once.
+struct Wanted<'a> {
+    session_key: &'a str,
+    profile: &'a CapabilityProfile,
+    signature: String,
+    hard: String,
+}
+
+impl<'a> Wanted<'a> {
+    fn new(session_key: &'a str, profile: &'a CapabilityProfile) -> Self {
+        Self {
+            session_key,
+            profile,
+            signature: profile.signature(),
+            hard: profile.hard_signature(),
+        }
+    }
+}
+
 impl RpcPool {
     pub fn new(settings: PoolSettings, spawner: impl WorkerSpawner) -> Self {
         Self {
@@ -252,8 +272,7 @@ impl RpcPool {
         profile: &CapabilityProfile,
         priority: u8,
     ) -> Result<PooledWorker, PoolError> {
-        let signature = profile.signature();
-        let hard = profile.hard_signature();
+        let wanted = Wanted::new(session_key, profile);
         loop {
             let step = {
                 let mut state = lock(&self.inner.state);
@@ -261,14 +280,7 @@ impl RpcPool {
                     return Err(PoolError::ShuttingDown);
                 }
                 state.last_profile = Some(profile.clone());
-                self.decide(
-                    &mut state,
-                    session_key,
-                    profile,
-                    &signature,
-                    &hard,
-                    priority,
-                )
+                self.decide(&mut state, &wanted, priority)
             };
             match step {
                 Step::Got(worker) => return Ok(worker),
@@ -303,14 +315,13 @@ impl RpcPool {
         session_key: &str,
         profile: &CapabilityProfile,
     ) -> Option<PooledWorker> {
-        let signature = profile.signature();
-        let hard = profile.hard_signature();
+        let wanted = Wanted::new(session_key, profile);
         let step = {
             let mut state = lock(&self.inner.state);
             if state.closed {
                 return None;
             }
-            self.take_idle(&mut state, session_key, profile, &signature, &hard)
+            self.take_idle(&mut state, &wanted)
         }?;
         match step {
             Step::Got(worker) => Some(worker),
@@ -325,16 +336,8 @@ impl RpcPool {
         }
     }
 
-    fn decide(
-        &self,
-        state: &mut State,
-        session_key: &str,
-        profile: &CapabilityProfile,
-        signature: &str,
-        hard: &str,
-        priority: u8,
-    ) -> Step {
-        if let Some(step) = self.take_idle(state, session_key, profile, signature, hard) {
+    fn decide(&self, state: &mut State, wanted: &Wanted<'_>, priority: u8) -> Step {
+        if let Some(step) = self.take_idle(state, wanted) {
             return step;
         }
         let max = self.inner.settings.max;
@@ -369,14 +372,9 @@ impl RpcPool {
     }
 
     /// Steps 1–3 under the lock: marks the worker busy. Dead workers are dropped first.
-    fn take_idle(
-        &self,
-        state: &mut State,
-        session_key: &str,
-        profile: &CapabilityProfile,
-        signature: &str,
-        hard: &str,
-    ) -> Option<Step> {
+    fn take_idle(&self, state: &mut State, wanted: &Wanted<'_>) -> Option<Step> {
+        let (session_key, profile) = (wanted.session_key, wanted.profile);
+        let (signature, hard) = (wanted.signature.as_str(), wanted.hard.as_str());
         let before = state.slots.len();
         state.slots.retain(|s| s.busy || s.client.is_alive());
         state.stopped += (before - state.slots.len()) as u64;
