@@ -379,20 +379,18 @@ impl PairingStore {
         account: Option<&str>,
         entry: &str,
     ) -> Result<Revoked, PairingError> {
-        let path = self.allow_from_path(channel, account)?;
-        let entry = normalize_entry(channel, entry)?;
-        let _lock = self.lock_channel(channel)?;
-        let mut file = read_allow_from(&path)?;
-        let mut entries = file.entries();
-        let before = entries.len();
-        entries.retain(|e| *e != entry);
-        let removed = entries.len() < before;
-        let remaining = entries.len();
-        if removed {
-            file.set_entries(entries);
-            write_json(&path, &file)?;
-        }
-        Ok(Revoked { removed, remaining })
+        self.edit_allow_from(channel, account, entry, |entries, entry| {
+            let before = entries.len();
+            entries.retain(|e| *e != entry);
+            let removed = entries.len() < before;
+            (
+                removed,
+                Revoked {
+                    removed,
+                    remaining: entries.len(),
+                },
+            )
+        })
     }
 
     /// Adds `entry` (a `<channel>:` prefix is dropped) to the allow-from file of `account`,
@@ -403,18 +401,36 @@ impl PairingStore {
         account: Option<&str>,
         entry: &str,
     ) -> Result<bool, PairingError> {
+        self.edit_allow_from(channel, account, entry, |entries, entry| {
+            let added = !entries.contains(&entry);
+            if added {
+                entries.push(entry);
+            }
+            (added, added)
+        })
+    }
+
+    /// Runs `edit` on the entries of the allow-from file of `account` (or the channel-wide
+    /// one) and the normalized `entry`, under the channel's lock; the file is written back
+    /// when `edit` says it changed them.
+    fn edit_allow_from<R>(
+        &self,
+        channel: &str,
+        account: Option<&str>,
+        entry: &str,
+        edit: impl FnOnce(&mut Vec<String>, String) -> (bool, R),
+    ) -> Result<R, PairingError> {
         let path = self.allow_from_path(channel, account)?;
         let entry = normalize_entry(channel, entry)?;
         let _lock = self.lock_channel(channel)?;
         let mut file = read_allow_from(&path)?;
         let mut entries = file.entries();
-        if entries.contains(&entry) {
-            return Ok(false);
+        let (changed, result) = edit(&mut entries, entry);
+        if changed {
+            file.set_entries(entries);
+            write_json(&path, &file)?;
         }
-        entries.push(entry);
-        file.set_entries(entries);
-        write_json(&path, &file)?;
-        Ok(true)
+        Ok(result)
     }
 
     /// The approved senders for `account`: its own file's entries first, then the
