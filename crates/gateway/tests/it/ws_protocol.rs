@@ -112,6 +112,22 @@ impl Client {
         }
     }
 
+    /// Starts the scenario's `slow` run (a streamed reply, ten pieces) on `key` as
+    /// `run_id`.
+    async fn send_slow(&mut self, key: &str, run_id: &str) -> Value {
+        self.call(
+            "chat.send",
+            json!({"sessionKey": key, "message": "slow", "idempotencyKey": run_id}),
+        )
+        .await
+    }
+
+    /// Frames until the first `chat` delta, so a run is known to be streaming.
+    async fn until_delta(&mut self) -> Vec<Value> {
+        self.until(|f| f["event"] == "chat" && f["payload"]["state"] == "delta")
+            .await
+    }
+
     /// Frames until `stop` says so, returning them all.
     async fn until(&mut self, stop: impl Fn(&Value) -> bool) -> Vec<Value> {
         let mut seen = Vec::new();
@@ -358,15 +374,8 @@ async fn agent_answers_twice_and_agent_wait_sees_the_end() {
 async fn chat_abort_stops_a_run_and_keeps_its_partial_reply() {
     let server = start(hi_scenario()).await;
     let (mut client, _) = Client::connect(&server.url, &["operator.write", "operator.read"]).await;
-    client
-        .call(
-            "chat.send",
-            json!({"sessionKey": "agent:main:s1", "message": "slow", "idempotencyKey": "r-slow"}),
-        )
-        .await;
-    client
-        .until(|f| f["event"] == "chat" && f["payload"]["state"] == "delta")
-        .await;
+    client.send_slow("agent:main:s1", "r-slow").await;
+    client.until_delta().await;
     let res = client
         .call("chat.abort", json!({"sessionKey": "agent:main:s1"}))
         .await;

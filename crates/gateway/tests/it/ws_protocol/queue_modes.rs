@@ -179,15 +179,8 @@ async fn a_steered_message_the_turn_never_took_runs_as_a_followup() {
     let server = start(queue_scenario()).await;
     let (mut watcher, mut client) = clients(&server.url).await;
     let key = "agent:main:missed";
-    client
-        .call(
-            "chat.send",
-            json!({"sessionKey": key, "message": "slow", "idempotencyKey": "m-1"}),
-        )
-        .await;
-    watcher
-        .until(|f| f["event"] == "chat" && f["payload"]["state"] == "delta")
-        .await;
+    client.send_slow(key, "m-1").await;
+    watcher.until_delta().await;
     let res = client
         .call("chat.send", json!({"sessionKey": key, "message": "ping", "idempotencyKey": "m-2", "queueMode": "steering"}))
         .await;
@@ -227,15 +220,8 @@ async fn followup_runs_each_message_as_its_own_turn_in_order() {
     let server = start(queue_scenario()).await;
     let (mut watcher, mut client) = clients(&server.url).await;
     let key = "agent:main:follow";
-    client
-        .call(
-            "chat.send",
-            json!({"sessionKey": key, "message": "slow", "idempotencyKey": "f-1"}),
-        )
-        .await;
-    watcher
-        .until(|f| f["event"] == "chat" && f["payload"]["state"] == "delta")
-        .await;
+    client.send_slow(key, "f-1").await;
+    watcher.until_delta().await;
     let res = client
         .call("chat.send", json!({"sessionKey": key, "message": "ping", "idempotencyKey": "f-2", "queueMode": "followup"}))
         .await;
@@ -281,15 +267,8 @@ async fn collect_runs_messages_sent_while_busy_as_one_turn() {
     .await;
     let (mut watcher, mut client) = clients(&server.url).await;
     let key = "agent:main:collect";
-    client
-        .call(
-            "chat.send",
-            json!({"sessionKey": key, "message": "slow", "idempotencyKey": "c-1"}),
-        )
-        .await;
-    watcher
-        .until(|f| f["event"] == "chat" && f["payload"]["state"] == "delta")
-        .await;
+    client.send_slow(key, "c-1").await;
+    watcher.until_delta().await;
     // The server's default mode is collect here.
     for (id, text) in [("c-2", "first extra"), ("c-3", "second extra")] {
         let res = client
@@ -331,15 +310,8 @@ async fn interrupt_aborts_the_running_turn_then_answers_the_new_message() {
     let server = start(queue_scenario()).await;
     let (mut watcher, mut client) = clients(&server.url).await;
     let key = "agent:main:interrupt";
-    client
-        .call(
-            "chat.send",
-            json!({"sessionKey": key, "message": "slow", "idempotencyKey": "i-1"}),
-        )
-        .await;
-    watcher
-        .until(|f| f["event"] == "chat" && f["payload"]["state"] == "delta")
-        .await;
+    client.send_slow(key, "i-1").await;
+    watcher.until_delta().await;
     let res = client
         .call("chat.send", json!({"sessionKey": key, "message": "ping", "idempotencyKey": "i-2", "queueMode": "interrupt"}))
         .await;

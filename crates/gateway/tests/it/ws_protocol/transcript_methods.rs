@@ -191,15 +191,8 @@ async fn sessions_compact_refuses_while_a_run_is_going() {
     let (mut watcher, _) = Client::connect(&server.url, &["operator.read"]).await;
     let (mut client, _) = Client::connect(&server.url, &["operator.write"]).await;
     let key = "agent:main:busy";
-    client
-        .call(
-            "chat.send",
-            json!({"sessionKey": key, "message": "slow", "idempotencyKey": "b-1"}),
-        )
-        .await;
-    watcher
-        .until(|f| f["event"] == "chat" && f["payload"]["state"] == "delta")
-        .await;
+    client.send_slow(key, "b-1").await;
+    watcher.until_delta().await;
     let res = client
         .call("sessions.compact", json!({"key": key, "maxLines": 1}))
         .await;
