@@ -184,24 +184,7 @@ async fn target_none_runs_but_delivers_nothing() {
 
 #[tokio::test]
 async fn a_busy_session_makes_the_heartbeat_wait_for_the_users_turn() {
-    let scenario = Scenario::new()
-        .rule(
-            Rule::when(Match::last_user_contains("slow"))
-                .reply(Reply::text("done slowly"))
-                .fault(pincer_testkit::Fault::slow_first_byte_ms(1500)),
-        )
-        .rule(
-            Rule::when(Match::last_user_contains(HEARTBEAT_PROMPT))
-                .reply(Reply::text("HEARTBEAT_OK")),
-        );
-    let running = start(scenario, on()).await;
-    let mut client = Client::connect(&running, TOKEN).await;
-    let sent = client
-        .ok(
-            "chat.send",
-            json!({"sessionKey": MAIN, "message": "slow please", "idempotencyKey": "user-1"}),
-        )
-        .await;
+    let (running, mut client, sent) = busy_main(1500, "user-1").await;
     assert_eq!(sent["status"], "started");
     running.heartbeats.request_now("main", "manual");
     let event = client.heartbeat().await;
@@ -233,6 +216,31 @@ async fn a_busy_session_makes_the_heartbeat_wait_for_the_users_turn() {
         Some(pincer_automation::heartbeat::RunOutcome::Ran)
     );
     running.stop.cancel();
+}
+
+/// A server whose model answers `slow` only after `first_byte_ms` and acknowledges
+/// heartbeats, a client, and a `slow` user turn on the main session sent as `run_id` (the
+/// payload of its `chat.send`): the session is busy.
+async fn busy_main(first_byte_ms: u64, run_id: &str) -> (support::Running, Client, Value) {
+    let scenario = Scenario::new()
+        .rule(
+            Rule::when(Match::last_user_contains("slow"))
+                .reply(Reply::text("done slowly"))
+                .fault(pincer_testkit::Fault::slow_first_byte_ms(first_byte_ms)),
+        )
+        .rule(
+            Rule::when(Match::last_user_contains(HEARTBEAT_PROMPT))
+                .reply(Reply::text("HEARTBEAT_OK")),
+        );
+    let running = start(scenario, on()).await;
+    let mut client = Client::connect(&running, TOKEN).await;
+    let sent = client
+        .ok(
+            "chat.send",
+            json!({"sessionKey": MAIN, "message": "slow please", "idempotencyKey": run_id}),
+        )
+        .await;
+    (running, client, sent)
 }
 
 /// The texts of a session's history, in order.
@@ -289,24 +297,7 @@ async fn an_acknowledged_run_leaves_no_turn_in_the_transcript_an_alert_does() {
 
 #[tokio::test]
 async fn a_timer_beat_on_a_busy_session_is_dropped_an_event_waits() {
-    let scenario = Scenario::new()
-        .rule(
-            Rule::when(Match::last_user_contains("slow"))
-                .reply(Reply::text("done slowly"))
-                .fault(pincer_testkit::Fault::slow_first_byte_ms(800)),
-        )
-        .rule(
-            Rule::when(Match::last_user_contains(HEARTBEAT_PROMPT))
-                .reply(Reply::text("HEARTBEAT_OK")),
-        );
-    let running = start(scenario, on()).await;
-    let mut client = Client::connect(&running, TOKEN).await;
-    client
-        .ok(
-            "chat.send",
-            json!({"sessionKey": MAIN, "message": "slow please", "idempotencyKey": "u-1"}),
-        )
-        .await;
+    let (running, mut client, _) = busy_main(800, "u-1").await;
     running.heartbeats.request_now("main", "interval-like");
     let event = client.heartbeat().await;
     assert_eq!(event["status"], "skipped", "{event}");
