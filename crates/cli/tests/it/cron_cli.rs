@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::gateway::{Foreground, WsClient, free_port, gateway_home, text_of};
+use common::gateway::{Foreground, free_port, gateway_home, run_and_connect, text_of};
 use common::{Home, mock};
 use pincer_testkit::{Match, Reply, Rule, Scenario};
 use serde_json::Value;
@@ -413,8 +413,7 @@ async fn the_agent_schedules_its_own_job_with_the_cron_tool() {
     )
     .await;
     let (home, port) = gateway_home(&llm, TOKEN);
-    let _gateway = Foreground::start(&home, &["gateway", "run"]);
-    let mut client = WsClient::connect(port, TOKEN).await;
+    let (_gateway, mut client) = run_and_connect(&home, port, TOKEN).await;
     client
         .call(
             "chat.send",

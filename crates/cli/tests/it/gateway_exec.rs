@@ -39,8 +39,7 @@ async fn a_finished_background_command_is_relayed_with_no_user_message() {
     ))
     .await;
     let (home, port) = gateway_home(&llm, TOKEN);
-    let _gateway = Foreground::start(&home, &["gateway", "run"]);
-    let mut client = WsClient::connect(port, TOKEN).await;
+    let (_gateway, mut client) = run_and_connect(&home, port, TOKEN).await;
     client.start_chat(KEY, "start the job", "job").await;
     client.chat_event("job", "final").await;
 
@@ -91,8 +90,7 @@ async fn with_the_heartbeat_off_the_exit_reaches_the_next_turn_as_a_system_event
     ))
     .await;
     let (home, port) = gateway_home_with(&llm, TOKEN, "heartbeat: { every: \"0m\" },");
-    let _gateway = Foreground::start(&home, &["gateway", "run"]);
-    let mut client = WsClient::connect(port, TOKEN).await;
+    let (_gateway, mut client) = run_and_connect(&home, port, TOKEN).await;
 
     client.start_chat(KEY, "start the job", "job").await;
     let done = client.chat_event("job", "final").await;

@@ -249,8 +249,7 @@ async fn abort_stops_the_worker_turn_and_the_worker_serves_the_next(kind: Worker
     )
     .await;
     let (home, port) = rpc_home(&llm, kind);
-    let gateway = Foreground::start(&home, &["gateway", "run"]);
-    let mut client = WsClient::connect(port, TOKEN).await;
+    let (gateway, mut client) = run_and_connect(&home, port, TOKEN).await;
 
     client.start_chat(KEY, "tell me a long story", "long").await;
     client.chat_event("long", "delta").await;
@@ -290,8 +289,7 @@ async fn a_worker_killed_mid_turn_fails_that_run_and_the_next_message_resumes(ki
     )
     .await;
     let (home, port) = rpc_home(&llm, kind);
-    let gateway = Foreground::start(&home, &["gateway", "run"]);
-    let mut client = WsClient::connect(port, TOKEN).await;
+    let (gateway, mut client) = run_and_connect(&home, port, TOKEN).await;
 
     client.start_chat(KEY, "first", "one").await;
     client.chat_event("one", "final").await;
@@ -346,8 +344,7 @@ async fn a_message_sent_while_busy_is_steered_into_the_worker_turn(kind: Workers
     )
     .await;
     let (home, port) = rpc_home(&llm, kind);
-    let gateway = Foreground::start(&home, &["gateway", "run"]);
-    let mut client = WsClient::connect(port, TOKEN).await;
+    let (gateway, mut client) = run_and_connect(&home, port, TOKEN).await;
 
     client.start_chat(KEY, "tell me a story", "story").await;
     client.chat_event("story", "delta").await;
@@ -395,8 +392,7 @@ async fn a_heartbeat_runs_on_a_worker_and_its_pruned_ack_is_not_in_the_next_cont
     .await;
     // Timer beats a day apart: only the wake below runs one.
     let (home, port) = rpc_home_with(&llm, kind, "24h", 2);
-    let gateway = Foreground::start(&home, &["gateway", "run"]);
-    let mut client = WsClient::connect(port, TOKEN).await;
+    let (gateway, mut client) = run_and_connect(&home, port, TOKEN).await;
     client.start_chat(KEY, "hello", "before").await;
     client.chat_event("before", "final").await;
     let pool = workers(&gateway);
@@ -446,8 +442,7 @@ async fn a_run_waiting_for_a_worker_can_be_aborted_and_then_waits_no_more(kind: 
     )
     .await;
     let (home, port) = rpc_home_with(&llm, kind, "0m", 1);
-    let gateway = Foreground::start(&home, &["gateway", "run"]);
-    let mut client = WsClient::connect(port, TOKEN).await;
+    let (gateway, mut client) = run_and_connect(&home, port, TOKEN).await;
     client.start_chat(KEY, "tell me a story", "story").await;
     client.chat_event("story", "delta").await;
 

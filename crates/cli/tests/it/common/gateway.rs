@@ -196,6 +196,14 @@ pub fn gateway_home_with(
     (home, port)
 }
 
+/// Runs `home`'s gateway (`gateway run`, listening on `port`) and connects a client with
+/// `token`.
+pub async fn run_and_connect(home: &Home, port: u16, token: &str) -> (Foreground, WsClient) {
+    let gateway = Foreground::start(home, &["gateway", "run"]);
+    let client = WsClient::connect(port, token).await;
+    (gateway, client)
+}
+
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()

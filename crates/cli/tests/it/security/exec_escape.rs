@@ -79,8 +79,7 @@ async fn allowlist_bypasses_through_parameter_expansion_are_refused() {
              tools: {{ exec: {{ security: \"allowlist\", allow: [\"echo\"] }} }},"
         ),
     );
-    let _gateway = Foreground::start(&home, &["gateway", "run"]);
-    let mut client = WsClient::connect(port, TOKEN).await;
+    let (_gateway, mut client) = run_and_connect(&home, port, TOKEN).await;
     let pwned = home.dir.path().join("user").join("PWNED");
 
     for (message, command) in [("brace", brace), ("quote", quote)] {
@@ -120,8 +119,7 @@ async fn a_gateway_killed_with_sigkill_leaves_no_exec_process_behind() {
     )
     .await;
     let (home, port) = gateway_home(&llm, TOKEN);
-    let mut gateway = Foreground::start(&home, &["gateway", "run"]);
-    let mut client = WsClient::connect(port, TOKEN).await;
+    let (mut gateway, mut client) = run_and_connect(&home, port, TOKEN).await;
     send(&mut client, "piped", "piped").await;
     send(&mut client, "pty", "pty").await;
 
