@@ -62,17 +62,12 @@ impl TelegramApi {
         params: &Value,
         wait: Duration,
     ) -> Result<T, ChannelError> {
-        let response = self
+        let request = self
             .client
             .post(self.url(method))
             .json(params)
-            .timeout(wait + HTTP_SLACK)
-            .send()
-            .await
-            .map_err(connection_error)?;
-        let status = response.status().as_u16();
-        let body = response.bytes().await.map_err(connection_error)?;
-        decode_envelope(status, &body)
+            .timeout(wait + HTTP_SLACK);
+        finish(request).await
     }
 
     /// `sendDocument` / `sendPhoto` with a file: `fields` are the text parts.
@@ -82,22 +77,16 @@ impl TelegramApi {
         fields: &[(&str, String)],
         file: Upload<'_>,
     ) -> Result<T, ChannelError> {
-        let texts = text_parts(fields);
-        let response = with_multipart(
+        let request = with_multipart(
             self.client.post(self.url(method)),
-            &texts,
+            &text_parts(fields),
             &FilePart {
                 field: file.field,
                 file_name: file.file_name,
                 bytes: &file.bytes,
             },
-        )
-        .send()
-        .await
-        .map_err(connection_error)?;
-        let status = response.status().as_u16();
-        let body = response.bytes().await.map_err(connection_error)?;
-        decode_envelope(status, &body)
+        );
+        finish(request).await
     }
 
     /// Downloads a file (at most `max` bytes: more is refused, not truncated).
@@ -105,6 +94,14 @@ impl TelegramApi {
         let request = self.client.get(self.file_url(file_path));
         crate::support::download_capped(CHANNEL, request, "file", max).await
     }
+}
+
+/// Sends `request` and reads the answer's envelope.
+async fn finish<T: DeserializeOwned>(request: reqwest::RequestBuilder) -> Result<T, ChannelError> {
+    let response = request.send().await.map_err(connection_error)?;
+    let status = response.status().as_u16();
+    let body = response.bytes().await.map_err(connection_error)?;
+    decode_envelope(status, &body)
 }
 
 fn connection_error(e: reqwest::Error) -> ChannelError {
