@@ -56,6 +56,18 @@ impl Server {
             .bearer_auth(TOKEN)
     }
 
+    /// `GET path` with the token.
+    async fn get(&self, path: &str) -> reqwest::Response {
+        let request = self.http.get(format!("{}{path}", self.base));
+        request.bearer_auth(TOKEN).send().await.unwrap()
+    }
+
+    /// `GET path` without a token in the header (`path` may carry one in its query).
+    async fn get_without_token(&self, path: &str) -> reqwest::Response {
+        let request = self.http.get(format!("{}{path}", self.base));
+        request.send().await.unwrap()
+    }
+
     async fn completion(&self, body: Value) -> (u16, Value) {
         let res = self
             .post("/v1/chat/completions")
@@ -113,13 +125,7 @@ fn scenario() -> Scenario {
 #[tokio::test]
 async fn models_lists_the_agents_and_the_default_model() {
     let server = start(scenario()).await;
-    let res = server
-        .http
-        .get(format!("{}/v1/models", server.base))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap();
+    let res = server.get("/v1/models").await;
     assert_eq!(res.status(), 200);
     let body: Value = res.json().await.unwrap();
     assert_eq!(body["object"], "list");
@@ -131,16 +137,7 @@ async fn models_lists_the_agents_and_the_default_model() {
         assert!(m["created"].is_i64());
         assert!(m["owned_by"].is_string());
     }
-    let one: Value = server
-        .http
-        .get(format!("{}/v1/models/mock/m", server.base))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let one: Value = server.get("/v1/models/mock/m").await.json().await.unwrap();
     assert_eq!(one["id"], "mock/m");
     assert_eq!(one["owned_by"], "mock");
 }
@@ -325,12 +322,7 @@ async fn missing_or_wrong_tokens_get_401() {
         assert_eq!(err["error"]["type"], "invalid_request_error");
         assert_eq!(err["error"]["code"], "invalid_api_key");
     }
-    let res = server
-        .http
-        .get(format!("{}/v1/models", server.base))
-        .send()
-        .await
-        .unwrap();
+    let res = server.get_without_token("/v1/models").await;
     assert_eq!(res.status(), 401);
     let res = server
         .http
@@ -344,19 +336,11 @@ async fn missing_or_wrong_tokens_get_401() {
     assert_eq!(err["ok"], false);
     // A token in the query string is never read, even a right one.
     let res = server
-        .http
-        .get(format!("{}/v1/models?token={TOKEN}", server.base))
-        .send()
-        .await
-        .unwrap();
+        .get_without_token(&format!("/v1/models?token={TOKEN}"))
+        .await;
     assert_eq!(res.status(), 400);
     // Health checks need no token.
-    let res = server
-        .http
-        .get(format!("{}/healthz", server.base))
-        .send()
-        .await
-        .unwrap();
+    let res = server.get_without_token("/healthz").await;
     assert_eq!(res.status(), 200);
     assert!(server.llm.requests().is_empty(), "no run started");
 }
