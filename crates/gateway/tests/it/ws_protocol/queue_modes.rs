@@ -94,6 +94,15 @@ async fn clients(url: &str) -> (Client, Client) {
     (watcher, client)
 }
 
+/// A watcher and a client, the client having started a `slow` run on `key` as `run_id`
+/// that the watcher saw stream: the session is busy.
+async fn busy(url: &str, key: &str, run_id: &str) -> (Client, Client) {
+    let (mut watcher, mut client) = clients(url).await;
+    client.send_slow(key, run_id).await;
+    watcher.until_delta().await;
+    (watcher, client)
+}
+
 #[tokio::test]
 async fn steer_reaches_the_running_turn_at_its_next_tool_boundary() {
     let server = start(queue_scenario()).await;
@@ -177,10 +186,8 @@ async fn steer_reaches_the_running_turn_at_its_next_tool_boundary() {
 #[tokio::test]
 async fn a_steered_message_the_turn_never_took_runs_as_a_followup() {
     let server = start(queue_scenario()).await;
-    let (mut watcher, mut client) = clients(&server.url).await;
     let key = "agent:main:missed";
-    client.send_slow(key, "m-1").await;
-    watcher.until_delta().await;
+    let (mut watcher, mut client) = busy(&server.url, key, "m-1").await;
     let res = client
         .call("chat.send", json!({"sessionKey": key, "message": "ping", "idempotencyKey": "m-2", "queueMode": "steering"}))
         .await;
@@ -218,10 +225,8 @@ async fn a_steered_message_the_turn_never_took_runs_as_a_followup() {
 #[tokio::test]
 async fn followup_runs_each_message_as_its_own_turn_in_order() {
     let server = start(queue_scenario()).await;
-    let (mut watcher, mut client) = clients(&server.url).await;
     let key = "agent:main:follow";
-    client.send_slow(key, "f-1").await;
-    watcher.until_delta().await;
+    let (mut watcher, mut client) = busy(&server.url, key, "f-1").await;
     let res = client
         .call("chat.send", json!({"sessionKey": key, "message": "ping", "idempotencyKey": "f-2", "queueMode": "followup"}))
         .await;
@@ -265,10 +270,8 @@ async fn collect_runs_messages_sent_while_busy_as_one_turn() {
         o.queue.collect_debounce_ms = 200;
     })
     .await;
-    let (mut watcher, mut client) = clients(&server.url).await;
     let key = "agent:main:collect";
-    client.send_slow(key, "c-1").await;
-    watcher.until_delta().await;
+    let (mut watcher, mut client) = busy(&server.url, key, "c-1").await;
     // The server's default mode is collect here.
     for (id, text) in [("c-2", "first extra"), ("c-3", "second extra")] {
         let res = client
@@ -308,10 +311,8 @@ async fn collect_runs_messages_sent_while_busy_as_one_turn() {
 #[tokio::test]
 async fn interrupt_aborts_the_running_turn_then_answers_the_new_message() {
     let server = start(queue_scenario()).await;
-    let (mut watcher, mut client) = clients(&server.url).await;
     let key = "agent:main:interrupt";
-    client.send_slow(key, "i-1").await;
-    watcher.until_delta().await;
+    let (mut watcher, mut client) = busy(&server.url, key, "i-1").await;
     let res = client
         .call("chat.send", json!({"sessionKey": key, "message": "ping", "idempotencyKey": "i-2", "queueMode": "interrupt"}))
         .await;
