@@ -90,14 +90,7 @@ impl Server {
             .iter()
             .map(|m| {
                 let v = serde_json::to_value(m).unwrap();
-                let text = match &v["content"] {
-                    Value::String(s) => s.clone(),
-                    Value::Array(parts) => parts
-                        .iter()
-                        .filter_map(|p| p["text"].as_str())
-                        .collect::<String>(),
-                    _ => String::new(),
-                };
+                let text = crate::support::client::content_text(&v["content"]);
                 (v["role"].as_str().unwrap_or_default().to_owned(), text)
             })
             .collect()

@@ -148,14 +148,16 @@ pub fn last_prompt(running: &super::Running) -> String {
     let body = &requests.last().expect("a model request").body;
     let messages = body["messages"].as_array().unwrap();
     let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
-    match &user["content"] {
+    content_text(&user["content"])
+}
+
+/// The text of a message's content in either shape (a string, or blocks whose texts are
+/// joined); empty for anything else.
+pub fn content_text(content: &Value) -> String {
+    match content {
         Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p["text"].as_str())
-            .collect::<Vec<_>>()
-            .join(""),
-        other => panic!("unexpected content {other}"),
+        Value::Array(blocks) => blocks.iter().filter_map(|b| b["text"].as_str()).collect(),
+        _ => String::new(),
     }
 }
 

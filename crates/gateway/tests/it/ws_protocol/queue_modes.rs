@@ -3,6 +3,7 @@
 //! requests the mock LLM received and the transcript.
 
 use super::*;
+use crate::support::client::content_text as text_of;
 
 /// A turn that calls the `sleep` tool (600 ms), a reply to a steered message, a slow reply
 /// to be busy with, and replies for gathered and plain messages.
@@ -26,19 +27,6 @@ fn queue_scenario() -> Scenario {
             .reply(Reply::text("got them all")),
         );
     with_hi_rules(scenario)
-}
-
-/// The text of a message in either shape (a string, or content blocks).
-fn text_of(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|b| b["text"].as_str())
-            .collect::<Vec<_>>()
-            .join(""),
-        _ => String::new(),
-    }
 }
 
 /// `(runId, state, text)` of the chat events that end runs, in order.
