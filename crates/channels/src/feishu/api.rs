@@ -263,13 +263,11 @@ impl FeishuApi {
         msg_type: &str,
         content: &str,
     ) -> Result<String, ChannelError> {
-        let sent = self
-            .post_json(
-                &format!("/open-apis/im/v1/messages?receive_id_type={receive_id_type}"),
-                &json!({ "receive_id": receive_id, "msg_type": msg_type, "content": content }),
-            )
-            .await?;
-        Ok(sent_id(&sent))
+        self.post_message(
+            &format!("/open-apis/im/v1/messages?receive_id_type={receive_id_type}"),
+            &json!({ "receive_id": receive_id, "msg_type": msg_type, "content": content }),
+        )
+        .await
     }
 
     /// Replies to message `message_id` (in its thread when `in_thread`); the reply's id.
@@ -280,16 +278,19 @@ impl FeishuApi {
         content: &str,
         in_thread: bool,
     ) -> Result<String, ChannelError> {
-        let sent = self
-            .post_json(
-                &format!(
-                    "/open-apis/im/v1/messages/{}/reply",
-                    path_segment(message_id)?
-                ),
-                &json!({ "msg_type": msg_type, "content": content, "reply_in_thread": in_thread }),
-            )
-            .await?;
-        Ok(sent_id(&sent))
+        self.post_message(
+            &format!(
+                "/open-apis/im/v1/messages/{}/reply",
+                path_segment(message_id)?
+            ),
+            &json!({ "msg_type": msg_type, "content": content, "reply_in_thread": in_thread }),
+        )
+        .await
+    }
+
+    /// POSTs a message (sent or replied); the id of the message made.
+    async fn post_message(&self, path: &str, body: &Value) -> Result<String, ChannelError> {
+        Ok(sent_id(&self.post_json(path, body).await?))
     }
 
     /// Uploads an image for a message; its `image_key`.
