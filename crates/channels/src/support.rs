@@ -16,7 +16,9 @@
     allow(dead_code)
 )]
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use pincer_channel_port::{ChannelError, InboundMedia};
 
@@ -118,6 +120,44 @@ pub(crate) async fn store_received(
             tracing::error!(error = %e, "cannot save a received file");
             Err("I could not store that file; please try again.".into())
         }
+    }
+}
+
+/// What the sender is told of a file over the limit of `max` bytes (in whole MB).
+pub(crate) fn too_big_note(max: u64) -> String {
+    format!(
+        "That file is too big for me (the limit is {} MB); send a smaller one or a link.",
+        max / (1024 * 1024)
+    )
+}
+
+/// What the sender is told of a file `platform` would not give.
+pub(crate) fn fetch_failed_note(platform: &str) -> String {
+    format!("I could not fetch that file from {platform}; please send it again.")
+}
+
+/// User id → DM channel id of a bot's direct chats: learnt from the DMs received (or
+/// opened), so a direct chat addressed by user id is answered in its DM.
+#[derive(Debug, Default)]
+pub(crate) struct DmChannels(Mutex<HashMap<String, String>>);
+
+impl DmChannels {
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn remember(&self, user: String, channel: String) {
+        self.map().insert(user, channel);
+    }
+
+    /// The DM channel of `user`, if known.
+    pub(crate) fn of(&self, user: &str) -> Option<String> {
+        self.map().get(user).cloned()
+    }
+
+    /// Whether `id` is a DM channel known (rather than a user).
+    pub(crate) fn is_channel(&self, id: &str) -> bool {
+        self.map().values().any(|c| c == id)
     }
 }
 

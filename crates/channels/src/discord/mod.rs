@@ -33,7 +33,6 @@ pub use gateway::{INTENTS, Session};
 pub use rest::{DiscordRest, decode_response};
 
 use pincer_base::Secret;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
@@ -46,7 +45,10 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::markdown::{Flavor, render_chunks};
-use crate::support::{OutboundFile, read_outbound_file, safe_id, store_received};
+use crate::support::{
+    DmChannels, OutboundFile, fetch_failed_note, read_outbound_file, safe_id, store_received,
+    too_big_note,
+};
 use events::Me;
 
 const CHANNEL: &str = "discord";
@@ -75,8 +77,8 @@ pub struct DiscordAdapter {
     me: OnceLock<String>,
     /// The gateway session to resume on the next connection.
     session: Mutex<Option<Session>>,
-    /// User id → DM channel id, of the users who DMed the bot.
-    dm_channels: Mutex<HashMap<String, String>>,
+    /// The DM channels of the users who DMed the bot.
+    dm_channels: DmChannels,
     thread_parents: threads::ThreadParents,
 }
 
@@ -88,7 +90,7 @@ impl DiscordAdapter {
             rest,
             me: OnceLock::new(),
             session: Mutex::new(None),
-            dm_channels: Mutex::new(HashMap::new()),
+            dm_channels: DmChannels::default(),
             thread_parents: threads::ThreadParents::default(),
         }
     }
@@ -156,9 +158,7 @@ impl DiscordAdapter {
         };
         if kind == ChatKind::Direct {
             self.dm_channels
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(message.author.id.clone(), message.channel_id.clone());
+                .remember(message.author.id.clone(), message.channel_id.clone());
         }
         Some(Inbound {
             channel: CHANNEL.into(),
@@ -187,14 +187,8 @@ impl DiscordAdapter {
     /// one is too big or cannot be fetched (the others still come through).
     async fn media_of(&self, message: &Message) -> (Vec<InboundMedia>, Option<String>) {
         let max = self.settings.media_max_bytes;
-        let too_big = || {
-            format!(
-                "That file is too big for me (the limit is {} MB); send a smaller one or a link.",
-                max / (1024 * 1024)
-            )
-        };
-        let failed =
-            || "I could not fetch that file from Discord; please send it again.".to_owned();
+        let too_big = || too_big_note(max);
+        let failed = || fetch_failed_note("Discord");
         let mut media = Vec::new();
         let mut refused = None;
         for attachment in &message.attachments {
@@ -245,14 +239,11 @@ impl DiscordAdapter {
                 _ => chat.id.clone(),
             };
         }
-        {
-            let known = self.dm_channels.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(channel) = known.get(&chat.id) {
-                return channel.clone();
-            }
-            if known.values().any(|c| *c == chat.id) {
-                return chat.id.clone();
-            }
+        if let Some(channel) = self.dm_channels.of(&chat.id) {
+            return channel;
+        }
+        if self.dm_channels.is_channel(&chat.id) {
+            return chat.id.clone();
         }
         let Ok(user) = path_id(&chat.id) else {
             return chat.id.clone();
@@ -269,10 +260,7 @@ impl DiscordAdapter {
             .and_then(|c| c.get("id").and_then(Value::as_str).map(str::to_owned))
         {
             Some(channel) => {
-                self.dm_channels
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(chat.id.clone(), channel.clone());
+                self.dm_channels.remember(chat.id.clone(), channel.clone());
                 channel
             }
             None => chat.id.clone(),

@@ -41,9 +41,8 @@ pub use socket::{Keepalive, disconnect_error};
 pub use web::{DownloadError, SlackWeb, Token, decode_response, form_encode};
 
 use pincer_base::Secret;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use futures_util::future::BoxFuture;
 use pincer_channel_port::file_name::safe_name;
@@ -55,7 +54,10 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::markdown::{Flavor, render_chunks};
-use crate::support::{OutboundFile, read_outbound_file, safe_id, store_received};
+use crate::support::{
+    DmChannels, OutboundFile, fetch_failed_note, read_outbound_file, safe_id, store_received,
+    too_big_note,
+};
 
 const CHANNEL: &str = "slack";
 /// Slack's Web API.
@@ -87,8 +89,7 @@ pub struct SlackAdapter {
     keepalive: Keepalive,
     /// The bot's user id (`auth.test`).
     bot_user: OnceLock<String>,
-    /// User id → DM channel id.
-    dm_channels: Mutex<HashMap<String, String>>,
+    dm_channels: DmChannels,
 }
 
 impl SlackAdapter {
@@ -104,7 +105,7 @@ impl SlackAdapter {
             web,
             keepalive: Keepalive::default(),
             bot_user: OnceLock::new(),
-            dm_channels: Mutex::new(HashMap::new()),
+            dm_channels: DmChannels::default(),
         }
     }
 
@@ -159,9 +160,7 @@ impl SlackAdapter {
         }
         if kind == ChatKind::Direct {
             self.dm_channels
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(message.user.clone(), message.channel.clone());
+                .remember(message.user.clone(), message.channel.clone());
         }
         Some(Inbound {
             channel: CHANNEL.into(),
@@ -192,13 +191,8 @@ impl SlackAdapter {
     /// too big or cannot be fetched (the others still come through).
     async fn media_of(&self, message: &MessageEvent) -> (Vec<InboundMedia>, Option<String>) {
         let max = self.settings.media_max_bytes;
-        let too_big = || {
-            format!(
-                "That file is too big for me (the limit is {} MB); send a smaller one or a link.",
-                max / (1024 * 1024)
-            )
-        };
-        let failed = || "I could not fetch that file from Slack; please send it again.".to_owned();
+        let too_big = || too_big_note(max);
+        let failed = || fetch_failed_note("Slack");
         let mut media = Vec::new();
         let mut refused = None;
         for file in &message.files {
@@ -248,13 +242,8 @@ impl SlackAdapter {
         if chat.kind != ChatKind::Direct || !is_user {
             return Ok(chat.id.clone());
         }
-        if let Some(channel) = self
-            .dm_channels
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&chat.id)
-        {
-            return Ok(channel.clone());
+        if let Some(channel) = self.dm_channels.of(&chat.id) {
+            return Ok(channel);
         }
         let opened = self
             .web
@@ -268,10 +257,7 @@ impl SlackAdapter {
                 message: "conversations.open gave no channel id".into(),
             })?
             .to_owned();
-        self.dm_channels
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(chat.id.clone(), channel.clone());
+        self.dm_channels.remember(chat.id.clone(), channel.clone());
         Ok(channel)
     }
 

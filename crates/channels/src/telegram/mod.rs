@@ -24,7 +24,9 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::markdown::{Flavor, render_chunks};
-use crate::support::{OutboundFile, read_outbound_file, store_received};
+use crate::support::{
+    OutboundFile, fetch_failed_note, read_outbound_file, store_received, too_big_note,
+};
 use updates::{Me, Message, TelegramFile, utf16_slice};
 
 const CHANNEL: &str = "telegram";
@@ -226,12 +228,7 @@ impl TelegramAdapter {
             return (Vec::new(), None);
         };
         let max = self.settings.media_max_bytes;
-        let too_big = || {
-            format!(
-                "That file is too big for me (the limit is {} MB); send a smaller one or a link.",
-                max / (1024 * 1024)
-            )
-        };
+        let too_big = || too_big_note(max);
         if file.file_size.is_some_and(|size| size > max) {
             return (Vec::new(), Some(too_big()));
         }
@@ -249,10 +246,7 @@ impl TelegramAdapter {
                 ..
             }) => path,
             Ok(_) | Err(_) => {
-                return (
-                    Vec::new(),
-                    Some("I could not fetch that file from Telegram; please send it again.".into()),
-                );
+                return (Vec::new(), Some(fetch_failed_note("Telegram")));
             }
         };
         let bytes = match self.api.download(&path, max).await {
@@ -262,10 +256,7 @@ impl TelegramAdapter {
             }
             Err(e) => {
                 tracing::warn!(error = %e, "telegram file download failed");
-                return (
-                    Vec::new(),
-                    Some("I could not fetch that file from Telegram; please send it again.".into()),
-                );
+                return (Vec::new(), Some(fetch_failed_note("Telegram")));
             }
         };
         let name = file
