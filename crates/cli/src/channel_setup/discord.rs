@@ -6,7 +6,7 @@ use anyhow::Result;
 use pincer_config::DiscordConfig;
 use pincer_gateway::server::channel_ingress::ChannelEndpoint;
 
-use super::shared::{account_endpoints, media_max_bytes, required_token};
+use super::shared::{account_endpoints, media_max_bytes};
 use crate::app::App;
 
 pub(super) fn endpoints(
@@ -17,16 +17,14 @@ pub(super) fn endpoints(
     use pincer_channels::discord::{
         DEFAULT_API_BASE, DEFAULT_MEDIA_MAX_BYTES, DiscordAdapter, DiscordSettings,
     };
-    account_endpoints(app, discord, |account_id, config| {
-        let token = required_token(
-            config.token.as_ref().map(pincer_base::Secret::expose),
-            "discord",
-            account_id.as_deref(),
+    account_endpoints(app, discord, |account, config| {
+        let token = account.required_secret(
+            config.token.as_ref(),
             "token",
             "the bot token from the Discord Developer Portal",
         )?;
         let settings = DiscordSettings {
-            account_id,
+            account_id: account.id,
             token: token.into(),
             api_base: config
                 .api_base_url

@@ -8,7 +8,7 @@ use anyhow::{Context as _, Result};
 use pincer_config::{FeishuConfig, FeishuConnectionMode};
 use pincer_gateway::server::channel_ingress::ChannelEndpoint;
 
-use super::shared::{account_endpoints, media_max_bytes, required_token};
+use super::shared::{Account, account_endpoints, media_max_bytes};
 use crate::app::App;
 
 const DEFAULT_WEBHOOK_PORT: u16 = 3000;
@@ -22,25 +22,21 @@ pub(super) fn endpoints(
     use pincer_channels::feishu::{
         DEFAULT_MEDIA_MAX_BYTES, FeishuAdapter, FeishuMode, FeishuSettings, api_base_for_domain,
     };
-    account_endpoints(app, feishu, |account_id, config| {
-        let app_id = required_token(
+    account_endpoints(app, feishu, |account, config| {
+        let app_id = account.required(
             config.app_id.as_deref(),
-            "feishu",
-            account_id.as_deref(),
             "appId",
             "the App ID (cli_…) from the app's \"Credentials & Basic Info\" page",
         )?;
-        let app_secret = required_token(
-            config.app_secret.as_ref().map(pincer_base::Secret::expose),
-            "feishu",
-            account_id.as_deref(),
+        let app_secret = account.required_secret(
+            config.app_secret.as_ref(),
             "appSecret",
             "the App Secret from the app's \"Credentials & Basic Info\" page",
         )?;
         let mode = match config.connection_mode.unwrap_or_default() {
             FeishuConnectionMode::Websocket => FeishuMode::LongConnection,
             FeishuConnectionMode::Webhook => FeishuMode::Webhook {
-                listen: webhook_address(config, account_id.as_deref())?,
+                listen: webhook_address(config, &account)?,
                 path: config
                     .webhook_path
                     .clone()
@@ -48,7 +44,7 @@ pub(super) fn endpoints(
             },
         };
         let settings = FeishuSettings {
-            account_id,
+            account_id: account.id,
             app_id,
             app_secret: app_secret.into(),
             api_base: api_base_for_domain(config.domain.as_deref().unwrap_or("feishu")),
@@ -64,13 +60,11 @@ pub(super) fn endpoints(
 
 /// Where the callback listener binds: loopback unless told otherwise (Feishu reaches it
 /// through the user's HTTPS reverse proxy).
-fn webhook_address(config: &FeishuConfig, account: Option<&str>) -> Result<SocketAddr> {
+fn webhook_address(config: &FeishuConfig, account: &Account) -> Result<SocketAddr> {
     let host = match config.webhook_host.as_deref() {
         None | Some("") | Some("localhost") => IpAddr::V4(Ipv4Addr::LOCALHOST),
         Some(host) => host.parse().with_context(|| {
-            let at = account.map_or("channels.feishu".to_owned(), |id| {
-                format!("channels.feishu.accounts.{id}")
-            });
+            let at = account.path();
             format!(
                 "{at}.webhookHost is \"{host}\": use an IP address such as 127.0.0.1 or 0.0.0.0"
             )

@@ -16,6 +16,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
+use pincer_base::Secret;
 use pincer_channel_port::ChannelAdapter;
 use pincer_channel_port::supervisor::Backoff;
 use pincer_config::{AccessFields, ChannelSection, DmPolicyName, GroupPolicyName};
@@ -30,12 +31,58 @@ use crate::app::App;
 pub(super) fn account_endpoints<C: ChannelSection>(
     app: &App,
     section: &C,
-    adapter: impl Fn(Option<String>, &C) -> Result<Arc<dyn ChannelAdapter>>,
+    adapter: impl Fn(Account, &C) -> Result<Arc<dyn ChannelAdapter>>,
 ) -> Result<Vec<ChannelEndpoint>> {
     pincer_config::enabled_accounts(section)
         .into_iter()
-        .map(|(account_id, config)| Ok(endpoint(app, &config, adapter(account_id, &config)?)))
+        .map(|(id, config)| {
+            let account = Account {
+                id,
+                channel: C::NAME,
+            };
+            Ok(endpoint(app, &config, adapter(account, &config)?))
+        })
         .collect()
+}
+
+/// One enabled account of a channel: its id, and where its settings live (for errors).
+pub(super) struct Account {
+    pub id: Option<String>,
+    channel: &'static str,
+}
+
+impl Account {
+    /// `channels.<channel>`, or `channels.<channel>.accounts.<id>`.
+    pub(super) fn path(&self) -> String {
+        match &self.id {
+            Some(id) => format!("channels.{}.accounts.{id}", self.channel),
+            None => format!("channels.{}", self.channel),
+        }
+    }
+
+    /// `value` when set and not blank; else an error naming `field` and `source`, what to
+    /// set it to.
+    pub(super) fn required(
+        &self,
+        value: Option<&str>,
+        field: &str,
+        source: &str,
+    ) -> Result<String> {
+        value
+            .filter(|t| !t.trim().is_empty())
+            .map(str::to_owned)
+            .with_context(|| format!("{}.{field} is empty: set it to {source}", self.path()))
+    }
+
+    /// [`Account::required`] of a secret field.
+    pub(super) fn required_secret(
+        &self,
+        value: Option<&Secret>,
+        field: &str,
+        source: &str,
+    ) -> Result<String> {
+        self.required(value.map(Secret::expose), field, source)
+    }
 }
 
 /// The endpoint of one account's `adapter`, with the access rules and block streaming of
@@ -68,23 +115,6 @@ pub(super) fn media_staging_dir(home: &std::path::Path) -> std::path::PathBuf {
     home.join("media").join("staging")
 }
 
-pub(super) fn required_token(
-    token: Option<&str>,
-    channel: &str,
-    account: Option<&str>,
-    field: &str,
-    source: &str,
-) -> Result<String> {
-    let at = match account {
-        Some(id) => format!("channels.{channel}.accounts.{id}"),
-        None => format!("channels.{channel}"),
-    };
-    token
-        .filter(|t| !t.trim().is_empty())
-        .map(str::to_owned)
-        .with_context(|| format!("{at}.{field} is empty: set it to {source}"))
-}
-
 /// The gateway's access rules from a section's `dmPolicy`, `allowFrom`, `groupPolicy`,
 /// `groupAllowFrom` and `groups` (the same fields on every channel).
 pub(super) fn access_settings(access: AccessFields<'_>) -> AccessSettings {
@@ -115,5 +145,39 @@ pub(super) fn access_settings(access: AccessFields<'_>) -> AccessSettings {
             .unwrap_or_default(),
         require_mention: true,
         groups,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_field_is_named_with_its_section() {
+        let work = Account {
+            id: Some("work".into()),
+            channel: "slack",
+        };
+        assert_eq!(work.path(), "channels.slack.accounts.work");
+        assert_eq!(
+            work.required(Some(" x "), "botToken", "a token").unwrap(),
+            " x "
+        );
+        assert_eq!(
+            work.required(Some(" \t"), "botToken", "a token")
+                .unwrap_err()
+                .to_string(),
+            "channels.slack.accounts.work.botToken is empty: set it to a token"
+        );
+        let own = Account {
+            id: None,
+            channel: "telegram",
+        };
+        assert_eq!(
+            own.required_secret(None, "botToken", "the token @BotFather gave you")
+                .unwrap_err()
+                .to_string(),
+            "channels.telegram.botToken is empty: set it to the token @BotFather gave you"
+        );
     }
 }

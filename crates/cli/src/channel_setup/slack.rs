@@ -6,7 +6,7 @@ use anyhow::Result;
 use pincer_config::SlackConfig;
 use pincer_gateway::server::channel_ingress::ChannelEndpoint;
 
-use super::shared::{account_endpoints, media_max_bytes, required_token};
+use super::shared::{account_endpoints, media_max_bytes};
 use crate::app::App;
 
 pub(super) fn endpoints(
@@ -17,23 +17,15 @@ pub(super) fn endpoints(
     use pincer_channels::slack::{
         DEFAULT_API_BASE, DEFAULT_MEDIA_MAX_BYTES, SlackAdapter, SlackSettings,
     };
-    account_endpoints(app, slack, |account_id, config| {
-        let bot_token = required_token(
-            config.bot_token.as_ref().map(pincer_base::Secret::expose),
-            "slack",
-            account_id.as_deref(),
+    account_endpoints(app, slack, |account, config| {
+        let bot_token = account.required_secret(
+            config.bot_token.as_ref(),
             "botToken",
             "the app's Bot User OAuth Token (xoxb-…, \"OAuth & Permissions\")",
         )?;
-        let app_token = required_token(
-            config.app_token.as_ref().map(pincer_base::Secret::expose),
-            "slack",
-            account_id.as_deref(),
-            "appToken",
-            "an app-level token with connections:write (xapp-…, \"Basic Information\"; turn on Socket Mode)",
-        )?;
+        let app_token = account.required_secret(config.app_token.as_ref(), "appToken", "an app-level token with connections:write (xapp-…, \"Basic Information\"; turn on Socket Mode)")?;
         let settings = SlackSettings {
-            account_id,
+            account_id: account.id,
             bot_token: bot_token.into(),
             app_token: app_token.into(),
             api_base: config

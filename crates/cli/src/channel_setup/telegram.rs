@@ -7,7 +7,7 @@ use anyhow::Result;
 use pincer_config::TelegramConfig;
 use pincer_gateway::server::channel_ingress::ChannelEndpoint;
 
-use super::shared::{account_endpoints, media_max_bytes, required_token};
+use super::shared::{account_endpoints, media_max_bytes};
 use crate::app::App;
 
 pub(super) fn endpoints(
@@ -18,16 +18,14 @@ pub(super) fn endpoints(
     use pincer_channels::telegram::{
         DEFAULT_API_BASE, DEFAULT_MEDIA_MAX_BYTES, TelegramAdapter, TelegramSettings,
     };
-    account_endpoints(app, telegram, |account_id, config| {
-        let token = required_token(
-            config.bot_token.as_ref().map(pincer_base::Secret::expose),
-            "telegram",
-            account_id.as_deref(),
+    account_endpoints(app, telegram, |account, config| {
+        let token = account.required_secret(
+            config.bot_token.as_ref(),
             "botToken",
             "the token @BotFather gave you",
         )?;
         let settings = TelegramSettings {
-            account_id,
+            account_id: account.id,
             bot_token: token.into(),
             api_base: config
                 .api_base_url
