@@ -362,7 +362,7 @@ async fn run_turn_inner(
         })
     });
     // Appends happen on the writer's blocking thread, in event order.
-    let writer = TranscriptWriter::start(store.clone(), session, recorder);
+    let mut writer = TranscriptWriter::start(store.clone(), session, recorder);
     let result = loop {
         tokio::select! {
             biased;

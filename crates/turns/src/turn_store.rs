@@ -1,8 +1,8 @@
 //! A turn's file work, off the async runtime: opening the session and noting its settings
-//! ([`open`]), appending each finished message as the run goes ([`TranscriptWriter`], one
-//! blocking thread per running turn, fed in event order through a bounded queue), and making
-//! it durable, summarising memory and maintaining the store at the end ([`close`]). Each is
-//! one trip to tokio's blocking pool, so a slow disk or a held index lock never stalls the
+//! ([`open`]), appending each finished message as the run goes ([`TranscriptWriter`]: one
+//! short trip per message, in event order, the turn waiting for each), and making it
+//! durable, summarising memory and maintaining the store at the end ([`close`]). Each is one
+//! trip to tokio's blocking pool, so a slow disk or a held index lock never stalls the
 //! runtime's worker threads.
 
 use std::path::PathBuf;
@@ -15,13 +15,9 @@ use pincer_store::{
     on_blocking_pool,
 };
 use serde_json::Value;
-use tokio::sync::mpsc;
 
 use crate::session_memory::SessionMemoryOutcome;
 use crate::turn::{maintain, open_session, thinking_name, usage_stats};
-
-/// Events waiting for the writer: a turn's messages end far slower than a disk appends.
-const WRITER_QUEUE: usize = 64;
 
 /// A session opened for a turn, with the agent's context loaded from it.
 pub(crate) struct Opened {
@@ -73,42 +69,55 @@ pub(crate) async fn open(
 
 /// Appends a running turn's messages to its transcript on a blocking thread of its own.
 pub(crate) struct TranscriptWriter {
-    tx: mpsc::Sender<AgentEvent>,
-    task: tokio::task::JoinHandle<(OpenSession, Recorder)>,
+    store: SessionStore,
+    /// With the writer between appends; away on the blocking pool during one; `None` for
+    /// good once an append task failed (`failed` says why).
+    state: Option<(OpenSession, Recorder)>,
+    failed: Option<String>,
 }
 
 impl TranscriptWriter {
-    pub(crate) fn start(
-        store: SessionStore,
-        mut session: OpenSession,
-        mut recorder: Recorder,
-    ) -> Self {
-        let (tx, mut rx) = mpsc::channel::<AgentEvent>(WRITER_QUEUE);
-        let task = tokio::task::spawn_blocking(move || {
-            while let Some(event) = rx.blocking_recv() {
-                recorder.record(&store, &mut session, &event);
-            }
-            (session, recorder)
-        });
-        Self { tx, task }
-    }
-
-    /// Hands `event` to the writer if it changes the transcript; waits (without blocking the
-    /// thread) while the writer is behind.
-    pub(crate) async fn record(&self, event: &AgentEvent) {
-        if matches!(
-            event,
-            AgentEvent::MessageEnd { .. } | AgentEvent::CompactionEnd(_)
-        ) {
-            // The writer only stops once `finish` drops the sender.
-            let _ = self.tx.send(event.clone()).await;
+    pub(crate) fn start(store: SessionStore, session: OpenSession, recorder: Recorder) -> Self {
+        Self {
+            store,
+            state: Some((session, recorder)),
+            failed: None,
         }
     }
 
-    /// Waits for every handed event to be appended; gives the session and recorder back.
+    /// Appends what `event` adds to the transcript (a finished message, a compaction) on
+    /// the blocking pool, and waits for it without blocking the runtime. One short trip per
+    /// message instead of a thread per turn: a hundred running turns need a few pool
+    /// threads, not a hundred.
+    pub(crate) async fn record(&mut self, event: &AgentEvent) {
+        if !matches!(
+            event,
+            AgentEvent::MessageEnd { .. } | AgentEvent::CompactionEnd(_)
+        ) {
+            return;
+        }
+        let Some((mut session, mut recorder)) = self.state.take() else {
+            return;
+        };
+        let store = self.store.clone();
+        let event = event.clone();
+        let appended = tokio::task::spawn_blocking(move || {
+            recorder.record(&store, &mut session, &event);
+            (session, recorder)
+        })
+        .await;
+        match appended {
+            Ok(state) => self.state = Some(state),
+            Err(e) => self.failed = Some(e.to_string()),
+        }
+    }
+
+    /// Gives the session and recorder back once every event is appended.
     pub(crate) async fn finish(self) -> Result<(OpenSession, Recorder), StoreError> {
-        drop(self.tx);
-        self.task.await.map_err(|e| StoreError::Task(e.to_string()))
+        match (self.state, self.failed) {
+            (Some(state), _) => Ok(state),
+            (None, failed) => Err(StoreError::Task(failed.unwrap_or_default())),
+        }
     }
 }
 
@@ -181,7 +190,7 @@ pub(crate) struct Recorder {
 impl Recorder {
     #[expect(
         clippy::disallowed_methods,
-        reason = "runs on the blocking pool: the TranscriptWriter thread (spawn_blocking) and turn_store::open"
+        reason = "runs on the blocking pool: TranscriptWriter::record and turn_store::open"
     )]
     fn append(&mut self, transcript: &mut Transcript, body: EntryBody) {
         if let Err(e) = transcript.append_body(body) {
@@ -223,7 +232,7 @@ impl Recorder {
 
     #[expect(
         clippy::disallowed_methods,
-        reason = "runs on the blocking pool: the TranscriptWriter thread (spawn_blocking)"
+        reason = "runs on the blocking pool: TranscriptWriter::record"
     )]
     fn record(&mut self, store: &SessionStore, session: &mut OpenSession, event: &AgentEvent) {
         match event {
