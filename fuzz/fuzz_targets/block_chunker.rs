@@ -10,8 +10,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pincer_gateway::chunker::coalesce::{CoalesceConfig, Coalescer, Piece};
-use pincer_gateway::chunker::{Block, BlockChunker, ChunkerConfig};
+use pincer_turns::chunker::coalesce::{CoalesceConfig, Coalescer, Piece};
+use pincer_turns::chunker::{Block, BlockChunker, ChunkerConfig};
 
 fn check(blocks: &[Block], text: &str, max: usize) {
     let source: String = blocks.iter().map(Block::source).collect();
