@@ -19,8 +19,7 @@ use crate::worker::error::{SessionFileError, WorkerError};
 use crate::worker::host::{ConfigRequest, WorkerHost};
 use crate::worker::output::{EventEncoder, Output};
 use crate::worker::parts::{
-    Queues, SessionStats, parse_thinking_level, thinking_name, user_message,
-    user_text,
+    Queues, SessionStats, parse_thinking_level, thinking_name, user_message, user_text,
 };
 use crate::worker::session_file::SessionFile;
 
