@@ -69,7 +69,15 @@ async fn a_finished_background_command_is_relayed_with_no_user_message() {
         .unwrap()["content"]
         .to_string();
     assert!(prompt.contains("code 0) :: job-output-42"), "{prompt}");
-    let heartbeat = client.call("last-heartbeat", json!({})).await;
+    // The heartbeat records how it ended after its reply went out: ask until it has.
+    let mut heartbeat = client.call("last-heartbeat", json!({})).await;
+    for _ in 0..200 {
+        if !heartbeat["payload"].is_null() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        heartbeat = client.call("last-heartbeat", json!({})).await;
+    }
     assert_eq!(heartbeat["payload"]["status"], "sent", "{heartbeat}");
     assert!(
         heartbeat["payload"]["reason"]
