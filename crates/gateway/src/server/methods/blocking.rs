@@ -1,15 +1,13 @@
 //! The methods' file work: every store, pairing and cron call that reads, locks, writes or
 //! fsyncs a file, each one run only on tokio's blocking pool (through `SessionStore::run`,
-//! the channel ingress's `on_store` or [`on_cron`]), never on a runtime worker thread. The
-//! handlers in the family modules decide what to do; these functions only touch the disk.
-
-use std::sync::Arc;
+//! the channel ingress's `on_store` or `CronService::blocking`), never on a runtime worker
+//! thread. The handlers in the family modules decide what to do; these functions only touch
+//! the disk.
 
 use pincer_ai::Message;
 use pincer_store::{OpenSession, SessionEntry, SessionStore, StoreError};
 use serde_json::Value;
 
-use super::super::frames::MethodError;
 use crate::pairing::{Approved, PairingError, PairingStore, PendingRequest, Revoked};
 use pincer_automation::cron::{CronJob, CronService, CronServiceError, NewCronJob, RunLogEntry};
 
@@ -124,24 +122,9 @@ pub(super) fn pairing_revoke(
     store.revoke(channel, account, entry)
 }
 
-/// Runs cron `work` (it reads or writes the job file or the run log) on the blocking pool.
-pub(super) async fn on_cron<T, F>(
-    cron: &Arc<CronService>,
-    work: F,
-) -> Result<Result<T, CronServiceError>, MethodError>
-where
-    T: Send + 'static,
-    F: FnOnce(&CronService) -> Result<T, CronServiceError> + Send + 'static,
-{
-    let cron = Arc::clone(cron);
-    tokio::task::spawn_blocking(move || work(&cron))
-        .await
-        .map_err(|e| MethodError::unavailable(format!("the cron task failed: {e}")))
-}
-
 #[expect(
     clippy::disallowed_methods,
-    reason = "runs on the blocking pool: on_cron"
+    reason = "runs on the blocking pool: CronService::blocking"
 )]
 pub(super) fn cron_add(cron: &CronService, input: NewCronJob) -> Result<CronJob, CronServiceError> {
     cron.add(input)
@@ -149,7 +132,7 @@ pub(super) fn cron_add(cron: &CronService, input: NewCronJob) -> Result<CronJob,
 
 #[expect(
     clippy::disallowed_methods,
-    reason = "runs on the blocking pool: on_cron"
+    reason = "runs on the blocking pool: CronService::blocking"
 )]
 pub(super) fn cron_update(
     cron: &CronService,
@@ -161,7 +144,7 @@ pub(super) fn cron_update(
 
 #[expect(
     clippy::disallowed_methods,
-    reason = "runs on the blocking pool: on_cron"
+    reason = "runs on the blocking pool: CronService::blocking"
 )]
 pub(super) fn cron_remove(cron: &CronService, id: &str) -> Result<bool, CronServiceError> {
     cron.remove(id)
@@ -169,7 +152,7 @@ pub(super) fn cron_remove(cron: &CronService, id: &str) -> Result<bool, CronServ
 
 #[expect(
     clippy::disallowed_methods,
-    reason = "runs on the blocking pool: on_cron"
+    reason = "runs on the blocking pool: CronService::blocking"
 )]
 pub(super) fn cron_runs(
     cron: &CronService,

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::super::Gateway;
 use super::super::frames::MethodError;
-use super::blocking::{self, on_cron};
+use super::blocking;
 use super::params::parse;
 use super::{Method, payload};
 use pincer_automation::cron::{CronJob, CronServiceError, NewCronJob, RunLogEntry};
@@ -143,8 +143,8 @@ pub(super) async fn call(gw: &Gateway, method: Method, p: &Value) -> Result<Valu
             let input: NewCronJob = serde_json::from_value(p.clone())
                 .map_err(|e| MethodError::invalid(format!("invalid cron job: {e}")))?;
             payload(
-                on_cron(cron, move |c| blocking::cron_add(c, input))
-                    .await?
+                cron.blocking(move |c| blocking::cron_add(c, input))
+                    .await
                     .map_err(refused)?,
             )
         }
@@ -162,16 +162,17 @@ pub(super) async fn call(gw: &Gateway, method: Method, p: &Value) -> Result<Valu
             };
             let id = id.to_owned();
             payload(
-                on_cron(cron, move |c| blocking::cron_update(c, &id, &patch))
-                    .await?
+                cron.blocking(move |c| blocking::cron_update(c, &id, &patch))
+                    .await
                     .map_err(refused)?,
             )
         }
         Method::CronRemove => {
             let params: CronJobParams = parse(p)?;
             let id = params.id()?.to_owned();
-            let removed = on_cron(cron, move |c| blocking::cron_remove(c, &id))
-                .await?
+            let removed = cron
+                .blocking(move |c| blocking::cron_remove(c, &id))
+                .await
                 .map_err(refused)?;
             payload(CronRemoveResponse { ok: true, removed })
         }
@@ -200,8 +201,9 @@ pub(super) async fn call(gw: &Gateway, method: Method, p: &Value) -> Result<Valu
                 job_id: params.job_id,
             };
             let (id, limit) = (job.id()?.to_owned(), usize::try_from(limit).unwrap_or(50));
-            let entries = on_cron(cron, move |c| blocking::cron_runs(c, &id, limit))
-                .await?
+            let entries = cron
+                .blocking(move |c| blocking::cron_runs(c, &id, limit))
+                .await
                 .map_err(refused)?;
             payload(CronRunsResponse { entries })
         }
@@ -214,7 +216,7 @@ pub(super) async fn call(gw: &Gateway, method: Method, p: &Value) -> Result<Valu
 
 fn refused(e: CronServiceError) -> MethodError {
     match e {
-        CronServiceError::NotRunning | CronServiceError::Store(_) => {
+        CronServiceError::NotRunning | CronServiceError::Store(_) | CronServiceError::Task(_) => {
             MethodError::unavailable(e.to_string())
         }
         e => MethodError::invalid(e.to_string()),
