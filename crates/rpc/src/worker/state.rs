@@ -124,6 +124,12 @@ impl Worker {
                         out.json(&queues.event());
                     }
                 }
+                // The line goes out before the file append: a message that arrives whole
+                // (`message_start` + `message_end` back to back) must reach the client as
+                // one piece, as in pi, or a command read while the append is on the blocking
+                // pool (a steer's `queue_update`) lands between the two. `agent_end` still
+                // follows every append: this loop is the only writer and runs in order.
+                out.json(&encoder.encode(&event));
                 if let AgentEvent::MessageEnd { message } = event.as_ref() {
                     let message = message.clone();
                     let appended =
@@ -132,7 +138,6 @@ impl Worker {
                         tracing::error!(error = %e, "cannot append to the session file");
                     }
                 }
-                out.json(&encoder.encode(&event));
             }
         }));
         self.agent = agent;
