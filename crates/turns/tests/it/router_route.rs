@@ -34,6 +34,38 @@ fn on(channel: &str) -> BindingMatch {
     }
 }
 
+/// A binding on `channel` for one account.
+fn on_account(channel: &str, id: &str) -> BindingMatch {
+    BindingMatch {
+        account_id: Some(id.into()),
+        ..on(channel)
+    }
+}
+
+/// A binding on `channel` for one Discord guild.
+fn on_guild(channel: &str, id: &str) -> BindingMatch {
+    BindingMatch {
+        guild_id: Some(id.into()),
+        ..on(channel)
+    }
+}
+
+/// A binding on `channel` for one Slack team.
+fn on_team(channel: &str, id: &str) -> BindingMatch {
+    BindingMatch {
+        team_id: Some(id.into()),
+        ..on(channel)
+    }
+}
+
+/// A binding on `channel` for one peer.
+fn on_peer(channel: &str, kind: PeerKind, id: &str) -> BindingMatch {
+    BindingMatch {
+        peer: peer(kind, id),
+        ..on(channel)
+    }
+}
+
 fn peer(kind: PeerKind, id: &str) -> Option<PeerMatch> {
     Some(PeerMatch {
         kind,
@@ -74,6 +106,15 @@ fn chosen(cfg: &PincerConfig, input: &RouteInput) -> (String, MatchedBy) {
     (route.agent_id, route.matched_by)
 }
 
+/// Asserts that `input` is routed by binding `index` of `cfg`, to `agent`.
+fn assert_bound(cfg: &PincerConfig, input: &RouteInput, agent: &str, index: usize) {
+    assert_eq!(
+        chosen(cfg, input),
+        (agent.to_string(), MatchedBy::Binding { index }),
+        "{input:?}"
+    );
+}
+
 #[test]
 fn each_binding_field_scores_its_weight() {
     let input = RouteInput {
@@ -85,49 +126,13 @@ fn each_binding_field_scores_its_weight() {
     let cases = [
         (on("discord"), Some(1)),
         (on(" Discord "), Some(1)),
-        (
-            BindingMatch {
-                account_id: Some("Bot1".into()),
-                ..on("discord")
-            },
-            Some(3),
-        ),
-        (
-            BindingMatch {
-                account_id: Some("*".into()),
-                ..on("discord")
-            },
-            Some(1),
-        ),
-        (
-            BindingMatch {
-                guild_id: Some("g1".into()),
-                ..on("discord")
-            },
-            Some(5),
-        ),
-        (
-            BindingMatch {
-                team_id: Some("t1".into()),
-                ..on("discord")
-            },
-            Some(5),
-        ),
-        (
-            BindingMatch {
-                peer: peer(PeerKind::Channel, "c1"),
-                ..on("discord")
-            },
-            Some(9),
-        ),
+        (on_account("discord", "Bot1"), Some(3)),
+        (on_account("discord", "*"), Some(1)),
+        (on_guild("discord", "g1"), Some(5)),
+        (on_team("discord", "t1"), Some(5)),
+        (on_peer("discord", PeerKind::Channel, "c1"), Some(9)),
         // A group peer binding matches a channel chat (OpenClaw treats them as one).
-        (
-            BindingMatch {
-                peer: peer(PeerKind::Group, "c1"),
-                ..on("discord")
-            },
-            Some(9),
-        ),
+        (on_peer("discord", PeerKind::Group, "c1"), Some(9)),
         (
             BindingMatch {
                 account_id: Some("bot1".into()),
@@ -140,35 +145,11 @@ fn each_binding_field_scores_its_weight() {
         // Every given field must match.
         (on("telegram"), None),
         (on(""), None),
-        (
-            BindingMatch {
-                account_id: Some("bot2".into()),
-                ..on("discord")
-            },
-            None,
-        ),
-        (
-            BindingMatch {
-                guild_id: Some("g2".into()),
-                ..on("discord")
-            },
-            None,
-        ),
-        (
-            BindingMatch {
-                peer: peer(PeerKind::Direct, "c1"),
-                ..on("discord")
-            },
-            None,
-        ),
+        (on_account("discord", "bot2"), None),
+        (on_guild("discord", "g2"), None),
+        (on_peer("discord", PeerKind::Direct, "c1"), None),
         // Peer ids compare exactly.
-        (
-            BindingMatch {
-                peer: peer(PeerKind::Channel, "C1"),
-                ..on("discord")
-            },
-            None,
-        ),
+        (on_peer("discord", PeerKind::Channel, "C1"), None),
     ];
     for (m, expected) in cases {
         assert_eq!(binding_score(&m, &input), expected, "{m:?}");
@@ -178,10 +159,7 @@ fn each_binding_field_scores_its_weight() {
 #[test]
 fn a_binding_without_account_matches_any_account_and_a_named_one_needs_the_default() {
     let no_account = dm("telegram", "1", "hi");
-    let named_default = BindingMatch {
-        account_id: Some("default".into()),
-        ..on("telegram")
-    };
+    let named_default = on_account("telegram", "default");
     assert_eq!(binding_score(&on("telegram"), &no_account), Some(1));
     assert_eq!(binding_score(&named_default, &no_account), Some(3));
     let bot2 = RouteInput {
@@ -198,27 +176,9 @@ fn the_most_specific_binding_wins_whatever_its_position() {
         &["chan", "acct", "guild", "peer"],
         vec![
             bind("chan", on("discord")),
-            bind(
-                "acct",
-                BindingMatch {
-                    account_id: Some("bot1".into()),
-                    ..on("discord")
-                },
-            ),
-            bind(
-                "peer",
-                BindingMatch {
-                    peer: peer(PeerKind::Channel, "c1"),
-                    ..on("discord")
-                },
-            ),
-            bind(
-                "guild",
-                BindingMatch {
-                    guild_id: Some("g1".into()),
-                    ..on("discord")
-                },
-            ),
+            bind("acct", on_account("discord", "bot1")),
+            bind("peer", on_peer("discord", PeerKind::Channel, "c1")),
+            bind("guild", on_guild("discord", "g1")),
         ],
     );
     let base = RouteInput {
@@ -257,78 +217,56 @@ fn the_most_specific_binding_wins_whatever_its_position() {
         ),
     ];
     for (input, agent, index) in cases {
-        assert_eq!(
-            chosen(&cfg, &input),
-            (agent.to_string(), MatchedBy::Binding { index }),
-            "{input:?}"
-        );
+        assert_bound(&cfg, &input, agent, index);
     }
 }
 
 #[test]
-fn guild_plus_account_beats_a_lone_peer_only_when_it_scores_higher() {
-    // account 2 + guild 4 + channel 1 = 7 < peer 8 + channel 1 = 9.
-    let cfg = config(
-        &["combo", "peer"],
-        vec![
-            bind(
-                "combo",
-                BindingMatch {
-                    account_id: Some("bot1".into()),
-                    guild_id: Some("g1".into()),
-                    ..on("discord")
-                },
-            ),
-            bind(
-                "peer",
-                BindingMatch {
-                    peer: peer(PeerKind::Channel, "c1"),
-                    ..on("discord")
-                },
-            ),
-        ],
-    );
-    let input = RouteInput {
-        account_id: Some("bot1".into()),
-        guild_id: Some("g1".into()),
-        ..group("discord", ChatKind::Channel, "c1")
-    };
-    assert_eq!(
-        chosen(&cfg, &input),
-        ("peer".into(), MatchedBy::Binding { index: 1 })
-    );
-}
-
-#[test]
-fn ties_go_to_the_first_binding_in_config_order() {
-    let cfg = config(
-        &["first", "second"],
-        vec![
-            bind(
-                "first",
-                BindingMatch {
-                    guild_id: Some("g1".into()),
-                    ..on("discord")
-                },
-            ),
-            bind(
-                "second",
-                BindingMatch {
-                    team_id: Some("t1".into()),
-                    ..on("discord")
-                },
-            ),
-        ],
-    );
-    let input = RouteInput {
-        guild_id: Some("g1".into()),
-        team_id: Some("t1".into()),
-        ..group("discord", ChatKind::Channel, "c1")
-    };
-    assert_eq!(
-        chosen(&cfg, &input),
-        ("first".into(), MatchedBy::Binding { index: 0 })
-    );
+fn of_two_matching_bindings_the_higher_score_wins_and_a_tie_goes_to_the_first() {
+    let discord_c1 = group("discord", ChatKind::Channel, "c1");
+    let cases = [
+        // account 2 + guild 4 + channel 1 = 7 < peer 8 + channel 1 = 9.
+        (
+            [
+                bind(
+                    "combo",
+                    BindingMatch {
+                        account_id: Some("bot1".into()),
+                        guild_id: Some("g1".into()),
+                        ..on("discord")
+                    },
+                ),
+                bind("peer", on_peer("discord", PeerKind::Channel, "c1")),
+            ],
+            RouteInput {
+                account_id: Some("bot1".into()),
+                guild_id: Some("g1".into()),
+                ..discord_c1.clone()
+            },
+            "peer",
+            1,
+        ),
+        // Ties go to the first binding in config order.
+        (
+            [
+                bind("first", on_guild("discord", "g1")),
+                bind("second", on_team("discord", "t1")),
+            ],
+            RouteInput {
+                guild_id: Some("g1".into()),
+                team_id: Some("t1".into()),
+                ..discord_c1.clone()
+            },
+            "first",
+            0,
+        ),
+    ];
+    for (bindings, input, agent, index) in cases {
+        let agents: Vec<String> = bindings.iter().map(|b| b.agent_id.clone()).collect();
+        let agents: Vec<&str> = agents.iter().map(String::as_str).collect();
+        let cfg = config(&agents, bindings.into());
+        assert_bound(&cfg, &input, agent, index);
+    }
 }
 
 #[test]
@@ -336,38 +274,20 @@ fn slack_team_and_direct_peer_bindings() {
     let cfg = config(
         &["work", "boss"],
         vec![
-            bind(
-                "work",
-                BindingMatch {
-                    team_id: Some("T01".into()),
-                    ..on("slack")
-                },
-            ),
-            bind(
-                "boss",
-                BindingMatch {
-                    peer: peer(PeerKind::Direct, "U42"),
-                    ..on("slack")
-                },
-            ),
+            bind("work", on_team("slack", "T01")),
+            bind("boss", on_peer("slack", PeerKind::Direct, "U42")),
         ],
     );
     let in_team = RouteInput {
         team_id: Some("T01".into()),
         ..dm("slack", "U7", "hello")
     };
-    assert_eq!(
-        chosen(&cfg, &in_team),
-        ("work".into(), MatchedBy::Binding { index: 0 })
-    );
+    assert_bound(&cfg, &in_team, "work", 0);
     let boss = RouteInput {
         team_id: Some("T01".into()),
         ..dm("slack", "U42", "hello")
     };
-    assert_eq!(
-        chosen(&cfg, &boss),
-        ("boss".into(), MatchedBy::Binding { index: 1 })
-    );
+    assert_bound(&cfg, &boss, "boss", 1);
     // A direct peer binding never matches a group with the same id.
     assert_eq!(
         chosen(&cfg, &group("slack", ChatKind::Group, "U42")),
@@ -380,13 +300,7 @@ fn bindings_to_unknown_agents_are_skipped() {
     let cfg = config(
         &["work"],
         vec![
-            bind(
-                "ghost",
-                BindingMatch {
-                    peer: peer(PeerKind::Direct, "1"),
-                    ..on("telegram")
-                },
-            ),
+            bind("ghost", on_peer("telegram", PeerKind::Direct, "1")),
             bind("work", on("telegram")),
         ],
     );

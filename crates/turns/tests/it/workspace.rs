@@ -155,28 +155,18 @@ fn workspace_dirs_resolve_from_config_home_and_pincer_home() {
     let pincer_home = Path::new("/srv/pincer");
     let home = Path::new("/home/ann");
     let mut cfg = PincerConfig::default();
-    cfg.agents.list = vec![
-        AgentEntry {
-            id: "abs".into(),
-            workspace: Some("/data/abs".into()),
-            ..AgentEntry::default()
-        },
-        AgentEntry {
-            id: "tilde".into(),
-            workspace: Some("~/agents/tilde".into()),
-            ..AgentEntry::default()
-        },
-        AgentEntry {
-            id: "rel".into(),
-            workspace: Some("spaces/rel".into()),
-            ..AgentEntry::default()
-        },
-        AgentEntry {
-            id: "blank".into(),
-            workspace: Some("  ".into()),
-            ..AgentEntry::default()
-        },
-    ];
+    cfg.agents.list = [
+        ("abs", "/data/abs"),
+        ("tilde", "~/agents/tilde"),
+        ("rel", "spaces/rel"),
+        ("blank", "  "),
+    ]
+    .map(|(id, workspace)| AgentEntry {
+        id: id.into(),
+        workspace: Some(workspace.into()),
+        ..AgentEntry::default()
+    })
+    .into();
     let cases = [
         ("main", Some(home), "/srv/pincer/agents/main/workspace"),
         ("abs", Some(home), "/data/abs"),
@@ -201,29 +191,49 @@ fn seed(dir: &Path, files: &[(&str, &str)]) {
     }
 }
 
+/// A new temporary workspace holding `files`.
+fn seeded(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    seed(root.path(), files);
+    root
+}
+
+/// What the loader makes of a file cut to `head` and `tail` (OpenClaw's marker), `kept`
+/// reading `head+tail` in characters, `of` the file's own length.
+fn marked(name: &str, head: &str, tail: &str, kept: &str, of: usize) -> String {
+    format!(
+        "{head}\n\n[...truncated, read {name} for full content...]\n\
+         …(truncated {name}: kept {kept} chars of {of})…\n\n{tail}"
+    )
+}
+
+/// Limits of `per_file` characters a file and `total` for all of them.
+fn limits_of(per_file: usize, total: usize) -> BootstrapLimits {
+    BootstrapLimits {
+        max_chars_per_file: per_file,
+        max_total_chars: total,
+    }
+}
+
 fn names(files: &[BootstrapFile]) -> Vec<&str> {
     files.iter().map(|f| f.name.as_str()).collect()
 }
 
 #[test]
 fn each_session_kind_gets_its_files_in_openclaw_order() {
-    let root = tempfile::tempdir().unwrap();
-    let dir = root.path();
     // Written out of order on purpose: the order comes from the loader.
-    seed(
-        dir,
-        &[
-            ("MEMORY.md", "memory"),
-            ("USER.md", "user"),
-            ("BOOTSTRAP.md", "bootstrap"),
-            ("HEARTBEAT.md", "heartbeat"),
-            ("IDENTITY.md", "identity"),
-            ("TOOLS.md", "tools"),
-            ("SOUL.md", "soul"),
-            ("AGENTS.md", "agents"),
-            ("NOTES.md", "not injected"),
-        ],
-    );
+    let root = seeded(&[
+        ("MEMORY.md", "memory"),
+        ("USER.md", "user"),
+        ("BOOTSTRAP.md", "bootstrap"),
+        ("HEARTBEAT.md", "heartbeat"),
+        ("IDENTITY.md", "identity"),
+        ("TOOLS.md", "tools"),
+        ("SOUL.md", "soul"),
+        ("AGENTS.md", "agents"),
+        ("NOTES.md", "not injected"),
+    ]);
+    let dir = root.path();
     let everything = [
         "AGENTS.md",
         "SOUL.md",
@@ -249,17 +259,13 @@ fn each_session_kind_gets_its_files_in_openclaw_order() {
 
 #[test]
 fn missing_and_empty_files_are_skipped_and_trailing_space_trimmed() {
-    let root = tempfile::tempdir().unwrap();
+    let root = seeded(&[
+        ("AGENTS.md", "  rules\n\n\n"),
+        ("SOUL.md", ""),
+        ("TOOLS.md", " \n\t\n"),
+        ("memory.md", "lowercase memory  \n"),
+    ]);
     let dir = root.path();
-    seed(
-        dir,
-        &[
-            ("AGENTS.md", "  rules\n\n\n"),
-            ("SOUL.md", ""),
-            ("TOOLS.md", " \n\t\n"),
-            ("memory.md", "lowercase memory  \n"),
-        ],
-    );
     let files = load_bootstrap_files(dir, SessionKind::Main, &BootstrapLimits::default()).unwrap();
     assert_eq!(
         files,
@@ -302,21 +308,12 @@ fn digits(n: usize) -> String {
 
 #[test]
 fn a_long_file_keeps_head_and_tail_around_openclaws_marker() {
-    let root = tempfile::tempdir().unwrap();
-    let dir = root.path();
     let body = digits(250);
-    seed(dir, &[("AGENTS.md", &format!("{body}\n"))]);
-    let limits = BootstrapLimits {
-        max_chars_per_file: 100,
-        max_total_chars: 10_000,
-    };
+    let root = seeded(&[("AGENTS.md", &format!("{body}\n"))]);
+    let dir = root.path();
+    let limits = limits_of(100, 10_000);
     let files = load_bootstrap_files(dir, SessionKind::Cron, &limits).unwrap();
-    let expected = format!(
-        "{}\n\n[...truncated, read AGENTS.md for full content...]\n\
-         …(truncated AGENTS.md: kept 70+20 chars of 250)…\n\n{}",
-        &body[..70],
-        &body[230..]
-    );
+    let expected = marked("AGENTS.md", &body[..70], &body[230..], "70+20", 250);
     assert_eq!(
         files,
         vec![BootstrapFile {
@@ -330,13 +327,9 @@ fn a_long_file_keeps_head_and_tail_around_openclaws_marker() {
 
 #[test]
 fn limits_count_characters_not_bytes() {
-    let root = tempfile::tempdir().unwrap();
+    let root = seeded(&[("TOOLS.md", &"é".repeat(100))]);
     let dir = root.path();
-    seed(dir, &[("TOOLS.md", &"é".repeat(100))]);
-    let exact = BootstrapLimits {
-        max_chars_per_file: 100,
-        max_total_chars: 1000,
-    };
+    let exact = limits_of(100, 1000);
     let files = load_bootstrap_files(dir, SessionKind::Cron, &exact).unwrap();
     assert_eq!(files[0].content, "é".repeat(100));
     assert!(!files[0].truncated);
@@ -345,43 +338,26 @@ fn limits_count_characters_not_bytes() {
     let files = load_bootstrap_files(dir, SessionKind::Cron, &exact).unwrap();
     assert_eq!(
         files[0].content,
-        format!(
-            "{}\n\n[...truncated, read TOOLS.md for full content...]\n\
-             …(truncated TOOLS.md: kept 70+20 chars of 101)…\n\n{}",
-            "é".repeat(70),
-            "é".repeat(20)
-        )
+        marked("TOOLS.md", &"é".repeat(70), &"é".repeat(20), "70+20", 101)
     );
 }
 
 #[test]
 fn the_total_budget_cuts_the_last_file_and_stops_below_64_chars() {
-    let root = tempfile::tempdir().unwrap();
-    let dir = root.path();
     let second = digits(100);
-    seed(
-        dir,
-        &[
-            ("AGENTS.md", &"a".repeat(100)),
-            ("SOUL.md", &second),
-            ("TOOLS.md", "never reached"),
-        ],
-    );
+    let root = seeded(&[
+        ("AGENTS.md", &"a".repeat(100)),
+        ("SOUL.md", &second),
+        ("TOOLS.md", "never reached"),
+    ]);
+    let dir = root.path();
     // 100 for AGENTS.md leaves 64: SOUL.md is cut to that budget (its per-file limit becomes
     // 64, and the marked version, still too long, is clamped to 63 chars plus `…`); nothing
     // is left for TOOLS.md.
-    let limits = BootstrapLimits {
-        max_chars_per_file: 1000,
-        max_total_chars: 164,
-    };
+    let limits = limits_of(1000, 164);
     let files = load_bootstrap_files(dir, SessionKind::Group, &limits).unwrap();
-    let marked = format!(
-        "{}\n\n[...truncated, read SOUL.md for full content...]\n\
-         …(truncated SOUL.md: kept 44+12 chars of 100)…\n\n{}",
-        &second[..44],
-        &second[88..]
-    );
-    let clamped: String = marked.chars().take(63).chain(['…']).collect();
+    let cut = marked("SOUL.md", &second[..44], &second[88..], "44+12", 100);
+    let clamped: String = cut.chars().take(63).chain(['…']).collect();
     assert_eq!(names(&files), ["AGENTS.md", "SOUL.md"]);
     assert_eq!(files[1].content, clamped);
     assert_eq!(files[1].content.chars().count(), 64);
@@ -389,10 +365,7 @@ fn the_total_budget_cuts_the_last_file_and_stops_below_64_chars() {
     assert_eq!(files[1].original_chars, 100);
 
     // With 63 left after the first file, no further file is started at all.
-    let limits = BootstrapLimits {
-        max_chars_per_file: 1000,
-        max_total_chars: 163,
-    };
+    let limits = limits_of(1000, 163);
     let files = load_bootstrap_files(dir, SessionKind::Group, &limits).unwrap();
     assert_eq!(names(&files), ["AGENTS.md"]);
 }
@@ -411,22 +384,10 @@ fn an_unreadable_file_is_an_error_not_a_silent_gap() {
 #[test]
 fn limits_come_from_agent_defaults() {
     let mut cfg = PincerConfig::default();
-    assert_eq!(
-        BootstrapLimits::from_config(&cfg),
-        BootstrapLimits {
-            max_chars_per_file: 20_000,
-            max_total_chars: 150_000
-        }
-    );
+    assert_eq!(BootstrapLimits::from_config(&cfg), limits_of(20_000, 150_000));
     cfg.agents.defaults.bootstrap_max_chars = Some(500);
     cfg.agents.defaults.bootstrap_total_max_chars = Some(0);
-    assert_eq!(
-        BootstrapLimits::from_config(&cfg),
-        BootstrapLimits {
-            max_chars_per_file: 500,
-            max_total_chars: 150_000
-        }
-    );
+    assert_eq!(BootstrapLimits::from_config(&cfg), limits_of(500, 150_000));
 }
 
 /// Finding 8 of the security review: a new workspace (and the directories above it that
