@@ -12,7 +12,7 @@ use serde_json::json;
 
 use crate::files::ls::{DEFAULT_LS_LIMIT, list_dir};
 use crate::files::open::{open_regular, read_prefix};
-use crate::files::{blocking, looks_binary, resolve, utf8_prefix};
+use crate::files::{looks_binary, path_tool, resolve, utf8_prefix};
 use crate::paths::PathPolicy;
 
 /// `fs.read_file`'s default byte limit (lainclaw's).
@@ -84,28 +84,19 @@ impl TypedTool for Echo {
     }
 }
 
-/// `shell.pwd`: the workspace directory.
-#[derive(Debug, Clone)]
-pub struct Pwd {
-    policy: PathPolicy,
-}
-
-impl Pwd {
-    pub fn new(policy: PathPolicy) -> Self {
-        Self { policy }
+path_tool! {
+    /// `shell.pwd`: the workspace directory.
+    Pwd {
+        args: NoArgs,
+        name: "shell.pwd",
+        description: "Get the current working directory (the workspace).",
+        inline: pwd,
     }
 }
 
-impl TypedTool for Pwd {
-    type Args = NoArgs;
-
-    const NAME: &'static str = "shell.pwd";
-    const DESCRIPTION: &'static str = "Get the current working directory (the workspace).";
-
-    async fn run(&self, _args: NoArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let dir = self.policy.workspace_dir().display().to_string();
-        Ok(ToolOutput::text(dir.clone()).with_details(json!({"cwd": dir})))
-    }
+fn pwd(policy: &PathPolicy, _args: NoArgs) -> Result<ToolOutput, ToolError> {
+    let dir = policy.workspace_dir().display().to_string();
+    Ok(ToolOutput::text(dir.clone()).with_details(json!({"cwd": dir})))
 }
 
 /// Arguments of `fs.list_dir`.
@@ -116,30 +107,22 @@ pub struct ListDirArgs {
     pub path: Option<String>,
 }
 
-/// `fs.list_dir`: like `ls` with its default limit.
-#[derive(Debug, Clone)]
-pub struct ListDir {
-    policy: PathPolicy,
-}
-
-impl ListDir {
-    pub fn new(policy: PathPolicy) -> Self {
-        Self { policy }
+path_tool! {
+    /// `fs.list_dir`: like `ls` with its default limit.
+    ListDir {
+        args: ListDirArgs,
+        name: "fs.list_dir",
+        description: "List the entries of a directory in the workspace (directories end with '/').",
+        blocking: list_default,
     }
 }
 
-impl TypedTool for ListDir {
-    type Args = ListDirArgs;
-
-    const NAME: &'static str = "fs.list_dir";
-    const DESCRIPTION: &'static str =
-        "List the entries of a directory in the workspace (directories end with '/').";
-
-    async fn run(&self, args: ListDirArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let policy = self.policy.clone();
-        let path = args.path.unwrap_or_else(|| ".".to_owned());
-        blocking(move || list_dir(&policy, &path, DEFAULT_LS_LIMIT)).await
-    }
+fn list_default(policy: &PathPolicy, args: ListDirArgs) -> Result<ToolOutput, ToolError> {
+    list_dir(
+        policy,
+        args.path.as_deref().unwrap_or("."),
+        DEFAULT_LS_LIMIT,
+    )
 }
 
 /// Arguments of `fs.read_file`.
@@ -153,33 +136,18 @@ pub struct ReadFileArgs {
     pub max_bytes: Option<usize>,
 }
 
-/// `fs.read_file`: a text file's raw content, up to `maxBytes`.
-#[derive(Debug, Clone)]
-pub struct ReadFile {
-    policy: PathPolicy,
-}
-
-impl ReadFile {
-    pub fn new(policy: PathPolicy) -> Self {
-        Self { policy }
-    }
-}
-
-impl TypedTool for ReadFile {
-    type Args = ReadFileArgs;
-
-    const NAME: &'static str = "fs.read_file";
-    const DESCRIPTION: &'static str =
-        "Read a text file in the workspace, up to maxBytes bytes (default 204800).";
-
-    async fn run(&self, args: ReadFileArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let policy = self.policy.clone();
-        blocking(move || read_text_file(&policy, &args)).await
+path_tool! {
+    /// `fs.read_file`: a text file's raw content, up to `maxBytes`.
+    ReadFile {
+        args: ReadFileArgs,
+        name: "fs.read_file",
+        description: "Read a text file in the workspace, up to maxBytes bytes (default 204800).",
+        blocking: read_text_file,
     }
 }
 
 /// `fs.read_file`'s work: only the first `maxBytes` (+1 to know there is more) are read.
-fn read_text_file(policy: &PathPolicy, args: &ReadFileArgs) -> Result<ToolOutput, ToolError> {
+fn read_text_file(policy: &PathPolicy, args: ReadFileArgs) -> Result<ToolOutput, ToolError> {
     let path = resolve(policy, &args.path)?;
     let shown = policy.display(&path);
     let (mut file, meta) = open_regular(&path, &shown, &args.path, "use fs.list_dir")?;

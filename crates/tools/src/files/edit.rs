@@ -4,14 +4,14 @@
 //! special spaces ignored); it must be unique too. Edits may not overlap. CRLF files and a
 //! UTF-8 BOM survive. The details carry a unified diff and the first changed line.
 
-use pincer_agent::{ToolContext, ToolError, ToolOutput, TypedTool};
+use pincer_agent::{ToolError, ToolOutput};
 use serde::Deserialize;
 use serde_json::json;
 use similar::{ChangeTag, TextDiff};
 
 use super::fuzzy::{Found, closest_line, find};
 use super::write::write_atomic;
-use super::{blocking, io_error, looks_binary, resolve};
+use super::{io_error, looks_binary, resolve};
 use crate::paths::PathPolicy;
 
 /// One replacement.
@@ -64,34 +64,24 @@ impl EditArgs {
     }
 }
 
-/// The `edit` tool.
-#[derive(Debug, Clone)]
-pub struct EditTool {
-    policy: PathPolicy,
-}
-
-impl EditTool {
-    pub fn new(policy: PathPolicy) -> Self {
-        Self { policy }
-    }
-}
-
 const DESCRIPTION: &str = "Edit a file by replacing exact text. Each oldText must occur \
 exactly once in the original file (include surrounding lines to make it unique); several \
 non-overlapping edits may be given at once in edits. Read the file first.";
 
-impl TypedTool for EditTool {
-    type Args = EditArgs;
-
-    const NAME: &'static str = "edit";
-    const LABEL: &'static str = "Edit";
-    const DESCRIPTION: &'static str = DESCRIPTION;
-
-    async fn run(&self, args: EditArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let (user_path, edits) = args.into_edits()?;
-        let policy = self.policy.clone();
-        blocking(move || edit_file(&policy, &user_path, &edits)).await
+path_tool! {
+    /// The `edit` tool.
+    EditTool {
+        args: EditArgs,
+        name: "edit",
+        label: "Edit",
+        description: DESCRIPTION,
+        blocking: edit,
     }
+}
+
+fn edit(policy: &PathPolicy, args: EditArgs) -> Result<ToolOutput, ToolError> {
+    let (user_path, edits) = args.into_edits()?;
+    edit_file(policy, &user_path, &edits)
 }
 
 fn edit_file(

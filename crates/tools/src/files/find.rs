@@ -6,12 +6,12 @@
 
 use globset::GlobBuilder;
 use ignore::WalkBuilder;
-use pincer_agent::{ToolContext, ToolError, ToolOutput, TypedTool};
+use pincer_agent::{ToolError, ToolOutput};
 use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::{cancellable, io_error, resolve};
+use super::{io_error, resolve};
 use crate::paths::PathPolicy;
 
 /// Default number of paths `find` returns.
@@ -32,40 +32,25 @@ pub struct FindArgs {
     pub limit: Option<usize>,
 }
 
-/// The `find` tool.
-#[derive(Debug, Clone)]
-pub struct FindTool {
-    policy: PathPolicy,
-}
-
-impl FindTool {
-    pub fn new(policy: PathPolicy) -> Self {
-        Self { policy }
-    }
-}
-
 const DESCRIPTION: &str = "Find files by glob pattern. A pattern without '/' matches file \
 names (e.g. '*.rs'); with '/' it matches paths below the search directory (e.g. \
 'src/**/*.ts'). Respects .gitignore. Returns sorted workspace-relative paths, at most limit \
 (default 1000).";
 
-impl TypedTool for FindTool {
-    type Args = FindArgs;
-
-    const NAME: &'static str = "find";
-    const LABEL: &'static str = "Find";
-    const DESCRIPTION: &'static str = DESCRIPTION;
-
-    async fn run(&self, args: FindArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let policy = self.policy.clone();
-        let cancel = ctx.cancel.clone();
-        cancellable(&ctx.cancel, move || find_paths(&policy, &args, &cancel)).await
+path_tool! {
+    /// The `find` tool.
+    FindTool {
+        args: FindArgs,
+        name: "find",
+        label: "Find",
+        description: DESCRIPTION,
+        cancellable: find_paths,
     }
 }
 
 fn find_paths(
     policy: &PathPolicy,
-    args: &FindArgs,
+    args: FindArgs,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
     let user_path = args.path.as_deref().unwrap_or(".");

@@ -8,13 +8,13 @@ use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use ignore::WalkBuilder;
 use ignore::overrides::OverrideBuilder;
-use pincer_agent::{ToolContext, ToolError, ToolOutput, TypedTool};
+use pincer_agent::{ToolError, ToolOutput};
 use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::truncate::{GREP_MAX_LINE_CHARS, LineBudget, MAX_BYTES, cut_line};
-use super::{cancellable, io_error, resolve};
+use super::{io_error, resolve};
 use crate::paths::PathPolicy;
 
 /// Default number of matches `grep` shows.
@@ -47,39 +47,24 @@ pub struct GrepArgs {
     pub limit: Option<usize>,
 }
 
-/// The `grep` tool.
-#[derive(Debug, Clone)]
-pub struct GrepTool {
-    policy: PathPolicy,
-}
-
-impl GrepTool {
-    pub fn new(policy: PathPolicy) -> Self {
-        Self { policy }
-    }
-}
-
 const DESCRIPTION: &str = "Search file contents for a regular expression (or a literal string). \
 Respects .gitignore and skips hidden and binary files. Prints `path:line: text` per match, \
 context lines as `path-line- text`. Returns at most limit matches (default 100).";
 
-impl TypedTool for GrepTool {
-    type Args = GrepArgs;
-
-    const NAME: &'static str = "grep";
-    const LABEL: &'static str = "Grep";
-    const DESCRIPTION: &'static str = DESCRIPTION;
-
-    async fn run(&self, args: GrepArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let policy = self.policy.clone();
-        let cancel = ctx.cancel.clone();
-        cancellable(&ctx.cancel, move || search(&policy, &args, &cancel)).await
+path_tool! {
+    /// The `grep` tool.
+    GrepTool {
+        args: GrepArgs,
+        name: "grep",
+        label: "Grep",
+        description: DESCRIPTION,
+        cancellable: search,
     }
 }
 
 fn search(
     policy: &PathPolicy,
-    args: &GrepArgs,
+    args: GrepArgs,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
     let user_path = args.path.as_deref().unwrap_or(".");

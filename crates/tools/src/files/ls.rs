@@ -3,11 +3,11 @@
 
 use std::path::Path;
 
-use pincer_agent::{ToolContext, ToolError, ToolOutput, TypedTool};
+use pincer_agent::{ToolError, ToolOutput};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{blocking, io_error, resolve};
+use super::{io_error, resolve};
 use crate::paths::PathPolicy;
 
 /// Default number of entries `ls` shows.
@@ -25,34 +25,23 @@ pub struct LsArgs {
     pub limit: Option<usize>,
 }
 
-/// The `ls` tool.
-#[derive(Debug, Clone)]
-pub struct LsTool {
-    policy: PathPolicy,
-}
-
-impl LsTool {
-    pub fn new(policy: PathPolicy) -> Self {
-        Self { policy }
-    }
-}
-
 const DESCRIPTION: &str = "List a directory's entries, sorted alphabetically, directories \
 marked with a trailing '/', dotfiles included. Returns at most limit entries (default 500).";
 
-impl TypedTool for LsTool {
-    type Args = LsArgs;
-
-    const NAME: &'static str = "ls";
-    const LABEL: &'static str = "List";
-    const DESCRIPTION: &'static str = DESCRIPTION;
-
-    async fn run(&self, args: LsArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let policy = self.policy.clone();
-        let path = args.path.unwrap_or_else(|| ".".to_owned());
-        let limit = args.limit.unwrap_or(DEFAULT_LS_LIMIT).max(1);
-        blocking(move || list_dir(&policy, &path, limit)).await
+path_tool! {
+    /// The `ls` tool.
+    LsTool {
+        args: LsArgs,
+        name: "ls",
+        label: "List",
+        description: DESCRIPTION,
+        blocking: ls,
     }
+}
+
+fn ls(policy: &PathPolicy, args: LsArgs) -> Result<ToolOutput, ToolError> {
+    let path = args.path.as_deref().unwrap_or(".");
+    list_dir(policy, path, args.limit.unwrap_or(DEFAULT_LS_LIMIT).max(1))
 }
 
 /// List `user_path` (shared with lainclaw's `fs.list_dir`).

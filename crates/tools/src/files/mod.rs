@@ -11,6 +11,68 @@ use tokio_util::sync::CancellationToken;
 
 use crate::paths::PathPolicy;
 
+/// Declares a tool confined by a [`PathPolicy`]: the struct holding the policy, its
+/// `new(policy)`, and its [`TypedTool`](pincer_agent::TypedTool) impl. `run` hands the
+/// tool's work, `work(&policy, args)`, to the blocking pool (`blocking`), or, for the
+/// tree walks, to [`cancellable`] with the call's token as a third argument
+/// (`cancellable`); `inline` runs it on the caller's task (for work that touches no disk).
+/// `label` is left out where the tool shows its name.
+macro_rules! path_tool {
+    (
+        $(#[$doc:meta])*
+        $tool:ident {
+            args: $args:ty,
+            name: $name:literal,
+            $(label: $label:literal,)?
+            description: $description:expr,
+            $mode:ident: $work:path $(,)?
+        }
+    ) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone)]
+        pub struct $tool {
+            policy: $crate::paths::PathPolicy,
+        }
+
+        impl $tool {
+            pub fn new(policy: $crate::paths::PathPolicy) -> Self {
+                Self { policy }
+            }
+        }
+
+        impl pincer_agent::TypedTool for $tool {
+            type Args = $args;
+
+            const NAME: &'static str = $name;
+            $(const LABEL: &'static str = $label;)?
+            const DESCRIPTION: &'static str = $description;
+
+            async fn run(
+                &self,
+                args: $args,
+                ctx: pincer_agent::ToolContext,
+            ) -> Result<pincer_agent::ToolOutput, pincer_agent::ToolError> {
+                $crate::files::path_tool!(@run $mode, self, args, ctx, $work)
+            }
+        }
+    };
+    (@run blocking, $tool:ident, $args:ident, $ctx:ident, $work:path) => {{
+        let _ = $ctx;
+        let policy = $tool.policy.clone();
+        $crate::files::blocking(move || $work(&policy, $args)).await
+    }};
+    (@run cancellable, $tool:ident, $args:ident, $ctx:ident, $work:path) => {{
+        let policy = $tool.policy.clone();
+        let cancel = $ctx.cancel.clone();
+        $crate::files::cancellable(&$ctx.cancel, move || $work(&policy, $args, &cancel)).await
+    }};
+    (@run inline, $tool:ident, $args:ident, $ctx:ident, $work:path) => {{
+        let _ = $ctx;
+        $work(&$tool.policy, $args)
+    }};
+}
+pub(crate) use path_tool;
+
 pub mod edit;
 pub mod find;
 mod fuzzy;

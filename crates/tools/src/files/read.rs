@@ -8,14 +8,14 @@
 use std::io::{BufRead, BufReader, Read};
 
 use base64::Engine as _;
-use pincer_agent::{ToolContext, ToolError, ToolOutput, TypedTool};
+use pincer_agent::{ToolError, ToolOutput};
 use pincer_ai::{ContentBlock, ImageContent};
 use serde::Deserialize;
 use serde_json::json;
 
 use super::open::{open_regular, read_prefix, read_upto};
 use super::truncate::{LineBudget, MAX_BYTES, MAX_LINES, READ_MAX_LINE_CHARS, cut_line};
-use super::{SNIFF_BYTES, blocking, io_error, looks_binary, resolve, utf8_prefix};
+use super::{SNIFF_BYTES, io_error, looks_binary, resolve, utf8_prefix};
 use crate::paths::PathPolicy;
 
 /// Largest image `read` returns (providers refuse bigger ones).
@@ -35,36 +35,22 @@ pub struct ReadArgs {
     pub limit: Option<usize>,
 }
 
-/// The `read` tool.
-#[derive(Debug, Clone)]
-pub struct ReadTool {
-    policy: PathPolicy,
-}
-
-impl ReadTool {
-    pub fn new(policy: PathPolicy) -> Self {
-        Self { policy }
-    }
-}
-
 const DESCRIPTION: &str = "Read the contents of a file. Text is shown with line numbers; \
 images (png, jpg, gif, webp) are returned as images. Output stops at 2000 lines or 50KB; \
 use offset and limit to page through large files.";
 
-impl TypedTool for ReadTool {
-    type Args = ReadArgs;
-
-    const NAME: &'static str = "read";
-    const LABEL: &'static str = "Read";
-    const DESCRIPTION: &'static str = DESCRIPTION;
-
-    async fn run(&self, args: ReadArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let policy = self.policy.clone();
-        blocking(move || read_file(&policy, &args)).await
+path_tool! {
+    /// The `read` tool.
+    ReadTool {
+        args: ReadArgs,
+        name: "read",
+        label: "Read",
+        description: DESCRIPTION,
+        blocking: read_file,
     }
 }
 
-fn read_file(policy: &PathPolicy, args: &ReadArgs) -> Result<ToolOutput, ToolError> {
+fn read_file(policy: &PathPolicy, args: ReadArgs) -> Result<ToolOutput, ToolError> {
     let path = resolve(policy, &args.path)?;
     let shown = policy.display(&path);
     let (mut file, meta) = open_regular(&path, &shown, &args.path, "use ls to list its contents")?;

@@ -4,12 +4,12 @@
 
 use std::path::Path;
 
-use pincer_agent::{ToolContext, ToolError, ToolOutput, TypedTool};
+use pincer_agent::{ToolError, ToolOutput};
 use pincer_base::{AtomicWrite, FileMode};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{blocking, resolve};
+use super::resolve;
 use crate::paths::PathPolicy;
 
 /// Arguments of `write`.
@@ -22,51 +22,38 @@ pub struct WriteArgs {
     pub content: String,
 }
 
-/// The `write` tool.
-#[derive(Debug, Clone)]
-pub struct WriteTool {
-    policy: PathPolicy,
-}
-
-impl WriteTool {
-    pub fn new(policy: PathPolicy) -> Self {
-        Self { policy }
-    }
-}
-
 const DESCRIPTION: &str = "Write content to a file, creating it (and its parent directories) \
 if needed and replacing it completely if it exists. Use edit to change part of a file.";
 
-impl TypedTool for WriteTool {
-    type Args = WriteArgs;
-
-    const NAME: &'static str = "write";
-    const LABEL: &'static str = "Write";
-    const DESCRIPTION: &'static str = DESCRIPTION;
-
-    async fn run(&self, args: WriteArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let policy = self.policy.clone();
-        blocking(move || {
-            let path = resolve(&policy, &args.path)?;
-            let shown = policy.display(&path);
-            if path.is_dir() {
-                return Err(ToolError::failed(format!(
-                    "{shown} is a directory; give a file path"
-                )));
-            }
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| {
-                    ToolError::failed(format!("cannot create the directories for {shown}: {e}"))
-                })?;
-            }
-            write_atomic(&path, args.content.as_bytes())
-                .map_err(|e| ToolError::failed(format!("cannot write {shown}: {e}")))?;
-            let bytes = args.content.len();
-            Ok(ToolOutput::text(format!("Wrote {bytes} bytes to {shown}"))
-                .with_details(json!({"path": shown, "bytes": bytes})))
-        })
-        .await
+path_tool! {
+    /// The `write` tool.
+    WriteTool {
+        args: WriteArgs,
+        name: "write",
+        label: "Write",
+        description: DESCRIPTION,
+        blocking: write_file,
     }
+}
+
+fn write_file(policy: &PathPolicy, args: WriteArgs) -> Result<ToolOutput, ToolError> {
+    let path = resolve(policy, &args.path)?;
+    let shown = policy.display(&path);
+    if path.is_dir() {
+        return Err(ToolError::failed(format!(
+            "{shown} is a directory; give a file path"
+        )));
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| {
+            ToolError::failed(format!("cannot create the directories for {shown}: {e}"))
+        })?;
+    }
+    write_atomic(&path, args.content.as_bytes())
+        .map_err(|e| ToolError::failed(format!("cannot write {shown}: {e}")))?;
+    let bytes = args.content.len();
+    Ok(ToolOutput::text(format!("Wrote {bytes} bytes to {shown}"))
+        .with_details(json!({"path": shown, "bytes": bytes})))
 }
 
 /// Write `bytes` to `path` atomically (pincer-base: a temporary sibling, fsync, rename, fsync
