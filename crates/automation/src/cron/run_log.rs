@@ -28,14 +28,15 @@ pub const DEFAULT_MAX_BYTES: u64 = 2_000_000;
 pub const DEFAULT_KEEP_LINES: usize = 2_000;
 
 /// The only action OpenClaw writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RunAction {
+    #[default]
     #[serde(rename = "finished")]
     Finished,
 }
 
 /// One finished run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunLogEntry {
     /// When the line was written (ms).
@@ -83,19 +84,7 @@ impl RunLogEntry {
             job_id: job_id.into(),
             action: RunAction::Finished,
             status: Some(status),
-            error: None,
-            summary: None,
-            delivered: None,
-            delivery_status: None,
-            delivery_error: None,
-            session_id: None,
-            session_key: None,
-            run_at_ms: None,
-            duration_ms: None,
-            next_run_at_ms: None,
-            model: None,
-            provider: None,
-            extra: Extra::new(),
+            ..Self::default()
         }
     }
 }

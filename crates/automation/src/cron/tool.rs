@@ -261,14 +261,28 @@ mod tests {
         })
     }
 
+    /// The details of a call that succeeded.
+    async fn details(tool: &Arc<dyn AgentTool>, args: Value) -> Value {
+        call(tool, args).await.unwrap().details.unwrap()
+    }
+
+    /// The tool of agent `ops` over `service`, and its answer to adding `reminder(name)`.
+    async fn ops_adding(
+        service: &Arc<CronService>,
+        name: &str,
+    ) -> (Arc<dyn AgentTool>, ToolOutput) {
+        let ops = cron_tool(Arc::clone(service), "ops".into());
+        let added = call(&ops, json!({"action": "add", "job": reminder(name)}))
+            .await
+            .unwrap();
+        (ops, added)
+    }
+
     #[tokio::test]
     async fn add_stamps_the_agent_and_list_shows_only_its_jobs() {
         let dir = tempfile::tempdir().unwrap();
         let service = service(&dir);
-        let ops = cron_tool(Arc::clone(&service), "ops".into());
-        let added = call(&ops, json!({"action": "add", "job": reminder("mine")}))
-            .await
-            .unwrap();
+        let (ops, added) = ops_adding(&service, "mine").await;
         let text = added.text_content();
         let details = added.details.unwrap();
         assert_eq!(details["agentId"], "ops");
@@ -317,32 +331,18 @@ mod tests {
     async fn run_update_and_runs_through_the_tool() {
         let dir = tempfile::tempdir().unwrap();
         let service = service(&dir);
-        let ops = cron_tool(Arc::clone(&service), "ops".into());
-        let added = call(&ops, json!({"action": "add", "job": reminder("r")}))
-            .await
-            .unwrap();
+        let (ops, added) = ops_adding(&service, "r").await;
         let id = added.details.unwrap()["id"].as_str().unwrap().to_string();
 
-        let ran = call(&ops, json!({"action": "run", "jobId": id}))
-            .await
-            .unwrap();
-        assert_eq!(ran.details.as_ref().unwrap()["ran"], true);
-        let runs = call(&ops, json!({"action": "runs", "jobId": id}))
-            .await
-            .unwrap();
-        assert_eq!(runs.details.as_ref().unwrap()["entries"][0]["status"], "ok");
+        let ran = details(&ops, json!({"action": "run", "jobId": id})).await;
+        assert_eq!(ran["ran"], true);
+        let runs = details(&ops, json!({"action": "runs", "jobId": id})).await;
+        assert_eq!(runs["entries"][0]["status"], "ok");
 
-        let updated = call(
-            &ops,
-            json!({"action": "update", "jobId": id, "patch": {"enabled": false}}),
-        )
-        .await
-        .unwrap();
-        assert_eq!(updated.details.as_ref().unwrap()["enabled"], false);
-        let removed = call(&ops, json!({"action": "remove", "id": id}))
-            .await
-            .unwrap();
-        assert_eq!(removed.details.as_ref().unwrap()["removed"], true);
+        let patch = json!({"action": "update", "jobId": id, "patch": {"enabled": false}});
+        assert_eq!(details(&ops, patch).await["enabled"], false);
+        let removed = details(&ops, json!({"action": "remove", "id": id})).await;
+        assert_eq!(removed["removed"], true);
     }
 
     #[tokio::test]

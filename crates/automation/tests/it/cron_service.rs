@@ -17,9 +17,9 @@ mod fake;
 use std::sync::Arc;
 use std::time::Duration;
 
-use fake::{T0, actions, new_job, record_events, reminder, service, service_with, task};
+use fake::{T0, actions, fresh, new_job, record_events, reminder, service, service_with, task};
 use pincer_automation::cron::{
-    CronRunOutput, CronSettings, INTERRUPTED_ERROR, RunStatus, format_iso_ms,
+    CronJob, CronRunOutput, CronSettings, INTERRUPTED_ERROR, RunStatus, format_iso_ms,
 };
 use pincer_automation::system_events::ManualClock;
 use serde_json::{Value, json};
@@ -34,9 +34,7 @@ fn advance_ms(clock: &ManualClock, ms: i64) {
 
 #[tokio::test]
 async fn added_jobs_are_listed_by_next_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let clock = ManualClock::at(T0);
-    let (service, _fake) = service(&dir, &clock);
+    let (dir, _clock, service, _fake) = fresh();
     let later = service.add(reminder("later", 2 * MIN, "b")).unwrap();
     let sooner = service.add(reminder("sooner", MIN, "a")).unwrap();
     let mut off = reminder("off", MIN, "c");
@@ -66,9 +64,7 @@ async fn added_jobs_are_listed_by_next_run() {
 
 #[tokio::test]
 async fn a_tick_runs_only_due_jobs_and_main_jobs_enqueue_their_text() {
-    let dir = tempfile::tempdir().unwrap();
-    let clock = ManualClock::at(T0);
-    let (service, fake) = service(&dir, &clock);
+    let (_dir, clock, service, fake) = fresh();
     let every_min = service.add(reminder("m", MIN, "stand up")).unwrap();
     let every_two = service.add(reminder("t", 2 * MIN, "drink")).unwrap();
 
@@ -98,9 +94,7 @@ async fn a_tick_runs_only_due_jobs_and_main_jobs_enqueue_their_text() {
 
 #[tokio::test]
 async fn a_failing_enqueue_is_a_failed_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let clock = ManualClock::at(T0);
-    let (service, fake) = service(&dir, &clock);
+    let (_dir, clock, service, fake) = fresh();
     let job = service.add(reminder("m", HOUR, "x")).unwrap();
     fake.script_main(Err("no main session".into()));
     advance_ms(&clock, HOUR);
@@ -112,9 +106,7 @@ async fn a_failing_enqueue_is_a_failed_run() {
 
 #[tokio::test]
 async fn an_isolated_run_lands_in_the_state_and_the_run_log() {
-    let dir = tempfile::tempdir().unwrap();
-    let clock = ManualClock::at(T0);
-    let (service, fake) = service(&dir, &clock);
+    let (_dir, clock, service, fake) = fresh();
     let job = service
         .add(task("report", HOUR, "write the report"))
         .unwrap();
@@ -171,9 +163,7 @@ fn at_job(name: &str, delete_after_run: Option<bool>) -> pincer_automation::cron
 
 #[tokio::test]
 async fn a_one_shot_job_is_deleted_after_success_or_disabled_when_kept() {
-    let dir = tempfile::tempdir().unwrap();
-    let clock = ManualClock::at(T0);
-    let (service, _fake) = service(&dir, &clock);
+    let (_dir, clock, service, _fake) = fresh();
     let deleted = service.add(at_job("gone", None)).unwrap();
     let kept = service.add(at_job("kept", Some(false))).unwrap();
     assert_eq!(deleted.delete_after_run, Some(true));
@@ -194,9 +184,7 @@ async fn a_one_shot_job_is_deleted_after_success_or_disabled_when_kept() {
 
 #[tokio::test]
 async fn a_failing_one_shot_job_is_retried_with_backoff_then_given_up() {
-    let dir = tempfile::tempdir().unwrap();
-    let clock = ManualClock::at(T0);
-    let (service, fake) = service(&dir, &clock);
+    let (_dir, clock, service, fake) = fresh();
     let job = service.add(at_job("flaky", None)).unwrap();
     for _ in 0..4 {
         fake.script_main(Err("boom".into()));
@@ -303,6 +291,20 @@ async fn max_concurrent_runs_limits_runs_in_flight() {
     assert_eq!(peak_concurrency(2).await, (3, 2));
 }
 
+/// A job added by an earlier gateway run, whose service is gone.
+fn added_earlier(dir: &tempfile::TempDir, clock: &ManualClock, name: &str, text: &str) -> CronJob {
+    let (before, _) = service(dir, clock);
+    before.add(reminder(name, MIN, text)).unwrap()
+}
+
+/// Rewrites `cron/jobs.json` through `edit`, as a crash or a hand edit would leave it.
+fn edit_jobs_file(dir: &tempfile::TempDir, edit: impl FnOnce(&mut Value)) {
+    let path = dir.path().join("cron/jobs.json");
+    let mut file: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    edit(&mut file);
+    std::fs::write(&path, serde_json::to_vec(&file).unwrap()).unwrap();
+}
+
 /// Waits (paused tokio time) until `cond` holds.
 async fn until(mut cond: impl FnMut() -> bool) {
     for _ in 0..1_000 {
@@ -318,10 +320,7 @@ async fn until(mut cond: impl FnMut() -> bool) {
 async fn a_job_missed_while_down_runs_once_on_start() {
     let dir = tempfile::tempdir().unwrap();
     let clock = ManualClock::at(T0);
-    let job = {
-        let (before, _) = service(&dir, &clock);
-        before.add(reminder("tick", MIN, "tick")).unwrap()
-    };
+    let job = added_earlier(&dir, &clock, "tick", "tick");
     // Down from T0 until 3 slots (T0+1m, +2m, +3m) have passed.
     advance_ms(&clock, 3 * MIN + 30_000);
     let (service, fake) = service(&dir, &clock);
@@ -356,15 +355,11 @@ async fn a_job_missed_while_down_runs_once_on_start() {
 async fn a_run_interrupted_by_a_stop_is_recorded_as_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let clock = ManualClock::at(T0);
-    let job = {
-        let (before, _) = service(&dir, &clock);
-        before.add(reminder("tick", MIN, "tick")).unwrap()
-    };
+    let job = added_earlier(&dir, &clock, "tick", "tick");
     // The gateway died 30 s into a run.
-    let path = dir.path().join("cron/jobs.json");
-    let mut file: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-    file["jobs"][0]["state"]["runningAtMs"] = json!(T0 + 30_000);
-    std::fs::write(&path, serde_json::to_vec(&file).unwrap()).unwrap();
+    edit_jobs_file(&dir, |file| {
+        file["jobs"][0]["state"]["runningAtMs"] = json!(T0 + 30_000);
+    });
     advance_ms(&clock, 40_000);
 
     let (service, fake) = service(&dir, &clock);
@@ -425,17 +420,13 @@ mod manage;
 async fn an_unreadable_job_is_shown_and_never_run() {
     let dir = tempfile::tempdir().unwrap();
     let clock = ManualClock::at(T0);
-    let good = {
-        let (before, _) = service(&dir, &clock);
-        before.add(reminder("good", MIN, "x")).unwrap()
-    };
-    let path = dir.path().join("cron/jobs.json");
-    let mut file: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-    let mut bad = file["jobs"][0].clone();
-    bad["id"] = json!("bad-1");
-    bad["schedule"] = json!({"kind": "every", "everyMs": 0});
-    file["jobs"].as_array_mut().unwrap().push(bad);
-    std::fs::write(&path, serde_json::to_vec(&file).unwrap()).unwrap();
+    let good = added_earlier(&dir, &clock, "good", "x");
+    edit_jobs_file(&dir, |file| {
+        let mut bad = file["jobs"][0].clone();
+        bad["id"] = json!("bad-1");
+        bad["schedule"] = json!({"kind": "every", "everyMs": 0});
+        file["jobs"].as_array_mut().unwrap().push(bad);
+    });
 
     let (service, fake) = service(&dir, &clock);
     let status = service.status();

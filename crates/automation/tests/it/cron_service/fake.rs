@@ -153,6 +153,20 @@ pub fn service(dir: &tempfile::TempDir, clock: &ManualClock) -> (Arc<CronService
     service_with(dir, clock, CronSettings::default())
 }
 
+/// A fresh scheduler at [`T0`] with the default settings: its directory (kept alive by the
+/// caller), clock, service and fake.
+pub fn fresh() -> (
+    tempfile::TempDir,
+    ManualClock,
+    Arc<CronService>,
+    FakeExecutor,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::at(T0);
+    let (service, fake) = service(&dir, &clock);
+    (dir, clock, service, fake)
+}
+
 /// A job input from its JSON (the `cron.add` params).
 pub fn new_job(value: Value) -> NewCronJob {
     serde_json::from_value(value).unwrap()

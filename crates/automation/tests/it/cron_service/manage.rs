@@ -12,14 +12,12 @@ use pincer_automation::system_events::ManualClock;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::fake::{T0, actions, new_job, record_events, reminder, service, service_with, task};
+use super::fake::{T0, actions, fresh, new_job, record_events, reminder, service_with, task};
 use super::{MIN, advance_ms, at_job, until};
 
 #[tokio::test]
 async fn update_merges_payloads_and_recomputes_the_next_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let clock = ManualClock::at(T0);
-    let (service, _fake) = service(&dir, &clock);
+    let (_dir, clock, service, _fake) = fresh();
     let events = record_events(&service);
     let job = service
         .add(new_job(json!({
@@ -114,9 +112,7 @@ async fn update_merges_payloads_and_recomputes_the_next_run() {
 
 #[tokio::test]
 async fn enabling_a_one_shot_job_whose_time_passed_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let clock = ManualClock::at(T0);
-    let (service, _fake) = service(&dir, &clock);
+    let (_dir, clock, service, _fake) = fresh();
     let mut input = at_job("later", None);
     input.enabled = Some(false);
     let job = service.add(input).unwrap();
@@ -145,9 +141,7 @@ async fn enabling_a_one_shot_job_whose_time_passed_is_refused() {
 
 #[tokio::test]
 async fn remove_deletes_the_job_but_keeps_its_history() {
-    let dir = tempfile::tempdir().unwrap();
-    let clock = ManualClock::at(T0);
-    let (service, _fake) = service(&dir, &clock);
+    let (_dir, clock, service, _fake) = fresh();
     let events = record_events(&service);
     let job = service.add(reminder("r", MIN, "x")).unwrap();
     assert!(service.run_now(&job.id, true).await.unwrap().ran);
@@ -165,9 +159,7 @@ async fn remove_deletes_the_job_but_keeps_its_history() {
 
 #[tokio::test(start_paused = true)]
 async fn run_now_forces_checks_due_and_refuses_what_it_cannot_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let clock = ManualClock::at(T0);
-    let (service, fake) = service(&dir, &clock);
+    let (dir, clock, service, fake) = fresh();
     let job = service.add(task("t", MIN, "go")).unwrap();
 
     let not_due = service.run_now(&job.id, false).await.unwrap();
@@ -257,9 +249,7 @@ async fn nothing_runs_when_cron_is_disabled() {
 
 #[tokio::test]
 async fn events_follow_a_one_shot_job_from_add_to_removal() {
-    let dir = tempfile::tempdir().unwrap();
-    let clock = ManualClock::at(T0);
-    let (service, _fake) = service(&dir, &clock);
+    let (_dir, clock, service, _fake) = fresh();
     let events = record_events(&service);
     let job = service.add(at_job("once", None)).unwrap();
     advance_ms(&clock, 10 * MIN);
@@ -283,9 +273,7 @@ async fn events_follow_a_one_shot_job_from_add_to_removal() {
 
 #[tokio::test(start_paused = true)]
 async fn the_loop_fires_jobs_as_time_passes() {
-    let dir = tempfile::tempdir().unwrap();
-    let clock = ManualClock::at(T0);
-    let (service, fake) = service(&dir, &clock);
+    let (_dir, clock, service, fake) = fresh();
     let hourly = service.add(reminder("hourly", 60 * MIN, "h")).unwrap();
     let stop = CancellationToken::new();
     let executor: Arc<dyn CronExecutor> = Arc::new(fake.clone());
