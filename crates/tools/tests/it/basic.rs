@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use common::workspace;
+use common::{OUTSIDE, Outcome, Says, assert_answers, assert_refusals, workspace};
 
 use pincer_agent::{ToolError, ToolOutput};
 use pincer_tools::PathPolicy;
@@ -51,18 +51,18 @@ async fn time_now_gives_rfc3339_and_unix_ms() {
 #[tokio::test]
 async fn echo_and_pwd() {
     let (_d, ws, policy) = workspace();
-    let out = call(&policy, "tools.echo", json!({"text": "hi there"}))
-        .await
-        .unwrap();
-    assert_eq!(out.text_content(), "hi there");
-    let err = call(&policy, "tools.echo", json!({})).await.unwrap_err();
     assert_eq!(
-        err.to_string(),
+        call(&policy, "tools.echo", json!({"text": "hi there"}))
+            .await
+            .text(),
+        "hi there"
+    );
+    assert_eq!(
+        call(&policy, "tools.echo", json!({})).await.refusal(),
         "invalid arguments for tools.echo: missing field `text`"
     );
-    let out = call(&policy, "shell.pwd", json!({})).await.unwrap();
     assert_eq!(
-        out.text_content(),
+        call(&policy, "shell.pwd", json!({})).await.text(),
         std::fs::canonicalize(&ws).unwrap().display().to_string()
     );
 }
@@ -74,49 +74,34 @@ async fn list_dir_and_read_file_are_confined() {
     std::fs::write(ws.join("a.txt"), "héllo world").unwrap();
     std::fs::write(dir.path().join("secret"), "s").unwrap();
     assert_eq!(
-        call(&policy, "fs.list_dir", json!({}))
-            .await
-            .unwrap()
-            .text_content(),
+        call(&policy, "fs.list_dir", json!({})).await.text(),
         "a.txt\nsub/"
     );
-    let err = call(&policy, "fs.list_dir", json!({"path": ".."}))
-        .await
-        .unwrap_err();
-    assert!(err.to_string().contains("outside the allowed directories"));
+    let refusal = call(&policy, "fs.list_dir", json!({"path": ".."})).await;
+    OUTSIDE.check(&refusal.refusal(), "fs.list_dir ..");
 
-    let out = call(&policy, "fs.read_file", json!({"path": "a.txt"}))
-        .await
-        .unwrap();
-    assert_eq!(out.text_content(), "héllo world");
-    // maxBytes cuts on a character boundary (é is two bytes).
-    let out = call(
-        &policy,
-        "fs.read_file",
-        json!({"path": "a.txt", "maxBytes": 2}),
-    )
-    .await
-    .unwrap();
-    assert_eq!(
-        out.text_content(),
-        "h\n\n[truncated: showing the first 1 of 12 bytes]"
-    );
-    let err = call(&policy, "fs.read_file", json!({"path": "../secret"}))
-        .await
-        .unwrap_err();
-    assert!(err.to_string().contains("outside the allowed directories"));
-    let err = call(&policy, "fs.read_file", json!({"path": "sub"}))
-        .await
-        .unwrap_err();
-    assert_eq!(err.to_string(), "sub is a directory; use fs.list_dir");
+    let reads = [
+        (json!({"path": "a.txt"}), "héllo world"),
+        // maxBytes cuts on a character boundary (é is two bytes).
+        (
+            json!({"path": "a.txt", "maxBytes": 2}),
+            "h\n\n[truncated: showing the first 1 of 12 bytes]",
+        ),
+    ];
+    assert_answers(basic_tools, &policy, "fs.read_file", &reads).await;
     std::fs::write(ws.join("b.bin"), b"\0\x01").unwrap();
-    let err = call(&policy, "fs.read_file", json!({"path": "b.bin"}))
-        .await
-        .unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "b.bin is a binary file; fs.read_file reads text files"
-    );
+    let refusals = [
+        (json!({"path": "../secret"}), OUTSIDE),
+        (
+            json!({"path": "sub"}),
+            Says::Exactly("sub is a directory; use fs.list_dir"),
+        ),
+        (
+            json!({"path": "b.bin"}),
+            Says::Exactly("b.bin is a binary file; fs.read_file reads text files"),
+        ),
+    ];
+    assert_refusals(basic_tools, &policy, "fs.read_file", &refusals).await;
     let err = call(
         &policy,
         "fs.read_file",

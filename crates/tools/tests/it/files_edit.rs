@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::workspace;
+use common::{OUTSIDE, Outcome, Says, assert_refusals, workspace};
 use std::path::Path;
 
 use pincer_agent::{ToolError, ToolOutput};
@@ -30,49 +30,37 @@ fn entries(dir: &Path) -> Vec<String> {
 #[tokio::test]
 async fn write_creates_directories_and_leaves_no_temp_file() {
     let (dir, ws, policy) = workspace();
-    let out = call(
-        &policy,
-        "write",
-        json!({"path": "a/b/c.txt", "content": "héllo\n"}),
-    )
-    .await
-    .unwrap();
-    assert_eq!(out.text_content(), "Wrote 7 bytes to a/b/c.txt");
+    let write = |path: &str, content: &str| {
+        call(&policy, "write", json!({"path": path, "content": content}))
+    };
+    assert_eq!(
+        write("a/b/c.txt", "héllo\n").await.text(),
+        "Wrote 7 bytes to a/b/c.txt"
+    );
     assert_eq!(
         std::fs::read_to_string(ws.join("a/b/c.txt")).unwrap(),
         "héllo\n"
     );
-    let out = call(
-        &policy,
-        "write",
-        json!({"path": "a/b/c.txt", "content": "x"}),
-    )
-    .await
-    .unwrap();
-    assert_eq!(out.text_content(), "Wrote 1 bytes to a/b/c.txt");
+    assert_eq!(
+        write("a/b/c.txt", "x").await.text(),
+        "Wrote 1 bytes to a/b/c.txt"
+    );
     assert_eq!(entries(&ws.join("a/b")), vec!["c.txt"]);
     assert_eq!(std::fs::read_to_string(ws.join("a/b/c.txt")).unwrap(), "x");
 
-    let err = call(
-        &policy,
-        "write",
-        json!({"path": "../out.txt", "content": "x"}),
-    )
-    .await
-    .unwrap_err();
-    assert!(err.to_string().contains("outside the allowed directories"));
+    let refusals = [
+        (json!({"path": "../out.txt", "content": "x"}), OUTSIDE),
+        (
+            json!({"path": "a", "content": "x"}),
+            Says::Exactly("a is a directory; give a file path"),
+        ),
+        (
+            json!({"path": "x.txt"}),
+            Says::Exactly("invalid arguments for write: missing field `content`"),
+        ),
+    ];
+    assert_refusals(file_tools, &policy, "write", &refusals).await;
     assert!(!dir.path().join("out.txt").exists());
-    let err = call(&policy, "write", json!({"path": "a", "content": "x"}))
-        .await
-        .unwrap_err();
-    assert_eq!(err.to_string(), "a is a directory; give a file path");
-    let err = call(&policy, "write", json!({"path": "x.txt"}))
-        .await
-        .unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "invalid arguments for write: missing field `content`"
-    );
 }
 
 /// One edit case: file bytes before, arguments (without `path`), then either the bytes
@@ -291,26 +279,18 @@ async fn edit_details_carry_a_unified_diff() {
 async fn edit_refuses_binary_and_outside_files() {
     let (dir, ws, policy) = workspace();
     std::fs::write(ws.join("b.bin"), b"a\0b").unwrap();
-    let err = call(
-        &policy,
-        "edit",
-        json!({"path": "b.bin", "oldText": "a", "newText": "b"}),
-    )
-    .await
-    .unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "b.bin is a binary file; edit changes text files"
-    );
     std::fs::write(dir.path().join("out.txt"), "a").unwrap();
-    let err = call(
-        &policy,
-        "edit",
-        json!({"path": "../out.txt", "oldText": "a", "newText": "b"}),
-    )
-    .await
-    .unwrap_err();
-    assert!(err.to_string().contains("outside the allowed directories"));
+    let refusals = [
+        (
+            json!({"path": "b.bin", "oldText": "a", "newText": "b"}),
+            Says::Exactly("b.bin is a binary file; edit changes text files"),
+        ),
+        (
+            json!({"path": "../out.txt", "oldText": "a", "newText": "b"}),
+            OUTSIDE,
+        ),
+    ];
+    assert_refusals(file_tools, &policy, "edit", &refusals).await;
     assert_eq!(
         std::fs::read_to_string(dir.path().join("out.txt")).unwrap(),
         "a"

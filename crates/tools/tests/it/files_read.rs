@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use common::workspace;
+use common::{OUTSIDE, Outcome, Says, workspace};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -53,16 +53,17 @@ async fn numbers_lines_and_pages_with_offset_and_limit() {
         .unwrap();
     assert_eq!(out.text_content(), "     4\tfour");
 
-    let err = read(&policy, json!({"path": "a.txt", "offset": 9}))
-        .await
-        .unwrap_err();
     assert_eq!(
-        err.to_string(),
+        read(&policy, json!({"path": "a.txt", "offset": 9}))
+            .await
+            .refusal(),
         "offset 9 is beyond the end of a.txt (4 lines)"
     );
     write(&ws, "empty.txt", "");
-    let out = read(&policy, json!({"path": "empty.txt"})).await.unwrap();
-    assert_eq!(out.text_content(), "[empty.txt is empty]");
+    assert_eq!(
+        read(&policy, json!({"path": "empty.txt"})).await.text(),
+        "[empty.txt is empty]"
+    );
 }
 
 #[tokio::test]
@@ -70,18 +71,14 @@ async fn truncates_at_2000_lines_and_50kb_with_a_hint() {
     let (_d, ws, policy) = workspace();
     let many: String = (1..=2500).map(|i| format!("line {i}\n")).collect();
     write(&ws, "many.txt", many);
-    let text = read(&policy, json!({"path": "many.txt"}))
-        .await
-        .unwrap()
-        .text_content();
+    let text = read(&policy, json!({"path": "many.txt"})).await.text();
     assert!(text.starts_with("     1\tline 1\n"));
     assert!(text.ends_with(
         "  2000\tline 2000\n\n[Showing lines 1-2000; the file (23893 bytes) goes on. Use offset=2001 to continue.]"
     ));
     let text = read(&policy, json!({"path": "many.txt", "offset": 2001}))
         .await
-        .unwrap()
-        .text_content();
+        .text();
     assert!(text.ends_with("  2500\tline 2500"), "{text}");
 
     // 100 lines of 1000 chars: 50 numbered lines of 1008 bytes fit in 50 KB.
@@ -89,10 +86,7 @@ async fn truncates_at_2000_lines_and_50kb_with_a_hint() {
         .map(|_| format!("{}\n", "x".repeat(1000)))
         .collect();
     write(&ws, "wide.txt", wide);
-    let text = read(&policy, json!({"path": "wide.txt"}))
-        .await
-        .unwrap()
-        .text_content();
+    let text = read(&policy, json!({"path": "wide.txt"})).await.text();
     assert!(
         text.ends_with(
             "\n\n[Showing lines 1-50; the file (100100 bytes) goes on. Use offset=51 to continue.]"
@@ -106,10 +100,7 @@ async fn truncates_at_2000_lines_and_50kb_with_a_hint() {
 async fn cuts_long_lines() {
     let (_d, ws, policy) = workspace();
     write(&ws, "long.txt", format!("{}\nshort\n", "é".repeat(2500)));
-    let text = read(&policy, json!({"path": "long.txt"}))
-        .await
-        .unwrap()
-        .text_content();
+    let text = read(&policy, json!({"path": "long.txt"})).await.text();
     assert_eq!(
         text,
         format!("     1\t{}... [truncated]\n     2\tshort", "é".repeat(2000))
@@ -139,67 +130,59 @@ async fn returns_images_and_refuses_binaries_and_directories() {
     assert!(matches!(&out.content[1], ContentBlock::Image(i) if i.mime_type == "image/jpeg"));
 
     write(&ws, "blob.bin", b"abc\0def");
-    let err = read(&policy, json!({"path": "blob.bin"}))
-        .await
-        .unwrap_err();
     assert_eq!(
-        err.to_string(),
+        read(&policy, json!({"path": "blob.bin"})).await.refusal(),
         "blob.bin is a binary file (7 bytes); read only shows text files and png, jpg, gif or \
          webp images"
     );
     std::fs::create_dir(ws.join("sub")).unwrap();
-    let err = read(&policy, json!({"path": "sub"})).await.unwrap_err();
     assert_eq!(
-        err.to_string(),
+        read(&policy, json!({"path": "sub"})).await.refusal(),
         "sub is a directory; use ls to list its contents"
     );
-    let err = read(&policy, json!({"path": "missing.txt"}))
-        .await
-        .unwrap_err();
-    assert_eq!(err.to_string(), "missing.txt: no such file or directory");
+    assert_eq!(
+        read(&policy, json!({"path": "missing.txt"}))
+            .await
+            .refusal(),
+        "missing.txt: no such file or directory"
+    );
 }
 
 #[tokio::test]
 async fn refuses_paths_outside_the_workspace() {
     let (dir, ws, policy) = workspace();
     std::fs::write(dir.path().join("secret.txt"), "secret").unwrap();
-    let err = read(&policy, json!({"path": "../secret.txt"}))
-        .await
-        .unwrap_err();
-    assert!(
-        err.to_string()
-            .starts_with("../secret.txt is outside the allowed directories ("),
-        "{err}"
-    );
     let outside = dir.path().join("secret.txt");
-    let err = read(&policy, json!({"path": outside.to_str().unwrap()}))
-        .await
-        .unwrap_err();
-    assert!(err.to_string().contains("outside the allowed directories"));
-    #[cfg(unix)]
-    {
-        std::os::unix::fs::symlink(&outside, ws.join("escape")).unwrap();
-        let err = read(&policy, json!({"path": "escape"})).await.unwrap_err();
-        assert!(
-            err.to_string()
-                .starts_with("escape is outside the allowed directories"),
-            "{err}"
-        );
+    std::os::unix::fs::symlink(&outside, ws.join("escape")).unwrap();
+    let refusals = [
+        (
+            "../secret.txt",
+            Says::StartsWith("../secret.txt is outside the allowed directories ("),
+        ),
+        (outside.to_str().unwrap(), OUTSIDE),
+        (
+            "escape",
+            Says::StartsWith("escape is outside the allowed directories"),
+        ),
+    ];
+    for (path, says) in refusals {
+        says.check(&read(&policy, json!({"path": path})).await.refusal(), path);
     }
     // `@file` mentions resolve in the workspace.
     write(&ws, "in.txt", "hi\n");
-    let out = read(&policy, json!({"path": "@in.txt"})).await.unwrap();
-    assert_eq!(out.text_content(), "     1\thi");
+    assert_eq!(
+        read(&policy, json!({"path": "@in.txt"})).await.text(),
+        "     1\thi"
+    );
 }
 
 #[tokio::test]
 async fn invalid_arguments_are_reported() {
     let (_d, _ws, policy) = workspace();
-    let err = read(&policy, json!({"path": "a", "offset": "x"}))
-        .await
-        .unwrap_err();
     assert_eq!(
-        err.to_string(),
+        read(&policy, json!({"path": "a", "offset": "x"}))
+            .await
+            .refusal(),
         "invalid arguments for read: offset: invalid type: string \"x\", expected usize"
     );
     let err = read(&policy, json!({})).await.unwrap_err();

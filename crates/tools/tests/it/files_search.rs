@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use common::workspace;
+use common::{OUTSIDE, Says, assert_answers, assert_refusals, workspace};
 use std::path::Path;
 
 use pincer_agent::{ToolContext, ToolError, ToolOutput};
@@ -48,34 +48,31 @@ fn project(ws: &Path) {
 async fn ls_sorts_marks_directories_and_limits() {
     let (_d, ws, policy) = workspace();
     project(&ws);
-    assert_eq!(
-        text(&policy, "ls", json!({})).await,
-        ".gitignore\n.hidden/\nblob.bin\ndebug.log\nREADME.md\nsrc/\ntarget/"
-    );
-    assert_eq!(
-        text(&policy, "ls", json!({"path": "src"})).await,
-        "lib.rs\nmain.rs"
-    );
-    assert_eq!(
-        text(&policy, "ls", json!({"limit": 2})).await,
-        ".gitignore\n.hidden/\n\n[2 of 7 entries shown. Use limit=4 for more.]"
-    );
+    let listings = [
+        (
+            json!({}),
+            ".gitignore\n.hidden/\nblob.bin\ndebug.log\nREADME.md\nsrc/\ntarget/",
+        ),
+        (json!({"path": "src"}), "lib.rs\nmain.rs"),
+        (
+            json!({"limit": 2}),
+            ".gitignore\n.hidden/\n\n[2 of 7 entries shown. Use limit=4 for more.]",
+        ),
+    ];
+    assert_answers(file_tools, &policy, "ls", &listings).await;
     std::fs::create_dir(ws.join("empty")).unwrap();
     assert_eq!(
         text(&policy, "ls", json!({"path": "empty"})).await,
         "(empty directory)"
     );
-    let err = call(&policy, "ls", json!({"path": "README.md"}))
-        .await
-        .unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "README.md is not a directory; use read to see a file"
-    );
-    let err = call(&policy, "ls", json!({"path": ".."}))
-        .await
-        .unwrap_err();
-    assert!(err.to_string().contains("outside the allowed directories"));
+    let refusals = [
+        (
+            json!({"path": "README.md"}),
+            Says::Exactly("README.md is not a directory; use read to see a file"),
+        ),
+        (json!({"path": ".."}), OUTSIDE),
+    ];
+    assert_refusals(file_tools, &policy, "ls", &refusals).await;
     let err = call(&policy, "ls", json!({"limit": -1})).await.unwrap_err();
     assert!(matches!(err, ToolError::InvalidArguments { .. }), "{err}");
 }
@@ -84,80 +81,68 @@ async fn ls_sorts_marks_directories_and_limits() {
 async fn grep_respects_gitignore_and_skips_hidden_and_binary() {
     let (_d, ws, policy) = workspace();
     project(&ws);
-    assert_eq!(
-        text(&policy, "grep", json!({"pattern": "hello"})).await,
-        "README.md:2: see helloXworld\nsrc/lib.rs:1: // hello.world\nsrc/main.rs:3:     \
-         println!(\"hello\");"
-    );
-    // An explicit file is searched even if ignored.
-    assert_eq!(
-        text(
-            &policy,
-            "grep",
-            json!({"pattern": "hello", "path": "debug.log"})
-        )
-        .await,
-        "debug.log:1: hello log"
-    );
-    assert_eq!(
-        text(&policy, "grep", json!({"pattern": "nothing-here"})).await,
-        "No matches found"
-    );
+    let cases = [
+        (
+            json!({"pattern": "hello"}),
+            "README.md:2: see helloXworld\nsrc/lib.rs:1: // hello.world\nsrc/main.rs:3:     \
+             println!(\"hello\");",
+        ),
+        // An explicit file is searched even if ignored.
+        (
+            json!({"pattern": "hello", "path": "debug.log"}),
+            "debug.log:1: hello log",
+        ),
+        (json!({"pattern": "nothing-here"}), "No matches found"),
+    ];
+    assert_answers(file_tools, &policy, "grep", &cases).await;
 }
 
 #[tokio::test]
 async fn grep_options() {
     let (_d, ws, policy) = workspace();
     project(&ws);
-    // Regex by default: `.` matches any character.
-    assert_eq!(
-        text(&policy, "grep", json!({"pattern": "hello.world"})).await,
-        "README.md:2: see helloXworld\nsrc/lib.rs:1: // hello.world"
-    );
-    assert_eq!(
-        text(
-            &policy,
-            "grep",
-            json!({"pattern": "hello.world", "literal": true})
-        )
-        .await,
-        "src/lib.rs:1: // hello.world"
-    );
-    assert_eq!(
-        text(&policy, "grep", json!({"pattern": "greeting"})).await,
-        "src/lib.rs:2: pub fn greeting() {}"
-    );
-    assert_eq!(
-        text(
-            &policy,
-            "grep",
-            json!({"pattern": "greeting", "ignoreCase": true})
-        )
-        .await,
-        "src/lib.rs:2: pub fn greeting() {}\nsrc/main.rs:2:     let Greeting = 1;"
-    );
-    assert_eq!(
-        text(&policy, "grep", json!({"pattern": "hello", "glob": "*.md"})).await,
-        "README.md:2: see helloXworld"
-    );
-    assert_eq!(
-        text(&policy, "grep", json!({"pattern": "println", "context": 1})).await,
-        "src/main.rs-2-     let Greeting = 1;\nsrc/main.rs:3:     println!(\"hello\");\n\
-         src/main.rs-4- }"
-    );
-    assert_eq!(
-        text(&policy, "grep", json!({"pattern": "hello", "limit": 2})).await,
-        "README.md:2: see helloXworld\nsrc/lib.rs:1: // hello.world\n\n[2 matches limit \
-         reached. Use limit=4 for more, or refine the pattern]"
-    );
-    let err = call(&policy, "grep", json!({"pattern": "("}))
-        .await
-        .unwrap_err();
-    assert!(err.to_string().starts_with("invalid pattern: "), "{err}");
-    let err = call(&policy, "grep", json!({"pattern": "x", "path": "../"}))
-        .await
-        .unwrap_err();
-    assert!(err.to_string().contains("outside the allowed directories"));
+    let cases = [
+        // Regex by default: `.` matches any character.
+        (
+            json!({"pattern": "hello.world"}),
+            "README.md:2: see helloXworld\nsrc/lib.rs:1: // hello.world",
+        ),
+        (
+            json!({"pattern": "hello.world", "literal": true}),
+            "src/lib.rs:1: // hello.world",
+        ),
+        (
+            json!({"pattern": "greeting"}),
+            "src/lib.rs:2: pub fn greeting() {}",
+        ),
+        (
+            json!({"pattern": "greeting", "ignoreCase": true}),
+            "src/lib.rs:2: pub fn greeting() {}\nsrc/main.rs:2:     let Greeting = 1;",
+        ),
+        (
+            json!({"pattern": "hello", "glob": "*.md"}),
+            "README.md:2: see helloXworld",
+        ),
+        (
+            json!({"pattern": "println", "context": 1}),
+            "src/main.rs-2-     let Greeting = 1;\nsrc/main.rs:3:     println!(\"hello\");\n\
+             src/main.rs-4- }",
+        ),
+        (
+            json!({"pattern": "hello", "limit": 2}),
+            "README.md:2: see helloXworld\nsrc/lib.rs:1: // hello.world\n\n[2 matches limit \
+             reached. Use limit=4 for more, or refine the pattern]",
+        ),
+    ];
+    assert_answers(file_tools, &policy, "grep", &cases).await;
+    let refusals = [
+        (
+            json!({"pattern": "("}),
+            Says::StartsWith("invalid pattern: "),
+        ),
+        (json!({"pattern": "x", "path": "../"}), OUTSIDE),
+    ];
+    assert_refusals(file_tools, &policy, "grep", &refusals).await;
 }
 
 #[tokio::test]
@@ -181,50 +166,41 @@ async fn find_globs_respect_gitignore_and_limits() {
     let (_d, ws, policy) = workspace();
     project(&ws);
     put(&ws, ".git/config", "x");
-    assert_eq!(
-        text(&policy, "find", json!({"pattern": "*.rs"})).await,
-        ".hidden/secret.rs\nsrc/lib.rs\nsrc/main.rs"
-    );
-    assert_eq!(
-        text(&policy, "find", json!({"pattern": "src/*.rs"})).await,
-        "src/lib.rs\nsrc/main.rs"
-    );
-    assert_eq!(
-        text(&policy, "find", json!({"pattern": "**/main.rs"})).await,
-        "src/main.rs"
-    );
-    assert_eq!(
-        text(&policy, "find", json!({"pattern": "*.rs", "path": "src"})).await,
-        "src/lib.rs\nsrc/main.rs"
-    );
-    assert_eq!(
-        text(&policy, "find", json!({"pattern": "src"})).await,
-        "src/"
-    );
-    assert_eq!(
-        text(&policy, "find", json!({"pattern": "config"})).await,
-        "No files found matching config"
-    );
-    assert_eq!(
-        text(&policy, "find", json!({"pattern": "*.rs", "limit": 2})).await,
-        ".hidden/secret.rs\nsrc/lib.rs\n\n[2 results limit reached. Use limit=4 for more, or \
-         refine the pattern]"
-    );
-    let err = call(&policy, "find", json!({"pattern": "a[", "path": "."}))
-        .await
-        .unwrap_err();
-    assert!(err.to_string().starts_with("invalid glob a[: "), "{err}");
-    let err = call(&policy, "find", json!({"pattern": "*", "path": "/"}))
-        .await
-        .unwrap_err();
-    assert!(err.to_string().contains("outside the allowed directories"));
-    let err = call(&policy, "find", json!({"path": "."}))
-        .await
-        .unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "invalid arguments for find: missing field `pattern`"
-    );
+    let cases = [
+        (
+            json!({"pattern": "*.rs"}),
+            ".hidden/secret.rs\nsrc/lib.rs\nsrc/main.rs",
+        ),
+        (json!({"pattern": "src/*.rs"}), "src/lib.rs\nsrc/main.rs"),
+        (json!({"pattern": "**/main.rs"}), "src/main.rs"),
+        (
+            json!({"pattern": "*.rs", "path": "src"}),
+            "src/lib.rs\nsrc/main.rs",
+        ),
+        (json!({"pattern": "src"}), "src/"),
+        (
+            json!({"pattern": "config"}),
+            "No files found matching config",
+        ),
+        (
+            json!({"pattern": "*.rs", "limit": 2}),
+            ".hidden/secret.rs\nsrc/lib.rs\n\n[2 results limit reached. Use limit=4 for more, or \
+             refine the pattern]",
+        ),
+    ];
+    assert_answers(file_tools, &policy, "find", &cases).await;
+    let refusals = [
+        (
+            json!({"pattern": "a[", "path": "."}),
+            Says::StartsWith("invalid glob a[: "),
+        ),
+        (json!({"pattern": "*", "path": "/"}), OUTSIDE),
+        (
+            json!({"path": "."}),
+            Says::Exactly("invalid arguments for find: missing field `pattern`"),
+        ),
+    ];
+    assert_refusals(file_tools, &policy, "find", &refusals).await;
 }
 
 #[tokio::test]

@@ -25,9 +25,12 @@ pub fn tool_named(tools: Vec<Arc<dyn AgentTool>>, name: &str) -> Arc<dyn AgentTo
     tools.into_iter().find(|t| t.name() == name).unwrap()
 }
 
+/// A tool set's constructor: `file_tools`, `basic_tools`.
+pub type ToolSet = fn(PathPolicy) -> Vec<Arc<dyn AgentTool>>;
+
 /// Run the tool called `name` from `tools(policy)` with `args`.
 pub async fn call(
-    tools: fn(PathPolicy) -> Vec<Arc<dyn AgentTool>>,
+    tools: ToolSet,
     policy: &PathPolicy,
     name: &str,
     args: Value,
@@ -35,4 +38,70 @@ pub async fn call(
     tool_named(tools(policy.clone()), name)
         .execute(args, ToolContext::new("c", CancellationToken::new()))
         .await
+}
+
+/// A tool call's result, unwrapped the way the test expects it to have gone.
+pub trait Outcome {
+    /// The text of a call that must have succeeded.
+    fn text(self) -> String;
+    /// The message of a call that must have failed.
+    fn refusal(self) -> String;
+}
+
+impl Outcome for Result<ToolOutput, ToolError> {
+    fn text(self) -> String {
+        self.unwrap().text_content()
+    }
+
+    fn refusal(self) -> String {
+        self.unwrap_err().to_string()
+    }
+}
+
+/// Where a refusal's message is checked against the expected words.
+#[derive(Debug, Clone, Copy)]
+pub enum Says {
+    Exactly(&'static str),
+    StartsWith(&'static str),
+    Contains(&'static str),
+}
+
+impl Says {
+    /// Asserts that `message` says this; `case` names the call in the failure.
+    pub fn check(self, message: &str, case: impl std::fmt::Display) {
+        match self {
+            Says::Exactly(want) => assert_eq!(message, want, "{case}"),
+            Says::StartsWith(want) => assert!(message.starts_with(want), "{case}: {message}"),
+            Says::Contains(want) => assert!(message.contains(want), "{case}: {message}"),
+        }
+    }
+}
+
+/// The words every confinement refusal carries.
+pub const OUTSIDE: Says = Says::Contains("outside the allowed directories");
+
+/// Calls `name` with each case's arguments: each must answer with the case's text.
+pub async fn assert_answers(
+    tools: ToolSet,
+    policy: &PathPolicy,
+    name: &str,
+    cases: &[(Value, &str)],
+) {
+    for (args, want) in cases {
+        let got = call(tools, policy, name, args.clone()).await.text();
+        assert_eq!(got, *want, "{name} {args}");
+    }
+}
+
+/// Calls `name` with each case's arguments: each must be refused saying the case's words.
+pub async fn assert_refusals(
+    tools: ToolSet,
+    policy: &PathPolicy,
+    name: &str,
+    cases: &[(Value, Says)],
+) {
+    for (args, says) in cases {
+        let message = call(tools, policy, name, args.clone()).await.refusal();
+        says.check(&message, format!("{name} {args}"));
+    }
 }
