@@ -35,20 +35,7 @@
 //! The scenario JSON format, the endpoints and the `pincer-mock-llm` binary (with `curl`
 //! examples) are described in the crate README.
 //!
-//! [`FakeTelegram`] is a fake Telegram Bot API server (long-polled updates, sent messages
-//! with Telegram's HTML checks, files, injected failures and dropped connections); see
-//! [`fake_telegram`] and the `pincer-fake-telegram` binary.
-//!
-//! [`FakeDiscord`] is a fake Discord server (the Gateway WebSocket with identify, heartbeats,
-//! resume and replay, plus a REST subset: sending messages and files, typing, DM channels,
-//! injected 429s); see [`fake_discord`].
-//!
-//! [`FakeFeishu`] is a fake Feishu / Lark Open Platform (the long connection's protobuf
-//! frames with pings, acks and redelivery, tenant tokens, sending and uploads, and a client
-//! that posts encrypted, signed event callbacks); see [`fake_feishu`].
-//!
-//! [`FakeSlack`] is a fake Slack (Socket Mode envelopes with acks and redelivery, and the Web
-//! API subset the adapter uses); see [`fake_slack`].
+//! The fake chat platforms (Telegram, Discord, Slack, Feishu) are in `pincer-fakes`.
 //!
 //! [`mock_rpc`] is a scripted fake worker of pi's RPC protocol (the `pincer-mock-rpc`
 //! binary); [`mock_rpc_path`] finds (or builds) it for other crates' tests.
@@ -57,14 +44,8 @@ mod api;
 mod body;
 mod embed;
 mod engine;
-pub mod fake_discord;
-pub mod fake_feishu;
-pub mod fake_slack;
-mod fake_support;
-pub mod fake_telegram;
 mod handlers;
 pub mod mock_rpc;
-mod multipart;
 pub mod oauth;
 mod plan;
 pub mod procfs;
@@ -75,10 +56,6 @@ mod wire;
 
 pub use api::Api;
 pub use embed::{DEFAULT_DIMS as DEFAULT_EMBEDDING_DIMS, mock_embedding};
-pub use fake_discord::FakeDiscord;
-pub use fake_feishu::FakeFeishu;
-pub use fake_slack::FakeSlack;
-pub use fake_telegram::FakeTelegram;
 pub use mock_rpc::mock_rpc_path;
 pub use oauth::{FakeOAuthServer, RefreshFailure};
 pub use scenario::{

@@ -13,7 +13,7 @@ use feishu_common::{Run, adapter, next, settings};
 use pincer_channel_port::{ChannelAdapter, ChannelError, ChatRef, Outbound};
 use pincer_channel_port::{ChatKind, ThreadRef};
 use pincer_channels::feishu::FeishuAdapter;
-use pincer_testkit::fake_feishu::{FakeFeishu, FakeFeishuConfig, InjectFeishuMessage, UploadKind};
+use pincer_fakes::fake_feishu::{FakeFeishu, FakeFeishuConfig, InjectFeishuMessage, UploadKind};
 
 const WAIT: Duration = Duration::from_secs(10);
 

@@ -14,7 +14,7 @@ use feishu_common::{Run, next, settings};
 use pincer_channel_port::ChatKind;
 use pincer_channel_port::{ChannelAdapter, ChannelError, InboundSink};
 use pincer_channels::feishu::{FeishuAdapter, FeishuMode};
-use pincer_testkit::fake_feishu::{FakeFeishu, InjectFeishuMessage};
+use pincer_fakes::fake_feishu::{FakeFeishu, InjectFeishuMessage};
 use serde_json::json;
 
 const PATH: &str = "/feishu/events";

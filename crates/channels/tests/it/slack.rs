@@ -1,4 +1,4 @@
-//! The Slack adapter against pincer-testkit's fake Slack (real HTTP, a real Socket Mode
+//! The Slack adapter against pincer-fakes' fake Slack (real HTTP, a real Socket Mode
 //! WebSocket): DMs in with the ack after delivery, redelivery, mentions, threads, files
 //! both ways, splitting, rate limits and refusals, dead sockets and disconnects.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -13,7 +13,7 @@ use pincer_channel_port::{
 };
 use pincer_channel_port::{ChatKind, ThreadRef};
 use pincer_channels::slack::{Keepalive, SlackAdapter, SlackSettings};
-use pincer_testkit::fake_slack::{FakeSlack, FakeSlackConfig, InjectSlackMessage};
+use pincer_fakes::fake_slack::{FakeSlack, FakeSlackConfig, InjectSlackMessage};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;

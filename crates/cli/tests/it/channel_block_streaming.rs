@@ -14,7 +14,7 @@ use std::time::Duration;
 use common::channels::GATEWAY_TOKEN;
 use common::gateway::*;
 use common::{Home, mock};
-use pincer_testkit::fake_telegram::{FakeTelegram, InjectMessage};
+use pincer_fakes::fake_telegram::{FakeTelegram, InjectMessage};
 use pincer_testkit::{Fault, Match, MockLlm, Reply, Rule, Scenario};
 
 const OWNER: i64 = 1001;

@@ -11,8 +11,9 @@ use std::time::Duration;
 use crate::common::channels::{last_user_text, session_keys, thread_and_channel_replies};
 use crate::common::fake_channel::{FakeChannel, T};
 use crate::common::{mock, replies};
-use pincer_testkit::fake_discord::{InjectAttachment, InjectDiscordMessage};
-use pincer_testkit::{FakeDiscord, Match, Reply, Rule, Scenario};
+use pincer_fakes::FakeDiscord;
+use pincer_fakes::fake_discord::{InjectAttachment, InjectDiscordMessage};
+use pincer_testkit::{Match, Reply, Rule, Scenario};
 
 const OWNER: &str = "1001";
 const OWNER_DM: &str = "500";

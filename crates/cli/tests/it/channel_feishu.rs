@@ -13,7 +13,7 @@ use crate::common::fake_channel::feishu::{assert_card_reply, no_protocol_errors}
 use crate::common::fake_channel::{FakeChannel, T};
 use crate::common::gateway::free_port;
 use crate::common::{mock, replies};
-use pincer_testkit::fake_feishu::{FakeFeishu, InjectFeishuMessage, UploadKind};
+use pincer_fakes::fake_feishu::{FakeFeishu, InjectFeishuMessage, UploadKind};
 use pincer_testkit::{Match, Reply, Rule, Scenario};
 use serde_json::json;
 

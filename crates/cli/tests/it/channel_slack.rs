@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::common::channels::last_user_text;
 use crate::common::fake_channel::{FakeChannel, T};
 use crate::common::mock;
-use pincer_testkit::fake_slack::{FakeSlack, InjectSlackMessage};
+use pincer_fakes::fake_slack::{FakeSlack, InjectSlackMessage};
 use pincer_testkit::{Match, Reply, Rule, Scenario};
 
 const CHANNEL: &str = "C1GENERAL";

@@ -11,7 +11,7 @@ use crate::common::channels::GATEWAY_TOKEN;
 use crate::common::fake_channel::{FakeChannel, T};
 use crate::common::gateway::WsClient;
 use crate::common::{mock, replies};
-use pincer_testkit::fake_telegram::{FakeTelegram, InjectMessage};
+use pincer_fakes::fake_telegram::{FakeTelegram, InjectMessage};
 use pincer_testkit::{Match, Reply, Rule, Scenario};
 use serde_json::Value;
 

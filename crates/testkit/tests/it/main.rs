@@ -3,16 +3,10 @@
 //! `cargo test -p pincer-testkit --test it <module>::`.
 
 mod common;
-mod telegram_support;
 
 mod anthropic;
 mod binary;
 mod embeddings;
-mod fake_discord;
-mod fake_feishu;
-mod fake_slack;
-mod fake_telegram;
-mod fake_telegram_send;
 mod faults;
 mod google;
 mod openai_chat;

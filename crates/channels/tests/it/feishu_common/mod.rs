@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use pincer_channel_port::{ChannelAdapter, ChannelHealth, Inbound, InboundSink};
 use pincer_channels::feishu::{FeishuAdapter, FeishuMode, FeishuSettings};
-use pincer_testkit::fake_feishu::FakeFeishu;
+use pincer_fakes::fake_feishu::FakeFeishu;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 

@@ -56,10 +56,10 @@ macro_rules! conformance {
     };
 }
 
-conformance!(telegram, pincer_testkit::FakeTelegram);
-conformance!(discord, pincer_testkit::FakeDiscord);
-conformance!(slack, pincer_testkit::FakeSlack);
-conformance!(feishu, pincer_testkit::FakeFeishu);
+conformance!(telegram, pincer_fakes::FakeTelegram);
+conformance!(discord, pincer_fakes::FakeDiscord);
+conformance!(slack, pincer_fakes::FakeSlack);
+conformance!(feishu, pincer_fakes::FakeFeishu);
 
 async fn a_dm_is_answered_once_even_when_delivered_twice<F: FakeChannel>() {
     let (said, shown) = F::FORMATTED;

@@ -11,7 +11,7 @@ use crate::common::Script as _;
 use crate::common::channels::{channel_gateway_in, last_user_text};
 use crate::common::gateway::Foreground;
 use crate::common::{Home, last_tool_result, mock};
-use pincer_testkit::fake_telegram::{FakeTelegram, InjectMessage};
+use pincer_fakes::fake_telegram::{FakeTelegram, InjectMessage};
 use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario};
 use serde_json::json;
 

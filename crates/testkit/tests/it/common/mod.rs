@@ -1,8 +1,12 @@
-//! Helpers shared by the integration tests: an HTTP client that ignores proxies, and a small
-//! SSE splitter for asserting on the exact frames the mock sends.
+//! Helpers shared by the integration tests: an HTTP client that ignores proxies (in
+//! `serve`, shared with pincer-fakes' tests), and a small SSE splitter for asserting on the
+//! exact frames the mock sends.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+mod serve;
+
 use serde_json::Value;
+pub use serve::*;
 
 /// One SSE event as sent.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,25 +19,6 @@ impl Event {
     pub fn json(&self) -> Value {
         serde_json::from_str(&self.data).unwrap_or_else(|e| panic!("{e}: {}", self.data))
     }
-}
-
-pub fn client() -> reqwest::Client {
-    reqwest::Client::builder().no_proxy().build().unwrap()
-}
-
-pub async fn post(url: &str, body: &Value) -> reqwest::Response {
-    client().post(url).json(body).send().await.unwrap()
-}
-
-/// GETs `url` and reads its JSON answer.
-pub async fn get_json(url: &str) -> Value {
-    let response = client().get(url).send().await.unwrap();
-    response.json().await.unwrap()
-}
-
-/// POSTs `body` as JSON to `url` and reads its JSON answer.
-pub async fn post_json(url: &str, body: &Value) -> Value {
-    post(url, body).await.json().await.unwrap()
 }
 
 /// Splits a whole SSE body into events (comment lines are skipped; CRLF accepted).
@@ -119,25 +104,6 @@ pub mod bodies {
 }
 
 pub const GOOGLE_PATH: &str = "/v1beta/models/gemini-mock:streamGenerateContent?alt=sse";
-
-/// Stops a server binary with SIGTERM and asserts that it exits cleanly.
-pub fn terminate(mut child: std::process::Child) {
-    #[cfg(unix)]
-    {
-        let status = std::process::Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
-        let exit = child.wait().unwrap();
-        assert!(exit.success(), "exit status after SIGTERM: {exit}");
-    }
-    #[cfg(not(unix))]
-    {
-        child.kill().unwrap();
-        child.wait().unwrap();
-    }
-}
 
 /// The protocol tests' script: "weather?" draws `checking` (a reply with a `get_weather`
 /// call), the call's result draws "Sunny.", in chunks of 4 bytes.

@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use pincer_testkit::FakeDiscord;
-use pincer_testkit::fake_discord::{
+use pincer_fakes::FakeDiscord;
+use pincer_fakes::fake_discord::{
     FakeDiscordConfig, InjectAttachment, InjectDiscordMessage, SentMessage,
 };
 use serde_json::json;
@@ -49,7 +49,7 @@ fn files(all: &[SentMessage]) -> Vec<SentFile> {
         .collect()
 }
 
-fn inbound(injected: pincer_testkit::fake_discord::Injected) -> Inbound {
+fn inbound(injected: pincer_fakes::fake_discord::Injected) -> Inbound {
     Inbound {
         delivery: injected.message_id.clone(),
         message_id: injected.message_id,

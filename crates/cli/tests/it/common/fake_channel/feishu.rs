@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use pincer_testkit::fake_feishu::{FakeFeishu, FakeFeishuConfig, InjectFeishuMessage, SentMessage};
+use pincer_fakes::fake_feishu::{FakeFeishu, FakeFeishuConfig, InjectFeishuMessage, SentMessage};
 use serde_json::json;
 
 use super::{FakeChannel, Inbound, Sent, SentFile, mentioning, wait_until};

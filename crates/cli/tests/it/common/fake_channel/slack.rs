@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use pincer_testkit::fake_slack::{
+use pincer_fakes::fake_slack::{
     FakeSlack, InjectSlackMessage, SentSlackMessage, UploadedSlackFile,
 };
 

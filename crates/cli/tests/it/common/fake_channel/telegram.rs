@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use pincer_testkit::fake_telegram::{FakeTelegram, InjectMessage, SentFile as TgFile};
+use pincer_fakes::fake_telegram::{FakeTelegram, InjectMessage, SentFile as TgFile};
 
 use super::{FakeChannel, Home, Inbound, Sent, SentFile};
 
@@ -12,7 +12,7 @@ fn id(text: &str) -> i64 {
         .unwrap_or_else(|_| panic!("not a Telegram id: {text}"))
 }
 
-fn sent(m: pincer_testkit::fake_telegram::SentMessage) -> Sent {
+fn sent(m: pincer_fakes::fake_telegram::SentMessage) -> Sent {
     Sent {
         to: m.chat_id.to_string(),
         text: m.text,

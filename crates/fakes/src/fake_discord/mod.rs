@@ -53,8 +53,8 @@
 //! ```no_run
 //! # async fn demo() {
 //! use std::time::Duration;
-//! use pincer_testkit::FakeDiscord;
-//! use pincer_testkit::fake_discord::InjectDiscordMessage;
+//! use pincer_fakes::FakeDiscord;
+//! use pincer_fakes::fake_discord::InjectDiscordMessage;
 //!
 //! let discord = FakeDiscord::start().await;
 //! // Configure the adapter with discord.base_url() and discord.token(), start it, then:

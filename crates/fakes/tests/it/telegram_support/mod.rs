@@ -1,7 +1,7 @@
 //! What the fake Telegram's test files share: JSON calls to its methods over real HTTP.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-use pincer_testkit::FakeTelegram;
+use pincer_fakes::FakeTelegram;
 use serde_json::Value;
 
 pub use crate::common::{client, get_json, post_json};

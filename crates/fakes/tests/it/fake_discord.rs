@@ -5,8 +5,8 @@
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
-use pincer_testkit::FakeDiscord;
-use pincer_testkit::fake_discord::{
+use pincer_fakes::FakeDiscord;
+use pincer_fakes::fake_discord::{
     FakeDiscordConfig, InjectAttachment, InjectDiscordMessage, Injected, RecordedResume,
 };
 use serde_json::{Value, json};

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use axum::http::HeaderMap;
 use futures_util::{SinkExt, StreamExt};
-use pincer_testkit::fake_feishu::{
+use pincer_fakes::fake_feishu::{
     FakeFeishu, FakeFeishuConfig, InjectFeishuMessage, UploadKind, decrypt,
 };
 use prost::Message as _;

@@ -50,7 +50,7 @@
 //! ```no_run
 //! # async fn demo() {
 //! use std::time::Duration;
-//! use pincer_testkit::fake_feishu::{FakeFeishu, InjectFeishuMessage};
+//! use pincer_fakes::fake_feishu::{FakeFeishu, InjectFeishuMessage};
 //!
 //! let feishu = FakeFeishu::start().await;
 //! // Point the adapter at feishu.base_url() with feishu.app_id() / app_secret(), then:

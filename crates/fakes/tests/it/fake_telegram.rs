@@ -7,8 +7,8 @@ use crate::telegram_support;
 
 use std::time::{Duration, Instant};
 
-use pincer_testkit::FakeTelegram;
-use pincer_testkit::fake_telegram::{FakeTelegramConfig, InjectMessage};
+use pincer_fakes::FakeTelegram;
+use pincer_fakes::fake_telegram::{FakeTelegramConfig, InjectMessage};
 use serde_json::{Value, json};
 use telegram_support::*;
 

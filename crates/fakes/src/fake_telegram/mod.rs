@@ -37,8 +37,8 @@
 //! ```no_run
 //! # async fn demo() {
 //! use std::time::Duration;
-//! use pincer_testkit::FakeTelegram;
-//! use pincer_testkit::fake_telegram::InjectMessage;
+//! use pincer_fakes::FakeTelegram;
+//! use pincer_fakes::fake_telegram::InjectMessage;
 //!
 //! let telegram = FakeTelegram::start().await;
 //! // Configure the adapter with telegram.base_url() and telegram.token(), start it, then:

@@ -6,6 +6,9 @@
 //! "chat_id"?: …}`, `POST /__fake/inject_raw <update>`, `GET /__fake/sent_messages`,
 //! `GET /__fake/calls`.
 
+// The server binaries' shared `--host`/`--port`, runtime, stdout lines and signal handling,
+// kept once in pincer-testkit (this crate does not depend on it).
+#[path = "../../../testkit/src/bin/support/mod.rs"]
 mod support;
 
 use std::io::BufRead;
@@ -14,8 +17,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use pincer_testkit::FakeTelegram;
-use pincer_testkit::fake_telegram::{
+use pincer_fakes::FakeTelegram;
+use pincer_fakes::fake_telegram::{
     DEFAULT_BOT_USERNAME, DEFAULT_CHAT_ID, DEFAULT_TOKEN, FakeTelegramConfig, InjectMessage,
 };
 use support::print_line;

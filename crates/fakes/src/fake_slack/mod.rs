@@ -42,7 +42,7 @@
 //! ```no_run
 //! # async fn demo() {
 //! use std::time::Duration;
-//! use pincer_testkit::fake_slack::{FakeSlack, InjectSlackMessage};
+//! use pincer_fakes::fake_slack::{FakeSlack, InjectSlackMessage};
 //!
 //! let slack = FakeSlack::start().await;
 //! // Configure the adapter with slack.api_base(), slack.bot_token(), slack.app_token().

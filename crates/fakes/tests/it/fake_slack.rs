@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
-use pincer_testkit::fake_slack::{FakeSlack, InjectSlackMessage};
+use pincer_fakes::fake_slack::{FakeSlack, InjectSlackMessage};
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;

@@ -1,0 +1,43 @@
+//! What tests of a server need, here and in pincer-fakes' tests (which include this file with
+//! `#[path]`): an HTTP client that ignores proxies, JSON calls, and stopping a server binary.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::Value;
+
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder().no_proxy().build().unwrap()
+}
+
+pub async fn post(url: &str, body: &Value) -> reqwest::Response {
+    client().post(url).json(body).send().await.unwrap()
+}
+
+/// GETs `url` and reads its JSON answer.
+pub async fn get_json(url: &str) -> Value {
+    let response = client().get(url).send().await.unwrap();
+    response.json().await.unwrap()
+}
+
+/// POSTs `body` as JSON to `url` and reads its JSON answer.
+pub async fn post_json(url: &str, body: &Value) -> Value {
+    post(url, body).await.json().await.unwrap()
+}
+
+/// Stops a server binary with SIGTERM and asserts that it exits cleanly.
+pub fn terminate(mut child: std::process::Child) {
+    #[cfg(unix)]
+    {
+        let status = std::process::Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let exit = child.wait().unwrap();
+        assert!(exit.success(), "exit status after SIGTERM: {exit}");
+    }
+    #[cfg(not(unix))]
+    {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+}
