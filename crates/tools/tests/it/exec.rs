@@ -57,6 +57,14 @@ impl Env {
             .unwrap()
             .unwrap()
     }
+
+    /// The next exit notice, asserted to read `text` with `{id}` standing for the short id
+    /// of session `id`.
+    async fn notice_reads(&mut self, id: &str, text: &str) -> ExecExitNotice {
+        let notice = self.notice().await;
+        assert_eq!(notice.text, text.replace("{id}", &id[..8]));
+        notice
+    }
 }
 
 type Updates = Arc<Mutex<Vec<ToolOutput>>>;
@@ -72,6 +80,33 @@ fn ctx() -> (ToolContext, Updates, CancellationToken) {
 
 async fn call(tool: &Arc<dyn AgentTool>, args: Value) -> Result<ToolOutput, ToolError> {
     tool.execute(args, ctx().0).await
+}
+
+/// Calls `tool` with `args`; the call must succeed.
+async fn ok(tool: &Arc<dyn AgentTool>, args: Value) -> ToolOutput {
+    call(tool, args).await.unwrap()
+}
+
+/// Runs `args`' command in the background (`"background": true` added); the output names
+/// its session and process group.
+async fn spawn(exec: &Arc<dyn AgentTool>, mut args: Value) -> ToolOutput {
+    args["background"] = json!(true);
+    ok(exec, args).await
+}
+
+/// The process tool's `action` on session `id`.
+async fn act(
+    process: &Arc<dyn AgentTool>,
+    action: &str,
+    id: &str,
+) -> Result<ToolOutput, ToolError> {
+    call(process, json!({"action": action, "sessionId": id})).await
+}
+
+/// Asserts that `out`'s text passes `check`, showing the text when it does not.
+fn assert_text(out: &ToolOutput, check: impl Fn(&str) -> bool) {
+    let text = out.text_content();
+    assert!(check(&text), "{text}");
 }
 
 fn details(out: &ToolOutput) -> &Value {
@@ -111,9 +146,7 @@ async fn assert_refused(tool: &Arc<dyn AgentTool>, args: Value, says: &str) {
 async fn poll_to_exit(process: &Arc<dyn AgentTool>, id: &str) -> String {
     let mut all = String::new();
     for _ in 0..200 {
-        let out = call(process, json!({"action": "poll", "sessionId": id}))
-            .await
-            .unwrap();
+        let out = act(process, "poll", id).await.unwrap();
         all.push_str(&out.text_content());
         all.push('\n');
         if details(&out)["status"] != "running" {
@@ -135,21 +168,14 @@ async fn write_then_close(
     last: &str,
 ) -> (String, String, String) {
     let (exec, process) = env.full();
-    let out = call(
-        &exec,
-        json!({"command": command, "background": true, "pty": pty}),
-    )
-    .await
-    .unwrap();
+    let out = spawn(&exec, json!({"command": command, "pty": pty})).await;
     let id = session_id(&out);
     let write = |data: &str, eof: bool| json!({"action": "write", "sessionId": id, "data": data, "eof": eof});
     call(&process, write(first, false)).await.unwrap();
     let wrote = call(&process, write(last, true)).await.unwrap();
     let polled = poll_to_exit(&process, &id).await;
     assert!(polled.contains("Process exited (exit code 0)."), "{polled}");
-    let log = call(&process, json!({"action": "log", "sessionId": id}))
-        .await
-        .unwrap();
+    let log = act(&process, "log", &id).await.unwrap();
     (id, wrote.text_content(), log.text_content())
 }
 
@@ -176,9 +202,9 @@ async fn streams_updates_and_returns_output_with_exit_code() {
     assert_eq!(details(&updates[0])["status"], "running");
     assert_eq!(updates.last().unwrap().text_content(), "one\ntwo\n");
 
-    let ok = call(&exec, json!({"command": "true"})).await.unwrap();
-    assert_eq!(ok.text_content(), "(no output)");
-    assert_eq!(details(&ok)["exitCode"], 0);
+    let silent = ok(&exec, json!({"command": "true"})).await;
+    assert_eq!(silent.text_content(), "(no output)");
+    assert_eq!(details(&silent)["exitCode"], 0);
     assert!(
         env.registry.list("agent-a").is_empty(),
         "foreground runs are not kept"
@@ -189,35 +215,22 @@ async fn streams_updates_and_returns_output_with_exit_code() {
 async fn yields_then_polls_new_output_then_logs() {
     let mut env = setup();
     let (exec, process) = env.full();
-    let out = call(
+    let out = ok(
         &exec,
         json!({"command": "echo start; sleep 1; echo end", "yieldMs": 200}),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(details(&out)["status"], "running");
     let id = session_id(&out);
-    assert!(
-        out.text_content().contains("Use process"),
-        "{}",
-        out.text_content()
-    );
-    assert!(
-        out.text_content().ends_with("Output so far:\nstart\n"),
-        "{}",
-        out.text_content()
-    );
+    assert_text(&out, |text| text.contains("Use process"));
+    assert_text(&out, |text| text.ends_with("Output so far:\nstart\n"));
     // The exec result already showed "start": polls report only what came after it.
-    let first = call(&process, json!({"action": "poll", "sessionId": id}))
-        .await
-        .unwrap();
+    let first = act(&process, "poll", &id).await.unwrap();
     assert_eq!(
         first.text_content(),
         "(no new output)\n\nProcess still running."
     );
-    let second = call(&process, json!({"action": "poll", "sessionId": &id[..8]}))
-        .await
-        .unwrap();
+    let second = act(&process, "poll", &id[..8]).await.unwrap();
     assert_eq!(
         second.text_content(),
         "(no new output)\n\nProcess still running."
@@ -225,90 +238,61 @@ async fn yields_then_polls_new_output_then_logs() {
     let rest = poll_to_exit(&process, &id).await;
     assert!(rest.contains("end\n") && !rest.contains("start"), "{rest}");
     assert!(rest.contains("Process exited (exit code 0)."), "{rest}");
-    let log = call(&process, json!({"action": "log", "sessionId": id}))
-        .await
-        .unwrap();
+    let log = act(&process, "log", &id).await.unwrap();
     assert_eq!(log.text_content(), "start\nend");
-    let page = call(
+    let page = ok(
         &process,
         json!({"action": "log", "sessionId": id, "offset": 1, "limit": 1}),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(page.text_content(), "end\n\n[Lines 2-2 of 2.]");
-    let list = call(&process, json!({"action": "list"})).await.unwrap();
-    assert!(
-        list.text_content().starts_with(&id[..8]),
-        "{}",
-        list.text_content()
-    );
+    let list = ok(&process, json!({"action": "list"})).await;
+    assert_text(&list, |text| text.starts_with(&id[..8]));
     assert!(list.text_content().contains("exit code 0"));
-    call(&process, json!({"action": "clear"})).await.unwrap();
+    ok(&process, json!({"action": "clear"})).await;
     assert!(env.registry.list("agent-a").is_empty());
     // A foreground session never notifies; this one was backgrounded by the yield.
-    assert_eq!(
-        env.notice().await.text,
-        format!("Exec completed ({}, code 0) :: start end", &id[..8])
-    );
+    env.notice_reads(&id, "Exec completed ({id}, code 0) :: start end")
+        .await;
 }
 
 #[tokio::test]
 async fn background_exits_are_announced() {
     let mut env = setup();
     let (exec, _) = env.full();
-    let out = call(&exec, json!({"command": "echo done", "background": true}))
-        .await
-        .unwrap();
+    let out = spawn(&exec, json!({"command": "echo done"})).await;
     let id = session_id(&out);
-    let notice = env.notice().await;
-    assert_eq!(
-        notice.text,
-        format!("Exec completed ({}, code 0) :: done", &id[..8])
-    );
+    let notice = env
+        .notice_reads(&id, "Exec completed ({id}, code 0) :: done")
+        .await;
     assert_eq!(
         (notice.scope.as_str(), notice.session_id.as_str()),
         ("agent-a", id.as_str())
     );
     assert_eq!(notice.exit_code, Some(0));
 
-    let out = call(
-        &exec,
-        json!({"command": "echo bad; exit 2", "background": true}),
-    )
-    .await
-    .unwrap();
+    let out = spawn(&exec, json!({"command": "echo bad; exit 2"})).await;
     let id = session_id(&out);
-    assert_eq!(
-        env.notice().await.text,
-        format!("Exec failed ({}, code 2) :: bad", &id[..8])
-    );
-    let out = call(&exec, json!({"command": "exit 0", "background": true}))
-        .await
-        .unwrap();
+    env.notice_reads(&id, "Exec failed ({id}, code 2) :: bad")
+        .await;
+    let out = spawn(&exec, json!({"command": "exit 0"})).await;
     let id = session_id(&out);
-    assert_eq!(
-        env.notice().await.text,
-        format!("Exec completed ({}, code 0)", &id[..8])
-    );
+    env.notice_reads(&id, "Exec completed ({id}, code 0)").await;
 }
 
 #[tokio::test]
 async fn timeout_kills_the_whole_group() {
     let mut env = setup();
     let (exec, _) = env.full();
-    let out = call(
+    let out = spawn(
         &exec,
-        json!({"command": "sleep 100 & sleep 100", "background": true, "timeout": 1}),
+        json!({"command": "sleep 100 & sleep 100", "timeout": 1}),
     )
-    .await
-    .unwrap();
+    .await;
     let (id, pgid) = (session_id(&out), pid(&out));
     assert!(!group_members(pgid).is_empty());
-    let notice = env.notice().await;
-    assert_eq!(
-        notice.text,
-        format!("Exec failed ({}, signal SIGTERM)", &id[..8])
-    );
+    env.notice_reads(&id, "Exec failed ({id}, signal SIGTERM)")
+        .await;
     assert_group_gone(pgid).await;
 
     // In the foreground the timeout is an error.
@@ -329,29 +313,18 @@ async fn timeout_kills_the_whole_group() {
 async fn process_kill_kills_the_group() {
     let mut env = setup();
     let (exec, process) = env.full();
-    let out = call(
-        &exec,
-        json!({"command": "sleep 100 & sleep 100", "background": true}),
-    )
-    .await
-    .unwrap();
+    let out = spawn(&exec, json!({"command": "sleep 100 & sleep 100"})).await;
     let (id, pgid) = (session_id(&out), pid(&out));
-    let killed = call(&process, json!({"action": "kill", "sessionId": id}))
-        .await
-        .unwrap();
-    assert!(
-        killed.text_content().contains("SIGKILL"),
-        "{}",
-        killed.text_content()
-    );
+    let killed = act(&process, "kill", &id).await.unwrap();
+    assert_text(&killed, |text| text.contains("SIGKILL"));
     assert_group_gone(pgid).await;
-    let again = call(&process, json!({"action": "kill", "sessionId": id}))
-        .await
-        .unwrap_err();
-    assert!(again.to_string().contains("not running"), "{again}");
-    let removed = call(&process, json!({"action": "remove", "sessionId": id}))
-        .await
-        .unwrap();
+    assert_refused(
+        &process,
+        json!({"action": "kill", "sessionId": id}),
+        "not running",
+    )
+    .await;
+    let removed = act(&process, "remove", &id).await.unwrap();
     assert!(removed.text_content().starts_with("Removed"));
     assert!(
         env.notices.try_recv().is_err(),
@@ -386,18 +359,8 @@ async fn shutdown_leaves_no_process_behind() {
     let env = setup();
     let (exec_a, _) = env.full();
     let (exec_b, _) = env.tools(ExecSecurity::Full, "agent-b");
-    let a = call(
-        &exec_a,
-        json!({"command": "sleep 100 & sleep 100", "background": true}),
-    )
-    .await
-    .unwrap();
-    let b = call(
-        &exec_b,
-        json!({"command": "sleep 100 | sleep 100", "background": true}),
-    )
-    .await
-    .unwrap();
+    let a = spawn(&exec_a, json!({"command": "sleep 100 & sleep 100"})).await;
+    let b = spawn(&exec_b, json!({"command": "sleep 100 | sleep 100"})).await;
     assert_eq!(env.registry.running(), 2);
     env.registry.shutdown().await;
     assert_group_gone(pid(&a)).await;
@@ -410,12 +373,7 @@ async fn shutdown_leaves_no_process_behind() {
 async fn dropping_the_registry_kills_running_groups() {
     let env = setup();
     let (exec, process) = env.full();
-    let out = call(
-        &exec,
-        json!({"command": "sleep 100 & sleep 100", "background": true}),
-    )
-    .await
-    .unwrap();
+    let out = spawn(&exec, json!({"command": "sleep 100 & sleep 100"})).await;
     drop((exec, process, env.registry));
     assert_group_gone(pid(&out)).await;
 }
@@ -425,44 +383,23 @@ async fn agents_only_see_their_own_sessions() {
     let env = setup();
     let (exec_a, process_a) = env.full();
     let (_, process_b) = env.tools(ExecSecurity::Full, "agent-b");
-    let out = call(&exec_a, json!({"command": "sleep 5", "background": true}))
-        .await
-        .unwrap();
+    let out = spawn(&exec_a, json!({"command": "sleep 5"})).await;
     let id = session_id(&out);
-    let list_b = call(&process_b, json!({"action": "list"})).await.unwrap();
+    let list_b = ok(&process_b, json!({"action": "list"})).await;
     assert_eq!(list_b.text_content(), "No exec sessions.");
     for action in ["poll", "log", "kill", "remove"] {
-        let err = call(&process_b, json!({"action": action, "sessionId": id}))
-            .await
-            .unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("action \"list\" to see session ids"),
-            "{err}"
-        );
+        let args = json!({"action": action, "sessionId": id});
+        assert_refused(&process_b, args, "action \"list\" to see session ids").await;
     }
-    let list_a = call(&process_a, json!({"action": "list"})).await.unwrap();
+    let list_a = ok(&process_a, json!({"action": "list"})).await;
     assert!(list_a.text_content().contains("sleep 5"));
     // With a single session the id may be left out; B has none, so it may not.
-    let implied = call(&process_a, json!({"action": "poll"})).await.unwrap();
+    let implied = ok(&process_a, json!({"action": "poll"})).await;
     assert_eq!(implied.details.as_ref().unwrap()["sessionId"], json!(id));
-    let missing = call(&process_b, json!({"action": "poll"}))
-        .await
-        .unwrap_err();
-    assert!(
-        missing.to_string().contains("sessionId is required"),
-        "{missing}"
-    );
-    call(&exec_a, json!({"command": "sleep 5", "background": true}))
-        .await
-        .unwrap();
-    let ambiguous = call(&process_a, json!({"action": "poll"}))
-        .await
-        .unwrap_err();
-    assert!(
-        ambiguous.to_string().contains("sessionId is required"),
-        "{ambiguous}"
-    );
+    let poll = || json!({"action": "poll"});
+    assert_refused(&process_b, poll(), "sessionId is required").await;
+    spawn(&exec_a, json!({"command": "sleep 5"})).await;
+    assert_refused(&process_a, poll(), "sessionId is required").await;
     env.registry.shutdown().await;
 }
 
@@ -470,12 +407,11 @@ async fn agents_only_see_their_own_sessions() {
 async fn environment_is_cleaned() {
     let env = setup();
     let (exec, _) = env.full();
-    let out = call(
+    let out = ok(
         &exec,
         json!({"command": "env", "env": {"PASSED_VAR": "yes"}}),
     )
-    .await
-    .unwrap();
+    .await;
     let text = out.text_content();
     let names: Vec<&str> = text
         .lines()
@@ -510,14 +446,8 @@ async fn workdir_is_confined_to_the_workspace() {
     let env = setup();
     std::fs::create_dir(env.dir.path().join("sub")).unwrap();
     let (exec, _) = env.full();
-    let out = call(&exec, json!({"command": "pwd", "workdir": "sub"}))
-        .await
-        .unwrap();
-    assert!(
-        out.text_content().ends_with("/sub"),
-        "{}",
-        out.text_content()
-    );
+    let out = ok(&exec, json!({"command": "pwd", "workdir": "sub"})).await;
+    assert_text(&out, |text| text.ends_with("/sub"));
     for outside in ["..", "/etc"] {
         assert_refused(
             &exec,
@@ -535,13 +465,12 @@ async fn allowlist_runs_listed_programs_and_refuses_bypasses() {
         ExecSecurity::Allowlist(vec!["echo".into(), "ls".into()]),
         "agent-a",
     );
-    let ok = call(
+    let allowed = ok(
         &exec,
         json!({"command": "echo 'hi there' | ls >/dev/null 2>&1 && echo ok"}),
     )
-    .await
-    .unwrap();
-    assert_eq!(ok.text_content(), "ok");
+    .await;
+    assert_eq!(allowed.text_content(), "ok");
     let cases = [
         (
             "echo a && touch pwned",
@@ -612,12 +541,11 @@ async fn writes_to_stdin_and_closes_it() {
 async fn binary_output_is_sanitised() {
     let env = setup();
     let (exec, _) = env.full();
-    let out = call(
+    let out = ok(
         &exec,
         json!({"command": r"printf 'a\000b\033[31mred\033[0m\377z\r\n\tend\n'"}),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(out.text_content(), "abred\u{fffd}z\n\tend");
 }
 
@@ -625,7 +553,7 @@ async fn binary_output_is_sanitised() {
 async fn long_output_is_cut_and_kept_for_log() {
     let env = setup();
     let (exec, process) = env.full();
-    let out = call(&exec, json!({"command": "seq 1 3000"})).await.unwrap();
+    let out = ok(&exec, json!({"command": "seq 1 3000"})).await;
     let text = out.text_content();
     assert!(
         text.starts_with("[Output truncated: showing the last 2000 of 3000 lines."),
@@ -634,12 +562,11 @@ async fn long_output_is_cut_and_kept_for_log() {
     );
     assert!(text.ends_with("\n2999\n3000"));
     let id = session_id(&out);
-    let first = call(
+    let first = ok(
         &process,
         json!({"action": "log", "sessionId": id, "offset": 0, "limit": 2}),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(
         first.text_content(),
         "1\n2\n\n[Lines 1-2 of 3000. Use offset=2 to continue.]"
@@ -650,21 +577,15 @@ async fn long_output_is_cut_and_kept_for_log() {
 async fn remove_kills_a_running_session_and_forgets_it() {
     let env = setup();
     let (exec, process) = env.full();
-    let out = call(&exec, json!({"command": "sleep 100", "background": true}))
-        .await
-        .unwrap();
+    let out = spawn(&exec, json!({"command": "sleep 100"})).await;
     let (id, pgid) = (session_id(&out), pid(&out));
-    let removed = call(&process, json!({"action": "remove", "sessionId": &id[..8]}))
-        .await
-        .unwrap();
+    let removed = act(&process, "remove", &id[..8]).await.unwrap();
     assert_eq!(
         removed.text_content(),
         format!("Removed session {} (killed).", &id[..8])
     );
     assert_group_gone(pgid).await;
-    let err = call(&process, json!({"action": "poll", "sessionId": id}))
-        .await
-        .unwrap_err();
+    let err = act(&process, "poll", &id).await.unwrap_err();
     assert!(err.to_string().starts_with("no session"), "{err}");
 }
 
@@ -673,29 +594,25 @@ async fn pty_gives_the_command_a_terminal() {
     let env = setup();
     let (exec, _) = env.full();
     let check = "test -t 0 && test -t 1 && test -t 2 && echo is-a-tty || echo not-a-tty";
-    let piped = call(&exec, json!({"command": check})).await.unwrap();
+    let piped = ok(&exec, json!({"command": check})).await;
     assert_eq!(piped.text_content(), "not-a-tty");
-    let out = call(&exec, json!({"command": check, "pty": true}))
-        .await
-        .unwrap();
+    let out = ok(&exec, json!({"command": check, "pty": true})).await;
     assert_eq!(out.text_content(), "is-a-tty");
     assert_eq!(details(&out)["exitCode"], 0);
 
-    let out = call(
+    let out = ok(
         &exec,
         json!({"command": "tty; stty size; echo err >&2; exit 4", "pty": true}),
     )
-    .await
-    .unwrap();
+    .await;
     let text = out.text_content();
     assert!(text.starts_with("/dev/pts/"), "{text}");
     assert!(text.ends_with("\n24 120\nerr\n\n(exit code 4)"), "{text}");
-    let out = call(
+    let out = ok(
         &exec,
         json!({"command": "echo \"[$TERM]\"", "pty": true, "env": {"TERM": "vt100"}}),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(out.text_content(), "[vt100]");
     assert!(env.registry.list("agent-a").is_empty());
 }
@@ -724,37 +641,27 @@ async fn pty_session_takes_input_and_ends_on_ctrl_d() {
 async fn pty_groups_are_killed_on_timeout_and_kill() {
     let mut env = setup();
     let (exec, process) = env.full();
-    let out = call(
+    let out = spawn(
         &exec,
-        json!({"command": "sleep 100 & sleep 100", "background": true, "timeout": 1, "pty": true}),
+        json!({"command": "sleep 100 & sleep 100", "timeout": 1, "pty": true}),
     )
-    .await
-    .unwrap();
+    .await;
     let (id, pgid) = (session_id(&out), pid(&out));
     assert!(!group_members(pgid).is_empty());
-    assert_eq!(
-        env.notice().await.text,
-        format!("Exec failed ({}, signal SIGTERM)", &id[..8])
-    );
+    env.notice_reads(&id, "Exec failed ({id}, signal SIGTERM)")
+        .await;
     assert_group_gone(pgid).await;
 
-    let out = call(
+    let out = spawn(
         &exec,
-        json!({"command": "sleep 100 & sleep 100", "background": true, "pty": true}),
+        json!({"command": "sleep 100 & sleep 100", "pty": true}),
     )
-    .await
-    .unwrap();
+    .await;
     let (id, pgid) = (session_id(&out), pid(&out));
-    call(&process, json!({"action": "kill", "sessionId": id}))
-        .await
-        .unwrap();
+    act(&process, "kill", &id).await.unwrap();
     assert_group_gone(pgid).await;
     assert_eq!(
-        call(&process, json!({"action": "poll", "sessionId": id}))
-            .await
-            .unwrap()
-            .details
-            .unwrap()["status"],
+        act(&process, "poll", &id).await.unwrap().details.unwrap()["status"],
         "failed"
     );
 }
