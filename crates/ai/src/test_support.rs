@@ -30,6 +30,24 @@ pub fn model(api: &str, provider: &str, base_url: &str, extra: Value) -> Model {
     serde_json::from_value(value).unwrap()
 }
 
+/// These token counts, at no cost.
+pub fn token_usage(
+    input: u64,
+    output: u64,
+    cache_read: u64,
+    cache_write: u64,
+    total_tokens: u64,
+) -> Usage {
+    Usage {
+        input,
+        output,
+        cache_read,
+        cache_write,
+        total_tokens,
+        cost: UsageCost::default(),
+    }
+}
+
 /// What [`model`] charges for these tokens (no cache writes).
 pub fn charged_usage(input: u64, output: u64, cache_read: u64, total_tokens: u64) -> Usage {
     let price = |per_million: f64, tokens: u64| per_million / 1_000_000.0 * tokens as f64;
@@ -41,12 +59,8 @@ pub fn charged_usage(input: u64, output: u64, cache_read: u64, total_tokens: u64
         total: price(2.0, input) + price(8.0, output) + price(0.5, cache_read),
     };
     Usage {
-        input,
-        output,
-        cache_read,
-        cache_write: 0,
-        total_tokens,
         cost,
+        ..token_usage(input, output, cache_read, 0, total_tokens)
     }
 }
 
@@ -87,6 +101,15 @@ pub fn read_result(id: &str, content: Vec<ContentBlock>, is_error: bool) -> Mess
     })
 }
 
+/// A thinking block with its signature.
+pub fn signed_thinking(thinking: &str, signature: &str) -> ContentBlock {
+    ContentBlock::Thinking(ThinkingContent {
+        thinking: thinking.into(),
+        thinking_signature: Some(signature.into()),
+        redacted: None,
+    })
+}
+
 /// A tiny PNG image block.
 pub fn png() -> ContentBlock {
     ContentBlock::Image(ImageContent {
@@ -110,11 +133,7 @@ pub fn read_turn(
             assistant(
                 model,
                 vec![
-                    ContentBlock::Thinking(ThinkingContent {
-                        thinking: "Need the file.".into(),
-                        thinking_signature: Some(thinking_signature.into()),
-                        redacted: None,
-                    }),
+                    signed_thinking("Need the file.", thinking_signature),
                     ContentBlock::Text(TextContent {
                         text: "Reading it.".into(),
                         text_signature: text_signature.map(str::to_owned),
@@ -170,6 +189,11 @@ pub fn kinds(events: &[E]) -> Vec<String> {
         .collect()
 }
 
+/// Asserts the `type` of each event, written as one line: `"start text_start done"`.
+pub fn assert_kinds(events: &[E], expected: &str) {
+    assert_eq!(kinds(events).join(" "), expected, "{events:?}");
+}
+
 /// The content index and piece of each tool-call argument delta.
 pub fn toolcall_deltas(events: &[E]) -> Vec<(usize, &str)> {
     events
@@ -200,6 +224,14 @@ pub fn final_message(events: &[E]) -> (StopReason, AssistantMessage) {
     };
     message.timestamp = 0;
     (reason, message)
+}
+
+/// The final message (see [`final_message`]) of a stream that finished normally for
+/// `reason`.
+pub fn done_message(events: &[E], reason: StopReason) -> AssistantMessage {
+    let (got, message) = final_message(events);
+    assert_eq!(got, reason, "{events:?}");
+    message
 }
 
 /// The message of the last event, which must end the stream.
@@ -335,17 +367,78 @@ pub fn assert_ending(
             assert_eq!(final_message(events).0, stop, "{case}");
             None
         }
-        Err(kind) => {
-            let (got, message) = failure(events);
-            assert_eq!(got, kind, "{case}");
-            assert!(message.starts_with(prefix), "{case}: {message}");
-            assert_eq!(
-                final_message(events).1.text(),
-                kept_text,
-                "{case}: text kept"
-            );
-            Some(message)
-        }
+        Err(kind) => Some(assert_failure(events, kind, prefix, kept_text, case)),
+    }
+}
+
+/// Asserts that a stream failed with `kind`, a message starting with `prefix` (returned
+/// for further checks), and the text streamed before, `kept_text`, kept; `case` names it
+/// in failures.
+pub fn assert_failure(
+    events: &[E],
+    kind: ErrorKind,
+    prefix: &str,
+    kept_text: &str,
+    case: &str,
+) -> String {
+    let (got, message) = failure(events);
+    assert_eq!(got, kind, "{case}");
+    assert!(message.starts_with(prefix), "{case}: {message}");
+    assert_eq!(
+        final_message(events).1.text(),
+        kept_text,
+        "{case}: text kept"
+    );
+    message
+}
+
+/// Asserts a reply of `model` that is one text block streamed in `deltas` and stopped
+/// normally with `usage` (before its cost is applied), as `response_id`.
+pub fn assert_text_reply(
+    events: &[E],
+    model: &Model,
+    deltas: &[&str],
+    usage: Usage,
+    response_id: &str,
+) {
+    let content = vec![ContentBlock::text(deltas.concat())];
+    let message = stopped_message(model, content, usage, response_id);
+    assert_eq!(events, text_reply_events(deltas, message));
+}
+
+/// Asserts that `decode` (of a whole body) ends an empty body in a protocol error, and a
+/// body of any event no provider sends (`null`, `[]`) or of one of `bad_events` exactly
+/// once, without panicking.
+pub fn assert_bad_bodies_end_once(decode: impl Fn(&str) -> Vec<E>, bad_events: &[&str]) {
+    let empty = decode("");
+    assert!(
+        matches!(
+            empty.last(),
+            Some(E::Error {
+                kind: ErrorKind::Protocol,
+                ..
+            })
+        ),
+        "{empty:?}"
+    );
+    for body in ["data: null\n\n", "data: []\n\n"].iter().chain(bad_events) {
+        assert_eq!(terminal_count(&decode(body)), 1, "{body}");
+    }
+}
+
+/// Asserts that `cut`, a stream that stops before its end, fails in a protocol error
+/// that `says` why and keeps the text streamed, `kept_text`, also when a Chat Completions
+/// `[DONE]` marker follows the cut.
+pub fn assert_cut_stream_fails(
+    decode: impl Fn(&str) -> Vec<E>,
+    cut: &str,
+    says: &str,
+    kept_text: &str,
+) {
+    for tail in ["", "data: [DONE]\n\n"] {
+        let events = decode(&format!("{cut}{tail}"));
+        assert_protocol_error(&events, says);
+        assert_eq!(final_message(&events).1.text(), kept_text, "{tail:?}");
     }
 }
 
@@ -357,12 +450,35 @@ pub fn assert_protocol_error(events: &[E], says: &str) {
     assert!(message.contains(says), "{message}");
 }
 
-/// The property tests every decoder has: `split` cut anywhere (up to twelve cuts) gives
-/// the same `view` of the events as `split` whole, and `noise` with random bytes inserted
-/// anywhere never panics and ends the stream exactly once, with the last event.
-/// `decode` is a `Fn(&[&[u8]]) -> Vec<E>`.
-macro_rules! decoder_proptests {
-    (decode: $decode:expr, split: $split:expr, view: $view:expr, noise: $noise:expr $(,)?) => {
+/// The tests every decoder has, on how the bytes are cut: `two_way` cut in two at every
+/// place gives the same `two_way_view` of the events as `two_way` whole (which finishes
+/// normally); `split` cut anywhere (up to twelve cuts) gives the same `view` as `split`
+/// whole; and `noise` with random bytes inserted anywhere never panics and ends the stream
+/// exactly once, with the last event. `decode` is a `Fn(&[&[u8]]) -> Vec<E>`; the bodies
+/// are `String`s.
+macro_rules! decoder_split_tests {
+    (
+        decode: $decode:expr,
+        two_way: $two_way:expr,
+        two_way_view: $two_way_view:expr,
+        split: $split:expr,
+        view: $view:expr,
+        noise: $noise:expr $(,)?
+    ) => {
+        #[test]
+        fn every_two_way_split_gives_the_same_message() {
+            let bytes = $two_way.into_bytes();
+            let whole = ($decode)(&[&bytes]);
+            assert!(
+                matches!(
+                    whole.last(),
+                    Some($crate::event::AssistantMessageEvent::Done { .. })
+                ),
+                "{whole:?}"
+            );
+            $crate::test_support::assert_every_two_way_split_same($decode, &bytes, $two_way_view);
+        }
+
         proptest::proptest! {
             #[test]
             fn split_anywhere_gives_the_same_events(
@@ -388,4 +504,4 @@ macro_rules! decoder_proptests {
         }
     };
 }
-pub(crate) use decoder_proptests;
+pub(crate) use decoder_split_tests;

@@ -303,17 +303,14 @@ pub(crate) fn texts(blocks: &[ContentBlock]) -> impl Iterator<Item = &str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::signed_thinking;
     use serde_json::json;
 
     #[test]
     fn messages_serialise_like_pi() {
         let msg = Message::Assistant(AssistantMessage {
             content: vec![
-                ContentBlock::Thinking(ThinkingContent {
-                    thinking: "hm".into(),
-                    thinking_signature: Some("sig".into()),
-                    redacted: None,
-                }),
+                signed_thinking("hm", "sig"),
                 ContentBlock::ToolCall(ToolCall {
                     id: "c1".into(),
                     name: "read".into(),

@@ -4,22 +4,28 @@
 use serde_json::json;
 
 use super::OpenAiCompletions;
+use super::request_tests::served_by;
 use crate::error::ErrorKind;
 use crate::event::AssistantMessageEvent as E;
 use crate::model::Model;
 use crate::test_support::{
-    assert_ending, assert_every_two_way_split_same, assert_protocol_error, charged_usage, decode,
-    decoder_proptests, failure, final_message, kinds, model, terminal_count, tool_calls,
+    assert_cut_stream_fails, assert_ending, assert_kinds, assert_protocol_error, charged_usage,
+    decode, decoder_split_tests, done_message, failure, final_message, kinds, signed_thinking,
+    terminal_count, tool_calls,
 };
-use crate::types::{ContentBlock, StopReason, ThinkingContent, ToolCall};
+use crate::types::{ContentBlock, StopReason, ToolCall};
 
 fn openai() -> Model {
-    model(
-        "openai-completions",
-        "openai",
-        "https://api.openai.com/v1",
-        json!({}),
-    )
+    served_by("openai", "https://api.openai.com/v1", json!({}))
+}
+
+fn openrouter() -> Model {
+    served_by("openrouter", "https://openrouter.ai/api/v1", json!({}))
+}
+
+/// Decodes a whole body from the openai() model.
+fn run_body(body: &str) -> Vec<E> {
+    run(&openai(), &[body.as_bytes()])
 }
 
 fn run(model: &Model, chunks: &[&[u8]]) -> Vec<E> {
@@ -64,18 +70,10 @@ fn tool_stream() -> String {
 
 #[test]
 fn text_only_exact_events_and_usage() {
-    let m = openai();
-    let events = run(&m, &[text_stream().as_bytes()]);
-    assert_eq!(
-        kinds(&events),
-        [
-            "start",
-            "text_start",
-            "text_delta",
-            "text_delta",
-            "text_end",
-            "done"
-        ]
+    let events = run_body(&text_stream());
+    assert_kinds(
+        &events,
+        "start text_start text_delta text_delta text_end done",
     );
     assert_eq!(
         events[2],
@@ -91,8 +89,7 @@ fn text_only_exact_events_and_usage() {
             content: "Hello wörld\n".into()
         }
     );
-    let (reason, message) = final_message(&events);
-    assert_eq!(reason, StopReason::Stop);
+    let message = done_message(&events, StopReason::Stop);
     assert_eq!(message.content, [ContentBlock::text("Hello wörld\n")]);
     assert_eq!(message.response_id.as_deref(), Some("chatcmpl-B9x"));
     assert_eq!(message.usage, charged_usage(176, 5, 1024, 1205));
@@ -100,8 +97,7 @@ fn text_only_exact_events_and_usage() {
 
 #[test]
 fn reasoning_content_becomes_thinking() {
-    let m = model(
-        "openai-completions",
+    let m = served_by(
         "deepseek",
         "https://api.deepseek.com/v1",
         json!({"reasoning": true}),
@@ -117,29 +113,16 @@ fn reasoning_content_becomes_thinking() {
     ]
     .concat();
     let events = run(&m, &[stream.as_bytes()]);
-    assert_eq!(
-        kinds(&events),
-        [
-            "start",
-            "thinking_start",
-            "thinking_delta",
-            "thinking_delta",
-            "thinking_end",
-            "text_start",
-            "text_delta",
-            "text_end",
-            "done"
-        ]
+    assert_kinds(
+        &events,
+        "start thinking_start thinking_delta thinking_delta thinking_end \
+         text_start text_delta text_end done",
     );
     let (_, message) = final_message(&events);
     assert_eq!(
         message.content,
         [
-            ContentBlock::Thinking(ThinkingContent {
-                thinking: "Let me think.".into(),
-                thinking_signature: Some("reasoning_content".into()),
-                redacted: None,
-            }),
+            signed_thinking("Let me think.", "reasoning_content"),
             ContentBlock::text("42"),
         ]
     );
@@ -160,20 +143,10 @@ fn parallel_tool_calls_split_across_chunks() {
             &bytes[1500..],
         ],
     );
-    assert_eq!(
-        kinds(&events),
-        [
-            "start",
-            "toolcall_start",
-            "toolcall_delta",
-            "toolcall_delta",
-            "toolcall_start",
-            "toolcall_delta",
-            "toolcall_delta",
-            "toolcall_end",
-            "toolcall_end",
-            "done"
-        ]
+    assert_kinds(
+        &events,
+        "start toolcall_start toolcall_delta toolcall_delta \
+         toolcall_start toolcall_delta toolcall_delta toolcall_end toolcall_end done",
     );
     assert_eq!(
         events[1],
@@ -191,8 +164,7 @@ fn parallel_tool_calls_split_across_chunks() {
             tool_name: "ls".into()
         }
     );
-    let (reason, message) = final_message(&events);
-    assert_eq!(reason, StopReason::ToolUse);
+    let message = done_message(&events, StopReason::ToolUse);
     let calls: Vec<_> = message
         .tool_calls()
         .map(|c| (c.id.as_str(), c.name.as_str(), c.arguments.clone()))
@@ -216,7 +188,6 @@ fn parallel_tool_calls_split_across_chunks() {
 
 #[test]
 fn text_then_tool_call_closes_the_text_and_late_names_are_patched() {
-    let m = openai();
     let stream = [
         chunk(r#""delta":{"content":"Let me look."},"finish_reason":null"#),
         // Some servers send the name after the first argument piece.
@@ -226,22 +197,11 @@ fn text_then_tool_call_closes_the_text_and_late_names_are_patched() {
         chunk(r#""delta":{"tool_calls":[{"index":0,"id":"c2","function":{"name":"ls","arguments":"{\"a\":1}"}}]},"finish_reason":"tool_calls""#),
     ]
     .concat();
-    let events = run(&m, &[stream.as_bytes()]);
-    assert_eq!(
-        kinds(&events),
-        [
-            "start",
-            "text_start",
-            "text_delta",
-            "text_end",
-            "toolcall_start",
-            "toolcall_delta",
-            "toolcall_start",
-            "toolcall_delta",
-            "toolcall_end",
-            "toolcall_end",
-            "done"
-        ]
+    let events = run_body(&stream);
+    assert_kinds(
+        &events,
+        "start text_start text_delta text_end toolcall_start toolcall_delta \
+         toolcall_start toolcall_delta toolcall_end toolcall_end done",
     );
     let (_, message) = final_message(&events);
     assert_eq!(
@@ -255,12 +215,7 @@ fn text_then_tool_call_closes_the_text_and_late_names_are_patched() {
 
 #[test]
 fn openrouter_reasoning_details_sign_the_tool_call() {
-    let m = model(
-        "openai-completions",
-        "openrouter",
-        "https://openrouter.ai/api/v1",
-        json!({}),
-    );
+    let m = openrouter();
     let stream = [
         chunk(r#""delta":{"reasoning_details":[{"type":"reasoning.encrypted","id":"tc_1","data":"Zm9v","format":"google-gemini-v1","index":0}]},"finish_reason":null"#),
         chunk(r#""delta":{"tool_calls":[{"index":0,"id":"tc_1","type":"function","function":{"name":"read","arguments":"{}"}}]},"finish_reason":"tool_calls""#),
@@ -275,7 +230,6 @@ fn openrouter_reasoning_details_sign_the_tool_call() {
 
 #[test]
 fn every_finish_reason_maps() {
-    let m = openai();
     let call = r#""delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":"{}"}}]},"finish_reason":null"#;
     let cases: [(&str, bool, Result<StopReason, ErrorKind>); 7] = [
         ("stop", false, Ok(StopReason::Stop)),
@@ -295,7 +249,7 @@ fn every_finish_reason_maps() {
             r#""delta":{{}},"finish_reason":"{reason}""#
         )));
         stream.push_str("data: [DONE]\n\n");
-        let events = run(&m, &[stream.as_bytes()]);
+        let events = run_body(&stream);
         if let Some(text) = assert_ending(&events, expected, "openai/gpt-test: ", "x", reason) {
             assert!(text.contains(reason), "{text}");
         }
@@ -304,12 +258,7 @@ fn every_finish_reason_maps() {
 
 #[test]
 fn in_stream_error_objects_fail_with_a_kind() {
-    let m = model(
-        "openai-completions",
-        "openrouter",
-        "https://openrouter.ai/api/v1",
-        json!({}),
-    );
+    let m = openrouter();
     let cases = [
         (
             r#"{"code":429,"message":"Rate limit exceeded: free-models-per-day"}"#,
@@ -350,33 +299,30 @@ fn in_stream_error_objects_fail_with_a_kind() {
 
 #[test]
 fn malformed_json_is_one_protocol_error() {
-    let m = openai();
     let stream = chunk(r#""delta":{"content":"hi"},"finish_reason":null"#)
         + "data: {\"id\":\"x\",\"choices\":[{\"delta\":{\"content\":\"hi\"}\n\n"
         + "data: [DONE]\n\n";
-    let events = run(&m, &[stream.as_bytes()]);
+    let events = run_body(&stream);
     assert_protocol_error(&events, "invalid JSON in a chat completion chunk");
 }
 
 #[test]
 fn stream_cut_before_finish_reason_is_an_error() {
-    let m = openai();
-    for tail in ["", "data: [DONE]\n\n"] {
-        let stream = chunk(r#""delta":{"content":"partial"},"finish_reason":null"#) + tail;
-        let events = run(&m, &[stream.as_bytes()]);
-        assert_protocol_error(&events, "before a finish_reason");
-        assert_eq!(final_message(&events).1.text(), "partial");
-    }
+    assert_cut_stream_fails(
+        run_body,
+        &chunk(r#""delta":{"content":"partial"},"finish_reason":null"#),
+        "before a finish_reason",
+        "partial",
+    );
 }
 
 #[test]
 fn finish_reason_without_done_marker_still_finishes() {
-    let m = openai();
     let stream = text_stream().replace("data: [DONE]\n\n", "");
-    let with_usage = run(&m, &[stream.as_bytes()]);
+    let with_usage = run_body(&stream);
     assert_eq!(final_message(&with_usage).1.usage.output, 5);
     let stream = stream.replace(USAGE, "");
-    let (reason, message) = final_message(&run(&m, &[stream.as_bytes()]));
+    let (reason, message) = final_message(&run_body(&stream));
     assert_eq!(
         (reason, message.text().as_str()),
         (StopReason::Stop, "Hello wörld\n")
@@ -385,12 +331,7 @@ fn finish_reason_without_done_marker_still_finishes() {
 
 #[test]
 fn nim_toolcall_text_leak_is_dropped() {
-    let m = model(
-        "openai-completions",
-        "nim",
-        "https://integrate.api.nvidia.com/v1",
-        json!({}),
-    );
+    let m = served_by("nim", "https://integrate.api.nvidia.com/v1", json!({}));
     let stream = [
         chunk(r#""delta":{"content":"<TOOLCALL>[{\"name\":\"f\"}]</TOOLCALL>","tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":"{}"}}]},"finish_reason":"tool_calls""#),
     ]
@@ -400,15 +341,10 @@ fn nim_toolcall_text_leak_is_dropped() {
     assert!(matches!(message.content[0], ContentBlock::ToolCall(_)));
 }
 
-#[test]
-fn every_two_way_split_gives_the_same_message() {
-    let m = openai();
-    let stream = tool_stream() + &text_stream().replace("data: [DONE]\n\n", "");
-    assert_every_two_way_split_same(|c| run(&m, c), stream.as_bytes(), |e| final_message(e).1);
-}
-
-decoder_proptests! {
+decoder_split_tests! {
     decode: |chunks: &[&[u8]]| run(&openai(), chunks),
+    two_way: tool_stream() + &text_stream().replace("data: [DONE]\n\n", ""),
+    two_way_view: |e: &[E]| final_message(e).1,
     split: tool_stream(),
     view: |e: &[E]| (kinds(e), final_message(e)),
     noise: tool_stream(),

@@ -15,13 +15,14 @@ use crate::types::{
     ToolCall, ToolResultMessage, UserContent, UserMessage,
 };
 
+/// A model of `provider`, served over Chat Completions at `base_url`; `extra` overrides any
+/// field.
+pub(super) fn served_by(provider: &str, base_url: &str, extra: Value) -> Model {
+    model("openai-completions", provider, base_url, extra)
+}
+
 fn openai(extra: Value) -> Model {
-    model(
-        "openai-completions",
-        "openai",
-        "https://api.openai.com/v1",
-        extra,
-    )
+    served_by("openai", "https://api.openai.com/v1", extra)
 }
 
 fn context(model: &Model) -> Context {
@@ -67,8 +68,7 @@ fn body_for_a_full_turn_is_exact() {
 
 #[test]
 fn mistral_quirks() {
-    let m = model(
-        "openai-completions",
+    let m = served_by(
         "mistral",
         "https://api.mistral.ai/v1",
         json!({"reasoning": true}),
@@ -212,7 +212,7 @@ fn compat_detection_table() {
         ),
     ];
     for (provider, url, store, developer, effort, field, mistral) in cases {
-        let c = detect_compat(&model("openai-completions", provider, url, json!({})));
+        let c = detect_compat(&served_by(provider, url, json!({})));
         assert_eq!(
             (
                 c.supports_store,
@@ -234,8 +234,7 @@ fn compat_detection_table() {
         );
     }
     let m = openai(
-        json!({"compat": {"supportsStore": false, "maxTokensField": "max_tokens",
-        "supportsUsageInStreaming": false, "supportsStrictMode": false, "thinkingFormat": "qwen"}}),
+        json!({"compat": {"supportsStore": false, "maxTokensField": "max_tokens", "supportsUsageInStreaming": false, "supportsStrictMode": false, "thinkingFormat": "qwen"}}),
     );
     let c = resolve_compat(&m);
     assert_eq!(
@@ -260,8 +259,7 @@ fn thinking_formats() {
         reasoning: Some(ThinkingLevel::High),
         ..StreamOptions::default()
     };
-    let zai = model(
-        "openai-completions",
+    let zai = served_by(
         "zai",
         "https://api.z.ai/api/paas/v4",
         json!({"reasoning": true}),
@@ -352,8 +350,7 @@ fn images_history_and_skips() {
 
 #[test]
 fn openrouter_anthropic_gets_a_cache_breakpoint() {
-    let m = model(
-        "openai-completions",
+    let m = served_by(
         "openrouter",
         "https://openrouter.ai/api/v1",
         json!({"id": "anthropic/claude-sonnet-4", "compat": {"openRouterRouting": {"only": ["anthropic"]}}}),

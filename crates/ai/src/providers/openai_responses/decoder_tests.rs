@@ -8,8 +8,8 @@ use crate::error::ErrorKind;
 use crate::event::AssistantMessageEvent as E;
 use crate::model::Model;
 use crate::test_support::{
-    assert_ending, assert_every_two_way_split_same, assert_protocol_error, charged_usage, decode,
-    decoder_proptests, failure, final_message, kinds, model, tool_calls,
+    assert_cut_stream_fails, assert_ending, assert_kinds, assert_protocol_error, charged_usage,
+    decode, decoder_split_tests, done_message, failure, final_message, kinds, model, tool_calls,
 };
 use crate::types::{ContentBlock, StopReason, TextContent, ThinkingContent};
 
@@ -20,6 +20,11 @@ fn gpt() -> Model {
         "https://api.openai.com/v1",
         json!({"reasoning": true}),
     )
+}
+
+/// Decodes a whole body from the gpt() model.
+fn run_body(body: &str) -> Vec<E> {
+    run(&gpt(), &[body.as_bytes()])
 }
 
 fn run(model: &Model, chunks: &[&[u8]]) -> Vec<E> {
@@ -139,23 +144,11 @@ fn tool_stream() -> String {
 
 #[test]
 fn reasoning_and_text_exact_events_and_message() {
-    let m = gpt();
-    let events = run(&m, &[text_stream().as_bytes()]);
-    assert_eq!(
-        kinds(&events),
-        [
-            "start",
-            "thinking_start",
-            "thinking_delta",
-            "thinking_delta",
-            "thinking_delta",
-            "thinking_end",
-            "text_start",
-            "text_delta",
-            "text_delta",
-            "text_end",
-            "done"
-        ]
+    let events = run_body(&text_stream());
+    assert_kinds(
+        &events,
+        "start thinking_start thinking_delta thinking_delta thinking_delta thinking_end \
+         text_start text_delta text_delta text_end done",
     );
     assert_eq!(
         events[3],
@@ -164,8 +157,7 @@ fn reasoning_and_text_exact_events_and_message() {
             delta: "\n\n".into()
         }
     );
-    let (reason, message) = final_message(&events);
-    assert_eq!(reason, StopReason::Stop);
+    let message = done_message(&events, StopReason::Stop);
     let ContentBlock::Thinking(ThinkingContent {
         thinking,
         thinking_signature,
@@ -197,20 +189,10 @@ fn two_function_calls_split_across_chunks() {
     let stream = tool_stream();
     let bytes = stream.as_bytes();
     let events = run(&m, &[&bytes[..333], &bytes[333..1234], &bytes[1234..]]);
-    assert_eq!(
-        kinds(&events),
-        [
-            "start",
-            "toolcall_start",
-            "toolcall_delta",
-            "toolcall_delta",
-            "toolcall_end",
-            "toolcall_start",
-            "toolcall_delta",
-            "toolcall_delta",
-            "toolcall_end",
-            "done"
-        ]
+    assert_kinds(
+        &events,
+        "start toolcall_start toolcall_delta toolcall_delta toolcall_end \
+         toolcall_start toolcall_delta toolcall_delta toolcall_end done",
     );
     assert_eq!(
         events[1],
@@ -220,8 +202,7 @@ fn two_function_calls_split_across_chunks() {
             tool_name: "read".into()
         }
     );
-    let (reason, message) = final_message(&events);
-    assert_eq!(reason, StopReason::ToolUse);
+    let message = done_message(&events, StopReason::ToolUse);
     assert_eq!(
         tool_calls(&message),
         [
@@ -238,7 +219,6 @@ fn two_function_calls_split_across_chunks() {
 #[test]
 fn items_without_deltas_are_filled_in_when_done() {
     // Some compatible servers only send the finished items.
-    let m = gpt();
     let stream = [
         sse("response.output_item.done", 1, json!({"output_index": 0, "item": reasoning_item()})),
         sse("response.output_item.done", 2, json!({"output_index": 1, "item": {"id": "msg_9", "type": "message", "role": "assistant",
@@ -248,8 +228,7 @@ fn items_without_deltas_are_filled_in_when_done() {
         sse("response.completed", 4, json!({"response": response("completed", Value::Null)})),
     ]
     .concat();
-    let (reason, message) = final_message(&run(&m, &[stream.as_bytes()]));
-    assert_eq!(reason, StopReason::ToolUse);
+    let message = done_message(&run_body(&stream), StopReason::ToolUse);
     assert_eq!(message.text(), "All done");
     let call = message.tool_calls().next().unwrap();
     assert_eq!(
@@ -264,7 +243,6 @@ fn items_without_deltas_are_filled_in_when_done() {
 
 #[test]
 fn every_status_maps() {
-    let m = gpt();
     let text = sse(
         "response.output_text.delta",
         1,
@@ -333,7 +311,7 @@ fn every_status_maps() {
             stream += &call;
         }
         stream += &sse(kind, 30, json!({"response": body}));
-        let events = run(&m, &[stream.as_bytes()]);
+        let events = run_body(&stream);
         let case = format!("{kind} {body}");
         assert_ending(&events, expected, "openai/gpt-test: ", "x", &case);
     }
@@ -341,56 +319,45 @@ fn every_status_maps() {
 
 #[test]
 fn error_events_fail_with_their_code() {
-    let m = gpt();
     let stream = sse(
         "error",
         3,
         json!({"code": "context_length_exceeded", "message": "Your input exceeds the context window of this model.", "param": "input"}),
     );
-    let (kind, message) = failure(&run(&m, &[stream.as_bytes()]));
+    let (kind, message) = failure(&run_body(&stream));
     assert_eq!(kind, ErrorKind::ContextOverflow);
     assert_eq!(
         message,
         "openai/gpt-test: Your input exceeds the context window of this model. (context_length_exceeded)"
     );
     let wrapped = "event: error\ndata: {\"error\":{\"message\":\"Overloaded\",\"code\":529}}\n\n";
-    assert_eq!(
-        failure(&run(&m, &[wrapped.as_bytes()])).0,
-        ErrorKind::Overloaded
-    );
+    assert_eq!(failure(&run_body(wrapped)).0, ErrorKind::Overloaded);
 }
 
 #[test]
 fn malformed_json_is_one_protocol_error() {
-    let m = gpt();
     let stream = text_stream().replacen("\"delta\":\"Hi\"", "\"delta\":\"Hi\",,", 1);
     assert_ne!(stream, text_stream());
-    let events = run(&m, &[stream.as_bytes()]);
+    let events = run_body(&stream);
     assert_protocol_error(&events, "invalid JSON in a Responses event");
 }
 
 #[test]
 fn stream_cut_before_completed_is_an_error() {
-    let m = gpt();
     let full = text_stream();
     let cut = full.find("event: response.completed").unwrap();
-    for tail in ["", "data: [DONE]\n\n"] {
-        let stream = format!("{}{tail}", &full[..cut]);
-        let events = run(&m, &[stream.as_bytes()]);
-        assert_protocol_error(&events, "before response.completed");
-        assert_eq!(final_message(&events).1.text(), "Hi thére\n");
-    }
+    assert_cut_stream_fails(
+        run_body,
+        &full[..cut],
+        "before response.completed",
+        "Hi thére\n",
+    );
 }
 
-#[test]
-fn every_two_way_split_gives_the_same_message() {
-    let m = gpt();
-    let stream = text_stream();
-    assert_every_two_way_split_same(|c| run(&m, c), stream.as_bytes(), |e| final_message(e).1);
-}
-
-decoder_proptests! {
+decoder_split_tests! {
     decode: |chunks: &[&[u8]]| run(&gpt(), chunks),
+    two_way: text_stream(),
+    two_way_view: |e: &[E]| final_message(e).1,
     split: tool_stream(),
     view: |e: &[E]| (kinds(e), final_message(e)),
     noise: text_stream(),

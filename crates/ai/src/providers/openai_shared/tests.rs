@@ -2,7 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use super::*;
-use crate::test_support::{model, read_call};
+use crate::test_support::{model, read_call, signed_thinking};
 use crate::types::{TextContent, ToolResultMessage, Usage};
 use serde_json::json;
 
@@ -37,13 +37,7 @@ fn transform_replays_like_pi() {
         "https://api.openai.com/v1",
         json!({}),
     );
-    let thinking = |t: &str| {
-        ContentBlock::Thinking(ThinkingContent {
-            thinking: t.into(),
-            thinking_signature: Some("reasoning_content".into()),
-            redacted: None,
-        })
-    };
+    let thinking = |t: &str| signed_thinking(t, "reasoning_content");
     let messages = vec![
         Message::user("hi"),
         // Another model: thinking becomes text, ids are normalized, signatures dropped.

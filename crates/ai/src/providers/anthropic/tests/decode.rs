@@ -8,8 +8,9 @@ use crate::error::ErrorKind;
 use crate::event::AssistantMessageEvent as E;
 use crate::providers::anthropic::AnthropicMessages;
 use crate::test_support::{
-    self, assert_every_two_way_split_same, decoder_proptests, failure, final_message, last_message,
-    stopped_message, terminal_count, text_reply_events, toolcall_deltas,
+    self, assert_bad_bodies_end_once, assert_ending, assert_protocol_error, assert_text_reply,
+    decoder_split_tests, done_message, failure, final_message, last_message, signed_thinking,
+    terminal_count, token_usage, toolcall_deltas,
 };
 use crate::types::*;
 
@@ -99,25 +100,14 @@ fn text_body() -> String {
 
 #[test]
 fn text_only_event_sequence_usage_and_cost() {
-    let events = decode(&text_body());
-    let m = model(MODEL);
-    let usage = Usage {
-        input: 25,
-        output: 15,
-        cache_read: 100,
-        cache_write: 10,
-        total_tokens: 150,
-        ..Usage::default()
-    };
-    let message = stopped_message(
-        &m,
-        vec![ContentBlock::text("Hello!\n\"Hi\" ☃")],
+    let usage = token_usage(25, 15, 100, 10, 150);
+    let deltas = ["Hello", "!\n\"Hi\" ☃"];
+    assert_text_reply(
+        &decode(&text_body()),
+        &model(MODEL),
+        &deltas,
         usage,
         "msg_01XF",
-    );
-    assert_eq!(
-        events,
-        text_reply_events(&["Hello", "!\n\"Hi\" ☃"], message)
     );
 }
 
@@ -178,21 +168,11 @@ fn tools_body() -> String {
 #[test]
 fn thinking_signature_and_two_tool_calls_in_pieces() {
     let events = decode(&tools_body());
-    let E::Done {
-        reason: StopReason::ToolUse,
-        message,
-    } = events.last().unwrap()
-    else {
-        panic!("{events:?}")
-    };
+    let message = done_message(&events, StopReason::ToolUse);
     assert_eq!(
         message.content,
         vec![
-            ContentBlock::Thinking(ThinkingContent {
-                thinking: "Let me think about it.".into(),
-                thinking_signature: Some("EqQBCgIYAhIM1gbcDa9GJwZA==".into()),
-                redacted: None,
-            }),
+            signed_thinking("Let me think about it.", "EqQBCgIYAhIM1gbcDa9GJwZA=="),
             ContentBlock::text("Reading both."),
             ContentBlock::ToolCall(ToolCall {
                 id: "toolu_01A".into(),
@@ -272,35 +252,22 @@ fn short(reason: &str) -> Vec<E> {
 
 #[test]
 fn every_stop_reason() {
+    let label = "anthropic/claude-sonnet-4-5: ";
     for (reason, expected) in [
-        ("end_turn", StopReason::Stop),
-        ("pause_turn", StopReason::Stop),
-        ("stop_sequence", StopReason::Stop),
-        ("max_tokens", StopReason::Length),
+        ("end_turn", Ok(StopReason::Stop)),
+        ("pause_turn", Ok(StopReason::Stop)),
+        ("stop_sequence", Ok(StopReason::Stop)),
+        ("max_tokens", Ok(StopReason::Length)),
         // No tool call in the reply: the builder reports a plain stop.
-        ("tool_use", StopReason::Stop),
+        ("tool_use", Ok(StopReason::Stop)),
+        ("refusal", Err(ErrorKind::Refused)),
+        ("sensitive", Err(ErrorKind::Refused)),
+        ("model_context_window_exceeded_v9", Err(ErrorKind::Protocol)),
     ] {
-        let events = short(reason);
-        assert!(
-            matches!(events.last(), Some(E::Done { reason: r, .. }) if *r == expected),
-            "{reason}: {events:?}"
-        );
-    }
-    for (reason, kind) in [
-        ("refusal", ErrorKind::Refused),
-        ("sensitive", ErrorKind::Refused),
-        ("model_context_window_exceeded_v9", ErrorKind::Protocol),
-    ] {
-        let events = short(reason);
-        let (k, text) = failure(&events);
-        assert_eq!(k, kind, "{reason}");
-        assert!(text.contains(reason), "{reason}");
-        assert_eq!(
-            last_message(&events).text(),
-            "x",
-            "the partial reply is kept"
-        );
-        assert_eq!(terminal_count(&events), 1);
+        // A failure keeps the partial reply.
+        if let Some(text) = assert_ending(&short(reason), expected, label, "x", reason) {
+            assert!(text.contains(reason), "{reason}");
+        }
     }
 }
 
@@ -364,10 +331,7 @@ fn malformed_json_gives_exactly_one_error() {
         message_stop(),
     ]));
     let events = decode(&body);
-    assert_eq!(terminal_count(&events), 1);
-    let (kind, text) = failure(&events);
-    assert_eq!(kind, ErrorKind::Protocol);
-    assert!(text.contains("invalid JSON"), "{text:?}");
+    assert_protocol_error(&events, "invalid JSON");
     assert_eq!(last_message(&events).text(), "ok");
     assert!(events.last().unwrap().is_terminal());
 }
@@ -379,17 +343,7 @@ fn truncated_streams() {
         block_start(0, json!({"type": "text", "text": ""})),
         text_delta(0, "cut"),
     ]);
-    let events = decode(&body);
-    assert!(
-        matches!(
-            events.last(),
-            Some(E::Error {
-                kind: ErrorKind::Protocol,
-                ..
-            })
-        ),
-        "{events:?}"
-    );
+    assert_eq!(failure(&decode(&body)).0, ErrorKind::Protocol);
     // Cut after the stop reason: the reply is complete, only message_stop is missing.
     let body = sse(&[
         start(1, 0, 0),
@@ -397,30 +351,13 @@ fn truncated_streams() {
         text_delta(0, "whole"),
         message_delta("max_tokens", 3),
     ]);
-    let events = decode(&body);
-    let E::Done {
-        reason: StopReason::Length,
-        message,
-    } = events.last().unwrap()
-    else {
-        panic!("{events:?}")
-    };
+    let message = done_message(&decode(&body), StopReason::Length);
     assert_eq!(message.text(), "whole");
-    // Nothing at all.
-    assert!(matches!(
-        decode("").last(),
-        Some(E::Error {
-            kind: ErrorKind::Protocol,
-            ..
-        })
-    ));
 }
 
 #[test]
 fn garbage_never_panics() {
-    for body in [
-        "data: null\n\n",
-        "data: []\n\n",
+    let bad_events = [
         "data: {\"type\":5}\n\n",
         "data: \"x\"\n\n",
         "data: {\"type\":\"content_block_delta\",\"index\":-1,\"delta\":{}}\n\n",
@@ -429,20 +366,14 @@ fn garbage_never_panics() {
         "data: {\"type\":\"error\",\"error\":\"plain\"}\n\n",
         "data: {\"type\":\"error\"}\n\n",
         "data: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":null}}}\n\n",
-    ] {
-        assert_eq!(terminal_count(&decode(body)), 1, "{body}");
-    }
+    ];
+    assert_bad_bodies_end_once(decode, &bad_events);
 }
 
-#[test]
-fn every_two_chunk_split_gives_the_same_message() {
-    assert_every_two_way_split_same(decode_chunks, tools_body().as_bytes(), |e| {
-        (last_message(e).clone(), e.len())
-    });
-}
-
-decoder_proptests! {
+decoder_split_tests! {
     decode: decode_chunks,
+    two_way: tools_body(),
+    two_way_view: |e: &[E]| (last_message(e).clone(), e.len()),
     split: text_body(),
     view: <[E]>::to_vec,
     noise: text_body(),

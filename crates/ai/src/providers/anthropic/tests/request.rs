@@ -7,7 +7,7 @@ use crate::http::HttpCall;
 use crate::options::{CacheRetention, StreamOptions};
 use crate::providers::anthropic::AnthropicMessages;
 use crate::providers::{RequestInput, WireApi};
-use crate::test_support::{png, read_call, read_result};
+use crate::test_support::{png, read_call, read_result, signed_thinking};
 use crate::types::*;
 
 fn assistant(model: &str, content: Vec<ContentBlock>) -> Message {
@@ -40,11 +40,7 @@ fn context() -> Context {
             assistant(
                 MODEL,
                 vec![
-                    ContentBlock::Thinking(ThinkingContent {
-                        thinking: "I should read it.".into(),
-                        thinking_signature: Some("EqQBCgIYAhIM".into()),
-                        redacted: None,
-                    }),
+                    signed_thinking("I should read it.", "EqQBCgIYAhIM"),
                     ContentBlock::text("Let me check."),
                     tool_call("toolu_01", "a.txt"),
                 ],

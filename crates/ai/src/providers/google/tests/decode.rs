@@ -8,8 +8,9 @@ use crate::error::ErrorKind;
 use crate::event::AssistantMessageEvent as E;
 use crate::providers::google::GoogleGenerativeAi;
 use crate::test_support::{
-    self, assert_every_two_way_split_same, decoder_proptests, failure, kinds, last_message,
-    stopped_message, terminal_count, text_reply_events, toolcall_deltas,
+    self, assert_bad_bodies_end_once, assert_failure, assert_kinds, assert_protocol_error,
+    assert_text_reply, decoder_split_tests, done_message, failure, kinds, last_message,
+    signed_thinking, terminal_count, token_usage, toolcall_deltas,
 };
 use crate::types::*;
 
@@ -58,25 +59,14 @@ fn text_body() -> String {
 
 #[test]
 fn text_only_event_sequence_usage_and_cost() {
-    let events = decode(&text_body());
-    let m = model(FLASH);
-    let usage = Usage {
-        input: 6,
-        output: 23,
-        cache_read: 2,
-        cache_write: 0,
-        total_tokens: 31,
-        ..Usage::default()
-    };
-    let message = stopped_message(
-        &m,
-        vec![ContentBlock::text("Hello, wörld ☃\n")],
+    let usage = token_usage(6, 23, 2, 0, 31);
+    let deltas = ["Hello", ", wörld ☃\n"];
+    assert_text_reply(
+        &decode(&text_body()),
+        &model(FLASH),
+        &deltas,
         usage,
         "resp-1",
-    );
-    assert_eq!(
-        events,
-        text_reply_events(&["Hello", ", wörld ☃\n"], message)
     );
 }
 
@@ -99,36 +89,21 @@ fn thinking_then_text_keeps_signatures() {
             final_usage(),
         ),
     ]));
-    let E::Done { message, .. } = events.last().unwrap() else {
-        panic!("{events:?}")
-    };
+    let message = done_message(&events, StopReason::Stop);
     assert_eq!(
         message.content,
         vec![
-            ContentBlock::Thinking(ThinkingContent {
-                thinking: "**Planning**\nMore.".into(),
-                thinking_signature: Some(SIG.into()),
-                redacted: None
-            }),
+            signed_thinking("**Planning**\nMore.", SIG),
             ContentBlock::Text(TextContent {
                 text: "Answer".into(),
                 text_signature: Some("c2lnMg==".into())
             }),
         ]
     );
-    assert_eq!(
-        kinds(&events),
-        [
-            "start",
-            "thinking_start",
-            "thinking_delta",
-            "thinking_delta",
-            "thinking_end",
-            "text_start",
-            "text_delta",
-            "text_end",
-            "done"
-        ]
+    assert_kinds(
+        &events,
+        "start thinking_start thinking_delta thinking_delta thinking_end \
+         text_start text_delta text_end done",
     );
 }
 
@@ -147,13 +122,7 @@ fn whole_tool_calls_get_ids_and_signatures() {
             final_usage(),
         ),
     ]));
-    let E::Done {
-        reason: StopReason::ToolUse,
-        message,
-    } = events.last().unwrap()
-    else {
-        panic!("{events:?}")
-    };
+    let message = done_message(&events, StopReason::ToolUse);
     let calls: Vec<_> = message.tool_calls().collect();
     assert_eq!(calls.len(), 4);
     assert!(calls[0].id.starts_with("read_") && calls[1].id.starts_with("read_"));
@@ -171,15 +140,8 @@ fn whole_tool_calls_get_ids_and_signatures() {
     assert_eq!(deltas[0], (1, "{\"path\":\"a.txt\"}"));
     // The text block closes before the first call opens.
     assert_eq!(
-        &kinds(&events)[..6],
-        [
-            "start",
-            "text_start",
-            "text_delta",
-            "text_end",
-            "toolcall_start",
-            "toolcall_delta"
-        ]
+        kinds(&events)[..6].join(" "),
+        "start text_start text_delta text_end toolcall_start toolcall_delta"
     );
 }
 
@@ -194,20 +156,8 @@ fn ending(reason: &str) -> Vec<E> {
 
 #[test]
 fn every_finish_reason() {
-    assert!(matches!(
-        ending("STOP").last(),
-        Some(E::Done {
-            reason: StopReason::Stop,
-            ..
-        })
-    ));
-    assert!(matches!(
-        ending("MAX_TOKENS").last(),
-        Some(E::Done {
-            reason: StopReason::Length,
-            ..
-        })
-    ));
+    done_message(&ending("STOP"), StopReason::Stop);
+    done_message(&ending("MAX_TOKENS"), StopReason::Length);
     for (reason, kind) in [
         ("SAFETY", ErrorKind::Refused),
         ("RECITATION", ErrorKind::Refused),
@@ -217,18 +167,14 @@ fn every_finish_reason() {
         ("SOMETHING_NEW", ErrorKind::Server),
     ] {
         let events = ending(reason);
-        let (k, text) = failure(&events);
-        assert_eq!(k, kind, "{reason}");
+        // The partial reply, "ab", is kept.
+        let text = assert_failure(&events, kind, "google/gemini-2.5-flash: ", "ab", reason);
         assert!(
-            text.starts_with("google/gemini-2.5-flash: ")
-                && text.contains(reason)
-                && text.contains("details here"),
+            text.contains(reason) && text.contains("details here"),
             "{text}"
         );
-        let error = last_message(&events);
-        assert_eq!(error.text(), "ab", "the partial reply is kept");
-        assert_eq!(error.usage.output, 23, "usage of the last chunk counts");
-        assert_eq!(terminal_count(&events), 1);
+        let usage = &last_message(&events).usage;
+        assert_eq!(usage.output, 23, "usage of the last chunk counts");
     }
 }
 
@@ -278,10 +224,7 @@ fn malformed_json_gives_exactly_one_error() {
             final_usage(),
         )]);
     let events = decode(&body);
-    assert_eq!(terminal_count(&events), 1);
-    let (kind, text) = failure(&events);
-    assert_eq!(kind, ErrorKind::Protocol);
-    assert!(text.contains("invalid JSON"), "{text}");
+    assert_protocol_error(&events, "invalid JSON");
     assert_eq!(last_message(&events).text(), "ok");
 }
 
@@ -294,29 +237,19 @@ fn truncated_streams_fail() {
     )]));
     assert_eq!(failure(&events).0, ErrorKind::Protocol);
     assert_eq!(last_message(&events).text(), "cut");
-    assert!(matches!(
-        decode("").last(),
-        Some(E::Error {
-            kind: ErrorKind::Protocol,
-            ..
-        })
-    ));
 }
 
 #[test]
 fn garbage_never_panics() {
-    for body in [
-        "data: null\n\n",
-        "data: []\n\n",
+    let bad_events = [
         "data: {\"candidates\":5}\n\n",
         "data: {\"candidates\":[]}\n\n",
         "data: {\"candidates\":[{\"content\":{\"parts\":[{\"functionCall\":{\"args\":[1]}}]}}]}\n\n",
         "data: {\"usageMetadata\":{\"promptTokenCount\":1,\"cachedContentTokenCount\":9}}\n\n",
         "data: {\"error\":\"plain\"}\n\n",
         "data: {\"error\":{}}\n\n",
-    ] {
-        assert_eq!(terminal_count(&decode(body)), 1, "{body}");
-    }
+    ];
+    assert_bad_bodies_end_once(decode, &bad_events);
 }
 
 fn split_body() -> String {
@@ -335,16 +268,10 @@ fn split_body() -> String {
     ])
 }
 
-#[test]
-fn every_two_chunk_split_gives_the_same_message() {
-    let body = split_body();
-    let whole = decode(&body);
-    assert!(matches!(whole.last(), Some(E::Done { .. })), "{whole:?}");
-    assert_every_two_way_split_same(decode_chunks, body.as_bytes(), <[E]>::to_vec);
-}
-
-decoder_proptests! {
+decoder_split_tests! {
     decode: decode_chunks,
+    two_way: split_body(),
+    two_way_view: <[E]>::to_vec,
     split: split_body(),
     view: <[E]>::to_vec,
     noise: split_body(),

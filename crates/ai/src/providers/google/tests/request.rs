@@ -7,7 +7,7 @@ use crate::http::HttpCall;
 use crate::options::StreamOptions;
 use crate::providers::google::GoogleGenerativeAi;
 use crate::providers::{RequestInput, WireApi};
-use crate::test_support::{png, read_call, read_result};
+use crate::test_support::{png, read_call, read_result, signed_thinking};
 use crate::types::*;
 
 fn assistant(model: &str, content: Vec<ContentBlock>) -> Message {
@@ -36,11 +36,7 @@ fn context(model_id: &str) -> Context {
             assistant(
                 model_id,
                 vec![
-                    ContentBlock::Thinking(ThinkingContent {
-                        thinking: "I should read it.".into(),
-                        thinking_signature: Some(SIG.into()),
-                        redacted: None,
-                    }),
+                    signed_thinking("I should read it.", SIG),
                     ContentBlock::text("Let me check."),
                     call("read_1", "a.txt", Some(SIG)),
                 ],
@@ -113,11 +109,7 @@ fn gemini3_levels_foreign_calls_and_multimodal_results() {
         assistant(
             "claude-sonnet-4-5",
             vec![
-                ContentBlock::Thinking(ThinkingContent {
-                    thinking: "hm".into(),
-                    thinking_signature: Some(SIG.into()),
-                    redacted: None,
-                }),
+                signed_thinking("hm", SIG),
                 call("toolu_1", "a.png", Some(SIG)),
                 call("toolu_2", "b", None),
             ],
