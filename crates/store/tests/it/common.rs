@@ -1,12 +1,12 @@
 //! Helpers the store's test modules share: a store in a temp dir, listing a directory,
-//! reading a context back as short texts, a stub assistant reply.
+//! reading a context back as short texts, a message as an entry body, a stub assistant reply.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
 use std::path::Path;
 
 use pincer_ai::{AssistantMessage, ContentBlock, Message};
-use pincer_store::SessionStore;
+use pincer_store::{EntryBody, MessageEntry, SessionStore};
 
 /// A store at `<dir>/sessions` whose new sessions record `/work` as their cwd.
 pub fn store(dir: &Path) -> SessionStore {
@@ -33,6 +33,11 @@ pub fn texts(ctx: &[Message]) -> Vec<String> {
             Message::ToolResult(r) => format!("t:{}", r.tool_name),
         })
         .collect()
+}
+
+/// A message as an entry body.
+pub fn msg(message: Message) -> EntryBody {
+    EntryBody::Message(MessageEntry { message })
 }
 
 /// An assistant reply of the stub model saying `text`.

@@ -12,6 +12,14 @@ use crate::common::texts;
 
 const USAGE: &str = r#"{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}"#;
 
+/// How a compaction summary `text` reads in the context (a user message).
+fn summary(text: &str) -> String {
+    format!(
+        "u:The conversation history before this point was compacted into the following \
+         summary:\n\n<summary>\n{text}\n</summary>"
+    )
+}
+
 /// A v1 session as pi's old docs show it: no ids, no version, model in the header.
 fn v1_file() -> String {
     [
@@ -76,13 +84,7 @@ fn v1_gets_ids_a_chain_and_compaction_links() {
         EntryBody::Compaction(c) => assert_eq!(c.first_kept_entry_id, entries[2].id),
         other => panic!("unexpected {other:?}"),
     }
-    assert_eq!(
-        texts(&t.context()),
-        [
-            "u:The conversation history before this point was compacted into the following summary:\n\n<summary>\nS\n</summary>",
-            "u:more",
-        ]
-    );
+    assert_eq!(texts(&t.context()), [summary("S"), "u:more".into()]);
 
     let text = fs::read_to_string(&path).unwrap();
     let lines: Vec<&str> = text.lines().collect();
@@ -199,13 +201,7 @@ fn malformed_v1_input_is_kept_in_place_and_reported() {
     assert_one_chain(&t);
     assert!(t.get("keepme").is_none(), "pi replaces v1 ids");
     assert_eq!(t.entries()[1].timestamp, "2024-12-03T14:00:01.000Z");
-    assert_eq!(
-        texts(&t.context()),
-        [
-            "u:The conversation history before this point was compacted into the following summary:\n\n<summary>\nforward\n</summary>",
-            "u:after",
-        ]
-    );
+    assert_eq!(texts(&t.context()), [summary("forward"), "u:after".into()]);
     let text = fs::read_to_string(&path).unwrap();
     let out: Vec<&str> = text.lines().collect();
     assert_eq!(

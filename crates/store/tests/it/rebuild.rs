@@ -3,15 +3,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
+use std::path::Path;
 
 use pincer_ai::Message;
 use pincer_store::{
-    Entry, EntryBody, MessageEntry, RebuiltSession, SessionHeader, SessionStore, StoreError,
-    Transcript, TurnStats, UnreadableTranscript, ids::ms_from_iso,
+    Entry, RebuiltSession, SessionHeader, SessionStore, StoreError, Transcript, TurnStats,
+    UnreadableTranscript, ids::ms_from_iso,
 };
 use serde_json::json;
 
-use crate::common::{names, store};
+use crate::common::{msg, names, store};
 
 const GARBAGE: &str = "{\"main\": {\"sessionId\": ";
 
@@ -26,13 +27,25 @@ fn transcript(s: &SessionStore, id: &str, key: Option<&str>, created: &str, time
     for (i, at) in times.iter().enumerate() {
         let mut e = Entry::new(
             t.leaf_id().map(str::to_owned),
-            EntryBody::Message(MessageEntry {
-                message: Message::user(format!("{id}-{i}")),
-            }),
+            msg(Message::user(format!("{id}-{i}"))),
         );
         e.timestamp = (*at).into();
         t.append(e).unwrap();
     }
+}
+
+/// A store in `dir` holding one transcript, `aaaa`, claiming `key`: created on 2024-01-01,
+/// one message on 2024-01-02.
+fn one_transcript(dir: &Path, key: &str) -> SessionStore {
+    let s = store(dir);
+    transcript(
+        &s,
+        "aaaa",
+        Some(key),
+        "2024-01-01T00:00:00.000Z",
+        &["2024-01-02T00:00:00.000Z"],
+    );
+    s
 }
 
 fn corrupt_index(s: &SessionStore) {
@@ -46,14 +59,7 @@ fn ms(iso: &str) -> i64 {
 #[test]
 fn corrupt_index_is_rebuilt_from_transcripts_with_the_old_file_kept() {
     let dir = tempfile::tempdir().unwrap();
-    let s = store(dir.path());
-    transcript(
-        &s,
-        "aaaa",
-        Some("main"),
-        "2024-01-01T00:00:00.000Z",
-        &["2024-01-02T00:00:00.000Z"],
-    );
+    let s = one_transcript(dir.path(), "main");
     // Claims "main" too, with a newer last entry: it keeps the key.
     transcript(
         &s,
@@ -137,38 +143,35 @@ fn corrupt_index_is_rebuilt_from_transcripts_with_the_old_file_kept() {
         let e = index.get(key).unwrap();
         (e.session_id.clone(), e.created_at, e.updated_at)
     };
-    assert_eq!(
-        times("main"),
+    let expected = [
         (
-            "cccc".into(),
-            ms("2024-01-01T00:00:00.000Z"),
-            ms("2024-01-05T00:00:00.000Z")
-        )
-    );
-    assert_eq!(
-        times("recovered:aaaa"),
+            "main",
+            "cccc",
+            "2024-01-01T00:00:00.000Z",
+            "2024-01-05T00:00:00.000Z",
+        ),
         (
-            "aaaa".into(),
-            ms("2024-01-01T00:00:00.000Z"),
-            ms("2024-01-02T00:00:00.000Z")
-        )
-    );
-    assert_eq!(
-        times("agent:main:telegram:direct:42"),
+            "recovered:aaaa",
+            "aaaa",
+            "2024-01-01T00:00:00.000Z",
+            "2024-01-02T00:00:00.000Z",
+        ),
         (
-            "bbbb".into(),
-            ms("2024-02-01T00:00:00.000Z"),
-            ms("2024-02-01T00:00:00.000Z")
-        )
-    );
-    assert_eq!(
-        times("recovered:dddd"),
+            "agent:main:telegram:direct:42",
+            "bbbb",
+            "2024-02-01T00:00:00.000Z",
+            "2024-02-01T00:00:00.000Z",
+        ),
         (
-            "dddd".into(),
-            ms("2024-03-01T10:00:00.000Z"),
-            ms("2024-03-01T11:00:00.000Z")
-        )
-    );
+            "recovered:dddd",
+            "dddd",
+            "2024-03-01T10:00:00.000Z",
+            "2024-03-01T11:00:00.000Z",
+        ),
+    ];
+    for (key, id, created, updated) in expected {
+        assert_eq!(times(key), (id.into(), ms(created), ms(updated)), "{key}");
+    }
     assert_eq!(index.sessions.len(), 4);
     // Nothing was moved or deleted; the unreadable file is still there.
     assert!(names(s.root()).contains(&"eeee.jsonl".to_owned()));
@@ -179,14 +182,7 @@ fn corrupt_index_is_rebuilt_from_transcripts_with_the_old_file_kept() {
 #[test]
 fn a_torn_last_line_does_not_decide_the_update_time() {
     let dir = tempfile::tempdir().unwrap();
-    let s = store(dir.path());
-    transcript(
-        &s,
-        "aaaa",
-        Some("k"),
-        "2024-01-01T00:00:00.000Z",
-        &["2024-01-02T00:00:00.000Z"],
-    );
+    let s = one_transcript(dir.path(), "k");
     let mut f = fs::OpenOptions::new()
         .append(true)
         .open(s.transcript_path("aaaa"))
@@ -251,14 +247,7 @@ fn every_index_writer_and_reader_goes_through_the_rebuild() {
     ];
     for (name, op) in ops {
         let dir = tempfile::tempdir().unwrap();
-        let s = store(dir.path());
-        transcript(
-            &s,
-            "aaaa",
-            Some("k"),
-            "2024-01-01T00:00:00.000Z",
-            &["2024-01-02T00:00:00.000Z"],
-        );
+        let s = one_transcript(dir.path(), "k");
         corrupt_index(&s);
         op(&s).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(s.index().is_ok(), "{name} left a readable index");

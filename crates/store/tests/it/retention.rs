@@ -28,8 +28,11 @@ fn default_policy_is_openclaws() {
     assert_eq!(mode, RetentionMode::Enforce);
 }
 
-/// Sessions k0..k5 updated 1..=6 days before `now` (k0 most recent), plus "old" 40 days.
-fn populated(s: &SessionStore, now: i64) -> Vec<(String, String)> {
+/// A store in `dir` with sessions k0..k5 updated 1..=6 days before now (k0 most recent),
+/// plus "old" 40 days: the store, now, and each key with its session id.
+fn populated(dir: &Path) -> (SessionStore, i64, Vec<(String, String)>) {
+    let s = store(dir);
+    let now = pincer_store::ids::now_ms();
     let mut ids = Vec::new();
     for (i, key) in ["k0", "k1", "k2", "k3", "k4", "k5", "old"]
         .iter()
@@ -41,7 +44,7 @@ fn populated(s: &SessionStore, now: i64) -> Vec<(String, String)> {
             .unwrap();
         ids.push((key.to_string(), id));
     }
-    ids
+    (s, now, ids)
 }
 
 fn policy(mode: RetentionMode, max: Option<usize>) -> RetentionPolicy {
@@ -63,9 +66,7 @@ fn picked(report: &pincer_store::PruneReport) -> Vec<(String, PruneReason)> {
 #[test]
 fn warn_mode_reports_and_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let s = store(dir.path());
-    let now = pincer_store::ids::now_ms();
-    populated(&s, now);
+    let (s, now, _) = populated(dir.path());
     let before_index = fs::read(s.index_path()).unwrap();
     let before_files = names(s.root());
     let report = s
@@ -89,9 +90,7 @@ fn warn_mode_reports_and_changes_nothing() {
 #[test]
 fn enforce_mode_prunes_stale_and_excess_but_never_active_keys() {
     let dir = tempfile::tempdir().unwrap();
-    let s = store(dir.path());
-    let now = pincer_store::ids::now_ms();
-    let ids = populated(&s, now);
+    let (s, now, ids) = populated(dir.path());
     let id_of = |k: &str| ids.iter().find(|(key, _)| key == k).unwrap().1.clone();
     let old_bytes = fs::read(s.transcript_path(&id_of("old"))).unwrap();
     // "old" is stale and "k5" over the limit, but both are running right now.
@@ -159,9 +158,7 @@ fn enforce_mode_prunes_stale_and_excess_but_never_active_keys() {
 #[test]
 fn limits_can_be_turned_off() {
     let dir = tempfile::tempdir().unwrap();
-    let s = store(dir.path());
-    let now = pincer_store::ids::now_ms();
-    populated(&s, now);
+    let (s, now, _) = populated(dir.path());
     let none = RetentionPolicy {
         mode: RetentionMode::Enforce,
         prune_after: None,

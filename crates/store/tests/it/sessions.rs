@@ -4,7 +4,7 @@
 use std::fs;
 
 use pincer_ai::Message;
-use pincer_store::{EntryBody, MessageEntry, SessionIndex, SessionStore, StoreError};
+use pincer_store::{SessionIndex, SessionStore, StoreError};
 use serde_json::json;
 
 fn store(dir: &std::path::Path) -> SessionStore {
@@ -23,11 +23,7 @@ fn get_or_create_then_resume() {
     assert!(a.created);
     assert_eq!(a.transcript.header().id, a.entry.session_id);
     assert_eq!(a.transcript.header().cwd, "/work");
-    a.transcript
-        .append_body(EntryBody::Message(MessageEntry {
-            message: Message::user("hi"),
-        }))
-        .unwrap();
+    a.transcript.append_message(Message::user("hi")).unwrap();
     let b = s.get_or_create("main").unwrap();
     assert!(!b.created);
     assert_eq!(b.entry.session_id, a.entry.session_id);
@@ -142,9 +138,7 @@ fn reset_keeps_the_old_transcript() {
     let s = store(dir.path());
     let mut old = s.get_or_create("main").unwrap();
     old.transcript
-        .append_body(EntryBody::Message(MessageEntry {
-            message: Message::user("before"),
-        }))
+        .append_message(Message::user("before"))
         .unwrap();
     s.patch("main", &json!({"thinkingLevel": "low", "inputTokens": 5}))
         .unwrap();
@@ -216,9 +210,7 @@ fn archive_removes_the_entry_and_keeps_the_transcript_aside() {
     let s = store(dir.path());
     let mut a = s.get_or_create("gone").unwrap();
     a.transcript
-        .append_body(EntryBody::Message(MessageEntry {
-            message: Message::user("keep me"),
-        }))
+        .append_message(Message::user("keep me"))
         .unwrap();
     let bytes = fs::read(a.transcript.path()).unwrap();
     s.get_or_create("stays").unwrap();
@@ -239,9 +231,7 @@ fn archive_removes_the_entry_and_keeps_the_transcript_aside() {
     // The open handle of the archived session cannot write into the archive.
     let err = a
         .transcript
-        .append_body(EntryBody::Message(MessageEntry {
-            message: Message::user("late"),
-        }))
+        .append_message(Message::user("late"))
         .unwrap_err();
     assert!(matches!(err, StoreError::Io { .. }), "{err}");
     assert_eq!(fs::read(&moved).unwrap(), bytes);
@@ -298,11 +288,7 @@ fn everything_the_store_creates_is_private() {
     let dir = tempfile::tempdir().unwrap();
     let s = store(dir.path());
     let mut a = s.get_or_create("main").unwrap();
-    a.transcript
-        .append_body(EntryBody::Message(MessageEntry {
-            message: Message::user("hi"),
-        }))
-        .unwrap();
+    a.transcript.append_message(Message::user("hi")).unwrap();
     let mut wrong = Vec::new();
     let mut stack = vec![dir.path().join("agents")];
     while let Some(path) = stack.pop() {

@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use pincer_ai::{ContentBlock, Message, UserContent, UserMessage};
 use pincer_store::{
     BranchSummaryEntry, CompactionEntry, CustomEntry, CustomMessageEntry, Entry, EntryBody,
-    LineIssue, MessageEntry, ModelChangeEntry, SessionHeader, StoreError, TailRepair, Transcript,
+    LineIssue, ModelChangeEntry, SessionHeader, StoreError, TailRepair, Transcript,
 };
 
-use crate::common::{assistant, texts};
+use crate::common::{assistant, msg, texts};
 
 fn new_transcript(dir: &Path) -> (PathBuf, Transcript) {
     let path = dir.join("s.jsonl");
@@ -25,10 +25,6 @@ fn user(text: &str) -> Message {
         content: UserContent::Text(text.into()),
         timestamp: 1,
     })
-}
-
-fn msg(m: Message) -> EntryBody {
-    EntryBody::Message(MessageEntry { message: m })
 }
 
 fn append(t: &mut Transcript, body: EntryBody) -> String {
