@@ -90,6 +90,8 @@ impl ApiProvider for ProxyProvider {
     }
 }
 
+/// An event of the proxy's stream. The events of the three kinds of block carry the same
+/// fields, so they share their payloads.
 #[derive(Deserialize)]
 #[serde(
     tag = "type",
@@ -98,40 +100,19 @@ impl ApiProvider for ProxyProvider {
 )]
 enum ProxyEvent {
     Start,
-    TextStart {
-        content_index: usize,
-    },
-    TextDelta {
-        content_index: usize,
-        delta: String,
-    },
-    TextEnd {
-        content_index: usize,
-        content_signature: Option<String>,
-    },
-    ThinkingStart {
-        content_index: usize,
-    },
-    ThinkingDelta {
-        content_index: usize,
-        delta: String,
-    },
-    ThinkingEnd {
-        content_index: usize,
-        content_signature: Option<String>,
-    },
+    TextStart(Opened),
+    TextDelta(Piece),
+    TextEnd(Closed),
+    ThinkingStart(Opened),
+    ThinkingDelta(Piece),
+    ThinkingEnd(Closed),
     ToolcallStart {
         content_index: usize,
         id: String,
         tool_name: String,
     },
-    ToolcallDelta {
-        content_index: usize,
-        delta: String,
-    },
-    ToolcallEnd {
-        content_index: usize,
-    },
+    ToolcallDelta(Piece),
+    ToolcallEnd(Opened),
     Done {
         reason: StopReason,
         usage: Usage,
@@ -141,6 +122,29 @@ enum ProxyEvent {
         error_message: Option<String>,
         usage: Usage,
     },
+}
+
+/// A block event that names only its block: a start, or a tool call's end.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Opened {
+    content_index: usize,
+}
+
+/// A piece of a block's text or arguments.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Piece {
+    content_index: usize,
+    delta: String,
+}
+
+/// The end of a text or thinking block, with its signature if it has one.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Closed {
+    content_index: usize,
+    content_signature: Option<String>,
 }
 
 /// Decodes proxy events. The server's content indices are mapped to ours, so a server
@@ -157,6 +161,27 @@ impl ProxyDecoder {
             .copied()
             .ok_or_else(|| DecodeError(format!("proxy event for unknown content index {server}")))
     }
+
+    /// Maps the server's index of a block just opened to ours, `index`.
+    fn opened(&mut self, block: Opened, index: usize) {
+        self.indices.insert(block.content_index, index);
+    }
+
+    /// Ends the text or thinking block `end` names, signed with `sign` if it has a
+    /// signature.
+    fn close(
+        &self,
+        end: Closed,
+        out: &mut MessageBuilder,
+        sign: fn(&mut MessageBuilder, usize, String),
+    ) -> Result<(), DecodeError> {
+        let i = self.index(end.content_index)?;
+        if let Some(signature) = end.content_signature {
+            sign(out, i, signature);
+        }
+        out.end(i);
+        Ok(())
+    }
 }
 
 impl StreamDecoder for ProxyDecoder {
@@ -170,14 +195,8 @@ impl StreamDecoder for ProxyDecoder {
             .map_err(|e| DecodeError::bad_json("proxy event", data, &e))?;
         match parsed {
             ProxyEvent::Start => out.start(),
-            ProxyEvent::TextStart { content_index } => {
-                let i = out.text_start();
-                self.indices.insert(content_index, i);
-            }
-            ProxyEvent::ThinkingStart { content_index } => {
-                let i = out.thinking_start();
-                self.indices.insert(content_index, i);
-            }
+            ProxyEvent::TextStart(block) => self.opened(block, out.text_start()),
+            ProxyEvent::ThinkingStart(block) => self.opened(block, out.thinking_start()),
             ProxyEvent::ToolcallStart {
                 content_index,
                 id,
@@ -186,39 +205,20 @@ impl StreamDecoder for ProxyDecoder {
                 let i = out.toolcall_start(&id, &tool_name);
                 self.indices.insert(content_index, i);
             }
-            ProxyEvent::TextDelta {
-                content_index,
-                delta,
-            } => out.text_delta(self.index(content_index)?, &delta),
-            ProxyEvent::ThinkingDelta {
-                content_index,
-                delta,
-            } => out.thinking_delta(self.index(content_index)?, &delta),
-            ProxyEvent::ToolcallDelta {
-                content_index,
-                delta,
-            } => out.toolcall_delta(self.index(content_index)?, &delta),
-            ProxyEvent::TextEnd {
-                content_index,
-                content_signature,
-            } => {
-                let i = self.index(content_index)?;
-                if let Some(sig) = content_signature {
-                    out.set_text_signature(i, sig);
-                }
-                out.end(i);
+            ProxyEvent::TextDelta(p) => out.text_delta(self.index(p.content_index)?, &p.delta),
+            ProxyEvent::ThinkingDelta(p) => {
+                out.thinking_delta(self.index(p.content_index)?, &p.delta);
             }
-            ProxyEvent::ThinkingEnd {
-                content_index,
-                content_signature,
-            } => {
-                let i = self.index(content_index)?;
-                if let Some(sig) = content_signature {
-                    out.set_thinking_signature(i, sig);
-                }
-                out.end(i);
+            ProxyEvent::ToolcallDelta(p) => {
+                out.toolcall_delta(self.index(p.content_index)?, &p.delta);
             }
-            ProxyEvent::ToolcallEnd { content_index } => out.end(self.index(content_index)?),
+            ProxyEvent::TextEnd(end) => {
+                self.close(end, out, |out, i, sig| out.set_text_signature(i, sig))?;
+            }
+            ProxyEvent::ThinkingEnd(end) => {
+                self.close(end, out, |out, i, sig| out.set_thinking_signature(i, sig))?;
+            }
+            ProxyEvent::ToolcallEnd(block) => out.end(self.index(block.content_index)?),
             ProxyEvent::Done { reason, usage } => {
                 *out.usage_mut() = usage;
                 out.set_stop_reason(reason);
@@ -292,6 +292,29 @@ mod tests {
         assert_eq!(
             (t.thinking.as_str(), t.thinking_signature.as_deref()),
             ("hm", Some("sig"))
+        );
+    }
+
+    #[test]
+    fn text_blocks_keep_their_signature() {
+        let body = concat!(
+            "data: {\"type\":\"start\"}\n\n",
+            "data: {\"type\":\"text_start\",\"contentIndex\":3}\n\n",
+            "data: {\"type\":\"text_delta\",\"contentIndex\":3,\"delta\":\"hi\"}\n\n",
+            "data: {\"type\":\"text_end\",\"contentIndex\":3,\"contentSignature\":\"msg_1\"}\n\n",
+            "data: {\"type\":\"done\",\"reason\":\"stop\",\"usage\":{\"input\":1,\"output\":1,\"cacheRead\":0,\"cacheWrite\":0,\"totalTokens\":2,",
+            "\"cost\":{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0}}}\n\n",
+        );
+        let events = decode_with(&model(), &mut ProxyDecoder::default(), &[body.as_bytes()]);
+        let message = crate::test_support::done_message(&events, StopReason::Stop);
+        assert_eq!(
+            message.content,
+            [crate::types::ContentBlock::Text(
+                crate::types::TextContent {
+                    text: "hi".into(),
+                    text_signature: Some("msg_1".into()),
+                }
+            )]
         );
     }
 

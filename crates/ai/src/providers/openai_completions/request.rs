@@ -85,35 +85,27 @@ pub fn resolve_compat(model: &Model) -> ResolvedCompat {
     let Some(set) = &model.compat else {
         return detected;
     };
-    ResolvedCompat {
-        supports_store: set.supports_store.unwrap_or(detected.supports_store),
-        supports_developer_role: set
-            .supports_developer_role
-            .unwrap_or(detected.supports_developer_role),
-        supports_reasoning_effort: set
-            .supports_reasoning_effort
-            .unwrap_or(detected.supports_reasoning_effort),
-        supports_usage_in_streaming: set
-            .supports_usage_in_streaming
-            .unwrap_or(detected.supports_usage_in_streaming),
-        max_tokens_field: set.max_tokens_field.unwrap_or(detected.max_tokens_field),
-        requires_tool_result_name: set
-            .requires_tool_result_name
-            .unwrap_or(detected.requires_tool_result_name),
-        requires_assistant_after_tool_result: set
-            .requires_assistant_after_tool_result
-            .unwrap_or(detected.requires_assistant_after_tool_result),
-        requires_thinking_as_text: set
-            .requires_thinking_as_text
-            .unwrap_or(detected.requires_thinking_as_text),
-        requires_mistral_tool_ids: set
-            .requires_mistral_tool_ids
-            .unwrap_or(detected.requires_mistral_tool_ids),
-        thinking_format: set.thinking_format.unwrap_or(detected.thinking_format),
-        supports_strict_mode: set
-            .supports_strict_mode
-            .unwrap_or(detected.supports_strict_mode),
+    // Each field: the one set, else the one detected.
+    macro_rules! overlay {
+        ($($field:ident),* $(,)?) => {
+            ResolvedCompat {
+                $($field: set.$field.unwrap_or(detected.$field),)*
+            }
+        };
     }
+    overlay!(
+        supports_store,
+        supports_developer_role,
+        supports_reasoning_effort,
+        supports_usage_in_streaming,
+        max_tokens_field,
+        requires_tool_result_name,
+        requires_assistant_after_tool_result,
+        requires_thinking_as_text,
+        requires_mistral_tool_ids,
+        thinking_format,
+        supports_strict_mode,
+    )
 }
 
 /// The JSON body of a streamed chat completion.
