@@ -96,25 +96,22 @@ impl MessageBuilder {
 
     /// Open a text block and return its content index.
     pub fn text_start(&mut self) -> usize {
-        self.start();
-        let index = self.push(ContentBlock::Text(TextContent::default()));
-        self.events.push(AssistantMessageEvent::TextStart {
-            content_index: index,
-        });
-        index
+        let block = ContentBlock::Text(TextContent::default());
+        self.open_block(block, |content_index| AssistantMessageEvent::TextStart {
+            content_index,
+        })
     }
 
     pub fn text_delta(&mut self, index: usize, delta: &str) {
-        if delta.is_empty() {
-            return;
-        }
-        if let Some(ContentBlock::Text(t)) = self.message.content.get_mut(index) {
-            t.text.push_str(delta);
-            self.events.push(AssistantMessageEvent::TextDelta {
-                content_index: index,
-                delta: delta.to_owned(),
-            });
-        }
+        self.grow(
+            index,
+            delta,
+            ContentBlock::text_mut,
+            |content_index, delta| AssistantMessageEvent::TextDelta {
+                content_index,
+                delta,
+            },
+        );
     }
 
     pub fn set_text_signature(&mut self, index: usize, signature: impl Into<String>) {
@@ -125,25 +122,22 @@ impl MessageBuilder {
 
     /// Open a thinking block and return its content index.
     pub fn thinking_start(&mut self) -> usize {
-        self.start();
-        let index = self.push(ContentBlock::Thinking(ThinkingContent::default()));
-        self.events.push(AssistantMessageEvent::ThinkingStart {
-            content_index: index,
-        });
-        index
+        let block = ContentBlock::Thinking(ThinkingContent::default());
+        self.open_block(block, |content_index| {
+            AssistantMessageEvent::ThinkingStart { content_index }
+        })
     }
 
     pub fn thinking_delta(&mut self, index: usize, delta: &str) {
-        if delta.is_empty() {
-            return;
-        }
-        if let Some(ContentBlock::Thinking(t)) = self.message.content.get_mut(index) {
-            t.thinking.push_str(delta);
-            self.events.push(AssistantMessageEvent::ThinkingDelta {
-                content_index: index,
-                delta: delta.to_owned(),
-            });
-        }
+        self.grow(
+            index,
+            delta,
+            ContentBlock::thinking_mut,
+            |content_index, delta| AssistantMessageEvent::ThinkingDelta {
+                content_index,
+                delta,
+            },
+        );
     }
 
     /// Append to the thinking signature (Anthropic streams it in pieces).
@@ -169,19 +163,15 @@ impl MessageBuilder {
 
     /// Open a tool call and return its content index.
     pub fn toolcall_start(&mut self, id: &str, name: &str) -> usize {
-        self.start();
-        let index = self.push(ContentBlock::ToolCall(ToolCall {
-            id: id.to_owned(),
-            name: name.to_owned(),
-            arguments: Value::Object(Default::default()),
-            thought_signature: None,
-        }));
-        self.raw_args.push((index, String::new()));
-        self.events.push(AssistantMessageEvent::ToolcallStart {
-            content_index: index,
-            id: id.to_owned(),
-            tool_name: name.to_owned(),
+        let block = ContentBlock::ToolCall(ToolCall::opened(id, name));
+        let index = self.open_block(block, |content_index| {
+            AssistantMessageEvent::ToolcallStart {
+                content_index,
+                id: id.to_owned(),
+                tool_name: name.to_owned(),
+            }
         });
+        self.raw_args.push((index, String::new()));
         index
     }
 
@@ -340,6 +330,37 @@ impl MessageBuilder {
             usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write;
         }
         self.cost.apply(usage);
+    }
+
+    /// Opens `block` (starting the message first if need be) and emits its `*_start`
+    /// event, `event` of its content index; returns that index.
+    fn open_block(
+        &mut self,
+        block: ContentBlock,
+        event: impl FnOnce(usize) -> AssistantMessageEvent,
+    ) -> usize {
+        self.start();
+        let index = self.push(block);
+        self.events.push(event(index));
+        index
+    }
+
+    /// Appends a non-empty `delta` to the `text` of block `index` and emits `event` for
+    /// it, if that block has such a text.
+    fn grow(
+        &mut self,
+        index: usize,
+        delta: &str,
+        text: fn(&mut ContentBlock) -> Option<&mut String>,
+        event: fn(usize, String) -> AssistantMessageEvent,
+    ) {
+        if delta.is_empty() {
+            return;
+        }
+        if let Some(t) = self.message.content.get_mut(index).and_then(text) {
+            t.push_str(delta);
+            self.events.push(event(index, delta.to_owned()));
+        }
     }
 
     fn push(&mut self, block: ContentBlock) -> usize {

@@ -250,32 +250,23 @@ impl PartialMessage {
                 tool_name,
             } => {
                 self.raw_args.push((*content_index, String::new()));
-                self.put(
-                    *content_index,
-                    ContentBlock::ToolCall(ToolCall {
-                        id: id.clone(),
-                        name: tool_name.clone(),
-                        arguments: serde_json::Value::Object(Default::default()),
-                        thought_signature: None,
-                    }),
-                )
+                let call = ToolCall::opened(id, tool_name);
+                self.put(*content_index, ContentBlock::ToolCall(call))
             }
             E::TextDelta {
                 content_index,
                 delta,
             } => {
-                if let Some(ContentBlock::Text(t)) = self.message.content.get_mut(*content_index) {
-                    t.text.push_str(delta);
+                if let Some(text) = self.text_of(*content_index, ContentBlock::text_mut) {
+                    text.push_str(delta);
                 }
             }
             E::ThinkingDelta {
                 content_index,
                 delta,
             } => {
-                if let Some(ContentBlock::Thinking(t)) =
-                    self.message.content.get_mut(*content_index)
-                {
-                    t.thinking.push_str(delta);
+                if let Some(text) = self.text_of(*content_index, ContentBlock::thinking_mut) {
+                    text.push_str(delta);
                 }
             }
             E::ToolcallDelta {
@@ -298,18 +289,16 @@ impl PartialMessage {
                 content_index,
                 content,
             } => {
-                if let Some(ContentBlock::Text(t)) = self.message.content.get_mut(*content_index) {
-                    t.text.clone_from(content);
+                if let Some(text) = self.text_of(*content_index, ContentBlock::text_mut) {
+                    text.clone_from(content);
                 }
             }
             E::ThinkingEnd {
                 content_index,
                 content,
             } => {
-                if let Some(ContentBlock::Thinking(t)) =
-                    self.message.content.get_mut(*content_index)
-                {
-                    t.thinking.clone_from(content);
+                if let Some(text) = self.text_of(*content_index, ContentBlock::thinking_mut) {
+                    text.clone_from(content);
                 }
             }
             E::ToolcallEnd {
@@ -322,6 +311,15 @@ impl PartialMessage {
             E::Done { message, .. } => self.message = message.clone(),
             E::Error { error, .. } => self.message = error.clone(),
         }
+    }
+
+    /// The `text` of block `index`, if there is such a block and it has such a text.
+    fn text_of(
+        &mut self,
+        index: usize,
+        text: fn(&mut ContentBlock) -> Option<&mut String>,
+    ) -> Option<&mut String> {
+        self.message.content.get_mut(index).and_then(text)
     }
 
     fn put(&mut self, index: usize, block: ContentBlock) {

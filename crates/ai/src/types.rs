@@ -30,6 +30,22 @@ impl ContentBlock {
             text_signature: None,
         })
     }
+
+    /// The text of a text block, which deltas grow.
+    pub(crate) fn text_mut(&mut self) -> Option<&mut String> {
+        match self {
+            Self::Text(t) => Some(&mut t.text),
+            _ => None,
+        }
+    }
+
+    /// The thinking of a thinking block, which deltas grow.
+    pub(crate) fn thinking_mut(&mut self) -> Option<&mut String> {
+        match self {
+            Self::Thinking(t) => Some(&mut t.thinking),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -72,6 +88,18 @@ pub struct ToolCall {
     /// Opaque reasoning signature some providers attach to a call (Gemini, OpenRouter).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thought_signature: Option<String>,
+}
+
+impl ToolCall {
+    /// A call as it opens in a stream: no arguments yet.
+    pub(crate) fn opened(id: &str, name: &str) -> Self {
+        Self {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            arguments: Value::Object(Default::default()),
+            thought_signature: None,
+        }
+    }
 }
 
 /// What a user said: a plain string or a list of text and image blocks.
