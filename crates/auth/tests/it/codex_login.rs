@@ -15,6 +15,8 @@ use pincer_testkit::oauth::{FAKE_ACCOUNT_ID, fake_jwt};
 use pincer_testkit::{FakeOAuthServer, RefreshFailure};
 use serde_json::json;
 
+use crate::common::assert_fails;
+
 const NOW: u64 = 1_750_000_000_000;
 
 fn codex_for(server: &FakeOAuthServer) -> CodexOAuth {
@@ -44,6 +46,10 @@ async fn follow(location: &str) -> (u16, String) {
     (answer.status().as_u16(), answer.text().await.unwrap())
 }
 
+/// The code `login`'s callback server was given within `wait`, if any; waiting must not fail.
+async fn callback_code(login: &mut CodexLogin, wait: Duration) -> Option<Secret> {
+    login.wait_for_callback(wait).await.unwrap()
+}
 #[test]
 fn pkce_matches_rfc_7636_and_state_is_random_hex() {
     let pkce = Pkce::from_verifier("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk");
@@ -105,10 +111,8 @@ async fn full_login_through_the_callback_listener() {
     let (status, page) = follow(&location).await;
     assert_eq!(status, 200);
     assert!(page.contains("You can close this window"), "{page}");
-    let code = login
-        .wait_for_callback(Duration::from_secs(5))
+    let code = callback_code(&mut login, Duration::from_secs(5))
         .await
-        .unwrap()
         .unwrap();
     assert_eq!(code.expose(), "code-fake-1");
 
@@ -162,18 +166,14 @@ async fn a_redirect_with_another_state_is_refused_and_the_login_keeps_waiting() 
         (400, "Missing authorization code".to_owned())
     );
     assert!(
-        login
-            .wait_for_callback(Duration::from_millis(50))
+        callback_code(&mut login, Duration::from_millis(50))
             .await
-            .unwrap()
             .is_none()
     );
     // The real redirect still completes the login.
     assert_eq!(follow(&location).await.0, 200);
-    let code = login
-        .wait_for_callback(Duration::from_secs(5))
+    let code = callback_code(&mut login, Duration::from_secs(5))
         .await
-        .unwrap()
         .unwrap();
     assert!(login.exchange(&code, NOW).await.is_ok());
 }
@@ -185,13 +185,9 @@ async fn a_denied_sign_in_is_reported() {
     let mut login = codex_for(&server).begin().await.unwrap();
     let location = sign_in(&login).await;
     assert_eq!(follow(&location).await.0, 400);
-    let error = login
-        .wait_for_callback(Duration::from_secs(5))
-        .await
-        .unwrap_err();
-    assert_eq!(
-        error.to_string(),
-        "sign-in was refused: access_denied (The user denied access)"
+    assert_fails(
+        login.wait_for_callback(Duration::from_secs(5)).await,
+        "sign-in was refused: access_denied (The user denied access)",
     );
 }
 
@@ -203,10 +199,8 @@ async fn paste_fallback_accepts_the_redirect_url_or_the_bare_code() {
     let mut login = codex.begin().await.unwrap();
     let location = sign_in(&login).await;
     assert!(
-        login
-            .wait_for_callback(Duration::from_millis(20))
+        callback_code(&mut login, Duration::from_millis(20))
             .await
-            .unwrap()
             .is_none()
     );
     let credential = login
@@ -231,10 +225,9 @@ async fn paste_fallback_accepts_the_redirect_url_or_the_bare_code() {
         login.parse_pasted("   "),
         Err(OAuthError::MissingCode)
     ));
-    let error = login.finish_with_pasted(&forged, NOW).await.unwrap_err();
-    assert_eq!(
-        error.to_string(),
-        "the sign-in response does not belong to this login (state mismatch); start again"
+    assert_fails(
+        login.finish_with_pasted(&forged, NOW).await,
+        "the sign-in response does not belong to this login (state mismatch); start again",
     );
 }
 
@@ -259,10 +252,8 @@ async fn a_busy_callback_port_falls_back_to_pasting() {
         format!("http://localhost:{port}/auth/callback")
     );
     assert!(
-        login
-            .wait_for_callback(Duration::from_secs(5))
+        callback_code(&mut login, Duration::from_secs(5))
             .await
-            .unwrap()
             .is_none()
     );
     let location = sign_in(&login).await;
@@ -274,13 +265,9 @@ async fn a_refused_code_exchange_names_the_server_error() {
     let server = FakeOAuthServer::start().await.unwrap();
     let login = codex_for(&server).begin().await.unwrap();
     sign_in(&login).await;
-    let error = login
-        .exchange(&Secret::new("code-never-issued"), NOW)
-        .await
-        .unwrap_err();
-    assert_eq!(
-        error.to_string(),
-        "the token endpoint answered HTTP 400: invalid_grant (unknown or used code)"
+    assert_fails(
+        login.exchange(&Secret::new("code-never-issued"), NOW).await,
+        "the token endpoint answered HTTP 400: invalid_grant (unknown or used code)",
     );
 }
 
@@ -292,18 +279,16 @@ async fn refresh_rotates_tokens_and_reports_dead_refresh_tokens() {
     let fresh = codex.refresh(&Secret::new("rt-seed"), NOW).await.unwrap();
     assert_eq!(fresh.refresh.expose(), "rt-fake-1");
     assert_eq!(fresh.expires, NOW + 3_600_000);
-    let reused = codex
-        .refresh(&Secret::new("rt-seed"), NOW)
-        .await
-        .unwrap_err();
-    assert_eq!(
-        reused.to_string(),
-        "the sign-in has expired or was revoked (refresh_token_reused); run `pincer auth login openai-codex` again"
+    let reused = assert_fails(
+        codex.refresh(&Secret::new("rt-seed"), NOW).await,
+        "the sign-in has expired or was revoked (refresh_token_reused); run `pincer auth login openai-codex` again",
     );
     assert!(reused.needs_login());
     server.fail_refreshes(Some(RefreshFailure::Unavailable));
-    let outage = codex.refresh(&fresh.refresh, NOW).await.unwrap_err();
-    assert_eq!(outage.to_string(), "the token endpoint answered HTTP 503");
+    let outage = assert_fails(
+        codex.refresh(&fresh.refresh, NOW).await,
+        "the token endpoint answered HTTP 503",
+    );
     assert!(!outage.needs_login());
     let form = &server.token_requests("refresh_token")[0].params;
     let keys: Vec<&str> = form.keys().map(String::as_str).collect();

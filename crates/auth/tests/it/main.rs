@@ -3,6 +3,7 @@
 //! `cargo test -p pincer-auth --test it <module>::`.
 
 mod codex_login;
+mod common;
 mod profiles_file;
 mod resolve;
 mod rotation;

@@ -183,21 +183,12 @@ fn parse_errors_never_quote_secret_values() {
 #[test]
 fn name_clashes_get_numbered_and_the_same_key_is_not_duplicated() {
     let (_dir, store) = store();
-    let first = store
-        .add_api_key("openai", None, "sk-one-1234567890")
-        .unwrap();
-    let again = store
-        .add_api_key("openai", None, "sk-one-1234567890")
-        .unwrap();
-    let second = store
-        .add_api_key("openai", None, "sk-two-1234567890")
-        .unwrap();
-    let third = store
-        .add_api_key("openai", Some("default"), "sk-three-123456789")
-        .unwrap();
-    let named = store
-        .add_api_key("openai", Some("work"), "sk-work-123456789")
-        .unwrap();
+    let add = |profile, key| store.add_api_key("openai", profile, key).unwrap();
+    let first = add(None, "sk-one-1234567890");
+    let again = add(None, "sk-one-1234567890");
+    let second = add(None, "sk-two-1234567890");
+    let third = add(Some("default"), "sk-three-123456789");
+    let named = add(Some("work"), "sk-work-123456789");
     let ids: Vec<&str> = [&first, &again, &second, &third, &named]
         .iter()
         .map(|id| id.as_str())
@@ -218,32 +209,20 @@ fn name_clashes_get_numbered_and_the_same_key_is_not_duplicated() {
 #[test]
 fn invalid_names_providers_and_keys_are_refused() {
     let (_dir, store) = store();
-    let refused = [
-        store
-            .add_api_key("", None, "sk-aaaaaaaaaaaa")
-            .unwrap_err()
-            .to_string(),
-        store
-            .add_api_key("open ai", None, "sk-aaaaaaaaaaaa")
-            .unwrap_err()
-            .to_string(),
-        store
-            .add_api_key("openai", Some("a:b"), "sk-aaaaaaaaaaaa")
-            .unwrap_err()
-            .to_string(),
-        store
-            .add_api_key("openai", Some(""), "sk-aaaaaaaaaaaa")
-            .unwrap_err()
-            .to_string(),
-        store
-            .add_api_key("openai", None, "   ")
-            .unwrap_err()
-            .to_string(),
-        store
-            .add_api_key("openai", None, "sk-abc\ndef")
-            .unwrap_err()
-            .to_string(),
-    ];
+    let refused: Vec<String> = [
+        ("", None, "sk-aaaaaaaaaaaa"),
+        ("open ai", None, "sk-aaaaaaaaaaaa"),
+        ("openai", Some("a:b"), "sk-aaaaaaaaaaaa"),
+        ("openai", Some(""), "sk-aaaaaaaaaaaa"),
+        ("openai", None, "   "),
+        ("openai", None, "sk-abc\ndef"),
+    ]
+    .into_iter()
+    .map(|(provider, profile, key)| {
+        let added = store.add_api_key(provider, profile, key);
+        added.unwrap_err().to_string()
+    })
+    .collect();
     assert_eq!(
         refused,
         [

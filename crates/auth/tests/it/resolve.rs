@@ -14,6 +14,8 @@ use pincer_auth::{
 use pincer_testkit::oauth::{FAKE_ACCOUNT_ID, fake_access_token};
 use pincer_testkit::{FakeOAuthServer, RefreshFailure};
 
+use crate::common::assert_fails;
+
 const NOW: u64 = 1_750_000_000_000;
 const HOUR: u64 = 3_600_000;
 
@@ -25,6 +27,13 @@ fn home() -> (tempfile::TempDir, AuthStore) {
     let dir = tempfile::tempdir().unwrap();
     let store = AuthStore::in_home(dir.path());
     (dir, store)
+}
+
+/// API keys for openai in profiles `openai:a` (`sk-aaaaaaaaaaaa`) and `openai:b`
+/// (`sk-bbbbbbbbbbbb`).
+fn two_openai_keys(store: &AuthStore) -> (ProfileId, ProfileId) {
+    let key = |name: &str, secret: &str| store.add_api_key("openai", Some(name), secret).unwrap();
+    (key("a", "sk-aaaaaaaaaaaa"), key("b", "sk-bbbbbbbbbbbb"))
 }
 
 /// An openai-codex profile whose access token expired a minute ago.
@@ -49,6 +58,19 @@ async fn codex_key_now(resolver: &KeyResolver) -> Result<Option<ResolvedCredenti
         .await
 }
 
+/// What `resolver` answers for `provider` (pinned to `profile` if given) under `env` at
+/// `now`; an answer must name a credential.
+async fn resolve(
+    resolver: &KeyResolver,
+    provider: &str,
+    profile: Option<&str>,
+    env: &MapEnv,
+    now: u64,
+) -> Result<ResolvedCredential, AuthError> {
+    let answer = resolver.resolve_key(provider, profile, env, now).await;
+    answer.map(|found| found.expect("a credential"))
+}
+
 fn resolver_with(server: &FakeOAuthServer, store: &AuthStore) -> KeyResolver {
     let codex = CodexOAuth::new(CodexOAuthConfig::with_issuer(&server.url())).unwrap();
     KeyResolver::new(store.clone()).with_codex(codex)
@@ -59,11 +81,7 @@ async fn without_profiles_the_environment_answers() {
     let (_dir, store) = home();
     let resolver = KeyResolver::new(store.clone());
     let env = MapEnv::new([("OPENAI_API_KEY", "sk-env-key")]);
-    let resolved = resolver
-        .resolve_key("openai", None, &env, NOW)
-        .await
-        .unwrap()
-        .unwrap();
+    let resolved = resolve(&resolver, "openai", None, &env, NOW).await.unwrap();
     assert_eq!(
         (resolved.profile_id, resolved.secret.expose(), resolved.kind),
         (None, "sk-env-key", CredentialKind::ApiKey)
@@ -77,11 +95,7 @@ async fn without_profiles_the_environment_answers() {
     );
 
     store.add_api_key("openai", None, "sk-profile-key").unwrap();
-    let resolved = resolver
-        .resolve_key("openai", None, &env, NOW)
-        .await
-        .unwrap()
-        .unwrap();
+    let resolved = resolve(&resolver, "openai", None, &env, NOW).await.unwrap();
     assert_eq!(resolved.profile_id, Some("openai:default".into()));
     assert_eq!(resolved.secret.expose(), "sk-profile-key");
 }
@@ -89,57 +103,41 @@ async fn without_profiles_the_environment_answers() {
 #[tokio::test]
 async fn an_explicit_profile_wins_even_while_resting() {
     let (_dir, store) = home();
-    store
-        .add_api_key("openai", Some("a"), "sk-aaaaaaaaaaaa")
-        .unwrap();
-    let b = store
-        .add_api_key("openai", Some("b"), "sk-bbbbbbbbbbbb")
-        .unwrap();
+    let (_, b) = two_openai_keys(&store);
     store
         .mark_failure(&b, FailureKind::RateLimit, &CooldownPolicy::default(), NOW)
         .unwrap();
     let resolver = KeyResolver::new(store.clone());
     let env = MapEnv::new([("OPENAI_API_KEY", "sk-env")]);
-    let rotated = resolver
-        .resolve_key("openai", None, &env, NOW)
-        .await
-        .unwrap()
-        .unwrap();
+    let rotated = resolve(&resolver, "openai", None, &env, NOW).await.unwrap();
     assert_eq!(rotated.profile_id, Some("openai:a".into()));
-    let pinned = resolver
-        .resolve_key("openai", Some("openai:b"), &env, NOW)
+    let pinned = resolve(&resolver, "openai", Some("openai:b"), &env, NOW)
         .await
-        .unwrap()
         .unwrap();
     assert_eq!(pinned.secret.expose(), "sk-bbbbbbbbbbbb");
 
-    let unknown = resolver
-        .resolve_key("openai", Some("openai:zzz"), &env, NOW)
-        .await
-        .unwrap_err();
-    assert_eq!(
-        unknown.to_string(),
-        "no auth profile \"openai:zzz\"; `pincer auth status` lists them"
-    );
-    let mismatch = resolver
-        .resolve_key("anthropic", Some("openai:a"), &env, NOW)
-        .await
-        .unwrap_err();
-    assert_eq!(
-        mismatch.to_string(),
-        "auth profile \"openai:a\" is for provider \"openai\", not \"anthropic\""
-    );
+    let refusals = [
+        (
+            "openai",
+            "openai:zzz",
+            "no auth profile \"openai:zzz\"; `pincer auth status` lists them",
+        ),
+        (
+            "anthropic",
+            "openai:a",
+            "auth profile \"openai:a\" is for provider \"openai\", not \"anthropic\"",
+        ),
+    ];
+    for (provider, profile, says) in refusals {
+        let error = resolve(&resolver, provider, Some(profile), &env, NOW).await;
+        assert_eq!(error.unwrap_err().to_string(), says);
+    }
 }
 
 #[tokio::test]
 async fn when_every_profile_rests_the_caller_learns_until_when() {
     let (_dir, store) = home();
-    let a = store
-        .add_api_key("openai", Some("a"), "sk-aaaaaaaaaaaa")
-        .unwrap();
-    let b = store
-        .add_api_key("openai", Some("b"), "sk-bbbbbbbbbbbb")
-        .unwrap();
+    let (a, b) = two_openai_keys(&store);
     let resolver = KeyResolver::new(store.clone());
     resolver
         .mark_failure(&a, FailureKind::RateLimit, NOW)
@@ -150,8 +148,7 @@ async fn when_every_profile_rests_the_caller_learns_until_when() {
         .await
         .unwrap();
     let env = MapEnv::new([("OPENAI_API_KEY", "sk-env")]);
-    let error = resolver
-        .resolve_key("openai", None, &env, NOW + 30_000)
+    let error = resolve(&resolver, "openai", None, &env, NOW + 30_000)
         .await
         .unwrap_err();
     assert_eq!(
@@ -162,10 +159,8 @@ async fn when_every_profile_rests_the_caller_learns_until_when() {
         matches!(error, AuthError::AllCoolingDown { until_ms, .. } if until_ms == NOW + 60_000)
     );
     resolver.mark_success(&a, NOW + HOUR).await.unwrap();
-    let back = resolver
-        .resolve_key("openai", None, &env, NOW + HOUR)
+    let back = resolve(&resolver, "openai", None, &env, NOW + HOUR)
         .await
-        .unwrap()
         .unwrap();
     assert_eq!(back.profile_id, Some(a));
 }
@@ -270,20 +265,18 @@ async fn a_refused_refresh_says_to_log_in_again_and_disables_the_profile() {
         let (_dir, store) = home();
         let id = expired_codex_profile(&store, "rt-dead");
         let resolver = resolver_with(&server, &store);
-        let error = codex_key_now(&resolver).await.unwrap_err();
-        assert_eq!(
-            error.to_string(),
-            format!(
+        let error = assert_fails(
+            codex_key_now(&resolver).await,
+            &format!(
                 "auth profile openai-codex:{FAKE_ACCOUNT_ID}: the sign-in has expired or was revoked ({code}); run `pincer auth login openai-codex` again"
-            )
+            ),
         );
         assert!(error.needs_login());
         let status = store.status(NOW).unwrap();
         assert_eq!(status[0].disabled_reason.as_deref(), Some("auth"));
         assert_eq!(status[0].disabled_until, Some(NOW + 24 * HOUR));
         // Explicitly asking for it tries again and says the same.
-        let pinned = resolver
-            .resolve_key("openai-codex", Some(id.as_str()), &no_env(), NOW)
+        let pinned = resolve(&resolver, "openai-codex", Some(id.as_str()), &no_env(), NOW)
             .await
             .unwrap_err();
         assert!(pinned.needs_login(), "{pinned}");
@@ -298,12 +291,11 @@ async fn an_outage_during_refresh_is_not_a_reason_to_log_in_again() {
     let (_dir, store) = home();
     expired_codex_profile(&store, "rt-seed");
     let resolver = resolver_with(&server, &store);
-    let error = codex_key_now(&resolver).await.unwrap_err();
-    assert_eq!(
-        error.to_string(),
-        format!(
+    let error = assert_fails(
+        codex_key_now(&resolver).await,
+        &format!(
             "auth profile openai-codex:{FAKE_ACCOUNT_ID}: the token endpoint answered HTTP 503"
-        )
+        ),
     );
     assert!(!error.needs_login());
     assert_eq!(store.status(NOW).unwrap()[0].disabled_until, None);
@@ -332,12 +324,11 @@ async fn without_a_refresher_an_expired_login_asks_for_a_new_one() {
     let (_dir, store) = home();
     expired_codex_profile(&store, "rt");
     let resolver = KeyResolver::new(store.clone());
-    let error = codex_key_now(&resolver).await.unwrap_err();
-    assert_eq!(
-        error.to_string(),
-        format!(
+    assert_fails(
+        codex_key_now(&resolver).await,
+        &format!(
             "auth profile openai-codex:{FAKE_ACCOUNT_ID}: refreshing openai-codex sign-ins is not supported; run `pincer auth login openai-codex` again"
-        )
+        ),
     );
 }
 
@@ -348,10 +339,8 @@ async fn resolved_credentials_and_errors_never_show_secrets() {
         .add_api_key("openai", None, "sk-TOPSECRET-0000")
         .unwrap();
     let resolver = KeyResolver::new(store.clone());
-    let resolved = resolver
-        .resolve_key("openai", None, &no_env(), NOW)
+    let resolved = resolve(&resolver, "openai", None, &no_env(), NOW)
         .await
-        .unwrap()
         .unwrap();
     let shown = format!("{resolved:?} {resolver:?}");
     assert!(!shown.contains("TOPSECRET"), "{shown}");
