@@ -15,10 +15,13 @@
 //!
 //! Prints one JSON line with p50/p99 of both, in milliseconds.
 
+mod bench_support;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::{SinkExt, StreamExt};
+use bench_support::{percentile, send, send_connect};
+use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -106,14 +109,6 @@ async fn serve_connection(mut stream: TcpStream, served: mpsc::UnboundedSender<S
     }
 }
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
-    sorted[rank.min(sorted.len() - 1)]
-}
-
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
@@ -133,12 +128,7 @@ async fn run(url: &str, token: &str, llm_port: u16, turns: usize) -> Result<Valu
     let (mut ws, _) = connect_async_with_config(url, None, true)
         .await
         .map_err(|e| e.to_string())?;
-    let connect = json!({"type": "req", "id": "c", "method": "connect", "params": {
-        "minProtocol": 4, "maxProtocol": 4, "client": {"id": "test", "mode": "test"},
-        "auth": {"token": token}, "role": "operator", "scopes": ["operator.write"]}});
-    ws.send(Message::text(connect.to_string()))
-        .await
-        .map_err(|e| e.to_string())?;
+    send_connect(&mut ws, token).await?;
     let (mut to_llm, mut to_event) = (Vec::new(), Vec::new());
     for i in 0..turns {
         let run_id = format!("lat-{i}-{}", std::process::id());
@@ -146,9 +136,7 @@ async fn run(url: &str, token: &str, llm_port: u16, turns: usize) -> Result<Valu
             "sessionKey": format!("agent:main:latency-{}", i / 20),
             "message": format!("turn {i}"), "idempotencyKey": run_id}});
         let sent = Instant::now();
-        ws.send(Message::text(req.to_string()))
-            .await
-            .map_err(|e| e.to_string())?;
+        send(&mut ws, &req).await?;
         let mut arrived: Vec<(String, Instant)> = Vec::new();
         loop {
             let frame = tokio::time::timeout(Duration::from_secs(30), ws.next())

@@ -8,10 +8,13 @@
 //!
 //!     cargo run --release --example ws_load -p pincer-gateway -- URL TOKEN CLIENTS TURNS [K]
 
+mod bench_support;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::{SinkExt, StreamExt};
+use bench_support::{Socket, percentile, send, send_connect};
+use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 use tokio_tungstenite::connect_async;
@@ -20,9 +23,6 @@ use tokio_tungstenite::tungstenite::Message;
 /// Clients connecting at once (below the gateway's per-address cap on connections that
 /// have not sent `connect` yet).
 const HANDSHAKES_IN_FLIGHT: usize = 8;
-
-type Socket =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 async fn response(ws: &mut Socket, id: &str, want_final: bool) -> Result<Value, String> {
     loop {
@@ -58,12 +58,7 @@ async fn client(
 ) -> Result<Vec<f64>, String> {
     let handshake = handshakes.acquire().await.map_err(|e| e.to_string())?;
     let (mut ws, _) = connect_async(&url).await.map_err(|e| e.to_string())?;
-    let connect = json!({"type": "req", "id": "c", "method": "connect", "params": {
-        "minProtocol": 4, "maxProtocol": 4, "client": {"id": "test", "mode": "test"},
-        "auth": {"token": token}, "role": "operator", "scopes": ["operator.write"]}});
-    ws.send(Message::text(connect.to_string()))
-        .await
-        .map_err(|e| e.to_string())?;
+    send_connect(&mut ws, &token).await?;
     response(&mut ws, "c", false).await?;
     drop(handshake);
     let mut latencies = Vec::with_capacity(turns);
@@ -72,9 +67,7 @@ async fn client(
             let id = format!("{n}-{i}-reset");
             let req = json!({"type": "req", "id": id, "method": "sessions.reset", "params": {
                 "key": format!("agent:main:load-{n}")}});
-            ws.send(Message::text(req.to_string()))
-                .await
-                .map_err(|e| e.to_string())?;
+            send(&mut ws, &req).await?;
             response(&mut ws, &id, false).await?;
         }
         let id = format!("{n}-{i}");
@@ -82,21 +75,11 @@ async fn client(
             "message": format!("turn {i}"), "idempotencyKey": format!("load-{n}-{i}-{}", std::process::id()),
             "sessionKey": format!("agent:main:load-{n}")}});
         let start = Instant::now();
-        ws.send(Message::text(req.to_string()))
-            .await
-            .map_err(|e| e.to_string())?;
+        send(&mut ws, &req).await?;
         response(&mut ws, &id, true).await?;
         latencies.push(start.elapsed().as_secs_f64() * 1000.0);
     }
     Ok(latencies)
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
-    sorted[rank.min(sorted.len() - 1)]
 }
 
 #[tokio::main]

@@ -21,29 +21,26 @@ use super::error::{PairingError, is_valid_name};
 /// The only file version there is.
 const VERSION: u64 = 1;
 
-fn version_one() -> u64 {
-    VERSION
+/// A file's `version` (a file without one is version 1, the one Pincer writes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub(crate) struct Version(pub u64);
+
+impl Default for Version {
+    fn default() -> Self {
+        Self(VERSION)
+    }
 }
 
 /// `<channel>-pairing.json`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(crate) struct PairingFile {
-    #[serde(default = "version_one")]
-    pub version: u64,
+    #[serde(default)]
+    pub version: Version,
     #[serde(default)]
     pub requests: Vec<RequestRecord>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
-}
-
-impl Default for PairingFile {
-    fn default() -> Self {
-        Self {
-            version: VERSION,
-            requests: Vec::new(),
-            extra: Map::new(),
-        }
-    }
 }
 
 /// One pending request.
@@ -66,25 +63,15 @@ pub(crate) struct RequestRecord {
 }
 
 /// `<channel>-allowFrom.json` and `<channel>-<account>-allowFrom.json`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct AllowFromFile {
-    #[serde(default = "version_one")]
-    pub version: u64,
+    #[serde(default)]
+    pub version: Version,
     #[serde(default)]
     pub allow_from: Vec<AllowEntry>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
-}
-
-impl Default for AllowFromFile {
-    fn default() -> Self {
-        Self {
-            version: VERSION,
-            allow_from: Vec::new(),
-            extra: Map::new(),
-        }
-    }
 }
 
 /// An allow-from entry as found in the file: a hand-edited file may hold a Telegram id as
@@ -127,7 +114,7 @@ pub(crate) fn read_pairing(path: &Path) -> Result<PairingFile, PairingError> {
     let Some(file) = read_json::<PairingFile>(path)? else {
         return Ok(PairingFile::default());
     };
-    check_version(path, file.version)?;
+    check_version(path, file.version.0)?;
     for (i, req) in file.requests.iter().enumerate() {
         let problem = if req.id.trim().is_empty() {
             Some("an empty id")
@@ -153,7 +140,7 @@ pub(crate) fn read_allow_from(path: &Path) -> Result<AllowFromFile, PairingError
     let Some(file) = read_json::<AllowFromFile>(path)? else {
         return Ok(AllowFromFile::default());
     };
-    check_version(path, file.version)?;
+    check_version(path, file.version.0)?;
     Ok(file)
 }
 

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, FromRequest, FromRequestParts, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -202,20 +202,32 @@ struct HookAgentBody {
     name: Option<String>,
 }
 
-/// Authorizes a hook call (bearer header only) and reads its JSON body; `Err` is the
-/// response to send instead.
-// The `Err` is the response itself, sent at once; boxing it would only add a step.
-#[allow(clippy::result_large_err)]
-fn hook_request<T: serde::de::DeserializeOwned>(
-    gw: &Arc<Gateway>,
-    headers: &HeaderMap,
-    uri: &Uri,
-    peer: SocketAddr,
-    body: &[u8],
-) -> Result<T, Response> {
-    authorize(gw, headers, uri, peer).map_err(|denied| denied.hook())?;
-    serde_json::from_slice(body)
-        .map_err(|e| hook_error(StatusCode::BAD_REQUEST, &format!("invalid body: {e}")))
+/// A hook call: its headers and its JSON body, read once the caller passed [`authorize`]
+/// (bearer header only). Read in the order separate extractors would run (address, URI,
+/// headers, body, then the check), so each refusal stays the one it was; the rejection is
+/// the response to send, in the hooks' error shape.
+struct HookCall<T> {
+    headers: HeaderMap,
+    body: T,
+}
+
+impl<T: serde::de::DeserializeOwned + Send> FromRequest<Arc<Gateway>> for HookCall<T> {
+    type Rejection = Response;
+
+    async fn from_request(request: Request, gw: &Arc<Gateway>) -> Result<Self, Response> {
+        let (mut parts, body) = request.into_parts();
+        let ConnectInfo(peer) = ConnectInfo::<SocketAddr>::from_request_parts(&mut parts, gw)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let (uri, headers) = (parts.uri.clone(), parts.headers.clone());
+        let bytes = Bytes::from_request(Request::from_parts(parts, body), gw)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        authorize(gw, &headers, &uri, peer).map_err(|denied| denied.hook())?;
+        let body = serde_json::from_slice(&bytes)
+            .map_err(|e| hook_error(StatusCode::BAD_REQUEST, &format!("invalid body: {e}")))?;
+        Ok(Self { headers, body })
+    }
 }
 
 /// `POST /hooks/agent`: starts a run and answers `200 {ok:true, runId}` once it is admitted
@@ -224,15 +236,8 @@ fn hook_request<T: serde::de::DeserializeOwned>(
 /// default `isolated` mode). An `Idempotency-Key` header makes retries return the same run.
 async fn hook_agent(
     State(gw): State<Arc<Gateway>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
+    HookCall { headers, body }: HookCall<HookAgentBody>,
 ) -> Response {
-    let body: HookAgentBody = match hook_request(&gw, &headers, &uri, peer, &body) {
-        Ok(body) => body,
-        Err(response) => return response,
-    };
     let message = body.message.trim();
     if message.is_empty() {
         return hook_error(StatusCode::BAD_REQUEST, "message must not be empty");
@@ -285,15 +290,8 @@ async fn hook_agent(
 /// a body that is not JSON or has no text (`text required`, OpenClaw's words).
 async fn hook_wake(
     State(gw): State<Arc<Gateway>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
+    HookCall { body, .. }: HookCall<Value>,
 ) -> Response {
-    let body: Value = match hook_request(&gw, &headers, &uri, peer, &body) {
-        Ok(body) => body,
-        Err(response) => return response,
-    };
     let Some(text) = body
         .get("text")
         .and_then(Value::as_str)
