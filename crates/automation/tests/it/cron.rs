@@ -7,12 +7,6 @@
 //! chained from the previous result; they are exact instants, not properties.
 //! The store and run log (`cron/jobs.json`, `cron/runs/<jobId>.jsonl`) are in `cron/store.rs`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-#![allow(
-    clippy::disallowed_methods,
-    reason = "tests set up and inspect files directly"
-)]
-
 #[path = "cron/store.rs"]
 mod store;
 

@@ -5,12 +5,6 @@
 //! event stream, and the loop itself under paused tokio time. Time is a `ManualClock`; a
 //! fake executor records calls and answers from a script.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-#![allow(
-    clippy::disallowed_methods,
-    reason = "tests set up and inspect files directly"
-)]
-
 #[path = "cron_service/fake.rs"]
 mod fake;
 

@@ -2,8 +2,6 @@
 //! off at `every = 0`, one run at a time; and an exec exit relayed end to end through the
 //! system events, the exec prompt and the reply rules, with `HEARTBEAT_OK` never delivered.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -3,7 +3,6 @@
 //! handed over; replies out as cards (split, threaded, addressed by id type); files both
 //! ways within the size limit; reconnects after drops, closes and silence without losing an
 //! event; token refresh, refused credentials and rate limits.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::feishu_common;
 

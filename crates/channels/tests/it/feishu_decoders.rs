@@ -2,7 +2,6 @@
 //! runs them (the same checks, here with proptest so every `cargo test` runs a few hundred
 //! cases): frames, split payloads, events, callbacks (plain, encrypted, signed or not) and
 //! message contents never panic, and what decodes keeps what the input said.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::{Duration, Instant};
 

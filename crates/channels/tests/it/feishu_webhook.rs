@@ -3,7 +3,6 @@
 //! handed to the gateway, and everything not from Feishu refused with the right status
 //! (wrong token, bad or missing signature, replays, garbage); the listener closed when
 //! the adapter stops; a listen address in use reported with the address.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::feishu_common;
 

@@ -2,6 +2,7 @@
 //! was a `tests/*.rs` binary of its own; run one with
 //! `cargo test -p pincer-channels --test it <module>::`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(
     clippy::disallowed_methods,
     reason = "tests set up and inspect files directly"

@@ -1,7 +1,6 @@
 //! The Markdown renderers end to end: exact output per flavor for each construct, escaping,
 //! splitting (at spaces, in code blocks, across bold, hard cuts, CJK), and a property test
 //! of the invariants every chunk keeps.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use pincer_channels::markdown::{Flavor, escape_telegram_html, render_chunks};
 use proptest::prelude::*;

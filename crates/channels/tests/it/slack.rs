@@ -1,7 +1,6 @@
 //! The Slack adapter against pincer-fakes' fake Slack (real HTTP, a real Socket Mode
 //! WebSocket): DMs in with the ack after delivery, redelivery, mentions, threads, files
 //! both ways, splitting, rate limits and refusals, dead sockets and disconnects.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -3,12 +3,6 @@
 //! that becomes a `[CRON:<id>]` event and a heartbeat with the reminder prompt, a reply of
 //! only `HEARTBEAT_OK` that is never announced, run history and `cron` events.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-#![allow(
-    clippy::disallowed_methods,
-    reason = "tests set up and inspect files directly"
-)]
-
 use crate::support;
 
 use std::sync::Arc;

@@ -3,12 +3,6 @@
 //! events, and a `chat` final only when something is worth delivering; `HEARTBEAT_OK`
 //! never), skips (empty HEARTBEAT.md, a busy session) and `last-heartbeat`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-#![allow(
-    clippy::disallowed_methods,
-    reason = "tests set up and inspect files directly"
-)]
-
 use crate::support;
 
 use pincer_automation::heartbeat::{EXEC_EVENT_PROMPT, HEARTBEAT_PROMPT, HeartbeatSettings};

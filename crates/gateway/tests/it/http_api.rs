@@ -3,12 +3,6 @@
 //! header, errors in OpenAI's shape), bearer auth, and `/hooks/agent`. Turns run on the
 //! mock LLM.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-#![allow(
-    clippy::disallowed_methods,
-    reason = "tests set up and inspect files directly"
-)]
-
 use crate::support;
 
 use std::sync::{Arc, Mutex};

@@ -3,8 +3,6 @@
 //! request and kept-alive ones left idle, the connection cap closes connections past it at
 //! once, WebSockets keep working, and shutdown still ends `serve` once connections are done.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use crate::support;
 
 use std::time::Duration;

@@ -2,6 +2,12 @@
 //! module with `cargo test -p pincer-gateway --test it <module>::`. `support` starts a real
 //! server on 127.0.0.1 with the mock LLM.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests set up and inspect files directly, and call the pairing store's blocking API"
+)]
+
 mod support;
 
 mod cron_server;

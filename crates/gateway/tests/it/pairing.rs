@@ -4,10 +4,6 @@
 //! file shape; approval and revocation in `pairing/approval.rs`. The access decisions and
 //! texts are in `pairing_policy.rs`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-// The store's API is blocking by design; these tests call it directly.
-#![allow(clippy::disallowed_methods)]
-
 use std::collections::HashSet;
 use std::fs;
 use std::path::Path;

@@ -2,8 +2,6 @@
 //! messages and groups as tables, the policies' OpenClaw names and defaults, and the texts
 //! sent to people (strangers, approved senders, the owner).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use pincer_gateway::pairing::{
     DmAccess, DmPolicy, GroupAccess, GroupPolicy, approved_notice, dm_access, group_access,
     owner_notice, pairing_full_reply, pairing_reply,

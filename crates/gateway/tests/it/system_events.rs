@@ -3,8 +3,6 @@
 //! shows of the queue, the heartbeat requests they make of the runtime, and (once the turn
 //! path drains the queue) the `System:` lines a turn's prompt starts with.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use crate::support;
 use crate::support::client::Client;
 

@@ -2,12 +2,6 @@
 //! the handshake, auth failures, methods, events, idempotency, abort, bad frames, and many
 //! clients at once. Turns run on the mock LLM.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-#![allow(
-    clippy::disallowed_methods,
-    reason = "tests set up and inspect files directly"
-)]
-
 use crate::support;
 
 use std::time::Duration;

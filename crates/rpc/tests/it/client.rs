@@ -5,8 +5,6 @@
 //!
 //! The worker binary is found (or built once) by `pincer_testkit::mock_rpc_path()`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 

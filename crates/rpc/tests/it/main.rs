@@ -2,5 +2,7 @@
 //! was a `tests/*.rs` binary of its own; run one with
 //! `cargo test -p pincer-rpc --test it <module>::`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod client;
 mod pool;

@@ -3,8 +3,6 @@
 //! (idle workers stopped, the pool topped up to `min`), a crashed worker replaced, and
 //! `find_best_match` never starting a process.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;

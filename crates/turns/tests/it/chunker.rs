@@ -1,7 +1,6 @@
 //! The block-streaming chunker through its public API: break preferences, code fences
 //! closed and reopened, CJK, emoji, CRLF, and that blocks never depend on how the text was
 //! cut into deltas; and the coalescer that merges blocks into messages, on paused time.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use pincer_turns::chunker::{
     Block, BlockChunker, ChunkerConfig, DEFAULT_MAX_CHARS, DEFAULT_MIN_CHARS,

@@ -1,6 +1,5 @@
 //! Inbound dedupe through its public API: repeats within the TTL, expiry, keys that differ
 //! in any part, refresh on repeat, and the capacity bound.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::{Duration, Instant};
 

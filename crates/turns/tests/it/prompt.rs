@@ -1,10 +1,5 @@
 //! The system prompt through the public API: a golden prompt for a seeded workspace, and
 //! the rules that shape its sections.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-#![allow(
-    clippy::disallowed_methods,
-    reason = "tests set up and inspect files directly"
-)]
 
 use std::fs;
 use std::path::Path;

@@ -1,6 +1,5 @@
 //! Session keys and agent ids through the router's public API: every key format OpenClaw
 //! builds, parsing them back, and the CLI's `--session` normalisation.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
 

@@ -1,6 +1,5 @@
 //! Agent resolution through `resolve_route`: binding scores (peer 8 > guild 4 > account 2 >
 //! channel 1), ties, `/agent` prefixes, the default agent, and roles.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
 

@@ -1,10 +1,5 @@
 //! Skills through the public API: frontmatter, precedence between roots, problems reported
 //! without failing the load, and the prompt listing.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-#![allow(
-    clippy::disallowed_methods,
-    reason = "tests set up and inspect files directly"
-)]
 
 use std::fs;
 use std::path::{Path, PathBuf};

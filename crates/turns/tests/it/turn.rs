@@ -2,12 +2,6 @@
 //! turn, context carried across turns, errors that keep the session, and failover across
 //! credentials and models on injected failures.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-#![allow(
-    clippy::disallowed_methods,
-    reason = "tests set up and inspect files directly"
-)]
-
 use std::sync::{Arc, Mutex};
 
 use futures_util::future::BoxFuture;

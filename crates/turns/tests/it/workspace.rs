@@ -1,10 +1,5 @@
 //! Workspaces through the public API: creating one without touching a user's files,
 //! where it lives, and which files (cut how) go into a session's prompt.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-#![allow(
-    clippy::disallowed_methods,
-    reason = "tests set up and inspect files directly"
-)]
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! What the server tests share: a `Runtime` whose turns run on the mock LLM (model
 //! `mock/m`), and a server started with it on 127.0.0.1 with a token.
 
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(dead_code)]
 
 pub mod client;
 
