@@ -10,12 +10,14 @@ use serde_json::{Value, json};
 
 use crate::error::ErrorKind;
 use crate::event::AssistantMessageEvent as E;
-use crate::http::{Framing, StreamDecoder, decode_recorded};
+use crate::http::{Framing, HttpCall, StreamDecoder, decode_recorded};
 use crate::model::Model;
-use crate::providers::WireApi;
+use crate::options::StreamOptions;
+use crate::providers::{RequestInput, WireApi};
 use crate::types::{
     AssistantMessage, ContentBlock, Context, ImageContent, Message, StopReason, TextContent,
-    ThinkingContent, Tool, ToolCall, ToolResultMessage, Usage, UsageCost,
+    ThinkingContent, ThinkingLevel, Tool, ToolCall, ToolResultMessage, Usage, UsageCost,
+    UserContent, UserMessage,
 };
 
 /// A model for tests; `extra` overrides any field.
@@ -108,6 +110,39 @@ pub fn signed_thinking(thinking: &str, signature: &str) -> ContentBlock {
         thinking_signature: Some(signature.into()),
         redacted: None,
     })
+}
+
+/// A user message of `text` and an image.
+pub fn user_with_png(text: &str) -> Message {
+    Message::User(UserMessage {
+        content: UserContent::Blocks(vec![ContentBlock::text(text), png()]),
+        timestamp: 1,
+    })
+}
+
+/// Options that ask for thinking at `level`, the rest default.
+pub fn thinking_options(level: ThinkingLevel) -> StreamOptions {
+    StreamOptions {
+        reasoning: Some(level),
+        ..StreamOptions::default()
+    }
+}
+
+/// The request `wire` builds, which must be buildable.
+pub fn request(
+    wire: &dyn WireApi,
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+    api_key: &str,
+) -> HttpCall {
+    wire.build_request(RequestInput {
+        model,
+        context,
+        options,
+        api_key: Some(api_key),
+    })
+    .unwrap()
 }
 
 /// A tiny PNG image block.

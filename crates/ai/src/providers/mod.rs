@@ -116,25 +116,18 @@ impl<W: WireApi> ApiProvider for HttpProvider<W> {
 pub fn builtins(client: impl Into<LazyHttpClient>) -> Vec<Arc<dyn ApiProvider>> {
     let client = client.into();
     vec![
-        Arc::new(HttpProvider::new(
-            openai_completions::OpenAiCompletions,
-            client.clone(),
-        )),
-        Arc::new(HttpProvider::new(
-            openai_responses::OpenAiResponses,
-            client.clone(),
-        )),
-        Arc::new(HttpProvider::new(
-            openai_responses::OpenAiCodexResponses,
-            client.clone(),
-        )),
-        Arc::new(HttpProvider::new(
-            anthropic::AnthropicMessages,
-            client.clone(),
-        )),
-        Arc::new(HttpProvider::new(google::GoogleGenerativeAi, client)),
+        http(openai_completions::OpenAiCompletions, &client),
+        http(openai_responses::OpenAiResponses, &client),
+        http(openai_responses::OpenAiCodexResponses, &client),
+        http(anthropic::AnthropicMessages, &client),
+        http(google::GoogleGenerativeAi, &client),
         Arc::new(stub::StubProvider),
     ]
+}
+
+/// `wire` run over HTTP with `client`.
+fn http<W: WireApi>(wire: W, client: &LazyHttpClient) -> Arc<dyn ApiProvider> {
+    Arc::new(HttpProvider::new(wire, client.clone()))
 }
 
 /// Join a base URL and a path without doubling or losing the slash.

@@ -9,7 +9,7 @@ use super::request::{
 };
 use crate::model::{MaxTokensField, Model, ThinkingFormat};
 use crate::options::StreamOptions;
-use crate::test_support::{assistant, model, read_turn};
+use crate::test_support::{assistant, model, read_turn, thinking_options};
 use crate::types::{
     AssistantMessage, ContentBlock, Context, ImageContent, Message, StopReason, ThinkingLevel,
     ToolCall, ToolResultMessage, UserContent, UserMessage,
@@ -109,109 +109,34 @@ fn mistral_quirks() {
 
 #[test]
 fn compat_detection_table() {
+    use MaxTokensField::{MaxCompletionTokens, MaxTokens};
+    // store, developer role, reasoning effort, max_tokens field, Mistral ids
+    let standard = (true, true, true, MaxCompletionTokens, false);
+    let non_standard = (false, false, true, MaxCompletionTokens, false);
+    let without_effort = (false, false, false, MaxCompletionTokens, false);
     let cases = [
-        // provider, base URL, store, developer, effort, max_tokens field, mistral
-        (
-            "openai",
-            "https://api.openai.com/v1",
-            true,
-            true,
-            true,
-            MaxTokensField::MaxCompletionTokens,
-            false,
-        ),
-        (
-            "xai",
-            "https://api.x.ai/v1",
-            false,
-            false,
-            false,
-            MaxTokensField::MaxCompletionTokens,
-            false,
-        ),
-        (
-            "custom",
-            "https://api.x.ai/v1",
-            false,
-            false,
-            false,
-            MaxTokensField::MaxCompletionTokens,
-            false,
-        ),
-        (
-            "zai",
-            "https://api.z.ai/api/paas/v4",
-            false,
-            false,
-            false,
-            MaxTokensField::MaxCompletionTokens,
-            false,
-        ),
+        ("openai", "https://api.openai.com/v1", standard),
+        ("xai", "https://api.x.ai/v1", without_effort),
+        ("custom", "https://api.x.ai/v1", without_effort),
+        ("zai", "https://api.z.ai/api/paas/v4", without_effort),
         (
             "mistral",
             "https://api.mistral.ai/v1",
-            false,
-            false,
-            true,
-            MaxTokensField::MaxTokens,
-            true,
+            (false, false, true, MaxTokens, true),
         ),
         (
             "chutes",
             "https://llm.chutes.ai/v1",
-            false,
-            false,
-            true,
-            MaxTokensField::MaxTokens,
-            false,
+            (false, false, true, MaxTokens, false),
         ),
-        (
-            "cerebras",
-            "https://api.cerebras.ai/v1",
-            false,
-            false,
-            true,
-            MaxTokensField::MaxCompletionTokens,
-            false,
-        ),
-        (
-            "deepseek",
-            "https://api.deepseek.com/v1",
-            false,
-            false,
-            true,
-            MaxTokensField::MaxCompletionTokens,
-            false,
-        ),
-        (
-            "opencode",
-            "https://opencode.ai/zen/v1",
-            false,
-            false,
-            true,
-            MaxTokensField::MaxCompletionTokens,
-            false,
-        ),
-        (
-            "groq",
-            "https://api.groq.com/openai/v1",
-            true,
-            true,
-            true,
-            MaxTokensField::MaxCompletionTokens,
-            false,
-        ),
-        (
-            "ollama",
-            "http://127.0.0.1:11434/v1",
-            true,
-            true,
-            true,
-            MaxTokensField::MaxCompletionTokens,
-            false,
-        ),
+        ("cerebras", "https://api.cerebras.ai/v1", non_standard),
+        ("deepseek", "https://api.deepseek.com/v1", non_standard),
+        ("opencode", "https://opencode.ai/zen/v1", non_standard),
+        ("groq", "https://api.groq.com/openai/v1", standard),
+        ("ollama", "http://127.0.0.1:11434/v1", standard),
     ];
-    for (provider, url, store, developer, effort, field, mistral) in cases {
+    for (provider, url, expected) in cases {
+        let (_, _, _, _, mistral) = expected;
         let c = detect_compat(&served_by(provider, url, json!({})));
         assert_eq!(
             (
@@ -221,7 +146,7 @@ fn compat_detection_table() {
                 c.max_tokens_field,
                 c.requires_mistral_tool_ids
             ),
-            (store, developer, effort, field, mistral),
+            expected,
             "{provider} {url}"
         );
         assert_eq!(c.requires_tool_result_name, mistral);
@@ -255,10 +180,7 @@ fn compat_detection_table() {
 
 #[test]
 fn thinking_formats() {
-    let options = StreamOptions {
-        reasoning: Some(ThinkingLevel::High),
-        ..StreamOptions::default()
-    };
+    let options = thinking_options(ThinkingLevel::High);
     let zai = served_by(
         "zai",
         "https://api.z.ai/api/paas/v4",

@@ -6,19 +6,13 @@ use super::*;
 use crate::http::HttpCall;
 use crate::options::{CacheRetention, StreamOptions};
 use crate::providers::anthropic::AnthropicMessages;
-use crate::providers::{RequestInput, WireApi};
-use crate::test_support::{png, read_call, read_result, signed_thinking};
+use crate::test_support::{
+    self, read_call, read_result, request, signed_thinking, thinking_options, user_with_png,
+};
 use crate::types::*;
 
-fn assistant(model: &str, content: Vec<ContentBlock>) -> Message {
-    Message::Assistant(AssistantMessage {
-        content,
-        api: "anthropic-messages".into(),
-        provider: "anthropic".into(),
-        model: model.into(),
-        stop_reason: StopReason::ToolUse,
-        ..AssistantMessage::default()
-    })
+fn assistant(id: &str, content: Vec<ContentBlock>) -> Message {
+    test_support::assistant(&model(id), content)
 }
 
 fn tool_call(id: &str, path: &str) -> ContentBlock {
@@ -33,10 +27,7 @@ fn context() -> Context {
     Context {
         system_prompt: Some("You are helpful.".into()),
         messages: vec![
-            Message::User(UserMessage {
-                content: UserContent::Blocks(vec![ContentBlock::text("What is in a.txt?"), png()]),
-                timestamp: 1,
-            }),
+            user_with_png("What is in a.txt?"),
             assistant(
                 MODEL,
                 vec![
@@ -57,14 +48,7 @@ fn context() -> Context {
 }
 
 fn build(model: &Model, context: &Context, options: &StreamOptions, key: &str) -> HttpCall {
-    AnthropicMessages
-        .build_request(RequestInput {
-            model,
-            context,
-            options,
-            api_key: Some(key),
-        })
-        .unwrap()
+    request(&AnthropicMessages, model, context, options, key)
 }
 
 fn header<'a>(call: &'a HttpCall, name: &str) -> Option<&'a str> {
@@ -77,9 +61,8 @@ fn header<'a>(call: &'a HttpCall, name: &str) -> Option<&'a str> {
 #[test]
 fn request_body_matches_pi() {
     let options = StreamOptions {
-        reasoning: Some(ThinkingLevel::Medium),
         temperature: Some(0.5),
-        ..StreamOptions::default()
+        ..thinking_options(ThinkingLevel::Medium)
     };
     let call = build(&model(MODEL), &context(), &options, "sk-ant-api03-x");
     assert_eq!(call.url, "https://api.anthropic.com/v1/messages");
@@ -182,10 +165,7 @@ fn adaptive_thinking_and_no_cache() {
     assert_eq!(call.body["max_tokens"], json!(1000));
     assert!(!call.body.to_string().contains("cache_control"));
     // A budget larger than the cap leaves 1024 tokens for the answer.
-    let options = StreamOptions {
-        reasoning: Some(ThinkingLevel::High),
-        ..StreamOptions::default()
-    };
+    let options = thinking_options(ThinkingLevel::High);
     let mut small = model(MODEL);
     small.max_tokens = 8000;
     let call = build(&small, &context(), &options, "k");

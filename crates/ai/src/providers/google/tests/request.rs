@@ -6,19 +6,13 @@ use super::*;
 use crate::http::HttpCall;
 use crate::options::StreamOptions;
 use crate::providers::google::GoogleGenerativeAi;
-use crate::providers::{RequestInput, WireApi};
-use crate::test_support::{png, read_call, read_result, signed_thinking};
+use crate::test_support::{
+    self, png, read_call, read_result, request, signed_thinking, thinking_options, user_with_png,
+};
 use crate::types::*;
 
-fn assistant(model: &str, content: Vec<ContentBlock>) -> Message {
-    Message::Assistant(AssistantMessage {
-        content,
-        api: "google-generative-ai".into(),
-        provider: "google".into(),
-        model: model.into(),
-        stop_reason: StopReason::ToolUse,
-        ..AssistantMessage::default()
-    })
+fn assistant(id: &str, content: Vec<ContentBlock>) -> Message {
+    test_support::assistant(&model(id), content)
 }
 
 fn call(id: &str, path: &str, signature: Option<&str>) -> ContentBlock {
@@ -29,10 +23,7 @@ fn context(model_id: &str) -> Context {
     Context {
         system_prompt: Some("You are helpful.".into()),
         messages: vec![
-            Message::User(UserMessage {
-                content: UserContent::Blocks(vec![ContentBlock::text("What is in a.txt?"), png()]),
-                timestamp: 1,
-            }),
+            user_with_png("What is in a.txt?"),
             assistant(
                 model_id,
                 vec![
@@ -54,22 +45,14 @@ fn context(model_id: &str) -> Context {
 }
 
 fn build(model: &Model, context: &Context, options: &StreamOptions) -> HttpCall {
-    GoogleGenerativeAi
-        .build_request(RequestInput {
-            model,
-            context,
-            options,
-            api_key: Some("AIza-test"),
-        })
-        .unwrap()
+    request(&GoogleGenerativeAi, model, context, options, "AIza-test")
 }
 
 #[test]
 fn request_body_matches_pi() {
     let options = StreamOptions {
-        reasoning: Some(ThinkingLevel::Medium),
         temperature: Some(0.7),
-        ..StreamOptions::default()
+        ..thinking_options(ThinkingLevel::Medium)
     };
     let call = build(&model(FLASH), &context(FLASH), &options);
     assert_eq!(
@@ -160,45 +143,28 @@ fn gemini3_levels_foreign_calls_and_multimodal_results() {
 
 #[test]
 fn thinking_rules_per_model() {
+    use ThinkingLevel::{High, Low, Medium, Minimal, Off, Xhigh};
     let config = |id: &str, level: ThinkingLevel| {
-        let options = StreamOptions {
-            reasoning: Some(level),
-            ..StreamOptions::default()
-        };
-        build(&model(id), &context(id), &options).body["generationConfig"]["thinkingConfig"].clone()
+        build(&model(id), &context(id), &thinking_options(level)).body["generationConfig"]["thinkingConfig"].clone()
     };
     let level = |l: &str| json!({"includeThoughts": true, "thinkingLevel": l});
     let budget = |b: i64| json!({"includeThoughts": true, "thinkingBudget": b});
-    assert_eq!(
-        config("gemini-3-pro-preview", ThinkingLevel::Medium),
-        level("HIGH")
-    );
-    assert_eq!(
-        config("gemini-3.1-pro-preview", ThinkingLevel::Minimal),
-        level("LOW")
-    );
-    assert_eq!(
-        config("gemini-3-flash-preview", ThinkingLevel::Minimal),
-        level("MINIMAL")
-    );
-    assert_eq!(
-        config("gemini-3-flash-preview", ThinkingLevel::Xhigh),
-        level("HIGH")
-    );
-    assert_eq!(config("gemini-2.5-pro", ThinkingLevel::High), budget(32768));
-    assert_eq!(
-        config("gemini-2.5-flash", ThinkingLevel::Minimal),
-        budget(128)
-    );
-    assert_eq!(
-        config("gemini-2.5-flash-lite", ThinkingLevel::Minimal),
-        budget(512)
-    );
-    assert_eq!(config("gemini-30-pro", ThinkingLevel::Low), budget(-1));
-    assert_eq!(config(FLASH, ThinkingLevel::Off), Value::Null);
+    for (id, thinking, expected) in [
+        ("gemini-3-pro-preview", Medium, level("HIGH")),
+        ("gemini-3.1-pro-preview", Minimal, level("LOW")),
+        ("gemini-3-flash-preview", Minimal, level("MINIMAL")),
+        ("gemini-3-flash-preview", Xhigh, level("HIGH")),
+        ("gemini-2.5-pro", High, budget(32768)),
+        ("gemini-2.5-flash", Minimal, budget(128)),
+        ("gemini-2.5-flash-lite", Minimal, budget(512)),
+        ("gemini-30-pro", Low, budget(-1)),
+    ] {
+        assert_eq!(config(id, thinking), expected, "{id} {thinking:?}");
+    }
+    assert_eq!(config(FLASH, Off), Value::Null);
     let options = StreamOptions {
-        reasoning: Some(ThinkingLevel::Low),
-        thinking_budgets: [(ThinkingLevel::Low, 999)].into(),
+        reasoning: Some(Low),
+        thinking_budgets: [(Low, 999)].into(),
         ..StreamOptions::default()
     };
     assert_eq!(
