@@ -11,7 +11,7 @@ use axum::extract::{Path, Request, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{MethodRouter, get, post};
 use serde_json::{Value, json};
 
 use crate::api::Api;
@@ -30,18 +30,18 @@ const DEFAULT_HTML: &str = "<!DOCTYPE html>\n<html><head><title>Mock</title></he
 /// All routes of the mock server.
 pub(crate) fn router(state: Arc<AppState>) -> Router {
     Router::new()
-        .route("/v1/chat/completions", post(chat))
-        .route("/chat/completions", post(chat))
-        .route("/v1/responses", post(responses))
-        .route("/responses", post(responses))
+        .route("/v1/chat/completions", speaks(Api::OpenAiCompletions))
+        .route("/chat/completions", speaks(Api::OpenAiCompletions))
+        .route("/v1/responses", speaks(Api::OpenAiResponses))
+        .route("/responses", speaks(Api::OpenAiResponses))
         // ChatGPT's Codex backend speaks the Responses protocol under its own path.
-        .route("/codex/responses", post(responses))
-        .route("/v1/messages", post(anthropic))
+        .route("/codex/responses", speaks(Api::OpenAiResponses))
+        .route("/v1/messages", speaks(Api::AnthropicMessages))
         .route("/v1beta/models/{*target}", post(google))
-        .route("/api/stream", post(proxy))
-        .route("/v1/embeddings", post(openai_embeddings))
-        .route("/embeddings", post(openai_embeddings))
-        .route("/api/embed", post(ollama_embeddings))
+        .route("/api/stream", speaks(Api::Proxy))
+        .route("/v1/embeddings", speaks(Api::OpenAiEmbeddings))
+        .route("/embeddings", speaks(Api::OpenAiEmbeddings))
+        .route("/api/embed", speaks(Api::OllamaEmbeddings))
         .route(
             "/__mock/requests",
             get(list_requests).delete(clear_requests),
@@ -51,16 +51,13 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .with_state(state)
 }
 
-async fn chat(State(state): State<Arc<AppState>>, request: Request) -> Response {
-    answer(state, Api::OpenAiCompletions, request, None).await
-}
-
-async fn responses(State(state): State<Arc<AppState>>, request: Request) -> Response {
-    answer(state, Api::OpenAiResponses, request, None).await
-}
-
-async fn anthropic(State(state): State<Arc<AppState>>, request: Request) -> Response {
-    answer(state, Api::AnthropicMessages, request, None).await
+/// A POST route that speaks `api` (Google's is [`google`]: one path for two APIs).
+fn speaks(api: Api) -> MethodRouter<Arc<AppState>> {
+    post(
+        move |State(state): State<Arc<AppState>>, request: Request| {
+            answer(state, api, request, None)
+        },
+    )
 }
 
 async fn google(
@@ -75,18 +72,6 @@ async fn google(
         Api::GoogleGenerativeAi
     };
     answer(state, api, request, Some(target)).await
-}
-
-async fn openai_embeddings(State(state): State<Arc<AppState>>, request: Request) -> Response {
-    answer(state, Api::OpenAiEmbeddings, request, None).await
-}
-
-async fn ollama_embeddings(State(state): State<Arc<AppState>>, request: Request) -> Response {
-    answer(state, Api::OllamaEmbeddings, request, None).await
-}
-
-async fn proxy(State(state): State<Arc<AppState>>, request: Request) -> Response {
-    answer(state, Api::Proxy, request, None).await
 }
 
 async fn list_requests(State(state): State<Arc<AppState>>) -> Response {

@@ -132,11 +132,8 @@ impl FakeOAuthServer {
     /// Serves on `127.0.0.1` with a free port.
     pub async fn start() -> Result<Self, FakeOAuthError> {
         let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
-        let listener = tokio::net::TcpListener::bind(addr)
+        let (listener, addr) = crate::server::bind(addr)
             .await
-            .map_err(|source| FakeOAuthError::Bind { addr, source })?;
-        let addr = listener
-            .local_addr()
             .map_err(|source| FakeOAuthError::Bind { addr, source })?;
         let shared: Shared = Arc::new(Mutex::new(Inner {
             client_id: FAKE_CLIENT_ID.to_owned(),

@@ -25,6 +25,19 @@ pub(crate) struct ToolResult {
     pub call_id: Option<String>,
 }
 
+impl ToolResult {
+    /// The result a protocol's JSON `value` carries: the tool's name in its `name_key` field
+    /// (when the protocol names it), the call's id in its `id_key` field.
+    fn read(value: &Value, name_key: Option<&str>, id_key: &str) -> Self {
+        Self {
+            name: name_key
+                .and_then(|key| str_field(value, key))
+                .map(str::to_owned),
+            call_id: str_field(value, id_key).map(str::to_owned),
+        }
+    }
+}
+
 /// What the mock needs from a request.
 #[derive(Debug, Clone)]
 pub(crate) struct ParsedRequest {
@@ -181,10 +194,7 @@ fn parse_chat(body: &Value, body_bytes: usize) -> Parsed {
                 req.push_turn(text_of(message.get("content"), &["text"]), None);
             }
             Some("tool") => {
-                let result = ToolResult {
-                    name: str_field(message, "name").map(str::to_owned),
-                    call_id: str_field(message, "tool_call_id").map(str::to_owned),
-                };
+                let result = ToolResult::read(message, Some("name"), "tool_call_id");
                 req.push_turn(None, Some(result));
             }
             Some("assistant") => {
@@ -211,10 +221,7 @@ fn parse_responses(body: &Value, body_bytes: usize) -> Parsed {
             for item in items {
                 match (str_field(item, "type"), str_field(item, "role")) {
                     (Some("function_call_output"), _) => {
-                        let result = ToolResult {
-                            name: None,
-                            call_id: str_field(item, "call_id").map(str::to_owned),
-                        };
+                        let result = ToolResult::read(item, None, "call_id");
                         req.push_turn(None, Some(result));
                     }
                     (Some("function_call"), _) => {
@@ -250,10 +257,7 @@ fn parse_anthropic(body: &Value, body_bytes: usize) -> Parsed {
                     .into_iter()
                     .flatten()
                     .rfind(|block| str_field(block, "type") == Some("tool_result"))
-                    .map(|block| ToolResult {
-                        name: None,
-                        call_id: str_field(block, "tool_use_id").map(str::to_owned),
-                    });
+                    .map(|block| ToolResult::read(block, None, "tool_use_id"));
                 req.push_turn(text_of(content, &["text"]), result);
             }
             Some("assistant") => {
@@ -304,10 +308,7 @@ fn parse_google(
             .iter()
             .filter_map(|part| part.get("functionResponse"))
             .next_back()
-            .map(|response| ToolResult {
-                name: str_field(response, "name").map(str::to_owned),
-                call_id: str_field(response, "id").map(str::to_owned),
-            });
+            .map(|response| ToolResult::read(response, Some("name"), "id"));
         for call in parts.iter().filter_map(|part| part.get("functionCall")) {
             req.note_call(str_field(call, "id"), str_field(call, "name"));
         }
@@ -343,10 +344,7 @@ fn parse_proxy(body: &Value, body_bytes: usize) -> Parsed {
         match str_field(message, "role") {
             Some("user") => req.push_turn(text_of(message.get("content"), &["text"]), None),
             Some("toolResult") => {
-                let result = ToolResult {
-                    name: str_field(message, "toolName").map(str::to_owned),
-                    call_id: str_field(message, "toolCallId").map(str::to_owned),
-                };
+                let result = ToolResult::read(message, Some("toolName"), "toolCallId");
                 req.push_turn(None, Some(result));
             }
             Some("assistant") => {

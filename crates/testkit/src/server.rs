@@ -98,6 +98,15 @@ pub struct MockLlm {
     task: Option<JoinHandle<std::io::Result<()>>>,
 }
 
+/// Binds `addr` (port 0 picks a free port): the listener and the address it got.
+pub(crate) async fn bind(
+    addr: SocketAddr,
+) -> std::io::Result<(tokio::net::TcpListener, SocketAddr)> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let bound = listener.local_addr()?;
+    Ok((listener, bound))
+}
+
 impl MockLlm {
     /// Validates `scenario` and serves it on `127.0.0.1` with a free port.
     pub async fn start(scenario: Scenario) -> Result<Self, MockError> {
@@ -107,11 +116,8 @@ impl MockLlm {
     /// Validates `scenario` and serves it on `addr` (port 0 picks a free port).
     pub async fn start_on(scenario: Scenario, addr: SocketAddr) -> Result<Self, MockError> {
         scenario.validate()?;
-        let listener = tokio::net::TcpListener::bind(addr)
+        let (listener, addr) = crate::server::bind(addr)
             .await
-            .map_err(|source| MockError::Bind { addr, source })?;
-        let addr = listener
-            .local_addr()
             .map_err(|source| MockError::Bind { addr, source })?;
         let cancel = CancellationToken::new();
         let state = Arc::new(AppState {

@@ -5,6 +5,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::builder::builder;
+
 /// Faults to inject into a response. All fields are optional; an empty `Fault` changes nothing.
 ///
 /// A "chunk" is one protocol event frame (one `data:` SSE event).
@@ -67,129 +69,42 @@ fn is_false(value: &bool) -> bool {
     !*value
 }
 
-impl Fault {
+builder!(Fault {
     /// An HTTP error response with `status`.
-    pub fn status(status: u16) -> Self {
-        Self {
-            status: Some(status),
-            ..Self::default()
-        }
-    }
-
+    new status(status: u16);
     /// A non-JSON data line after the first chunk.
-    pub fn malformed_line() -> Self {
-        Self {
-            malformed_line: true,
-            ..Self::default()
-        }
-    }
-
+    new malformed_line(malformed_line);
     /// A data line with invalid UTF-8 after the first chunk.
-    pub fn invalid_utf8() -> Self {
-        Self {
-            invalid_utf8: true,
-            ..Self::default()
-        }
-    }
-
-    /// Abort the connection after `chunks` chunks.
-    pub fn disconnect_after_chunks(chunks: usize) -> Self {
-        Self {
-            disconnect_after_chunks: Some(chunks),
-            ..Self::default()
-        }
-    }
-
-    /// Go silent (connection open) after `chunks` chunks.
-    pub fn hang_after_chunks(chunks: usize) -> Self {
-        Self {
-            hang_after_chunks: Some(chunks),
-            ..Self::default()
-        }
-    }
-
-    /// Delay the response headers by `ms`.
-    pub fn slow_first_byte_ms(ms: u64) -> Self {
-        Self {
-            slow_first_byte_ms: Some(ms),
-            ..Self::default()
-        }
-    }
-
-    /// An SSE keep-alive comment after every `chunks` chunks.
-    pub fn keep_alive_every(chunks: usize) -> Self {
-        Self {
-            keep_alive_every: Some(chunks),
-            ..Self::default()
-        }
-    }
-
+    new invalid_utf8(invalid_utf8);
+    /// Abort the connection after this many chunks.
+    new disconnect_after_chunks(disconnect_after_chunks: usize);
+    /// Go silent (connection open) after this many chunks.
+    new hang_after_chunks(hang_after_chunks: usize);
+    /// Delay the response headers by this many milliseconds.
+    new slow_first_byte_ms(slow_first_byte_ms: u64);
+    /// An SSE keep-alive comment after every this many chunks.
+    new keep_alive_every(keep_alive_every: usize);
     /// Leave out the protocol's final marker.
-    pub fn omit_done() -> Self {
-        Self {
-            omit_done: true,
-            ..Self::default()
-        }
-    }
-
+    new omit_done(omit_done);
     /// Answer 200 with `content_type` and an HTML body.
-    pub fn content_type(content_type: impl Into<String>) -> Self {
-        Self {
-            content_type: Some(content_type.into()),
-            ..Self::default()
-        }
-    }
-
-    /// One data line of `bytes` bytes without a newline after the first chunk.
-    pub fn huge_line_bytes(bytes: usize) -> Self {
-        Self {
-            huge_line_bytes: Some(bytes),
-            ..Self::default()
-        }
-    }
-
-    /// Embedding endpoints answer `count` vectors whatever the number of inputs.
-    pub fn embed_count(count: usize) -> Self {
-        Self {
-            embed_count: Some(count),
-            ..Self::default()
-        }
-    }
-
-    /// Embedding endpoints answer vectors of `dims` dimensions whatever was asked for.
-    pub fn embed_dims(dims: usize) -> Self {
-        Self {
-            embed_dims: Some(dims),
-            ..Self::default()
-        }
-    }
-
+    new content_type(content_type: into String);
+    /// One data line of this many bytes without a newline after the first chunk.
+    new huge_line_bytes(huge_line_bytes: usize);
+    /// Embedding endpoints answer this many vectors whatever the number of inputs.
+    new embed_count(embed_count: usize);
+    /// Embedding endpoints answer vectors of this many dimensions whatever was asked for.
+    new embed_dims(embed_dims: usize);
     /// Embedding endpoints answer a last vector one dimension short of the others.
-    pub fn embed_ragged() -> Self {
-        Self {
-            embed_ragged: true,
-            ..Self::default()
-        }
-    }
-
+    new embed_ragged(embed_ragged);
     /// Sets the `retry-after` header.
-    pub fn retry_after(mut self, value: impl Into<String>) -> Self {
-        self.retry_after = Some(value.into());
-        self
-    }
-
+    set retry_after(retry_after: into String);
     /// Sets the `retry-after-ms` header.
-    pub fn retry_after_ms(mut self, value: impl Into<String>) -> Self {
-        self.retry_after_ms = Some(value.into());
-        self
-    }
-
+    set retry_after_ms(retry_after_ms: into String);
     /// Sets the error body.
-    pub fn body(mut self, body: Value) -> Self {
-        self.body = Some(body);
-        self
-    }
+    set body(body: Value);
+});
 
+impl Fault {
     /// Combines two faults; fields set in `other` win.
     pub fn and(self, other: Fault) -> Self {
         Self {

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::builder::builder;
 use crate::api::Api;
 
 /// Conditions on a request. An empty `Match` matches every request.
@@ -40,70 +41,31 @@ impl Match {
     pub fn any() -> Self {
         Self::default()
     }
-
-    /// The last user message is exactly `text`.
-    pub fn last_user(text: impl Into<String>) -> Self {
-        Self::any().with_last_user(text)
-    }
-
-    /// The last user message contains `needle`.
-    pub fn last_user_contains(needle: impl Into<String>) -> Self {
-        Self::any().with_last_user_contains(needle)
-    }
-
-    /// The request ends with a result of tool `name`.
-    pub fn tool_result(name: impl Into<String>) -> Self {
-        Self::any().with_tool_result(name)
-    }
-
-    /// The request ends with the result of call `id`.
-    pub fn tool_result_id(id: impl Into<String>) -> Self {
-        Self::any().with_tool_result_id(id)
-    }
-
-    /// The request came over `api`.
-    pub fn api(api: Api) -> Self {
-        Self::any().with_api(api)
-    }
-
-    /// The requested model is `model`.
-    pub fn model(model: impl Into<String>) -> Self {
-        Self::any().with_model(model)
-    }
-
-    /// Adds the `lastUser` condition.
-    pub fn with_last_user(mut self, text: impl Into<String>) -> Self {
-        self.last_user = Some(text.into());
-        self
-    }
-
-    /// Adds the `lastUserContains` condition.
-    pub fn with_last_user_contains(mut self, needle: impl Into<String>) -> Self {
-        self.last_user_contains = Some(needle.into());
-        self
-    }
-
-    /// Adds the `toolResult` condition.
-    pub fn with_tool_result(mut self, name: impl Into<String>) -> Self {
-        self.tool_result = Some(name.into());
-        self
-    }
-
-    /// Adds the `toolResultId` condition.
-    pub fn with_tool_result_id(mut self, id: impl Into<String>) -> Self {
-        self.tool_result_id = Some(id.into());
-        self
-    }
-
-    /// Adds the `api` condition.
-    pub fn with_api(mut self, api: Api) -> Self {
-        self.api = Some(api);
-        self
-    }
-
-    /// Adds the `model` condition.
-    pub fn with_model(mut self, model: impl Into<String>) -> Self {
-        self.model = Some(model.into());
-        self
-    }
 }
+
+builder!(Match {
+    /// The last user message is exactly this text.
+    new last_user(last_user: into String);
+    /// Adds the `lastUser` condition.
+    set with_last_user(last_user: into String);
+    /// The last user message contains this text.
+    new last_user_contains(last_user_contains: into String);
+    /// Adds the `lastUserContains` condition.
+    set with_last_user_contains(last_user_contains: into String);
+    /// The request ends with a result of this tool.
+    new tool_result(tool_result: into String);
+    /// Adds the `toolResult` condition.
+    set with_tool_result(tool_result: into String);
+    /// The request ends with the result of the call with this id.
+    new tool_result_id(tool_result_id: into String);
+    /// Adds the `toolResultId` condition.
+    set with_tool_result_id(tool_result_id: into String);
+    /// The request came over this protocol.
+    new api(api: Api);
+    /// Adds the `api` condition.
+    set with_api(api: Api);
+    /// The requested model is this one.
+    new model(model: into String);
+    /// Adds the `model` condition.
+    set with_model(model: into String);
+});

@@ -1,6 +1,7 @@
 //! The scenario: the script a mock server follows (rules, default reply, pacing, instant mode),
 //! its builder API, strict JSON loading and validation.
 
+mod builder;
 mod fault;
 mod matcher;
 mod reply;
@@ -9,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use builder::builder;
 pub use fault::Fault;
 pub use matcher::Match;
 pub use reply::{Reply, StopReason, ToolCallSpec, UsageSpec};
@@ -107,6 +109,17 @@ impl Rule {
     }
 }
 
+builder!(Scenario {
+    /// Sets the default reply.
+    set default_reply(default: Reply);
+    /// Sets characters per delta.
+    set chunk_size(chunk_size: usize);
+    /// Sets milliseconds between chunks.
+    set delay_ms(delay_ms: u64);
+    /// Re-chunks the HTTP body into pieces of this many bytes.
+    set byte_chunk(byte_chunk: usize);
+});
+
 /// Why a scenario could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
@@ -197,30 +210,6 @@ impl Scenario {
         self
     }
 
-    /// Sets the default reply.
-    pub fn default_reply(mut self, reply: Reply) -> Self {
-        self.default = Some(reply);
-        self
-    }
-
-    /// Sets characters per delta.
-    pub fn chunk_size(mut self, chars: usize) -> Self {
-        self.chunk_size = Some(chars);
-        self
-    }
-
-    /// Sets milliseconds between chunks.
-    pub fn delay_ms(mut self, ms: u64) -> Self {
-        self.delay_ms = Some(ms);
-        self
-    }
-
-    /// Re-chunks the HTTP body into `bytes`-byte pieces.
-    pub fn byte_chunk(mut self, bytes: usize) -> Self {
-        self.byte_chunk = Some(bytes);
-        self
-    }
-
     /// Parses and validates a scenario document. Unknown fields are errors.
     pub fn from_json_str(text: &str) -> Result<Self, ScenarioError> {
         let scenario: Scenario = serde_json::from_str(text)
@@ -290,23 +279,13 @@ fn validate_reply(reply: &Reply, at: &str) -> Result<(), String> {
 }
 
 fn validate_fault(fault: &Fault, at: &str) -> Result<(), String> {
-    if fault
-        .embed_dims
-        .is_some_and(|dims| dims > crate::embed::MAX_DIMS)
-    {
-        return Err(format!(
-            "{at}.embedDims must be at most {}",
-            crate::embed::MAX_DIMS
-        ));
-    }
-    if fault
-        .embed_count
-        .is_some_and(|count| count > crate::embed::MAX_INPUTS)
-    {
-        return Err(format!(
-            "{at}.embedCount must be at most {}",
-            crate::embed::MAX_INPUTS
-        ));
+    for (name, value, max) in [
+        ("embedDims", fault.embed_dims, crate::embed::MAX_DIMS),
+        ("embedCount", fault.embed_count, crate::embed::MAX_INPUTS),
+    ] {
+        if value.is_some_and(|value| value > max) {
+            return Err(format!("{at}.{name} must be at most {max}"));
+        }
     }
     if let Some(status) = fault.status
         && !(100..=599).contains(&status)

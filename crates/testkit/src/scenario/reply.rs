@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::builder::builder;
+
 /// Why the model stopped, in pi's vocabulary; each protocol maps it to its own value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -104,24 +106,6 @@ impl Reply {
         Self::empty().with_tool_call(name, arguments)
     }
 
-    /// Sets the answer text.
-    pub fn with_text(mut self, text: impl Into<String>) -> Self {
-        self.text = Some(text.into());
-        self
-    }
-
-    /// Sets the reasoning text.
-    pub fn with_thinking(mut self, thinking: impl Into<String>) -> Self {
-        self.thinking = Some(thinking.into());
-        self
-    }
-
-    /// Sets Anthropic `redacted_thinking` data.
-    pub fn with_redacted_thinking(mut self, data: impl Into<String>) -> Self {
-        self.redacted_thinking = Some(data.into());
-        self
-    }
-
     /// Adds a tool call with a generated id.
     pub fn with_tool_call(mut self, name: impl Into<String>, arguments: Value) -> Self {
         self.tool_calls.push(ToolCallSpec {
@@ -146,34 +130,23 @@ impl Reply {
         });
         self
     }
-
-    /// Sets the stop reason.
-    pub fn with_stop_reason(mut self, reason: StopReason) -> Self {
-        self.stop_reason = Some(reason);
-        self
-    }
-
-    /// Sets the reported usage.
-    pub fn with_usage(mut self, usage: UsageSpec) -> Self {
-        self.usage = Some(usage);
-        self
-    }
-
-    /// Sets characters per delta.
-    pub fn with_chunk_size(mut self, chars: usize) -> Self {
-        self.chunk_size = Some(chars);
-        self
-    }
-
-    /// Sets the delay between chunks.
-    pub fn with_delay_ms(mut self, ms: u64) -> Self {
-        self.delay_ms = Some(ms);
-        self
-    }
-
-    /// Sets the thinking signature.
-    pub fn with_signature(mut self, signature: impl Into<String>) -> Self {
-        self.signature = Some(signature.into());
-        self
-    }
 }
+
+builder!(Reply {
+    /// Sets the answer text.
+    set with_text(text: into String);
+    /// Sets the reasoning text.
+    set with_thinking(thinking: into String);
+    /// Sets Anthropic `redacted_thinking` data.
+    set with_redacted_thinking(redacted_thinking: into String);
+    /// Sets the stop reason.
+    set with_stop_reason(stop_reason: StopReason);
+    /// Sets the reported usage.
+    set with_usage(usage: UsageSpec);
+    /// Sets characters per delta.
+    set with_chunk_size(chunk_size: usize);
+    /// Sets the delay between chunks.
+    set with_delay_ms(delay_ms: u64);
+    /// Sets the thinking signature.
+    set with_signature(signature: into String);
+});

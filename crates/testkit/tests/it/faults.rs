@@ -7,7 +7,7 @@ use crate::common;
 
 use std::time::Duration;
 
-use common::{GOOGLE_PATH, bodies, client, jsons, parse_sse, post, post_json};
+use common::{GOOGLE_PATH, bodies, jsons, parse_sse, post, post_json, post_ok_with_token};
 use futures_util::StreamExt;
 use pincer_testkit::{Api, Fault, Match, MockLlm, Reply, Rule, Scenario};
 use serde_json::{Value, json};
@@ -161,24 +161,21 @@ async fn raw_stream(server: &MockLlm, api: Api) -> Vec<u8> {
         Api::Proxy => (format!("{base}/api/stream"), bodies::proxy("x")),
         other => panic!("{other} does not stream"),
     };
-    let response = client()
-        .post(url)
-        .bearer_auth("t")
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
+    let response = post_ok_with_token(&url, "t", &body).await;
     response.bytes().await.unwrap().to_vec()
+}
+
+/// [`raw_stream`] as text (it must be UTF-8).
+async fn raw_text(server: &MockLlm, api: Api) -> String {
+    String::from_utf8(raw_stream(server, api).await).unwrap()
 }
 
 #[tokio::test]
 async fn omit_done_drops_each_protocols_final_marker() {
     let server = one_fault(Fault::omit_done()).await;
     for api in Api::ALL {
-        let text = String::from_utf8(raw_stream(&server, api).await).unwrap();
-        let events = parse_sse(&text);
-        let values = jsons(&events);
+        let text = raw_text(&server, api).await;
+        let values = jsons(&parse_sse(&text));
         assert!(!values.is_empty());
         match api {
             Api::OpenAiCompletions => {
@@ -221,8 +218,7 @@ async fn omit_done_drops_each_protocols_final_marker() {
 async fn malformed_line_follows_the_first_chunk() {
     let server = one_fault(Fault::malformed_line()).await;
     for api in Api::ALL {
-        let text = String::from_utf8(raw_stream(&server, api).await).unwrap();
-        let events = parse_sse(&text);
+        let events = parse_sse(&raw_text(&server, api).await);
         assert!(serde_json::from_str::<Value>(&events[0].data).is_ok());
         assert_eq!(events[1].data, "{not json", "{api}");
         let named = matches!(api, Api::AnthropicMessages | Api::OpenAiResponses);
@@ -245,7 +241,7 @@ async fn invalid_utf8_inside_a_data_line() {
 #[tokio::test]
 async fn keep_alive_comments_every_n_chunks() {
     let server = one_fault(Fault::keep_alive_every(2)).await;
-    let text = String::from_utf8(raw_stream(&server, Api::AnthropicMessages).await).unwrap();
+    let text = raw_text(&server, Api::AnthropicMessages).await;
     let events = parse_sse(&text).len();
     assert_eq!(text.matches(": keep-alive\n\n").count(), events / 2);
 }

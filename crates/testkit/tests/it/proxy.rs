@@ -39,14 +39,7 @@ async fn event_sequence_and_round_trip() {
     let send = |body: Value| {
         let url = url.clone();
         async move {
-            let response = client()
-                .post(&url)
-                .bearer_auth("secret")
-                .json(&body)
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(response.status(), 200);
+            let response = common::post_ok_with_token(&url, "secret", &body).await;
             jsons(&common::parse_sse(&response.text().await.unwrap()))
         }
     };

@@ -21,6 +21,15 @@ impl Event {
     }
 }
 
+/// POSTs `body` with bearer `token` (the proxy wants one; the others ignore it) and asserts a
+/// 200 answer.
+pub async fn post_ok_with_token(url: &str, token: &str, body: &Value) -> reqwest::Response {
+    let request = client().post(url).bearer_auth(token).json(body);
+    let response = request.send().await.unwrap();
+    assert_eq!(response.status(), 200, "status for {url}");
+    response
+}
+
 /// Splits a whole SSE body into events (comment lines are skipped; CRLF accepted).
 pub fn parse_sse(body: &str) -> Vec<Event> {
     let body = body.replace("\r\n", "\n");
