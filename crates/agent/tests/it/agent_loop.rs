@@ -18,8 +18,16 @@ use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario, StopReason as MockSt
 use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::task::JoinHandle;
 
 use crate::common::{first_tool_result, last_assistant, mock_anthropic};
+
+/// A scenario in which "go" is answered with `reply` and every `sleep` result with `after`.
+fn go_then(reply: Reply, after: &str) -> Scenario {
+    Scenario::new()
+        .rule(Rule::when(Match::tool_result("sleep")).reply(Reply::text(after)))
+        .rule(Rule::when(Match::last_user("go")).reply(reply))
+}
 
 /// A mock server and an agent config whose Anthropic model talks to it.
 async fn config_with(
@@ -80,6 +88,17 @@ fn tool_results(agent: &Agent) -> Vec<(String, bool)> {
             _ => None,
         })
         .collect()
+}
+
+/// Runs `agent.prompt(text)` in a task of its own, so the test can act while it runs.
+fn prompt_in_task(agent: &Agent, text: &'static str) -> JoinHandle<Result<(), AgentError>> {
+    let runner = agent.clone();
+    tokio::spawn(async move { runner.prompt(text).await })
+}
+
+/// How many of `events` are of `kind`.
+fn count(events: &[Arc<AgentEvent>], kind: &str) -> usize {
+    kinds(events).iter().filter(|k| **k == kind).count()
 }
 
 fn kinds(events: &[Arc<AgentEvent>]) -> Vec<&'static str> {
@@ -156,15 +175,12 @@ async fn a_text_turn_emits_pi_events_in_order() {
 
 #[tokio::test]
 async fn parallel_tools_finish_out_of_order_but_results_keep_call_order() {
-    let scenario = Scenario::new()
-        .rule(Rule::when(Match::tool_result("sleep")).reply(Reply::text("both done")))
-        .rule(
-            Rule::when(Match::last_user("go")).reply(
-                Reply::empty()
-                    .with_tool_call("sleep", json!({"ms": 400, "label": "slow"}))
-                    .with_tool_call("sleep", json!({"ms": 10, "label": "fast"})),
-            ),
-        );
+    let scenario = go_then(
+        Reply::empty()
+            .with_tool_call("sleep", json!({"ms": 400, "label": "slow"}))
+            .with_tool_call("sleep", json!({"ms": 10, "label": "fast"})),
+        "both done",
+    );
     let (agent, server) = agent_with(scenario, vec![typed(Sleep)]).await;
     let mut rx = agent.subscribe();
     agent.prompt("go").await.unwrap();
@@ -208,13 +224,7 @@ async fn parallel_tools_finish_out_of_order_but_results_keep_call_order() {
     );
     let last = last_assistant(&state.messages);
     assert_eq!(last.text(), "both done");
-    assert_eq!(
-        kinds(&events)
-            .iter()
-            .filter(|k| **k == "turn_start")
-            .count(),
-        2
-    );
+    assert_eq!(count(&events, "turn_start"), 2);
     // The second request carried both results, in call order.
     let second = &server.requests()[1].body;
     let text = second.to_string();
@@ -234,8 +244,7 @@ async fn steering_is_delivered_after_the_tool_batch() {
         );
     let (agent, _server) = agent_with(scenario, vec![typed(Sleep)]).await;
     let mut rx = agent.subscribe();
-    let runner = agent.clone();
-    let run = tokio::spawn(async move { runner.prompt("go").await });
+    let run = prompt_in_task(&agent, "go");
     // Steer once the tool is running.
     wait_for(&mut rx, |e| {
         matches!(e, AgentEvent::ToolExecutionStart { .. })
@@ -271,15 +280,8 @@ async fn follow_ups_run_when_the_agent_would_stop() {
     let mut rx = agent.subscribe();
     agent.prompt("first").await.unwrap();
     let events = drain(&mut rx);
-    assert_eq!(
-        kinds(&events).iter().filter(|k| **k == "agent_end").count(),
-        1,
-        "one run"
-    );
-    assert_eq!(
-        kinds(&events).iter().filter(|k| **k == "turn_end").count(),
-        2
-    );
+    assert_eq!(count(&events, "agent_end"), 1, "one run");
+    assert_eq!(count(&events, "turn_end"), 2);
     let texts: Vec<String> = agent
         .state()
         .messages
@@ -300,8 +302,7 @@ async fn abort_mid_stream_ends_the_run_with_an_aborted_message() {
         .delay_ms(10);
     let (agent, _server) = agent_with(scenario, vec![]).await;
     let mut rx = agent.subscribe();
-    let runner = agent.clone();
-    let run = tokio::spawn(async move { runner.prompt("talk").await });
+    let run = prompt_in_task(&agent, "talk");
     while agent
         .state()
         .stream_message
@@ -341,8 +342,7 @@ async fn abort_mid_tool_cancels_the_tool_and_ends_the_run() {
     );
     let (agent, _server) = agent_with(scenario, vec![typed(Sleep)]).await;
     let mut rx = agent.subscribe();
-    let runner = agent.clone();
-    let run = tokio::spawn(async move { runner.prompt("go").await });
+    let run = prompt_in_task(&agent, "go");
     wait_for(&mut rx, |e| {
         matches!(e, AgentEvent::ToolExecutionUpdate { .. })
     })
@@ -366,15 +366,12 @@ async fn abort_mid_tool_cancels_the_tool_and_ends_the_run() {
 
 #[tokio::test]
 async fn invalid_arguments_and_unknown_tools_become_error_results() {
-    let scenario = Scenario::new()
-        .rule(Rule::when(Match::tool_result("sleep")).reply(Reply::text("noted")))
-        .rule(
-            Rule::when(Match::last_user("go")).reply(
-                Reply::empty()
-                    .with_tool_call("sleep", json!({"ms": "soon"}))
-                    .with_tool_call("teleport", json!({})),
-            ),
-        );
+    let scenario = go_then(
+        Reply::empty()
+            .with_tool_call("sleep", json!({"ms": "soon"}))
+            .with_tool_call("teleport", json!({})),
+        "noted",
+    );
     let (agent, _server) = agent_with(scenario, vec![typed(Sleep)]).await;
     agent.prompt("go").await.unwrap();
     let results = tool_results(&agent);
@@ -393,15 +390,12 @@ async fn invalid_arguments_and_unknown_tools_become_error_results() {
 
 #[tokio::test]
 async fn hooks_block_rewrite_and_replace_results() {
-    let scenario = Scenario::new()
-        .rule(Rule::when(Match::tool_result("sleep")).reply(Reply::text("fine")))
-        .rule(
-            Rule::when(Match::last_user("go")).reply(
-                Reply::empty()
-                    .with_tool_call("sleep", json!({"ms": 1, "label": "blocked"}))
-                    .with_tool_call("sleep", json!({"ms": 1, "label": "original"})),
-            ),
-        );
+    let scenario = go_then(
+        Reply::empty()
+            .with_tool_call("sleep", json!({"ms": 1, "label": "blocked"}))
+            .with_tool_call("sleep", json!({"ms": 1, "label": "original"})),
+        "fine",
+    );
     let (mut config, _server) = config_with(scenario, vec![typed(Sleep)]).await;
     let order = Arc::new(Mutex::new(Vec::new()));
     {
@@ -470,8 +464,7 @@ async fn prompting_while_busy_is_refused_with_advice() {
         .default_reply(Reply::text("slow reply"))
         .delay_ms(50);
     let (agent, _server) = agent_with(scenario, vec![]).await;
-    let runner = agent.clone();
-    let run = tokio::spawn(async move { runner.prompt("one").await });
+    let run = prompt_in_task(&agent, "one");
     while !agent.state().is_streaming {
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
@@ -487,15 +480,12 @@ async fn prompting_while_busy_is_refused_with_advice() {
 
 #[tokio::test]
 async fn tool_calls_cut_off_by_the_token_limit_are_not_run() {
-    let scenario = Scenario::new()
-        .rule(Rule::when(Match::tool_result("sleep")).reply(Reply::text("retrying")))
-        .rule(
-            Rule::when(Match::last_user("go")).reply(
-                Reply::empty()
-                    .with_tool_call("sleep", json!({"ms": 1, "label": "x"}))
-                    .with_stop_reason(MockStop::Length),
-            ),
-        );
+    let scenario = go_then(
+        Reply::empty()
+            .with_tool_call("sleep", json!({"ms": 1, "label": "x"}))
+            .with_stop_reason(MockStop::Length),
+        "retrying",
+    );
     let (agent, _server) = agent_with(scenario, vec![typed(Sleep)]).await;
     let mut rx = agent.subscribe();
     agent.prompt("go").await.unwrap();
@@ -567,15 +557,12 @@ async fn continue_retries_after_an_error_and_reset_forgets() {
 
 #[tokio::test]
 async fn sequential_mode_runs_one_call_at_a_time() {
-    let scenario = Scenario::new()
-        .rule(Rule::when(Match::tool_result("sleep")).reply(Reply::text("done")))
-        .rule(
-            Rule::when(Match::last_user("go")).reply(
-                Reply::empty()
-                    .with_tool_call("sleep", json!({"ms": 200, "label": "slow"}))
-                    .with_tool_call("sleep", json!({"ms": 1, "label": "fast"})),
-            ),
-        );
+    let scenario = go_then(
+        Reply::empty()
+            .with_tool_call("sleep", json!({"ms": 200, "label": "slow"}))
+            .with_tool_call("sleep", json!({"ms": 1, "label": "fast"})),
+        "done",
+    );
     let (mut config, _server) = config_with(scenario, vec![typed(Sleep)]).await;
     config.tool_execution = pincer_agent::ExecutionMode::Sequential;
     let agent = Agent::new(config);

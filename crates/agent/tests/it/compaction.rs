@@ -191,6 +191,17 @@ async fn mock(scenario: Scenario) -> (MockLlm, Model, StreamFn) {
     )
 }
 
+/// `compact` through `stream_fn`, keeping the last 250 tokens, never cancelled.
+async fn compact_keeping_250(
+    stream_fn: &StreamFn,
+    model: &Model,
+    messages: &[Message],
+    focus: Option<&str>,
+) -> Result<CompactionResult, CompactionError> {
+    let cancel = CancellationToken::new();
+    compact(stream_fn, model, messages, &settings(250), focus, &cancel).await
+}
+
 fn last_user_text(body: &Value) -> String {
     let messages = body["messages"].as_array().expect("messages");
     let last = messages.last().expect("a message");
@@ -206,16 +217,9 @@ async fn the_summary_request_is_pis() {
     let scenario = Scenario::new().default_reply(Reply::text("## Goal\nFix it."));
     let (server, model, stream_fn) = mock(scenario).await;
     let messages = conversation();
-    let result = compact(
-        &stream_fn,
-        &model,
-        &messages,
-        &settings(250),
-        Some("the login flow"),
-        &CancellationToken::new(),
-    )
-    .await
-    .unwrap();
+    let result = compact_keeping_250(&stream_fn, &model, &messages, Some("the login flow"))
+        .await
+        .unwrap();
     assert!(
         result
             .summary
@@ -253,16 +257,9 @@ async fn the_summary_request_is_pis() {
         reasoning: false,
         ..model
     };
-    compact(
-        &stream_fn,
-        &plain,
-        &messages,
-        &settings(250),
-        None,
-        &CancellationToken::new(),
-    )
-    .await
-    .unwrap();
+    compact_keeping_250(&stream_fn, &plain, &messages, None)
+        .await
+        .unwrap();
     let body = &server.requests()[0].body;
     assert_eq!(body["max_tokens"], 13107);
     assert!(body.get("thinking").is_none());
@@ -283,16 +280,9 @@ async fn updates_the_previous_summary_and_splits_turns() {
         Message::user("big task"),
     ];
     messages.extend((0..4).map(|i| assistant(&filler(char::from(b'a' + i)))));
-    let result = compact(
-        &stream_fn,
-        &model,
-        &messages,
-        &settings(250),
-        None,
-        &CancellationToken::new(),
-    )
-    .await
-    .unwrap();
+    let result = compact_keeping_250(&stream_fn, &model, &messages, None)
+        .await
+        .unwrap();
     // 100-token replies: the cut lands on the second of them, inside the "big task" turn.
     assert_eq!(result.first_kept_index, 5);
     assert_eq!(
@@ -331,16 +321,9 @@ async fn a_failed_summary_call_carries_the_message() {
         "error": {"type": "invalid_request_error", "message": "bad things happened"}
     }))));
     let (_server, model, stream_fn) = mock(scenario).await;
-    let err = compact(
-        &stream_fn,
-        &model,
-        &conversation(),
-        &settings(250),
-        None,
-        &CancellationToken::new(),
-    )
-    .await
-    .unwrap_err();
+    let err = compact_keeping_250(&stream_fn, &model, &conversation(), None)
+        .await
+        .unwrap_err();
     let CompactionError::SummaryFailed(message) = &err else {
         panic!("{err:?}")
     };

@@ -56,6 +56,22 @@ fn kinds(rx: &mut tokio::sync::mpsc::UnboundedReceiver<Arc<AgentEvent>>) -> Vec<
     out
 }
 
+/// Prompts `agent` with `text`: the kinds of the events it sent, then its messages.
+async fn prompt(agent: &Agent, text: &str) -> (Vec<String>, Vec<Message>) {
+    let mut rx = agent.subscribe();
+    agent.prompt(text).await.unwrap();
+    (kinds(&mut rx), agent.state().messages)
+}
+
+/// Automatic compaction reserving 10 tokens for the reply and keeping 1 recent token.
+fn automatic() -> CompactionSettings {
+    CompactionSettings {
+        enabled: true,
+        reserve_tokens: 10,
+        keep_recent_tokens: 1,
+    }
+}
+
 fn scenario() -> Scenario {
     Scenario::new()
         .rule(Rule::when(Match::last_user_contains("<conversation>")).reply(Reply::text("SUMMARY")))
@@ -66,16 +82,8 @@ fn scenario() -> Scenario {
 
 #[tokio::test]
 async fn threshold() {
-    let settings = CompactionSettings {
-        enabled: true,
-        reserve_tokens: 10,
-        keep_recent_tokens: 1,
-    };
-    let (agent, _s) = agent(scenario(), 20, settings, history()).await;
-    let mut rx = agent.subscribe();
-    agent.prompt("hi").await.unwrap();
-    let k = kinds(&mut rx);
-    let msgs = agent.state().messages;
+    let (agent, _s) = agent(scenario(), 20, automatic(), history()).await;
+    let (k, msgs) = prompt(&agent, "hi").await;
     assert!(
         k.iter()
             .any(|e| e.starts_with("compaction_end") && e.contains("\"result\""))
@@ -86,16 +94,8 @@ async fn threshold() {
 
 #[tokio::test]
 async fn overflow_retries_once() {
-    let settings = CompactionSettings {
-        enabled: true,
-        reserve_tokens: 10,
-        keep_recent_tokens: 1,
-    };
-    let (agent, server) = agent(scenario(), 200_000, settings, history()).await;
-    let mut rx = agent.subscribe();
-    agent.prompt("boom").await.unwrap();
-    let k = kinds(&mut rx);
-    let msgs = agent.state().messages;
+    let (agent, server) = agent(scenario(), 200_000, automatic(), history()).await;
+    let (k, msgs) = prompt(&agent, "boom").await;
     assert_eq!(server.requests().len(), 3);
     assert!(k.iter().any(|e| e.contains("\"willRetry\":true")));
     assert_eq!(msgs.len(), 3);
