@@ -447,6 +447,15 @@ mod tests {
         );
     }
 
+    /// Whether the base URL of every model of `provider` passes `ok`.
+    fn base_urls_are(registry: &ModelRegistry, provider: &str, ok: impl Fn(&str) -> bool) -> bool {
+        registry
+            .models()
+            .iter()
+            .filter(|m| m.provider == provider)
+            .all(|m| ok(&m.base_url))
+    }
+
     #[test]
     fn env_overrides_base_urls() {
         let mut registry = ModelRegistry::builtin().unwrap();
@@ -454,27 +463,9 @@ mod tests {
             ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"),
             ("ANTHROPIC_BASE_URL", "http://127.0.0.1:8"),
         ]));
-        assert!(
-            registry
-                .models()
-                .iter()
-                .filter(|m| m.provider == "openai")
-                .all(|m| m.base_url == "http://127.0.0.1:9/v1")
-        );
-        assert!(
-            registry
-                .models()
-                .iter()
-                .filter(|m| m.provider == "anthropic")
-                .all(|m| m.base_url == "http://127.0.0.1:8")
-        );
-        assert!(
-            registry
-                .models()
-                .iter()
-                .filter(|m| m.provider == "google")
-                .all(|m| m.base_url.starts_with("https://"))
-        );
+        assert!(base_urls_are(&registry, "openai", |url| url == "http://127.0.0.1:9/v1"));
+        assert!(base_urls_are(&registry, "anthropic", |url| url == "http://127.0.0.1:8"));
+        assert!(base_urls_are(&registry, "google", |url| url.starts_with("https://")));
     }
 
     #[test]
@@ -518,13 +509,7 @@ mod tests {
             .resolve("ollama", &MapEnv::default())
             .unwrap();
         assert_eq!(key, "k");
-        assert!(
-            registry
-                .models()
-                .iter()
-                .filter(|m| m.provider == "anthropic")
-                .all(|m| m.base_url == "http://127.0.0.1:7")
-        );
+        assert!(base_urls_are(&registry, "anthropic", |url| url == "http://127.0.0.1:7"));
     }
 
     #[test]

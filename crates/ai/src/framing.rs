@@ -315,6 +315,11 @@ mod tests {
         Ok(out)
     }
 
+    /// An event of the default type, `message`, with this data.
+    fn message(data: &str) -> (String, String) {
+        ("message".to_owned(), data.to_owned())
+    }
+
     #[test]
     fn sse_fields_comments_and_multiline_data() {
         let out = sse(&[b": keep-alive\r\nevent: ping\r\ndata: {}\r\n\r\ndata:a\ndata: b\n\nid: 3\nretry: 10\ndata\n\n"])
@@ -323,8 +328,8 @@ mod tests {
             out,
             [
                 ("ping".to_owned(), "{}".to_owned()),
-                ("message".to_owned(), "a\nb".to_owned()),
-                ("message".to_owned(), String::new()),
+                message("a\nb"),
+                message(""),
             ]
         );
     }
@@ -332,26 +337,14 @@ mod tests {
     #[test]
     fn crlf_split_across_chunks_is_one_terminator() {
         let out = sse(&[b"data: x\r", b"\n\r", b"\ndata: y\r\n\r\n"]).unwrap();
-        assert_eq!(
-            out,
-            [
-                ("message".to_owned(), "x".to_owned()),
-                ("message".to_owned(), "y".to_owned())
-            ]
-        );
+        assert_eq!(out, [message("x"), message("y")]);
     }
 
     #[test]
     fn lf_alone_in_a_chunk_after_cr_does_not_swallow_the_next_blank_line() {
         // Found by the sse_framer fuzz target.
         let out = sse(&[b"data: x\r", b"\n", b"\ndata: y\n\n"]).unwrap();
-        assert_eq!(
-            out,
-            [
-                ("message".to_owned(), "x".to_owned()),
-                ("message".to_owned(), "y".to_owned())
-            ]
-        );
+        assert_eq!(out, [message("x"), message("y")]);
         let out = sse(&[b"data: x\r", b"", b"\n", b"\r\n", b"data: y\n\n"]).unwrap();
         assert_eq!(out.len(), 2);
     }
@@ -367,11 +360,7 @@ mod tests {
         let text = "data: héllo €\n\n".as_bytes();
         for cut in 0..text.len() {
             let out = sse(&[&text[..cut], &text[cut..]]).unwrap();
-            assert_eq!(
-                out,
-                [("message".to_owned(), "héllo €".to_owned())],
-                "cut at {cut}"
-            );
+            assert_eq!(out, [message("héllo €")], "cut at {cut}");
         }
     }
 
@@ -386,7 +375,7 @@ mod tests {
     #[test]
     fn unterminated_last_event_is_delivered() {
         let out = sse(&[b"data: [DONE]"]).unwrap();
-        assert_eq!(out, [("message".to_owned(), "[DONE]".to_owned())]);
+        assert_eq!(out, [message("[DONE]")]);
     }
 
     #[test]
@@ -436,15 +425,7 @@ mod tests {
         #[test]
         fn chunking_never_changes_the_events(cuts in proptest::collection::vec(0usize..200, 0..6)) {
             let body = TRICKY;
-            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(body.len())).collect();
-            cuts.sort_unstable();
-            let mut chunks = Vec::new();
-            let mut last = 0;
-            for cut in cuts {
-                chunks.push(&body[last..cut]);
-                last = cut;
-            }
-            chunks.push(&body[last..]);
+            let chunks = crate::test_support::cut_at(body, cuts.into_iter().map(|c| c.min(body.len())));
             proptest::prop_assert_eq!(sse(&chunks), sse(&[body]));
         }
     }

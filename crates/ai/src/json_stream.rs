@@ -65,71 +65,66 @@ impl Parser<'_> {
         }
     }
 
-    fn object(&mut self, depth: usize) -> Value {
-        let mut map = Map::new();
-        self.pos += 1;
+    /// Moves to the next item of an object or array, past white space and commas. False
+    /// where the input ends or `close` ends the container (consumed).
+    fn before_item(&mut self, close: u8) -> bool {
         loop {
             self.skip_ws();
             match self.bytes.get(self.pos) {
-                None => return Value::Object(map),
-                Some(b'}') => {
+                None => return false,
+                Some(&b) if b == close => {
                     self.pos += 1;
-                    return Value::Object(map);
+                    return false;
                 }
-                Some(b',') => {
-                    self.pos += 1;
-                    continue;
-                }
-                Some(b'"') => {}
-                Some(_) => {
-                    self.pos = self.bytes.len();
-                    return Value::Object(map);
-                }
-            }
-            let Some((key, complete)) = self.string() else {
-                return Value::Object(map);
-            };
-            if !complete {
-                return Value::Object(map);
-            }
-            self.skip_ws();
-            if self.bytes.get(self.pos) != Some(&b':') {
-                self.pos = self.bytes.len();
-                return Value::Object(map);
-            }
-            self.pos += 1;
-            self.skip_ws();
-            match self.value(depth + 1) {
-                Some(value) => {
-                    map.insert(key, value);
-                }
-                None => return Value::Object(map),
+                Some(b',') => self.pos += 1,
+                Some(_) => return true,
             }
         }
+    }
+
+    fn object(&mut self, depth: usize) -> Value {
+        let mut map = Map::new();
+        self.pos += 1;
+        while let Some((key, value)) = self.member(depth) {
+            map.insert(key, value);
+        }
+        Value::Object(map)
+    }
+
+    /// The next member of an object; None where the object ends, or the input ends or
+    /// breaks off before the member is whole.
+    fn member(&mut self, depth: usize) -> Option<(String, Value)> {
+        if !self.before_item(b'}') {
+            return None;
+        }
+        if self.bytes.get(self.pos) != Some(&b'"') {
+            self.pos = self.bytes.len();
+            return None;
+        }
+        let (key, complete) = self.string()?;
+        if !complete {
+            return None;
+        }
+        self.skip_ws();
+        if self.bytes.get(self.pos) != Some(&b':') {
+            self.pos = self.bytes.len();
+            return None;
+        }
+        self.pos += 1;
+        self.skip_ws();
+        Some((key, self.value(depth + 1)?))
     }
 
     fn array(&mut self, depth: usize) -> Value {
         let mut items = Vec::new();
         self.pos += 1;
-        loop {
-            self.skip_ws();
-            match self.bytes.get(self.pos) {
-                None => return Value::Array(items),
-                Some(b']') => {
-                    self.pos += 1;
-                    return Value::Array(items);
-                }
-                Some(b',') => {
-                    self.pos += 1;
-                    continue;
-                }
-                Some(_) => {}
-            }
-            match self.value(depth + 1) {
-                Some(value) => items.push(value),
-                None => return Value::Array(items),
-            }
+        while self.before_item(b']') {
+            let Some(value) = self.value(depth + 1) else {
+                break;
+            };
+            items.push(value);
         }
+        Value::Array(items)
     }
 
     /// A string starting at `"`; returns its value and whether its closing quote arrived.

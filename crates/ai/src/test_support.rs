@@ -302,15 +302,9 @@ pub fn assert_every_two_way_split_same<T: PartialEq + Debug>(
     }
 }
 
-/// Cuts `bytes` at `cuts` (each taken modulo one past the length) and checks that `view` of
-/// the run equals `view` of the run on the whole bytes.
-pub fn check_split_anywhere<T: PartialEq + Debug>(
-    decode: impl Fn(&[&[u8]]) -> Vec<E>,
-    bytes: &[u8],
-    cuts: &[usize],
-    view: impl Fn(&[E]) -> T,
-) -> Result<(), TestCaseError> {
-    let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
+/// `bytes` cut into chunks at `cuts` (in any order; each at most the length).
+pub fn cut_at(bytes: &[u8], cuts: impl IntoIterator<Item = usize>) -> Vec<&[u8]> {
+    let mut cuts: Vec<usize> = cuts.into_iter().collect();
     cuts.sort_unstable();
     let mut chunks = Vec::new();
     let mut at = 0;
@@ -319,6 +313,18 @@ pub fn check_split_anywhere<T: PartialEq + Debug>(
         at = cut;
     }
     chunks.push(&bytes[at..]);
+    chunks
+}
+
+/// Cuts `bytes` at `cuts` (each taken modulo one past the length) and checks that `view` of
+/// the run equals `view` of the run on the whole bytes.
+pub fn check_split_anywhere<T: PartialEq + Debug>(
+    decode: impl Fn(&[&[u8]]) -> Vec<E>,
+    bytes: &[u8],
+    cuts: &[usize],
+    view: impl Fn(&[E]) -> T,
+) -> Result<(), TestCaseError> {
+    let chunks = cut_at(bytes, cuts.iter().map(|c| c % (bytes.len() + 1)));
     prop_assert_eq!(view(&decode(&chunks)), view(&decode(&[bytes])));
     Ok(())
 }
