@@ -22,6 +22,55 @@ fn long_text() -> String {
     "word ".repeat(40)
 }
 
+/// A server that fails every request with `fault`.
+fn failing(fault: Fault) -> Scenario {
+    Scenario::new().rule(Rule::any().fault(fault))
+}
+
+/// A server that answers every request with `text`, and `fault`.
+fn faulty_reply(text: impl Into<String>, fault: Fault) -> Scenario {
+    Scenario::new().rule(Rule::any().reply(Reply::text(text)).fault(fault))
+}
+
+/// A server that answers every request with [`long_text`] in 5-byte chunks, and `fault`.
+fn long_reply(fault: Fault) -> Scenario {
+    faulty_reply(long_text(), fault).chunk_size(5)
+}
+
+/// Asserts that at least `millis` passed since `started` (`what` names the case).
+fn assert_waited(started: Instant, millis: u64, what: &str) {
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_millis(millis),
+        "{what}: waited {waited:?}"
+    );
+}
+
+/// How one API's stream failed.
+struct Failure {
+    api: &'static str,
+    kind: ErrorKind,
+    message: String,
+    events: Vec<AssistantMessageEvent>,
+}
+
+/// Runs a turn with `options` on every API; each stream must end once, in an error.
+async fn failures(h: &Harness, options: &StreamOptions) -> Vec<Failure> {
+    let mut out = Vec::new();
+    for (api, _) in APIS {
+        let events = h.run(api, "x", options.clone()).await;
+        assert_one_terminal(&events);
+        let (kind, message) = error_of(&events);
+        out.push(Failure {
+            api,
+            kind: kind.clone(),
+            message,
+            events,
+        });
+    }
+    out
+}
+
 #[tokio::test]
 async fn rate_limit_is_retried_after_the_servers_delay() {
     for (api, _) in APIS {
@@ -42,11 +91,7 @@ async fn rate_limit_is_retried_after_the_servers_delay() {
         assert_eq!(final_message(&events).text(), "made it", "{api}");
         assert_eq!(h.server.requests().len(), 2, "{api}: one retry");
         // The base delay is 10 ms: only honouring the server's delay explains this wait.
-        assert!(
-            started.elapsed() >= Duration::from_millis(380),
-            "{api}: waited {:?}",
-            started.elapsed()
-        );
+        assert_waited(started, 380, api);
     }
 }
 
@@ -65,33 +110,19 @@ async fn retry_after_in_seconds_is_honoured() {
     let started = Instant::now();
     let events = h.run("anthropic-messages", "x", fast_retry()).await;
     assert_eq!(final_message(&events).text(), "made it");
-    assert!(
-        started.elapsed() >= Duration::from_millis(950),
-        "waited {:?}",
-        started.elapsed()
-    );
+    assert_waited(started, 950, "Retry-After: 1");
 }
 
 #[tokio::test]
 async fn retry_after_beyond_the_cap_fails_at_once_with_the_wait() {
-    let h = Harness::start(
-        Scenario::new().rule(Rule::any().fault(Fault::status(429).retry_after("120"))),
-    )
-    .await;
-    let options = StreamOptions {
-        retry: RetryPolicy {
-            max_retries: 3,
-            base_delay: Duration::from_millis(10),
-            max_delay: Duration::from_secs(5),
-        },
-        ..StreamOptions::default()
-    };
-    for (api, _) in APIS {
-        let events = h.run(api, "x", options.clone()).await;
-        assert_one_terminal(&events);
-        let (kind, message) = error_of(&events);
+    let h = Harness::start(failing(Fault::status(429).retry_after("120"))).await;
+    let options = retrying(3, Duration::from_millis(10), Duration::from_secs(5));
+    for Failure {
+        api, kind, message, ..
+    } in failures(&h, &options).await
+    {
         assert_eq!(
-            *kind,
+            kind,
             ErrorKind::RateLimited {
                 retry_after: Some(Duration::from_secs(120))
             },
@@ -107,20 +138,36 @@ async fn retry_after_beyond_the_cap_fails_at_once_with_the_wait() {
 }
 
 #[tokio::test]
-async fn server_errors_are_retried_then_reported() {
-    let h =
-        Harness::start(Scenario::new().rule(
-            Rule::any().fault(Fault::status(500).body(json!({"error": {"message": "boom"}}))),
-        ))
-        .await;
-    let events = h.run("openai-completions", "x", fast_retry()).await;
-    let (kind, message) = error_of(&events);
-    assert_eq!(*kind, ErrorKind::Server);
-    assert_eq!(
-        message,
-        "deepseek/deepseek-chat: HTTP 500 Internal Server Error: boom (after 4 attempts)"
-    );
-    assert_eq!(h.server.requests().len(), 4);
+async fn http_errors_are_retried_only_where_it_can_help() {
+    let cases = [
+        // A server error is retried, then reported.
+        (
+            500,
+            "boom",
+            "openai-completions",
+            ErrorKind::Server,
+            "deepseek/deepseek-chat: HTTP 500 Internal Server Error: boom (after 4 attempts)",
+            4,
+        ),
+        // An auth error is not retried, and names the key.
+        (
+            401,
+            "invalid x-api-key",
+            "anthropic-messages",
+            ErrorKind::Auth,
+            "anthropic/claude-haiku-4-5: HTTP 401 Unauthorized: invalid x-api-key; check the API key (ANTHROPIC_OAUTH_TOKEN or ANTHROPIC_API_KEY)",
+            1,
+        ),
+    ];
+    for (status, error, api, expected, says, requests) in cases {
+        let body = json!({"error": {"message": error}});
+        let h = Harness::start(failing(Fault::status(status).body(body))).await;
+        let events = h.run(api, "x", fast_retry()).await;
+        let (kind, message) = error_of(&events);
+        assert_eq!(*kind, expected, "{status}");
+        assert_eq!(message, says);
+        assert_eq!(h.server.requests().len(), requests, "{status}: requests");
+    }
 }
 
 #[tokio::test]
@@ -137,51 +184,24 @@ async fn overloaded_is_retried_and_can_recover() {
 }
 
 #[tokio::test]
-async fn auth_errors_are_not_retried_and_name_the_key() {
-    let h = Harness::start(
-        Scenario::new()
-            .rule(Rule::any().fault(
-                Fault::status(401).body(json!({"error": {"message": "invalid x-api-key"}})),
-            )),
-    )
-    .await;
-    let events = h.run("anthropic-messages", "x", fast_retry()).await;
-    let (kind, message) = error_of(&events);
-    assert_eq!(*kind, ErrorKind::Auth);
-    assert_eq!(
-        message,
-        "anthropic/claude-haiku-4-5: HTTP 401 Unauthorized: invalid x-api-key; check the API key (ANTHROPIC_OAUTH_TOKEN or ANTHROPIC_API_KEY)"
-    );
-    assert_eq!(h.server.requests().len(), 1);
-}
-
-#[tokio::test]
 async fn context_overflow_is_typed() {
-    let h = Harness::start(Scenario::new().rule(Rule::any().fault(
-        Fault::status(400).body(json!({"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 250000 tokens > 200000 maximum"}})),
-    )))
-    .await;
+    let too_long = json!({"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 250000 tokens > 200000 maximum"}});
+    let h = Harness::start(failing(Fault::status(400).body(too_long))).await;
     let events = h.run("anthropic-messages", "x", fast_retry()).await;
     assert_eq!(*error_of(&events).0, ErrorKind::ContextOverflow);
 }
 
 #[tokio::test]
 async fn malformed_data_is_a_protocol_error_that_keeps_the_partial_reply() {
-    let h = Harness::start(
-        Scenario::new()
-            .rule(
-                Rule::any()
-                    .reply(Reply::text(long_text()))
-                    .fault(Fault::malformed_line()),
-            )
-            .chunk_size(5),
-    )
-    .await;
-    for (api, _) in APIS {
-        let events = h.run(api, "x", StreamOptions::default()).await;
-        assert_one_terminal(&events);
-        let (kind, message) = error_of(&events);
-        assert_eq!(*kind, ErrorKind::Protocol, "{api}: {message}");
+    let h = Harness::start(long_reply(Fault::malformed_line())).await;
+    for Failure {
+        api,
+        kind,
+        message,
+        events,
+    } in failures(&h, &StreamOptions::default()).await
+    {
+        assert_eq!(kind, ErrorKind::Protocol, "{api}: {message}");
         assert!(
             message.contains("malformed stream") || message.contains("invalid JSON"),
             "{api}: {message}"
@@ -196,39 +216,26 @@ async fn malformed_data_is_a_protocol_error_that_keeps_the_partial_reply() {
 
 #[tokio::test]
 async fn invalid_utf8_is_a_protocol_error() {
-    let h = Harness::start(
-        Scenario::new().rule(
-            Rule::any()
-                .reply(Reply::text(long_text()))
-                .fault(Fault::invalid_utf8()),
-        ),
-    )
-    .await;
-    for (api, _) in APIS {
-        let events = h.run(api, "x", StreamOptions::default()).await;
-        assert_one_terminal(&events);
-        let (kind, message) = error_of(&events);
-        assert_eq!(*kind, ErrorKind::Protocol, "{api}");
+    let h = Harness::start(faulty_reply(long_text(), Fault::invalid_utf8())).await;
+    for Failure {
+        api, kind, message, ..
+    } in failures(&h, &StreamOptions::default()).await
+    {
+        assert_eq!(kind, ErrorKind::Protocol, "{api}");
         assert!(message.contains("not valid UTF-8"), "{api}: {message}");
     }
 }
 
 #[tokio::test]
 async fn disconnect_mid_stream_keeps_what_arrived() {
-    let h = Harness::start(
-        Scenario::new()
-            .rule(
-                Rule::any()
-                    .reply(Reply::text(long_text()))
-                    .fault(Fault::disconnect_after_chunks(8)),
-            )
-            .chunk_size(5),
-    )
-    .await;
-    for (api, _) in APIS {
-        let events = h.run(api, "x", fast_retry()).await;
-        assert_one_terminal(&events);
-        let (kind, message) = error_of(&events);
+    let h = Harness::start(long_reply(Fault::disconnect_after_chunks(8))).await;
+    for Failure {
+        api,
+        kind,
+        message,
+        events,
+    } in failures(&h, &fast_retry()).await
+    {
         assert!(
             matches!(kind, ErrorKind::Network | ErrorKind::Protocol),
             "{api}: {kind:?} {message}"
@@ -243,38 +250,23 @@ async fn disconnect_mid_stream_keeps_what_arrived() {
 
 #[tokio::test]
 async fn a_stalled_stream_times_out() {
-    let h = Harness::start(
-        Scenario::new()
-            .rule(
-                Rule::any()
-                    .reply(Reply::text(long_text()))
-                    .fault(Fault::hang_after_chunks(3)),
-            )
-            .chunk_size(5),
-    )
-    .await;
+    let h = Harness::start(long_reply(Fault::hang_after_chunks(3))).await;
     let options = StreamOptions {
         idle_timeout: Some(Duration::from_millis(300)),
         ..StreamOptions::default()
     };
-    for (api, _) in APIS {
-        let events = h.run(api, "x", options.clone()).await;
-        let (kind, message) = error_of(&events);
-        assert_eq!(*kind, ErrorKind::Timeout, "{api}");
+    for Failure {
+        api, kind, message, ..
+    } in failures(&h, &options).await
+    {
+        assert_eq!(kind, ErrorKind::Timeout, "{api}");
         assert!(message.contains("no data for 0.3 s"), "{api}: {message}");
     }
 }
 
 #[tokio::test]
 async fn slow_first_byte_within_the_timeout_is_fine_and_beyond_it_is_not() {
-    let h = Harness::start(
-        Scenario::new().rule(
-            Rule::any()
-                .reply(Reply::text("late"))
-                .fault(Fault::slow_first_byte_ms(400)),
-        ),
-    )
-    .await;
+    let h = Harness::start(faulty_reply("late", Fault::slow_first_byte_ms(400))).await;
     let patient = StreamOptions {
         idle_timeout: Some(Duration::from_secs(10)),
         ..StreamOptions::default()
@@ -297,16 +289,7 @@ async fn slow_first_byte_within_the_timeout_is_fine_and_beyond_it_is_not() {
 
 #[tokio::test]
 async fn keep_alive_comments_are_ignored() {
-    let h = Harness::start(
-        Scenario::new()
-            .rule(
-                Rule::any()
-                    .reply(Reply::text(long_text()))
-                    .fault(Fault::keep_alive_every(1)),
-            )
-            .chunk_size(5),
-    )
-    .await;
+    let h = Harness::start(long_reply(Fault::keep_alive_every(1))).await;
     for (api, _) in APIS {
         let events = h.run(api, "x", StreamOptions::default()).await;
         assert_eq!(final_message(&events).text(), long_text(), "{api}");
@@ -315,14 +298,7 @@ async fn keep_alive_comments_are_ignored() {
 
 #[tokio::test]
 async fn a_missing_end_marker_is_tolerated_only_where_the_reply_is_known_complete() {
-    let h = Harness::start(
-        Scenario::new().rule(
-            Rule::any()
-                .reply(Reply::text("all here"))
-                .fault(Fault::omit_done()),
-        ),
-    )
-    .await;
+    let h = Harness::start(faulty_reply("all here", Fault::omit_done())).await;
     for (api, _) in APIS {
         let events = h.run(api, "x", StreamOptions::default()).await;
         assert_one_terminal(&events);
@@ -348,13 +324,12 @@ async fn a_missing_end_marker_is_tolerated_only_where_the_reply_is_known_complet
 
 #[tokio::test]
 async fn a_wrong_content_type_says_what_arrived() {
-    let h =
-        Harness::start(Scenario::new().rule(Rule::any().fault(Fault::content_type("text/html"))))
-            .await;
-    for (api, _) in APIS {
-        let events = h.run(api, "x", StreamOptions::default()).await;
-        let (kind, message) = error_of(&events);
-        assert_eq!(*kind, ErrorKind::Protocol, "{api}");
+    let h = Harness::start(failing(Fault::content_type("text/html"))).await;
+    for Failure {
+        api, kind, message, ..
+    } in failures(&h, &StreamOptions::default()).await
+    {
+        assert_eq!(kind, ErrorKind::Protocol, "{api}");
         assert!(
             message.contains("expected a text/event-stream stream but the server sent text/html"),
             "{api}: {message}"
@@ -364,10 +339,7 @@ async fn a_wrong_content_type_says_what_arrived() {
 
 #[tokio::test]
 async fn a_huge_line_is_refused_without_unbounded_memory() {
-    let h = Harness::start(
-        Scenario::new().rule(Rule::any().fault(Fault::huge_line_bytes(17 * 1024 * 1024))),
-    )
-    .await;
+    let h = Harness::start(failing(Fault::huge_line_bytes(17 * 1024 * 1024))).await;
     let events = h
         .run("openai-completions", "x", StreamOptions::default())
         .await;
@@ -450,14 +422,7 @@ async fn an_unreachable_server_is_a_network_error_naming_the_url() {
     let h = Harness::start(Scenario::new()).await;
     let mut model = h.model("openai-completions");
     model.base_url = "http://127.0.0.1:9/v1".into();
-    let options = StreamOptions {
-        retry: RetryPolicy {
-            max_retries: 1,
-            base_delay: Duration::from_millis(5),
-            max_delay: Duration::from_secs(1),
-        },
-        ..StreamOptions::default()
-    };
+    let options = retrying(1, Duration::from_millis(5), Duration::from_secs(1));
     let events: Vec<_> = h.client.stream(&model, &user("x"), options).collect().await;
     let (kind, message) = error_of(&events);
     assert_eq!(*kind, ErrorKind::Network);

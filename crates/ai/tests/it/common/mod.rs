@@ -95,11 +95,16 @@ pub fn user(prompt: &str) -> Context {
 
 /// Options with fast retries so fault tests stay quick.
 pub fn fast_retry() -> StreamOptions {
+    retrying(3, Duration::from_millis(10), Duration::from_secs(60))
+}
+
+/// Options that retry `max_retries` times, waiting from `base_delay` up to `max_delay`.
+pub fn retrying(max_retries: u32, base_delay: Duration, max_delay: Duration) -> StreamOptions {
     StreamOptions {
         retry: RetryPolicy {
-            max_retries: 3,
-            base_delay: Duration::from_millis(10),
-            max_delay: Duration::from_secs(60),
+            max_retries,
+            base_delay,
+            max_delay,
         },
         ..StreamOptions::default()
     }
