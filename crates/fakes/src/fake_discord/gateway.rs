@@ -8,12 +8,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
-use tokio::time::{Instant, sleep_until, timeout};
+use tokio::time::{Instant, sleep_until};
+
+use crate::fake_support::ws;
 
 use super::state::{Out, RecordedIdentify, RecordedResume, Shared, op};
 
@@ -30,27 +32,9 @@ pub(crate) async fn upgrade(
     ws.on_upgrade(move |socket| run(shared, socket, version_ok))
 }
 
-async fn close(socket: &mut WebSocket, code: u16, reason: &'static str) {
-    let frame = CloseFrame {
-        code,
-        reason: reason.into(),
-    };
-    if socket.send(Message::Close(Some(frame))).await.is_ok() {
-        // Wait (a little) for the client's close frame, for a clean closing handshake.
-        let _ = timeout(Duration::from_secs(1), async {
-            while let Some(Ok(message)) = socket.recv().await {
-                if matches!(message, Message::Close(_)) {
-                    break;
-                }
-            }
-        })
-        .await;
-    }
-}
-
 async fn run(shared: Arc<Shared>, mut socket: WebSocket, version_ok: bool) {
     if !version_ok {
-        close(&mut socket, 4012, "Invalid API version.").await;
+        ws::close(&mut socket, Some((4012, "Invalid API version."))).await;
         return;
     }
     let interval = shared.config.heartbeat_interval;
@@ -62,18 +46,8 @@ async fn run(shared: Arc<Shared>, mut socket: WebSocket, version_ok: bool) {
     let mut client_close = None;
     loop {
         tokio::select! {
-            out = rx.recv() => match out {
-                Some(Out::Text(text)) => {
-                    if socket.send(Message::Text(text.into())).await.is_err() {
-                        break;
-                    }
-                }
-                Some(Out::Close(code, reason)) => {
-                    close(&mut socket, code, reason).await;
-                    break;
-                }
-                // Dropping the socket closes the TCP connection without a close frame.
-                Some(Out::Drop) | None => break,
+            out = rx.recv() => if !ws::deliver(&mut socket, out, &shared.cancel).await {
+                break;
             },
             incoming = socket.recv() => match incoming {
                 Some(Ok(Message::Text(text))) => {
@@ -84,7 +58,7 @@ async fn run(shared: Arc<Shared>, mut socket: WebSocket, version_ok: bool) {
                 }
                 Some(Ok(Message::Binary(_))) => {
                     // ETF and compressed payloads are not supported.
-                    close(&mut socket, 4002, "Error while decoding payload.").await;
+                    ws::close(&mut socket, Some((4002, "Error while decoding payload."))).await;
                     break;
                 }
                 Some(Ok(Message::Close(frame))) => {
@@ -95,7 +69,7 @@ async fn run(shared: Arc<Shared>, mut socket: WebSocket, version_ok: bool) {
                 Some(Err(_)) | None => break,
             },
             () = sleep_until(deadline), if shared.config.enforce_heartbeat => {
-                close(&mut socket, 4009, "Session timed out.").await;
+                ws::close(&mut socket, Some((4009, "Session timed out."))).await;
                 break;
             }
             () = shared.cancel.cancelled() => break,
@@ -108,7 +82,7 @@ async fn run(shared: Arc<Shared>, mut socket: WebSocket, version_ok: bool) {
 /// a heartbeat.
 fn handle(shared: &Shared, conn: u64, text: &str) -> bool {
     let close = |code: u16, reason: &'static str| {
-        shared.update(|inner| inner.send_to(conn, Out::Close(code, reason)));
+        shared.update(|inner| inner.send_to(conn, Out::Close(Some((code, reason)))));
     };
     let Ok(payload) = serde_json::from_str::<Value>(text) else {
         close(4002, "Error while decoding payload.");
@@ -160,11 +134,11 @@ fn identify(shared: &Shared, conn: u64, d: &Value) {
     shared.update(|inner| {
         inner.identifies.push(record);
         if !token_ok(shared, &token) {
-            inner.send_to(conn, Out::Close(4004, "Authentication failed."));
+            inner.send_to(conn, Out::Close(Some((4004, "Authentication failed."))));
         } else if inner.authenticated(conn) {
-            inner.send_to(conn, Out::Close(4005, "Already authenticated."));
+            inner.send_to(conn, Out::Close(Some((4005, "Already authenticated."))));
         } else if d.get("intents").and_then(Value::as_u64).is_none() {
-            inner.send_to(conn, Out::Close(4013, "Invalid intent(s)."));
+            inner.send_to(conn, Out::Close(Some((4013, "Invalid intent(s)."))));
         } else {
             inner.identify(conn, |session_id| {
                 json!({
@@ -187,7 +161,7 @@ fn resume(shared: &Shared, conn: u64, d: &Value) {
     let seq = d.get("seq").and_then(Value::as_u64);
     shared.update(|inner| {
         let accepted = if !token_ok(shared, &token) {
-            inner.send_to(conn, Out::Close(4004, "Authentication failed."));
+            inner.send_to(conn, Out::Close(Some((4004, "Authentication failed."))));
             false
         } else if inner.resume(conn, &session_id, seq.unwrap_or(0)) {
             true

@@ -10,6 +10,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::FakeDiscordConfig;
+pub(crate) use crate::fake_support::ws::Out;
 
 /// An `Identify` (op 2) the fake received, whatever its token.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -54,15 +55,6 @@ pub struct SentFile {
     pub filename: String,
     pub content_type: Option<String>,
     pub bytes: Vec<u8>,
-}
-
-/// What a connection task must do next.
-#[derive(Debug)]
-pub(crate) enum Out {
-    Text(String),
-    Close(u16, &'static str),
-    /// Drop the socket without a close frame.
-    Drop,
 }
 
 /// An injected REST failure.

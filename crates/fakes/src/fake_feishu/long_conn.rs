@@ -9,7 +9,6 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Query, State};
@@ -20,6 +19,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::state::{Out, RecordedAck, RecordedPing, Shared};
+use crate::fake_support::ws;
 
 /// A frame header (`pbbp2.Header`).
 #[derive(Clone, PartialEq, prost::Message)]
@@ -105,26 +105,8 @@ async fn run(shared: Arc<Shared>, mut socket: WebSocket, service: i32) {
     let conn = shared.update(|inner| inner.open_conn(tx, service));
     loop {
         tokio::select! {
-            out = rx.recv() => match out {
-                Some(Out::Binary(bytes)) => {
-                    if socket.send(Message::Binary(bytes.into())).await.is_err() {
-                        break;
-                    }
-                }
-                Some(Out::Close) => {
-                    let _ = socket.send(Message::Close(None)).await;
-                    // Give the client a moment to answer the close frame.
-                    let _ = tokio::time::timeout(Duration::from_secs(1), async {
-                        while let Some(Ok(message)) = socket.recv().await {
-                            if matches!(message, Message::Close(_)) {
-                                break;
-                            }
-                        }
-                    })
-                    .await;
-                    break;
-                }
-                Some(Out::Drop) | None => break,
+            out = rx.recv() => if !ws::deliver(&mut socket, out, &shared.cancel).await {
+                break;
             },
             incoming = socket.recv() => match incoming {
                 Some(Ok(Message::Binary(bytes))) => handle(&shared, conn, &bytes),

@@ -197,7 +197,8 @@ impl FakeFeishu {
     /// Closes every open connection with a close frame (the server ending it); returns
     /// how many.
     pub fn close_connection(&self) -> usize {
-        self.shared().update(|inner| inner.drop_all(|| Out::Close))
+        self.shared()
+            .update(|inner| inner.drop_all(|| Out::Close(None)))
     }
 
     /// The open connections stop answering pings and get no more events, but stay open:

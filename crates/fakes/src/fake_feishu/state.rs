@@ -11,16 +11,7 @@ use tokio::sync::mpsc;
 
 use super::FakeFeishuConfig;
 use super::long_conn::{Frame, Header, encode_frame};
-
-/// What a connection task must do next.
-#[derive(Debug)]
-pub(crate) enum Out {
-    Binary(Vec<u8>),
-    /// Send a close frame, then end.
-    Close,
-    /// Drop the socket without a close frame (a network failure).
-    Drop,
-}
+pub(crate) use crate::fake_support::ws::Out;
 
 /// An injected REST failure.
 #[derive(Debug, Clone)]

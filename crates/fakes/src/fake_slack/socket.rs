@@ -15,7 +15,8 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::state::{Out, Shared};
+use super::state::Shared;
+use crate::fake_support::ws;
 
 /// `GET /link/?ticket=…`: 401 for a ticket that is unknown or used.
 pub(crate) async fn upgrade(
@@ -48,20 +49,8 @@ async fn run(shared: Arc<Shared>, mut socket: WebSocket) {
     });
     loop {
         tokio::select! {
-            out = rx.recv() => match out {
-                Some(Out::Text(text)) => {
-                    if socket.send(Message::Text(text.into())).await.is_err() {
-                        break;
-                    }
-                }
-                Some(Out::Stall) => {
-                    // A dead peer: hold the socket until the fake stops, reading and
-                    // writing nothing (the connection is already forgotten).
-                    shared.cancel.cancelled().await;
-                    break;
-                }
-                // Dropping the socket closes the TCP connection without a close frame.
-                Some(Out::Drop) | None => break,
+            out = rx.recv() => if !ws::deliver(&mut socket, out, &shared.cancel).await {
+                break;
             },
             incoming = socket.recv() => match incoming {
                 Some(Ok(Message::Text(text))) => handle(&shared, text.as_str()),

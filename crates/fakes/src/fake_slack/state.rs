@@ -10,6 +10,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::FakeSlackConfig;
+pub(crate) use crate::fake_support::ws::Out;
 
 /// A message the bot posted with `chat.postMessage`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -33,16 +34,6 @@ pub struct UploadedSlackFile {
     pub title: Option<String>,
     pub bytes: Vec<u8>,
     pub thread_ts: Option<String>,
-}
-
-/// What a connection task must do next.
-#[derive(Debug)]
-pub(crate) enum Out {
-    Text(String),
-    /// Drop the socket without a close frame.
-    Drop,
-    /// Stop reading and writing (a dead peer: pings go unanswered).
-    Stall,
 }
 
 /// An injected Web API failure.

@@ -7,6 +7,7 @@
 mod handle;
 mod host;
 mod route;
+pub(crate) mod ws;
 
 pub(crate) use handle::{fake_handle, records, setters};
 pub(crate) use host::{Host, Server};

@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::common::{client, send_json};
 use futures_util::{SinkExt, StreamExt};
 use pincer_fakes::FakeDiscord;
 use pincer_fakes::fake_discord::{
@@ -109,35 +110,18 @@ impl Gateway {
     }
 }
 
-fn client() -> reqwest::Client {
-    reqwest::Client::builder().no_proxy().build().unwrap()
-}
-
 fn auth(fake: &FakeDiscord) -> String {
     format!("Bot {}", fake.token())
 }
 
 async fn post_json(fake: &FakeDiscord, path: &str, body: Value) -> (u16, Value) {
-    let response = client()
-        .post(format!("{}{path}", fake.api_url()))
-        .header("authorization", auth(fake))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
+    let request = client().post(format!("{}{path}", fake.api_url()));
+    send_json(request.header("authorization", auth(fake)).json(&body)).await
 }
 
 async fn get_json(fake: &FakeDiscord, path: &str) -> (u16, Value) {
-    let response = client()
-        .get(format!("{}{path}", fake.api_url()))
-        .header("authorization", auth(fake))
-        .send()
-        .await
-        .unwrap();
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap())
+    let request = client().get(format!("{}{path}", fake.api_url()));
+    send_json(request.header("authorization", auth(fake))).await
 }
 
 /// Discord's 400 `Invalid Form Body` with one error on `field`.

@@ -5,6 +5,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::common::{client, send_json};
 use axum::http::HeaderMap;
 use futures_util::{SinkExt, StreamExt};
 use pincer_fakes::fake_feishu::{
@@ -62,10 +63,6 @@ impl Frame {
     }
 }
 
-fn client() -> reqwest::Client {
-    reqwest::Client::builder().no_proxy().build().unwrap()
-}
-
 async fn post(fake: &FakeFeishu, path: &str, token: Option<&str>, body: Value) -> (u16, Value) {
     let mut request = client()
         .post(format!("{}{path}", fake.base_url()))
@@ -73,8 +70,7 @@ async fn post(fake: &FakeFeishu, path: &str, token: Option<&str>, body: Value) -
     if let Some(token) = token {
         request = request.bearer_auth(token);
     }
-    let response = request.send().await.unwrap();
-    (response.status().as_u16(), response.json().await.unwrap())
+    send_json(request).await
 }
 
 async fn token(fake: &FakeFeishu) -> String {

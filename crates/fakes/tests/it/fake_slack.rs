@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use crate::common::{client, send_json};
 use futures_util::{SinkExt, StreamExt};
 use pincer_fakes::fake_slack::{FakeSlack, InjectSlackMessage};
 use serde_json::{Value, json};
@@ -17,19 +18,12 @@ const WAIT: Duration = Duration::from_secs(5);
 type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 async fn call(fake: &FakeSlack, method: &str, token: &str, body: Value) -> (u16, Value) {
-    let response = reqwest::Client::new()
-        .post(format!("{}/{method}", fake.api_base()))
-        .bearer_auth(token)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap())
+    let request = client().post(format!("{}/{method}", fake.api_base()));
+    send_json(request.bearer_auth(token).json(&body)).await
 }
 
 async fn form(fake: &FakeSlack, method: &str, fields: &str) -> Value {
-    reqwest::Client::new()
+    client()
         .post(format!("{}/{method}", fake.api_base()))
         .bearer_auth(fake.bot_token())
         .header("content-type", "application/x-www-form-urlencoded")
@@ -90,7 +84,7 @@ async fn tokens_are_checked_per_method() {
     assert_eq!(app["error"], "not_allowed_token_type");
     let (_, bot) = call(&fake, "apps.connections.open", &fake.bot_token(), json!({})).await;
     assert_eq!(bot["error"], "not_allowed_token_type");
-    let none: Value = reqwest::Client::new()
+    let none: Value = client()
         .post(format!("{}/auth.test", fake.api_base()))
         .send()
         .await
@@ -269,7 +263,7 @@ async fn messages_dms_files_and_failures() {
     .await;
     assert_eq!(target["ok"], true, "{target}");
     let file_id = target["file_id"].as_str().unwrap();
-    let uploaded = reqwest::Client::new()
+    let uploaded = client()
         .post(target["upload_url"].as_str().unwrap())
         .body("hello")
         .send()
@@ -312,11 +306,10 @@ async fn messages_dms_files_and_failures() {
     assert_eq!(file["size"], 3);
     assert_eq!(file["mimetype"], "image/png");
     let url = file["url_private_download"].as_str().unwrap();
-    let client = reqwest::Client::new();
-    let got = client.get(url).bearer_auth(&bot).send().await.unwrap();
+    let got = client().get(url).bearer_auth(&bot).send().await.unwrap();
     assert_eq!(got.headers()["content-type"], "image/png");
     assert_eq!(got.bytes().await.unwrap().as_ref(), b"PNG");
-    let page = client.get(url).send().await.unwrap();
+    let page = client().get(url).send().await.unwrap();
     assert_eq!(page.status(), 200);
     assert!(
         page.headers()["content-type"]
@@ -328,7 +321,7 @@ async fn messages_dms_files_and_failures() {
     // One-shot failures.
     fake.fail_next("chat.postMessage", 429, Some(3));
     fake.fail_next_ok_false("chat.postMessage", "not_in_channel");
-    let response = reqwest::Client::new()
+    let response = client()
         .post(format!("{}/chat.postMessage", fake.api_base()))
         .bearer_auth(&bot)
         .json(&json!({"channel": "C1", "text": "x"}))

@@ -4,18 +4,11 @@
 use pincer_fakes::FakeTelegram;
 use serde_json::Value;
 
-pub use crate::common::{client, get_json, post_json};
+pub use crate::common::{client, get_json, post_json, send_json};
 
 /// POSTs JSON `params` to `method`; returns (HTTP status, body).
 pub async fn call(fake: &FakeTelegram, method: &str, params: Value) -> (u16, Value) {
-    let response = client()
-        .post(fake.method_url(method))
-        .json(&params)
-        .send()
-        .await
-        .unwrap();
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap())
+    send_json(client().post(fake.method_url(method)).json(&params)).await
 }
 
 /// POSTs `body` to `method` as `multipart/form-data` with `boundary` (as the header

@@ -23,6 +23,17 @@ pub async fn post_json(url: &str, body: &Value) -> Value {
     post(url, body).await.json().await.unwrap()
 }
 
+/// Sends `request`: the answer's status and JSON body (`null` when the body is empty).
+pub async fn send_json(request: reqwest::RequestBuilder) -> (u16, Value) {
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let body = response.bytes().await.unwrap();
+    if body.is_empty() {
+        return (status, Value::Null);
+    }
+    (status, serde_json::from_slice(&body).unwrap())
+}
+
 /// Stops a server binary with SIGTERM and asserts that it exits cleanly.
 pub fn terminate(mut child: std::process::Child) {
     #[cfg(unix)]
