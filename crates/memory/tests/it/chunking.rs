@@ -2,7 +2,7 @@
 //! empty, sizes and overlaps stay bounded, text comes from the source lines.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use pincer_memory::{ChunkSettings, chunk_markdown, estimate_tokens};
+use pincer_memory::{Chunk, ChunkSettings, chunk_markdown, estimate_tokens};
 use proptest::prelude::*;
 
 fn line() -> impl Strategy<Value = String> {
@@ -27,19 +27,35 @@ fn settings() -> impl Strategy<Value = ChunkSettings> {
     })
 }
 
+/// The first non-blank line of `source` (1-based) that no chunk covers.
+fn uncovered(source: &[&str], chunks: &[Chunk]) -> Option<usize> {
+    let covered = |line: usize| {
+        chunks
+            .iter()
+            .any(|c| c.start_line <= line && line <= c.end_line)
+    };
+    (1..=source.len()).find(|&line| !source[line - 1].trim().is_empty() && !covered(line))
+}
+
+/// `text` chunked with `settings`, checked for what every chunking keeps: each non-blank
+/// line is covered and no chunk is blank.
+fn chunk_checked(text: &str, settings: &ChunkSettings) -> Result<Vec<Chunk>, TestCaseError> {
+    let source: Vec<&str> = text.lines().collect();
+    let chunks = chunk_markdown(text, settings);
+    prop_assert_eq!(uncovered(&source, &chunks), None, "a line no chunk covers");
+    for c in &chunks {
+        prop_assert!(!c.text.trim().is_empty());
+    }
+    Ok(chunks)
+}
+
 proptest! {
     #[test]
     fn chunks_cover_bounded_and_overlap(lines in prop::collection::vec(line(), 0..80), s in settings()) {
         let text = lines.join("\n");
         let source: Vec<&str> = text.lines().collect();
-        let chunks = chunk_markdown(&text, &s);
-        for (i, l) in source.iter().enumerate() {
-            if !l.trim().is_empty() {
-                prop_assert!(chunks.iter().any(|c| c.start_line <= i + 1 && i < c.end_line), "line {} uncovered", i + 1);
-            }
-        }
+        let chunks = chunk_checked(&text, &s)?;
         for c in &chunks {
-            prop_assert!(!c.text.trim().is_empty());
             prop_assert!(c.start_line <= c.end_line && c.end_line <= source.len());
             let lines = &source[c.start_line - 1..c.end_line];
             if lines.iter().all(|l| estimate_tokens(l) <= s.max_tokens.max(1)) {
@@ -65,14 +81,8 @@ proptest! {
     fn long_lines_are_cut_into_bounded_pieces(lines in prop::collection::vec(long_line(), 1..20), s in settings()) {
         let text = lines.join("\n");
         let source: Vec<&str> = text.lines().collect();
-        let chunks = chunk_markdown(&text, &s);
-        for (i, l) in source.iter().enumerate() {
-            if !l.trim().is_empty() {
-                prop_assert!(chunks.iter().any(|c| c.start_line <= i + 1 && i < c.end_line));
-            }
-        }
+        let chunks = chunk_checked(&text, &s)?;
         for c in &chunks {
-            prop_assert!(!c.text.trim().is_empty());
             let tokens: usize = c.text.lines().map(estimate_tokens).sum();
             prop_assert!(tokens <= s.max_tokens.max(1), "{} tokens > {}", tokens, s.max_tokens);
             // The text is a piece of the source lines, cut at character boundaries.

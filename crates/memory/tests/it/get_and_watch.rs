@@ -75,8 +75,7 @@ async fn read_memory_async_works() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watcher_syncs_on_start_and_after_an_edit() {
-    let env = Env::new();
-    write_corpus(&env.ws());
+    let env = Env::with_corpus();
     let index = env.open_hashed(settings()).await;
     let settings = WatchSettings {
         debounce: Duration::from_millis(300),
@@ -107,25 +106,25 @@ async fn watcher_syncs_on_start_and_after_an_edit() {
         found("Lisbon", "memory/2026-01-10.md").await,
         "initial sync"
     );
-    write(
-        &env.ws(),
-        "memory/2026-01-10.md",
-        "# Trip\nChanged plans: the conference moved to Porto.\n",
-    );
-    assert!(
-        found("Porto", "memory/2026-01-10.md").await,
-        "edit picked up"
-    );
-    // A new subdirectory and file appearing later are picked up too.
-    write(
-        &env.ws(),
-        "memory/new/kayak.md",
-        "# Kayak\nRented a kayak on the river.\n",
-    );
-    assert!(
-        found("kayak", "memory/new/kayak.md").await,
-        "new file picked up"
-    );
+    let changes = [
+        (
+            "memory/2026-01-10.md",
+            "# Trip\nChanged plans: the conference moved to Porto.\n",
+            "Porto",
+            "edit picked up",
+        ),
+        // A new subdirectory and file appearing later are picked up too.
+        (
+            "memory/new/kayak.md",
+            "# Kayak\nRented a kayak on the river.\n",
+            "kayak",
+            "new file picked up",
+        ),
+    ];
+    for (path, content, word, what) in changes {
+        write(&env.ws(), path, content);
+        assert!(found(word, path).await, "{what}");
+    }
     assert!(!watcher.is_polling());
     drop(watcher);
 }

@@ -10,8 +10,15 @@ use std::time::Duration;
 
 use common::*;
 use pincer_memory::{
-    ChunkSettings, IndexSettings, MemoryError, SearchMode, SearchOptions, chunk_markdown,
+    ChunkSettings, IndexSettings, MemoryError, SearchMode, SearchOptions, SyncReport,
+    chunk_markdown,
 };
+
+/// Asserts that a sync says it rebuilt the index because `why`.
+fn assert_rebuilt_because(report: &SyncReport, why: &str) {
+    let reason = report.rebuilt.as_deref().unwrap_or("");
+    assert!(reason.contains(why), "{report:?}");
+}
 
 fn opts() -> SearchOptions {
     SearchOptions {
@@ -29,10 +36,8 @@ fn hashes(text: &str, settings: &ChunkSettings) -> HashSet<String> {
 
 #[tokio::test]
 async fn edit_rename_delete_reembed_only_what_changed() {
-    let env = Env::new();
-    write_corpus(&env.ws());
-    let embedder = TestEmbedder::new("test/hash-256", Behaviour::Ok);
-    let index = env.open(Some(embedder.clone()), settings()).await;
+    let env = Env::with_corpus();
+    let (index, embedder) = env.open_behaving(Behaviour::Ok).await;
     let first = index.sync().await.unwrap();
     let status = index.status().await.unwrap();
     assert_eq!(first.texts_embedded, embedder.texts());
@@ -112,10 +117,8 @@ async fn edit_rename_delete_reembed_only_what_changed() {
 
 #[tokio::test]
 async fn model_change_reembeds_everything_and_chunking_change_rebuilds() {
-    let env = Env::new();
-    write_corpus(&env.ws());
-    let first = TestEmbedder::new("test/hash-256", Behaviour::Ok);
-    let index = env.open(Some(first.clone()), settings()).await;
+    let env = Env::with_corpus();
+    let (index, _) = env.open_behaving(Behaviour::Ok).await;
     index.sync().await.unwrap();
     let chunks = index.status().await.unwrap().chunks;
     drop(index);
@@ -129,14 +132,7 @@ async fn model_change_reembeds_everything_and_chunking_change_rebuilds() {
         "{results:?}"
     );
     let report = index.sync().await.unwrap();
-    assert!(
-        report
-            .rebuilt
-            .as_deref()
-            .unwrap_or("")
-            .contains("embedding model changed"),
-        "{report:?}"
-    );
+    assert_rebuilt_because(&report, "embedding model changed");
     let unique: HashSet<String> = index_texts(&env).into_iter().collect();
     assert_eq!(
         second.texts(),
@@ -157,14 +153,7 @@ async fn model_change_reembeds_everything_and_chunking_change_rebuilds() {
     };
     let index = env.open(Some(second.clone()), bigger).await;
     let report = index.sync().await.unwrap();
-    assert!(
-        report
-            .rebuilt
-            .as_deref()
-            .unwrap_or("")
-            .contains("chunking changed"),
-        "{report:?}"
-    );
+    assert_rebuilt_because(&report, "chunking changed");
     let status = index.status().await.unwrap();
     assert_eq!(status.chunks, 5, "one chunk per small file now");
     assert_eq!(status.embedded_chunks, 5);
@@ -187,8 +176,7 @@ fn index_texts(env: &Env) -> Vec<String> {
 
 #[tokio::test]
 async fn corrupt_database_is_moved_aside_and_rebuilt() {
-    let env = Env::new();
-    write_corpus(&env.ws());
+    let env = Env::with_corpus();
     std::fs::create_dir_all(env.db().parent().unwrap()).unwrap();
     std::fs::write(env.db(), vec![0x5a; 8192]).unwrap();
     let index = env.open_hashed(settings()).await;
@@ -207,8 +195,7 @@ async fn corrupt_database_is_moved_aside_and_rebuilt() {
 
 #[tokio::test]
 async fn bad_files_are_reported_and_the_rest_indexed() {
-    let env = Env::new();
-    write_corpus(&env.ws());
+    let env = Env::with_corpus();
     write(&env.ws(), "memory/blob.md", b"PNG\0\0\x01binary stuff");
     write(
         &env.ws(),
@@ -278,10 +265,8 @@ async fn bad_files_are_reported_and_the_rest_indexed() {
 
 #[tokio::test]
 async fn failing_embedder_leaves_keyword_search_working() {
-    let env = Env::new();
-    write_corpus(&env.ws());
-    let failing = TestEmbedder::new("test/hash-256", Behaviour::Fail);
-    let index = env.open(Some(failing), settings()).await;
+    let env = Env::with_corpus();
+    let (index, _) = env.open_behaving(Behaviour::Fail).await;
     let report = index.sync().await.unwrap();
     assert!(report.embed_failures > 0);
     let status = index.status().await.unwrap();
@@ -307,8 +292,7 @@ async fn failing_embedder_leaves_keyword_search_working() {
     drop(index);
 
     // A working provider later fills the gaps on the next sync.
-    let working = TestEmbedder::new("test/hash-256", Behaviour::Ok);
-    let index = env.open(Some(working), settings()).await;
+    let (index, _) = env.open_behaving(Behaviour::Ok).await;
     let report = index.sync().await.unwrap();
     assert!(report.texts_embedded > 0);
     let status = index.status().await.unwrap();
@@ -318,17 +302,8 @@ async fn failing_embedder_leaves_keyword_search_working() {
 
 #[tokio::test]
 async fn wrong_dimensions_leave_those_chunks_keyword_only() {
-    let env = Env::new();
-    write_corpus(&env.ws());
-    let index = env
-        .open(
-            Some(TestEmbedder::new(
-                "test/hash-256",
-                Behaviour::WrongDimsFor("tomatoes"),
-            )),
-            settings(),
-        )
-        .await;
+    let env = Env::with_corpus();
+    let (index, _) = env.open_behaving(Behaviour::WrongDimsFor("tomatoes")).await;
     index.sync().await.unwrap();
     let status = index.status().await.unwrap();
     assert_eq!(status.embedded_chunks + 1, status.chunks, "{status:#?}");
@@ -351,8 +326,7 @@ async fn wrong_dimensions_leave_those_chunks_keyword_only() {
 
 #[tokio::test]
 async fn locked_database_fails_sync_clearly_and_search_still_answers() {
-    let env = Env::new();
-    write_corpus(&env.ws());
+    let env = Env::with_corpus();
     let quick = IndexSettings {
         busy_timeout: Duration::from_millis(200),
         ..settings()
@@ -389,8 +363,7 @@ async fn locked_database_fails_sync_clearly_and_search_still_answers() {
 async fn the_index_files_and_directories_are_private() {
     use std::os::unix::fs::PermissionsExt;
     let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
-    let env = Env::new();
-    write_corpus(&env.ws());
+    let env = Env::with_corpus();
     let index = env.open_hashed(settings()).await;
     index.sync().await.unwrap();
     let db = env.db();

@@ -21,11 +21,9 @@ fn top(results: &SearchResults) -> (&str, &str) {
 
 #[tokio::test]
 async fn hybrid_ranking_finds_the_known_chunk_in_english_and_chinese() {
-    let env = Env::new();
-    write_corpus(&env.ws());
+    let env = Env::with_corpus();
     let before = env.snapshot();
-    let embedder = TestEmbedder::new("test/hash-256", Behaviour::Ok);
-    let index = env.open(Some(embedder.clone()), settings()).await;
+    let (index, _) = env.open_behaving(Behaviour::Ok).await;
     let report = index.sync().await.unwrap();
     assert_eq!(report.files_scanned, 5);
     assert!(report.problems.is_empty(), "{:?}", report.problems);
@@ -82,8 +80,7 @@ async fn hybrid_ranking_finds_the_known_chunk_in_english_and_chinese() {
 
 #[tokio::test]
 async fn keyword_only_without_embedder_says_so_and_still_ranks() {
-    let env = Env::new();
-    write_corpus(&env.ws());
+    let env = Env::with_corpus();
     let index = env.open(None, settings()).await;
     index.sync().await.unwrap();
     for (query, heading) in [
@@ -133,8 +130,7 @@ async fn temporal_decay_only_touches_dated_notes_and_mmr_diversifies() {
     write(&env.ws(), "memory/2026-01-01.md", note);
     write(&env.ws(), "memory/2026-03-01.md", note);
     write(&env.ws(), "MEMORY.md", note);
-    let embedder = TestEmbedder::new("test/hash-256", Behaviour::Ok);
-    let index = env.open(Some(embedder), settings()).await;
+    let (index, _) = env.open_behaving(Behaviour::Ok).await;
     index.sync().await.unwrap();
     let day = 86_400_000i64;
     let now = 20_513 * day; // 2026-03-01
@@ -197,8 +193,7 @@ async fn temporal_decay_only_touches_dated_notes_and_mmr_diversifies() {
 
 #[tokio::test]
 async fn tool_output_shape() {
-    let env = Env::new();
-    write_corpus(&env.ws());
+    let env = Env::with_corpus();
     let index = env.open_hashed(settings()).await;
     index.sync().await.unwrap();
     let results = index

@@ -234,6 +234,21 @@ impl Env {
             .await
             .unwrap()
     }
+    /// A workspace holding the test corpus ([`write_corpus`]).
+    pub fn with_corpus() -> Self {
+        let env = Self::new();
+        write_corpus(&env.ws());
+        env
+    }
+    /// The index with a `test/hash-256` embedder behaving as `behaviour`, under
+    /// [`settings`]; the embedder too, to look at its calls.
+    pub async fn open_behaving(&self, behaviour: Behaviour) -> (MemoryIndex, Arc<TestEmbedder>) {
+        let embedder = TestEmbedder::new("test/hash-256", behaviour);
+        (
+            self.open(Some(embedder.clone()), settings()).await,
+            embedder,
+        )
+    }
     /// The index with a working hash embedder (`test/hash-256`) and `settings`.
     pub async fn open_hashed(&self, settings: IndexSettings) -> MemoryIndex {
         self.open(
