@@ -12,6 +12,7 @@ pub mod markdown;
     feature = "slack",
     feature = "feishu"
 ))]
+#[macro_use]
 mod support;
 
 #[cfg(feature = "telegram")]

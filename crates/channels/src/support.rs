@@ -22,6 +22,46 @@ use std::sync::Mutex;
 
 use pincer_channel_port::{ChannelError, InboundMedia};
 
+/// Implements [`ChannelAdapter`](pincer_channel_port::ChannelAdapter) for an adapter by its
+/// inherent async methods: `$receive` (the `run` loop, until `stop`), `send_message` and
+/// `show_typing`; its channel is `$channel` and its account `self.$settings.account_id`.
+/// What the trait adds around them, boxing each future, is the same for every adapter.
+macro_rules! channel_adapter {
+    ($adapter:ty, channel: $channel:expr, settings: $($settings:ident).+, receive: $receive:ident) => {
+        impl pincer_channel_port::ChannelAdapter for $adapter {
+            fn channel(&self) -> &str {
+                $channel
+            }
+
+            fn account_id(&self) -> Option<&str> {
+                self.$($settings).+.account_id.as_deref()
+            }
+
+            fn run<'a>(
+                &'a self,
+                inbound: &'a pincer_channel_port::InboundSink,
+                stop: &'a tokio_util::sync::CancellationToken,
+            ) -> futures_util::future::BoxFuture<'a, Result<(), ChannelError>> {
+                Box::pin(self.$receive(inbound, stop))
+            }
+
+            fn send<'a>(
+                &'a self,
+                message: &'a pincer_channel_port::Outbound,
+            ) -> futures_util::future::BoxFuture<'a, Result<Vec<String>, ChannelError>> {
+                Box::pin(self.send_message(message))
+            }
+
+            fn typing<'a>(
+                &'a self,
+                chat: &'a pincer_channel_port::ChatRef,
+            ) -> futures_util::future::BoxFuture<'a, Result<(), ChannelError>> {
+                Box::pin(self.show_typing(chat))
+            }
+        }
+    };
+}
+
 /// How long one file upload or download may take.
 pub(crate) const FILE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 

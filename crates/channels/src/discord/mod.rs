@@ -36,13 +36,9 @@ use pincer_base::Secret;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use futures_util::future::BoxFuture;
-use pincer_channel_port::{
-    ChannelAdapter, ChannelError, ChatRef, Inbound, InboundMedia, InboundSink, Outbound, SenderRef,
-};
+use pincer_channel_port::{ChannelError, ChatRef, Inbound, InboundMedia, Outbound, SenderRef};
 use pincer_channel_port::{ChatKind, ThreadRef};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 use crate::markdown::{Flavor, render_chunks};
 use crate::support::{
@@ -317,59 +313,36 @@ impl DiscordAdapter {
             .await?;
         Ok(message_id(&sent))
     }
+
+    async fn send_message(&self, message: &Outbound) -> Result<Vec<String>, ChannelError> {
+        let channel = self.channel_of(&message.chat).await;
+        let mut ids = Vec::new();
+        let mut reply_to = message.reply_to.as_deref();
+        for chunk in render_chunks(&message.text, Flavor::DiscordMarkdown, 2000) {
+            if chunk.trim().is_empty() {
+                continue;
+            }
+            ids.push(self.send_text(&channel, &chunk, reply_to).await?);
+            reply_to = None;
+        }
+        for path in &message.media {
+            ids.push(self.send_file(&channel, path, reply_to).await?);
+            reply_to = None;
+        }
+        Ok(ids)
+    }
+
+    async fn show_typing(&self, chat: &ChatRef) -> Result<(), ChannelError> {
+        let channel = self.channel_of(chat).await;
+        let _: Value = self
+            .rest
+            .post(&format!("/channels/{}/typing", path_id(&channel)?), None)
+            .await?;
+        Ok(())
+    }
 }
 
-impl ChannelAdapter for DiscordAdapter {
-    fn channel(&self) -> &str {
-        CHANNEL
-    }
-
-    fn account_id(&self) -> Option<&str> {
-        self.settings.account_id.as_deref()
-    }
-
-    fn run<'a>(
-        &'a self,
-        inbound: &'a InboundSink,
-        stop: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<(), ChannelError>> {
-        Box::pin(self.connect(inbound, stop))
-    }
-
-    fn send<'a>(
-        &'a self,
-        message: &'a Outbound,
-    ) -> BoxFuture<'a, Result<Vec<String>, ChannelError>> {
-        Box::pin(async move {
-            let channel = self.channel_of(&message.chat).await;
-            let mut ids = Vec::new();
-            let mut reply_to = message.reply_to.as_deref();
-            for chunk in render_chunks(&message.text, Flavor::DiscordMarkdown, 2000) {
-                if chunk.trim().is_empty() {
-                    continue;
-                }
-                ids.push(self.send_text(&channel, &chunk, reply_to).await?);
-                reply_to = None;
-            }
-            for path in &message.media {
-                ids.push(self.send_file(&channel, path, reply_to).await?);
-                reply_to = None;
-            }
-            Ok(ids)
-        })
-    }
-
-    fn typing<'a>(&'a self, chat: &'a ChatRef) -> BoxFuture<'a, Result<(), ChannelError>> {
-        Box::pin(async move {
-            let channel = self.channel_of(chat).await;
-            let _: Value = self
-                .rest
-                .post(&format!("/channels/{}/typing", path_id(&channel)?), None)
-                .await?;
-            Ok(())
-        })
-    }
-}
+channel_adapter!(DiscordAdapter, channel: CHANNEL, settings: settings, receive: connect);
 
 /// A snowflake as a path segment: digits only (an id from config or an agent could
 /// otherwise walk the API's paths).

@@ -56,6 +56,22 @@ enum Reply {
     Stream(reqwest::Response),
 }
 
+/// Sends `request`, one that carries the app's own credentials instead of a tenant token,
+/// and decodes the whole answer (status, body) with `decode`.
+async fn call_without_token<T>(
+    request: reqwest::RequestBuilder,
+    decode: impl FnOnce(u16, &[u8]) -> Result<T, ChannelError>,
+) -> Result<T, ChannelError> {
+    let response = request
+        .timeout(TIMEOUT)
+        .send()
+        .await
+        .map_err(connection_error)?;
+    let status = response.status().as_u16();
+    let body = response.bytes().await.map_err(connection_error)?;
+    decode(status, &body)
+}
+
 fn connection_error(e: reqwest::Error) -> ChannelError {
     crate::support::connection_error(CHANNEL, e)
 }
@@ -84,17 +100,11 @@ impl FeishuApi {
     }
 
     async fn fetch_token(&self) -> Result<(String, u64), ChannelError> {
-        let response = self
+        let request = self
             .client
             .post(self.url("/open-apis/auth/v3/tenant_access_token/internal"))
-            .json(&json!({ "app_id": self.app_id, "app_secret": self.app_secret.expose() }))
-            .timeout(TIMEOUT)
-            .send()
-            .await
-            .map_err(connection_error)?;
-        let status = response.status().as_u16();
-        let body = response.bytes().await.map_err(connection_error)?;
-        decode_token_answer(status, &body)
+            .json(&json!({ "app_id": self.app_id, "app_secret": self.app_secret.expose() }));
+        call_without_token(request, decode_token_answer).await
     }
 
     /// The tenant token (cached; fetched when missing or near its end).
@@ -241,18 +251,12 @@ impl FeishuApi {
 
     /// Where to open the long connection (a fresh ticket each time).
     pub async fn ws_endpoint(&self) -> Result<WsEndpoint, ChannelError> {
-        let response = self
+        let request = self
             .client
             .post(self.url("/callback/ws/endpoint"))
             .header("locale", "zh")
-            .json(&json!({ "AppID": self.app_id, "AppSecret": self.app_secret.expose() }))
-            .timeout(TIMEOUT)
-            .send()
-            .await
-            .map_err(connection_error)?;
-        let status = response.status().as_u16();
-        let body = response.bytes().await.map_err(connection_error)?;
-        decode_endpoint(status, &body)
+            .json(&json!({ "AppID": self.app_id, "AppSecret": self.app_secret.expose() }));
+        call_without_token(request, decode_endpoint).await
     }
 
     /// Sends a message (`msg_type`, `content` a JSON string) to `receive_id`; its id.

@@ -206,45 +206,19 @@ mod tests {
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
         );
         let now = 1_700_000_000;
-        assert_eq!(
-            verify_signature(Some("1700000000"), Some("n"), Some(&sig), "key", b"{}", now),
-            Ok(())
-        );
-        assert_eq!(
-            verify_signature(
-                Some("1700000000"),
-                Some("n"),
-                Some(&sig.to_uppercase()),
-                "key",
-                b"{}",
-                now
-            ),
-            Ok(())
-        );
-        assert_eq!(
-            verify_signature(
-                Some("1700000000"),
-                Some("n"),
-                Some(&sig),
-                "key",
-                b"{ }",
-                now
-            ),
-            Err(SignatureError::Wrong)
-        );
+        // Signed at 1700000000 with nonce `n` and key `key`.
+        let verify = |sig: &str, body: &[u8], at: i64| {
+            verify_signature(Some("1700000000"), Some("n"), Some(sig), "key", body, at)
+        };
+        assert_eq!(verify(&sig, b"{}", now), Ok(()));
+        assert_eq!(verify(&sig.to_uppercase(), b"{}", now), Ok(()));
+        assert_eq!(verify(&sig, b"{ }", now), Err(SignatureError::Wrong));
         assert_eq!(
             verify_signature(None, Some("n"), Some(&sig), "key", b"{}", now),
             Err(SignatureError::Missing)
         );
         assert_eq!(
-            verify_signature(
-                Some("1700000000"),
-                Some("n"),
-                Some(&sig),
-                "key",
-                b"{}",
-                now + 301
-            ),
+            verify(&sig, b"{}", now + 301),
             Err(SignatureError::Replay(301))
         );
         assert!(matches!(

@@ -264,17 +264,24 @@ impl PartsBuffer {
 mod tests {
     use super::*;
 
+    /// An event data frame of service 33 with one more header and `payload`.
+    fn event_frame(seq_id: u64, log_id: u64, (key, value): (&str, &str), payload: &[u8]) -> Frame {
+        Frame {
+            seq_id,
+            log_id,
+            service: 33,
+            method: METHOD_DATA,
+            headers: vec![header("type", "event"), header(key, value)],
+            payload: Some(payload.to_vec()),
+            ..Frame::default()
+        }
+    }
+
     #[test]
     fn frames_round_trip() {
         let frame = Frame {
-            seq_id: 7,
-            log_id: 9,
-            service: 33,
-            method: METHOD_DATA,
-            headers: vec![header("type", "event"), header("sum", "1")],
-            payload: Some(b"{}".to_vec()),
             log_id_new: Some("l".into()),
-            ..Frame::default()
+            ..event_frame(7, 9, ("sum", "1"), b"{}")
         };
         let bytes = encode_frame(&frame);
         let back = decode_frame(&bytes).unwrap();
@@ -292,15 +299,7 @@ mod tests {
         assert_eq!(ping.kind(), Some("ping"));
         assert_eq!(ping.payload, None);
 
-        let data = Frame {
-            seq_id: 3,
-            log_id: 4,
-            service: 33,
-            method: METHOD_DATA,
-            headers: vec![header("type", "event"), header("message_id", "m")],
-            payload: Some(b"{\"big\":1}".to_vec()),
-            ..Frame::default()
-        };
+        let data = event_frame(3, 4, ("message_id", "m"), b"{\"big\":1}");
         let ack = ack_frame(&data, 12);
         assert_eq!(
             (ack.seq_id, ack.log_id, ack.service, ack.method),

@@ -62,9 +62,8 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use futures_util::future::BoxFuture;
 use pincer_channel_port::ChatKind;
-use pincer_channel_port::{ChannelAdapter, ChannelError, ChatRef, InboundSink, Outbound};
+use pincer_channel_port::{ChannelError, ChatRef, InboundSink, Outbound};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -315,42 +314,31 @@ pub fn card(markdown: &str) -> String {
     .to_string()
 }
 
-impl ChannelAdapter for FeishuAdapter {
-    fn channel(&self) -> &str {
-        CHANNEL
-    }
-
-    fn account_id(&self) -> Option<&str> {
-        self.inner.settings.account_id.as_deref()
-    }
-
-    fn run<'a>(
-        &'a self,
-        inbound: &'a InboundSink,
-        stop: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<(), ChannelError>> {
-        Box::pin(async move {
-            match &self.inner.settings.mode {
-                FeishuMode::LongConnection => self.inner.long_connection(inbound, stop).await,
-                FeishuMode::Webhook { listen, path } => {
-                    webhook::serve(self.inner.clone(), *listen, path, inbound, stop).await
-                }
+impl FeishuAdapter {
+    async fn receive(
+        &self,
+        inbound: &InboundSink,
+        stop: &CancellationToken,
+    ) -> Result<(), ChannelError> {
+        match &self.inner.settings.mode {
+            FeishuMode::LongConnection => self.inner.long_connection(inbound, stop).await,
+            FeishuMode::Webhook { listen, path } => {
+                webhook::serve(self.inner.clone(), *listen, path, inbound, stop).await
             }
-        })
+        }
     }
 
-    fn send<'a>(
-        &'a self,
-        message: &'a Outbound,
-    ) -> BoxFuture<'a, Result<Vec<String>, ChannelError>> {
-        Box::pin(self.inner.send(message))
+    async fn send_message(&self, message: &Outbound) -> Result<Vec<String>, ChannelError> {
+        self.inner.send(message).await
     }
 
-    fn typing<'a>(&'a self, _chat: &'a ChatRef) -> BoxFuture<'a, Result<(), ChannelError>> {
+    async fn show_typing(&self, _chat: &ChatRef) -> Result<(), ChannelError> {
         // No typing indicator for bots on Feishu (see the module docs).
-        Box::pin(async { Ok(()) })
+        Ok(())
     }
 }
+
+channel_adapter!(FeishuAdapter, channel: CHANNEL, settings: inner.settings, receive: receive);
 
 #[cfg(test)]
 mod tests {

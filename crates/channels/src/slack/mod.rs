@@ -23,7 +23,7 @@
 //! and heartbeat targets): its DM is opened with `conversations.open` (and remembered).
 //!
 //! Slack has no typing indicator for bots in the Web API (only the legacy RTM API had
-//! one), so [`ChannelAdapter::typing`] does nothing.
+//! one), so [`ChannelAdapter::typing`](pincer_channel_port::ChannelAdapter::typing) does nothing.
 //!
 //! Not done: slash commands and interactivity (acked and ignored), Block Kit, reactions,
 //! edits and deletes, users' display names (`users.info`), more than one Socket Mode
@@ -44,14 +44,10 @@ use pincer_base::Secret;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use futures_util::future::BoxFuture;
 use pincer_channel_port::file_name::safe_name;
-use pincer_channel_port::{
-    ChannelAdapter, ChannelError, ChatRef, Inbound, InboundMedia, InboundSink, Outbound, SenderRef,
-};
+use pincer_channel_port::{ChannelError, ChatRef, Inbound, InboundMedia, Outbound, SenderRef};
 use pincer_channel_port::{ChatKind, ThreadRef};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 use crate::markdown::{Flavor, render_chunks};
 use crate::support::{
@@ -319,51 +315,30 @@ impl SlackAdapter {
         self.web.call("files.completeUploadExternal", &body).await?;
         Ok(file_id)
     }
-}
 
-impl ChannelAdapter for SlackAdapter {
-    fn channel(&self) -> &str {
-        CHANNEL
+    async fn send_message(&self, message: &Outbound) -> Result<Vec<String>, ChannelError> {
+        let channel = self.channel_of(&message.chat).await?;
+        let thread_ts = match &message.chat.thread {
+            Some(ThreadRef::Thread(ts)) => Some(ts.as_str()),
+            _ => None,
+        };
+        let mut ids = Vec::new();
+        for chunk in render_chunks(&message.text, Flavor::SlackMrkdwn, MESSAGE_LIMIT) {
+            ids.push(self.post(&channel, &chunk, thread_ts).await?);
+        }
+        for path in &message.media {
+            ids.push(self.upload(&channel, path, thread_ts).await?);
+        }
+        Ok(ids)
     }
 
-    fn account_id(&self) -> Option<&str> {
-        self.settings.account_id.as_deref()
-    }
-
-    fn run<'a>(
-        &'a self,
-        inbound: &'a InboundSink,
-        stop: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<(), ChannelError>> {
-        Box::pin(self.connect(inbound, stop))
-    }
-
-    fn send<'a>(
-        &'a self,
-        message: &'a Outbound,
-    ) -> BoxFuture<'a, Result<Vec<String>, ChannelError>> {
-        Box::pin(async move {
-            let channel = self.channel_of(&message.chat).await?;
-            let thread_ts = match &message.chat.thread {
-                Some(ThreadRef::Thread(ts)) => Some(ts.as_str()),
-                _ => None,
-            };
-            let mut ids = Vec::new();
-            for chunk in render_chunks(&message.text, Flavor::SlackMrkdwn, MESSAGE_LIMIT) {
-                ids.push(self.post(&channel, &chunk, thread_ts).await?);
-            }
-            for path in &message.media {
-                ids.push(self.upload(&channel, path, thread_ts).await?);
-            }
-            Ok(ids)
-        })
-    }
-
-    fn typing<'a>(&'a self, _chat: &'a ChatRef) -> BoxFuture<'a, Result<(), ChannelError>> {
+    async fn show_typing(&self, _chat: &ChatRef) -> Result<(), ChannelError> {
         // No typing indicator for bots in Slack's Web API (see the module docs).
-        Box::pin(async { Ok(()) })
+        Ok(())
     }
 }
+
+channel_adapter!(SlackAdapter, channel: CHANNEL, settings: settings, receive: connect);
 
 #[cfg(test)]
 mod tests {

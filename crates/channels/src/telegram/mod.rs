@@ -15,9 +15,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use futures_util::future::BoxFuture;
 use pincer_channel_port::{
-    ChannelAdapter, ChannelError, ChatRef, Inbound, InboundMedia, InboundSink, Outbound, SenderRef,
+    ChannelError, ChatRef, Inbound, InboundMedia, InboundSink, Outbound, SenderRef,
 };
 use pincer_channel_port::{ChatKind, ThreadRef};
 use serde_json::{Value, json};
@@ -359,65 +358,42 @@ impl TelegramAdapter {
             .map(Value::to_string)
             .unwrap_or_default())
     }
-}
 
-impl ChannelAdapter for TelegramAdapter {
-    fn channel(&self) -> &str {
-        CHANNEL
+    async fn send_message(&self, message: &Outbound) -> Result<Vec<String>, ChannelError> {
+        let mut ids = Vec::new();
+        // Telegram counts its 4096 in UTF-16 units: with characters outside the BMP
+        // (emoji) a chunk of 4096 chars could be twice that.
+        let limit = if message.text.chars().any(|c| c.len_utf16() > 1) {
+            Flavor::TelegramHtml.limit() / 2
+        } else {
+            Flavor::TelegramHtml.limit()
+        };
+        let chunks = render_chunks(&message.text, Flavor::TelegramHtml, limit);
+        for (i, chunk) in chunks.iter().enumerate() {
+            ids.push(self.send_text(message, chunk, i == 0).await?);
+        }
+        for path in &message.media {
+            ids.push(self.send_file(message, path).await?);
+        }
+        Ok(ids)
     }
 
-    fn account_id(&self) -> Option<&str> {
-        self.settings.account_id.as_deref()
-    }
-
-    fn run<'a>(
-        &'a self,
-        inbound: &'a InboundSink,
-        stop: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<(), ChannelError>> {
-        Box::pin(self.poll(inbound, stop))
-    }
-
-    fn send<'a>(
-        &'a self,
-        message: &'a Outbound,
-    ) -> BoxFuture<'a, Result<Vec<String>, ChannelError>> {
-        Box::pin(async move {
-            let mut ids = Vec::new();
-            // Telegram counts its 4096 in UTF-16 units: with characters outside the BMP
-            // (emoji) a chunk of 4096 chars could be twice that.
-            let limit = if message.text.chars().any(|c| c.len_utf16() > 1) {
-                Flavor::TelegramHtml.limit() / 2
-            } else {
-                Flavor::TelegramHtml.limit()
-            };
-            let chunks = render_chunks(&message.text, Flavor::TelegramHtml, limit);
-            for (i, chunk) in chunks.iter().enumerate() {
-                ids.push(self.send_text(message, chunk, i == 0).await?);
-            }
-            for path in &message.media {
-                ids.push(self.send_file(message, path).await?);
-            }
-            Ok(ids)
-        })
-    }
-
-    fn typing<'a>(&'a self, chat: &'a ChatRef) -> BoxFuture<'a, Result<(), ChannelError>> {
-        Box::pin(async move {
-            let mut params = json!({ "chat_id": chat.id, "action": "typing" });
-            if let Some(ThreadRef::Topic(topic)) = &chat.thread
-                && let Ok(topic) = topic.parse::<i64>()
-            {
-                params["message_thread_id"] = json!(topic);
-            }
-            let _: Value = self
-                .api
-                .call("sendChatAction", &params, Duration::ZERO)
-                .await?;
-            Ok(())
-        })
+    async fn show_typing(&self, chat: &ChatRef) -> Result<(), ChannelError> {
+        let mut params = json!({ "chat_id": chat.id, "action": "typing" });
+        if let Some(ThreadRef::Topic(topic)) = &chat.thread
+            && let Ok(topic) = topic.parse::<i64>()
+        {
+            params["message_thread_id"] = json!(topic);
+        }
+        let _: Value = self
+            .api
+            .call("sendChatAction", &params, Duration::ZERO)
+            .await?;
+        Ok(())
     }
 }
+
+channel_adapter!(TelegramAdapter, channel: CHANNEL, settings: settings, receive: poll);
 
 /// `text` without `handle` (the bot's `@name`, matched without regard to ASCII case:
 /// usernames are ASCII, and ASCII lowercasing keeps byte offsets), whitespace tidied.
