@@ -6,19 +6,9 @@ use std::net::IpAddr;
 
 use pincer_ai::env::MapEnv;
 use pincer_config::*;
+
+use crate::common::{assert_refusal_mentions, error_of, parse};
 use serde_json::json;
-
-fn parse(text: &str) -> PincerConfig {
-    parse_str(text, "pincer.json5", &MapEnv::default())
-        .unwrap_or_else(|e| panic!("{text} was refused: {e}"))
-        .config
-}
-
-fn error_of(text: &str) -> String {
-    parse_str(text, "pincer.json5", &MapEnv::default())
-        .expect_err("the config should be refused")
-        .to_string()
-}
 
 #[test]
 fn defaults_apply_when_the_section_is_absent() {
@@ -167,15 +157,13 @@ fn messages_queue_is_typed_and_strict() {
         }
     );
     assert_eq!(parse("{}").messages.queue, QueueConfig::default());
-    let err = error_of("{messages: {queue: {mode: 'later'}}}");
-    assert!(
-        err.contains("messages.queue.mode") && err.contains("steer, followup, collect, interrupt"),
-        "{err}"
+    assert_refusal_mentions(
+        "{messages: {queue: {mode: 'later'}}}",
+        &["messages.queue.mode", "steer, followup, collect, interrupt"],
     );
-    let err = error_of("{messages: {queue: {debounce: 5}}}");
-    assert!(
-        err.contains("messages.queue") && err.contains("debounce"),
-        "{err}"
+    assert_refusal_mentions(
+        "{messages: {queue: {debounce: 5}}}",
+        &["messages.queue", "debounce"],
     );
 }
 
@@ -207,27 +195,29 @@ fn heartbeat_and_cron_are_typed_and_checked_with_their_lines() {
     );
     assert_eq!(config.cron.max_concurrent_runs, Some(2));
 
-    let err = error_of("{agents: {defaults: {heartbeat: {every: 'often'}}}}");
-    assert!(
-        err.contains("agents.defaults.heartbeat.every")
-            && err.contains("does not start with a number"),
-        "{err}"
+    assert_refusal_mentions(
+        "{agents: {defaults: {heartbeat: {every: 'often'}}}}",
+        &[
+            "agents.defaults.heartbeat.every",
+            "does not start with a number",
+        ],
     );
-    let err =
-        error_of("{agents: {defaults: {heartbeat: {activeHours: {start: '7:00', end: '24:00'}}}}}");
-    assert!(
-        err.contains("activeHours.start") && err.contains("HH:MM"),
-        "{err}"
+    assert_refusal_mentions(
+        "{agents: {defaults: {heartbeat: {activeHours: {start: '7:00', end: '24:00'}}}}}",
+        &["activeHours.start", "HH:MM"],
     );
-    let err = error_of("{agents: {list: [{id: 'a', heartbeat: {to: '123'}}]}}");
-    assert!(
-        err.contains("agents.list[0].heartbeat.to") && err.contains("channel"),
-        "{err}"
+    assert_refusal_mentions(
+        "{agents: {list: [{id: 'a', heartbeat: {to: '123'}}]}}",
+        &["agents.list[0].heartbeat.to", "channel"],
     );
-    let err = error_of("{cron: {maxConcurrentRuns: 0}}");
-    assert!(err.contains("cron.maxConcurrentRuns"), "{err}");
-    let err = error_of("{cron: {retry: {maxAttempts: 0}}}");
-    assert!(err.contains("cron.retry.maxAttempts"), "{err}");
+    assert_refusal_mentions(
+        "{cron: {maxConcurrentRuns: 0}}",
+        &["cron.maxConcurrentRuns"],
+    );
+    assert_refusal_mentions(
+        "{cron: {retry: {maxAttempts: 0}}}",
+        &["cron.retry.maxAttempts"],
+    );
 }
 
 #[test]
@@ -254,26 +244,27 @@ fn browser_checks_and_http_limits_load() {
     assert_eq!(gateway.http.header_read_timeout_ms, Some(1000));
     assert_eq!(gateway.http.max_connections, Some(64));
 
-    let error = error_of("{gateway: {controlUi: {allowedOrigins: ['https://a.example/']}}}");
-    assert!(
-        error.contains("\"https://a.example/\" is not a web origin (scheme://host[:port]) or *"),
-        "{error}"
+    assert_refusal_mentions(
+        "{gateway: {controlUi: {allowedOrigins: ['https://a.example/']}}}",
+        &["\"https://a.example/\" is not a web origin (scheme://host[:port]) or *"],
     );
-    let error = error_of("{gateway: {controlUi: {allowedOrigins: ['null']}}}");
-    assert!(
-        error.contains("gateway.controlUi.allowedOrigins"),
-        "{error}"
+    assert_refusal_mentions(
+        "{gateway: {controlUi: {allowedOrigins: ['null']}}}",
+        &["gateway.controlUi.allowedOrigins"],
     );
-    let error = error_of("{gateway: {allowedHosts: ['a.example:80']}}");
-    assert!(error.contains("gateway.allowedHosts"), "{error}");
+    assert_refusal_mentions(
+        "{gateway: {allowedHosts: ['a.example:80']}}",
+        &["gateway.allowedHosts"],
+    );
     let error = error_of("{gateway: {http: {headerReadTimeoutMs: 0}}}");
     assert!(
         error.contains("gateway.http.headerReadTimeoutMs"),
         "{error}"
     );
     assert!(error.contains("must be at least 1"), "{error}");
-    let error = error_of("{gateway: {http: {maxConnections: 0}}}");
-    assert!(error.contains("gateway.http.maxConnections"), "{error}");
-    let error = error_of("{gateway: {http: {idleMs: 5}}}");
-    assert!(error.contains("idleMs"), "{error}");
+    assert_refusal_mentions(
+        "{gateway: {http: {maxConnections: 0}}}",
+        &["gateway.http.maxConnections"],
+    );
+    assert_refusal_mentions("{gateway: {http: {idleMs: 5}}}", &["idleMs"]);
 }

@@ -3,6 +3,7 @@
 //! `cargo test -p pincer-config --test it <module>::`.
 
 mod block_streaming;
+mod common;
 mod edit;
 mod gateway;
 mod gateway_prompts;
