@@ -139,6 +139,13 @@ crate::fake_support::fake_handle!(
     "fake discord"
 );
 
+crate::fake_support::config_getters!(FakeDiscord {
+    /// The accepted bot token (without `Bot `).
+    token,
+    bot_id,
+    bot_username,
+});
+
 impl FakeDiscord {
     /// Serves `config`, or says why it cannot.
     pub async fn try_start_with(config: FakeDiscordConfig) -> Result<Self, FakeDiscordError> {
@@ -159,19 +166,6 @@ impl FakeDiscord {
     /// `ws://127.0.0.1:PORT/gateway` (what `GET /gateway/bot` answers).
     pub fn gateway_url(&self) -> String {
         self.shared().gateway_url()
-    }
-
-    /// The accepted bot token (without `Bot `).
-    pub fn token(&self) -> String {
-        self.shared().config.token.clone()
-    }
-
-    pub fn bot_id(&self) -> String {
-        self.shared().config.bot_id.clone()
-    }
-
-    pub fn bot_username(&self) -> String {
-        self.shared().config.bot_username.clone()
     }
 
     // ---- injecting ----

@@ -103,16 +103,6 @@ impl InjectFeishuMessage {
         self
     }
 
-    pub fn thread(mut self, thread_id: impl Into<String>) -> Self {
-        self.thread_id = Some(thread_id.into());
-        self
-    }
-
-    pub fn reply_to(mut self, message_id: impl Into<String>) -> Self {
-        self.parent_id = Some(message_id.into());
-        self
-    }
-
     pub fn image(mut self, bytes: impl Into<Bytes>) -> Self {
         self.images.push(bytes.into());
         self
@@ -120,16 +110,6 @@ impl InjectFeishuMessage {
 
     pub fn file(mut self, name: impl Into<String>, bytes: impl Into<Bytes>) -> Self {
         self.file = Some((name.into(), bytes.into()));
-        self
-    }
-
-    pub fn post(mut self, title: impl Into<String>) -> Self {
-        self.post_title = Some(title.into());
-        self
-    }
-
-    pub fn post_locale(mut self, locale: impl Into<String>) -> Self {
-        self.post_locale = Some(locale.into());
         self
     }
 
@@ -144,22 +124,21 @@ impl InjectFeishuMessage {
         self
     }
 
-    pub fn message_id(mut self, id: impl Into<String>) -> Self {
-        self.message_id = Some(id.into());
-        self
-    }
-
-    pub fn event_id(mut self, id: impl Into<String>) -> Self {
-        self.event_id = Some(id.into());
-        self
-    }
-
     /// Sends the event in `parts` frames on the long connection.
     pub fn split_into(mut self, parts: usize) -> Self {
         self.parts = parts.max(1);
         self
     }
 }
+
+crate::fake_support::some_setters!(InjectFeishuMessage {
+    thread => thread_id,
+    reply_to => parent_id,
+    post => post_title,
+    post_locale => post_locale,
+    message_id => message_id,
+    event_id => event_id,
+});
 
 /// The fake's p2p chat id for a user.
 pub(crate) fn dm_chat_id(open_id: &str) -> String {

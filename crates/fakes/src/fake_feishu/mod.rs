@@ -84,7 +84,7 @@ pub use state::{
 
 use crate::fake_support::RoutePattern;
 use crate::fake_support::Server;
-use state::{Event, Failure, Out};
+use state::{Failure, Out};
 
 crate::fake_support::fake_handle!(
     /// A running fake Feishu: a cheap-to-clone handle; the server stops when the last clone
@@ -93,6 +93,13 @@ crate::fake_support::fake_handle!(
     FakeFeishuError,
     "fake feishu"
 );
+
+crate::fake_support::config_getters!(FakeFeishu {
+    app_id,
+    app_secret,
+    bot_open_id,
+    bot_name,
+});
 
 impl FakeFeishu {
     /// Serves `config`, or says why it cannot.
@@ -105,22 +112,6 @@ impl FakeFeishu {
     /// `http://127.0.0.1:PORT`: the adapter's domain / API base.
     pub fn base_url(&self) -> String {
         self.shared().base_url.clone()
-    }
-
-    pub fn app_id(&self) -> String {
-        self.shared().config.app_id.clone()
-    }
-
-    pub fn app_secret(&self) -> String {
-        self.shared().config.app_secret.clone()
-    }
-
-    pub fn bot_open_id(&self) -> String {
-        self.shared().config.bot_open_id.clone()
-    }
-
-    pub fn bot_name(&self) -> String {
-        self.shared().config.bot_name.clone()
     }
 
     /// The fake's p2p chat id with a user (`oc_dm_…`): where DMs and messages sent to an
@@ -138,15 +129,8 @@ impl FakeFeishu {
         let token = shared.config.verification_token.clone();
         shared.update(|inner| {
             let (message_id, event) = inject::receive_event(shared, inner, &message, &token);
-            let frame_id = format!("fmsg{:x}", inner.take_id());
-            inner.push_event(Event {
-                frame_id,
-                message_id: Some(message_id.clone()),
-                kind: "event",
-                payload: event.to_string().into_bytes(),
-                parts: message.parts,
-                acked: false,
-            });
+            let payload = event.to_string().into_bytes();
+            inner.push_event(Some(message_id.clone()), "event", payload, message.parts);
             message_id
         })
     }
@@ -154,18 +138,9 @@ impl FakeFeishu {
     /// Sends any payload as one data frame of type `kind` (`event` or `card`); returns
     /// the frame's `message_id` header.
     pub fn inject_raw(&self, kind: &'static str, payload: &Value) -> String {
-        self.shared().update(|inner| {
-            let frame_id = format!("fmsg{:x}", inner.take_id());
-            inner.push_event(Event {
-                frame_id: frame_id.clone(),
-                message_id: None,
-                kind,
-                payload: payload.to_string().into_bytes(),
-                parts: 1,
-                acked: false,
-            });
-            frame_id
-        })
+        let payload = payload.to_string().into_bytes();
+        self.shared()
+            .update(|inner| inner.push_event(None, kind, payload, 1))
     }
 
     /// Sends the event of an injected message again, in a new frame (as Feishu does when
@@ -175,15 +150,8 @@ impl FakeFeishu {
             let Some(event) = inner.event_json.get(message_id).cloned() else {
                 return false;
             };
-            let frame_id = format!("fmsg{:x}", inner.take_id());
-            inner.push_event(Event {
-                frame_id,
-                message_id: Some(message_id.to_owned()),
-                kind: "event",
-                payload: event.to_string().into_bytes(),
-                parts: 1,
-                acked: false,
-            });
+            let payload = event.to_string().into_bytes();
+            inner.push_event(Some(message_id.to_owned()), "event", payload, 1);
             true
         })
     }

@@ -65,13 +65,24 @@ fn message_body(
             "The length of the message content reaches its limit.",
         ));
     }
-    let uploaded = |kind: UploadKind, key: &str| {
-        shared.read(|inner| {
+    // An image or file message names a key the fake handed out for that kind of upload.
+    let check_uploaded = |kind: UploadKind, field: &str| {
+        let key = content[field].as_str().unwrap_or_default();
+        let known = shared.read(|inner| {
             inner
                 .uploads
                 .iter()
                 .any(|upload| upload.kind == kind && upload.key == key)
-        })
+        });
+        if known {
+            Ok(())
+        } else {
+            Err(ApiError::new(
+                400,
+                230_001,
+                &format!("invalid {field} {key:?}"),
+            ))
+        }
     };
     match msg_type.as_str() {
         "text" => {
@@ -79,26 +90,8 @@ fn message_body(
                 return Err(invalid("text content without text"));
             }
         }
-        "image" => {
-            let key = content["image_key"].as_str().unwrap_or_default();
-            if !uploaded(UploadKind::Image, key) {
-                return Err(ApiError::new(
-                    400,
-                    230_001,
-                    &format!("invalid image_key {key:?}"),
-                ));
-            }
-        }
-        "file" => {
-            let key = content["file_key"].as_str().unwrap_or_default();
-            if !uploaded(UploadKind::File, key) {
-                return Err(ApiError::new(
-                    400,
-                    230_001,
-                    &format!("invalid file_key {key:?}"),
-                ));
-            }
-        }
+        "image" => check_uploaded(UploadKind::Image, "image_key")?,
+        "file" => check_uploaded(UploadKind::File, "file_key")?,
         "interactive" => {
             let elements = content["body"]["elements"]
                 .as_array()

@@ -310,10 +310,26 @@ impl Inner {
             .filter(|id| self.conns.get(id).is_some_and(|conn| !conn.silent))
     }
 
-    /// Queues an event and sends it to the active connection (when there is one).
-    pub fn push_event(&mut self, event: Event) {
-        self.events.push(event);
+    /// Queues an event under a new frame id (returned) and sends it to the active connection
+    /// (when there is one).
+    pub fn push_event(
+        &mut self,
+        message_id: Option<String>,
+        kind: &'static str,
+        payload: Vec<u8>,
+        parts: usize,
+    ) -> String {
+        let frame_id = format!("fmsg{:x}", self.take_id());
+        self.events.push(Event {
+            frame_id: frame_id.clone(),
+            message_id,
+            kind,
+            payload,
+            parts,
+            acked: false,
+        });
         self.deliver(self.events.len() - 1);
+        frame_id
     }
 
     /// Sends event `index` to the active connection as `parts` data frames.

@@ -86,16 +86,6 @@ impl InjectSlackMessage {
         self
     }
 
-    pub fn thread_ts(mut self, ts: impl Into<String>) -> Self {
-        self.thread_ts = Some(ts.into());
-        self
-    }
-
-    pub fn ts(mut self, ts: impl Into<String>) -> Self {
-        self.ts = Some(ts.into());
-        self
-    }
-
     pub fn file(
         mut self,
         name: impl Into<String>,
@@ -126,22 +116,15 @@ impl InjectSlackMessage {
         });
         self
     }
-
-    pub fn team(mut self, team: impl Into<String>) -> Self {
-        self.team = Some(team.into());
-        self
-    }
-
-    pub fn subtype(mut self, subtype: impl Into<String>) -> Self {
-        self.subtype = Some(subtype.into());
-        self
-    }
-
-    pub fn bot_id(mut self, bot_id: impl Into<String>) -> Self {
-        self.bot_id = Some(bot_id.into());
-        self
-    }
 }
+
+crate::fake_support::some_setters!(InjectSlackMessage {
+    thread_ts => thread_ts,
+    ts => ts,
+    team => team,
+    subtype => subtype,
+    bot_id => bot_id,
+});
 
 /// The events of `message` (`message`, then `app_mention` for a mention outside a DM);
 /// stores its files and, for a DM, the user's DM channel.

@@ -115,6 +115,13 @@ crate::fake_support::fake_handle!(
     "fake slack"
 );
 
+crate::fake_support::config_getters!(FakeSlack {
+    bot_token,
+    app_token,
+    bot_user_id,
+    team_id,
+});
+
 impl FakeSlack {
     /// Serves `config`, or says why it cannot.
     pub async fn try_start_with(config: FakeSlackConfig) -> Result<Self, FakeSlackError> {
@@ -131,22 +138,6 @@ impl FakeSlack {
     /// `http://127.0.0.1:PORT`.
     pub fn base_url(&self) -> String {
         self.shared().base_url.clone()
-    }
-
-    pub fn bot_token(&self) -> String {
-        self.shared().config.bot_token.clone()
-    }
-
-    pub fn app_token(&self) -> String {
-        self.shared().config.app_token.clone()
-    }
-
-    pub fn bot_user_id(&self) -> String {
-        self.shared().config.bot_user_id.clone()
-    }
-
-    pub fn team_id(&self) -> String {
-        self.shared().config.team_id.clone()
     }
 
     // ---- injecting ----

@@ -1,7 +1,7 @@
 //! The public face every fake shares, written once: the cheap-to-clone handle that stops
 //! the server when its last clone is dropped, its bind error, `start` / `start_with`
-//! (panicking) / `stop` / `addr` and `Debug`; the record getters and their waits; and the
-//! config builders' setters. Each fake writes its own `try_start_with` and what only it
+//! (panicking) / `stop` / `addr` and `Debug`; the config and record getters and the records' waits; and the
+//! config builders' setters and the injected messages' optional text fields. Each fake writes its own `try_start_with` and what only it
 //! does.
 
 /// `fake_handle!(/// docs  FakeX(ConfigType, InnerType), FakeXError, "fake x")`: the
@@ -132,4 +132,34 @@ macro_rules! setters {
     };
 }
 
-pub(crate) use {fake_handle, records, setters};
+/// `config_getters!(FakeX { /// docs  field, … })`: a getter per text field of the fake's
+/// configuration (a copy).
+macro_rules! config_getters {
+    ($name:ident { $($(#[$doc:meta])* $field:ident),+ $(,)? }) => {
+        impl $name {
+            $(
+                $(#[$doc])*
+                pub fn $field(&self) -> String {
+                    self.shared().config.$field.clone()
+                }
+            )+
+        }
+    };
+}
+
+/// `some_setters!(Type { method => field, … })`: builder methods for optional text fields,
+/// `method(value: impl Into<String>)` setting `field` to `Some(value)`.
+macro_rules! some_setters {
+    ($ty:ident { $($method:ident => $field:ident),+ $(,)? }) => {
+        impl $ty {
+            $(
+                pub fn $method(mut self, value: impl Into<String>) -> Self {
+                    self.$field = Some(value.into());
+                    self
+                }
+            )+
+        }
+    };
+}
+
+pub(crate) use {config_getters, fake_handle, records, setters, some_setters};

@@ -120,6 +120,13 @@ crate::fake_support::fake_handle!(
     "fake telegram"
 );
 
+crate::fake_support::config_getters!(FakeTelegram {
+    /// The accepted bot token.
+    token,
+    /// The bot's username, without `@`.
+    bot_username,
+});
+
 impl FakeTelegram {
     /// Serves `config`, or says why it cannot.
     pub async fn try_start_with(config: FakeTelegramConfig) -> Result<Self, FakeTelegramError> {
@@ -141,16 +148,6 @@ impl FakeTelegram {
     /// `http://127.0.0.1:PORT`; the adapter appends `/bot<token>/<method>`.
     pub fn base_url(&self) -> String {
         format!("http://{}", self.running.addr)
-    }
-
-    /// The accepted bot token.
-    pub fn token(&self) -> String {
-        self.shared().config.token.clone()
-    }
-
-    /// The bot's username, without `@`.
-    pub fn bot_username(&self) -> String {
-        self.shared().config.bot_username.clone()
     }
 
     /// The bot's user id.
