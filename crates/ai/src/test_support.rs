@@ -68,13 +68,25 @@ pub fn charged_usage(input: u64, output: u64, cache_read: u64, total_tokens: u64
 
 /// An assistant turn of `model` that stopped for tool use.
 pub fn assistant(model: &Model, content: Vec<ContentBlock>) -> Message {
+    let (api, provider) = (&model.api, &model.provider);
+    assistant_of(api, provider, &model.id, content, StopReason::ToolUse)
+}
+
+/// An assistant turn of model `id` of `provider`, over `api`, that stopped for `stop`.
+pub fn assistant_of(
+    api: &str,
+    provider: &str,
+    id: &str,
+    content: Vec<ContentBlock>,
+    stop: StopReason,
+) -> Message {
     Message::Assistant(AssistantMessage {
         content,
-        api: model.api.clone(),
-        provider: model.provider.clone(),
-        model: model.id.clone(),
+        api: api.into(),
+        provider: provider.into(),
+        model: id.into(),
         usage: Usage::default(),
-        stop_reason: StopReason::ToolUse,
+        stop_reason: stop,
         error_message: None,
         timestamp: 1,
         response_id: None,

@@ -4,7 +4,7 @@
 //!
 //! - [`request`](self::request): headers and body.
 //! - [`decode`](self::decode): the stream decoder.
-//! - [`transform`]: pi's `transformMessages`, shared with the Google provider.
+//! - [`transform`]: pi's `transformMessages`, shared with the Google and OpenAI providers.
 
 mod decode;
 mod request;

@@ -1,5 +1,5 @@
 //! pi's `transformMessages`: how a conversation is prepared for replay to a model, whatever
-//! model produced it. Shared by the Anthropic and Google request builders.
+//! model produced it. Shared by the Anthropic, Google and OpenAI request builders.
 //!
 //! - Thinking is replayed as thinking only to the model that wrote it (provider, API and
 //!   model id all equal); to any other model it becomes plain text, and redacted thinking
@@ -18,7 +18,9 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use crate::model::Model;
-use crate::types::{AssistantMessage, ContentBlock, Message, StopReason, ToolCall, UserMessage};
+use crate::types::{
+    AssistantMessage, ContentBlock, ImageContent, Message, StopReason, ToolCall, UserMessage, texts,
+};
 
 /// One message ready for a request builder.
 #[derive(Debug)]
@@ -60,6 +62,32 @@ pub(crate) struct ReplayToolResult<'a> {
     /// Borrowed from the message, or the synthetic "No result provided" text.
     pub content: Cow<'a, [ContentBlock]>,
     pub is_error: bool,
+}
+
+impl ReplayToolResult<'_> {
+    /// The text blocks joined by newlines (pi's `textResult`).
+    pub fn text(&self) -> Cow<'_, str> {
+        let mut texts = texts(&self.content);
+        match (texts.next(), texts.next()) {
+            (None, _) => Cow::Borrowed(""),
+            (Some(only), None) => Cow::Borrowed(only),
+            (Some(first), Some(second)) => {
+                let mut joined = format!("{first}\n{second}");
+                for text in texts {
+                    joined.push('\n');
+                    joined.push_str(text);
+                }
+                Cow::Owned(joined)
+            }
+        }
+    }
+
+    pub fn images(&self) -> impl Iterator<Item = &ImageContent> {
+        self.content.iter().filter_map(|b| match b {
+            ContentBlock::Image(image) => Some(image),
+            _ => None,
+        })
+    }
 }
 
 /// Text pi sends in place of a tool result that never arrived.
@@ -225,8 +253,8 @@ pub(crate) fn sanitize_tool_call_id(id: &str) -> String {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::test_support::read_call;
-    use crate::types::{ThinkingContent, ToolResultMessage, Usage};
+    use crate::test_support::{assistant_of, read_call};
+    use crate::types::{ThinkingContent, ToolResultMessage};
     use serde_json::json;
 
     fn model() -> Model {
@@ -237,17 +265,7 @@ mod tests {
     }
 
     fn assistant(model: &str, content: Vec<ContentBlock>, stop: StopReason) -> Message {
-        Message::Assistant(AssistantMessage {
-            content,
-            api: "anthropic-messages".into(),
-            provider: "anthropic".into(),
-            model: model.into(),
-            usage: Usage::default(),
-            stop_reason: stop,
-            error_message: None,
-            timestamp: 0,
-            response_id: None,
-        })
+        assistant_of("anthropic-messages", "anthropic", model, content, stop)
     }
 
     fn call(id: &str) -> ContentBlock {

@@ -6,9 +6,9 @@ use serde_json::{Map, Value, json};
 
 use crate::model::{MaxTokensField, Model, ThinkingFormat};
 use crate::options::StreamOptions;
+use crate::providers::anthropic::transform::{Replay, ReplayAssistant, ReplayBlock, transform};
 use crate::providers::openai_shared::{
-    AssistantBlock, AssistantTurn, Turn, accepts_images, data_url, max_output_tokens,
-    reasoning_effort, temperature_json, transform_messages,
+    accepts_images, data_url, max_output_tokens, reasoning_effort, temperature_json,
 };
 use crate::types::{ContentBlock, Context, Message, Tool, UserContent, UserMessage};
 
@@ -218,7 +218,7 @@ pub(super) const BRIDGE: &str = "I have processed the tool results.";
 
 fn convert_messages(model: &Model, context: &Context, compat: &ResolvedCompat) -> Vec<Value> {
     let normalize = |id: &str| normalize_tool_call_id(model, compat, id);
-    let turns = transform_messages(&context.messages, model, &normalize);
+    let turns = transform(&context.messages, model, Some(&normalize));
     let mut out = Vec::with_capacity(turns.len() + 1);
     if let Some(prompt) = context.system_prompt.as_deref().filter(|p| !p.is_empty()) {
         let role = if model.reasoning && compat.supports_developer_role {
@@ -234,7 +234,7 @@ fn convert_messages(model: &Model, context: &Context, compat: &ResolvedCompat) -
     let mut turns = turns.iter().peekable();
     while let Some(turn) = turns.next() {
         match turn {
-            Turn::User(user) => {
+            Replay::User(user) => {
                 if compat.requires_assistant_after_tool_result && after_tool_results {
                     out.push(bridge());
                 }
@@ -243,13 +243,13 @@ fn convert_messages(model: &Model, context: &Context, compat: &ResolvedCompat) -
                     after_tool_results = false;
                 }
             }
-            Turn::Assistant(assistant) => {
+            Replay::Assistant(assistant) => {
                 if let Some(message) = assistant_message(model, compat, assistant) {
                     out.push(message);
                     after_tool_results = false;
                 }
             }
-            Turn::ToolResult(first) => {
+            Replay::ToolResult(first) => {
                 // A run of tool results is answered together; their images follow as one
                 // user message because the `tool` role cannot carry images.
                 let mut images = Vec::new();
@@ -264,7 +264,7 @@ fn convert_messages(model: &Model, context: &Context, compat: &ResolvedCompat) -
                     let mut message = json!({
                         "role": "tool",
                         "content": content,
-                        "tool_call_id": result.call_id,
+                        "tool_call_id": result.tool_call_id,
                     });
                     if compat.requires_tool_result_name && !result.tool_name.is_empty() {
                         message["name"] = json!(result.tool_name);
@@ -276,7 +276,7 @@ fn convert_messages(model: &Model, context: &Context, compat: &ResolvedCompat) -
                         }));
                     }
                     next = match turns.peek() {
-                        Some(Turn::ToolResult(r)) => {
+                        Some(Replay::ToolResult(r)) => {
                             turns.next();
                             Some(r)
                         }
@@ -323,7 +323,7 @@ fn user_message(model: &Model, user: &UserMessage) -> Option<Value> {
 fn assistant_message(
     model: &Model,
     compat: &ResolvedCompat,
-    turn: &AssistantTurn<'_>,
+    turn: &ReplayAssistant<'_>,
 ) -> Option<Value> {
     let mut texts: Vec<&str> = Vec::new();
     let mut thinking = Vec::new();
@@ -332,9 +332,13 @@ fn assistant_message(
     for block in &turn.blocks {
         match block {
             // Empty blocks make several servers reject the request.
-            AssistantBlock::Text { text, .. } if !text.trim().is_empty() => texts.push(text),
-            AssistantBlock::Thinking(t) if !t.thinking.trim().is_empty() => thinking.push(*t),
-            AssistantBlock::ToolCall {
+            ReplayBlock::Text { text, .. } if !text.trim().is_empty() => texts.push(text),
+            ReplayBlock::Thinking {
+                thinking: text,
+                signature,
+                ..
+            } if !text.trim().is_empty() => thinking.push((*text, *signature)),
+            ReplayBlock::ToolCall {
                 call,
                 id,
                 thought_signature,
@@ -362,19 +366,15 @@ fn assistant_message(
             // Plain text without tags, so the model does not learn to imitate them.
             thinking_text = thinking
                 .iter()
-                .map(|t| t.thinking.as_str())
+                .map(|(text, _)| *text)
                 .collect::<Vec<_>>()
                 .join("\n\n");
             texts.insert(0, &thinking_text);
-        } else if let Some(field) = thinking[0]
-            .thinking_signature
-            .as_deref()
-            .filter(|f| is_reasoning_field(f))
-        {
+        } else if let Some(field) = thinking[0].1.filter(|f| is_reasoning_field(f)) {
             // Echo the reasoning in the field the server streamed it in (llama.cpp, vLLM...).
             let joined = thinking
                 .iter()
-                .map(|t| t.thinking.as_str())
+                .map(|(text, _)| *text)
                 .collect::<Vec<_>>()
                 .join("\n");
             message[field] = json!(joined);

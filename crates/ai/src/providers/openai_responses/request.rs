@@ -9,9 +9,9 @@ use serde_json::{Map, Value, json};
 
 use crate::model::Model;
 use crate::options::{CacheRetention, StreamOptions};
+use crate::providers::anthropic::transform::{Replay, ReplayAssistant, ReplayBlock, transform};
 use crate::providers::openai_shared::{
-    AssistantBlock, AssistantTurn, Turn, accepts_images, data_url, max_output_tokens,
-    reasoning_effort, temperature_json, transform_messages,
+    accepts_images, data_url, max_output_tokens, reasoning_effort, temperature_json,
 };
 use crate::types::{ContentBlock, Context, UserContent, UserMessage};
 
@@ -78,7 +78,7 @@ pub(super) fn build_body(model: &Model, context: &Context, options: &StreamOptio
 
 fn convert_messages(model: &Model, context: &Context) -> Vec<Value> {
     let normalize = |id: &str| normalize_tool_call_id(model, id);
-    let turns = transform_messages(&context.messages, model, &normalize);
+    let turns = transform(&context.messages, model, Some(&normalize));
     let mut input = Vec::with_capacity(turns.len() + 1);
     if let Some(prompt) = context.system_prompt.as_deref().filter(|p| !p.is_empty()) {
         let role = if model.reasoning {
@@ -90,16 +90,16 @@ fn convert_messages(model: &Model, context: &Context) -> Vec<Value> {
     }
     for (index, turn) in turns.iter().enumerate() {
         match turn {
-            Turn::User(user) => input.extend(user_message(model, user)),
-            Turn::Assistant(assistant) => assistant_items(model, assistant, index, &mut input),
-            Turn::ToolResult(result) => {
+            Replay::User(user) => input.extend(user_message(model, user)),
+            Replay::Assistant(assistant) => assistant_items(model, assistant, index, &mut input),
+            Replay::ToolResult(result) => {
                 let text = result.text();
                 let output = if text.is_empty() {
                     "(see attached image)"
                 } else {
                     &text
                 };
-                let call_id = result.call_id.split('|').next().unwrap_or_default();
+                let call_id = result.tool_call_id.split('|').next().unwrap_or_default();
                 input.push(
                     json!({"type": "function_call_output", "call_id": call_id, "output": output}),
                 );
@@ -142,7 +142,12 @@ fn user_message(model: &Model, user: &UserMessage) -> Option<Value> {
     (!content.is_empty()).then(|| json!({"role": "user", "content": content}))
 }
 
-fn assistant_items(model: &Model, turn: &AssistantTurn<'_>, index: usize, input: &mut Vec<Value>) {
+fn assistant_items(
+    model: &Model,
+    turn: &ReplayAssistant<'_>,
+    index: usize,
+    input: &mut Vec<Value>,
+) {
     let message = turn.message;
     // Same provider and API, other model: its function-call item ids were paired with
     // reasoning this model cannot see, which OpenAI would reject.
@@ -151,17 +156,13 @@ fn assistant_items(model: &Model, turn: &AssistantTurn<'_>, index: usize, input:
     let mut skipped_thinking = false;
     for block in &turn.blocks {
         match block {
-            AssistantBlock::Thinking(thinking) => {
-                match thinking
-                    .thinking_signature
-                    .as_deref()
-                    .and_then(|s| serde_json::from_str::<Value>(s).ok())
-                {
+            ReplayBlock::Thinking { signature, .. } => {
+                match signature.and_then(|s| serde_json::from_str::<Value>(s).ok()) {
                     Some(item @ Value::Object(_)) => input.push(item),
                     _ => skipped_thinking = true,
                 }
             }
-            AssistantBlock::Text { text, signature } => {
+            ReplayBlock::Text { text, signature } => {
                 let (id, phase) = parse_text_signature(*signature);
                 let id = match id {
                     None => format!("msg_{index}"),
@@ -181,7 +182,7 @@ fn assistant_items(model: &Model, turn: &AssistantTurn<'_>, index: usize, input:
                 }
                 input.push(item);
             }
-            AssistantBlock::ToolCall { call, id, .. } => {
+            ReplayBlock::ToolCall { call, id, .. } => {
                 let (call_id, item_id) = match id.split_once('|') {
                     Some((call_id, item_id)) => (call_id, Some(item_id)),
                     None => (id.as_ref(), None),

@@ -2,8 +2,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use super::*;
-use crate::test_support::{model, read_call, signed_thinking};
-use crate::types::{TextContent, ToolResultMessage, Usage};
+use crate::providers::anthropic::transform::{Replay, ReplayBlock, transform};
+use crate::test_support::{assistant_of, model, read_call, signed_thinking};
+use crate::types::{StopReason, TextContent, ToolResultMessage};
 use serde_json::json;
 
 fn assistant(
@@ -12,17 +13,7 @@ fn assistant(
     content: Vec<ContentBlock>,
     stop: StopReason,
 ) -> Message {
-    Message::Assistant(AssistantMessage {
-        content,
-        api: "openai-completions".into(),
-        provider: provider.into(),
-        model: model_id.into(),
-        usage: Usage::default(),
-        stop_reason: stop,
-        error_message: None,
-        timestamp: 1,
-        response_id: None,
-    })
+    assistant_of("openai-completions", provider, model_id, content, stop)
 }
 
 fn call(id: &str) -> ContentBlock {
@@ -66,18 +57,18 @@ fn transform_replays_like_pi() {
         ),
         Message::user("next"),
     ];
-    let turns = transform_messages(&messages, &m, &|id| id.replace('|', "_"));
+    let turns = transform(&messages, &m, Some(&|id: &str| id.replace('|', "_")));
     let shape: Vec<String> = turns
         .iter()
         .map(|t| match t {
-            Turn::User(u) => format!("user:{}", u.text()),
-            Turn::Assistant(a) => a
+            Replay::User(u) => format!("user:{}", u.text()),
+            Replay::Assistant(a) => a
                 .blocks
                 .iter()
                 .map(|b| match b {
-                    AssistantBlock::Text { text, .. } => format!("text:{text}"),
-                    AssistantBlock::Thinking(t) => format!("thinking:{}", t.thinking),
-                    AssistantBlock::ToolCall {
+                    ReplayBlock::Text { text, .. } => format!("text:{text}"),
+                    ReplayBlock::Thinking { thinking, .. } => format!("thinking:{thinking}"),
+                    ReplayBlock::ToolCall {
                         id,
                         thought_signature,
                         ..
@@ -87,7 +78,7 @@ fn transform_replays_like_pi() {
                 })
                 .collect::<Vec<_>>()
                 .join(","),
-            Turn::ToolResult(r) => format!("result:{}:{}", r.call_id, r.text()),
+            Replay::ToolResult(r) => format!("result:{}:{}", r.tool_call_id, r.text()),
         })
         .collect();
     assert_eq!(
@@ -114,12 +105,12 @@ fn text_signature_survives_only_for_the_same_model() {
         assistant("openai", "gpt-test", vec![text.clone()], StopReason::Stop),
         assistant("openai", "other", vec![text], StopReason::Stop),
     ];
-    let turns = transform_messages(&messages, &m, &|id| id.to_owned());
+    let turns = transform(&messages, &m, Some(&|id: &str| id.to_owned()));
     let signatures: Vec<_> = turns
         .iter()
         .map(|t| match t {
-            Turn::Assistant(a) => match a.blocks[0] {
-                AssistantBlock::Text { signature, .. } => signature,
+            Replay::Assistant(a) => match a.blocks[0] {
+                ReplayBlock::Text { signature, .. } => signature,
                 _ => panic!(),
             },
             _ => panic!(),
