@@ -111,27 +111,13 @@ impl Scanner<'_> {
     /// At `{`: the key and value offsets of the member named `wanted`, after passing
     /// `skip` earlier members of that name.
     fn find_member(&mut self, wanted: &str, mut skip: usize) -> Option<(usize, usize)> {
-        if self.peek()? != '{' {
-            return None;
-        }
-        self.bump();
+        self.eat('{')?;
         loop {
-            self.skip_trivia();
-            match self.peek()? {
-                '}' => return None,
-                ',' => {
-                    self.bump();
-                    continue;
-                }
-                _ => {}
-            }
+            self.next_item('}')?;
             let key_at = self.pos;
             let key = self.read_key()?;
             self.skip_trivia();
-            if self.peek()? != ':' {
-                return None;
-            }
-            self.bump();
+            self.eat(':')?;
             self.skip_trivia();
             if key == wanted {
                 if skip == 0 {
@@ -145,26 +131,37 @@ impl Scanner<'_> {
 
     /// At `[`: the offset of element `wanted`.
     fn find_element(&mut self, wanted: usize) -> Option<usize> {
-        if self.peek()? != '[' {
-            return None;
-        }
-        self.bump();
+        self.eat('[')?;
         let mut index = 0;
         loop {
-            self.skip_trivia();
-            match self.peek()? {
-                ']' => return None,
-                ',' => {
-                    self.bump();
-                    continue;
-                }
-                _ => {}
-            }
+            self.next_item(']')?;
             if index == wanted {
                 return Some(self.pos);
             }
             self.skip_value()?;
             index += 1;
+        }
+    }
+
+    /// Past `expected`; `None` if something else is next.
+    fn eat(&mut self, expected: char) -> Option<()> {
+        if self.peek()? != expected {
+            return None;
+        }
+        self.bump();
+        Some(())
+    }
+
+    /// Inside an object or array: past trivia and separating commas to the next item;
+    /// `None` at `close` (the end of the container) or the end of the text.
+    fn next_item(&mut self, close: char) -> Option<()> {
+        loop {
+            self.skip_trivia();
+            match self.peek()? {
+                c if c == close => return None,
+                ',' => self.bump(),
+                _ => return Some(()),
+            }
         }
     }
 

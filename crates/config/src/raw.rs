@@ -139,6 +139,14 @@ enum FailureKind {
 }
 
 impl ParseState {
+    /// Runs `read` with `segment` on the path being read, so a failure inside names it.
+    fn within<T>(&self, segment: PathSegment, read: impl FnOnce() -> T) -> T {
+        self.path.borrow_mut().push(segment);
+        let result = read();
+        self.path.borrow_mut().pop();
+        result
+    }
+
     fn fail<E: de::Error>(&self, repeated_key: Option<String>, message: String) -> E {
         let mut segments = self.path.borrow().clone();
         let kind = match repeated_key {
@@ -236,12 +244,9 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
         let inner = self.enter()?;
         let mut items = Vec::new();
         loop {
-            self.state
-                .path
-                .borrow_mut()
-                .push(PathSegment::Index(items.len()));
-            let item = seq.next_element_seed(inner);
-            self.state.path.borrow_mut().pop();
+            let item = self.state.within(PathSegment::Index(items.len()), || {
+                seq.next_element_seed(inner)
+            });
             match item? {
                 Some(item) => items.push(item),
                 None => return Ok(Value::Array(items)),
@@ -257,12 +262,9 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
                 let message = format!("duplicate key \"{key}\"");
                 return Err(self.state.fail(Some(key), message));
             }
-            self.state
-                .path
-                .borrow_mut()
-                .push(PathSegment::Key(key.clone()));
-            let value = map.next_value_seed(inner);
-            self.state.path.borrow_mut().pop();
+            let value = self
+                .state
+                .within(PathSegment::Key(key.clone()), || map.next_value_seed(inner));
             object.insert(key, value?);
         }
         Ok(Value::Object(object))

@@ -81,35 +81,20 @@ pub(crate) fn check(config: &PincerConfig) -> Vec<RuleViolation> {
             crate::memory::check_memory(&merged, &at.key("memorySearch"), &mut fail);
         }
     }
+    let defaults_path = KeyPath::root().key("agents").key("defaults");
     if let Some(memory) = &config.agents.defaults.memory_search {
-        crate::memory::check_memory(
-            memory,
-            &KeyPath::root()
-                .key("agents")
-                .key("defaults")
-                .key("memorySearch"),
-            &mut fail,
-        );
+        let at = defaults_path.key("memorySearch");
+        crate::memory::check_memory(memory, &at, &mut fail);
     }
     if let Some(heartbeat) = &config.agents.defaults.heartbeat {
-        crate::automation::check_heartbeat(
-            heartbeat,
-            &KeyPath::root()
-                .key("agents")
-                .key("defaults")
-                .key("heartbeat"),
-            &mut fail,
-        );
+        let at = defaults_path.key("heartbeat");
+        crate::automation::check_heartbeat(heartbeat, &at, &mut fail);
     }
     crate::automation::check_cron(&config.cron, &mut fail);
     crate::runner::check_runner(&config.agent, &mut fail);
     crate::channels::check_channels(&config.channels, &mut fail);
     if let Some(model) = &config.agents.defaults.model {
-        check_model(
-            model,
-            &KeyPath::root().key("agents").key("defaults").key("model"),
-            &mut fail,
-        );
+        check_model(model, &defaults_path.key("model"), &mut fail);
     }
 
     for (i, binding) in config.bindings.iter().enumerate() {

@@ -1,5 +1,6 @@
 //! Helpers the config test modules share: parsing a `pincer.json5` text that must load or
 //! must be refused.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use pincer_ai::env::MapEnv;
 use pincer_config::{PincerConfig, parse_str};
