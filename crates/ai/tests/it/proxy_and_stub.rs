@@ -35,13 +35,7 @@ async fn proxy_stream_rebuilds_the_reply() {
         .collect()
         .await;
     assert_one_terminal(&events);
-    let message = final_message(&events);
-    assert_eq!(
-        message.stop_reason,
-        StopReason::ToolUse,
-        "{:?}",
-        message.error_message
-    );
+    let message = stopped_with(&events, StopReason::ToolUse, "proxy");
     assert_eq!(message.text(), "via proxy");
     assert_eq!(
         message.tool_calls().next().map(|c| c.arguments.clone()),

@@ -57,13 +57,7 @@ async fn thinking_comes_before_text() {
     .await;
     for (api, _) in APIS {
         let events = h.run(api, "q", StreamOptions::default()).await;
-        let message = final_message(&events);
-        assert_eq!(
-            message.stop_reason,
-            StopReason::Stop,
-            "{api}: {:?}",
-            message.error_message
-        );
+        let message = stopped_with(&events, StopReason::Stop, api);
         let [ContentBlock::Thinking(thinking), ContentBlock::Text(text)] =
             message.content.as_slice()
         else {
@@ -104,13 +98,7 @@ async fn tool_calls_split_across_chunks_are_parsed() {
     let h = Harness::start(Scenario::new().default_reply(reply).chunk_size(3)).await;
     for (api, _) in APIS {
         let events = h.run(api, "find main", StreamOptions::default()).await;
-        let message = final_message(&events);
-        assert_eq!(
-            message.stop_reason,
-            StopReason::ToolUse,
-            "{api}: {:?}",
-            message.error_message
-        );
+        let message = stopped_with(&events, StopReason::ToolUse, api);
         let calls: Vec<_> = message.tool_calls().collect();
         assert_eq!(calls.len(), 2, "{api}");
         assert_eq!(
@@ -164,14 +152,8 @@ async fn tool_result_round_trip_matches_by_tool() {
             messages: vec![Message::user("weather?")],
             tools: vec![tool.clone()],
         };
-        let first =
-            final_message(&h.run_context(api, &context, StreamOptions::default()).await).clone();
-        assert_eq!(
-            first.stop_reason,
-            StopReason::ToolUse,
-            "{api}: {:?}",
-            first.error_message
-        );
+        let events = h.run_context(api, &context, StreamOptions::default()).await;
+        let first = stopped_with(&events, StopReason::ToolUse, api).clone();
         let call = first.tool_calls().next().expect("a call").clone();
         context.messages.push(Message::Assistant(first));
         context

@@ -181,6 +181,14 @@ fn replayable_signature(same_model: bool, signature: Option<&str>) -> Option<&st
     signature.filter(|s| same_model && valid_signature(s))
 }
 
+/// `part` with its `thoughtSignature`, if it has one.
+fn signed(mut part: Value, signature: Option<&str>) -> Value {
+    if let Some(signature) = signature {
+        part["thoughtSignature"] = json!(signature);
+    }
+    part
+}
+
 /// pi's `convertMessages` for Gemini.
 fn contents(model: &Model, context: &Context) -> Vec<Value> {
     let normalize = |id: &str| sanitize_tool_call_id(id);
@@ -241,38 +249,24 @@ fn model_parts(
     let signature = |s| replayable_signature(same, s);
     let mut parts = Vec::new();
     for block in &assistant.blocks {
-        match block {
+        let part = match block {
+            // Blank text and thinking are not sent.
+            ReplayBlock::Text { text, .. } | ReplayBlock::Thinking { thinking: text, .. }
+                if text.trim().is_empty() =>
+            {
+                continue;
+            }
             ReplayBlock::Text {
                 text,
                 signature: sig,
-            } => {
-                if text.trim().is_empty() {
-                    continue;
-                }
-                let mut part = json!({"text": text});
-                if let Some(sig) = signature(*sig) {
-                    part["thoughtSignature"] = json!(sig);
-                }
-                parts.push(part);
-            }
+            } => signed(json!({"text": text}), signature(*sig)),
+            // Another model's thinking travels as plain text.
+            ReplayBlock::Thinking { thinking, .. } if !same => json!({"text": thinking}),
             ReplayBlock::Thinking {
                 thinking,
                 signature: sig,
                 ..
-            } => {
-                if thinking.trim().is_empty() {
-                    continue;
-                }
-                if !same {
-                    parts.push(json!({"text": thinking}));
-                    continue;
-                }
-                let mut part = json!({"thought": true, "text": thinking});
-                if let Some(sig) = signature(*sig) {
-                    part["thoughtSignature"] = json!(sig);
-                }
-                parts.push(part);
-            }
+            } => signed(json!({"thought": true, "text": thinking}), signature(*sig)),
             ReplayBlock::ToolCall {
                 call,
                 id,
@@ -287,15 +281,14 @@ fn model_parts(
                 if needs_ids {
                     function_call["id"] = json!(id);
                 }
-                let mut part = json!({"functionCall": function_call});
+                let part = json!({"functionCall": function_call});
                 match signature(*thought_signature) {
-                    Some(sig) => part["thoughtSignature"] = json!(sig),
-                    None if gemini3 => part["thoughtSignature"] = json!(SKIP_SIGNATURE),
-                    None => {}
+                    None if gemini3 => signed(part, Some(SKIP_SIGNATURE)),
+                    sig => signed(part, sig),
                 }
-                parts.push(part);
             }
-        }
+        };
+        parts.push(part);
     }
     parts
 }

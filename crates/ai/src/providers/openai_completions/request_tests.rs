@@ -34,8 +34,7 @@ fn body_for_a_full_turn_is_exact() {
     let m = openai(json!({"reasoning": true}));
     let options = StreamOptions {
         temperature: Some(0.2),
-        reasoning: Some(ThinkingLevel::Medium),
-        ..StreamOptions::default()
+        ..thinking_options(ThinkingLevel::Medium)
     };
     let body = build_body(&m, &context(&m), &options, &resolve_compat(&m));
     assert_eq!(

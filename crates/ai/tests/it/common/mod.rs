@@ -144,6 +144,22 @@ pub fn final_message(events: &[AssistantMessageEvent]) -> &pincer_ai::AssistantM
     }
 }
 
+/// The final message, which must have stopped for `reason` (`case` names the run when it
+/// did not, beside the error it ended with).
+pub fn stopped_with<'a>(
+    events: &'a [AssistantMessageEvent],
+    reason: pincer_ai::StopReason,
+    case: &str,
+) -> &'a pincer_ai::AssistantMessage {
+    let message = final_message(events);
+    assert_eq!(
+        message.stop_reason, reason,
+        "{case}: {:?}",
+        message.error_message
+    );
+    message
+}
+
 pub fn error_of(events: &[AssistantMessageEvent]) -> (&pincer_ai::ErrorKind, String) {
     match events.last() {
         Some(AssistantMessageEvent::Error { kind, error, .. }) => {
