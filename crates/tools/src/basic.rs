@@ -12,7 +12,7 @@ use serde_json::json;
 
 use crate::files::ls::{DEFAULT_LS_LIMIT, list_dir};
 use crate::files::open::{open_regular, read_prefix};
-use crate::files::{looks_binary, path_tool, resolve, utf8_prefix};
+use crate::files::{looks_binary, path_tool, resolve_shown, utf8_prefix};
 use crate::paths::PathPolicy;
 
 /// `fs.read_file`'s default byte limit (lainclaw's).
@@ -148,8 +148,7 @@ path_tool! {
 
 /// `fs.read_file`'s work: only the first `maxBytes` (+1 to know there is more) are read.
 fn read_text_file(policy: &PathPolicy, args: ReadFileArgs) -> Result<ToolOutput, ToolError> {
-    let path = resolve(policy, &args.path)?;
-    let shown = policy.display(&path);
+    let (path, shown) = resolve_shown(policy, &args.path)?;
     let (mut file, meta) = open_regular(&path, &shown, &args.path, "use fs.list_dir")?;
     let max = args
         .max_bytes

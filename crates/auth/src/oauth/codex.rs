@@ -17,7 +17,7 @@ use super::OAuthError;
 use super::callback::CallbackListener;
 use super::jwt::chatgpt_account_id;
 use super::pkce::{Pkce, random_state};
-use super::token::{TokenGrant, parse_token_response, post_form};
+use super::token::{TokenAnswer, TokenGrant, parse_token_response, post_form};
 use crate::file::OAuthCredential;
 use crate::secret::Secret;
 
@@ -174,17 +174,13 @@ impl CodexOAuth {
         refresh_token: &Secret,
         now_ms: u64,
     ) -> Result<OAuthCredential, OAuthError> {
-        let answer = post_form(
-            self.http()?,
-            &self.config.token_url,
-            &[
+        let answer = self
+            .post_token(&[
                 ("grant_type", "refresh_token"),
                 ("refresh_token", refresh_token.expose()),
                 ("client_id", &self.config.client_id),
-            ],
-            self.config.http_timeout,
-        )
-        .await?;
+            ])
+            .await?;
         if !(200..300).contains(&answer.status) {
             return Err(OAuthError::from_refresh_answer(
                 CODEX_PROVIDER,
@@ -196,6 +192,12 @@ impl CodexOAuth {
         credential_from(grant, refresh_token)
     }
 
+    /// Posts `form` to the token endpoint.
+    async fn post_token(&self, form: &[(&str, &str)]) -> Result<TokenAnswer, OAuthError> {
+        let http = self.http()?;
+        post_form(http, &self.config.token_url, form, self.config.http_timeout).await
+    }
+
     async fn exchange_code(
         &self,
         code: &Secret,
@@ -203,19 +205,15 @@ impl CodexOAuth {
         redirect_uri: &str,
         now_ms: u64,
     ) -> Result<OAuthCredential, OAuthError> {
-        let answer = post_form(
-            self.http()?,
-            &self.config.token_url,
-            &[
+        let answer = self
+            .post_token(&[
                 ("grant_type", "authorization_code"),
                 ("client_id", &self.config.client_id),
                 ("code", code.expose()),
                 ("code_verifier", verifier.expose()),
                 ("redirect_uri", redirect_uri),
-            ],
-            self.config.http_timeout,
-        )
-        .await?;
+            ])
+            .await?;
         if !(200..300).contains(&answer.status) {
             let (code, description) = super::token::parse_token_error(&answer.body);
             return Err(OAuthError::TokenEndpoint {

@@ -11,7 +11,7 @@ use similar::{ChangeTag, TextDiff};
 
 use super::fuzzy::{Found, closest_line, find};
 use super::write::write_atomic;
-use super::{io_error, looks_binary, resolve};
+use super::{io_error, looks_binary, resolve_shown};
 use crate::paths::PathPolicy;
 
 /// One replacement.
@@ -89,8 +89,7 @@ fn edit_file(
     user_path: &str,
     edits: &[TextEdit],
 ) -> Result<ToolOutput, ToolError> {
-    let path = resolve(policy, user_path)?;
-    let shown = policy.display(&path);
+    let (path, shown) = resolve_shown(policy, user_path)?;
     if path.is_dir() {
         return Err(ToolError::failed(format!(
             "{shown} is a directory; edit changes files"

@@ -7,7 +7,7 @@ use pincer_agent::{ToolError, ToolOutput};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{io_error, resolve};
+use super::{io_error, resolve_shown};
 use crate::paths::PathPolicy;
 
 /// Default number of entries `ls` shows.
@@ -50,8 +50,7 @@ pub(crate) fn list_dir(
     user_path: &str,
     limit: usize,
 ) -> Result<ToolOutput, ToolError> {
-    let path = resolve(policy, user_path)?;
-    let shown = policy.display(&path);
+    let (path, shown) = resolve_shown(policy, user_path)?;
     let meta = std::fs::metadata(&path).map_err(|e| io_error("list", user_path, &e))?;
     if !meta.is_dir() {
         return Err(ToolError::failed(format!(

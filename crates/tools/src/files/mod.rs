@@ -111,6 +111,16 @@ pub(crate) fn resolve(policy: &PathPolicy, user_path: &str) -> Result<PathBuf, T
         .map_err(|e| ToolError::failed(e.to_string()))
 }
 
+/// [`resolve`], and the resolved path as the model is shown it.
+pub(crate) fn resolve_shown(
+    policy: &PathPolicy,
+    user_path: &str,
+) -> Result<(PathBuf, String), ToolError> {
+    let path = resolve(policy, user_path)?;
+    let shown = policy.display(&path);
+    Ok((path, shown))
+}
+
 /// Run blocking file system work off the async runtime.
 pub(crate) async fn blocking<T, F>(work: F) -> Result<T, ToolError>
 where

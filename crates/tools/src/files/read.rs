@@ -15,7 +15,7 @@ use serde_json::json;
 
 use super::open::{open_regular, read_prefix, read_upto};
 use super::truncate::{LineBudget, MAX_BYTES, MAX_LINES, READ_MAX_LINE_CHARS, cut_line};
-use super::{SNIFF_BYTES, io_error, looks_binary, resolve, utf8_prefix};
+use super::{SNIFF_BYTES, io_error, looks_binary, resolve_shown, utf8_prefix};
 use crate::paths::PathPolicy;
 
 /// Largest image `read` returns (providers refuse bigger ones).
@@ -51,8 +51,7 @@ path_tool! {
 }
 
 fn read_file(policy: &PathPolicy, args: ReadArgs) -> Result<ToolOutput, ToolError> {
-    let path = resolve(policy, &args.path)?;
-    let shown = policy.display(&path);
+    let (path, shown) = resolve_shown(policy, &args.path)?;
     let (mut file, meta) = open_regular(&path, &shown, &args.path, "use ls to list its contents")?;
     let extension_mime = path
         .extension()

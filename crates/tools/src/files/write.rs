@@ -9,7 +9,7 @@ use pincer_base::{AtomicWrite, FileMode};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::resolve;
+use super::resolve_shown;
 use crate::paths::PathPolicy;
 
 /// Arguments of `write`.
@@ -37,8 +37,7 @@ path_tool! {
 }
 
 fn write_file(policy: &PathPolicy, args: WriteArgs) -> Result<ToolOutput, ToolError> {
-    let path = resolve(policy, &args.path)?;
-    let shown = policy.display(&path);
+    let (path, shown) = resolve_shown(policy, &args.path)?;
     if path.is_dir() {
         return Err(ToolError::failed(format!(
             "{shown} is a directory; give a file path"
