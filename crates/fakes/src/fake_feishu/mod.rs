@@ -210,9 +210,8 @@ impl FakeFeishu {
     /// Waits until at least `n` connections were accepted; returns the count.
     pub async fn wait_for_connection_count(&self, n: usize, timeout: Duration) -> usize {
         self.shared()
-            .wait_for(timeout, |inner| (inner.connections >= n).then_some(()))
-            .await;
-        self.connection_count()
+            .wait_count(n, timeout, |inner| inner.connections)
+            .await
     }
 
     /// Chat message ids of injected events not acknowledged (with code 200) yet.

@@ -15,6 +15,7 @@ use super::rest::{
     record_sent,
 };
 use super::state::{SentMessage, Shared, Upload, UploadKind};
+use crate::multipart::Part;
 
 const FILE_TYPES: [&str; 7] = ["opus", "mp4", "pdf", "doc", "xls", "ppt", "stream"];
 
@@ -195,7 +196,7 @@ fn form(
     content_type: &str,
     body: &Bytes,
     file_field: &str,
-) -> Result<(HashMap<String, String>, crate::multipart::Part), ApiError> {
+) -> Result<(HashMap<String, String>, Part), ApiError> {
     let Some(boundary) = crate::multipart::boundary(content_type) else {
         return Err(ApiError::new(
             400,
@@ -237,26 +238,8 @@ pub(crate) fn upload_image(shared: &Shared, content_type: &str, body: &Bytes) ->
     if !matches!(image_type.as_str(), "message" | "avatar") {
         return invalid(&format!("image_type {image_type:?}")).into_response();
     }
-    if file.data.is_empty() {
-        return error(400, 234_010, "File's size can't be 0.");
-    }
-    if file.data.len() > MAX_IMAGE {
-        return error(400, 234_006, "The file size exceed the max value.");
-    }
-    let upload = |key: String| Upload {
-        kind: UploadKind::Image,
-        key,
-        name: file.file_name.clone().unwrap_or_default(),
-        type_field: image_type.clone(),
-        content_type: file.content_type.clone(),
-        bytes: file.data.to_vec(),
-    };
-    let key = shared.update(|inner| {
-        let key = format!("img_v3_fake{:x}", inner.take_id());
-        inner.uploads.push(upload(key.clone()));
-        key
-    });
-    super::rest::ok_response(serde_json::json!({"image_key": key}))
+    let name = file.file_name.clone().unwrap_or_default();
+    store_upload(shared, UploadKind::Image, name, image_type, &file)
 }
 
 /// `POST /open-apis/im/v1/files` (`file_type`, `file_name`, `file=<file>`).
@@ -280,24 +263,38 @@ pub(crate) fn upload_file(shared: &Shared, content_type: &str, body: &Bytes) -> 
             "field validation failed: file_name is required",
         );
     };
+    store_upload(shared, UploadKind::File, name, file_type, &file)
+}
+
+/// Checks an upload's size, stores it under a new key and answers with the key.
+fn store_upload(
+    shared: &Shared,
+    kind: UploadKind,
+    name: String,
+    type_field: String,
+    file: &Part,
+) -> Response {
+    let (max, prefix, key_field) = match kind {
+        UploadKind::Image => (MAX_IMAGE, "img_v3_fake", "image_key"),
+        UploadKind::File => (MAX_FILE, "file_v3_fake", "file_key"),
+    };
     if file.data.is_empty() {
         return error(400, 234_010, "File's size can't be 0.");
     }
-    if file.data.len() > MAX_FILE {
+    if file.data.len() > max {
         return error(400, 234_006, "The file size exceed the max value.");
     }
-    let upload = |key: String| Upload {
-        kind: UploadKind::File,
-        key,
-        name: name.clone(),
-        type_field: file_type.clone(),
-        content_type: file.content_type.clone(),
-        bytes: file.data.to_vec(),
-    };
     let key = shared.update(|inner| {
-        let key = format!("file_v3_fake{:x}", inner.take_id());
-        inner.uploads.push(upload(key.clone()));
+        let key = format!("{prefix}{:x}", inner.take_id());
+        inner.uploads.push(Upload {
+            kind,
+            key: key.clone(),
+            name,
+            type_field,
+            content_type: file.content_type.clone(),
+            bytes: file.data.to_vec(),
+        });
         key
     });
-    super::rest::ok_response(serde_json::json!({"file_key": key}))
+    super::rest::ok_response(serde_json::json!({ key_field: key }))
 }

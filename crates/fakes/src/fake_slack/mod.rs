@@ -241,9 +241,8 @@ impl FakeSlack {
     /// Waits until at least `n` connections were accepted; returns the count.
     pub async fn wait_for_connections(&self, n: usize, timeout: Duration) -> usize {
         self.shared()
-            .wait_for(timeout, |inner| (inner.connections >= n).then_some(()))
-            .await;
-        self.connection_count()
+            .wait_count(n, timeout, |inner| inner.connections)
+            .await
     }
 
     // ---- failures ----

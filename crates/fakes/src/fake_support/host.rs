@@ -50,6 +50,19 @@ impl<C, I> Host<C, I> {
         self.state.wait_for(timeout, &self.cancel, check).await
     }
 
+    /// Waits until `count` of the state reaches `n`, `timeout` passes or the fake stops;
+    /// returns the count then.
+    pub async fn wait_count(
+        &self,
+        n: usize,
+        timeout: Duration,
+        count: impl Fn(&I) -> usize,
+    ) -> usize {
+        self.wait_for(timeout, |inner| (count(inner) >= n).then_some(()))
+            .await;
+        self.read(count)
+    }
+
     /// Waits until the record `field` holds at least `n` entries or `timeout` passed;
     /// returns them all (fewer on a timeout).
     pub async fn wait_len<T: Clone>(

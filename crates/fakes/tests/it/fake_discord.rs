@@ -124,6 +124,12 @@ async fn get_json(fake: &FakeDiscord, path: &str) -> (u16, Value) {
     send_json(request.header("authorization", auth(fake))).await
 }
 
+/// Opens (or finds again) the DM channel with `recipient`.
+async fn open_dm(fake: &FakeDiscord, recipient: &str) -> (u16, Value) {
+    let body = json!({"recipient_id": recipient});
+    post_json(fake, "/users/@me/channels", body).await
+}
+
 /// Discord's 400 `Invalid Form Body` with one error on `field`.
 fn invalid_form(field: &str, code: &str, message: &str) -> Value {
     json!({
@@ -538,12 +544,7 @@ async fn rest_messages_typing_and_dm_channels() {
     assert_eq!(fake.wait_for_typing(1, WAIT).await, ["600"]);
 
     // DM channels: one stable id per recipient.
-    let (status, channel) = post_json(
-        &fake,
-        "/users/@me/channels",
-        json!({"recipient_id": "1001"}),
-    )
-    .await;
+    let (status, channel) = open_dm(&fake, "1001").await;
     assert_eq!(status, 200);
     let channel_id = channel["id"].as_str().unwrap().to_owned();
     assert_eq!(
@@ -552,21 +553,9 @@ async fn rest_messages_typing_and_dm_channels() {
             {"id": "1001", "username": "user1001", "discriminator": "0",
              "global_name": null, "avatar": null, "bot": false}]})
     );
-    let again = post_json(
-        &fake,
-        "/users/@me/channels",
-        json!({"recipient_id": "1001"}),
-    )
-    .await
-    .1;
+    let again = open_dm(&fake, "1001").await.1;
     assert_eq!(again["id"], channel_id.as_str());
-    let other = post_json(
-        &fake,
-        "/users/@me/channels",
-        json!({"recipient_id": "1002"}),
-    )
-    .await
-    .1;
+    let other = open_dm(&fake, "1002").await.1;
     assert_ne!(other["id"], channel_id.as_str());
 }
 

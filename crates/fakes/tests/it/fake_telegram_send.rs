@@ -201,18 +201,12 @@ async fn send_message_html_validation() {
         "{description}"
     );
     // Without parse_mode the same texts are plain text.
-    ok(
-        &fake,
-        "sendMessage",
+    for params in [
         json!({"chat_id": 1, "text": "1 < 2 & <b>"}),
-    )
-    .await;
-    ok(
-        &fake,
-        "sendMessage",
         json!({"chat_id": 1, "text": "*x*", "parse_mode": "MarkdownV2"}),
-    )
-    .await;
+    ] {
+        ok(&fake, "sendMessage", params).await;
+    }
     assert_eq!(
         bad_request(
             &fake,
@@ -228,18 +222,12 @@ async fn send_message_html_validation() {
 #[tokio::test]
 async fn chat_actions_are_recorded() {
     let fake = FakeTelegram::start().await;
-    ok(
-        &fake,
-        "sendChatAction",
+    for params in [
         json!({"chat_id": 5, "action": "typing"}),
-    )
-    .await;
-    ok(
-        &fake,
-        "sendChatAction",
         json!({"chat_id": -1009, "action": "upload_document", "message_thread_id": 3}),
-    )
-    .await;
+    ] {
+        ok(&fake, "sendChatAction", params).await;
+    }
     assert_eq!(
         bad_request(
             &fake,
