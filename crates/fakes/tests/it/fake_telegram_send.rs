@@ -92,12 +92,7 @@ async fn wait_for_messages_wakes_and_times_out() {
 async fn send_message_length_and_emptiness() {
     let fake = FakeTelegram::start().await;
     assert_eq!(
-        bad_request(
-            &fake,
-            "sendMessage",
-            json!({"chat_id": 1, "text": "x".repeat(4097)})
-        )
-        .await,
+        send_refused(&fake, json!({"chat_id": 1, "text": "x".repeat(4097)})).await,
         "Bad Request: message is too long"
     );
     // 4096 visible characters are fine even with markup around them.
@@ -110,31 +105,25 @@ async fn send_message_length_and_emptiness() {
     .await;
     // Length is counted in UTF-16 code units: 2049 emoji are 4098 units.
     assert_eq!(
-        bad_request(
-            &fake,
-            "sendMessage",
-            json!({"chat_id": 1, "text": "😀".repeat(2049)})
-        )
-        .await,
+        send_refused(&fake, json!({"chat_id": 1, "text": "😀".repeat(2049)})).await,
         "Bad Request: message is too long"
     );
     for text in [json!(""), json!("  \n"), Value::Null] {
         assert_eq!(
-            bad_request(&fake, "sendMessage", json!({"chat_id": 1, "text": text})).await,
+            send_refused(&fake, json!({"chat_id": 1, "text": text})).await,
             "Bad Request: message text is empty"
         );
     }
     assert_eq!(
-        bad_request(
+        send_refused(
             &fake,
-            "sendMessage",
             json!({"chat_id": 1, "text": "<b></b>", "parse_mode": "HTML"})
         )
         .await,
         "Bad Request: message text is empty"
     );
     assert_eq!(
-        bad_request(&fake, "sendMessage", json!({"text": "x"})).await,
+        send_refused(&fake, json!({"text": "x"})).await,
         "Bad Request: chat_id is empty"
     );
     assert_eq!(fake.sent_messages().len(), 1);
@@ -177,9 +166,8 @@ async fn send_message_html_validation() {
         ),
     ];
     for (text, expected) in cases {
-        let description = bad_request(
+        let description = send_refused(
             &fake,
-            "sendMessage",
             json!({"chat_id": 1, "text": text, "parse_mode": "HTML"}),
         )
         .await;
@@ -189,9 +177,8 @@ async fn send_message_html_validation() {
             "{text}"
         );
     }
-    let description = bad_request(
+    let description = send_refused(
         &fake,
-        "sendMessage",
         json!({"chat_id": 1, "text": "Q&A", "parse_mode": "HTML"}),
     )
     .await;
@@ -208,9 +195,8 @@ async fn send_message_html_validation() {
         ok(&fake, "sendMessage", params).await;
     }
     assert_eq!(
-        bad_request(
+        send_refused(
             &fake,
-            "sendMessage",
             json!({"chat_id": 1, "text": "x", "parse_mode": "BBCode"})
         )
         .await,
@@ -571,12 +557,7 @@ async fn malformed_requests_get_400() {
         "Bad Request: invalid offset specified"
     );
     assert_eq!(
-        bad_request(
-            &fake,
-            "sendMessage",
-            json!({"chat_id": {"x": 1}, "text": "x"})
-        )
-        .await,
+        send_refused(&fake, json!({"chat_id": {"x": 1}, "text": "x"})).await,
         "Bad Request: chat not found"
     );
 }

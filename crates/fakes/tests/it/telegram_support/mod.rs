@@ -40,6 +40,11 @@ pub async fn bad_request(fake: &FakeTelegram, method: &str, params: Value) -> St
     body["description"].as_str().unwrap().to_owned()
 }
 
+/// [`bad_request`] for `sendMessage`.
+pub async fn send_refused(fake: &FakeTelegram, params: Value) -> String {
+    bad_request(fake, "sendMessage", params).await
+}
+
 pub fn ids(updates: &Value) -> Vec<i64> {
     updates
         .as_array()
