@@ -14,6 +14,17 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Result, StoreError};
 
+/// The entries of the session directory `dir`; none when it does not exist (yet).
+pub(crate) fn dir_entries(dir: &Path) -> Result<Vec<std::fs::DirEntry>> {
+    match std::fs::read_dir(dir) {
+        Ok(listing) => listing
+            .map(|item| item.map_err(|e| StoreError::io(dir, e)))
+            .collect(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(StoreError::io(dir, e)),
+    }
+}
+
 /// The kinds of leftover files retention may delete once they are old enough.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ArchiveKind {

@@ -77,4 +77,10 @@ impl StoreError {
             source,
         }
     }
+
+    pub(crate) fn unknown_session(key: &str) -> Self {
+        Self::UnknownSession {
+            key: key.to_owned(),
+        }
+    }
 }

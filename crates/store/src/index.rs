@@ -130,6 +130,13 @@ impl SessionIndex {
         self.sessions.insert(key.into(), entry);
     }
 
+    /// The entry of `key`, to change in place; [`StoreError::UnknownSession`] if none.
+    pub(crate) fn entry_mut(&mut self, key: &str) -> Result<&mut SessionEntry> {
+        self.sessions
+            .get_mut(key)
+            .ok_or_else(|| StoreError::unknown_session(key))
+    }
+
     /// Removes the entry of `key`.
     pub fn remove(&mut self, key: &str) -> Option<SessionEntry> {
         self.sessions.remove(key)
@@ -146,12 +153,7 @@ impl SessionIndex {
         let Value::Object(fields) = patch else {
             return Err(bad("the patch is not a JSON object".into()));
         };
-        let entry = self
-            .sessions
-            .get_mut(key)
-            .ok_or_else(|| StoreError::UnknownSession {
-                key: key.to_owned(),
-            })?;
+        let entry = self.entry_mut(key)?;
         let mut merged = match serde_json::to_value(&*entry) {
             Ok(Value::Object(m)) => m,
             Ok(_) => return Err(bad("entry is not an object".into())),

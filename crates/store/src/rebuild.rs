@@ -185,13 +185,7 @@ fn free_key(index: &SessionIndex, session_id: &str) -> String {
 fn scan_transcripts(dir: &Path) -> Result<(Vec<Found>, Vec<UnreadableTranscript>)> {
     let mut found = Vec::new();
     let mut unreadable = Vec::new();
-    let listing = match std::fs::read_dir(dir) {
-        Ok(l) => l,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((found, unreadable)),
-        Err(e) => return Err(StoreError::io(dir, e)),
-    };
-    for item in listing {
-        let item = item.map_err(|e| StoreError::io(dir, e))?;
+    for item in crate::archive::dir_entries(dir)? {
         let name = item.file_name().to_string_lossy().into_owned();
         let Some(session_id) = name.strip_suffix(".jsonl") else {
             continue;

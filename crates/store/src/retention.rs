@@ -229,13 +229,7 @@ impl SessionStore {
         let root = self.root();
         let mut orphans = Vec::new();
         let mut archives = Vec::new();
-        let listing = match std::fs::read_dir(root) {
-            Ok(l) => l,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((orphans, archives)),
-            Err(e) => return Err(StoreError::io(root, e)),
-        };
-        for item in listing {
-            let item = item.map_err(|e| StoreError::io(root, e))?;
+        for item in crate::archive::dir_entries(root)? {
             let Ok(meta) = item.metadata() else { continue };
             if !meta.is_file() {
                 continue;

@@ -216,9 +216,7 @@ impl SessionStore {
         let entry = index
             .get(key)
             .cloned()
-            .ok_or_else(|| StoreError::UnknownSession {
-                key: key.to_owned(),
-            })?;
+            .ok_or_else(|| StoreError::unknown_session(key))?;
         let mut session = self.open_entry(key, entry, false)?;
         session.rebuilt = rebuilt;
         Ok(session)
@@ -284,9 +282,7 @@ impl SessionStore {
         let (mut index, _) = self.load_index_locked(&lock)?;
         let entry = index
             .remove(key)
-            .ok_or_else(|| StoreError::UnknownSession {
-                key: key.to_owned(),
-            })?;
+            .ok_or_else(|| StoreError::unknown_session(key))?;
         // The index first: a crash after it leaves an orphan transcript, which retention
         // archives later, rather than an entry whose transcript vanished.
         self.save_index(&lock, index, true)?;

@@ -155,12 +155,7 @@ impl SessionStore {
     ) -> Result<SessionEntry> {
         let lock = self.lock()?;
         let (mut index, _) = self.load_index_locked(&lock)?;
-        let entry = index
-            .sessions
-            .get_mut(key)
-            .ok_or_else(|| StoreError::UnknownSession {
-                key: key.to_owned(),
-            })?;
+        let entry = index.entry_mut(key)?;
         if let Some(expected) = session_id
             && entry.session_id != expected
         {
