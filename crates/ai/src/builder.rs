@@ -390,7 +390,7 @@ fn final_arguments(raw: &str) -> Value {
 mod tests {
     use super::*;
     use crate::event::{AssistantMessageEvent as E, PartialMessage};
-    use crate::test_support::kinds;
+    use crate::test_support::assert_kinds;
     use serde_json::json;
 
     fn model() -> Model {
@@ -425,23 +425,10 @@ mod tests {
         b.usage_mut().input = 1_000_000;
         b.done();
         let events: Vec<_> = b.drain_events().collect();
-        assert_eq!(
-            kinds(&events),
-            [
-                "start",
-                "thinking_start",
-                "thinking_delta",
-                "thinking_end",
-                "text_start",
-                "text_delta",
-                "text_delta",
-                "toolcall_start",
-                "toolcall_delta",
-                "toolcall_delta",
-                "text_end",
-                "toolcall_end",
-                "done"
-            ]
+        assert_kinds(
+            &events,
+            "start thinking_start thinking_delta thinking_end text_start text_delta text_delta \
+             toolcall_start toolcall_delta toolcall_delta text_end toolcall_end done",
         );
         let E::Done { reason, message } = events.last().unwrap() else {
             panic!()

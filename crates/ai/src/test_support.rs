@@ -148,13 +148,23 @@ pub fn request(
     options: &StreamOptions,
     api_key: &str,
 ) -> HttpCall {
-    wire.build_request(RequestInput {
+    let input = request_input(model, context, options, Some(api_key));
+    wire.build_request(input).unwrap()
+}
+
+/// What a request is built from.
+pub fn request_input<'a>(
+    model: &'a Model,
+    context: &'a Context,
+    options: &'a StreamOptions,
+    api_key: Option<&'a str>,
+) -> RequestInput<'a> {
+    RequestInput {
         model,
         context,
         options,
-        api_key: Some(api_key),
-    })
-    .unwrap()
+        api_key,
+    }
 }
 
 /// A tiny PNG image block.

@@ -90,6 +90,15 @@ async fn each_provider_round_trips_in_order() {
     assert_eq!(requests[2].body["input"][2], "我喜欢猫");
 }
 
+/// How many texts each request carried in its `field` array.
+fn batch_sizes(server: &MockLlm, field: &str) -> Vec<usize> {
+    let requests = server.requests();
+    requests
+        .iter()
+        .map(|r| r.body[field].as_array().unwrap().len())
+        .collect()
+}
+
 #[tokio::test]
 async fn batches_are_split_at_the_provider_limit() {
     let server = MockLlm::start(Scenario::new()).await.unwrap();
@@ -100,12 +109,7 @@ async fn batches_are_split_at_the_provider_limit() {
         .unwrap();
     assert_eq!(vectors.len(), 250);
     assert_eq!(vectors[249], mock_embedding("note number 249", 64));
-    let sizes: Vec<usize> = server
-        .requests()
-        .iter()
-        .map(|r| r.body["requests"].as_array().unwrap().len())
-        .collect();
-    assert_eq!(sizes, vec![100, 100, 50]);
+    assert_eq!(batch_sizes(&server, "requests"), vec![100, 100, 50]);
 
     server.clear_requests();
     let input: Vec<String> = (0..2100).map(|i| format!("t{i}")).collect();
@@ -114,12 +118,7 @@ async fn batches_are_split_at_the_provider_limit() {
         .await
         .unwrap();
     assert_eq!(vectors.len(), 2100);
-    let sizes: Vec<usize> = server
-        .requests()
-        .iter()
-        .map(|r| r.body["input"].as_array().unwrap().len())
-        .collect();
-    assert_eq!(sizes, vec![2048, 52]);
+    assert_eq!(batch_sizes(&server, "input"), vec![2048, 52]);
 
     let mut small = config(&server, EmbeddingProvider::Ollama, "n");
     small.batch_size = Some(2);

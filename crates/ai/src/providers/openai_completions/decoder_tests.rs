@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use super::OpenAiCompletions;
-use super::request_tests::served_by;
+use super::request_tests::{reasoning_model, served_by};
 use crate::error::ErrorKind;
 use crate::event::AssistantMessageEvent as E;
 use crate::model::Model;
@@ -97,11 +97,7 @@ fn text_only_exact_events_and_usage() {
 
 #[test]
 fn reasoning_content_becomes_thinking() {
-    let m = served_by(
-        "deepseek",
-        "https://api.deepseek.com/v1",
-        json!({"reasoning": true}),
-    );
+    let m = reasoning_model("deepseek", "https://api.deepseek.com/v1");
     let stream = [
         chunk(r#""delta":{"role":"assistant","content":null,"reasoning_content":""},"finish_reason":null"#),
         chunk(r#""delta":{"content":null,"reasoning_content":"Let me"},"finish_reason":null"#),

@@ -21,6 +21,11 @@ pub(super) fn served_by(provider: &str, base_url: &str, extra: Value) -> Model {
     model("openai-completions", provider, base_url, extra)
 }
 
+/// A reasoning model of `provider`, served over Chat Completions at `base_url`.
+pub(super) fn reasoning_model(provider: &str, base_url: &str) -> Model {
+    served_by(provider, base_url, json!({"reasoning": true}))
+}
+
 fn openai(extra: Value) -> Model {
     served_by("openai", "https://api.openai.com/v1", extra)
 }
@@ -67,11 +72,7 @@ fn body_for_a_full_turn_is_exact() {
 
 #[test]
 fn mistral_quirks() {
-    let m = served_by(
-        "mistral",
-        "https://api.mistral.ai/v1",
-        json!({"reasoning": true}),
-    );
+    let m = reasoning_model("mistral", "https://api.mistral.ai/v1");
     let mut ctx = context(&m);
     // A call from another provider gets a Mistral id; its result follows it.
     ctx.messages[1] = Message::Assistant(AssistantMessage {
@@ -180,11 +181,7 @@ fn compat_detection_table() {
 #[test]
 fn thinking_formats() {
     let options = thinking_options(ThinkingLevel::High);
-    let zai = served_by(
-        "zai",
-        "https://api.z.ai/api/paas/v4",
-        json!({"reasoning": true}),
-    );
+    let zai = reasoning_model("zai", "https://api.z.ai/api/paas/v4");
     let body = build_body(&zai, &Context::default(), &options, &resolve_compat(&zai));
     assert_eq!(body["thinking"], json!({"type": "enabled"}));
     let body = build_body(

@@ -163,22 +163,8 @@ fn base64url_decode(text: &str) -> Option<Vec<u8>> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::test_support::model;
+    use crate::test_support::{model, request_input};
     use crate::types::{Message, ThinkingLevel, Tool};
-
-    fn input<'a>(
-        model: &'a Model,
-        context: &'a Context,
-        options: &'a StreamOptions,
-        api_key: Option<&'a str>,
-    ) -> RequestInput<'a> {
-        RequestInput {
-            model,
-            context,
-            options,
-            api_key,
-        }
-    }
 
     /// An unsigned JWT whose payload is `claims` (base64url by hand, mirroring the decoder).
     fn jwt(claims: &Value) -> String {
@@ -229,7 +215,7 @@ mod tests {
         };
         let token = token();
         let call = OpenAiCodexResponses
-            .build_request(input(&m, &context(), &options, Some(&token)))
+            .build_request(request_input(&m, &context(), &options, Some(&token)))
             .unwrap();
         assert_eq!(call.url, "https://chatgpt.com/backend-api/codex/responses");
         assert!(matches!(call.framing, Framing::Sse));
@@ -273,7 +259,12 @@ mod tests {
             parameters: json!({"type": "object", "properties": {}}),
         }];
         let call = OpenAiCodexResponses
-            .build_request(input(&m, &ctx, &StreamOptions::default(), Some(&token())))
+            .build_request(request_input(
+                &m,
+                &ctx,
+                &StreamOptions::default(),
+                Some(&token()),
+            ))
             .unwrap();
         assert_eq!(call.url, "http://127.0.0.1:9/backend-api/codex/responses");
         assert_eq!(call.body["instructions"], "");
@@ -287,7 +278,12 @@ mod tests {
         let m = codex_model(json!({}));
         let build = |key: Option<&str>| {
             OpenAiCodexResponses
-                .build_request(input(&m, &context(), &StreamOptions::default(), key))
+                .build_request(request_input(
+                    &m,
+                    &context(),
+                    &StreamOptions::default(),
+                    key,
+                ))
                 .unwrap_err()
         };
         assert_eq!(
