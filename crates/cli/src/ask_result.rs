@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// The result object (camelCase, as lainclaw prints it).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AskResult {
     pub success: bool,
@@ -71,18 +71,11 @@ impl AskResult {
             route: route.into(),
             stage: stage.into(),
             result,
-            provider: None,
-            model: None,
-            profile_id: None,
             session_key: cx.session_key.clone(),
             session_id,
             memory_enabled: cx.memory_enabled,
-            memory_updated: false,
             memory_file: cx.memory_file.clone(),
-            tool_calls: Vec::new(),
-            tool_results: Vec::new(),
-            tool_error: None,
-            session_context_updated: false,
+            ..Self::default()
         }
     }
 }

@@ -14,7 +14,6 @@
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
-use jiff::Timestamp;
 use pincer_gateway::pairing::PairingStore;
 use pincer_gateway::server::methods::channels::list_json;
 use serde_json::{Value, json};
@@ -154,13 +153,7 @@ fn request_line(request: &Value) -> String {
 
 /// `2026-11-22 13:05` in this machine's zone; the raw number if out of range.
 fn local_minute(ms: i64) -> String {
-    match Timestamp::from_millisecond(ms) {
-        Ok(ts) => ts
-            .to_zoned(pincer_automation::cron::local_time_zone())
-            .strftime("%Y-%m-%d %H:%M")
-            .to_string(),
-        Err(_) => format!("{ms} ms"),
-    }
+    crate::cron::local_time_as(ms, "%Y-%m-%d %H:%M")
 }
 
 async fn approve(

@@ -20,8 +20,7 @@ mod bench_support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bench_support::{percentile, send, send_connect};
-use futures_util::StreamExt;
+use bench_support::{next_frame, percentile, send, send_connect};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -139,11 +138,8 @@ async fn run(url: &str, token: &str, llm_port: u16, turns: usize) -> Result<Valu
         send(&mut ws, &req).await?;
         let mut arrived: Vec<(String, Instant)> = Vec::new();
         loop {
-            let frame = tokio::time::timeout(Duration::from_secs(30), ws.next())
-                .await
-                .map_err(|_| format!("turn {i}: no final event within 30 s"))?
-                .ok_or("the gateway closed the connection")?
-                .map_err(|e| e.to_string())?;
+            let late = || format!("turn {i}: no final event within 30 s");
+            let frame = next_frame(&mut ws, Duration::from_secs(30), late).await?;
             let now = Instant::now();
             let Message::Text(text) = frame else { continue };
             let v: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;

@@ -13,8 +13,7 @@ mod bench_support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bench_support::{Socket, percentile, send, send_connect};
-use futures_util::StreamExt;
+use bench_support::{Socket, next_frame, percentile, send, send_connect};
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 use tokio_tungstenite::connect_async;
@@ -26,11 +25,8 @@ const HANDSHAKES_IN_FLIGHT: usize = 8;
 
 async fn response(ws: &mut Socket, id: &str, want_final: bool) -> Result<Value, String> {
     loop {
-        let frame = tokio::time::timeout(Duration::from_secs(60), ws.next())
-            .await
-            .map_err(|_| format!("no response to {id} within 60 s"))?
-            .ok_or("the gateway closed the connection")?
-            .map_err(|e| e.to_string())?;
+        let late = || format!("no response to {id} within 60 s");
+        let frame = next_frame(ws, Duration::from_secs(60), late).await?;
         let Message::Text(text) = frame else { continue };
         // Every client sees every run's events; only responses matter here.
         if text.starts_with(r#"{"type":"event""#) {

@@ -270,15 +270,10 @@ impl DiscordAdapter {
         reply_to: Option<&str>,
     ) -> Result<String, ChannelError> {
         let mut body = json!({ "content": chunk, "allowed_mentions": { "parse": [] } });
-        if let Some(id) = reply_to {
-            body["message_reference"] = json!({ "message_id": id, "fail_if_not_exists": false });
-        }
+        reply_reference(&mut body, reply_to);
         let sent: Value = self
             .rest
-            .post(
-                &format!("/channels/{}/messages", path_id(channel)?),
-                Some(&body),
-            )
+            .post(&messages_path(channel)?, Some(&body))
             .await?;
         Ok(message_id(&sent))
     }
@@ -297,13 +292,11 @@ impl DiscordAdapter {
             "allowed_mentions": { "parse": [] },
             "attachments": [{ "id": 0, "filename": crate::support::safe_header_name(&file_name) }],
         });
-        if let Some(id) = reply_to {
-            payload["message_reference"] = json!({ "message_id": id, "fail_if_not_exists": false });
-        }
+        reply_reference(&mut payload, reply_to);
         let sent: Value = self
             .rest
             .upload(
-                &format!("/channels/{}/messages", path_id(channel)?),
+                &messages_path(channel)?,
                 &payload,
                 rest::Upload {
                     file_name: &file_name,
@@ -354,6 +347,19 @@ fn path_id(id: &str) -> Result<&str, ChannelError> {
             channel: CHANNEL.into(),
             message: format!("{id:?} is not a Discord channel id"),
         })
+    }
+}
+
+/// Where messages to `channel` are posted.
+fn messages_path(channel: &str) -> Result<String, ChannelError> {
+    Ok(format!("/channels/{}/messages", path_id(channel)?))
+}
+
+/// Makes `body` a reply to the message `reply_to`, if any (sent all the same when that
+/// message is gone).
+fn reply_reference(body: &mut Value, reply_to: Option<&str>) {
+    if let Some(id) = reply_to {
+        body["message_reference"] = json!({ "message_id": id, "fail_if_not_exists": false });
     }
 }
 

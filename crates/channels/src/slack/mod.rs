@@ -264,9 +264,7 @@ impl SlackAdapter {
         thread_ts: Option<&str>,
     ) -> Result<String, ChannelError> {
         let mut body = json!({ "channel": channel, "text": text, "mrkdwn": true });
-        if let Some(ts) = thread_ts {
-            body["thread_ts"] = json!(ts);
-        }
+        in_thread(&mut body, thread_ts);
         let sent = self.web.call("chat.postMessage", &body).await?;
         Ok(sent
             .get("ts")
@@ -309,9 +307,7 @@ impl SlackAdapter {
             "files": [{ "id": file_id, "title": name }],
             "channel_id": channel,
         });
-        if let Some(ts) = thread_ts {
-            body["thread_ts"] = json!(ts);
-        }
+        in_thread(&mut body, thread_ts);
         self.web.call("files.completeUploadExternal", &body).await?;
         Ok(file_id)
     }
@@ -335,6 +331,13 @@ impl SlackAdapter {
     async fn show_typing(&self, _chat: &ChatRef) -> Result<(), ChannelError> {
         // No typing indicator for bots in Slack's Web API (see the module docs).
         Ok(())
+    }
+}
+
+/// Makes `body` a post in the thread `thread_ts`, if any.
+fn in_thread(body: &mut Value, thread_ts: Option<&str>) {
+    if let Some(ts) = thread_ts {
+        body["thread_ts"] = json!(ts);
     }
 }
 

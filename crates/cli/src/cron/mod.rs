@@ -13,6 +13,8 @@
 mod spec;
 mod view;
 
+pub(crate) use view::local_time_as;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;

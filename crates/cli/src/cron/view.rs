@@ -11,10 +11,15 @@ use serde_json::Value;
 
 /// `2026-05-01 09:00 CEST` in this machine's zone; the raw number if out of range.
 pub fn local_time(ms: i64) -> String {
+    local_time_as(ms, "%Y-%m-%d %H:%M %Z")
+}
+
+/// `ms` in this machine's zone as `format` (strftime); the raw number if out of range.
+pub fn local_time_as(ms: i64, format: &str) -> String {
     match Timestamp::from_millisecond(ms) {
         Ok(ts) => ts
             .to_zoned(pincer_automation::cron::local_time_zone())
-            .strftime("%Y-%m-%d %H:%M %Z")
+            .strftime(format)
             .to_string(),
         Err(_) => format!("{ms} ms"),
     }

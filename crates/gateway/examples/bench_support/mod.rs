@@ -1,8 +1,10 @@
 //! What the gateway benchmark's clients share (`ws_load`, `ws_latency`): the WebSocket they
-//! hold, sending one request frame on it, the operator `connect` they open with, and the
-//! percentiles they report.
+//! hold, sending one request frame on it and waiting for the next, the operator `connect`
+//! they open with, and the percentiles they report.
 
-use futures_util::SinkExt;
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
@@ -13,6 +15,19 @@ pub type Socket =
 pub async fn send(ws: &mut Socket, frame: &Value) -> Result<(), String> {
     ws.send(Message::text(frame.to_string()))
         .await
+        .map_err(|e| e.to_string())
+}
+
+/// The next frame within `wait`; `late` says what did not come in time.
+pub async fn next_frame(
+    ws: &mut Socket,
+    wait: Duration,
+    late: impl FnOnce() -> String,
+) -> Result<Message, String> {
+    tokio::time::timeout(wait, ws.next())
+        .await
+        .map_err(|_| late())?
+        .ok_or("the gateway closed the connection")?
         .map_err(|e| e.to_string())
 }
 

@@ -17,7 +17,9 @@ use support::client::{Client, last_prompt, text_of};
 const TOKEN: &str = "cron-token-321";
 const MAIN: &str = "agent:main:main";
 
-async fn start(scenario: Scenario) -> (support::Running, tempfile::TempDir) {
+/// A server with cron (jobs under a temporary directory) and an hourly heartbeat, and a
+/// client connected to it.
+async fn start(scenario: Scenario) -> (support::Running, tempfile::TempDir, Client) {
     let cron_dir = tempfile::tempdir().unwrap();
     let cron = CronService::open(
         cron_dir.path().join("cron"),
@@ -36,26 +38,36 @@ async fn start(scenario: Scenario) -> (support::Running, tempfile::TempDir) {
         )];
     })
     .await;
-    (running, cron_dir)
+    let client = Client::connect(&running, TOKEN).await;
+    (running, cron_dir, client)
+}
+
+/// A model that answers `reply` to a prompt containing `asked`.
+fn answering(asked: &str, reply: &str) -> Scenario {
+    Scenario::new().rule(Rule::when(Match::last_user_contains(asked)).reply(Reply::text(reply)))
+}
+
+/// Adds `job` over `cron.add`; the job as added, and its id.
+async fn add_job(client: &mut Client, job: Value) -> (Value, String) {
+    let added = client.ok("cron.add", job).await;
+    let id = added["id"].as_str().unwrap().to_owned();
+    (added, id)
 }
 
 #[tokio::test]
 async fn an_isolated_job_runs_its_turn_and_announces_the_reply_in_the_main_session() {
-    let scenario = Scenario::new().rule(
-        Rule::when(Match::last_user_contains("Summarise the news"))
-            .reply(Reply::text("Three things happened today.")),
-    );
-    let (running, _cron_dir) = start(scenario).await;
-    let mut client = Client::connect(&running, TOKEN).await;
+    let (running, _cron_dir, mut client) = start(answering(
+        "Summarise the news",
+        "Three things happened today.",
+    ))
+    .await;
 
-    let job = client
-        .ok(
-            "cron.add",
-            json!({"name": "News", "schedule": {"kind": "every", "everyMs": 3_600_000},
+    let (job, id) = add_job(
+        &mut client,
+        json!({"name": "News", "schedule": {"kind": "every", "everyMs": 3_600_000},
                    "payload": {"kind": "agentTurn", "message": "Summarise the news"}}),
-        )
-        .await;
-    let id = job["id"].as_str().unwrap().to_owned();
+    )
+    .await;
     assert_eq!(job["sessionTarget"], "isolated");
     assert_eq!(job["delivery"], json!({"mode": "announce"}));
     assert!(job["state"]["nextRunAtMs"].as_i64().unwrap() > job["createdAtMs"].as_i64().unwrap());
@@ -110,19 +122,13 @@ async fn an_isolated_job_runs_its_turn_and_announces_the_reply_in_the_main_sessi
 
 #[tokio::test]
 async fn a_heartbeat_ok_reply_is_not_announced() {
-    let scenario = Scenario::new().rule(
-        Rule::when(Match::last_user_contains("Anything new?")).reply(Reply::text("HEARTBEAT_OK")),
-    );
-    let (running, _cron_dir) = start(scenario).await;
-    let mut client = Client::connect(&running, TOKEN).await;
-    let job = client
-        .ok(
-            "cron.add",
-            json!({"name": "Poll", "schedule": {"kind": "cron", "expr": "0 9 * * *"},
+    let (running, _cron_dir, mut client) = start(answering("Anything new?", "HEARTBEAT_OK")).await;
+    let (_, id) = add_job(
+        &mut client,
+        json!({"name": "Poll", "schedule": {"kind": "cron", "expr": "0 9 * * *"},
                    "payload": {"kind": "agentTurn", "message": "Anything new?"}}),
-        )
-        .await;
-    let id = job["id"].as_str().unwrap().to_owned();
+    )
+    .await;
     client.ok("cron.run", json!({"id": id})).await;
     let entries = client.ok("cron.runs", json!({"id": id})).await["entries"].clone();
     assert_eq!(entries[0]["status"], "ok");
@@ -140,22 +146,17 @@ async fn a_heartbeat_ok_reply_is_not_announced() {
 
 #[tokio::test]
 async fn a_main_job_becomes_a_reminder_the_heartbeat_relays() {
-    let scenario = Scenario::new().rule(
-        Rule::when(Match::last_user_contains(
-            "A scheduled reminder has been triggered",
-        ))
-        .reply(Reply::text("Reminder: take the bread out of the oven!")),
-    );
-    let (running, _cron_dir) = start(scenario).await;
-    let mut client = Client::connect(&running, TOKEN).await;
-    let job = client
-        .ok(
-            "cron.add",
-            json!({"name": "Oven", "schedule": {"kind": "at", "at": "20m"},
+    let (running, _cron_dir, mut client) = start(answering(
+        "A scheduled reminder has been triggered",
+        "Reminder: take the bread out of the oven!",
+    ))
+    .await;
+    let (job, id) = add_job(
+        &mut client,
+        json!({"name": "Oven", "schedule": {"kind": "at", "at": "20m"},
                    "payload": {"kind": "systemEvent", "text": "Take the bread out"}}),
-        )
-        .await;
-    let id = job["id"].as_str().unwrap().to_owned();
+    )
+    .await;
     assert_eq!(job["sessionTarget"], "main");
     assert_eq!(job["deleteAfterRun"], true);
     client
@@ -184,8 +185,7 @@ async fn a_main_job_becomes_a_reminder_the_heartbeat_relays() {
 
 #[tokio::test]
 async fn bad_jobs_are_refused_with_a_reason() {
-    let (running, _cron_dir) = start(Scenario::new()).await;
-    let mut client = Client::connect(&running, TOKEN).await;
+    let (running, _cron_dir, mut client) = start(Scenario::new()).await;
     for (params, needle) in [
         (
             json!({"name": "x", "schedule": {"kind": "cron", "expr": "61 * * * *"},
@@ -237,23 +237,17 @@ async fn webhook_endpoint(status: u16) -> (String, std::sync::Arc<std::sync::Mut
 
 #[tokio::test]
 async fn a_webhook_delivery_posts_the_reply_and_a_refusal_fails_the_run() {
-    let scenario = Scenario::new().rule(
-        Rule::when(Match::last_user_contains("Check the site"))
-            .reply(Reply::text("The site is up.")),
-    );
-    let (running, _cron_dir) = start(scenario).await;
-    let mut client = Client::connect(&running, TOKEN).await;
+    let (running, _cron_dir, mut client) =
+        start(answering("Check the site", "The site is up.")).await;
 
     let (url, seen) = webhook_endpoint(200).await;
-    let job = client
-        .ok(
-            "cron.add",
-            json!({"name": "Site", "schedule": {"kind": "every", "everyMs": 600_000},
+    let (_, id) = add_job(
+        &mut client,
+        json!({"name": "Site", "schedule": {"kind": "every", "everyMs": 600_000},
                    "payload": {"kind": "agentTurn", "message": "Check the site"},
                    "delivery": {"mode": "webhook", "to": url}}),
-        )
-        .await;
-    let id = job["id"].as_str().unwrap().to_owned();
+    )
+    .await;
     client.ok("cron.run", json!({"id": id})).await;
     let bodies = seen.lock().unwrap().clone();
     assert_eq!(bodies.len(), 1);
