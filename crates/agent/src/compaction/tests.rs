@@ -10,6 +10,15 @@ use serde_json::json;
 
 use super::*;
 
+/// The cut keeping messages from `first_kept_index`, inside the turn started at
+/// `turn_start_index` if any.
+fn cut_at(first_kept_index: usize, turn_start_index: Option<usize>) -> CutPoint {
+    CutPoint {
+        first_kept_index,
+        turn_start_index,
+    }
+}
+
 fn user(text: &str) -> Message {
     Message::User(UserMessage {
         content: UserContent::Text(text.into()),
@@ -194,9 +203,7 @@ fn cut_keeps_at_least_keep_recent_at_a_user_message() {
         .sum();
     assert!(kept >= 250);
 
-    let cut = find_cut_point(&messages, 400);
-    assert_eq!(cut.first_kept_index, 2);
-    assert_eq!(cut.turn_start_index, None);
+    assert_eq!(find_cut_point(&messages, 400), cut_at(2, None));
 }
 
 #[test]
@@ -234,9 +241,7 @@ fn cut_never_separates_a_call_from_its_result() {
         call("c1", "read", json!({"path": "a"})),
         result("c1", &big('r').repeat(3)),
     ];
-    let cut = find_cut_point(&messages, 200);
-    assert_eq!(cut.first_kept_index, 2);
-    assert_eq!(cut.turn_start_index, Some(0));
+    assert_eq!(find_cut_point(&messages, 200), cut_at(2, Some(0)));
 }
 
 #[test]
@@ -249,9 +254,7 @@ fn cut_skips_a_leading_summary() {
     assert_eq!(history_start(&messages), 1);
     let cut = find_cut_point(&messages, 10_000);
     assert_eq!(cut.first_kept_index, 1);
-    let cut = find_cut_point(&messages, 50);
-    assert_eq!(cut.first_kept_index, 2);
-    assert_eq!(cut.turn_start_index, Some(1));
+    assert_eq!(find_cut_point(&messages, 50), cut_at(2, Some(1)));
 }
 
 #[test]

@@ -19,19 +19,26 @@ fn tokens_for(chars: u64) -> u64 {
     chars.div_ceil(4)
 }
 
+/// Characters of the text blocks of `blocks`, each image counting `image`; other blocks
+/// count nothing.
+fn text_chars(blocks: &[ContentBlock], image: u64) -> u64 {
+    blocks
+        .iter()
+        .map(|b| match b {
+            ContentBlock::Text(t) => chars(&t.text),
+            ContentBlock::Image(_) => image,
+            _ => 0,
+        })
+        .sum()
+}
+
 /// Estimated tokens of one message: characters / 4, rounded up. Conservative (it
 /// overestimates). User images are not counted, tool-result images count 1200 tokens.
 pub fn estimate_tokens(message: &Message) -> u64 {
     let count = match message {
         Message::User(user) => match &user.content {
             UserContent::Text(text) => chars(text),
-            UserContent::Blocks(blocks) => blocks
-                .iter()
-                .map(|b| match b {
-                    ContentBlock::Text(t) => chars(&t.text),
-                    _ => 0,
-                })
-                .sum(),
+            UserContent::Blocks(blocks) => text_chars(blocks, 0),
         },
         Message::Assistant(assistant) => assistant
             .content
@@ -46,15 +53,7 @@ pub fn estimate_tokens(message: &Message) -> u64 {
                 ContentBlock::Image(_) => 0,
             })
             .sum(),
-        Message::ToolResult(result) => result
-            .content
-            .iter()
-            .map(|b| match b {
-                ContentBlock::Text(t) => chars(&t.text),
-                ContentBlock::Image(_) => IMAGE_CHARS,
-                _ => 0,
-            })
-            .sum(),
+        Message::ToolResult(result) => text_chars(&result.content, IMAGE_CHARS),
     };
     tokens_for(count)
 }
