@@ -40,6 +40,19 @@ fn client(config: EmbeddingConfig) -> EmbeddingClient {
     EmbeddingClient::new(http(), config).unwrap()
 }
 
+/// The vectors `provider` (model `model`, served by `server`) gives for `input`.
+async fn embed(
+    server: &MockLlm,
+    provider: EmbeddingProvider,
+    model: &str,
+    input: &[String],
+) -> Vec<Vec<f32>> {
+    client(config(server, provider, model))
+        .embed(input)
+        .await
+        .unwrap()
+}
+
 fn texts(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| (*s).to_owned()).collect()
 }
@@ -103,20 +116,14 @@ fn batch_sizes(server: &MockLlm, field: &str) -> Vec<usize> {
 async fn batches_are_split_at_the_provider_limit() {
     let server = MockLlm::start(Scenario::new()).await.unwrap();
     let input: Vec<String> = (0..250).map(|i| format!("note number {i}")).collect();
-    let vectors = client(config(&server, EmbeddingProvider::Gemini, "g"))
-        .embed(&input)
-        .await
-        .unwrap();
+    let vectors = embed(&server, EmbeddingProvider::Gemini, "g", &input).await;
     assert_eq!(vectors.len(), 250);
     assert_eq!(vectors[249], mock_embedding("note number 249", 64));
     assert_eq!(batch_sizes(&server, "requests"), vec![100, 100, 50]);
 
     server.clear_requests();
     let input: Vec<String> = (0..2100).map(|i| format!("t{i}")).collect();
-    let vectors = client(config(&server, EmbeddingProvider::OpenAi, "o"))
-        .embed(&input)
-        .await
-        .unwrap();
+    let vectors = embed(&server, EmbeddingProvider::OpenAi, "o", &input).await;
     assert_eq!(vectors.len(), 2100);
     assert_eq!(batch_sizes(&server, "input"), vec![2048, 52]);
 
@@ -126,10 +133,8 @@ async fn batches_are_split_at_the_provider_limit() {
     client(small).embed(&texts(&["a", "b", "c"])).await.unwrap();
     assert_eq!(server.requests().len(), 2);
     assert!(
-        client(config(&server, EmbeddingProvider::Ollama, "n"))
-            .embed(&[])
+        embed(&server, EmbeddingProvider::Ollama, "n", &[])
             .await
-            .unwrap()
             .is_empty()
     );
 }
@@ -143,10 +148,13 @@ async fn rate_limit_with_retry_after_is_waited_out() {
     );
     let server = MockLlm::start(scenario).await.unwrap();
     let started = Instant::now();
-    let vectors = client(config(&server, EmbeddingProvider::OpenAi, "o"))
-        .embed(&texts(&["busy day"]))
-        .await
-        .unwrap();
+    let vectors = embed(
+        &server,
+        EmbeddingProvider::OpenAi,
+        "o",
+        &texts(&["busy day"]),
+    )
+    .await;
     assert_eq!(vectors.len(), 1);
     assert!(
         started.elapsed() >= Duration::from_millis(900),
