@@ -56,6 +56,15 @@ fn typed(kind: &str, mut body: Value) -> String {
     format!("{{\"type\":{kind}}}")
 }
 
+/// `base` with `extra`'s fields added (both JSON objects).
+fn merge(base: &Value, extra: Value) -> Value {
+    let mut out = base.clone();
+    if let (Value::Object(out), Value::Object(extra)) = (&mut out, extra) {
+        out.extend(extra);
+    }
+    out
+}
+
 /// `data: {"type":kind,…}\n\n`.
 fn sse_typed(kind: &str, body: Value) -> Frame {
     framed(None, typed(kind, body).as_bytes(), b"\n\n")

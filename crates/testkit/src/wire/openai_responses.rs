@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Frame, sse_event};
+use super::{Frame, merge, sse_event};
 use crate::plan::Plan;
 use crate::scenario::StopReason;
 
@@ -111,6 +111,63 @@ fn output_items(plan: &Plan) -> Vec<Value> {
     items
 }
 
+/// How a text output item (a reasoning summary or a message's text) streams: the item
+/// added, an empty part, the text's deltas and whole text, the full part, the item done.
+struct TextStream {
+    /// The part's index field next to `item_id` and `output_index`.
+    index_field: &'static str,
+    /// `{part_event}.added` / `.done`.
+    part_event: &'static str,
+    /// `{text_event}.delta` / `.done`.
+    text_event: &'static str,
+    /// The part holding a text.
+    part: fn(&str) -> Value,
+    /// Fields the text events add.
+    text_extra: Value,
+}
+
+impl TextStream {
+    fn events(
+        &self,
+        ev: &mut Events,
+        index: usize,
+        item: &Value,
+        added: Value,
+        pieces: &[String],
+        text: &str,
+    ) {
+        let (part_event, text_event) = (self.part_event, self.text_event);
+        let at = json!({"item_id": item["id"], "output_index": index, self.index_field: 0});
+        let with = |extra: Value| merge(&at, extra);
+        let text_with = |extra: Value| with(merge(&extra, self.text_extra.clone()));
+        ev.push(
+            "response.output_item.added",
+            json!({"output_index": index, "item": added}),
+        );
+        let empty_part = (self.part)("");
+        ev.push(
+            &format!("{part_event}.added"),
+            with(json!({"part": empty_part})),
+        );
+        for piece in pieces {
+            ev.push(
+                &format!("{text_event}.delta"),
+                text_with(json!({"delta": piece})),
+            );
+        }
+        ev.push(
+            &format!("{text_event}.done"),
+            text_with(json!({"text": text})),
+        );
+        let part = (self.part)(text);
+        ev.push(&format!("{part_event}.done"), with(json!({"part": part})));
+        ev.push(
+            "response.output_item.done",
+            json!({"output_index": index, "item": item}),
+        );
+    }
+}
+
 pub(super) fn frames(plan: &Plan) -> Vec<Frame> {
     let mut ev = Events {
         out: Vec::new(),
@@ -125,74 +182,32 @@ pub(super) fn frames(plan: &Plan) -> Vec<Frame> {
     if let Some(pieces) = &plan.thinking
         && let Some(item) = items_iter.next()
     {
-        let id = &item["id"];
         let text = plan.thinking_text().unwrap_or_default();
-        let at = json!({"item_id": id, "output_index": index, "summary_index": 0});
-        let with = |extra: Value| merge(&at, extra);
-        ev.push(
-            "response.output_item.added",
-            json!({"output_index": index, "item": {"id": id, "type": "reasoning", "summary": []}}),
-        );
-        let empty_part = json!({"type": "summary_text", "text": ""});
-        ev.push(
-            "response.reasoning_summary_part.added",
-            with(json!({"part": empty_part})),
-        );
-        for piece in pieces {
-            ev.push(
-                "response.reasoning_summary_text.delta",
-                with(json!({"delta": piece})),
-            );
-        }
-        ev.push(
-            "response.reasoning_summary_text.done",
-            with(json!({"text": text})),
-        );
-        let part = json!({"type": "summary_text", "text": text});
-        ev.push(
-            "response.reasoning_summary_part.done",
-            with(json!({"part": part})),
-        );
-        ev.push(
-            "response.output_item.done",
-            json!({"output_index": index, "item": item}),
-        );
+        let added = json!({"id": item["id"], "type": "reasoning", "summary": []});
+        let stream = TextStream {
+            index_field: "summary_index",
+            part_event: "response.reasoning_summary_part",
+            text_event: "response.reasoning_summary_text",
+            part: |text| json!({"type": "summary_text", "text": text}),
+            text_extra: json!({}),
+        };
+        stream.events(&mut ev, index, item, added, pieces, &text);
         index += 1;
     }
     if let Some(pieces) = &plan.text
         && let Some(item) = items_iter.next()
     {
-        let id = &item["id"];
         let text = plan.text_text().unwrap_or_default();
-        let at = json!({"item_id": id, "output_index": index, "content_index": 0});
-        let with = |extra: Value| merge(&at, extra);
-        let added = json!({"id": id, "type": "message", "status": "in_progress",
+        let added = json!({"id": item["id"], "type": "message", "status": "in_progress",
             "role": "assistant", "content": []});
-        ev.push(
-            "response.output_item.added",
-            json!({"output_index": index, "item": added}),
-        );
-        let empty_part = json!({"type": "output_text", "text": "", "annotations": []});
-        ev.push(
-            "response.content_part.added",
-            with(json!({"part": empty_part})),
-        );
-        for piece in pieces {
-            ev.push(
-                "response.output_text.delta",
-                with(json!({"delta": piece, "logprobs": []})),
-            );
-        }
-        ev.push(
-            "response.output_text.done",
-            with(json!({"text": text, "logprobs": []})),
-        );
-        let part = json!({"type": "output_text", "text": text, "annotations": []});
-        ev.push("response.content_part.done", with(json!({"part": part})));
-        ev.push(
-            "response.output_item.done",
-            json!({"output_index": index, "item": item}),
-        );
+        let stream = TextStream {
+            index_field: "content_index",
+            part_event: "response.content_part",
+            text_event: "response.output_text",
+            part: |text| json!({"type": "output_text", "text": text, "annotations": []}),
+            text_extra: json!({"logprobs": []}),
+        };
+        stream.events(&mut ev, index, item, added, pieces, &text);
         index += 1;
     }
     for (call, item) in plan.calls.iter().zip(items_iter) {
@@ -229,14 +244,6 @@ pub(super) fn frames(plan: &Plan) -> Vec<Frame> {
     ev.push("response.completed", json!({"response": done}))
         .is_final = true;
     ev.out
-}
-
-fn merge(base: &Value, extra: Value) -> Value {
-    let mut out = base.clone();
-    if let (Value::Object(out), Value::Object(extra)) = (&mut out, extra) {
-        out.extend(extra);
-    }
-    out
 }
 
 pub(super) fn document(plan: &Plan) -> Value {

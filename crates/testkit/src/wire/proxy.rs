@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Frame, sse_typed};
+use super::{Frame, merge, sse_typed};
 use crate::plan::Plan;
 use crate::scenario::StopReason;
 
@@ -31,44 +31,24 @@ pub(super) fn frames(plan: &Plan) -> Vec<Frame> {
     let mut out = vec![sse_typed("start", json!({}))];
     let mut index = 0;
     if let Some(thinking) = &plan.thinking {
-        out.push(sse_typed("thinking_start", json!({"contentIndex": index})));
-        for piece in thinking {
-            out.push(sse_typed(
-                "thinking_delta",
-                json!({"contentIndex": index, "delta": piece}),
-            ));
-        }
-        out.push(sse_typed(
-            "thinking_end",
-            json!({"contentIndex": index,
-            "contentSignature": plan.signature}),
-        ));
+        let end = json!({"contentSignature": plan.signature});
+        block(&mut out, index, "thinking", thinking, json!({}), end);
         index += 1;
     }
     if let Some(text) = &plan.text {
-        out.push(sse_typed("text_start", json!({"contentIndex": index})));
-        for piece in text {
-            out.push(sse_typed(
-                "text_delta",
-                json!({"contentIndex": index, "delta": piece}),
-            ));
-        }
-        out.push(sse_typed("text_end", json!({"contentIndex": index})));
+        block(&mut out, index, "text", text, json!({}), json!({}));
         index += 1;
     }
     for call in &plan.calls {
-        out.push(sse_typed(
-            "toolcall_start",
-            json!({"contentIndex": index,
-            "id": call.id, "toolName": call.name}),
-        ));
-        for piece in &call.arg_chunks {
-            out.push(sse_typed(
-                "toolcall_delta",
-                json!({"contentIndex": index, "delta": piece}),
-            ));
-        }
-        out.push(sse_typed("toolcall_end", json!({"contentIndex": index})));
+        let start = json!({"id": call.id, "toolName": call.name});
+        block(
+            &mut out,
+            index,
+            "toolcall",
+            &call.arg_chunks,
+            start,
+            json!({}),
+        );
         index += 1;
     }
     out.push(
@@ -79,6 +59,25 @@ pub(super) fn frames(plan: &Plan) -> Vec<Frame> {
         .last(),
     );
     out
+}
+
+/// One content block at `index`: `{kind}_start` (with `start`'s fields), a `{kind}_delta`
+/// per piece, then `{kind}_end` (with `end`'s fields).
+fn block(
+    out: &mut Vec<Frame>,
+    index: usize,
+    kind: &str,
+    pieces: &[String],
+    start: Value,
+    end: Value,
+) {
+    let at = json!({"contentIndex": index});
+    out.push(sse_typed(&format!("{kind}_start"), merge(&at, start)));
+    for piece in pieces {
+        let delta = merge(&at, json!({"delta": piece}));
+        out.push(sse_typed(&format!("{kind}_delta"), delta));
+    }
+    out.push(sse_typed(&format!("{kind}_end"), merge(&at, end)));
 }
 
 /// The proxy always streams; a non-streaming request gets the final message as pi builds it.
