@@ -10,7 +10,7 @@ use std::sync::Arc;
 use pincer_automation::cron::{CronService, CronSettings};
 use pincer_automation::heartbeat::HeartbeatSettings;
 use pincer_automation::system_events::SystemClock;
-use pincer_testkit::{Match, Reply, Rule, Scenario};
+use pincer_testkit::Scenario;
 use serde_json::{Value, json};
 use support::client::{Client, last_prompt, text_of};
 
@@ -42,11 +42,6 @@ async fn start(scenario: Scenario) -> (support::Running, tempfile::TempDir, Clie
     (running, cron_dir, client)
 }
 
-/// A model that answers `reply` to a prompt containing `asked`.
-fn answering(asked: &str, reply: &str) -> Scenario {
-    Scenario::new().rule(Rule::when(Match::last_user_contains(asked)).reply(Reply::text(reply)))
-}
-
 /// Adds `job` over `cron.add`; the job as added, and its id.
 async fn add_job(client: &mut Client, job: Value) -> (Value, String) {
     let added = client.ok("cron.add", job).await;
@@ -56,7 +51,7 @@ async fn add_job(client: &mut Client, job: Value) -> (Value, String) {
 
 #[tokio::test]
 async fn an_isolated_job_runs_its_turn_and_announces_the_reply_in_the_main_session() {
-    let (running, _cron_dir, mut client) = start(answering(
+    let (running, _cron_dir, mut client) = start(support::answering(
         "Summarise the news",
         "Three things happened today.",
     ))
@@ -122,7 +117,8 @@ async fn an_isolated_job_runs_its_turn_and_announces_the_reply_in_the_main_sessi
 
 #[tokio::test]
 async fn a_heartbeat_ok_reply_is_not_announced() {
-    let (running, _cron_dir, mut client) = start(answering("Anything new?", "HEARTBEAT_OK")).await;
+    let (running, _cron_dir, mut client) =
+        start(support::answering("Anything new?", "HEARTBEAT_OK")).await;
     let (_, id) = add_job(
         &mut client,
         json!({"name": "Poll", "schedule": {"kind": "cron", "expr": "0 9 * * *"},
@@ -146,7 +142,7 @@ async fn a_heartbeat_ok_reply_is_not_announced() {
 
 #[tokio::test]
 async fn a_main_job_becomes_a_reminder_the_heartbeat_relays() {
-    let (running, _cron_dir, mut client) = start(answering(
+    let (running, _cron_dir, mut client) = start(support::answering(
         "A scheduled reminder has been triggered",
         "Reminder: take the bread out of the oven!",
     ))
@@ -238,7 +234,7 @@ async fn webhook_endpoint(status: u16) -> (String, std::sync::Arc<std::sync::Mut
 #[tokio::test]
 async fn a_webhook_delivery_posts_the_reply_and_a_refusal_fails_the_run() {
     let (running, _cron_dir, mut client) =
-        start(answering("Check the site", "The site is up.")).await;
+        start(support::answering("Check the site", "The site is up.")).await;
 
     let (url, seen) = webhook_endpoint(200).await;
     let (_, id) = add_job(

@@ -21,11 +21,21 @@ fn on() -> HeartbeatSettings {
     }
 }
 
-async fn start(scenario: Scenario, settings: HeartbeatSettings) -> support::Running {
-    support::start_server_with(scenario, TOKEN, move |options| {
+/// A server whose main agent has the heartbeat `settings`, and a client connected to it.
+async fn start(scenario: Scenario, settings: HeartbeatSettings) -> (support::Running, Client) {
+    let running = support::start_server_with(scenario, TOKEN, move |options| {
         options.heartbeat = vec![("main".into(), settings)];
     })
-    .await
+    .await;
+    let client = Client::connect(&running, TOKEN).await;
+    (running, client)
+}
+
+/// Writes the main agent's `HEARTBEAT.md`.
+fn write_checklist(running: &support::Running, text: &str) {
+    let workspace = running.dir.path().join("workspace");
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::write(workspace.join("HEARTBEAT.md"), text).unwrap();
 }
 
 #[tokio::test]
@@ -40,8 +50,7 @@ async fn an_acknowledgement_stays_silent_and_never_shows_the_token() {
             Rule::when(Match::tool_result("sleep"))
                 .reply(Reply::text("**HEARTBEAT_OK** nothing needs you")),
         );
-    let running = start(scenario, on()).await;
-    let mut client = Client::connect(&running, TOKEN).await;
+    let (running, mut client) = start(scenario, on()).await;
     assert_eq!(client.ok("last-heartbeat", json!({})).await, Value::Null);
 
     assert!(running.heartbeats.request_now("main", "manual"));
@@ -72,16 +81,12 @@ async fn an_acknowledgement_stays_silent_and_never_shows_the_token() {
 async fn an_alert_is_delivered_as_a_chat_final_without_the_token() {
     // With the token and at most `ackMaxChars` besides it, a reply is an ack: a small
     // `ackMaxChars` makes this one an alert.
-    let scenario = Scenario::new().rule(
-        Rule::when(Match::last_user_contains(HEARTBEAT_PROMPT))
-            .reply(Reply::text("HEARTBEAT_OK The disk is 95% full.")),
-    );
+    let scenario = support::answering(HEARTBEAT_PROMPT, "HEARTBEAT_OK The disk is 95% full.");
     let settings = HeartbeatSettings {
         ack_max_chars: 10,
         ..on()
     };
-    let running = start(scenario, settings).await;
-    let mut client = Client::connect(&running, TOKEN).await;
+    let (running, mut client) = start(scenario, settings).await;
 
     running.heartbeats.request_now("main", "manual");
     let event = client.heartbeat().await;
@@ -97,16 +102,10 @@ async fn an_alert_is_delivered_as_a_chat_final_without_the_token() {
 
 #[tokio::test]
 async fn a_finished_background_command_is_relayed_with_the_exec_prompt() {
-    let scenario = Scenario::new().rule(
-        Rule::when(Match::last_user_contains(EXEC_EVENT_PROMPT))
-            .reply(Reply::text("Your build finished: all tests passed.")),
-    );
-    let running = start(scenario, on()).await;
-    let mut client = Client::connect(&running, TOKEN).await;
+    let scenario = support::answering(EXEC_EVENT_PROMPT, "Your build finished: all tests passed.");
+    let (running, mut client) = start(scenario, on()).await;
     // An empty checklist does not hold back an event-driven run.
-    let workspace = running.dir.path().join("workspace");
-    std::fs::create_dir_all(&workspace).unwrap();
-    std::fs::write(workspace.join("HEARTBEAT.md"), "# Checklist\n\n- [ ]\n").unwrap();
+    write_checklist(&running, "# Checklist\n\n- [ ]\n");
 
     client
         .ok(
@@ -141,11 +140,8 @@ async fn a_finished_background_command_is_relayed_with_the_exec_prompt() {
 
 #[tokio::test]
 async fn an_empty_checklist_skips_a_timer_run_without_calling_the_model() {
-    let running = start(Scenario::new(), on()).await;
-    let mut client = Client::connect(&running, TOKEN).await;
-    let workspace = running.dir.path().join("workspace");
-    std::fs::create_dir_all(&workspace).unwrap();
-    std::fs::write(workspace.join("HEARTBEAT.md"), "# Tasks\n\n- [ ] \n").unwrap();
+    let (running, mut client) = start(Scenario::new(), on()).await;
+    write_checklist(&running, "# Tasks\n\n- [ ] \n");
 
     // A plain request (not an event) follows the timer's rules for the checklist.
     running.heartbeats.request_now("main", "requested");
@@ -158,16 +154,15 @@ async fn an_empty_checklist_skips_a_timer_run_without_calling_the_model() {
 
 #[tokio::test]
 async fn target_none_runs_but_delivers_nothing() {
-    let scenario = Scenario::new().rule(
-        Rule::when(Match::last_user_contains(HEARTBEAT_PROMPT))
-            .reply(Reply::text("Something long enough to be an alert, surely.")),
+    let scenario = support::answering(
+        HEARTBEAT_PROMPT,
+        "Something long enough to be an alert, surely.",
     );
     let settings = HeartbeatSettings {
         target: pincer_automation::heartbeat::HeartbeatTarget::None,
         ..on()
     };
-    let running = start(scenario, settings).await;
-    let mut client = Client::connect(&running, TOKEN).await;
+    let (running, mut client) = start(scenario, settings).await;
     running.heartbeats.request_now("main", "manual");
     let event = client.heartbeat().await;
     assert_eq!(event["status"], "sent");
@@ -226,8 +221,7 @@ async fn busy_main(first_byte_ms: u64, run_id: &str) -> (support::Running, Clien
             Rule::when(Match::last_user_contains(HEARTBEAT_PROMPT))
                 .reply(Reply::text("HEARTBEAT_OK")),
         );
-    let running = start(scenario, on()).await;
-    let mut client = Client::connect(&running, TOKEN).await;
+    let (running, mut client) = start(scenario, on()).await;
     let sent = client
         .ok(
             "chat.send",
@@ -264,8 +258,7 @@ async fn an_acknowledged_run_leaves_no_turn_in_the_transcript_an_alert_does() {
             Rule::when(Match::last_user_contains(HEARTBEAT_PROMPT))
                 .reply(Reply::text("The backup failed last night.")),
         );
-    let running = start(scenario, on()).await;
-    let mut client = Client::connect(&running, TOKEN).await;
+    let (running, mut client) = start(scenario, on()).await;
     let sent = client
         .ok(
             "chat.send",
@@ -308,8 +301,7 @@ async fn a_message_during_a_heartbeat_waits_for_its_own_turn_instead_of_steering
                 .fault(pincer_testkit::Fault::slow_first_byte_ms(800)),
         )
         .rule(Rule::when(Match::last_user_contains("hello")).reply(Reply::text("hi there")));
-    let running = start(scenario, on()).await;
-    let mut client = Client::connect(&running, TOKEN).await;
+    let (running, mut client) = start(scenario, on()).await;
     running.heartbeats.request_now("main", "manual");
     // Wait until the heartbeat's turn runs.
     loop {

@@ -18,10 +18,15 @@ use pincer_gateway::server::{
     Heartbeats, ModelDefaults, PlanError, Runtime, ServeOptions, TurnRequest, serve,
 };
 use pincer_store::SessionStore;
-use pincer_testkit::{Api, MockLlm, Scenario};
+use pincer_testkit::{Api, Match, MockLlm, Reply, Rule, Scenario};
 use pincer_turns::turn::TurnPlan;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
+
+/// A model that answers `reply` to a prompt containing `asked`.
+pub fn answering(asked: &str, reply: &str) -> Scenario {
+    Scenario::new().rule(Rule::when(Match::last_user_contains(asked)).reply(Reply::text(reply)))
+}
 
 /// A tool that waits `ms` milliseconds (default 300), so a test can act while a turn is
 /// inside its tool batch (steering lands at the batch's end).
