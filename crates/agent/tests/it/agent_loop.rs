@@ -96,6 +96,35 @@ fn prompt_in_task(agent: &Agent, text: &'static str) -> JoinHandle<Result<(), Ag
     tokio::spawn(async move { runner.prompt(text).await })
 }
 
+/// A reply calling `sleep` once per `(ms, label)`, in order.
+fn sleeps(calls: &[(u64, &str)]) -> Reply {
+    calls.iter().fold(Reply::empty(), |reply, (ms, label)| {
+        reply.with_tool_call("sleep", json!({"ms": ms, "label": label}))
+    })
+}
+
+/// The agent with the `sleep` tool for `scenario`, prompted "go" in a task of its own, once
+/// its events have reached one that `reached` matches.
+async fn going_until(
+    scenario: Scenario,
+    reached: impl Fn(&AgentEvent) -> bool,
+) -> (Agent, MockLlm, JoinHandle<Result<(), AgentError>>) {
+    let (agent, server) = agent_with(scenario, vec![typed(Sleep)]).await;
+    let mut rx = agent.subscribe();
+    let run = prompt_in_task(&agent, "go");
+    wait_for(&mut rx, reached).await;
+    (agent, server, run)
+}
+
+/// Asserts that the agent's last error mentions `part`.
+fn assert_error_mentions(agent: &Agent, part: &str) {
+    let error = agent.state().error;
+    assert!(
+        error.as_deref().is_some_and(|e| e.contains(part)),
+        "{error:?}"
+    );
+}
+
 /// How many of `events` are of `kind`.
 fn count(events: &[Arc<AgentEvent>], kind: &str) -> usize {
     kinds(events).iter().filter(|k| **k == kind).count()
@@ -175,12 +204,7 @@ async fn a_text_turn_emits_pi_events_in_order() {
 
 #[tokio::test]
 async fn parallel_tools_finish_out_of_order_but_results_keep_call_order() {
-    let scenario = go_then(
-        Reply::empty()
-            .with_tool_call("sleep", json!({"ms": 400, "label": "slow"}))
-            .with_tool_call("sleep", json!({"ms": 10, "label": "fast"})),
-        "both done",
-    );
+    let scenario = go_then(sleeps(&[(400, "slow"), (10, "fast")]), "both done");
     let (agent, server) = agent_with(scenario, vec![typed(Sleep)]).await;
     let mut rx = agent.subscribe();
     agent.prompt("go").await.unwrap();
@@ -238,15 +262,9 @@ async fn steering_is_delivered_after_the_tool_batch() {
             Rule::when(Match::last_user("change of plan")).reply(Reply::text("ok, changing plan")),
         )
         .rule(Rule::when(Match::tool_result("sleep")).reply(Reply::text("should not be asked")))
-        .rule(
-            Rule::when(Match::last_user("go"))
-                .reply(Reply::empty().with_tool_call("sleep", json!({"ms": 300, "label": "t"}))),
-        );
-    let (agent, _server) = agent_with(scenario, vec![typed(Sleep)]).await;
-    let mut rx = agent.subscribe();
-    let run = prompt_in_task(&agent, "go");
+        .rule(Rule::when(Match::last_user("go")).reply(sleeps(&[(300, "t")])));
     // Steer once the tool is running.
-    wait_for(&mut rx, |e| {
+    let (agent, _server, run) = going_until(scenario, |e| {
         matches!(e, AgentEvent::ToolExecutionStart { .. })
     })
     .await;
@@ -318,14 +336,7 @@ async fn abort_mid_stream_ends_the_run_with_an_aborted_message() {
     let last = last_assistant(&state.messages);
     assert_eq!(last.stop_reason, StopReason::Aborted);
     assert!(last.text().starts_with("word "), "partial reply kept");
-    assert!(
-        state
-            .error
-            .as_deref()
-            .is_some_and(|e| e.contains("aborted")),
-        "{:?}",
-        state.error
-    );
+    assert_error_mentions(&agent, "aborted");
     assert!(!state.is_streaming);
     let tail = kinds(&drain(&mut rx));
     assert_eq!(
@@ -336,14 +347,9 @@ async fn abort_mid_stream_ends_the_run_with_an_aborted_message() {
 
 #[tokio::test]
 async fn abort_mid_tool_cancels_the_tool_and_ends_the_run() {
-    let scenario = Scenario::new().rule(
-        Rule::when(Match::last_user("go"))
-            .reply(Reply::empty().with_tool_call("sleep", json!({"ms": 60000, "label": "long"}))),
-    );
-    let (agent, _server) = agent_with(scenario, vec![typed(Sleep)]).await;
-    let mut rx = agent.subscribe();
-    let run = prompt_in_task(&agent, "go");
-    wait_for(&mut rx, |e| {
+    let scenario =
+        Scenario::new().rule(Rule::when(Match::last_user("go")).reply(sleeps(&[(60000, "long")])));
+    let (agent, _server, run) = going_until(scenario, |e| {
         matches!(e, AgentEvent::ToolExecutionUpdate { .. })
     })
     .await;
@@ -390,12 +396,7 @@ async fn invalid_arguments_and_unknown_tools_become_error_results() {
 
 #[tokio::test]
 async fn hooks_block_rewrite_and_replace_results() {
-    let scenario = go_then(
-        Reply::empty()
-            .with_tool_call("sleep", json!({"ms": 1, "label": "blocked"}))
-            .with_tool_call("sleep", json!({"ms": 1, "label": "original"})),
-        "fine",
-    );
+    let scenario = go_then(sleeps(&[(1, "blocked"), (1, "original")]), "fine");
     let (mut config, _server) = config_with(scenario, vec![typed(Sleep)]).await;
     let order = Arc::new(Mutex::new(Vec::new()));
     {
@@ -481,9 +482,7 @@ async fn prompting_while_busy_is_refused_with_advice() {
 #[tokio::test]
 async fn tool_calls_cut_off_by_the_token_limit_are_not_run() {
     let scenario = go_then(
-        Reply::empty()
-            .with_tool_call("sleep", json!({"ms": 1, "label": "x"}))
-            .with_stop_reason(MockStop::Length),
+        sleeps(&[(1, "x")]).with_stop_reason(MockStop::Length),
         "retrying",
     );
     let (agent, _server) = agent_with(scenario, vec![typed(Sleep)]).await;
@@ -524,14 +523,7 @@ async fn continue_retries_after_an_error_and_reset_forgets() {
     let agent = Agent::new(config);
     agent.prompt("hi").await.unwrap();
     let state = agent.state();
-    assert!(
-        state
-            .error
-            .as_deref()
-            .is_some_and(|e| e.contains("HTTP 500")),
-        "{:?}",
-        state.error
-    );
+    assert_error_mentions(&agent, "HTTP 500");
     // The last message is the failed reply: continuing needs something to continue from.
     assert_eq!(
         agent.continue_run().await.unwrap_err().to_string(),
@@ -557,12 +549,7 @@ async fn continue_retries_after_an_error_and_reset_forgets() {
 
 #[tokio::test]
 async fn sequential_mode_runs_one_call_at_a_time() {
-    let scenario = go_then(
-        Reply::empty()
-            .with_tool_call("sleep", json!({"ms": 200, "label": "slow"}))
-            .with_tool_call("sleep", json!({"ms": 1, "label": "fast"})),
-        "done",
-    );
+    let scenario = go_then(sleeps(&[(200, "slow"), (1, "fast")]), "done");
     let (mut config, _server) = config_with(scenario, vec![typed(Sleep)]).await;
     config.tool_execution = pincer_agent::ExecutionMode::Sequential;
     let agent = Agent::new(config);
@@ -593,9 +580,7 @@ async fn sequential_mode_runs_one_call_at_a_time() {
 async fn persist_and_agent_end_hooks_run() {
     let scenario = Scenario::new()
         .rule(Rule::when(Match::tool_result("sleep")).reply(Reply::text("done")))
-        .rule(Rule::when(Match::last_user("go")).reply(
-            Reply::empty().with_tool_call("sleep", json!({"ms": 1, "label": "secret-token"})),
-        ));
+        .rule(Rule::when(Match::last_user("go")).reply(sleeps(&[(1, "secret-token")])));
     let (mut config, server) = config_with(scenario, vec![typed(Sleep)]).await;
     config
         .hooks
@@ -696,14 +681,8 @@ async fn dotted_tool_names_are_offered_under_a_wire_safe_name() {
 async fn the_tool_round_cap_refuses_further_calls_and_ends_the_run() {
     // The model asks for a tool after every result: without a cap it would loop forever.
     let scenario = Scenario::new()
-        .rule(
-            Rule::when(Match::tool_result("sleep"))
-                .reply(Reply::empty().with_tool_call("sleep", json!({"ms": 1, "label": "again"}))),
-        )
-        .rule(
-            Rule::when(Match::last_user("go"))
-                .reply(Reply::empty().with_tool_call("sleep", json!({"ms": 1, "label": "first"}))),
-        );
+        .rule(Rule::when(Match::tool_result("sleep")).reply(sleeps(&[(1, "again")])))
+        .rule(Rule::when(Match::last_user("go")).reply(sleeps(&[(1, "first")])));
     let (mut config, server) = config_with(scenario, vec![typed(Sleep)]).await;
     config.max_tool_rounds = Some(2);
     let agent = Agent::new(config);
