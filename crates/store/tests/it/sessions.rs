@@ -4,11 +4,21 @@
 use std::fs;
 
 use pincer_ai::Message;
-use pincer_store::{SessionIndex, SessionStore, StoreError};
+use pincer_store::{OpenSession, SessionIndex, SessionStore, StoreError};
 use serde_json::json;
 
 fn store(dir: &std::path::Path) -> SessionStore {
     SessionStore::new(dir.join("agents/main/sessions")).with_cwd("/work")
+}
+
+/// Session `key` of `s`, opened (created if new) and given a user message saying `text`.
+fn said(s: &SessionStore, key: &str, text: &str) -> OpenSession {
+    let mut session = s.get_or_create(key).unwrap();
+    session
+        .transcript
+        .append_message(Message::user(text))
+        .unwrap();
+    session
 }
 
 #[test]
@@ -136,10 +146,7 @@ fn missing_index_is_empty_and_corrupt_index_is_strict_in_index() {
 fn reset_keeps_the_old_transcript() {
     let dir = tempfile::tempdir().unwrap();
     let s = store(dir.path());
-    let mut old = s.get_or_create("main").unwrap();
-    old.transcript
-        .append_message(Message::user("before"))
-        .unwrap();
+    let old = said(&s, "main", "before");
     s.patch("main", &json!({"thinkingLevel": "low", "inputTokens": 5}))
         .unwrap();
     let old_bytes = fs::read(old.transcript.path()).unwrap();
@@ -208,10 +215,7 @@ fn list_is_sorted_by_update_newest_first() {
 fn archive_removes_the_entry_and_keeps_the_transcript_aside() {
     let dir = tempfile::tempdir().unwrap();
     let s = store(dir.path());
-    let mut a = s.get_or_create("gone").unwrap();
-    a.transcript
-        .append_message(Message::user("keep me"))
-        .unwrap();
+    let mut a = said(&s, "gone", "keep me");
     let bytes = fs::read(a.transcript.path()).unwrap();
     s.get_or_create("stays").unwrap();
     let moved = s.archive("gone").unwrap().unwrap();
@@ -287,8 +291,8 @@ fn everything_the_store_creates_is_private() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let s = store(dir.path());
-    let mut a = s.get_or_create("main").unwrap();
-    a.transcript.append_message(Message::user("hi")).unwrap();
+    // Kept open while the files are checked.
+    let _open = said(&s, "main", "hi");
     let mut wrong = Vec::new();
     let mut stack = vec![dir.path().join("agents")];
     while let Some(path) = stack.pop() {

@@ -3,11 +3,23 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
+use std::path::Path;
 
 use pincer_ai::{AssistantMessage, ContentBlock, Message, Usage};
-use pincer_store::{CompactionEntry, EntryBody, StoreError, Transcript, TurnStats};
+use pincer_store::{
+    CompactionEntry, EntryBody, OpenSession, SessionStore, StoreError, Transcript, TurnStats,
+};
 
 use crate::common::store;
+
+/// A store in `dir` and its session "main", open without an fsync per append (the turn
+/// runner's mode: the turn's end flushes).
+fn unsynced_main(dir: &Path) -> (SessionStore, OpenSession) {
+    let s = store(dir);
+    let mut session = s.get_or_create("main").unwrap();
+    session.transcript.set_sync_each_append(false);
+    (s, session)
+}
 
 fn reply(text: &str, input: u64, output: u64) -> AssistantMessage {
     AssistantMessage {
@@ -27,9 +39,7 @@ fn reply(text: &str, input: u64, output: u64) -> AssistantMessage {
 #[test]
 fn a_turn_appends_flushes_and_adds_up_in_the_index() {
     let dir = tempfile::tempdir().unwrap();
-    let s = store(dir.path());
-    let mut session = s.get_or_create("main").unwrap();
-    session.transcript.set_sync_each_append(false);
+    let (s, mut session) = unsynced_main(dir.path());
     assert!(!session.transcript.sync_each_append());
 
     for (i, (input, output)) in [(100, 20), (150, 30)].into_iter().enumerate() {
@@ -108,9 +118,7 @@ fn record_turn_keeps_routing_it_is_not_given() {
 #[test]
 fn a_turn_of_a_session_reset_meanwhile_is_not_charged_to_the_new_one() {
     let dir = tempfile::tempdir().unwrap();
-    let s = store(dir.path());
-    let mut old = s.get_or_create("main").unwrap();
-    old.transcript.set_sync_each_append(false);
+    let (s, mut old) = unsynced_main(dir.path());
     old.transcript
         .append_message(Message::user("before the reset"))
         .unwrap();
@@ -142,9 +150,7 @@ fn a_turn_of_a_session_reset_meanwhile_is_not_charged_to_the_new_one() {
 #[test]
 fn compaction_is_appended_and_counted() {
     let dir = tempfile::tempdir().unwrap();
-    let s = store(dir.path());
-    let mut session = s.get_or_create("main").unwrap();
-    session.transcript.set_sync_each_append(false);
+    let (s, mut session) = unsynced_main(dir.path());
     session
         .transcript
         .append_message(Message::user("q1"))
