@@ -28,6 +28,13 @@ fn put(ws: &Path, rel: &str, content: &str) {
     std::fs::write(path, content).unwrap();
 }
 
+/// A workspace holding [`project`]: the temp dir, the workspace, its policy.
+fn project_workspace() -> (tempfile::TempDir, std::path::PathBuf, PathPolicy) {
+    let (dir, ws, policy) = workspace();
+    project(&ws);
+    (dir, ws, policy)
+}
+
 /// A small project: sources, a gitignored build dir, a hidden file, a binary.
 fn project(ws: &Path) {
     put(ws, ".gitignore", "target/\n*.log\n");
@@ -46,8 +53,7 @@ fn project(ws: &Path) {
 
 #[tokio::test]
 async fn ls_sorts_marks_directories_and_limits() {
-    let (_d, ws, policy) = workspace();
-    project(&ws);
+    let (_d, ws, policy) = project_workspace();
     let listings = [
         (
             json!({}),
@@ -79,8 +85,7 @@ async fn ls_sorts_marks_directories_and_limits() {
 
 #[tokio::test]
 async fn grep_respects_gitignore_and_skips_hidden_and_binary() {
-    let (_d, ws, policy) = workspace();
-    project(&ws);
+    let (_d, _ws, policy) = project_workspace();
     let cases = [
         (
             json!({"pattern": "hello"}),
@@ -99,8 +104,7 @@ async fn grep_respects_gitignore_and_skips_hidden_and_binary() {
 
 #[tokio::test]
 async fn grep_options() {
-    let (_d, ws, policy) = workspace();
-    project(&ws);
+    let (_d, _ws, policy) = project_workspace();
     let cases = [
         // Regex by default: `.` matches any character.
         (
@@ -163,8 +167,7 @@ async fn grep_cuts_long_lines_and_separates_context_groups() {
 
 #[tokio::test]
 async fn find_globs_respect_gitignore_and_limits() {
-    let (_d, ws, policy) = workspace();
-    project(&ws);
+    let (_d, ws, policy) = project_workspace();
     put(&ws, ".git/config", "x");
     let cases = [
         (
@@ -205,8 +208,7 @@ async fn find_globs_respect_gitignore_and_limits() {
 
 #[tokio::test]
 async fn search_stops_when_aborted() {
-    let (_d, ws, policy) = workspace();
-    project(&ws);
+    let (_d, _ws, policy) = project_workspace();
     let tool = file_tools(policy.clone())
         .into_iter()
         .find(|t| t.name() == "grep")
