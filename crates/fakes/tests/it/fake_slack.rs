@@ -311,12 +311,7 @@ async fn messages_dms_files_and_failures() {
     assert_eq!(got.bytes().await.unwrap().as_ref(), b"PNG");
     let page = client().get(url).send().await.unwrap();
     assert_eq!(page.status(), 200);
-    assert!(
-        page.headers()["content-type"]
-            .to_str()
-            .unwrap()
-            .starts_with("text/html")
-    );
+    assert!(crate::common::content_type(&page).starts_with("text/html"));
 
     // One-shot failures.
     fake.fail_next("chat.postMessage", 429, Some(3));

@@ -57,10 +57,7 @@ pub fn parse_sse(body: &str) -> Vec<Event> {
 pub async fn stream(url: &str, body: &Value) -> Vec<Event> {
     let response = post(url, body).await;
     assert_eq!(response.status(), 200, "status for {url}");
-    assert_eq!(
-        response.headers()["content-type"].to_str().unwrap(),
-        "text/event-stream"
-    );
+    assert_eq!(content_type(&response), "text/event-stream");
     assert!(response.headers().get("content-length").is_none());
     parse_sse(&response.text().await.unwrap())
 }

@@ -23,6 +23,11 @@ pub async fn post_json(url: &str, body: &Value) -> Value {
     post(url, body).await.json().await.unwrap()
 }
 
+/// The answer's `Content-Type`.
+pub fn content_type(response: &reqwest::Response) -> &str {
+    response.headers()["content-type"].to_str().unwrap()
+}
+
 /// Sends `request`: the answer's status and JSON body (`null` when the body is empty).
 pub async fn send_json(request: reqwest::RequestBuilder) -> (u16, Value) {
     let response = request.send().await.unwrap();
