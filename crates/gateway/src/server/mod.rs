@@ -26,6 +26,7 @@ mod presence;
 pub mod queue;
 pub mod runs;
 pub mod runtime;
+mod session_keys;
 mod state;
 mod transcript_trim;
 pub mod turn_events;

@@ -24,7 +24,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc};
 
-use super::{agent_of_key, authorize, count, fresh_id, unix_secs, valid_session_key};
+use super::{authorize, count, fresh_id, known_agent_of_key, unix_secs, valid_session_key};
 use crate::server::Gateway;
 use crate::server::runs::{GatewayEvent, RunState, Started};
 use crate::server::runtime::{TurnOrigin, TurnRequest};
@@ -239,7 +239,10 @@ pub(super) async fn chat_completions(
         (Some(key), _) if !valid_session_key(key) => {
             return bad_request("invalid session key header", "invalid_session_key");
         }
-        (Some(key), _) => (agent_of_key(&gw, key).unwrap_or(agent_id), key.to_owned()),
+        (Some(key), _) => (
+            known_agent_of_key(&gw, key).unwrap_or(agent_id),
+            key.to_owned(),
+        ),
         (None, Some(user)) if !valid_session_key(user) => {
             return bad_request("invalid `user`", "invalid_user");
         }

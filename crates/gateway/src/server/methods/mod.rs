@@ -25,6 +25,7 @@ use serde_json::{Value, json};
 
 use super::Gateway;
 use super::frames::{MethodError, Request, codes};
+use super::session_keys::known_agent_of_key;
 
 pub(super) use chat::injected_message;
 pub(super) use system::{WakeMode, wake_main};
@@ -309,13 +310,7 @@ impl Defaults {
 
 /// The agent a session key belongs to (`agent:<id>:…`), else the default agent.
 pub(super) fn agent_of_key(gw: &Gateway, key: &str) -> String {
-    match key
-        .strip_prefix("agent:")
-        .and_then(|rest| rest.split(':').next())
-    {
-        Some(id) if gw.runtime.is_known_agent(id) => id.to_owned(),
-        _ => gw.runtime.default_agent_id(),
-    }
+    known_agent_of_key(gw, key).unwrap_or_else(|| gw.runtime.default_agent_id())
 }
 
 #[cfg(test)]

@@ -18,11 +18,9 @@ use serde_json::Value;
 
 use super::super::Gateway;
 use super::super::frames::MethodError;
+use super::super::session_keys::{known_agent_of_key, valid_session_key};
 use super::params::{Later, one_of, parse};
 use pincer_automation::system_events::{Injected, SystemEventError};
-
-/// Longest session key a caller may name (as `/hooks/agent`).
-const MAX_SESSION_KEY: usize = 512;
 
 /// `system-event {text, sessionKey?, agentId?, wake?}`: queues `text` for `sessionKey`, by
 /// default the main session of `agentId` (default agent). `wake: true` also asks for a
@@ -62,7 +60,10 @@ pub(super) fn system_event(gw: &Gateway, p: &Value) -> Result<Queued, MethodErro
                 "sessionKey must be 1 to 512 characters without control characters",
             ));
         }
-        Some(key) => (agent_of_key(gw, key).unwrap_or(agent_id), key.to_owned()),
+        Some(key) => (
+            known_agent_of_key(gw, key).unwrap_or(agent_id),
+            key.to_owned(),
+        ),
         None => {
             let key = gw.runtime.main_session_key(&agent_id);
             (agent_id, key)
@@ -228,18 +229,6 @@ fn answer(session_key: String, injected: Injected) -> Queued {
     }
 }
 
-/// The agent a session key belongs to (`agent:<id>:…`) when that agent exists.
-fn agent_of_key(gw: &Gateway, key: &str) -> Option<String> {
-    let id = key.strip_prefix("agent:")?.split(':').next()?;
-    gw.runtime.is_known_agent(id).then(|| id.to_owned())
-}
-
-/// A session key a caller named: bounded and printable, so it cannot smuggle control
-/// characters into the queue's map or the logs.
-fn valid_session_key(key: &str) -> bool {
-    !key.is_empty() && key.len() <= MAX_SESSION_KEY && !key.chars().any(char::is_control)
-}
-
 /// `health`: the payload, which also goes out as an event when it changed, so every
 /// client's copy follows.
 pub(super) fn health(gw: &Gateway) -> Value {
@@ -392,13 +381,5 @@ mod tests {
                 Err("mode must be now or next-heartbeat".to_owned())
             );
         }
-    }
-
-    #[test]
-    fn session_keys_callers_may_name() {
-        assert!(valid_session_key("agent:main:telegram:direct:42"));
-        assert!(!valid_session_key(""));
-        assert!(!valid_session_key("a\u{7}b"));
-        assert!(!valid_session_key(&"k".repeat(MAX_SESSION_KEY + 1)));
     }
 }
