@@ -1,8 +1,9 @@
 //! What every fake platform server (Telegram, Discord, Slack, Feishu) shares: its state
 //! behind a mutex whose every change wakes the tests waiting on it, binding a loopback
 //! port and serving its router until cancelled, and (in [`host`]) the shared half every
-//! handler holds and the running server a handle stops on drop. Each fake writes only its
-//! platform's routes, state and shapes.
+//! handler holds and the running server a handle stops on drop; (in [`ws`]) what the
+//! WebSocket fakes queue for a connection and how its task sends it. Each fake writes only
+//! its platform's routes, state and shapes.
 
 mod handle;
 mod host;
