@@ -148,23 +148,23 @@ pub fn request(
     options: &StreamOptions,
     api_key: &str,
 ) -> HttpCall {
-    let input = request_input(model, context, options, Some(api_key));
-    wire.build_request(input).unwrap()
+    try_request(wire, model, context, options, Some(api_key)).unwrap()
 }
 
-/// What a request is built from.
-pub fn request_input<'a>(
-    model: &'a Model,
-    context: &'a Context,
-    options: &'a StreamOptions,
-    api_key: Option<&'a str>,
-) -> RequestInput<'a> {
-    RequestInput {
+/// The request `wire` builds, or why it cannot.
+pub fn try_request(
+    wire: &dyn WireApi,
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+    api_key: Option<&str>,
+) -> Result<HttpCall, String> {
+    wire.build_request(RequestInput {
         model,
         context,
         options,
         api_key,
-    }
+    })
 }
 
 /// A tiny PNG image block.

@@ -163,7 +163,7 @@ fn base64url_decode(text: &str) -> Option<Vec<u8>> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::test_support::{model, request_input};
+    use crate::test_support::{model, try_request};
     use crate::types::{Message, ThinkingLevel, Tool};
 
     /// An unsigned JWT whose payload is `claims` (base64url by hand, mirroring the decoder).
@@ -214,9 +214,14 @@ mod tests {
             ..StreamOptions::default()
         };
         let token = token();
-        let call = OpenAiCodexResponses
-            .build_request(request_input(&m, &context(), &options, Some(&token)))
-            .unwrap();
+        let call = try_request(
+            &OpenAiCodexResponses,
+            &m,
+            &context(),
+            &options,
+            Some(&token),
+        )
+        .unwrap();
         assert_eq!(call.url, "https://chatgpt.com/backend-api/codex/responses");
         assert!(matches!(call.framing, Framing::Sse));
         let header = |name: &str| {
@@ -258,14 +263,14 @@ mod tests {
             description: "Read a file".into(),
             parameters: json!({"type": "object", "properties": {}}),
         }];
-        let call = OpenAiCodexResponses
-            .build_request(request_input(
-                &m,
-                &ctx,
-                &StreamOptions::default(),
-                Some(&token()),
-            ))
-            .unwrap();
+        let call = try_request(
+            &OpenAiCodexResponses,
+            &m,
+            &ctx,
+            &StreamOptions::default(),
+            Some(&token()),
+        )
+        .unwrap();
         assert_eq!(call.url, "http://127.0.0.1:9/backend-api/codex/responses");
         assert_eq!(call.body["instructions"], "");
         assert_eq!(call.body["tools"][0]["name"], "read");
@@ -277,14 +282,14 @@ mod tests {
     fn a_missing_or_foreign_token_is_a_clear_error() {
         let m = codex_model(json!({}));
         let build = |key: Option<&str>| {
-            OpenAiCodexResponses
-                .build_request(request_input(
-                    &m,
-                    &context(),
-                    &StreamOptions::default(),
-                    key,
-                ))
-                .unwrap_err()
+            try_request(
+                &OpenAiCodexResponses,
+                &m,
+                &context(),
+                &StreamOptions::default(),
+                key,
+            )
+            .unwrap_err()
         };
         assert_eq!(
             build(None),

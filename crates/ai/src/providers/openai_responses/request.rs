@@ -9,7 +9,9 @@ use serde_json::{Map, Value, json};
 
 use crate::model::Model;
 use crate::options::{CacheRetention, StreamOptions};
-use crate::providers::anthropic::transform::{Replay, ReplayAssistant, ReplayBlock, transform};
+use crate::providers::anthropic::transform::{
+    Replay, ReplayAssistant, ReplayBlock, sanitize_tool_call_id, transform,
+};
 use crate::providers::openai_shared::{
     accepts_images, data_url, max_output_tokens, reasoning_effort, temperature_json,
 };
@@ -232,17 +234,8 @@ fn normalize_tool_call_id(model: &Model, id: &str) -> String {
     let Some((call_id, item_id)) = id.split_once('|') else {
         return id.to_owned();
     };
-    let sanitize = |s: &str| -> String {
-        s.chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect()
-    };
+    // Both parts follow Anthropic's id rule; each is cut to 64 characters below anyway.
+    let sanitize = sanitize_tool_call_id;
     let mut item_id = sanitize(item_id.split('|').next().unwrap_or_default());
     if !item_id.starts_with("fc") {
         item_id.insert_str(0, "fc_");
