@@ -4,7 +4,7 @@
 //! and 0600; every read-modify-write holds an exclusive lock on `auth-profiles.json.lock` so
 //! two processes (the gateway and a CLI command) never lose each other's updates.
 
-use std::fs::File;
+use pincer_base::HeldLock;
 use std::path::{Path, PathBuf};
 
 use pincer_store::StoreError;
@@ -20,15 +20,6 @@ use crate::rotation::{CooldownPolicy, Failure, Rotation};
 #[derive(Debug, Clone)]
 pub struct AuthStore {
     path: PathBuf,
-}
-
-/// Holds an exclusive lock file open; dropping it (or the process dying) releases the lock.
-pub(crate) struct FileLock(File);
-
-impl Drop for FileLock {
-    fn drop(&mut self) {
-        let _ = self.0.unlock();
-    }
 }
 
 impl AuthStore {
@@ -79,7 +70,7 @@ impl AuthStore {
 
     /// Takes the exclusive lock `<file>.<suffix>`, creating the directory (0700) if needed.
     /// Blocks until the lock is free.
-    pub(crate) fn lock(&self, suffix: &str) -> Result<FileLock, AuthError> {
+    pub(crate) fn lock(&self, suffix: &str) -> Result<HeldLock, AuthError> {
         let dir = match self.path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
@@ -100,7 +91,7 @@ impl AuthStore {
         };
         let file = options.open(&path).map_err(io)?;
         file.lock().map_err(io)?;
-        Ok(FileLock(file))
+        Ok(HeldLock::new(file))
     }
 
     /// See [`AuthProfiles::add_api_key`].

@@ -16,7 +16,7 @@ pub mod secret;
 pub mod time;
 
 pub use atomic::{AtomicWrite, FileMode, write_atomic};
-pub use lock::{DEFAULT_LOCK_TIMEOUT, lock_within};
+pub use lock::{DEFAULT_LOCK_TIMEOUT, HeldLock, lock_within};
 pub use private::{
     PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, USER_UMASK_ENV, create_private_dir_all,
     private_open_options, user_umask,

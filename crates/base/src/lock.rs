@@ -1,7 +1,7 @@
 //! Advisory file locks with a deadline. `flock` waits forever, so a process stopped while it
 //! holds a lock (a suspended or hung pincer) would hang every other writer; [`lock_within`]
 //! polls instead and gives up after a timeout, and callers turn that into an error naming
-//! the lock file.
+//! the lock file. A taken lock is kept as a [`HeldLock`], released when dropped.
 
 use std::fs::{File, TryLockError};
 use std::io;
@@ -33,6 +33,29 @@ pub fn lock_within(file: &File, timeout: Duration) -> io::Result<()> {
             }
             Err(TryLockError::Error(e)) => return Err(e),
         }
+    }
+}
+
+/// An open lock file holding its exclusive lock: dropping it (or the process dying)
+/// releases the lock.
+#[derive(Debug)]
+pub struct HeldLock(File);
+
+impl HeldLock {
+    /// Holds the lock already taken on `file` until dropped.
+    pub fn new(file: File) -> Self {
+        Self(file)
+    }
+
+    /// The lock file (some locks keep a little state in it).
+    pub fn file(&self) -> &File {
+        &self.0
+    }
+}
+
+impl Drop for HeldLock {
+    fn drop(&mut self) {
+        let _ = self.0.unlock();
     }
 }
 

@@ -13,7 +13,6 @@
 //! message as it completes → [`SessionStore::finish_turn`] (fsync, then tokens and routing
 //! into the index) — see [`crate::turns`].
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -54,13 +53,7 @@ pub struct SessionStore {
 
 /// The exclusive lock on `sessions.json.lock`, released on drop. The file also holds the
 /// index's generation counter.
-pub(crate) struct IndexLock(File);
-
-impl Drop for IndexLock {
-    fn drop(&mut self) {
-        let _ = self.0.unlock();
-    }
-}
+pub(crate) type IndexLock = pincer_base::HeldLock;
 
 impl SessionStore {
     /// A store rooted at `root` (`agents/<agentId>/sessions`); headers record the process's
@@ -126,7 +119,7 @@ impl SessionStore {
     /// not changed. Give it back with [`SessionStore::save_index`] or, unchanged,
     /// [`SessionStore::keep_index`].
     pub(crate) fn load_cached_locked(&self, lock: &IndexLock) -> Result<SessionIndex> {
-        let version = version_of(&lock.0, &self.index_path());
+        let version = version_of(lock.file(), &self.index_path());
         match self.cache.take(version) {
             Some(index) => Ok(index),
             None => SessionIndex::load(self.index_path()),
@@ -136,7 +129,7 @@ impl SessionStore {
     /// Puts an index read under the lock and not changed back into the cache.
     pub(crate) fn keep_index(&self, lock: &IndexLock, index: SessionIndex) {
         self.cache
-            .put(version_of(&lock.0, &self.index_path()), index);
+            .put(version_of(lock.file(), &self.index_path()), index);
     }
 
     /// Replaces the index file under the lock, bumping the generation around the write (see
@@ -148,17 +141,17 @@ impl SessionStore {
         durable: bool,
     ) -> Result<()> {
         let lock_path = self.lock_path();
-        let generation = read_generation(&lock.0).unwrap_or(0);
+        let generation = read_generation(lock.file()).unwrap_or(0);
         // Odd while the file is being replaced: no reader caches what it reads then.
         let writing = generation + 1 + generation % 2;
-        write_generation(&lock.0, writing).map_err(|e| StoreError::io(&lock_path, e))?;
+        write_generation(lock.file(), writing).map_err(|e| StoreError::io(&lock_path, e))?;
         if let Err(e) = index.save_with(durable) {
             self.cache.clear();
             return Err(e);
         }
-        write_generation(&lock.0, writing + 1).map_err(|e| StoreError::io(&lock_path, e))?;
+        write_generation(lock.file(), writing + 1).map_err(|e| StoreError::io(&lock_path, e))?;
         self.cache
-            .put(version_of(&lock.0, &self.index_path()), index);
+            .put(version_of(lock.file(), &self.index_path()), index);
         Ok(())
     }
 
@@ -178,7 +171,7 @@ impl SessionStore {
             .open(&path)
             .map_err(|e| StoreError::io(&path, e))?;
         lock_within(&file, &path, self.lock_timeout)?;
-        Ok(IndexLock(file))
+        Ok(IndexLock::new(file))
     }
 
     /// How long an index update waits for another process's lock before failing with
