@@ -4,17 +4,11 @@
 
 use serde_json::{Value, json};
 
-use super::{Frame, sse_event};
+use super::{Frame, sse_event, stop_name};
 use crate::plan::Plan;
-use crate::scenario::StopReason;
 
-fn stop_reason(stop: StopReason) -> &'static str {
-    match stop {
-        StopReason::Stop => "end_turn",
-        StopReason::Length => "max_tokens",
-        StopReason::ToolUse => "tool_use",
-    }
-}
+/// Anthropic's `stop_reason`s.
+const STOP_REASONS: [&str; 3] = ["end_turn", "max_tokens", "tool_use"];
 
 fn id(plan: &Plan) -> String {
     format!("msg_mock_{}", plan.ctx.seq)
@@ -106,7 +100,7 @@ pub(super) fn frames(plan: &Plan) -> Vec<Frame> {
     out.push(event(
         "message_delta",
         json!({
-            "delta": {"stop_reason": stop_reason(plan.stop), "stop_sequence": null},
+            "delta": {"stop_reason": stop_name(plan.stop, STOP_REASONS), "stop_sequence": null},
             "usage": {"output_tokens": plan.usage.output},
         }),
     ));
@@ -137,7 +131,7 @@ pub(super) fn document(plan: &Plan) -> Value {
         "role": "assistant",
         "model": plan.ctx.model,
         "content": content,
-        "stop_reason": stop_reason(plan.stop),
+        "stop_reason": stop_name(plan.stop, STOP_REASONS),
         "stop_sequence": null,
         "usage": usage(plan, plan.usage.output),
     })

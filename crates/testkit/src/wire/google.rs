@@ -4,16 +4,11 @@
 
 use serde_json::{Value, json};
 
-use super::{Frame, framed};
+use super::{Frame, framed, stop_name};
 use crate::plan::Plan;
-use crate::scenario::StopReason;
 
-fn finish_reason(stop: StopReason) -> &'static str {
-    match stop {
-        StopReason::Length => "MAX_TOKENS",
-        StopReason::Stop | StopReason::ToolUse => "STOP",
-    }
-}
+/// Gemini's `finishReason`s (a tool call ends with `STOP` too).
+const FINISH_REASONS: [&str; 3] = ["STOP", "MAX_TOKENS", "STOP"];
 
 fn prompt_tokens(plan: &Plan) -> u64 {
     plan.usage.input + plan.usage.cache_read + plan.usage.cache_write
@@ -80,7 +75,7 @@ fn chunks(plan: &Plan) -> Vec<(Value, bool)> {
             (chunk(plan, candidate, running.clone()), false)
         })
         .collect();
-    let last = json!({"finishReason": finish_reason(plan.stop), "index": 0});
+    let last = json!({"finishReason": stop_name(plan.stop, FINISH_REASONS), "index": 0});
     out.push((chunk(plan, last, full_usage(plan)), true));
     out
 }
@@ -119,7 +114,7 @@ pub(super) fn document(plan: &Plan) -> Value {
     }
     let candidate = json!({
         "content": {"role": "model", "parts": merged},
-        "finishReason": finish_reason(plan.stop),
+        "finishReason": stop_name(plan.stop, FINISH_REASONS),
         "index": 0,
     });
     chunk(plan, candidate, full_usage(plan))

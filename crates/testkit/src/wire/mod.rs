@@ -192,13 +192,19 @@ pub(crate) fn invalid_utf8_frame(api: Api) -> Bytes {
 /// The line prefix of a data line (`data: `), used by the huge-line fault.
 pub(crate) const DATA_PREFIX: &[u8] = b"data: ";
 
-fn openai_finish(stop: StopReason) -> &'static str {
+/// `stop` in a protocol's words: `names` are its names for a natural end, the output limit
+/// and tool use, in that order.
+fn stop_name(stop: StopReason, names: [&'static str; 3]) -> &'static str {
+    let [end, length, tool_use] = names;
     match stop {
-        StopReason::Stop => "stop",
-        StopReason::Length => "length",
-        StopReason::ToolUse => "tool_calls",
+        StopReason::Stop => end,
+        StopReason::Length => length,
+        StopReason::ToolUse => tool_use,
     }
 }
+
+/// Chat Completions' `finish_reason`s.
+const OPENAI_FINISH: [&str; 3] = ["stop", "length", "tool_calls"];
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

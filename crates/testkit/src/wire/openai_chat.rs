@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Frame, openai_finish, sse_data};
+use super::{Frame, OPENAI_FINISH, sse_data, stop_name};
 use crate::plan::Plan;
 
 fn usage(plan: &Plan) -> Value {
@@ -65,7 +65,7 @@ pub(super) fn frames(plan: &Plan) -> Vec<Frame> {
             ));
         }
     }
-    out.push(chunk(json!({}), json!(openai_finish(plan.stop))));
+    out.push(chunk(json!({}), json!(stop_name(plan.stop, OPENAI_FINISH))));
     if plan.ctx.include_usage {
         out.push(sse_data(&json!({
             "id": id,
@@ -104,7 +104,7 @@ pub(super) fn document(plan: &Plan) -> Value {
         "object": "chat.completion",
         "created": plan.ctx.created,
         "model": plan.ctx.model,
-        "choices": [{"index": 0, "message": message, "finish_reason": openai_finish(plan.stop)}],
+        "choices": [{"index": 0, "message": message, "finish_reason": stop_name(plan.stop, OPENAI_FINISH)}],
         "usage": usage(plan),
     })
 }

@@ -3,17 +3,11 @@
 
 use serde_json::{Value, json};
 
-use super::{Frame, merge, sse_typed};
+use super::{Frame, merge, sse_typed, stop_name};
 use crate::plan::Plan;
-use crate::scenario::StopReason;
 
-fn reason(stop: StopReason) -> &'static str {
-    match stop {
-        StopReason::Stop => "stop",
-        StopReason::Length => "length",
-        StopReason::ToolUse => "toolUse",
-    }
-}
+/// pi's stop reasons.
+const REASONS: [&str; 3] = ["stop", "length", "toolUse"];
 
 fn usage(plan: &Plan) -> Value {
     let u = plan.usage;
@@ -54,7 +48,7 @@ pub(super) fn frames(plan: &Plan) -> Vec<Frame> {
     out.push(
         sse_typed(
             "done",
-            json!({"reason": reason(plan.stop), "usage": usage(plan)}),
+            json!({"reason": stop_name(plan.stop, REASONS), "usage": usage(plan)}),
         )
         .last(),
     );
@@ -100,7 +94,7 @@ pub(super) fn document(plan: &Plan) -> Value {
         "role": "assistant",
         "content": content,
         "model": plan.ctx.model,
-        "stopReason": reason(plan.stop),
+        "stopReason": stop_name(plan.stop, REASONS),
         "usage": usage(plan),
     })
 }
