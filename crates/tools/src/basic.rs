@@ -175,16 +175,3 @@ fn read_text_file(policy: &PathPolicy, args: ReadFileArgs) -> Result<ToolOutput,
         "truncated": more,
     })))
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn formats_rfc3339() {
-        assert_eq!(rfc3339_utc(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(rfc3339_utc(951_782_400_123), "2000-02-29T00:00:00.123Z");
-        assert_eq!(rfc3339_utc(1_767_225_599_999), "2025-12-31T23:59:59.999Z");
-        assert_eq!(rfc3339_utc(-1), "1969-12-31T23:59:59.999Z");
-    }
-}
