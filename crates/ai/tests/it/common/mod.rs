@@ -12,7 +12,7 @@ use pincer_ai::{
     AssistantMessageEvent, Context, LlmClient, Message, Model, ModelRegistry, RetryPolicy,
     StreamOptions,
 };
-use pincer_testkit::{MockLlm, Scenario};
+use pincer_testkit::{Api, MockLlm, Scenario};
 
 /// The four wire APIs, each with the catalog model the tests use for it.
 pub const APIS: [(&str, &str); 4] = [
@@ -31,11 +31,14 @@ pub struct Harness {
 impl Harness {
     pub async fn start(scenario: Scenario) -> Self {
         let server = MockLlm::start(scenario).await.expect("mock server starts");
-        let url = server.url();
+        // Each provider's base URL as the mock serves its API.
         let env = MapEnv::new([
-            ("OPENAI_BASE_URL", format!("{url}/v1")),
-            ("ANTHROPIC_BASE_URL", url.clone()),
-            ("GEMINI_BASE_URL", format!("{url}/v1beta")),
+            ("OPENAI_BASE_URL", server.base_url(Api::OpenAiCompletions)),
+            (
+                "ANTHROPIC_BASE_URL",
+                server.base_url(Api::AnthropicMessages),
+            ),
+            ("GEMINI_BASE_URL", server.base_url(Api::GoogleGenerativeAi)),
             ("OPENAI_API_KEY", "sk-openai-test".to_owned()),
             ("ANTHROPIC_API_KEY", "sk-ant-test".to_owned()),
             ("GEMINI_API_KEY", "gemini-test".to_owned()),
@@ -43,7 +46,7 @@ impl Harness {
         ]);
         let mut models = ModelRegistry::builtin().expect("catalog loads");
         models.apply_env_overrides(&env);
-        models.set_base_url("deepseek", &format!("{url}/v1"));
+        models.set_base_url("deepseek", &server.base_url(Api::OpenAiCompletions));
         let client = LlmClient::with_env(Arc::new(env));
         Self {
             server,
