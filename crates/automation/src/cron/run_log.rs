@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::job::{Extra, RunStatus};
-use super::store::{CronStoreError, create_private_dir};
+use super::store::{CronStoreError, create_private_dir, io_error};
 use super::validate::validate_job_id;
 
 /// OpenClaw's `DEFAULT_CRON_RUN_LOG_MAX_BYTES`.
@@ -226,11 +226,4 @@ fn ends_with_newline(file: &mut File) -> std::io::Result<bool> {
     let mut last = [0u8; 1];
     file.read_exact(&mut last)?;
     Ok(last[0] == b'\n')
-}
-
-fn io_error(path: &Path, source: std::io::Error) -> CronStoreError {
-    CronStoreError::Io(pincer_store::StoreError::Io {
-        path: path.to_path_buf(),
-        source,
-    })
 }

@@ -373,7 +373,7 @@ fn read_entries(jobs: Vec<Value>) -> Vec<Entry> {
     entries
 }
 
-fn io_error(path: &Path, source: std::io::Error) -> CronStoreError {
+pub(super) fn io_error(path: &Path, source: std::io::Error) -> CronStoreError {
     CronStoreError::Io(pincer_store::StoreError::Io {
         path: path.to_path_buf(),
         source,

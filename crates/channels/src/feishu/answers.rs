@@ -21,7 +21,7 @@ pub struct WsEndpoint {
     pub ping_interval: Option<u64>,
 }
 
-fn api_error(message: String) -> ChannelError {
+pub(super) fn api_error(message: String) -> ChannelError {
     ChannelError::Api {
         channel: CHANNEL.into(),
         message,

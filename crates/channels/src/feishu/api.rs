@@ -15,8 +15,8 @@ use serde_json::{Value, json};
 
 use super::CHANNEL;
 use super::answers::{
-    TOKEN_INVALID_CODES, WsEndpoint, answer_code, data_key, decode_answer, decode_endpoint,
-    file_type_for, path_segment, sent_id,
+    TOKEN_INVALID_CODES, WsEndpoint, answer_code, api_error, data_key, decode_answer,
+    decode_endpoint, file_type_for, path_segment, sent_id,
 };
 use super::auth::{TokenCache, decode_token_answer};
 use crate::support::{FilePart, multipart_body};
@@ -74,13 +74,6 @@ async fn call_without_token<T>(
 
 fn connection_error(e: reqwest::Error) -> ChannelError {
     crate::support::connection_error(CHANNEL, e)
-}
-
-fn api_error(message: String) -> ChannelError {
-    ChannelError::Api {
-        channel: CHANNEL.into(),
-        message,
-    }
 }
 
 impl FeishuApi {

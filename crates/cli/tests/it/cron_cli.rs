@@ -7,7 +7,7 @@
 use crate::common;
 
 use common::gateway::{Foreground, free_port, gateway_home, run_and_connect, text_of};
-use common::{Home, mock};
+use common::{Home, json_of, mock};
 use pincer_testkit::{Match, Reply, Rule, Scenario};
 use serde_json::Value;
 
@@ -16,11 +16,6 @@ fn offline_home() -> Home {
     let home = Home::new();
     home.write_config(&format!("{{ gateway: {{ port: {} }} }}", free_port()));
     home
-}
-
-fn json_of(run: &common::Run) -> Value {
-    run.assert_ok();
-    serde_json::from_str(&run.stdout()).unwrap_or_else(|e| panic!("{e}: {}", run.stdout()))
 }
 
 fn add_json(home: &Home, args: &[&str]) -> Value {

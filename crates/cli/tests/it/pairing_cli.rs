@@ -8,7 +8,7 @@
 use crate::common;
 
 use common::gateway::free_port;
-use common::{Home, Run};
+use common::{Home, Run, json_of};
 use pincer_gateway::pairing::{PairingStore, PendingRequest};
 use serde_json::{Value, json};
 
@@ -75,11 +75,6 @@ fn assert_error(run: &Run, message: &str) {
     assert_eq!(run.code(), 1, "stdout:\n{}", run.stdout());
     assert_eq!(run.stdout(), "");
     assert_eq!(run.stderr(), format!("error: {message}\n"));
-}
-
-fn json_of(run: &Run) -> Value {
-    run.assert_ok();
-    serde_json::from_str(&run.stdout()).unwrap_or_else(|e| panic!("{e}: {}", run.stdout()))
 }
 
 /// What `pairing approve` says when `who` is approved on telegram with no gateway running.

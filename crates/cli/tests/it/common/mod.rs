@@ -154,6 +154,12 @@ impl Run {
     }
 }
 
+/// The JSON a command that succeeded printed on stdout.
+pub fn json_of(run: &Run) -> Value {
+    run.assert_ok();
+    serde_json::from_str(&run.stdout()).unwrap_or_else(|e| panic!("{e}: {}", run.stdout()))
+}
+
 /// Steps the tests' scripts share, on top of the mock's [`Scenario`] builder.
 pub trait Script {
     /// `user` draws a call of `tool` with `args`, and the call's result draws `reply`.
