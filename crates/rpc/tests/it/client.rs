@@ -46,6 +46,17 @@ fn start(script: Value) -> Worker {
     }
 }
 
+/// A worker without rules, and its pid, once it has answered a request (it is up).
+async fn answering() -> (Worker, u32) {
+    let w = start(json!({"rules": []}));
+    let pid = w.client.pid().unwrap();
+    assert_eq!(
+        w.client.request(RpcCommand::GetState, T).await.unwrap(),
+        Value::Null
+    );
+    (w, pid)
+}
+
 fn gone(pid: u32) -> bool {
     !Path::new(&format!("/proc/{pid}")).exists()
 }
@@ -266,12 +277,7 @@ async fn worker_closing_stdout_is_treated_as_gone_and_killed() {
 
 #[tokio::test]
 async fn stop_ends_the_process_and_leaves_no_zombie() {
-    let w = start(json!({"rules": []}));
-    let pid = w.client.pid().unwrap();
-    assert_eq!(
-        w.client.request(RpcCommand::GetState, T).await.unwrap(),
-        Value::Null
-    );
+    let (w, pid) = answering().await;
     let started = Instant::now();
     w.client.stop().await;
     assert!(started.elapsed() < Duration::from_secs(3));
@@ -303,12 +309,7 @@ async fn stop_kills_a_hung_worker() {
 
 #[tokio::test]
 async fn dropping_the_client_kills_the_worker() {
-    let w = start(json!({"rules": []}));
-    let pid = w.client.pid().unwrap();
-    assert_eq!(
-        w.client.request(RpcCommand::GetState, T).await.unwrap(),
-        Value::Null
-    );
+    let (w, pid) = answering().await;
     drop(w);
     eventually("the dropped worker to be gone", || gone(pid)).await;
 }
