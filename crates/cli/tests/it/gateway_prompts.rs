@@ -17,21 +17,6 @@ async fn llm() -> MockLlm {
     mock(Scenario::new().rule(Rule::when(Match::last_user("hello")).reply(Reply::text("hi")))).await
 }
 
-/// A home with the mock model, a gateway on a free port and `agents_extra` in
-/// `agents.defaults`.
-fn home_with(llm: &MockLlm, agents_extra: &str) -> Home {
-    let home = Home::new();
-    let port = free_port();
-    home.use_mock(
-        llm,
-        &format!(
-            "agents: {{ defaults: {{ model: \"mock/primary\", {agents_extra} }} }},\n  \
-             gateway: {{ port: {port}, auth: {{ token: \"{TOKEN}\" }} }},"
-        ),
-    );
-    home
-}
-
 /// The system prompt of the last request the model received.
 fn last_system_prompt(llm: &MockLlm) -> String {
     let last = llm.requests().last().cloned().expect("a request");
@@ -54,7 +39,7 @@ async fn gateway_turn_prompt(home: &Home, llm: &MockLlm) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gateway_turns_get_the_heartbeat_and_cron_sections_and_ask_turns_do_not() {
     let llm = llm().await;
-    let home = home_with(&llm, "");
+    let (home, _) = gateway_home(&llm, TOKEN);
 
     home.run(&["ask", "hello"]).assert_ok();
     let ask = last_system_prompt(&llm);
@@ -83,7 +68,11 @@ async fn gateway_turns_get_the_heartbeat_and_cron_sections_and_ask_turns_do_not(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gateway_prompts_in_the_defaults_turn_the_sections_off() {
     let llm = llm().await;
-    let home = home_with(&llm, "gatewayPrompts: { heartbeat: false, cron: false },");
+    let (home, _) = gateway_home_with(
+        &llm,
+        TOKEN,
+        "gatewayPrompts: { heartbeat: false, cron: false },",
+    );
     let prompt = gateway_turn_prompt(&home, &llm).await;
     assert!(prompt.contains("## Runtime"), "{prompt}");
     for heading in [
