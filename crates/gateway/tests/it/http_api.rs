@@ -62,14 +62,14 @@ impl Server {
         request.send().await.unwrap()
     }
 
-    async fn completion(&self, body: Value) -> (u16, Value) {
-        let res = self
-            .post("/v1/chat/completions")
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
+    /// `POST path` with the token and the JSON `body`: the status and the JSON answer.
+    async fn post_json(&self, path: &str, body: &Value) -> (u16, Value) {
+        let res = self.post(path).json(body).send().await.unwrap();
         (res.status().as_u16(), res.json().await.unwrap())
+    }
+
+    async fn completion(&self, body: Value) -> (u16, Value) {
+        self.post_json("/v1/chat/completions", &body).await
     }
 
     /// The messages of a session (roles and text), as its transcript has them.
@@ -385,14 +385,9 @@ async fn a_failed_run_is_a_502() {
 #[tokio::test]
 async fn hooks_agent_starts_a_run_in_the_session() {
     let server = start(scenario()).await;
-    let res = server
-        .post("/hooks/agent")
-        .json(&json!({"message": "from a hook", "sessionKey": "agent:main:hooked", "name": "test"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 200);
-    let body: Value = res.json().await.unwrap();
+    let hook = json!({"message": "from a hook", "sessionKey": "agent:main:hooked", "name": "test"});
+    let (status, body) = server.post_json("/hooks/agent", &hook).await;
+    assert_eq!(status, 200);
     assert_eq!(body["ok"], true);
     assert!(body["runId"].is_string());
     let mut session = Vec::new();
@@ -416,14 +411,8 @@ async fn hooks_agent_starts_a_run_in_the_session() {
         json!({"message": "  "}),
         json!({"message": "x", "agentId": "nobody"}),
     ] {
-        let res = server
-            .post("/hooks/agent")
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(res.status(), 400);
-        let err: Value = res.json().await.unwrap();
+        let (status, err) = server.post_json("/hooks/agent", &body).await;
+        assert_eq!(status, 400);
         assert_eq!(err["ok"], false);
         assert!(err["error"].is_string());
     }
