@@ -282,7 +282,8 @@ pub async fn run_turn(
     plan: TurnPlan,
     on_event: impl FnMut(&AgentEvent) + Send,
 ) -> Result<TurnOutcome, TurnError> {
-    run_turn_inner(plan, None, on_event).await
+    let turn = open_on_blocking_pool(plan).await?;
+    run_open_turn(turn, None, on_event).await
 }
 
 /// [`run_turn`] whose agent can be steered through `steer` while it runs. The handle stays
@@ -292,16 +293,37 @@ pub async fn run_steerable_turn(
     steer: &SteerHandle,
     on_event: impl FnMut(&AgentEvent) + Send,
 ) -> Result<TurnOutcome, TurnError> {
-    run_turn_inner(plan, Some(steer), on_event).await
+    let turn = open_on_blocking_pool(plan).await?;
+    run_open_turn(turn, Some(steer), on_event).await
 }
 
-async fn run_turn_inner(
-    mut plan: TurnPlan,
-    steer: Option<&SteerHandle>,
-    mut on_event: impl FnMut(&AgentEvent) + Send,
-) -> Result<TurnOutcome, TurnError> {
+/// A turn whose session is open and whose agent has the session's context: what
+/// [`open_turn`] gives and [`run_open_steerable_turn`] runs. A turn on an RPC worker is
+/// opened by the worker, so it is only carried through.
+pub struct OpenTurn(Opening);
+
+enum Opening {
+    Rpc(Box<(TurnPlan, crate::turn_rpc::RpcTarget)>),
+    Embedded(Box<(OpenPlan, Opened)>),
+}
+
+/// What of a [`TurnPlan`] the run still needs once the session is open.
+struct OpenPlan {
+    store: SessionStore,
+    session_key: String,
+    input: Vec<Message>,
+    retention: Option<RetentionPolicy>,
+    abort: Option<pincer_ai::CancellationToken>,
+    memory: Option<crate::session_memory::TurnMemory>,
+}
+
+/// Opens (or creates, or resets) the plan's session, applies its patch and gives the agent
+/// the session's context. Blocking file work: the server calls it on the blocking pool in
+/// the same trip as the turn's planning, so the chat message reaches the model without a
+/// second hop between threads.
+pub fn open_turn(mut plan: TurnPlan) -> Result<OpenTurn, TurnError> {
     if let Some(target) = plan.rpc.take() {
-        return crate::turn_rpc::run_rpc_turn(plan, target, steer, on_event).await;
+        return Ok(OpenTurn(Opening::Rpc(Box::new((plan, target)))));
     }
     let TurnPlan {
         store,
@@ -315,21 +337,68 @@ async fn run_turn_inner(
         rpc: _,
         memory,
     } = plan;
-    let workspace = memory.as_ref().map(|m| m.workspace.clone());
+    let workspace = memory.as_ref().map(|m| m.workspace.as_path());
+    let opened = turn_store::open(
+        &store,
+        &session_key,
+        new_session,
+        session_patch.as_ref(),
+        agent,
+        workspace,
+    )?;
+    let rest = OpenPlan {
+        store,
+        session_key,
+        input,
+        retention,
+        abort,
+        memory,
+    };
+    Ok(OpenTurn(Opening::Embedded(Box::new((rest, opened)))))
+}
+
+/// [`run_steerable_turn`] of a turn [`open_turn`] opened.
+pub async fn run_open_steerable_turn(
+    turn: OpenTurn,
+    steer: &SteerHandle,
+    on_event: impl FnMut(&AgentEvent) + Send,
+) -> Result<TurnOutcome, TurnError> {
+    run_open_turn(turn, Some(steer), on_event).await
+}
+
+async fn open_on_blocking_pool(plan: TurnPlan) -> Result<OpenTurn, TurnError> {
+    match tokio::task::spawn_blocking(move || open_turn(plan)).await {
+        Ok(opened) => opened,
+        Err(e) => Err(StoreError::Task(e.to_string()).into()),
+    }
+}
+
+async fn run_open_turn(
+    turn: OpenTurn,
+    steer: Option<&SteerHandle>,
+    mut on_event: impl FnMut(&AgentEvent) + Send,
+) -> Result<TurnOutcome, TurnError> {
+    let (rest, opened) = match turn.0 {
+        Opening::Rpc(both) => {
+            let (plan, target) = *both;
+            return crate::turn_rpc::run_rpc_turn(plan, target, steer, on_event).await;
+        }
+        Opening::Embedded(both) => *both,
+    };
+    let OpenPlan {
+        store,
+        session_key,
+        input,
+        retention,
+        abort,
+        memory,
+    } = rest;
     let Opened {
         mut session,
         mut recorder,
         agent,
         memory_on,
-    } = turn_store::open(
-        store.clone(),
-        session_key.clone(),
-        new_session,
-        session_patch,
-        agent,
-        workspace,
-    )
-    .await?;
+    } = opened;
     let memory_flush = match memory.as_ref().and_then(|m| m.flush.as_ref()) {
         Some(settings) => {
             let (flush, back) = crate::memory_flush::before_turn(

@@ -5,7 +5,7 @@
 //! trip to tokio's blocking pool, so a slow disk or a held index lock never stalls the
 //! runtime's worker threads.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use pincer_agent::{AgentConfig, AgentEvent};
 use pincer_ai::{AssistantMessage, Message};
@@ -31,40 +31,39 @@ pub(crate) struct Opened {
 /// Opens (or creates, or resets) the session of `key`, applies `patch`, records the model
 /// and thinking level when they changed, gives `agent` the session's context and, with a
 /// `memory_workspace`, the session memory's snippet.
+/// Blocking: call it on the blocking pool ([`crate::turn::open_turn`] is called there by
+/// the server together with the turn's planning, [`crate::turn::run_turn`] sends it there).
 #[expect(
     clippy::disallowed_methods,
-    reason = "the body is one on_blocking_pool call"
+    reason = "runs on the blocking pool: open_turn's callers"
 )]
-pub(crate) async fn open(
-    store: SessionStore,
-    key: String,
+pub(crate) fn open(
+    store: &SessionStore,
+    key: &str,
     new_session: bool,
-    patch: Option<Value>,
+    patch: Option<&Value>,
     mut agent: AgentConfig,
-    memory_workspace: Option<PathBuf>,
+    memory_workspace: Option<&Path>,
 ) -> Result<Opened, StoreError> {
-    on_blocking_pool(move || {
-        let mut session = open_session(&store, &key, new_session)?;
-        if let Some(patch) = &patch {
-            session.entry = store.patch(&key, patch)?;
-        }
-        // Each append reaches the file at once (a killed process loses nothing it
-        // finished); the fsync waits for the end of the turn.
-        session.transcript.set_sync_each_append(false);
-        let mut recorder = Recorder::default();
-        recorder.note_settings(&mut session.transcript, &agent);
-        agent.messages = session.transcript.context();
-        let memory_on = memory_workspace.as_deref().is_some_and(|workspace| {
-            crate::session_memory::before_turn(&session, workspace, &mut agent)
-        });
-        Ok(Opened {
-            session,
-            recorder,
-            agent,
-            memory_on,
-        })
+    let mut session = open_session(store, key, new_session)?;
+    if let Some(patch) = patch {
+        session.entry = store.patch(key, patch)?;
+    }
+    // Each append reaches the file at once (a killed process loses nothing it finished);
+    // the fsync waits for the end of the turn.
+    session.transcript.set_sync_each_append(false);
+    let mut recorder = Recorder::default();
+    recorder.note_settings(&mut session.transcript, &agent);
+    agent.messages = session.transcript.context();
+    let memory_on = memory_workspace.is_some_and(|workspace| {
+        crate::session_memory::before_turn(&session, workspace, &mut agent)
+    });
+    Ok(Opened {
+        session,
+        recorder,
+        agent,
+        memory_on,
     })
-    .await
 }
 
 /// Appends a running turn's messages to its transcript on a blocking thread of its own.

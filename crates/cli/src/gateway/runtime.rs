@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use anyhow::Result;
-use futures_util::future::BoxFuture;
 use pincer_agent::AgentTool;
 use pincer_ai::Message;
 use pincer_automation::cron::CronService;
@@ -304,9 +303,7 @@ impl Runtime for GatewayRuntime {
         Some(workspace)
     }
 
-    fn plan(&self, request: TurnRequest) -> BoxFuture<'static, Result<TurnPlan, PlanError>> {
-        // Planning reads a few small files; it is quick enough to do here.
-        let planned = self.plan_now(&request);
-        Box::pin(async move { planned })
+    fn plan(&self, request: TurnRequest) -> Result<TurnPlan, PlanError> {
+        self.plan_now(&request)
     }
 }

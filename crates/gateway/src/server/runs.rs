@@ -26,7 +26,7 @@ use super::lanes::{Admission, Busy, CollectBatch, Lanes, Ticket};
 use super::queue::{QueueMode, QueueSettings, collect_prompt};
 use super::runtime::{Runtime, TurnOrigin, TurnRequest};
 use super::turn_events::{RunEmitter, RunResult};
-use pincer_turns::turn::{SteerHandle, run_steerable_turn};
+use pincer_turns::turn::{SteerHandle, open_turn, run_open_steerable_turn};
 
 /// Finished runs kept for `agent.wait` and idempotent retries.
 const KEEP_FINISHED: usize = 1000;
@@ -509,31 +509,36 @@ impl Runs {
             message: with_events(&events, &request.message),
             ..request
         };
-        // `plan` may read files (workspace, skills, the session's entry) before it returns
-        // its future: it is called on the blocking pool, and only that future awaited here.
-        let planned = match tokio::task::spawn_blocking(move || runtime.plan(request)).await {
-            Ok(planning) => planning.await.map_err(|e| e.to_string()),
-            Err(e) => Err(format!("planning the turn failed: {e}")),
+        // Planning and opening the session are file work: one trip to the blocking pool for
+        // both, so the message reaches the model without a second hop between threads.
+        let dialogs = super::dialogs::RunDialogs {
+            runs: Arc::clone(self),
+            run_id: run_id.to_owned(),
+            session_key: key.clone(),
         };
-        let mut plan = match planned {
-            Ok(plan) => plan,
+        let abort_turn = abort.clone();
+        let prepared = tokio::task::spawn_blocking(move || {
+            let mut plan = runtime.plan(request).map_err(|e| e.to_string())?;
+            plan.abort = Some(abort_turn);
+            if let Some(rpc) = plan.rpc.as_mut() {
+                rpc.dialogs = Some(Arc::new(dialogs));
+            }
+            // OpenClaw's steer mode injects everything queued at the next boundary together.
+            plan.agent.steering_mode = pincer_agent::QueueMode::All;
+            Ok(open_turn(plan))
+        })
+        .await
+        .unwrap_or_else(|e| Err(format!("planning the turn failed: {e}")));
+        let turn = match prepared {
+            Ok(Ok(turn)) => turn,
+            Ok(Err(e)) => return emitter.failed_before_start(&e.to_string(), abort.is_cancelled()),
             Err(e) => {
                 // The turn never reached the transcript: its events wait for the next one.
                 self.system_events.restore(&key, events);
                 return emitter.failed_before_start(&e, false);
             }
         };
-        plan.abort = Some(abort.clone());
-        if let Some(rpc) = plan.rpc.as_mut() {
-            rpc.dialogs = Some(Arc::new(super::dialogs::RunDialogs {
-                runs: Arc::clone(self),
-                run_id: run_id.to_owned(),
-                session_key: key.clone(),
-            }));
-        }
-        // OpenClaw's steer mode injects everything queued at the next boundary together.
-        plan.agent.steering_mode = pincer_agent::QueueMode::All;
-        match run_steerable_turn(plan, steer, |event| emitter.on_agent_event(event)).await {
+        match run_open_steerable_turn(turn, steer, |event| emitter.on_agent_event(event)).await {
             Ok(outcome) => emitter.finished(&outcome, abort.is_cancelled()),
             Err(e) => emitter.failed_before_start(&e.to_string(), abort.is_cancelled()),
         }

@@ -4,7 +4,6 @@
 
 use std::path::PathBuf;
 
-use futures_util::future::BoxFuture;
 use pincer_store::SessionStore;
 
 use pincer_automation::heartbeat::PromptKind;
@@ -106,9 +105,10 @@ pub trait Runtime: Send + Sync + 'static {
     /// The model a new turn of the agent would use.
     fn model_defaults(&self, agent_id: &str) -> ModelDefaults;
     /// Prepares a turn: model, stream function, tools, system prompt. The server fills in
-    /// the abort token; an error is shown to the client as the run's error. The server
-    /// calls it on the blocking pool, so it may read files before returning its future.
-    fn plan(&self, request: TurnRequest) -> BoxFuture<'static, Result<TurnPlan, PlanError>>;
+    /// the abort token; an error is shown to the client as the run's error. Blocking: the
+    /// server calls it on the blocking pool (it reads the workspace, skills and the
+    /// session's entry), and opens the turn's session in the same trip.
+    fn plan(&self, request: TurnRequest) -> Result<TurnPlan, PlanError>;
     /// The models clients may choose (`models.list`): `{id, name, provider, contextWindow}`.
     fn models(&self) -> Vec<serde_json::Value>;
     /// The tools an agent has (`tools.list`): `{name, description, inputSchema}`. Called on

@@ -101,7 +101,7 @@ impl Runtime for TestRuntime {
             json!({"models": {"providers": {"mock": {"apiKey": "abc***xyz"}}}}),
         )
     }
-    fn plan(&self, request: TurnRequest) -> BoxFuture<'static, Result<TurnPlan, PlanError>> {
+    fn plan(&self, request: TurnRequest) -> Result<TurnPlan, PlanError> {
         self.plan_threads
             .lock()
             .unwrap()
@@ -121,7 +121,7 @@ impl Runtime for TestRuntime {
             rpc: None,
             memory: None,
         };
-        Box::pin(async move { Ok(plan) })
+        Ok(plan)
     }
     fn workspace(&self, _: &str) -> Option<std::path::PathBuf> {
         self.workspace.clone()
