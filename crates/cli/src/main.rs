@@ -14,6 +14,7 @@ mod cron;
 mod gateway;
 mod heartbeat_setup;
 mod log_writer;
+mod malloc_arenas;
 mod manual_tools;
 mod memory_cmd;
 mod memory_setup;

@@ -174,6 +174,7 @@ fn announce_new_token(home: &Path, token: &GatewayToken, detached: bool) {
 /// `pincer gateway run`: serve until SIGTERM/SIGINT, then shut down within the grace
 /// period and exit 0.
 fn run_gateway(args: GatewayRunArgs) -> Result<ExitCode> {
+    crate::malloc_arenas::limit_to_cores();
     if args.detached {
         detach();
     }
