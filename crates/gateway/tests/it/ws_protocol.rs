@@ -25,8 +25,21 @@ struct Server {
     dir: tempfile::TempDir,
 }
 
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
 async fn start(scenario: Scenario) -> Server {
     start_with(scenario, |_| {}).await
+}
+
+/// A server and a client connected to it with `scopes`.
+async fn start_connected(scenario: Scenario, scopes: &[&str]) -> (Server, Client) {
+    let server = start(scenario).await;
+    let (client, _) = Client::connect(&server.url, scopes).await;
+    (server, client)
 }
 
 async fn start_with(scenario: Scenario, configure: impl FnOnce(&mut ServeOptions)) -> Server {
@@ -189,7 +202,6 @@ async fn the_handshake_answers_hello_ok() {
         status["payload"]["runtimeVersion"],
         env!("CARGO_PKG_VERSION")
     );
-    server.stop.cancel();
 }
 
 #[tokio::test]
@@ -241,13 +253,11 @@ async fn wrong_tokens_protocols_and_first_frames_are_refused() {
         .await
         .unwrap();
     assert!(client.frame().await.is_none());
-    server.stop.cancel();
 }
 
 #[tokio::test]
 async fn bad_frames_after_connect_get_errors_and_the_connection_stays() {
-    let server = start(hi_scenario()).await;
-    let (mut client, _) = Client::connect(&server.url, &["operator.read"]).await;
+    let (_server, mut client) = start_connected(hi_scenario(), &["operator.read"]).await;
     let res = client.call("no.such.method", json!({})).await;
     assert_eq!(res["error"]["code"], "INVALID_REQUEST");
     assert_eq!(res["error"]["message"], "unknown method: no.such.method");
@@ -271,13 +281,12 @@ async fn bad_frames_after_connect_get_errors_and_the_connection_stays() {
         true,
         "still serving"
     );
-    server.stop.cancel();
 }
 
 #[tokio::test]
 async fn chat_send_streams_events_and_history_has_the_turn() {
-    let server = start(hi_scenario()).await;
-    let (mut client, _) = Client::connect(&server.url, &["operator.read", "operator.write"]).await;
+    let (_server, mut client) =
+        start_connected(hi_scenario(), &["operator.read", "operator.write"]).await;
     let res = client
         .call(
             "chat.send",
@@ -324,13 +333,11 @@ async fn chat_send_streams_events_and_history_has_the_turn() {
     assert_eq!(list["payload"]["count"], 1);
     assert_eq!(list["payload"]["sessions"][0]["key"], "agent:main:main");
     assert_eq!(list["payload"]["defaults"]["modelProvider"], "mock");
-    server.stop.cancel();
 }
 
 #[tokio::test]
 async fn agent_answers_twice_and_agent_wait_sees_the_end() {
-    let server = start(hi_scenario()).await;
-    let (mut client, _) = Client::connect(&server.url, &["operator.write"]).await;
+    let (_server, mut client) = start_connected(hi_scenario(), &["operator.write"]).await;
     let accepted = client
         .call(
             "agent",
@@ -361,13 +368,12 @@ async fn agent_answers_twice_and_agent_wait_sees_the_end() {
     );
     let unknown = client.call("agent.wait", json!({"runId": "nope"})).await;
     assert_eq!(unknown["error"]["code"], "INVALID_REQUEST");
-    server.stop.cancel();
 }
 
 #[tokio::test]
 async fn chat_abort_stops_a_run_and_keeps_its_partial_reply() {
-    let server = start(hi_scenario()).await;
-    let (mut client, _) = Client::connect(&server.url, &["operator.write", "operator.read"]).await;
+    let (_server, mut client) =
+        start_connected(hi_scenario(), &["operator.write", "operator.read"]).await;
     client.send_slow("agent:main:s1", "r-slow").await;
     client.until_delta().await;
     let res = client
@@ -386,7 +392,6 @@ async fn chat_abort_stops_a_run_and_keeps_its_partial_reply() {
         .await;
     let messages = history["payload"]["messages"].as_array().unwrap();
     assert_eq!(messages.last().unwrap()["stopReason"], "aborted");
-    server.stop.cancel();
 }
 
 #[tokio::test]
@@ -416,17 +421,15 @@ async fn many_clients_on_separate_sessions_all_get_their_answers() {
     for task in tasks {
         assert_eq!(task.await.unwrap(), "pong");
     }
-    server.stop.cancel();
 }
 
 #[tokio::test]
 async fn shutdown_tells_clients_and_the_server_returns() {
-    let server = start(hi_scenario()).await;
-    let (mut client, _) = Client::connect(&server.url, &["operator.read"]).await;
+    let (mut server, mut client) = start_connected(hi_scenario(), &["operator.read"]).await;
     server.stop.cancel();
     let frames = client.until(|f| f["event"] == "shutdown").await;
     assert_eq!(frames.last().unwrap()["event"], "shutdown");
-    tokio::time::timeout(Duration::from_secs(5), server.task)
+    tokio::time::timeout(Duration::from_secs(5), &mut server.task)
         .await
         .unwrap()
         .unwrap();
@@ -434,8 +437,7 @@ async fn shutdown_tells_clients_and_the_server_returns() {
 
 #[tokio::test]
 async fn sessions_can_be_patched_reset_and_deleted() {
-    let server = start(hi_scenario()).await;
-    let (mut client, _) = Client::connect(&server.url, &["operator.write"]).await;
+    let (_server, mut client) = start_connected(hi_scenario(), &["operator.write"]).await;
     let first = client
         .call(
             "agent",
@@ -493,13 +495,11 @@ async fn sessions_can_be_patched_reset_and_deleted() {
     assert_eq!(deleted["payload"]["deleted"], true);
     let list = client.call("sessions.list", json!({})).await;
     assert_eq!(list["payload"]["count"], 0);
-    server.stop.cancel();
 }
 
 #[tokio::test]
 async fn new_in_chat_send_starts_a_new_session() {
-    let server = start(hi_scenario()).await;
-    let (mut client, _) = Client::connect(&server.url, &["operator.write"]).await;
+    let (_server, mut client) = start_connected(hi_scenario(), &["operator.write"]).await;
     client
         .call(
             "chat.send",
@@ -524,13 +524,11 @@ async fn new_in_chat_send_starts_a_new_session() {
         .call("chat.history", json!({"sessionKey": "agent:main:main"}))
         .await;
     assert_eq!(after["payload"]["totalMessages"], 0);
-    server.stop.cancel();
 }
 
 #[tokio::test]
 async fn models_tools_and_config_come_from_the_runtime() {
-    let server = start(hi_scenario()).await;
-    let (mut client, _) = Client::connect(&server.url, &["operator.read"]).await;
+    let (server, mut client) = start_connected(hi_scenario(), &["operator.read"]).await;
     let models = client.call("models.list", json!({})).await;
     assert_eq!(models["payload"]["models"][0]["id"], "mock/m");
     let tools = client.call("tools.list", json!({})).await;
@@ -546,7 +544,6 @@ async fn models_tools_and_config_come_from_the_runtime() {
         config["payload"]["config"]["models"]["providers"]["mock"]["apiKey"],
         "abc***xyz"
     );
-    server.stop.cancel();
 }
 
 #[path = "ws_protocol/limits.rs"]

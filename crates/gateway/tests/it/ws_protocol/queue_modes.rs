@@ -168,7 +168,6 @@ async fn steer_reaches_the_running_turn_at_its_next_tool_boundary() {
         )
         .await;
     assert_eq!(again["payload"]["status"], "ok");
-    server.stop.cancel();
 }
 
 #[tokio::test]
@@ -207,7 +206,6 @@ async fn a_steered_message_the_turn_never_took_runs_as_a_followup() {
             ("assistant".into(), "pong".into())
         ]
     );
-    server.stop.cancel();
 }
 
 #[tokio::test]
@@ -248,7 +246,6 @@ async fn followup_runs_each_message_as_its_own_turn_in_order() {
     );
     assert_eq!(server.llm.requests().len(), 3);
     assert_eq!(history(&mut client, key).await.len(), 6);
-    server.stop.cancel();
 }
 
 #[tokio::test]
@@ -293,7 +290,6 @@ async fn collect_runs_messages_sent_while_busy_as_one_turn() {
         "[Queued messages while agent was busy]\n\n---\nQueued #1\nfirst extra\n\n---\nQueued #2\nsecond extra"
     );
     assert_eq!(history(&mut client, key).await.len(), 4);
-    server.stop.cancel();
 }
 
 #[tokio::test]
@@ -329,7 +325,6 @@ async fn interrupt_aborts_the_running_turn_then_answers_the_new_message() {
         "the partial reply is kept: {turns:?}"
     );
     assert_eq!(turns[3], ("assistant".into(), "pong".into()));
-    server.stop.cancel();
 }
 
 #[tokio::test]
@@ -360,5 +355,4 @@ async fn a_bad_queue_mode_is_an_invalid_request() {
     let unknown = client.call("agent.wait", json!({"runId": "q-1"})).await;
     assert_eq!(unknown["error"]["code"], "INVALID_REQUEST");
     assert!(server.llm.requests().is_empty());
-    server.stop.cancel();
 }

@@ -81,13 +81,11 @@ async fn chat_inject_appends_a_note_that_history_shows() {
         .call("chat.inject", json!({"sessionKey": key, "message": "x"}))
         .await;
     assert_eq!(res["error"]["details"]["missingScope"], "operator.write");
-    server.stop.cancel();
 }
 
 #[tokio::test]
 async fn sessions_compact_keeps_the_header_and_the_last_lines() {
-    let server = start(hi_scenario()).await;
-    let (mut client, _) = Client::connect(&server.url, &["operator.write"]).await;
+    let (server, mut client) = start_connected(hi_scenario(), &["operator.write"]).await;
     let key = "agent:main:long";
     // model_change, thinking_level_change, then three turns of two messages: 8 entries.
     ping_turns(&mut client, key, 3).await;
@@ -182,7 +180,6 @@ async fn sessions_compact_keeps_the_header_and_the_last_lines() {
         let res = client.call("sessions.compact", bad).await;
         assert_eq!(res["error"]["code"], "INVALID_REQUEST", "{res}");
     }
-    server.stop.cancel();
 }
 
 #[tokio::test]
@@ -206,5 +203,4 @@ async fn sessions_compact_refuses_while_a_run_is_going() {
         .call("sessions.compact", json!({"key": key, "maxLines": 1}))
         .await;
     assert_eq!(res["payload"]["compacted"], true, "{res}");
-    server.stop.cancel();
 }
