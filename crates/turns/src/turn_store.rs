@@ -1,9 +1,9 @@
 //! A turn's file work, off the async runtime: opening the session and noting its settings
-//! ([`open`]), appending each finished message as the run goes ([`TranscriptWriter`]: one
-//! short trip per message, in event order, the turn waiting for each), and making it
-//! durable, summarising memory and maintaining the store at the end ([`close`]). Each is one
-//! trip to tokio's blocking pool, so a slow disk or a held index lock never stalls the
-//! runtime's worker threads.
+//! ([`open`], called on the blocking pool by its caller, the server in the same trip as the
+//! turn's planning), appending each finished message as the run goes ([`TranscriptWriter`]:
+//! one short trip per message, in event order, the turn waiting for each), and making it
+//! durable, summarising memory and maintaining the store at the end ([`close`], one trip).
+//! A slow disk or a held index lock never stalls the runtime's worker threads.
 
 use std::path::{Path, PathBuf};
 
