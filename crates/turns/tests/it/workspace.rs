@@ -379,7 +379,10 @@ fn an_unreadable_file_is_an_error_not_a_silent_gap() {
 #[test]
 fn limits_come_from_agent_defaults() {
     let mut cfg = PincerConfig::default();
-    assert_eq!(BootstrapLimits::from_config(&cfg), limits_of(20_000, 150_000));
+    assert_eq!(
+        BootstrapLimits::from_config(&cfg),
+        limits_of(20_000, 150_000)
+    );
     cfg.agents.defaults.bootstrap_max_chars = Some(500);
     cfg.agents.defaults.bootstrap_total_max_chars = Some(0);
     assert_eq!(BootstrapLimits::from_config(&cfg), limits_of(500, 150_000));
