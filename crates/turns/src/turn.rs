@@ -286,17 +286,6 @@ pub async fn run_turn(
     run_open_turn(turn, None, on_event).await
 }
 
-/// [`run_turn`] whose agent can be steered through `steer` while it runs. The handle stays
-/// open when the turn ends: the caller closes it and delivers what is left.
-pub async fn run_steerable_turn(
-    plan: TurnPlan,
-    steer: &SteerHandle,
-    on_event: impl FnMut(&AgentEvent) + Send,
-) -> Result<TurnOutcome, TurnError> {
-    let turn = open_on_blocking_pool(plan).await?;
-    run_open_turn(turn, Some(steer), on_event).await
-}
-
 /// A turn whose session is open and whose agent has the session's context: what
 /// [`open_turn`] gives and [`run_open_steerable_turn`] runs. A turn on an RPC worker is
 /// opened by the worker, so it is only carried through.
@@ -357,7 +346,9 @@ pub fn open_turn(mut plan: TurnPlan) -> Result<OpenTurn, TurnError> {
     Ok(OpenTurn(Opening::Embedded(Box::new((rest, opened)))))
 }
 
-/// [`run_steerable_turn`] of a turn [`open_turn`] opened.
+/// Runs a turn [`open_turn`] opened, as [`run_turn`] does, with its agent steerable through
+/// `steer` while it runs. The handle stays open when the turn ends: the caller closes it
+/// and delivers what is left.
 pub async fn run_open_steerable_turn(
     turn: OpenTurn,
     steer: &SteerHandle,

@@ -109,75 +109,6 @@ impl GatewayRuntime {
         cache.insert(agent_id.to_owned(), tools.clone());
         Ok(tools)
     }
-
-    fn plan_now(&self, request: &TurnRequest) -> Result<TurnPlan, PlanError> {
-        let app = &self.app;
-        let store = self.sessions(&request.agent_id);
-        let workspace: PathBuf = app.workspace(&request.agent_id);
-        pincer_turns::workspace::ensure_workspace(&workspace)
-            .map_err(|e| PlanError::Workspace(e.into()))?;
-        let entry = store
-            .entry(&request.session_key)
-            .map_err(|e| PlanError::Session(e.into()))?;
-        let agent = |e: anyhow::Error| PlanError::Agent(e.into());
-        let tools = self
-            .agent_tools(&request.agent_id, &workspace)
-            .map_err(agent)?;
-        // An isolated cron run starts a fresh session each time (OpenClaw's), on the
-        // job's own model when it names one.
-        let (new_session, cron_model) = match &request.origin {
-            TurnOrigin::Cron { model, .. } => (true, model.as_deref()),
-            _ => (false, None),
-        };
-        let prepared = prepare_agent(
-            app,
-            AgentSetup {
-                agent_id: &request.agent_id,
-                session_key: &request.session_key,
-                workspace: &workspace,
-                // A fresh session does not inherit the old one's overrides.
-                entry: if new_session { None } else { entry.as_ref() },
-                cli_provider: None,
-                cli_model: cron_model,
-                tools,
-                credentials: Arc::clone(&self.credentials),
-                llm: &self.llm,
-                channel: "webchat",
-            },
-        )
-        .map_err(agent)?;
-        let rpc = self.rpc.as_ref().map(|runner| {
-            runner.target(
-                app,
-                &request.agent_id,
-                &workspace,
-                &prepared.config,
-                &request.origin,
-            )
-        });
-        Ok(TurnPlan {
-            store,
-            session_key: request.session_key.clone(),
-            new_session,
-            agent: prepared.config,
-            input: vec![Message::user(request.message.clone())],
-            session_patch: None,
-            retention: if self.maintenance_due(&request.agent_id) {
-                Some(app.retention().map_err(agent)?)
-            } else {
-                None
-            },
-            abort: None,
-            rpc,
-            // A heartbeat is not the user's conversation: it never runs the memory flush.
-            memory: Some(crate::memory_setup::turn_memory(
-                app,
-                &request.agent_id,
-                &workspace,
-                !matches!(request.origin, TurnOrigin::Heartbeat { .. }),
-            )),
-        })
-    }
 }
 
 impl Runtime for GatewayRuntime {
@@ -304,6 +235,71 @@ impl Runtime for GatewayRuntime {
     }
 
     fn plan(&self, request: TurnRequest) -> Result<TurnPlan, PlanError> {
-        self.plan_now(&request)
+        let app = &self.app;
+        let store = self.sessions(&request.agent_id);
+        let workspace: PathBuf = app.workspace(&request.agent_id);
+        pincer_turns::workspace::ensure_workspace(&workspace)
+            .map_err(|e| PlanError::Workspace(e.into()))?;
+        let entry = store
+            .entry(&request.session_key)
+            .map_err(|e| PlanError::Session(e.into()))?;
+        let agent = |e: anyhow::Error| PlanError::Agent(e.into());
+        let tools = self
+            .agent_tools(&request.agent_id, &workspace)
+            .map_err(agent)?;
+        // An isolated cron run starts a fresh session each time (OpenClaw's), on the
+        // job's own model when it names one.
+        let (new_session, cron_model) = match &request.origin {
+            TurnOrigin::Cron { model, .. } => (true, model.as_deref()),
+            _ => (false, None),
+        };
+        let prepared = prepare_agent(
+            app,
+            AgentSetup {
+                agent_id: &request.agent_id,
+                session_key: &request.session_key,
+                workspace: &workspace,
+                // A fresh session does not inherit the old one's overrides.
+                entry: if new_session { None } else { entry.as_ref() },
+                cli_provider: None,
+                cli_model: cron_model,
+                tools,
+                credentials: Arc::clone(&self.credentials),
+                llm: &self.llm,
+                channel: "webchat",
+            },
+        )
+        .map_err(agent)?;
+        let rpc = self.rpc.as_ref().map(|runner| {
+            runner.target(
+                app,
+                &request.agent_id,
+                &workspace,
+                &prepared.config,
+                &request.origin,
+            )
+        });
+        Ok(TurnPlan {
+            store,
+            session_key: request.session_key.clone(),
+            new_session,
+            agent: prepared.config,
+            input: vec![Message::user(request.message.clone())],
+            session_patch: None,
+            retention: if self.maintenance_due(&request.agent_id) {
+                Some(app.retention().map_err(agent)?)
+            } else {
+                None
+            },
+            abort: None,
+            rpc,
+            // A heartbeat is not the user's conversation: it never runs the memory flush.
+            memory: Some(crate::memory_setup::turn_memory(
+                app,
+                &request.agent_id,
+                &workspace,
+                !matches!(request.origin, TurnOrigin::Heartbeat { .. }),
+            )),
+        })
     }
 }
