@@ -51,6 +51,11 @@ impl Env {
         self.tools(ExecSecurity::Full, "agent-a")
     }
 
+    /// Runs `args` in the foreground with full access; the call must succeed.
+    async fn run(&self, args: Value) -> ToolOutput {
+        ok(&self.full().0, args).await
+    }
+
     async fn notice(&mut self) -> ExecExitNotice {
         tokio::time::timeout(Duration::from_secs(10), self.notices.recv())
             .await
@@ -136,6 +141,39 @@ async fn assert_group_gone(pgid: i32) {
     panic!("process group {pgid} still has {:?}", group_members(pgid));
 }
 
+/// Starts `sleep 100 & sleep 100` in the background with `extra` arguments added; its
+/// session id and its process group, asserted to have live members.
+async fn spawn_sleepers(exec: &Arc<dyn AgentTool>, extra: Value) -> (String, i32) {
+    let mut args = json!({"command": "sleep 100 & sleep 100"});
+    for (key, value) in extra.as_object().unwrap() {
+        args[key] = value.clone();
+    }
+    let out = spawn(exec, args).await;
+    let (id, pgid) = (session_id(&out), pid(&out));
+    assert!(!group_members(pgid).is_empty());
+    (id, pgid)
+}
+
+/// A background group (on a terminal with `pty`) that outlives its one-second timeout is
+/// killed whole, and its exit announced as a SIGTERM failure.
+async fn assert_timeout_kills_the_group(env: &mut Env, exec: &Arc<dyn AgentTool>, pty: bool) {
+    let (id, pgid) = spawn_sleepers(exec, json!({"timeout": 1, "pty": pty})).await;
+    env.notice_reads(&id, "Exec failed ({id}, signal SIGTERM)")
+        .await;
+    assert_group_gone(pgid).await;
+}
+
+/// Runs `args` in the foreground; the result and the updates streamed while it ran.
+async fn run_streaming(
+    exec: &Arc<dyn AgentTool>,
+    args: Value,
+) -> (Result<ToolOutput, ToolError>, Vec<ToolOutput>) {
+    let (ctx, updates, _) = ctx();
+    let result = exec.execute(args, ctx).await;
+    let updates = updates.lock().unwrap().clone();
+    (result, updates)
+}
+
 /// Calls `tool` with `args` and asserts it fails saying `says`.
 async fn assert_refused(tool: &Arc<dyn AgentTool>, args: Value, says: &str) {
     let err = call(tool, args).await.unwrap_err();
@@ -183,18 +221,12 @@ async fn write_then_close(
 async fn streams_updates_and_returns_output_with_exit_code() {
     let env = setup();
     let (exec, _) = env.full();
-    let (ctx, updates, _) = ctx();
-    let out = exec
-        .execute(
-            json!({"command": "echo one; sleep 0.3; echo two >&2; exit 3", "yieldMs": 10000}),
-            ctx,
-        )
-        .await
-        .unwrap();
+    let args = json!({"command": "echo one; sleep 0.3; echo two >&2; exit 3", "yieldMs": 10000});
+    let (out, updates) = run_streaming(&exec, args).await;
+    let out = out.unwrap();
     assert_eq!(out.text_content(), "one\ntwo\n\n(exit code 3)");
     assert_eq!(details(&out)["status"], "failed");
     assert_eq!(details(&out)["exitCode"], 3);
-    let updates = updates.lock().unwrap().clone();
     assert!(
         updates[0].text_content().starts_with("one\n"),
         "{updates:?}"
@@ -284,28 +316,14 @@ async fn background_exits_are_announced() {
 async fn timeout_kills_the_whole_group() {
     let mut env = setup();
     let (exec, _) = env.full();
-    let out = spawn(
-        &exec,
-        json!({"command": "sleep 100 & sleep 100", "timeout": 1}),
-    )
-    .await;
-    let (id, pgid) = (session_id(&out), pid(&out));
-    assert!(!group_members(pgid).is_empty());
-    env.notice_reads(&id, "Exec failed ({id}, signal SIGTERM)")
-        .await;
-    assert_group_gone(pgid).await;
+    assert_timeout_kills_the_group(&mut env, &exec, false).await;
 
     // In the foreground the timeout is an error.
-    let (ctx, updates, _) = ctx();
-    let err = exec
-        .execute(
-            json!({"command": "echo $$; sleep 100 & sleep 100", "timeout": 1}),
-            ctx,
-        )
-        .await
-        .unwrap_err();
+    let args = json!({"command": "echo $$; sleep 100 & sleep 100", "timeout": 1});
+    let (err, updates) = run_streaming(&exec, args).await;
+    let err = err.unwrap_err();
     assert!(err.to_string().starts_with("Command timed out"), "{err}");
-    let pgid = pid(&updates.lock().unwrap()[0]);
+    let pgid = pid(&updates[0]);
     assert_group_gone(pgid).await;
 }
 
@@ -313,8 +331,7 @@ async fn timeout_kills_the_whole_group() {
 async fn process_kill_kills_the_group() {
     let mut env = setup();
     let (exec, process) = env.full();
-    let out = spawn(&exec, json!({"command": "sleep 100 & sleep 100"})).await;
-    let (id, pgid) = (session_id(&out), pid(&out));
+    let (id, pgid) = spawn_sleepers(&exec, json!({})).await;
     let killed = act(&process, "kill", &id).await.unwrap();
     assert_text(&killed, |text| text.contains("SIGKILL"));
     assert_group_gone(pgid).await;
@@ -359,11 +376,11 @@ async fn shutdown_leaves_no_process_behind() {
     let env = setup();
     let (exec_a, _) = env.full();
     let (exec_b, _) = env.tools(ExecSecurity::Full, "agent-b");
-    let a = spawn(&exec_a, json!({"command": "sleep 100 & sleep 100"})).await;
+    let (_, a) = spawn_sleepers(&exec_a, json!({})).await;
     let b = spawn(&exec_b, json!({"command": "sleep 100 | sleep 100"})).await;
     assert_eq!(env.registry.running(), 2);
     env.registry.shutdown().await;
-    assert_group_gone(pid(&a)).await;
+    assert_group_gone(a).await;
     assert_group_gone(pid(&b)).await;
     assert_eq!(env.registry.running(), 0);
     assert_refused(&exec_a, json!({"command": "true"}), "shut down").await;
@@ -373,9 +390,9 @@ async fn shutdown_leaves_no_process_behind() {
 async fn dropping_the_registry_kills_running_groups() {
     let env = setup();
     let (exec, process) = env.full();
-    let out = spawn(&exec, json!({"command": "sleep 100 & sleep 100"})).await;
+    let (_, pgid) = spawn_sleepers(&exec, json!({})).await;
     drop((exec, process, env.registry));
-    assert_group_gone(pid(&out)).await;
+    assert_group_gone(pgid).await;
 }
 
 #[tokio::test]
@@ -406,12 +423,9 @@ async fn agents_only_see_their_own_sessions() {
 #[tokio::test]
 async fn environment_is_cleaned() {
     let env = setup();
-    let (exec, _) = env.full();
-    let out = ok(
-        &exec,
-        json!({"command": "env", "env": {"PASSED_VAR": "yes"}}),
-    )
-    .await;
+    let out = env
+        .run(json!({"command": "env", "env": {"PASSED_VAR": "yes"}}))
+        .await;
     let text = out.text_content();
     let names: Vec<&str> = text
         .lines()
@@ -539,13 +553,8 @@ async fn writes_to_stdin_and_closes_it() {
 
 #[tokio::test]
 async fn binary_output_is_sanitised() {
-    let env = setup();
-    let (exec, _) = env.full();
-    let out = ok(
-        &exec,
-        json!({"command": r"printf 'a\000b\033[31mred\033[0m\377z\r\n\tend\n'"}),
-    )
-    .await;
+    let args = json!({"command": r"printf 'a\000b\033[31mred\033[0m\377z\r\n\tend\n'"});
+    let out = setup().run(args).await;
     assert_eq!(out.text_content(), "abred\u{fffd}z\n\tend");
 }
 
@@ -641,23 +650,9 @@ async fn pty_session_takes_input_and_ends_on_ctrl_d() {
 async fn pty_groups_are_killed_on_timeout_and_kill() {
     let mut env = setup();
     let (exec, process) = env.full();
-    let out = spawn(
-        &exec,
-        json!({"command": "sleep 100 & sleep 100", "timeout": 1, "pty": true}),
-    )
-    .await;
-    let (id, pgid) = (session_id(&out), pid(&out));
-    assert!(!group_members(pgid).is_empty());
-    env.notice_reads(&id, "Exec failed ({id}, signal SIGTERM)")
-        .await;
-    assert_group_gone(pgid).await;
+    assert_timeout_kills_the_group(&mut env, &exec, true).await;
 
-    let out = spawn(
-        &exec,
-        json!({"command": "sleep 100 & sleep 100", "pty": true}),
-    )
-    .await;
-    let (id, pgid) = (session_id(&out), pid(&out));
+    let (id, pgid) = spawn_sleepers(&exec, json!({"pty": true})).await;
     act(&process, "kill", &id).await.unwrap();
     assert_group_gone(pgid).await;
     assert_eq!(

@@ -26,6 +26,11 @@ async fn read(policy: &PathPolicy, args: Value) -> Result<ToolOutput, ToolError>
         .await
 }
 
+/// `read` of `path` with no other arguments.
+async fn read_path(policy: &PathPolicy, path: &str) -> Result<ToolOutput, ToolError> {
+    read(policy, json!({"path": path})).await
+}
+
 fn write(ws: &Path, name: &str, content: impl AsRef<[u8]>) {
     std::fs::write(ws.join(name), content).unwrap();
 }
@@ -34,7 +39,7 @@ fn write(ws: &Path, name: &str, content: impl AsRef<[u8]>) {
 async fn numbers_lines_and_pages_with_offset_and_limit() {
     let (_d, ws, policy) = workspace();
     write(&ws, "a.txt", "one\r\ntwo\nthree\nfour\n");
-    let out = read(&policy, json!({"path": "a.txt"})).await.unwrap();
+    let out = read_path(&policy, "a.txt").await.unwrap();
     assert_eq!(
         out.text_content(),
         "     1\tone\n     2\ttwo\n     3\tthree\n     4\tfour"
@@ -61,7 +66,7 @@ async fn numbers_lines_and_pages_with_offset_and_limit() {
     );
     write(&ws, "empty.txt", "");
     assert_eq!(
-        read(&policy, json!({"path": "empty.txt"})).await.text(),
+        read_path(&policy, "empty.txt").await.text(),
         "[empty.txt is empty]"
     );
 }
@@ -71,7 +76,7 @@ async fn truncates_at_2000_lines_and_50kb_with_a_hint() {
     let (_d, ws, policy) = workspace();
     let many: String = (1..=2500).map(|i| format!("line {i}\n")).collect();
     write(&ws, "many.txt", many);
-    let text = read(&policy, json!({"path": "many.txt"})).await.text();
+    let text = read_path(&policy, "many.txt").await.text();
     assert!(text.starts_with("     1\tline 1\n"));
     assert!(text.ends_with(
         "  2000\tline 2000\n\n[Showing lines 1-2000; the file (23893 bytes) goes on. Use offset=2001 to continue.]"
@@ -86,7 +91,7 @@ async fn truncates_at_2000_lines_and_50kb_with_a_hint() {
         .map(|_| format!("{}\n", "x".repeat(1000)))
         .collect();
     write(&ws, "wide.txt", wide);
-    let text = read(&policy, json!({"path": "wide.txt"})).await.text();
+    let text = read_path(&policy, "wide.txt").await.text();
     assert!(
         text.ends_with(
             "\n\n[Showing lines 1-50; the file (100100 bytes) goes on. Use offset=51 to continue.]"
@@ -100,7 +105,7 @@ async fn truncates_at_2000_lines_and_50kb_with_a_hint() {
 async fn cuts_long_lines() {
     let (_d, ws, policy) = workspace();
     write(&ws, "long.txt", format!("{}\nshort\n", "é".repeat(2500)));
-    let text = read(&policy, json!({"path": "long.txt"})).await.text();
+    let text = read_path(&policy, "long.txt").await.text();
     assert_eq!(
         text,
         format!("     1\t{}... [truncated]\n     2\tshort", "é".repeat(2000))
@@ -112,7 +117,7 @@ async fn returns_images_and_refuses_binaries_and_directories() {
     let (_d, ws, policy) = workspace();
     let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
     write(&ws, "pic.png", png);
-    let out = read(&policy, json!({"path": "pic.png"})).await.unwrap();
+    let out = read_path(&policy, "pic.png").await.unwrap();
     assert_eq!(
         out.text_content(),
         "Read image file pic.png [image/png, 16 bytes]"
@@ -126,26 +131,23 @@ async fn returns_images_and_refuses_binaries_and_directories() {
     }
     // Detected by magic, whatever the extension.
     write(&ws, "photo.bin", b"\xff\xd8\xff\xe0\0\x10JFIF");
-    let out = read(&policy, json!({"path": "photo.bin"})).await.unwrap();
+    let out = read_path(&policy, "photo.bin").await.unwrap();
     assert!(matches!(&out.content[1], ContentBlock::Image(i) if i.mime_type == "image/jpeg"));
 
     write(&ws, "blob.bin", b"abc\0def");
-    assert_eq!(
-        read(&policy, json!({"path": "blob.bin"})).await.refusal(),
-        "blob.bin is a binary file (7 bytes); read only shows text files and png, jpg, gif or \
-         webp images"
-    );
     std::fs::create_dir(ws.join("sub")).unwrap();
-    assert_eq!(
-        read(&policy, json!({"path": "sub"})).await.refusal(),
-        "sub is a directory; use ls to list its contents"
-    );
-    assert_eq!(
-        read(&policy, json!({"path": "missing.txt"}))
-            .await
-            .refusal(),
-        "missing.txt: no such file or directory"
-    );
+    let refusals = [
+        (
+            "blob.bin",
+            "blob.bin is a binary file (7 bytes); read only shows text files and png, jpg, gif \
+             or webp images",
+        ),
+        ("sub", "sub is a directory; use ls to list its contents"),
+        ("missing.txt", "missing.txt: no such file or directory"),
+    ];
+    for (path, says) in refusals {
+        assert_eq!(read_path(&policy, path).await.refusal(), says, "{path}");
+    }
 }
 
 #[tokio::test]
@@ -166,14 +168,11 @@ async fn refuses_paths_outside_the_workspace() {
         ),
     ];
     for (path, says) in refusals {
-        says.check(&read(&policy, json!({"path": path})).await.refusal(), path);
+        says.check(&read_path(&policy, path).await.refusal(), path);
     }
     // `@file` mentions resolve in the workspace.
     write(&ws, "in.txt", "hi\n");
-    assert_eq!(
-        read(&policy, json!({"path": "@in.txt"})).await.text(),
-        "     1\thi"
-    );
+    assert_eq!(read_path(&policy, "@in.txt").await.text(), "     1\thi");
 }
 
 #[tokio::test]
