@@ -358,6 +358,11 @@ mod tests {
         (SystemEvents::new(Arc::new(clock.clone())), clock)
     }
 
+    /// `inject`'s answer: whether the text was queued and how many events now wait.
+    fn injected(queued: bool, pending: usize) -> Injected {
+        Injected { queued, pending }
+    }
+
     fn texts(events: &[SystemEvent]) -> Vec<&str> {
         events.iter().map(|e| e.text.as_str()).collect()
     }
@@ -368,13 +373,7 @@ mod tests {
         q.inject("a", "one", T0).unwrap();
         q.inject("b", "other", T0).unwrap();
         let two = q.inject("a", "  two\n", T0 + 1).unwrap();
-        assert_eq!(
-            two,
-            Injected {
-                queued: true,
-                pending: 2
-            }
-        );
+        assert_eq!(two, injected(true, 2));
         assert_eq!(texts(&q.peek("a")), ["one", "two"]);
         assert_eq!(q.peek_texts("b"), ["other"]);
         assert!(q.peek("c").is_empty());
@@ -398,13 +397,7 @@ mod tests {
         let (q, _) = queue();
         q.inject("k", "ping", T0).unwrap();
         let again = q.inject("k", " ping ", T0 + 5).unwrap();
-        assert_eq!(
-            again,
-            Injected {
-                queued: false,
-                pending: 1
-            }
-        );
+        assert_eq!(again, injected(false, 1));
         q.inject("k", "pong", T0).unwrap();
         q.inject("k", "ping", T0).unwrap();
         assert_eq!(texts(&q.peek("k")), ["ping", "pong", "ping"]);
@@ -463,13 +456,7 @@ mod tests {
         q.inject("k", "tick", T0).unwrap();
         clock.advance(EVENT_TTL + Duration::from_secs(1));
         let again = q.inject("k", "tick", clock.now_ms()).unwrap();
-        assert_eq!(
-            again,
-            Injected {
-                queued: true,
-                pending: 1
-            }
-        );
+        assert_eq!(again, injected(true, 1));
     }
 
     #[test]
