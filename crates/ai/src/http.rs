@@ -36,6 +36,18 @@ pub struct HttpCall {
     pub framing: Framing,
 }
 
+impl HttpCall {
+    /// A request whose reply streams as server-sent events, as every built-in API's does.
+    pub fn sse(url: String, headers: Vec<(String, String)>, body: Value) -> Self {
+        Self {
+            url,
+            headers,
+            body,
+            framing: Framing::Sse,
+        }
+    }
+}
+
 /// Malformed data from the server. Decoders return it; the driver turns it into an
 /// `error` event of kind `Protocol`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -13,32 +13,23 @@ pub(crate) mod transform;
 #[cfg(test)]
 mod tests;
 
-use crate::http::{Framing, HttpCall, StreamDecoder};
-use crate::model::{Model, apis};
-use crate::providers::{RequestInput, WireApi};
+use crate::http::HttpCall;
+use crate::model::apis;
+use crate::providers::RequestInput;
 
 pub(crate) use request::f32_to_json;
 
-/// The `anthropic-messages` wire API.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct AnthropicMessages;
+wire_api! {
+    /// The `anthropic-messages` wire API.
+    AnthropicMessages: apis::ANTHROPIC_MESSAGES => build_request, decode::AnthropicDecoder::new
+}
 
-impl WireApi for AnthropicMessages {
-    fn api(&self) -> &'static str {
-        apis::ANTHROPIC_MESSAGES
-    }
-
-    fn build_request(&self, input: RequestInput<'_>) -> Result<HttpCall, String> {
-        let auth = request::Auth::detect(input.model, input.api_key);
-        Ok(HttpCall {
-            url: request::url(input.model),
-            headers: request::headers(input.model, input.options, input.api_key, auth),
-            body: request::body(input.model, input.context, input.options, auth),
-            framing: Framing::Sse,
-        })
-    }
-
-    fn decoder(&self, model: &Model) -> Box<dyn StreamDecoder> {
-        Box::new(decode::AnthropicDecoder::new(model.reference()))
-    }
+/// The auth kind shapes both the headers and the body, so it is detected once.
+fn build_request(input: RequestInput<'_>) -> Result<HttpCall, String> {
+    let auth = request::Auth::detect(input.model, input.api_key);
+    Ok(HttpCall::sse(
+        request::url(input.model),
+        request::headers(input.model, input.options, input.api_key, auth),
+        request::body(input.model, input.context, input.options, auth),
+    ))
 }

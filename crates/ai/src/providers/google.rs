@@ -15,29 +15,19 @@ mod tests;
 
 pub(crate) use schema::gemini_schema;
 
-use crate::http::{Framing, HttpCall, StreamDecoder};
-use crate::model::{Model, apis};
-use crate::providers::{RequestInput, WireApi};
+use crate::http::HttpCall;
+use crate::model::apis;
+use crate::providers::RequestInput;
 
-/// The `google-generative-ai` wire API.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct GoogleGenerativeAi;
+wire_api! {
+    /// The `google-generative-ai` wire API.
+    GoogleGenerativeAi: apis::GOOGLE_GENERATIVE_AI => build_request, decode::GoogleDecoder::new
+}
 
-impl WireApi for GoogleGenerativeAi {
-    fn api(&self) -> &'static str {
-        apis::GOOGLE_GENERATIVE_AI
-    }
-
-    fn build_request(&self, input: RequestInput<'_>) -> Result<HttpCall, String> {
-        Ok(HttpCall {
-            url: request::url(input.model),
-            headers: request::headers(input.model, input.options, input.api_key),
-            body: request::body(input.model, input.context, input.options),
-            framing: Framing::Sse,
-        })
-    }
-
-    fn decoder(&self, model: &Model) -> Box<dyn StreamDecoder> {
-        Box::new(decode::GoogleDecoder::new(model.reference()))
-    }
+fn build_request(input: RequestInput<'_>) -> Result<HttpCall, String> {
+    Ok(HttpCall::sse(
+        request::url(input.model),
+        request::headers(input.model, input.options, input.api_key),
+        request::body(input.model, input.context, input.options),
+    ))
 }

@@ -13,6 +13,39 @@ use crate::options::StreamOptions;
 use crate::registry::ApiProvider;
 use crate::types::Context;
 
+/// Declares a built-in HTTP wire API: the unit struct `$wire` whose [`WireApi`] impl
+/// answers to `$api`, builds each request with `$build` (a
+/// `fn(RequestInput) -> Result<HttpCall, String>`) and decodes every response with a fresh
+/// `$decoder(model)` (a `fn(&Model) -> impl StreamDecoder`). The built-in APIs differ in
+/// exactly these three choices, so each module states them once here.
+macro_rules! wire_api {
+    ($(#[$doc:meta])* $wire:ident: $api:expr => $build:path, $decoder:path) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, Default)]
+        pub struct $wire;
+
+        impl $crate::providers::WireApi for $wire {
+            fn api(&self) -> &'static str {
+                $api
+            }
+
+            fn build_request(
+                &self,
+                input: $crate::providers::RequestInput<'_>,
+            ) -> Result<$crate::http::HttpCall, String> {
+                $build(input)
+            }
+
+            fn decoder(
+                &self,
+                model: &$crate::model::Model,
+            ) -> Box<dyn $crate::http::StreamDecoder> {
+                Box::new($decoder(model))
+            }
+        }
+    };
+}
+
 pub mod anthropic;
 mod borrowed_str;
 pub mod google;

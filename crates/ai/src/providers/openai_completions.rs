@@ -16,31 +16,21 @@ mod request_tests;
 
 pub use request::{ResolvedCompat, detect_compat, resolve_compat};
 
-use crate::http::{Framing, HttpCall, StreamDecoder};
-use crate::model::{Model, apis};
+use crate::http::HttpCall;
+use crate::model::apis;
 use crate::providers::openai_shared::request_headers;
-use crate::providers::{RequestInput, WireApi, join_url};
+use crate::providers::{RequestInput, join_url};
 
-/// The `openai-completions` wire API.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct OpenAiCompletions;
+wire_api! {
+    /// The `openai-completions` wire API.
+    OpenAiCompletions: apis::OPENAI_COMPLETIONS => build_request, decoder::Decoder::new
+}
 
-impl WireApi for OpenAiCompletions {
-    fn api(&self) -> &'static str {
-        apis::OPENAI_COMPLETIONS
-    }
-
-    fn build_request(&self, input: RequestInput<'_>) -> Result<HttpCall, String> {
-        let compat = resolve_compat(input.model);
-        Ok(HttpCall {
-            url: join_url(&input.model.base_url, "chat/completions"),
-            headers: request_headers(input.model, input.context, input.options, input.api_key),
-            body: request::build_body(input.model, input.context, input.options, &compat),
-            framing: Framing::Sse,
-        })
-    }
-
-    fn decoder(&self, model: &Model) -> Box<dyn StreamDecoder> {
-        Box::new(decoder::Decoder::new(model))
-    }
+fn build_request(input: RequestInput<'_>) -> Result<HttpCall, String> {
+    let compat = resolve_compat(input.model);
+    Ok(HttpCall::sse(
+        join_url(&input.model.base_url, "chat/completions"),
+        request_headers(input.model, input.context, input.options, input.api_key),
+        request::build_body(input.model, input.context, input.options, &compat),
+    ))
 }

@@ -15,30 +15,20 @@ mod decoder_tests;
 
 pub use codex::OpenAiCodexResponses;
 
-use crate::http::{Framing, HttpCall, StreamDecoder};
-use crate::model::{Model, apis};
+use crate::http::HttpCall;
+use crate::model::apis;
 use crate::providers::openai_shared::request_headers;
-use crate::providers::{RequestInput, WireApi, join_url};
+use crate::providers::{RequestInput, join_url};
 
-/// The `openai-responses` wire API.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct OpenAiResponses;
+wire_api! {
+    /// The `openai-responses` wire API.
+    OpenAiResponses: apis::OPENAI_RESPONSES => build_request, decoder::Decoder::new
+}
 
-impl WireApi for OpenAiResponses {
-    fn api(&self) -> &'static str {
-        apis::OPENAI_RESPONSES
-    }
-
-    fn build_request(&self, input: RequestInput<'_>) -> Result<HttpCall, String> {
-        Ok(HttpCall {
-            url: join_url(&input.model.base_url, "responses"),
-            headers: request_headers(input.model, input.context, input.options, input.api_key),
-            body: request::build_body(input.model, input.context, input.options),
-            framing: Framing::Sse,
-        })
-    }
-
-    fn decoder(&self, model: &Model) -> Box<dyn StreamDecoder> {
-        Box::new(decoder::Decoder::new(model))
-    }
+fn build_request(input: RequestInput<'_>) -> Result<HttpCall, String> {
+    Ok(HttpCall::sse(
+        join_url(&input.model.base_url, "responses"),
+        request_headers(input.model, input.context, input.options, input.api_key),
+        request::build_body(input.model, input.context, input.options),
+    ))
 }

@@ -12,7 +12,7 @@ use crate::builder::MessageBuilder;
 use crate::error::ErrorKind;
 use crate::event::AssistantStream;
 use crate::framing::SseEvent;
-use crate::http::{DecodeError, Framing, HttpCall, StreamDecoder, spawn_http_stream};
+use crate::http::{DecodeError, HttpCall, StreamDecoder, spawn_http_stream};
 use crate::model::Model;
 use crate::options::StreamOptions;
 use crate::providers::join_url;
@@ -58,18 +58,17 @@ impl ProxyProvider {
         if let Some(r) = options.reasoning {
             body_options.insert("reasoning".into(), json!(r));
         }
-        HttpCall {
-            url: join_url(&self.proxy_url, "api/stream"),
-            headers: vec![
+        HttpCall::sse(
+            join_url(&self.proxy_url, "api/stream"),
+            vec![
                 (
                     "authorization".into(),
                     format!("Bearer {}", self.auth_token),
                 ),
                 ("content-type".into(), "application/json".into()),
             ],
-            body: json!({ "model": model, "context": context, "options": body_options }),
-            framing: Framing::Sse,
-        }
+            json!({ "model": model, "context": context, "options": body_options }),
+        )
     }
 }
 

@@ -12,6 +12,7 @@ use crate::builder::MessageBuilder;
 use crate::error::{ErrorKind, is_context_overflow};
 use crate::framing::SseEvent;
 use crate::http::{DecodeError, StreamDecoder};
+use crate::model::Model;
 use crate::providers::borrowed_str::{Str, opt_str};
 use crate::types::StopReason;
 
@@ -111,9 +112,9 @@ pub(super) struct AnthropicDecoder {
 }
 
 impl AnthropicDecoder {
-    pub(super) fn new(label: String) -> Self {
+    pub(super) fn new(model: &Model) -> Self {
         Self {
-            label,
+            label: model.reference(),
             open: Vec::new(),
             stop_seen: false,
         }

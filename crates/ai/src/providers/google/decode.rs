@@ -15,6 +15,7 @@ use crate::builder::MessageBuilder;
 use crate::error::{ErrorKind, is_context_overflow};
 use crate::framing::SseEvent;
 use crate::http::{DecodeError, StreamDecoder};
+use crate::model::Model;
 use crate::providers::borrowed_str::{Str, opt_str};
 use crate::types::{StopReason, now_ms};
 
@@ -149,9 +150,9 @@ pub(super) struct GoogleDecoder {
 }
 
 impl GoogleDecoder {
-    pub(super) fn new(label: String) -> Self {
+    pub(super) fn new(model: &Model) -> Self {
         Self {
-            label,
+            label: model.reference(),
             current: None,
             finish: None,
         }

@@ -14,11 +14,11 @@
 use serde_json::{Value, json};
 
 use super::{decoder, request};
-use crate::http::{Framing, HttpCall, StreamDecoder};
+use crate::http::HttpCall;
 use crate::model::{Model, apis};
 use crate::options::StreamOptions;
 use crate::providers::openai_shared::request_headers;
-use crate::providers::{RequestInput, WireApi, join_url};
+use crate::providers::{RequestInput, join_url};
 use crate::types::Context;
 
 /// The claim OpenAI puts its account data under, and the account id inside it.
@@ -27,55 +27,48 @@ const ACCOUNT_ID_FIELD: &str = "chatgpt_account_id";
 const ORIGINATOR: &str = "codex_cli_rs";
 const LOGIN_HINT: &str = "run `pincer auth login openai-codex`";
 
-/// The `openai-codex-responses` wire API.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct OpenAiCodexResponses;
+wire_api! {
+    /// The `openai-codex-responses` wire API. Only the request differs from
+    /// `openai-responses`; the stream decodes the same.
+    OpenAiCodexResponses: apis::OPENAI_CODEX_RESPONSES => build_request, decoder::Decoder::new
+}
 
-impl WireApi for OpenAiCodexResponses {
-    fn api(&self) -> &'static str {
-        apis::OPENAI_CODEX_RESPONSES
+/// The key must be a ChatGPT sign-in whose token names the account; the Codex headers
+/// replace any the model or caller set.
+fn build_request(input: RequestInput<'_>) -> Result<HttpCall, String> {
+    let token = input.api_key.filter(|k| !k.is_empty()).ok_or_else(|| {
+        format!(
+            "{} needs a ChatGPT sign-in: {LOGIN_HINT}",
+            input.model.provider
+        )
+    })?;
+    let account_id = chatgpt_account_id(token).ok_or_else(|| {
+        format!(
+            "the {} access token names no ChatGPT account; {LOGIN_HINT} again",
+            input.model.provider
+        )
+    })?;
+    let mut headers = request_headers(input.model, input.context, input.options, Some(token));
+    let mut set = |name: &str, value: String| {
+        headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+        headers.push((name.to_owned(), value));
+    };
+    set("chatgpt-account-id", account_id);
+    set("OpenAI-Beta", "responses=experimental".to_owned());
+    set("originator", ORIGINATOR.to_owned());
+    if let Some(session) = input
+        .options
+        .session_id
+        .as_deref()
+        .filter(|s| !s.is_empty())
+    {
+        set("session_id", session.to_owned());
     }
-
-    fn build_request(&self, input: RequestInput<'_>) -> Result<HttpCall, String> {
-        let token = input.api_key.filter(|k| !k.is_empty()).ok_or_else(|| {
-            format!(
-                "{} needs a ChatGPT sign-in: {LOGIN_HINT}",
-                input.model.provider
-            )
-        })?;
-        let account_id = chatgpt_account_id(token).ok_or_else(|| {
-            format!(
-                "the {} access token names no ChatGPT account; {LOGIN_HINT} again",
-                input.model.provider
-            )
-        })?;
-        let mut headers = request_headers(input.model, input.context, input.options, Some(token));
-        let mut set = |name: &str, value: String| {
-            headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
-            headers.push((name.to_owned(), value));
-        };
-        set("chatgpt-account-id", account_id);
-        set("OpenAI-Beta", "responses=experimental".to_owned());
-        set("originator", ORIGINATOR.to_owned());
-        if let Some(session) = input
-            .options
-            .session_id
-            .as_deref()
-            .filter(|s| !s.is_empty())
-        {
-            set("session_id", session.to_owned());
-        }
-        Ok(HttpCall {
-            url: codex_url(&input.model.base_url),
-            headers,
-            body: codex_body(input.model, input.context, input.options),
-            framing: Framing::Sse,
-        })
-    }
-
-    fn decoder(&self, model: &Model) -> Box<dyn StreamDecoder> {
-        Box::new(decoder::Decoder::new(model))
-    }
+    Ok(HttpCall::sse(
+        codex_url(&input.model.base_url),
+        headers,
+        codex_body(input.model, input.context, input.options),
+    ))
 }
 
 /// `{base}/codex/responses`, also when the base already ends in `/codex`.
@@ -163,6 +156,7 @@ fn base64url_decode(text: &str) -> Option<Vec<u8>> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use crate::http::Framing;
     use crate::test_support::{model, try_request};
     use crate::types::{Message, ThinkingLevel, Tool};
 
