@@ -107,16 +107,10 @@ impl KeyResolver {
     ) -> Result<Option<ResolvedCredential>, AuthError> {
         let file = self.load().await?;
         if let Some(id) = profile {
-            let id = ProfileId::from(id);
-            let found = file.profile(&id)?;
-            if found.provider != provider {
-                return Err(AuthError::ProviderMismatch {
-                    id: id.to_string(),
-                    expected: provider.to_owned(),
-                    actual: found.provider.clone(),
-                });
-            }
-            return self.credential_of(&file, &id, now_ms).await.map(Some);
+            return self
+                .resolve_profile_in(&file, provider, &ProfileId::from(id), now_ms)
+                .await
+                .map(Some);
         }
 
         let rotation = file.rotation(provider, &self.order, now_ms);
@@ -149,6 +143,26 @@ impl KeyResolver {
             now_ms,
             profiles: rotation.resting.iter().map(|r| r.id.to_string()).collect(),
         })
+    }
+
+    /// The credential of profile `id` for a call to `provider`, from `file` as the caller
+    /// already read it (an OAuth profile due for refresh is refreshed and saved).
+    pub async fn resolve_profile_in(
+        &self,
+        file: &AuthProfiles,
+        provider: &str,
+        id: &ProfileId,
+        now_ms: u64,
+    ) -> Result<ResolvedCredential, AuthError> {
+        let found = file.profile(id)?;
+        if found.provider != provider {
+            return Err(AuthError::ProviderMismatch {
+                id: id.to_string(),
+                expected: provider.to_owned(),
+                actual: found.provider.clone(),
+            });
+        }
+        self.credential_of(file, id, now_ms).await
     }
 
     /// Records a successful call with profile `id`.

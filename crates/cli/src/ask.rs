@@ -158,7 +158,7 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
         });
     };
 
-    let credentials = crate::credentials::for_run(app, args.profile.as_deref())?;
+    let auth = crate::credentials::for_run(app, args.profile.as_deref())?;
     let prepared = prepare_agent(
         app,
         AgentSetup {
@@ -169,7 +169,7 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
             cli_provider: args.provider.as_deref(),
             cli_model: args.model.as_deref(),
             tools,
-            credentials,
+            auth,
             llm: &crate::turn_setup::Llm::new(app)?,
             channel: "cli",
         },

@@ -4,14 +4,15 @@
 //! lastUsed after success) before the turn goes on.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use futures_util::future::BoxFuture;
 use pincer_ai::ErrorKind;
 use pincer_ai::env::EnvSource;
 use pincer_auth::{
-    AuthError, AuthStore, CooldownPolicy, KeyResolver, ProfileId, failure_from_error,
+    AuthError, AuthProfiles, AuthStore, CooldownPolicy, KeyResolver, ProfileId, failure_from_error,
 };
 use pincer_turns::failover::{Credential, CredentialSource};
 
@@ -19,35 +20,89 @@ use crate::app::App;
 
 /// Providers that have at least one stored profile, sorted.
 pub fn profile_providers(app: &App) -> Result<Vec<String>> {
-    let file = AuthStore::new(app.auth_path()).load()?;
+    Ok(providers_of(&AuthStore::new(app.auth_path()).load()?))
+}
+
+fn providers_of(file: &AuthProfiles) -> Vec<String> {
     let mut providers: Vec<String> = file.profiles.values().map(|p| p.provider.clone()).collect();
     providers.sort();
     providers.dedup();
-    Ok(providers)
+    providers
 }
 
-/// The credential source of one run.
-pub fn for_run(app: &App, pinned: Option<&str>) -> Result<Arc<dyn CredentialSource>> {
-    let store = AuthStore::new(app.auth_path());
-    if let Some(id) = pinned {
-        // Fail early and clearly on a profile that does not exist.
-        store.load()?.profile(&ProfileId::from(id))?;
+/// The auth file as one turn sees it: which providers have profiles (for choosing the
+/// model) and the turn's credential source, whose first question is answered from the same
+/// read. A gateway turn is planned on the blocking pool: reading the file there once saves
+/// the model call a second read, and a trip to the pool, on the way to the provider.
+pub struct TurnAuth {
+    pub profile_providers: Vec<String>,
+    pub credentials: Arc<dyn CredentialSource>,
+}
+
+/// The credential source of one run (blocking: it reads the auth file).
+pub fn for_run(app: &App, pinned: Option<&str>) -> Result<TurnAuth> {
+    let shared = SharedCredentials::new(app, pinned)?;
+    shared.for_turn()
+}
+
+/// The credentials every turn of a process shares: one resolver, so concurrent turns wait
+/// for one OAuth refresh instead of racing each other's.
+#[derive(Clone)]
+pub struct SharedCredentials(ProfileCredentials);
+
+impl SharedCredentials {
+    pub fn new(app: &App, pinned: Option<&str>) -> Result<Self> {
+        let store = AuthStore::new(app.auth_path());
+        if let Some(id) = pinned {
+            // Fail early and clearly on a profile that does not exist.
+            store.load()?.profile(&ProfileId::from(id))?;
+        }
+        let order = app.config.auth.order.clone();
+        let policy =
+            CooldownPolicy::default().with_cooldowns_ms(app.config.auth.cooldowns_ms.clone());
+        let resolver = KeyResolver::new(store.clone())
+            .with_order(order.clone())
+            .with_policy(policy)
+            .with_codex(pincer_auth::CodexOAuth::new(
+                crate::auth_cmd::codex_config(app),
+            )?);
+        Ok(Self(ProfileCredentials {
+            resolver: Arc::new(resolver),
+            store,
+            order,
+            env: Arc::clone(&app.env),
+            pinned: pinned.map(ProfileId::from),
+            prefetched: Arc::default(),
+        }))
     }
-    let order = app.config.auth.order.clone();
-    let policy = CooldownPolicy::default().with_cooldowns_ms(app.config.auth.cooldowns_ms.clone());
-    let resolver = KeyResolver::new(store.clone())
-        .with_order(order.clone())
-        .with_policy(policy)
-        .with_codex(pincer_auth::CodexOAuth::new(
-            crate::auth_cmd::codex_config(app),
-        )?);
-    Ok(Arc::new(ProfileCredentials {
-        resolver: Arc::new(resolver),
-        store,
-        order,
-        env: Arc::clone(&app.env),
-        pinned: pinned.map(ProfileId::from),
-    }))
+
+    /// Reads the auth file for a turn (blocking: call it where file I/O may block).
+    pub fn for_turn(&self) -> Result<TurnAuth> {
+        let file = self.0.store.load()?;
+        let profile_providers = providers_of(&file);
+        let credentials = ProfileCredentials {
+            prefetched: Arc::new(Mutex::new(Some(Prefetched {
+                file,
+                at: Instant::now(),
+            }))),
+            ..self.0.clone()
+        };
+        Ok(TurnAuth {
+            profile_providers,
+            credentials: Arc::new(credentials),
+        })
+    }
+}
+
+/// How long a turn's first read of the auth file stands in for a fresh one: long enough
+/// for the turn to reach its model call, short enough that a queued turn does not miss a
+/// cooldown another turn recorded meanwhile.
+const PREFETCH_FRESH: Duration = Duration::from_secs(2);
+
+/// The auth file as read while the turn was planned.
+struct Prefetched {
+    file: AuthProfiles,
+    at: Instant,
 }
 
 #[derive(Clone)]
@@ -57,6 +112,8 @@ struct ProfileCredentials {
     order: BTreeMap<String, Vec<String>>,
     env: Arc<dyn EnvSource>,
     pinned: Option<ProfileId>,
+    /// Used once, by the first question (later ones follow cooldowns the turn recorded).
+    prefetched: Arc<Mutex<Option<Prefetched>>>,
 }
 
 fn now() -> u64 {
@@ -64,30 +121,46 @@ fn now() -> u64 {
 }
 
 impl ProfileCredentials {
-    /// The profiles to try for `provider`, best first, from the auth file (blocking: it
-    /// reads the file); `None` when every profile is resting.
-    fn profile_ids(&self, provider: &str, now: u64) -> Result<Option<Vec<ProfileId>>, AuthError> {
-        if let Some(pinned) = &self.pinned {
-            let file = self.store.load()?;
-            if file.profile(pinned)?.provider == provider {
-                return Ok(Some(vec![pinned.clone()]));
-            }
+    /// The profiles to try for `provider`, best first; `None` when every profile is resting.
+    fn profile_ids(
+        &self,
+        file: &AuthProfiles,
+        provider: &str,
+        now: u64,
+    ) -> Result<Option<Vec<ProfileId>>, AuthError> {
+        if let Some(pinned) = &self.pinned
+            && file.profile(pinned)?.provider == provider
+        {
+            return Ok(Some(vec![pinned.clone()]));
         }
-        let rotation = self.store.rotation(provider, &self.order, now)?;
+        let rotation = file.rotation(provider, &self.order, now);
         if rotation.ready.is_empty() && !rotation.resting.is_empty() {
             return Ok(None);
         }
         Ok(Some(rotation.ready))
     }
 
+    /// The auth file: the turn's prefetched read when it is its first question and fresh,
+    /// else read again on the blocking pool, not the runtime.
+    async fn auth_file(&self) -> Result<AuthProfiles, AuthError> {
+        let prefetched = self
+            .prefetched
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        match prefetched {
+            Some(read) if read.at.elapsed() < PREFETCH_FRESH => Ok(read.file),
+            _ => {
+                let store = self.store.clone();
+                pincer_store::on_blocking_pool(move || Ok(store.load())).await?
+            }
+        }
+    }
+
     async fn list(&self, provider: &str) -> Result<Vec<Credential>, AuthError> {
         let now = now();
-        // Every turn asks: the auth file is read on the blocking pool, not the runtime.
-        let this = self.clone();
-        let wanted = provider.to_owned();
-        let ids =
-            pincer_store::on_blocking_pool(move || Ok(this.profile_ids(&wanted, now))).await??;
-        let Some(ids) = ids else {
+        let file = self.auth_file().await?;
+        let Some(ids) = self.profile_ids(&file, provider, now)? else {
             // Ask the resolver for its own explanation (when the first one frees up).
             return self
                 .resolver
@@ -100,14 +173,13 @@ impl ProfileCredentials {
         for id in ids {
             match self
                 .resolver
-                .resolve_key(provider, Some(id.as_str()), self.env.as_ref(), now)
+                .resolve_profile_in(&file, provider, &id, now)
                 .await
             {
-                Ok(Some(c)) => out.push(Credential {
+                Ok(c) => out.push(Credential {
                     profile_id: c.profile_id.map(|p| p.to_string()),
                     secret: Some(c.secret),
                 }),
-                Ok(None) => {}
                 Err(e) => last_error = Some(e),
             }
         }

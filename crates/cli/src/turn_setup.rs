@@ -10,11 +10,12 @@ use anyhow::Result;
 use pincer_agent::{AgentConfig, AgentTool};
 use pincer_ai::{LlmClient, ModelRegistry, ThinkingLevel};
 use pincer_store::SessionEntry;
-use pincer_turns::failover::{Attempts, CredentialSource, failover_stream_fn};
+use pincer_turns::failover::{Attempts, failover_stream_fn};
 use pincer_turns::model_select::{ModelChoice, ModelRequest, SelectionContext, select_model};
 use serde_json::json;
 
 use crate::app::App;
+use crate::credentials::TurnAuth;
 
 /// The model catalog and the LLM client turns use. `pincer ask` builds one per run; the
 /// gateway keeps one for its whole life, so its HTTP connection pool (and the TLS roots,
@@ -53,7 +54,8 @@ pub struct AgentSetup<'a> {
     pub cli_provider: Option<&'a str>,
     pub cli_model: Option<&'a str>,
     pub tools: Vec<Arc<dyn AgentTool>>,
-    pub credentials: Arc<dyn CredentialSource>,
+    /// The auth file as this turn read it: profiles for choosing the model, and credentials.
+    pub auth: TurnAuth,
     pub llm: &'a Llm,
     /// Where the turn comes from (`cli`, `webchat`, …), for the prompt's runtime line.
     pub channel: &'a str,
@@ -74,7 +76,7 @@ pub fn prepare_agent(app: &App, setup: AgentSetup<'_>) -> Result<PreparedAgent> 
     let stream_fn = failover_stream_fn(
         client,
         choice.fallbacks.clone(),
-        setup.credentials,
+        Arc::clone(&setup.auth.credentials),
         attempts.clone(),
     );
     let mut config = AgentConfig::new(choice.primary.clone(), stream_fn);
@@ -114,12 +116,11 @@ fn choose_model(
         defaults: app.config.agents.defaults.model.as_ref(),
     };
     let custom = app.custom_providers();
-    let profiles = crate::credentials::profile_providers(app)?;
     let cx = SelectionContext {
         registry,
         env: app.env.as_ref(),
         custom_providers: &custom,
-        profile_providers: &profiles,
+        profile_providers: &setup.auth.profile_providers,
     };
     Ok(select_model(&request, &cx)?)
 }

@@ -14,10 +14,10 @@ use pincer_automation::cron::CronService;
 use pincer_gateway::server::{ModelDefaults, PlanError, Runtime, TurnOrigin, TurnRequest};
 use pincer_store::SessionStore;
 use pincer_tools::ProcessRegistry;
-use pincer_turns::failover::CredentialSource;
 use pincer_turns::turn::TurnPlan;
 
 use crate::app::App;
+use crate::credentials::SharedCredentials;
 use crate::rpc::runner::RpcRunner;
 use crate::turn_setup::{AgentSetup, Llm, prepare_agent};
 
@@ -27,7 +27,7 @@ pub struct GatewayRuntime {
     processes: ProcessRegistry,
     /// The scheduler behind each agent's `cron` tool.
     cron: Option<Arc<CronService>>,
-    credentials: Arc<dyn CredentialSource>,
+    credentials: SharedCredentials,
     llm: Llm,
     /// Each agent's tools, built on its first turn: they hold no per-turn state (running
     /// processes live in the shared registry), and building 13 schemas per turn showed up
@@ -51,7 +51,7 @@ impl GatewayRuntime {
         processes: ProcessRegistry,
         cron: Option<Arc<CronService>>,
     ) -> Result<Self> {
-        let credentials = crate::credentials::for_run(&app, None)?;
+        let credentials = SharedCredentials::new(&app, None)?;
         let llm = Llm::new(&app)?;
         let rpc = RpcRunner::from_config(&app)?;
         Ok(Self {
@@ -159,11 +159,7 @@ impl Runtime for GatewayRuntime {
                 model: c.primary.id,
                 context_tokens: c.primary.context_window,
             },
-            None => ModelDefaults {
-                provider: String::new(),
-                model: String::new(),
-                context_tokens: 0,
-            },
+            None => ModelDefaults::default(),
         }
     }
 
@@ -264,7 +260,7 @@ impl Runtime for GatewayRuntime {
                 cli_provider: None,
                 cli_model: cron_model,
                 tools,
-                credentials: Arc::clone(&self.credentials),
+                auth: self.credentials.for_turn().map_err(agent)?,
                 llm: &self.llm,
                 channel: "webchat",
             },

@@ -41,7 +41,7 @@ impl AppHost {
             &self.processes,
             request.tools,
         )?;
-        let credentials = crate::credentials::for_run(app, None)?;
+        let auth = crate::credentials::for_run(app, None)?;
         let key = format!("agent:{}:rpc", request.agent_id);
         let prepared = prepare_agent(
             app,
@@ -53,7 +53,7 @@ impl AppHost {
                 cli_provider: request.provider,
                 cli_model: request.model,
                 tools,
-                credentials,
+                auth,
                 llm: &self.llm,
                 channel: "rpc",
             },

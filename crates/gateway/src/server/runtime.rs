@@ -54,8 +54,8 @@ pub enum TurnOrigin {
     },
 }
 
-/// Model facts shown as `defaults` in `sessions.list` and `chat.history`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Model facts shown as `defaults` in `sessions.list` and `chat.history` (empty: no model).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ModelDefaults {
     pub provider: String,
     pub model: String,
@@ -102,7 +102,8 @@ pub trait Runtime: Send + Sync + 'static {
     fn main_session_key(&self, agent_id: &str) -> String;
     /// The session store of an agent.
     fn sessions(&self, agent_id: &str) -> SessionStore;
-    /// The model a new turn of the agent would use.
+    /// The model a new turn of the agent would use. Blocking (it reads the auth profiles):
+    /// the server calls it on the blocking pool.
     fn model_defaults(&self, agent_id: &str) -> ModelDefaults;
     /// Prepares a turn: model, stream function, tools, system prompt. The server fills in
     /// the abort token; an error is shown to the client as the run's error. Blocking: the
@@ -115,6 +116,7 @@ pub trait Runtime: Send + Sync + 'static {
     /// the blocking pool: it may create the agent's workspace.
     fn tools(&self, agent_id: &str) -> Vec<serde_json::Value>;
     /// The configuration with secrets masked (`config.get`), and the file it is in.
+    /// Blocking (it reads the file): the server calls it on the blocking pool.
     fn config_redacted(&self) -> (String, serde_json::Value);
     /// Who runs the turns, for `health`: `{kind: "embedded"}`, or the RPC pool's numbers.
     fn runner_status(&self) -> serde_json::Value {

@@ -52,10 +52,15 @@ fn bad_request(message: &str, code: &str) -> Response {
     )
 }
 
-/// The ids `/v1/models` lists: the agents, then the default agent's model.
-fn model_ids(gw: &Gateway) -> Vec<(String, String)> {
+/// The ids `/v1/models` lists: the agents, then the default agent's model (chosen on the
+/// blocking pool: it reads the auth profiles).
+async fn model_ids(gw: &Gateway) -> Vec<(String, String)> {
     let agent = gw.runtime.default_agent_id();
-    let defaults = gw.runtime.model_defaults(&agent);
+    let runtime = Arc::clone(&gw.runtime);
+    let chosen_for = agent.clone();
+    let defaults = tokio::task::spawn_blocking(move || runtime.model_defaults(&chosen_for))
+        .await
+        .unwrap_or_default();
     let mut ids = vec![
         (BASE_ID.to_owned(), BASE_ID.to_owned()),
         (format!("{BASE_ID}/default"), BASE_ID.to_owned()),
@@ -83,6 +88,7 @@ pub(super) async fn models(
         return denied.openai();
     }
     let data: Vec<Value> = model_ids(&gw)
+        .await
         .iter()
         .map(|(id, owner)| model_object(id, owner))
         .collect();
@@ -100,7 +106,11 @@ pub(super) async fn model(
     if let Err(denied) = authorize(&gw, &headers, &uri, peer) {
         return denied.openai();
     }
-    match model_ids(&gw).into_iter().find(|(known, _)| *known == id) {
+    match model_ids(&gw)
+        .await
+        .into_iter()
+        .find(|(known, _)| *known == id)
+    {
         Some((id, owner)) => Json(model_object(&id, &owner)).into_response(),
         None => error(
             StatusCode::NOT_FOUND,

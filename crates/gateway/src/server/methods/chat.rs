@@ -180,7 +180,7 @@ pub(super) async fn history(gw: &Gateway, p: &Value) -> Result<ChatHistoryRespon
         .run(move |s| blocking::history(s, &read_key))
         .await
         .map_err(|e| MethodError::unavailable(e.to_string()))?;
-    let defaults = Defaults::of(gw, &agent_id);
+    let defaults = Defaults::of(gw, &agent_id).await?;
     let Some((entry, mut messages)) = read else {
         return Ok(ChatHistoryResponse {
             session_key: key,

@@ -262,7 +262,7 @@ pub async fn call(
         Method::SessionsCompact => payload(sessions::compact(gw, p).await?),
         Method::ModelsList => payload(system::models(gw)),
         Method::ToolsList => payload(system::tools(gw, p).await?),
-        Method::ConfigGet => payload(system::config(gw)),
+        Method::ConfigGet => payload(system::config(gw).await?),
         Method::SystemEvent => payload(system::system_event(gw, p)?),
         Method::Wake => payload(system::wake(gw, p)?),
         Method::CronStatus
@@ -298,13 +298,19 @@ pub(super) struct Defaults {
 }
 
 impl Defaults {
-    fn of(gw: &Gateway, agent_id: &str) -> Self {
-        let d = gw.runtime.model_defaults(agent_id);
-        Self {
+    /// Read on the blocking pool: choosing the model reads the auth profiles.
+    async fn of(gw: &Gateway, agent_id: &str) -> Result<Self, MethodError> {
+        let (runtime, agent_id) = (Arc::clone(&gw.runtime), agent_id.to_owned());
+        let d = tokio::task::spawn_blocking(move || runtime.model_defaults(&agent_id))
+            .await
+            .map_err(|e| {
+                MethodError::unavailable(format!("the model defaults' task failed: {e}"))
+            })?;
+        Ok(Self {
             model_provider: d.provider,
             model: d.model,
             context_tokens: d.context_tokens,
-        }
+        })
     }
 }
 

@@ -108,7 +108,7 @@ pub(super) async fn list(gw: &Gateway, p: &Value) -> Result<SessionsListResponse
         limit_applied: limit,
         next_offset: offset + count,
         has_more: offset + count < total,
-        defaults: Defaults::of(gw, &agent_id),
+        defaults: Defaults::of(gw, &agent_id).await?,
         sessions,
     })
 }

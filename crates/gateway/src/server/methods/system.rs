@@ -324,15 +324,18 @@ pub(super) struct ConfigResponse {
     config: Value,
 }
 
-/// `config.get`.
-pub(super) fn config(gw: &Gateway) -> ConfigResponse {
-    let (path, config) = gw.runtime.config_redacted();
-    ConfigResponse {
+/// `config.get` (the file is read on the blocking pool).
+pub(super) async fn config(gw: &Gateway) -> Result<ConfigResponse, MethodError> {
+    let runtime = Arc::clone(&gw.runtime);
+    let (path, config) = tokio::task::spawn_blocking(move || runtime.config_redacted())
+        .await
+        .map_err(|e| MethodError::unavailable(format!("the config task failed: {e}")))?;
+    Ok(ConfigResponse {
         path,
         exists: true,
         valid: true,
         config,
-    }
+    })
 }
 
 #[cfg(test)]
