@@ -5,7 +5,7 @@
 use crate::common;
 
 use common::{bodies, concat, jsons, post, post_json, stream};
-use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario, UsageSpec};
+use pincer_testkit::{Match, Reply, Rule, Scenario, UsageSpec};
 use serde_json::{Value, json};
 
 fn scenario() -> Scenario {
@@ -31,8 +31,7 @@ fn scenario() -> Scenario {
 
 #[tokio::test]
 async fn text_reply_exact_events() {
-    let server = MockLlm::start(scenario()).await.unwrap();
-    let url = format!("{}/v1/messages", server.url());
+    let (_server, url) = common::start_at(scenario(), "/v1/messages").await;
     let events = stream(&url, &bodies::anthropic("hi")).await;
     let names: Vec<&str> = events.iter().map(|e| e.event.as_deref().unwrap()).collect();
     assert_eq!(
@@ -76,8 +75,7 @@ async fn text_reply_exact_events() {
 
 #[tokio::test]
 async fn thinking_redacted_tool_use_and_round_trip() {
-    let server = MockLlm::start(scenario()).await.unwrap();
-    let url = format!("{}/v1/messages", server.url());
+    let (_server, url) = common::start_at(scenario(), "/v1/messages").await;
     let values = jsons(&stream(&url, &bodies::anthropic("weather in Paris?")).await);
     let starts: Vec<&Value> = values
         .iter()
@@ -147,8 +145,7 @@ async fn thinking_redacted_tool_use_and_round_trip() {
 
 #[tokio::test]
 async fn non_streaming_and_validation() {
-    let server = MockLlm::start(scenario()).await.unwrap();
-    let url = format!("{}/v1/messages", server.url());
+    let (_server, url) = common::start_at(scenario(), "/v1/messages").await;
     let body =
         json!({"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]});
     let doc: Value = post_json(&url, &body).await;

@@ -6,26 +6,20 @@
 use crate::common;
 
 use common::{GOOGLE_PATH, bodies, concat, jsons, post, post_json};
-use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario, StopReason};
+use pincer_testkit::{Reply, Scenario};
 use serde_json::{Value, json};
 
 fn scenario() -> Scenario {
-    common::weather_scenario(
-        Reply::text("Checking.")
-            .with_thinking("need a tool")
-            .with_signature("c2ln")
-            .with_tool_call("get_weather", json!({"city": "Paris"})),
-    )
-    .rule(
-        Rule::when(Match::last_user("long"))
-            .reply(Reply::text("cut").with_stop_reason(StopReason::Length)),
-    )
+    let checking = Reply::text("Checking.")
+        .with_thinking("need a tool")
+        .with_signature("c2ln")
+        .with_tool_call("get_weather", json!({"city": "Paris"}));
+    common::long_hits_the_limit(common::weather_scenario(checking), "cut")
 }
 
 #[tokio::test]
 async fn stream_chunks_are_crlf_framed_and_complete() {
-    let server = MockLlm::start(scenario()).await.unwrap();
-    let url = format!("{}{GOOGLE_PATH}", server.url());
+    let (_server, url) = common::start_at(scenario(), GOOGLE_PATH).await;
     let response = post(&url, &bodies::google("weather?")).await;
     assert_eq!(response.status(), 200);
     let raw = response.text().await.unwrap();
@@ -98,8 +92,7 @@ async fn stream_chunks_are_crlf_framed_and_complete() {
 
 #[tokio::test]
 async fn max_tokens_and_other_deliveries() {
-    let server = MockLlm::start(scenario()).await.unwrap();
-    let base = format!("{}/v1beta/models/gemini-mock", server.url());
+    let (_server, base) = common::start_at(scenario(), "/v1beta/models/gemini-mock").await;
     let sse = format!("{base}:streamGenerateContent?alt=sse");
     let values = jsons(&common::parse_sse(
         &post(&sse, &bodies::google("long"))

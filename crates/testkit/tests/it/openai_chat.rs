@@ -5,7 +5,7 @@
 use crate::common;
 
 use common::{bodies, concat, jsons, post, stream};
-use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario, UsageSpec};
+use pincer_testkit::{Match, Reply, Rule, Scenario, UsageSpec};
 use serde_json::{Value, json};
 
 #[tokio::test]
@@ -13,8 +13,7 @@ async fn text_reply_streams_exact_chunks() {
     let scenario = Scenario::new()
         .rule(Rule::when(Match::last_user("hi")).reply(Reply::text("Hello there!")))
         .chunk_size(5);
-    let server = MockLlm::start(scenario).await.unwrap();
-    let url = format!("{}/v1/chat/completions", server.url());
+    let (_server, url) = common::start_at(scenario, "/v1/chat/completions").await;
     let events = stream(&url, &bodies::chat("hi")).await;
     assert_eq!(events.last().unwrap().data, "[DONE]");
     assert!(events.iter().all(|e| e.event.is_none()));
@@ -50,8 +49,7 @@ async fn text_reply_streams_exact_chunks() {
 
 #[tokio::test]
 async fn no_usage_chunk_without_include_usage() {
-    let server = MockLlm::start(Scenario::new()).await.unwrap();
-    let url = format!("{}/chat/completions", server.url());
+    let (_server, url) = common::start_at(Scenario::new(), "/chat/completions").await;
     let mut body = bodies::chat("hey");
     body.as_object_mut().unwrap().remove("stream_options");
     let events = stream(&url, &body).await;
@@ -80,8 +78,7 @@ async fn thinking_and_tool_calls_then_tool_result() {
         .rule(Rule::when(Match::tool_result("get_weather")).reply(Reply::text("It is sunny.")))
         .rule(Rule::when(Match::tool_result_id("call_x")).reply(Reply::text("It is noon.")))
         .chunk_size(3);
-    let server = MockLlm::start(scenario).await.unwrap();
-    let url = format!("{}/v1/chat/completions", server.url());
+    let (_server, url) = common::start_at(scenario, "/v1/chat/completions").await;
     let chunks = jsons(&stream(&url, &bodies::chat("what's the weather?")).await);
     assert_eq!(
         concat(&chunks, "/choices/0/delta/reasoning_content"),
@@ -152,8 +149,7 @@ async fn non_streaming_document() {
         "f",
         json!({"a": 1}),
     ));
-    let server = MockLlm::start(scenario).await.unwrap();
-    let url = format!("{}/v1/chat/completions", server.url());
+    let (_server, url) = common::start_at(scenario, "/v1/chat/completions").await;
     let body = json!({"model": "m", "messages": [{"role": "user", "content": "x"}]});
     let response = post(&url, &body).await;
     assert_eq!(response.status(), 200);
@@ -172,8 +168,7 @@ async fn non_streaming_document() {
 async fn length_stop_reason() {
     let scenario = Scenario::new()
         .default_reply(Reply::text("cut").with_stop_reason(pincer_testkit::StopReason::Length));
-    let server = MockLlm::start(scenario).await.unwrap();
-    let url = format!("{}/v1/chat/completions", server.url());
+    let (_server, url) = common::start_at(scenario, "/v1/chat/completions").await;
     let chunks = jsons(&stream(&url, &bodies::chat("x")).await);
     let finish: Vec<&Value> = chunks
         .iter()

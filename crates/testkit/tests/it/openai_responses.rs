@@ -5,25 +5,19 @@
 use crate::common;
 
 use common::{bodies, concat, jsons, post_json, stream};
-use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario, StopReason};
+use pincer_testkit::{Reply, Scenario};
 use serde_json::{Value, json};
 
 fn scenario() -> Scenario {
-    common::weather_scenario(
-        Reply::text("Checking.")
-            .with_thinking("need a tool")
-            .with_tool_call("get_weather", json!({"city": "Paris"})),
-    )
-    .rule(
-        Rule::when(Match::last_user("long"))
-            .reply(Reply::text("trunc").with_stop_reason(StopReason::Length)),
-    )
+    let checking = Reply::text("Checking.")
+        .with_thinking("need a tool")
+        .with_tool_call("get_weather", json!({"city": "Paris"}));
+    common::long_hits_the_limit(common::weather_scenario(checking), "trunc")
 }
 
 #[tokio::test]
 async fn full_event_sequence() {
-    let server = MockLlm::start(scenario()).await.unwrap();
-    let url = format!("{}/v1/responses", server.url());
+    let (_server, url) = common::start_at(scenario(), "/v1/responses").await;
     let events = stream(&url, &bodies::responses("weather?")).await;
     let values = jsons(&events);
     for (event, value) in events.iter().zip(&values) {
@@ -136,8 +130,7 @@ async fn full_event_sequence() {
 
 #[tokio::test]
 async fn length_is_incomplete_and_string_input_works() {
-    let server = MockLlm::start(scenario()).await.unwrap();
-    let url = format!("{}/responses", server.url());
+    let (_server, url) = common::start_at(scenario(), "/responses").await;
     let body = json!({"model": "m", "stream": true, "input": "long"});
     let values = jsons(&stream(&url, &body).await);
     let completed = &values.last().unwrap()["response"];
@@ -150,8 +143,7 @@ async fn length_is_incomplete_and_string_input_works() {
 
 #[tokio::test]
 async fn non_streaming_document() {
-    let server = MockLlm::start(scenario()).await.unwrap();
-    let url = format!("{}/v1/responses", server.url());
+    let (_server, url) = common::start_at(scenario(), "/v1/responses").await;
     let body = json!({"model": "m", "input": "weather?"});
     let doc: Value = post_json(&url, &body).await;
     assert_eq!(doc["object"], "response");

@@ -5,7 +5,7 @@
 use crate::common;
 
 use common::{bodies, client, concat, jsons};
-use pincer_testkit::{MockLlm, Reply, Scenario};
+use pincer_testkit::{Reply, Scenario};
 use serde_json::{Value, json};
 
 fn scenario() -> Scenario {
@@ -18,8 +18,7 @@ fn scenario() -> Scenario {
 
 #[tokio::test]
 async fn requires_a_bearer_token() {
-    let server = MockLlm::start(scenario()).await.unwrap();
-    let url = format!("{}/api/stream", server.url());
+    let (_server, url) = common::start_at(scenario(), "/api/stream").await;
     for auth in [None, Some("Bearer "), Some("Basic abc")] {
         let mut request = client().post(&url).json(&bodies::proxy("hi"));
         if let Some(auth) = auth {
@@ -34,8 +33,7 @@ async fn requires_a_bearer_token() {
 
 #[tokio::test]
 async fn event_sequence_and_round_trip() {
-    let server = MockLlm::start(scenario()).await.unwrap();
-    let url = format!("{}/api/stream", server.url());
+    let (_server, url) = common::start_at(scenario(), "/api/stream").await;
     let send = |body: Value| {
         let url = url.clone();
         async move {

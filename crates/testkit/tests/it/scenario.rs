@@ -107,8 +107,7 @@ async fn rules_match_in_order_with_api_and_model() {
                 .reply(Reply::text("first hi")),
         )
         .rule(Rule::when(Match::last_user("hi")).reply(Reply::text("later hi")));
-    let server = MockLlm::start(scenario).await.unwrap();
-    let chat = format!("{}/v1/chat/completions", server.url());
+    let (server, chat) = common::start_at(scenario, "/v1/chat/completions").await;
     let text = |events: Vec<common::Event>| concat(&jsons(&events), "/choices/0/delta/content");
     assert_eq!(text(stream(&chat, &bodies::chat("hi")).await), "first hi");
     assert_eq!(text(stream(&chat, &bodies::chat("hi")).await), "later hi");
@@ -126,8 +125,7 @@ async fn rules_match_in_order_with_api_and_model() {
 #[tokio::test]
 async fn last_user_does_not_match_a_trailing_tool_result() {
     let scenario = Scenario::from_json_str(EXAMPLE).unwrap();
-    let server = MockLlm::start(scenario).await.unwrap();
-    let url = format!("{}/v1/chat/completions", server.url());
+    let (_server, url) = common::start_at(scenario, "/v1/chat/completions").await;
     let values = jsons(&stream(&url, &bodies::chat("weather in Paris")).await);
     let call = values
         .iter()

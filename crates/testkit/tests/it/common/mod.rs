@@ -120,3 +120,26 @@ pub fn weather_scenario(checking: pincer_testkit::Reply) -> pincer_testkit::Scen
         .rule(Rule::when(Match::tool_result("get_weather")).reply(Reply::text("Sunny.")))
         .chunk_size(4)
 }
+
+/// `scenario`, where "long" draws `text` stopped by the length limit.
+pub fn long_hits_the_limit(
+    scenario: pincer_testkit::Scenario,
+    text: &str,
+) -> pincer_testkit::Scenario {
+    use pincer_testkit::{Match, Reply, Rule, StopReason};
+    scenario.rule(
+        Rule::when(Match::last_user("long"))
+            .reply(Reply::text(text).with_stop_reason(StopReason::Length)),
+    )
+}
+
+/// Starts the mock with `scenario`; returns it (the test keeps it alive) and the URL of
+/// `path` on it.
+pub async fn start_at(
+    scenario: pincer_testkit::Scenario,
+    path: &str,
+) -> (pincer_testkit::MockLlm, String) {
+    let server = pincer_testkit::MockLlm::start(scenario).await.unwrap();
+    let url = format!("{}{path}", server.url());
+    (server, url)
+}
