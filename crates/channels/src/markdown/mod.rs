@@ -89,6 +89,25 @@ pub fn escape_telegram_html(text: &str) -> String {
     out
 }
 
+/// A Telegram HTML chunk as plain text: tags dropped, entities decoded (what is sent when
+/// Telegram refuses the markup, so a reply is never lost).
+pub fn telegram_html_text(html: &str) -> String {
+    let mut out = String::with_capacity(html.len());
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' if in_tag => in_tag = false,
+            _ if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&")
+}
+
 /// Formatting frames the walker may open; one of a kind at a time (`**` inside `**` is
 /// redundant, and `<b>` inside `<b>` too deep a stack to be worth a chunk's room).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -179,6 +198,14 @@ mod tests {
         assert_eq!(
             escape_telegram_html("a < b & c > \"d\""),
             "a &lt; b &amp; c &gt; \"d\""
+        );
+    }
+
+    #[test]
+    fn plain_text_from_telegram_html() {
+        assert_eq!(
+            telegram_html_text("<b>a &lt;b&gt;</b> &amp; <a href=\"x\">link</a>"),
+            "a <b> & link"
         );
     }
 }

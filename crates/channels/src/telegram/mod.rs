@@ -22,7 +22,7 @@ use pincer_channel_port::{ChatKind, ThreadRef};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::markdown::{Flavor, render_chunks};
+use crate::markdown::{Flavor, render_chunks, telegram_html_text};
 use crate::support::{
     OutboundFile, fetch_failed_note, read_outbound_file, store_received, too_big_note,
 };
@@ -304,7 +304,7 @@ impl TelegramAdapter {
             Err(ChannelError::Api { message: why, .. }) if why.contains("can't parse entities") => {
                 // Never lose a reply over markup: the same text, plain.
                 tracing::warn!(%why, "telegram refused the HTML; sending plain text");
-                params["text"] = json!(strip_tags(chunk));
+                params["text"] = json!(telegram_html_text(chunk));
                 if let Some(map) = params.as_object_mut() {
                     map.remove("parse_mode");
                 }
@@ -411,24 +411,6 @@ fn remove_mention(text: &str, handle: &str) -> String {
     out.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// A rendered chunk as plain text: tags dropped, entities decoded.
-fn strip_tags(html: &str) -> String {
-    let mut out = String::with_capacity(html.len());
-    let mut in_tag = false;
-    for c in html.chars() {
-        match c {
-            '<' => in_tag = true,
-            '>' if in_tag => in_tag = false,
-            _ if !in_tag => out.push(c),
-            _ => {}
-        }
-    }
-    out.replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&amp;", "&")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -444,13 +426,5 @@ mod tests {
             "hi , ok"
         );
         assert_eq!(remove_mention("Ünï @PINCER_bot x", "@pincer_bot"), "Ünï x");
-    }
-
-    #[test]
-    fn plain_text_from_html() {
-        assert_eq!(
-            strip_tags("<b>a &lt;b&gt;</b> &amp; <a href=\"x\">link</a>"),
-            "a <b> & link"
-        );
     }
 }
