@@ -8,7 +8,7 @@ use crate::feishu_common;
 
 use std::time::Duration;
 
-use feishu_common::{Run, adapter, next, settings};
+use feishu_common::{adapter, next, running, running_with, settings};
 use pincer_channel_port::{ChannelAdapter, ChannelError, ChatRef, Outbound};
 use pincer_channel_port::{ChatKind, ThreadRef};
 use pincer_channels::feishu::FeishuAdapter;
@@ -27,10 +27,7 @@ fn outbound(chat: ChatRef, text: &str, reply_to: Option<&str>) -> Outbound {
 
 #[tokio::test]
 async fn a_dm_comes_in_is_acked_and_answered() {
-    let feishu = FakeFeishu::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let mut run = Run::start(adapter(&feishu, dir.path()));
-    assert!(feishu.wait_for_connected(WAIT).await);
+    let (feishu, _dir, mut run) = running(FakeFeishu::start().await).await;
 
     let id = feishu.inject_message(InjectFeishuMessage::dm("ou_user1", "hello"));
     let inbound = next(&mut run.rx).await;
@@ -93,10 +90,7 @@ async fn a_dm_comes_in_is_acked_and_answered() {
 
 #[tokio::test]
 async fn groups_mentions_threads_split_events_and_bots() {
-    let feishu = FakeFeishu::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let mut run = Run::start(adapter(&feishu, dir.path()));
-    assert!(feishu.wait_for_connected(WAIT).await);
+    let (feishu, _dir, mut run) = running(FakeFeishu::start().await).await;
 
     feishu.inject_message(InjectFeishuMessage::group("oc_g1", "ou_a", "hello all"));
     let plain = next(&mut run.rx).await;
@@ -185,13 +179,10 @@ async fn groups_mentions_threads_split_events_and_bots() {
 
 #[tokio::test]
 async fn files_both_ways_within_the_limit() {
-    let feishu = FakeFeishu::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let mut settings = settings(&feishu, dir.path());
-    settings.media_max_bytes = 1024;
-    let adapter = FeishuAdapter::new(settings, reqwest::Client::new());
-    let mut run = Run::start(adapter);
-    assert!(feishu.wait_for_connected(WAIT).await);
+    let (feishu, dir, mut run) = running_with(FakeFeishu::start().await, |settings| {
+        settings.media_max_bytes = 1024;
+    })
+    .await;
 
     let png = vec![0x89u8; 100];
     feishu.inject_message(InjectFeishuMessage::dm("ou_user1", "").image(png.clone()));
@@ -254,10 +245,7 @@ async fn files_both_ways_within_the_limit() {
 
 #[tokio::test]
 async fn reconnects_lose_nothing() {
-    let feishu = FakeFeishu::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let mut run = Run::start(adapter(&feishu, dir.path()));
-    assert!(feishu.wait_for_connected(WAIT).await);
+    let (feishu, _dir, mut run) = running(FakeFeishu::start().await).await;
 
     let first = feishu.inject_message(InjectFeishuMessage::dm("ou_user1", "one"));
     assert_eq!(next(&mut run.rx).await.message_id, first);
@@ -297,9 +285,7 @@ async fn reconnects_lose_nothing() {
 #[tokio::test]
 async fn a_silent_connection_is_noticed() {
     let feishu = FakeFeishu::start_with(FakeFeishuConfig::default().ping_interval_secs(1)).await;
-    let dir = tempfile::tempdir().unwrap();
-    let mut run = Run::start(adapter(&feishu, dir.path()));
-    assert!(feishu.wait_for_connected(WAIT).await);
+    let (feishu, _dir, mut run) = running(feishu).await;
     assert_eq!(feishu.go_silent(), 1);
     let id = feishu.inject_message(InjectFeishuMessage::dm("ou_user1", "still there?"));
     // 1 s pings + 10 s of grace, then a new connection gets the event.

@@ -1,5 +1,5 @@
 //! What the Feishu adapter tests share: settings pointed at a `FakeFeishu`, and a running
-//! adapter under a small supervisor (run again after each error, as the gateway's does,
+//! adapter (connected to the fake, for most tests) under a small supervisor (run again after each error, as the gateway's does,
 //! without its backoff) whose errors are kept.
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
@@ -30,6 +30,25 @@ pub fn settings(feishu: &FakeFeishu, dir: &Path) -> FeishuSettings {
 
 pub fn adapter(feishu: &FakeFeishu, dir: &Path) -> FeishuAdapter {
     FeishuAdapter::new(settings(feishu, dir), reqwest::Client::new())
+}
+
+/// `feishu` with an adapter running against it (files under a fresh directory), once its
+/// long connection is up.
+pub async fn running(feishu: FakeFeishu) -> (FakeFeishu, tempfile::TempDir, Run) {
+    running_with(feishu, |_| {}).await
+}
+
+/// [`running`] with the adapter's settings changed by `edit` first.
+pub async fn running_with(
+    feishu: FakeFeishu,
+    edit: impl FnOnce(&mut FeishuSettings),
+) -> (FakeFeishu, tempfile::TempDir, Run) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut settings = settings(&feishu, dir.path());
+    edit(&mut settings);
+    let run = Run::start(FeishuAdapter::new(settings, reqwest::Client::new()));
+    assert!(feishu.wait_for_connected(Duration::from_secs(10)).await);
+    (feishu, dir, run)
 }
 
 /// An adapter running until [`Run::stop`].
