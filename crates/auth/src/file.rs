@@ -319,10 +319,7 @@ fn take_string<E: serde::de::Error>(
     field: &str,
 ) -> Result<String, E> {
     match map.remove(field) {
-        Some(Value::String(s)) => Ok(s),
-        Some(_) => Err(E::custom(format!(
-            "profile field \"{field}\" must be a string"
-        ))),
+        Some(value) => string_value(value, field),
         None => Err(E::custom(format!("profile field \"{field}\" is missing"))),
     }
 }
@@ -333,8 +330,15 @@ fn take_optional_string<E: serde::de::Error>(
 ) -> Result<Option<String>, E> {
     match map.remove(field) {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(E::custom(format!(
+        Some(value) => string_value(value, field).map(Some),
+    }
+}
+
+/// The string `value` of `field`; anything else is an error.
+fn string_value<E: serde::de::Error>(value: Value, field: &str) -> Result<String, E> {
+    match value {
+        Value::String(s) => Ok(s),
+        _ => Err(E::custom(format!(
             "profile field \"{field}\" must be a string"
         ))),
     }

@@ -156,7 +156,7 @@ impl AuthStore {
         policy: &CooldownPolicy,
         now_ms: u64,
     ) -> Result<u64, AuthError> {
-        let failure = failure.into();
+        // `update` runs the edit once: the failure moves into it unconverted.
         self.update(|p| p.mark_failure(id, failure, policy, now_ms))
     }
 }
