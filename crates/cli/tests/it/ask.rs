@@ -122,16 +122,8 @@ fn new_starts_a_new_session_and_keeps_the_old_one() {
     );
     let flagged = home.ask_json(&["--new-session", "fresh"]);
     assert_ne!(flagged["sessionId"], after["sessionId"]);
-    let kept = std::fs::read_dir(home.sessions_dir())
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .contains(".jsonl.reset.")
-        })
-        .count();
+    let files = home.session_files();
+    let kept = files.iter().filter(|n| n.contains(".jsonl.reset.")).count();
     assert_eq!(kept, 2, "both old transcripts are kept");
     // Named sessions are separate.
     let other = home.ask_json(&["--session", "work", "x"]);
@@ -293,15 +285,11 @@ async fn openai_and_anthropic_keys_in_the_environment_pick_those_providers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tool_loop_stops_at_max_steps() {
     // The model asks for a tool after every result.
+    let call_again = || Reply::tool_call("time_now", json!({}));
     let server = mock(
         Scenario::new()
-            .rule(
-                Rule::when(Match::tool_result("time_now"))
-                    .reply(Reply::tool_call("time_now", json!({}))),
-            )
-            .rule(
-                Rule::when(Match::last_user("loop")).reply(Reply::tool_call("time_now", json!({}))),
-            ),
+            .rule(Rule::when(Match::tool_result("time_now")).reply(call_again()))
+            .rule(Rule::when(Match::last_user("loop")).reply(call_again())),
     )
     .await;
     let home = Home::on_mock(&server);
@@ -409,9 +397,7 @@ fn a_strict_config_error_names_the_file_line_and_key() {
 fn a_corrupt_index_is_rebuilt_and_the_session_goes_on() {
     let home = Home::new();
     let first = home.ask_json(&["hello"]);
-    let transcript = home
-        .sessions_dir()
-        .join(format!("{}.jsonl", first["sessionId"].as_str().unwrap()));
+    let transcript = home.transcript(&first);
     assert_eq!(mode(&transcript), 0o600, "transcripts are private");
     std::fs::write(
         home.sessions_dir().join("sessions.json"),
@@ -438,9 +424,9 @@ fn a_corrupt_index_is_rebuilt_and_the_session_goes_on() {
             .unwrap()
             .contains("before this you said: \"hello\"")
     );
-    let kept: Vec<String> = std::fs::read_dir(home.sessions_dir())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+    let kept: Vec<String> = home
+        .session_files()
+        .into_iter()
         .filter(|n| n.starts_with("sessions.json.corrupt."))
         .collect();
     assert_eq!(kept.len(), 1, "the corrupt index is kept");
@@ -454,9 +440,7 @@ fn a_corrupt_index_is_rebuilt_and_the_session_goes_on() {
 fn garbage_in_a_transcript_is_reported_and_nothing_is_lost() {
     let home = Home::new();
     let first = home.ask_json(&["one"]);
-    let transcript = home
-        .sessions_dir()
-        .join(format!("{}.jsonl", first["sessionId"].as_str().unwrap()));
+    let transcript = home.transcript(&first);
     let mut text = std::fs::read_to_string(&transcript).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     // Garbage in the middle, and a torn last line as a crash would leave it.
@@ -488,16 +472,8 @@ fn garbage_in_a_transcript_is_reported_and_nothing_is_lost() {
         after.contains("not json at all"),
         "skipped lines stay in the file"
     );
-    let torn = std::fs::read_dir(home.sessions_dir())
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .contains(".torn.")
-        })
-        .count();
+    let files = home.session_files();
+    let torn = files.iter().filter(|n| n.contains(".torn.")).count();
     assert_eq!(torn, 1, "the torn bytes are kept beside the transcript");
 }
 

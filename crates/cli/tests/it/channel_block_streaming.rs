@@ -42,14 +42,13 @@ fn gateway(
     defaults: &str,
     telegram: &str,
 ) -> (Home, Foreground) {
-    let home = Home::new().with_env("PINCER_TELEGRAM_POLL_SECS", "1");
-    let port = free_port();
-    home.use_mock(
+    let (home, _port) = gateway_home_in(
+        Home::new().with_env("PINCER_TELEGRAM_POLL_SECS", "1"),
         llm,
+        GATEWAY_TOKEN,
+        &format!("heartbeat: {{ every: \"0m\" }}, {defaults}"),
         &format!(
-            "agents: {{ defaults: {{ model: \"mock/primary\", heartbeat: {{ every: \"0m\" }}, {defaults} }} }},\n  \
-             gateway: {{ port: {port}, auth: {{ token: \"{GATEWAY_TOKEN}\" }} }},\n  \
-             channels: {{ telegram: {{ botToken: \"{}\", apiBaseUrl: \"{}\", \
+            "channels: {{ telegram: {{ botToken: \"{}\", apiBaseUrl: \"{}\", \
              dmPolicy: \"allowlist\", allowFrom: [\"{OWNER}\"], {telegram} }} }},",
             fake.token(),
             fake.base_url()

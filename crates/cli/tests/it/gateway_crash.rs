@@ -56,11 +56,7 @@ async fn kill_9_during_a_run_then_restart_resumes_the_session() {
         .collect();
     assert_eq!(users, ["tell me a long story"], "{entries:?}");
     assert!(
-        std::fs::read_dir(home.sessions_dir()).unwrap().all(|e| !e
-            .unwrap()
-            .file_name()
-            .to_string_lossy()
-            .ends_with(".tmp")),
+        home.session_files().iter().all(|n| !n.ends_with(".tmp")),
         "no temporary file left behind"
     );
 
@@ -68,8 +64,9 @@ async fn kill_9_during_a_run_then_restart_resumes_the_session() {
     let gateway = Foreground::start(&home, &["gateway", "run"]);
     assert_eq!(gateway.port, port);
     let mut client = WsClient::connect(port, TOKEN).await;
-    client.start_chat(KEY, "are you back?", "after-crash").await;
-    let last = client.chat_event("after-crash", "final").await;
+    let last = client
+        .chat_until(KEY, "are you back?", "after-crash", "final")
+        .await;
     assert_eq!(text_of(&last["payload"]["message"]), "yes, back", "{last}");
 
     let history = client.history(KEY).await;

@@ -40,8 +40,9 @@ async fn a_finished_background_command_is_relayed_with_no_user_message() {
     .await;
     let (home, port) = gateway_home(&llm, TOKEN);
     let (_gateway, mut client) = run_and_connect(&home, port, TOKEN).await;
-    client.start_chat(KEY, "start the job", "job").await;
-    client.chat_event("job", "final").await;
+    client
+        .chat_until(KEY, "start the job", "job", "final")
+        .await;
 
     // No message from the user: the exit wakes a heartbeat, whose reply arrives as a chat
     // final in the main session.
@@ -100,8 +101,9 @@ async fn with_the_heartbeat_off_the_exit_reaches_the_next_turn_as_a_system_event
     let (home, port) = gateway_home_with(&llm, TOKEN, "heartbeat: { every: \"0m\" },");
     let (_gateway, mut client) = run_and_connect(&home, port, TOKEN).await;
 
-    client.start_chat(KEY, "start the job", "job").await;
-    let done = client.chat_event("job", "final").await;
+    let done = client
+        .chat_until(KEY, "start the job", "job", "final")
+        .await;
     assert_eq!(text_of(&done["payload"]["message"]), "started it", "{done}");
 
     // The command ends after its turn did; its exit is queued for the main session.

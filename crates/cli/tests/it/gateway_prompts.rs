@@ -30,8 +30,9 @@ fn last_system_prompt(llm: &MockLlm) -> String {
 async fn gateway_turn_prompt(home: &Home, llm: &MockLlm) -> String {
     let gateway = Foreground::start(home, &["gateway", "run"]);
     let mut client = WsClient::connect(gateway.port, TOKEN).await;
-    client.start_chat("agent:main:main", "hello", "p1").await;
-    let done = client.chat_event("p1", "final").await;
+    let done = client
+        .chat_until("agent:main:main", "hello", "p1", "final")
+        .await;
     assert_eq!(text_of(&done["payload"]["message"]), "hi", "{done}");
     last_system_prompt(llm)
 }

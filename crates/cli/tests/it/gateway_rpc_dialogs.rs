@@ -53,7 +53,6 @@ async fn gateway() -> (Home, Foreground, PathBuf) {
     // Never called: the worker answers by script. The config still needs a model.
     let llm = mock(Scenario::new()).await;
     let home = Home::new();
-    let port = free_port();
     let script = script(home.dir.path());
     let log = home.dir.path().join("worker.log");
     let command = json!([
@@ -61,12 +60,13 @@ async fn gateway() -> (Home, Foreground, PathBuf) {
         script.display().to_string(),
         log.display().to_string()
     ]);
-    home.use_mock(
+    let (home, _port) = gateway_home_in(
+        home,
         &llm,
+        TOKEN,
+        "heartbeat: { every: \"0m\" }",
         &format!(
-            "agents: {{ defaults: {{ model: \"mock/primary\", heartbeat: {{ every: \"0m\" }} }} }},\n  \
-             gateway: {{ port: {port}, auth: {{ token: \"{TOKEN}\" }} }},\n  \
-             agent: {{ runner: \"rpc\", pool: {{ min: 0, max: 1 }}, workerCommand: {command} }},"
+            "agent: {{ runner: \"rpc\", pool: {{ min: 0, max: 1 }}, workerCommand: {command} }},"
         ),
     );
     let gateway = Foreground::start(&home, &["gateway", "run"]);
@@ -85,22 +85,28 @@ fn answers(log: &Path) -> Vec<Value> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_dialog_goes_to_the_client_that_shows_dialogs_and_its_answer_to_the_worker() {
-    let (_home, gateway, log) = gateway().await;
-    let mut client = WsClient::connect_with_caps(gateway.port, TOKEN, &["extension-ui"]).await;
+/// Sends the message that opens the dialog, as run `r1`, without waiting for the response
+/// (it may come behind the dialog).
+async fn choose(client: &mut WsClient) {
     client
         .send_request(
             "chat.send",
             json!({"sessionKey": KEY, "message": "choose", "idempotencyKey": "r1"}),
         )
         .await;
-    let asked = loop {
-        let frame = client.frame().await.expect("the dialog");
-        if frame["event"] == "extension_ui_request" {
-            break frame;
-        }
-    };
+}
+
+/// The gateway's response to the client's `extension_ui_response` with `params`.
+async fn answer(client: &mut WsClient, params: Value) -> Value {
+    client.call("extension_ui_response", params).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dialog_goes_to_the_client_that_shows_dialogs_and_its_answer_to_the_worker() {
+    let (_home, gateway, log) = gateway().await;
+    let mut client = WsClient::connect_with_caps(gateway.port, TOKEN, &["extension-ui"]).await;
+    choose(&mut client).await;
+    let asked = client.event("extension_ui_request").await;
     assert_eq!(
         asked["payload"],
         json!({"id": "dlg-1", "method": "select", "title": "Pick a colour",
@@ -112,31 +118,19 @@ async fn a_dialog_goes_to_the_client_that_shows_dialogs_and_its_answer_to_the_wo
         "nothing answered before the client"
     );
 
-    let bad = client
-        .call(
-            "extension_ui_response",
-            json!({"id": "dlg-9", "value": "red"}),
-        )
-        .await;
+    let bad = answer(&mut client, json!({"id": "dlg-9", "value": "red"})).await;
     assert_eq!(bad["ok"], false, "{bad}");
     assert_eq!(
         bad["error"]["message"],
         "no open dialog dlg-9: it was answered already, timed out (and was answered automatically), or its run ended"
     );
-    let empty = client
-        .call("extension_ui_response", json!({"id": "dlg-1"}))
-        .await;
+    let empty = answer(&mut client, json!({"id": "dlg-1"})).await;
     assert_eq!(
         empty["error"]["message"], "an answer needs value, confirmed or cancelled",
         "{empty}"
     );
 
-    let answered = client
-        .call(
-            "extension_ui_response",
-            json!({"id": "dlg-1", "value": "blue"}),
-        )
-        .await;
+    let answered = answer(&mut client, json!({"id": "dlg-1", "value": "blue"})).await;
     assert_eq!(
         answered["payload"],
         json!({"id": "dlg-1", "answered": true}),
@@ -148,12 +142,7 @@ async fn a_dialog_goes_to_the_client_that_shows_dialogs_and_its_answer_to_the_wo
         answers(&log),
         [json!({"type": "extension_ui_response", "id": "w-1", "value": "blue"})]
     );
-    let again = client
-        .call(
-            "extension_ui_response",
-            json!({"id": "dlg-1", "value": "red"}),
-        )
-        .await;
+    let again = answer(&mut client, json!({"id": "dlg-1", "value": "red"})).await;
     assert_eq!(again["ok"], false, "answered once only: {again}");
     drop(gateway);
 }
@@ -163,12 +152,7 @@ async fn with_no_client_showing_dialogs_the_worker_gets_the_automatic_answer() {
     let (_home, gateway, log) = gateway().await;
     // Connected, but not declaring `extension-ui`: it is not asked.
     let mut client = WsClient::connect(gateway.port, TOKEN).await;
-    client
-        .send_request(
-            "chat.send",
-            json!({"sessionKey": KEY, "message": "choose", "idempotencyKey": "r1"}),
-        )
-        .await;
+    choose(&mut client).await;
     let done = loop {
         let frame = client.frame().await.expect("the turn ends");
         assert_ne!(frame["event"], "extension_ui_request", "{frame}");

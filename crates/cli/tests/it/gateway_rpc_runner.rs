@@ -12,7 +12,7 @@ use crate::common;
 use std::time::{Duration, Instant};
 
 use common::gateway::*;
-use common::{Home, Script as _, mock};
+use common::{Home, Script as _, answers, mock};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario};
@@ -37,7 +37,6 @@ fn rpc_home(llm: &MockLlm, kind: Workers) -> (Home, u16) {
 /// [`rpc_home`] with a heartbeat every `every` and at most `max` workers.
 fn rpc_home_with(llm: &MockLlm, kind: Workers, every: &str, max: usize) -> (Home, u16) {
     let mut home = Home::new();
-    let port = free_port();
     let command = match kind {
         Workers::Pincer => String::new(),
         Workers::Pi => {
@@ -53,15 +52,44 @@ fn rpc_home_with(llm: &MockLlm, kind: Workers, every: &str, max: usize) -> (Home
             format!(", workerCommand: {}", json!([node, cli, "--mode", "rpc"]))
         }
     };
-    home.use_mock(
+    gateway_home_in(
+        home,
         llm,
-        &format!(
-            "agents: {{ defaults: {{ model: \"mock/primary\", heartbeat: {{ every: \"{every}\" }} }} }},\n  \
-             gateway: {{ port: {port}, auth: {{ token: \"{TOKEN}\" }} }},\n  \
-             agent: {{ runner: \"rpc\", pool: {{ min: 0, max: {max} }}{command} }},"
-        ),
-    );
-    (home, port)
+        TOKEN,
+        &format!("heartbeat: {{ every: \"{every}\" }}"),
+        &format!("agent: {{ runner: \"rpc\", pool: {{ min: 0, max: {max} }}{command} }},"),
+    )
+}
+
+/// A gateway running in [`rpc_home_with`] and a client connected to it.
+async fn rpc_gateway(
+    llm: &MockLlm,
+    kind: Workers,
+    every: &str,
+    max: usize,
+) -> (Home, Foreground, WsClient) {
+    let (home, port) = rpc_home_with(llm, kind, every, max);
+    let (gateway, client) = run_and_connect(&home, port, TOKEN).await;
+    (home, gateway, client)
+}
+
+/// A gateway of at most `max` workers already streaming run `story` of [`KEY`]: the model
+/// tells a slow story (200 words) for the message `story`, and answers by `also` besides.
+async fn telling(
+    kind: Workers,
+    max: usize,
+    story: &str,
+    also: Rule,
+) -> (MockLlm, Home, Foreground, WsClient) {
+    let llm = mock(
+        Scenario::new()
+            .rule(Rule::when(Match::last_user(story)).reply(long_story(200)))
+            .rule(also),
+    )
+    .await;
+    let (home, gateway, mut client) = rpc_gateway(&llm, kind, "0m", max).await;
+    client.chat_until(KEY, story, "story", "delta").await;
+    (llm, home, gateway, client)
 }
 
 /// The processes whose parent is `pid`.
@@ -128,8 +156,7 @@ async fn chat_and_tool_turns_run_on_a_worker_and_keep_the_session(kind: Workers)
     );
     let mut client = WsClient::connect(port, TOKEN).await;
 
-    client.start_chat(KEY, "hello", "run-1").await;
-    let first = client.chat_event("run-1", "final").await;
+    let first = client.chat_until(KEY, "hello", "run-1", "final").await;
     assert_eq!(
         text_of(&first["payload"]["message"]),
         "hi from a worker",
@@ -242,28 +269,17 @@ async fn chat_and_tool_turns_run_on_a_worker_and_keep_the_session(kind: Workers)
 }
 
 async fn abort_stops_the_worker_turn_and_the_worker_serves_the_next(kind: Workers) {
-    let llm = mock(
-        Scenario::new()
-            .rule(Rule::when(Match::last_user("tell me a long story")).reply(long_story(200)))
-            .rule(Rule::when(Match::last_user("short one")).reply(Reply::text("ok"))),
-    )
-    .await;
-    let (home, port) = rpc_home(&llm, kind);
-    let (gateway, mut client) = run_and_connect(&home, port, TOKEN).await;
+    let short = Rule::when(Match::last_user("short one")).reply(Reply::text("ok"));
+    let (_llm, _home, gateway, mut client) = telling(kind, 2, "tell me a long story", short).await;
 
-    client.start_chat(KEY, "tell me a long story", "long").await;
-    client.chat_event("long", "delta").await;
     let pool = workers(&gateway);
     assert_eq!(pool.len(), 1, "{pool:?}");
-    let aborted = client
-        .call("chat.abort", json!({"sessionKey": KEY, "runId": "long"}))
-        .await;
+    let aborted = client.abort_chat(KEY, "story").await;
     assert_eq!(aborted["payload"]["aborted"], true, "{aborted}");
-    let end = client.chat_event("long", "aborted").await;
+    let end = client.chat_event("story", "aborted").await;
     assert_eq!(end["payload"]["stopReason"], "aborted", "{end}");
 
-    client.start_chat(KEY, "short one", "short").await;
-    let reply = client.chat_event("short", "final").await;
+    let reply = client.chat_until(KEY, "short one", "short", "final").await;
     assert_eq!(text_of(&reply["payload"]["message"]), "ok", "{reply}");
     assert_eq!(
         workers(&gateway),
@@ -281,20 +297,18 @@ async fn abort_stops_the_worker_turn_and_the_worker_serves_the_next(kind: Worker
 }
 
 async fn a_worker_killed_mid_turn_fails_that_run_and_the_next_message_resumes(kind: Workers) {
-    let llm = mock(
-        Scenario::new()
-            .rule(Rule::when(Match::last_user("first")).reply(Reply::text("first reply")))
-            .rule(Rule::when(Match::last_user("tell me a long story")).reply(long_story(200)))
-            .rule(Rule::when(Match::last_user("are you back?")).reply(Reply::text("yes, back"))),
-    )
+    let llm = mock(answers([
+        ("first", Reply::text("first reply")),
+        ("tell me a long story", long_story(200)),
+        ("are you back?", Reply::text("yes, back")),
+    ]))
     .await;
-    let (home, port) = rpc_home(&llm, kind);
-    let (gateway, mut client) = run_and_connect(&home, port, TOKEN).await;
+    let (_home, gateway, mut client) = rpc_gateway(&llm, kind, "0m", 2).await;
 
-    client.start_chat(KEY, "first", "one").await;
-    client.chat_event("one", "final").await;
-    client.start_chat(KEY, "tell me a long story", "two").await;
-    client.chat_event("two", "delta").await;
+    client.chat_until(KEY, "first", "one", "final").await;
+    client
+        .chat_until(KEY, "tell me a long story", "two", "delta")
+        .await;
     let pool = workers(&gateway);
     assert_eq!(pool.len(), 1, "{pool:?}");
     kill(Pid::from_raw(pool[0] as i32), Signal::SIGKILL).unwrap();
@@ -311,8 +325,9 @@ async fn a_worker_killed_mid_turn_fails_that_run_and_the_next_message_resumes(ki
         "{failed}"
     );
 
-    client.start_chat(KEY, "are you back?", "three").await;
-    let back = client.chat_event("three", "final").await;
+    let back = client
+        .chat_until(KEY, "are you back?", "three", "final")
+        .await;
     assert_eq!(text_of(&back["payload"]["message"]), "yes, back", "{back}");
     let now = workers(&gateway);
     assert_eq!(now.len(), 1, "{now:?}");
@@ -343,11 +358,11 @@ async fn a_message_sent_while_busy_is_steered_into_the_worker_turn(kind: Workers
             ),
     )
     .await;
-    let (home, port) = rpc_home(&llm, kind);
-    let (gateway, mut client) = run_and_connect(&home, port, TOKEN).await;
+    let (_home, gateway, mut client) = rpc_gateway(&llm, kind, "0m", 2).await;
 
-    client.start_chat(KEY, "tell me a story", "story").await;
-    client.chat_event("story", "delta").await;
+    client
+        .chat_until(KEY, "tell me a story", "story", "delta")
+        .await;
     let steered = client
         .call(
             "chat.send",
@@ -361,12 +376,7 @@ async fn a_message_sent_while_busy_is_steered_into_the_worker_turn(kind: Workers
         "noted, also this",
         "the turn went on with the steered message: {done}"
     );
-    let waited = client
-        .call(
-            "agent.wait",
-            json!({"runId": "steer-1", "timeoutMs": 10000}),
-        )
-        .await;
+    let waited = client.wait_run("steer-1", 10000).await;
     assert_eq!(waited["payload"]["status"], "ok", "{waited}");
     let history = client.history(KEY).await;
     assert_eq!(
@@ -391,22 +401,15 @@ async fn a_heartbeat_runs_on_a_worker_and_its_pruned_ack_is_not_in_the_next_cont
     )
     .await;
     // Timer beats a day apart: only the wake below runs one.
-    let (home, port) = rpc_home_with(&llm, kind, "24h", 2);
-    let (gateway, mut client) = run_and_connect(&home, port, TOKEN).await;
-    client.start_chat(KEY, "hello", "before").await;
-    client.chat_event("before", "final").await;
+    let (_home, gateway, mut client) = rpc_gateway(&llm, kind, "24h", 2).await;
+    client.chat_until(KEY, "hello", "before", "final").await;
     let pool = workers(&gateway);
 
     let woke = client
         .call("wake", json!({"mode": "now", "text": "ping the heartbeat"}))
         .await;
     assert_eq!(woke["ok"], true, "{woke}");
-    let beat = loop {
-        let frame = client.frame().await.expect("a heartbeat event");
-        if frame["event"] == "heartbeat" {
-            break frame;
-        }
-    };
+    let beat = client.event("heartbeat").await;
     assert_eq!(beat["payload"]["status"], "ok-token", "{beat}");
     assert_eq!(
         workers(&gateway),
@@ -427,57 +430,31 @@ async fn a_heartbeat_runs_on_a_worker_and_its_pruned_ack_is_not_in_the_next_cont
     );
 
     // The acknowledged beat was cut from the transcript; the worker must not remember it.
-    client.start_chat(KEY, "hello", "after").await;
-    client.chat_event("after", "final").await;
+    client.chat_until(KEY, "hello", "after", "final").await;
     let last = llm.requests().last().unwrap().body.clone();
     assert_eq!(user_texts(&last["messages"]), ["hello", "hello"], "{last}");
     drop(gateway);
 }
 
 async fn a_run_waiting_for_a_worker_can_be_aborted_and_then_waits_no_more(kind: Workers) {
-    let llm = mock(
-        Scenario::new()
-            .rule(Rule::when(Match::last_user("tell me a story")).reply(long_story(200)))
-            .rule(Rule::when(Match::last_user("next")).reply(Reply::text("next reply"))),
-    )
-    .await;
-    let (home, port) = rpc_home_with(&llm, kind, "0m", 1);
-    let (gateway, mut client) = run_and_connect(&home, port, TOKEN).await;
-    client.start_chat(KEY, "tell me a story", "story").await;
-    client.chat_event("story", "delta").await;
+    let answer = Rule::when(Match::last_user("next")).reply(Reply::text("next reply"));
+    let (llm, _home, gateway, mut client) = telling(kind, 1, "tell me a story", answer).await;
 
     // The only worker is busy: another session's run waits for it.
     let other = "agent:main:other";
     client.start_chat(other, "never sent", "waiting").await;
-    let aborted = client
-        .call(
-            "chat.abort",
-            json!({"sessionKey": other, "runId": "waiting"}),
-        )
-        .await;
+    let aborted = client.abort_chat(other, "waiting").await;
     assert_eq!(aborted["payload"]["aborted"], true, "{aborted}");
     // It ends at once, not when the worker is free: the story still streams.
-    let waited = client
-        .call(
-            "agent.wait",
-            json!({"runId": "waiting", "timeoutMs": 10000}),
-        )
-        .await;
+    let waited = client.wait_run("waiting", 10000).await;
     assert_eq!(waited["payload"]["status"], "error", "{waited}");
-    let story_state = client
-        .call("agent.wait", json!({"runId": "story", "timeoutMs": 0}))
-        .await;
+    let story_state = client.wait_run("story", 0).await;
     assert_eq!(story_state["payload"]["status"], "timeout", "{story_state}");
-    client
-        .call("chat.abort", json!({"sessionKey": KEY, "runId": "story"}))
-        .await;
-    let story_end = client
-        .call("agent.wait", json!({"runId": "story", "timeoutMs": 10000}))
-        .await;
+    client.abort_chat(KEY, "story").await;
+    let story_end = client.wait_run("story", 10000).await;
     assert_ne!(story_end["payload"]["status"], "timeout", "{story_end}");
 
-    client.start_chat(KEY, "next", "next").await;
-    let next = client.chat_event("next", "final").await;
+    let next = client.chat_until(KEY, "next", "next", "final").await;
     assert_eq!(text_of(&next["payload"]["message"]), "next reply", "{next}");
     // The aborted message never reached the model.
     let users: Vec<String> = llm

@@ -155,17 +155,12 @@ fn a_provider_without_its_key_says_what_to_set() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_gateway_keeps_memory_indexed_as_files_change() {
-    use common::gateway::{Foreground, free_port};
+    use common::gateway::{Foreground, gateway_home_with};
     let server = mock(Scenario::new()).await;
-    let home = Home::new();
-    let port = free_port();
-    home.use_mock(
+    let (home, _port) = gateway_home_with(
         &server,
-        &format!(
-            "agents: {{ defaults: {{ model: \"mock/primary\", heartbeat: {{ every: \"0m\" }}, \
-             memorySearch: {{ sync: {{ watchDebounceMs: 200 }} }} }} }},\n  \
-             gateway: {{ port: {port}, auth: {{ token: \"mem-token\" }} }},"
-        ),
+        "mem-token",
+        "heartbeat: { every: \"0m\" }, memorySearch: { sync: { watchDebounceMs: 200 } }",
     );
     let gateway = Foreground::start(&home, &["gateway", "run"]);
     let ws = home.path().join("agents/main/workspace");

@@ -5,7 +5,7 @@ use pincer_testkit::MockLlm;
 use serde_json::Value;
 
 use super::Home;
-use super::gateway::{Foreground, free_port, text_of};
+use super::gateway::{Foreground, gateway_home_in, text_of};
 
 /// The gateway's token in these tests.
 pub const GATEWAY_TOKEN: &str = "channel-test-token";
@@ -23,14 +23,12 @@ pub fn channel_gateway_in(
     every: &str,
     channels: &str,
 ) -> (Home, Foreground) {
-    let port = free_port();
-    home.use_mock(
+    let (home, _port) = gateway_home_in(
+        home,
         llm,
-        &format!(
-            "agents: {{ defaults: {{ model: \"mock/primary\", heartbeat: {{ every: \"{every}\" }} }} }},\n  \
-             gateway: {{ port: {port}, auth: {{ token: \"{GATEWAY_TOKEN}\" }} }},\n  \
-             channels: {{ {channels} }},"
-        ),
+        GATEWAY_TOKEN,
+        &format!("heartbeat: {{ every: \"{every}\" }}"),
+        &format!("channels: {{ {channels} }},"),
     );
     let gateway = Foreground::start(&home, &["gateway", "run"]);
     (home, gateway)

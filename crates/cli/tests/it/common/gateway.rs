@@ -184,13 +184,25 @@ pub fn gateway_home_with(
     token: &str,
     defaults: &str,
 ) -> (Home, u16) {
-    let home = Home::new();
+    gateway_home_in(Home::new(), llm, token, defaults, "")
+}
+
+/// [`gateway_home_with`] in `home` (which may carry environment knobs), with `more`
+/// top-level config after the gateway's, e.g. `tools: {…},` or `channels: {…},`.
+pub fn gateway_home_in(
+    home: Home,
+    llm: &pincer_testkit::MockLlm,
+    token: &str,
+    defaults: &str,
+    more: &str,
+) -> (Home, u16) {
     let port = free_port();
     home.use_mock(
         llm,
         &format!(
             "agents: {{ defaults: {{ model: \"mock/primary\", {defaults} }} }},\n  \
-             gateway: {{ port: {port}, auth: {{ token: \"{token}\" }} }},"
+             gateway: {{ port: {port}, auth: {{ token: \"{token}\" }} }},\n  \
+             {more}"
         ),
     );
     (home, port)
@@ -299,9 +311,50 @@ impl WsClient {
         sent
     }
 
+    /// [`WsClient::start_chat`], then reads frames until the run's `chat` event in `state`;
+    /// returns it.
+    pub async fn chat_until(
+        &mut self,
+        key: &str,
+        message: &str,
+        run_id: &str,
+        state: &str,
+    ) -> Value {
+        self.start_chat(key, message, run_id).await;
+        self.chat_event(run_id, state).await
+    }
+
+    /// The `chat.abort` response for run `run_id` of session `key`.
+    pub async fn abort_chat(&mut self, key: &str, run_id: &str) -> Value {
+        self.call("chat.abort", json!({"sessionKey": key, "runId": run_id}))
+            .await
+    }
+
+    /// The `agent.wait` response for run `run_id`, waiting at most `timeout_ms`.
+    pub async fn wait_run(&mut self, run_id: &str, timeout_ms: u64) -> Value {
+        self.call(
+            "agent.wait",
+            json!({"runId": run_id, "timeoutMs": timeout_ms}),
+        )
+        .await
+    }
+
     /// The `chat.history` response for session `key`.
     pub async fn history(&mut self, key: &str) -> Value {
         self.call("chat.history", json!({"sessionKey": key})).await
+    }
+
+    /// Reads frames until an event named `name`; returns it.
+    pub async fn event(&mut self, name: &str) -> Value {
+        loop {
+            let frame = self
+                .frame()
+                .await
+                .unwrap_or_else(|| panic!("the connection closed before a {name} event"));
+            if frame["event"] == name {
+                return frame;
+            }
+        }
     }
 
     /// Reads frames until a `chat` event of `run_id` in `state`; returns it.

@@ -123,6 +123,21 @@ impl Home {
     pub fn sessions_dir(&self) -> PathBuf {
         self.path().join("agents/main/sessions")
     }
+
+    /// The names of the files in [`Home::sessions_dir`].
+    pub fn session_files(&self) -> Vec<String> {
+        std::fs::read_dir(self.sessions_dir())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
+    }
+
+    /// The transcript of the session that `session` (an `ask --json` result or a
+    /// session-index entry) names by its `sessionId`.
+    pub fn transcript(&self, session: &Value) -> PathBuf {
+        let id = session["sessionId"].as_str().unwrap();
+        self.sessions_dir().join(format!("{id}.jsonl"))
+    }
 }
 
 pub struct Run(pub Output);
@@ -175,10 +190,19 @@ impl Script for Scenario {
 
 /// A script that answers each `(user message, reply)` pair's message with its reply.
 pub fn replies(pairs: &[(&str, &str)]) -> Scenario {
+    answers(
+        pairs
+            .iter()
+            .map(|(user, reply)| (*user, Reply::text(*reply))),
+    )
+}
+
+/// [`replies`] with any kind of reply (a slow stream, a tool call, …).
+pub fn answers<'a>(pairs: impl IntoIterator<Item = (&'a str, Reply)>) -> Scenario {
     pairs
-        .iter()
+        .into_iter()
         .fold(Scenario::new(), |scenario, (user, reply)| {
-            scenario.rule(Rule::when(Match::last_user(*user)).reply(Reply::text(*reply)))
+            scenario.rule(Rule::when(Match::last_user(user)).reply(reply))
         })
 }
 

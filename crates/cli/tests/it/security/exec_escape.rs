@@ -43,8 +43,7 @@ impl Drop for Groups {
 }
 
 async fn send(client: &mut WsClient, message: &str, id: &str) {
-    client.start_chat(KEY, message, id).await;
-    client.chat_event(id, "final").await;
+    client.chat_until(KEY, message, id, "final").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -69,15 +68,12 @@ async fn allowlist_bypasses_through_parameter_expansion_are_refused() {
             ),
     )
     .await;
-    let home = Home::new();
-    let port = free_port();
-    home.use_mock(
+    let (home, port) = gateway_home_in(
+        Home::new(),
         &llm,
-        &format!(
-            "agents: {{ defaults: {{ model: \"mock/primary\" }} }},\n  \
-             gateway: {{ port: {port}, auth: {{ token: \"{TOKEN}\" }} }},\n  \
-             tools: {{ exec: {{ security: \"allowlist\", allow: [\"echo\"] }} }},"
-        ),
+        TOKEN,
+        "",
+        "tools: { exec: { security: \"allowlist\", allow: [\"echo\"] } },",
     );
     let (_gateway, mut client) = run_and_connect(&home, port, TOKEN).await;
     let pwned = home.dir.path().join("user").join("PWNED");

@@ -11,7 +11,7 @@ use pincer_testkit::{Reply, Scenario};
 use serde_json::{Value, json};
 
 use crate::common::Script as _;
-use crate::common::gateway::{Foreground, free_port};
+use crate::common::gateway::{Foreground, gateway_home};
 use crate::common::{self, Home, mock, mode};
 
 const WARNING: &str = "was accessible to other users (mode 755); changed it to 700";
@@ -62,15 +62,7 @@ fn files_named(root: &Path, suffix: &str) -> Vec<String> {
 async fn everything_under_the_home_is_private_and_a_loose_home_is_fixed_once() {
     let server =
         mock(common::remember_and_recall("Friday.").default_reply(Reply::text("ok"))).await;
-    let home = Home::new();
-    let port = free_port();
-    home.use_mock(
-        &server,
-        &format!(
-            "agents: {{ defaults: {{ model: \"mock/primary\" }} }},\n  \
-             gateway: {{ port: {port}, auth: {{ token: \"perm-token-0123456789\" }} }},"
-        ),
-    );
+    let (home, _port) = gateway_home(&server, "perm-token-0123456789");
     let root = home.path();
     // The config is the user's file (written by this test); the home is loose, as a
     // `mkdir ~/.pincer` with the usual umask leaves it.
@@ -110,9 +102,7 @@ async fn everything_under_the_home_is_private_and_a_loose_home_is_fixed_once() {
         .iter()
         .find(|(key, _)| key.ends_with(":old"))
         .unwrap();
-    let transcript = home
-        .sessions_dir()
-        .join(format!("{}.jsonl", entry["sessionId"].as_str().unwrap()));
+    let transcript = home.transcript(entry);
     std::fs::write(&transcript, V1).unwrap();
     std::fs::set_permissions(&transcript, PermissionsExt::from_mode(0o644)).unwrap();
     let again = home.run(&["ask", "--json", "--session", "old", "again"]);
