@@ -42,23 +42,25 @@ async fn start(scenario: Scenario) -> (support::Running, tempfile::TempDir, Clie
     (running, cron_dir, client)
 }
 
-/// Adds `job` over `cron.add`; the job as added, and its id.
-async fn add_job(client: &mut Client, job: Value) -> (Value, String) {
+/// [`start`] with a model that answers `reply` to a prompt containing `asked`, and `job`
+/// added over `cron.add`: the server, its cron directory, the client, the job as added and
+/// its id.
+async fn start_with_job(
+    asked: &str,
+    reply: &str,
+    job: Value,
+) -> (support::Running, tempfile::TempDir, Client, Value, String) {
+    let (running, cron_dir, mut client) = start(support::answering(asked, reply)).await;
     let added = client.ok("cron.add", job).await;
     let id = added["id"].as_str().unwrap().to_owned();
-    (added, id)
+    (running, cron_dir, client, added, id)
 }
 
 #[tokio::test]
 async fn an_isolated_job_runs_its_turn_and_announces_the_reply_in_the_main_session() {
-    let (running, _cron_dir, mut client) = start(support::answering(
+    let (running, _cron_dir, mut client, job, id) = start_with_job(
         "Summarise the news",
         "Three things happened today.",
-    ))
-    .await;
-
-    let (job, id) = add_job(
-        &mut client,
         json!({"name": "News", "schedule": {"kind": "every", "everyMs": 3_600_000},
                    "payload": {"kind": "agentTurn", "message": "Summarise the news"}}),
     )
@@ -117,10 +119,9 @@ async fn an_isolated_job_runs_its_turn_and_announces_the_reply_in_the_main_sessi
 
 #[tokio::test]
 async fn a_heartbeat_ok_reply_is_not_announced() {
-    let (running, _cron_dir, mut client) =
-        start(support::answering("Anything new?", "HEARTBEAT_OK")).await;
-    let (_, id) = add_job(
-        &mut client,
+    let (running, _cron_dir, mut client, _, id) = start_with_job(
+        "Anything new?",
+        "HEARTBEAT_OK",
         json!({"name": "Poll", "schedule": {"kind": "cron", "expr": "0 9 * * *"},
                    "payload": {"kind": "agentTurn", "message": "Anything new?"}}),
     )
@@ -142,13 +143,9 @@ async fn a_heartbeat_ok_reply_is_not_announced() {
 
 #[tokio::test]
 async fn a_main_job_becomes_a_reminder_the_heartbeat_relays() {
-    let (running, _cron_dir, mut client) = start(support::answering(
+    let (running, _cron_dir, mut client, job, id) = start_with_job(
         "A scheduled reminder has been triggered",
         "Reminder: take the bread out of the oven!",
-    ))
-    .await;
-    let (job, id) = add_job(
-        &mut client,
         json!({"name": "Oven", "schedule": {"kind": "at", "at": "20m"},
                    "payload": {"kind": "systemEvent", "text": "Take the bread out"}}),
     )
@@ -233,12 +230,10 @@ async fn webhook_endpoint(status: u16) -> (String, std::sync::Arc<std::sync::Mut
 
 #[tokio::test]
 async fn a_webhook_delivery_posts_the_reply_and_a_refusal_fails_the_run() {
-    let (running, _cron_dir, mut client) =
-        start(support::answering("Check the site", "The site is up.")).await;
-
     let (url, seen) = webhook_endpoint(200).await;
-    let (_, id) = add_job(
-        &mut client,
+    let (running, _cron_dir, mut client, _, id) = start_with_job(
+        "Check the site",
+        "The site is up.",
         json!({"name": "Site", "schedule": {"kind": "every", "everyMs": 600_000},
                    "payload": {"kind": "agentTurn", "message": "Check the site"},
                    "delivery": {"mode": "webhook", "to": url}}),

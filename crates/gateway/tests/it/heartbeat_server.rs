@@ -222,12 +222,7 @@ async fn busy_main(first_byte_ms: u64, run_id: &str) -> (support::Running, Clien
                 .reply(Reply::text("HEARTBEAT_OK")),
         );
     let (running, mut client) = start(scenario, on()).await;
-    let sent = client
-        .ok(
-            "chat.send",
-            json!({"sessionKey": MAIN, "message": "slow please", "idempotencyKey": run_id}),
-        )
-        .await;
+    let sent = client.chat_send(MAIN, "slow please", run_id).await;
     (running, client, sent)
 }
 
@@ -259,12 +254,7 @@ async fn an_acknowledged_run_leaves_no_turn_in_the_transcript_an_alert_does() {
                 .reply(Reply::text("The backup failed last night.")),
         );
     let (running, mut client) = start(scenario, on()).await;
-    let sent = client
-        .ok(
-            "chat.send",
-            json!({"sessionKey": MAIN, "message": "ping", "idempotencyKey": "u-1"}),
-        )
-        .await;
+    let sent = client.chat_send(MAIN, "ping", "u-1").await;
     assert_eq!(sent["status"], "started");
     client
         .ok("agent.wait", json!({"runId": "u-1", "timeoutMs": 10_000}))
@@ -314,12 +304,7 @@ async fn a_message_during_a_heartbeat_waits_for_its_own_turn_instead_of_steering
             break;
         }
     }
-    let sent = client
-        .ok(
-            "chat.send",
-            json!({"sessionKey": MAIN, "message": "hello", "idempotencyKey": "u-2"}),
-        )
-        .await;
+    let sent = client.chat_send(MAIN, "hello", "u-2").await;
     assert_eq!(sent["status"], "queued", "{sent}");
     let reply = loop {
         let frame = client.frame().await;

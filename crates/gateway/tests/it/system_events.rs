@@ -29,6 +29,11 @@ fn heartbeats(running: &support::Running) -> (u64, Option<String>) {
     (status.requests, status.last_request)
 }
 
+/// The answer of `system-event` and `wake`: `n` events now queued on `session_key`.
+fn queued(session_key: &str, n: u64) -> Value {
+    json!({"ok": true, "sessionKey": session_key, "queued": n})
+}
+
 fn invalid(message: &str) -> (String, String) {
     ("INVALID_REQUEST".to_owned(), message.to_owned())
 }
@@ -41,7 +46,7 @@ async fn system_event_queues_for_a_session_and_drops_repeats() {
     let first = admin
         .ok("system-event", json!({"text": "  Build finished  "}))
         .await;
-    assert_eq!(first, json!({"ok": true, "sessionKey": MAIN, "queued": 1}));
+    assert_eq!(first, queued(MAIN, 1));
     // The same line again is dropped; another one is not.
     let again = admin
         .ok("system-event", json!({"text": "Build finished"}))
@@ -53,7 +58,7 @@ async fn system_event_queues_for_a_session_and_drops_repeats() {
             json!({"text": "Deploy done", "agentId": "main"}),
         )
         .await;
-    assert_eq!(other, json!({"ok": true, "sessionKey": MAIN, "queued": 2}));
+    assert_eq!(other, queued(MAIN, 2));
     assert_eq!(
         admin.queued_on_main().await,
         json!(["Build finished", "Deploy done"])
@@ -66,10 +71,7 @@ async fn system_event_queues_for_a_session_and_drops_repeats() {
             json!({"text": "Build finished", "sessionKey": "agent:main:ops"}),
         )
         .await;
-    assert_eq!(
-        elsewhere,
-        json!({"ok": true, "sessionKey": "agent:main:ops", "queued": 1})
-    );
+    assert_eq!(elsewhere, queued("agent:main:ops", 1));
     assert_eq!(
         admin.queued_on_main().await,
         json!(["Build finished", "Deploy done"])
@@ -150,13 +152,13 @@ async fn wake_queues_on_the_main_session_and_asks_for_a_heartbeat_when_now() {
             json!({"mode": "next-heartbeat", "text": "Check the mail"}),
         )
         .await;
-    assert_eq!(later, json!({"ok": true, "sessionKey": MAIN, "queued": 1}));
+    assert_eq!(later, queued(MAIN, 1));
     assert_eq!(heartbeats(&running), (0, None));
 
     let now = writer
         .ok("wake", json!({"mode": "now", "text": "Disk almost full"}))
         .await;
-    assert_eq!(now, json!({"ok": true, "sessionKey": MAIN, "queued": 2}));
+    assert_eq!(now, queued(MAIN, 2));
     assert_eq!(heartbeats(&running), (1, Some("wake".into())));
     assert_eq!(
         writer.queued_on_main().await,

@@ -53,6 +53,15 @@ async fn start_with(scenario: Scenario, configure: impl FnOnce(&mut ServeOptions
     }
 }
 
+/// A server on [`hi_scenario`] that lets `per_peer` connections from one address, and
+/// `total` in all, wait before `connect`.
+async fn start_with_preauth(per_peer: usize, total: usize) -> Server {
+    start_with(hi_scenario(), |options| {
+        options.preauth_limits = PreauthLimits { per_peer, total };
+    })
+    .await
+}
+
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 struct Client {
@@ -119,14 +128,34 @@ impl Client {
         }
     }
 
+    /// `chat.send` of `message` to session `key` as run `run_id`; the response.
+    async fn chat_send(&mut self, key: &str, message: &str, run_id: &str) -> Value {
+        let params = json!({"sessionKey": key, "message": message, "idempotencyKey": run_id});
+        self.call("chat.send", params).await
+    }
+
+    /// [`Self::chat_send`] asking for queue mode `mode`.
+    async fn chat_send_in(&mut self, mode: &str, key: &str, message: &str, run_id: &str) -> Value {
+        let params = json!({"sessionKey": key, "message": message, "idempotencyKey": run_id,
+                            "queueMode": mode});
+        self.call("chat.send", params).await
+    }
+
+    /// The response to `chat.history` of session `key`.
+    async fn chat_history(&mut self, key: &str) -> Value {
+        self.call("chat.history", json!({"sessionKey": key})).await
+    }
+
+    /// `sessions.patch` of session `key` with the fields of `patch`; the response.
+    async fn patch_session(&mut self, key: &str, mut patch: Value) -> Value {
+        patch["key"] = json!(key);
+        self.call("sessions.patch", patch).await
+    }
+
     /// Starts the scenario's `slow` run (a streamed reply, ten pieces) on `key` as
     /// `run_id`.
     async fn send_slow(&mut self, key: &str, run_id: &str) -> Value {
-        self.call(
-            "chat.send",
-            json!({"sessionKey": key, "message": "slow", "idempotencyKey": run_id}),
-        )
-        .await
+        self.chat_send(key, "slow", run_id).await
     }
 
     /// Frames until the first `chat` delta, so a run is known to be streaming.
@@ -147,6 +176,29 @@ impl Client {
         }
         seen
     }
+}
+
+/// A watcher (read scope) and a client (write scope) connected to `url`.
+async fn clients(url: &str) -> (Client, Client) {
+    let (watcher, _) = Client::connect(url, &["operator.read"]).await;
+    let (client, _) = Client::connect(url, &["operator.write"]).await;
+    (watcher, client)
+}
+
+/// A watcher and a client, the client having started a `slow` run on `key` as `run_id`
+/// that the watcher saw stream: the session is busy.
+async fn busy(url: &str, key: &str, run_id: &str) -> (Client, Client) {
+    let (mut watcher, mut client) = clients(url).await;
+    client.send_slow(key, run_id).await;
+    watcher.until_delta().await;
+    (watcher, client)
+}
+
+/// Whether a hello-ok payload lists `name` among its `features[kind]` (`methods` or `events`).
+fn offers(hello: &Value, kind: &str, name: &str) -> bool {
+    hello["features"][kind]
+        .as_array()
+        .is_some_and(|names| names.contains(&json!(name)))
 }
 
 fn hi_scenario() -> Scenario {
@@ -181,12 +233,7 @@ async fn the_handshake_answers_hello_ok() {
     assert_eq!(p["type"], "hello-ok");
     assert_eq!(p["protocol"], 4);
     assert!(p["server"]["connId"].is_string());
-    assert!(
-        p["features"]["methods"]
-            .as_array()
-            .unwrap()
-            .contains(&json!("chat.send"))
-    );
+    assert!(offers(p, "methods", "chat.send"));
     assert_eq!(
         p["snapshot"]["sessionDefaults"]["mainSessionKey"],
         "agent:main:main"
@@ -266,12 +313,7 @@ async fn bad_frames_after_connect_get_errors_and_the_connection_stays() {
         .await;
     let res = client.response("x1").await;
     assert_eq!(res["error"]["code"], "INVALID_REQUEST");
-    let res = client
-        .call(
-            "chat.send",
-            json!({"sessionKey": "agent:main:main", "message": "ping", "idempotencyKey": "k"}),
-        )
-        .await;
+    let res = client.chat_send("agent:main:main", "ping", "k").await;
     assert_eq!(res["error"]["code"], "FORBIDDEN", "read scope cannot send");
     assert_eq!(res["error"]["details"]["missingScope"], "operator.write");
     let res = client.call("chat.history", json!({})).await;
@@ -287,12 +329,7 @@ async fn bad_frames_after_connect_get_errors_and_the_connection_stays() {
 async fn chat_send_streams_events_and_history_has_the_turn() {
     let (_server, mut client) =
         start_connected(hi_scenario(), &["operator.read", "operator.write"]).await;
-    let res = client
-        .call(
-            "chat.send",
-            json!({"sessionKey": "agent:main:main", "message": "ping", "idempotencyKey": "run-1"}),
-        )
-        .await;
+    let res = client.chat_send("agent:main:main", "ping", "run-1").await;
     assert_eq!(
         res["payload"],
         json!({"runId": "run-1", "status": "started"})
@@ -316,16 +353,9 @@ async fn chat_send_streams_events_and_history_has_the_turn() {
     let seqs: Vec<u64> = frames.iter().filter_map(|f| f["seq"].as_u64()).collect();
     assert!(seqs.windows(2).all(|w| w[1] > w[0]), "{seqs:?}");
     // The same idempotency key again does not start a second run.
-    let again = client
-        .call(
-            "chat.send",
-            json!({"sessionKey": "agent:main:main", "message": "ping", "idempotencyKey": "run-1"}),
-        )
-        .await;
+    let again = client.chat_send("agent:main:main", "ping", "run-1").await;
     assert_eq!(again["payload"]["status"], "ok");
-    let history = client
-        .call("chat.history", json!({"sessionKey": "agent:main:main"}))
-        .await;
+    let history = client.chat_history("agent:main:main").await;
     let messages = history["payload"]["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 2);
     assert_eq!(messages[1]["content"][0]["text"], "pong");
@@ -387,9 +417,7 @@ async fn chat_abort_stops_a_run_and_keeps_its_partial_reply() {
     let wait = client.call("agent.wait", json!({"runId": "r-slow"})).await;
     assert_eq!(wait["payload"]["status"], "error");
     assert_eq!(wait["payload"]["error"], "aborted");
-    let history = client
-        .call("chat.history", json!({"sessionKey": "agent:main:s1"}))
-        .await;
+    let history = client.chat_history("agent:main:s1").await;
     let messages = history["payload"]["messages"].as_array().unwrap();
     assert_eq!(messages.last().unwrap()["stopReason"], "aborted");
 }
@@ -398,13 +426,7 @@ async fn chat_abort_stops_a_run_and_keeps_its_partial_reply() {
 async fn many_clients_on_separate_sessions_all_get_their_answers() {
     // A hundred connections from one address, most of them not yet past `connect` at the
     // same moment: above the default per-peer cap on those (16), which is not tested here.
-    let server = start_with(hi_scenario(), |options| {
-        options.preauth_limits = PreauthLimits {
-            per_peer: 128,
-            total: 128,
-        };
-    })
-    .await;
+    let server = start_with_preauth(128, 128).await;
     let mut tasks = Vec::new();
     for i in 0..100 {
         let url = server.url.clone();
@@ -438,41 +460,26 @@ async fn shutdown_tells_clients_and_the_server_returns() {
 #[tokio::test]
 async fn sessions_can_be_patched_reset_and_deleted() {
     let (_server, mut client) = start_connected(hi_scenario(), &["operator.write"]).await;
+    let key = "agent:main:work";
     let first = client
         .call(
             "agent",
-            json!({"message": "ping", "idempotencyKey": "s-1", "sessionKey": "agent:main:work"}),
+            json!({"message": "ping", "idempotencyKey": "s-1", "sessionKey": key}),
         )
         .await;
     client.response(first["id"].as_str().unwrap()).await;
     let patched = client
-        .call(
-            "sessions.patch",
-            json!({"key": "agent:main:work", "label": "Work", "thinkingLevel": "low"}),
-        )
+        .patch_session(key, json!({"label": "Work", "thinkingLevel": "low"}))
         .await;
     assert_eq!(patched["payload"]["entry"]["label"], "Work");
     assert_eq!(patched["payload"]["entry"]["thinkingLevel"], "low");
-    let cleared = client
-        .call(
-            "sessions.patch",
-            json!({"key": "agent:main:work", "label": null}),
-        )
-        .await;
+    let cleared = client.patch_session(key, json!({"label": null})).await;
     assert!(cleared["payload"]["entry"].get("label").is_none());
     let bad = client
-        .call(
-            "sessions.patch",
-            json!({"key": "agent:main:work", "thinkingLevel": "max"}),
-        )
+        .patch_session(key, json!({"thinkingLevel": "max"}))
         .await;
     assert_eq!(bad["error"]["code"], "INVALID_REQUEST");
-    let bad = client
-        .call(
-            "sessions.patch",
-            json!({"key": "agent:main:work", "sessionId": "x"}),
-        )
-        .await;
+    let bad = client.patch_session(key, json!({"sessionId": "x"})).await;
     assert!(
         bad["error"]["message"]
             .as_str()
@@ -480,18 +487,14 @@ async fn sessions_can_be_patched_reset_and_deleted() {
             .starts_with("sessions.patch cannot change sessionId")
     );
     let before = patched["payload"]["entry"]["sessionId"].clone();
-    let reset = client
-        .call("sessions.reset", json!({"key": "agent:main:work"}))
-        .await;
+    let reset = client.call("sessions.reset", json!({"key": key})).await;
     assert_ne!(reset["payload"]["entry"]["sessionId"], before);
     assert_eq!(
         reset["payload"]["entry"]["label"],
         json!(null),
         "the cleared label stays cleared"
     );
-    let deleted = client
-        .call("sessions.delete", json!({"key": "agent:main:work"}))
-        .await;
+    let deleted = client.call("sessions.delete", json!({"key": key})).await;
     assert_eq!(deleted["payload"]["deleted"], true);
     let list = client.call("sessions.list", json!({})).await;
     assert_eq!(list["payload"]["count"], 0);
@@ -500,29 +503,15 @@ async fn sessions_can_be_patched_reset_and_deleted() {
 #[tokio::test]
 async fn new_in_chat_send_starts_a_new_session() {
     let (_server, mut client) = start_connected(hi_scenario(), &["operator.write"]).await;
-    client
-        .call(
-            "chat.send",
-            json!({"sessionKey": "agent:main:main", "message": "ping", "idempotencyKey": "n-1"}),
-        )
-        .await;
+    client.chat_send("agent:main:main", "ping", "n-1").await;
     client
         .until(|f| f["event"] == "chat" && f["payload"]["state"] == "final")
         .await;
-    let before = client
-        .call("chat.history", json!({"sessionKey": "agent:main:main"}))
-        .await;
-    let res = client
-        .call(
-            "chat.send",
-            json!({"sessionKey": "agent:main:main", "message": "/new", "idempotencyKey": "n-2"}),
-        )
-        .await;
+    let before = client.chat_history("agent:main:main").await;
+    let res = client.chat_send("agent:main:main", "/new", "n-2").await;
     assert_eq!(res["payload"]["status"], "ok");
     assert_ne!(res["payload"]["sessionId"], before["payload"]["sessionId"]);
-    let after = client
-        .call("chat.history", json!({"sessionKey": "agent:main:main"}))
-        .await;
+    let after = client.chat_history("agent:main:main").await;
     assert_eq!(after["payload"]["totalMessages"], 0);
 }
 

@@ -88,6 +88,12 @@ impl Client {
         res["payload"].clone()
     }
 
+    /// The payload of a successful `chat.send` of `message` to session `key` as run `run_id`.
+    pub async fn chat_send(&mut self, key: &str, message: &str, run_id: &str) -> Value {
+        let params = json!({"sessionKey": key, "message": message, "idempotencyKey": run_id});
+        self.ok("chat.send", params).await
+    }
+
     /// The `(code, message)` of a failed call.
     pub async fn err(&mut self, method: &str, params: Value) -> (String, String) {
         let res = self.call(method, params).await;

@@ -31,13 +31,7 @@ async fn connect_params(client: &mut Client) -> Value {
 
 #[tokio::test]
 async fn pending_connections_past_the_cap_are_refused_until_one_connects() {
-    let server = start_with(hi_scenario(), |options| {
-        options.preauth_limits = PreauthLimits {
-            per_peer: 2,
-            total: 10,
-        };
-    })
-    .await;
+    let server = start_with_preauth(2, 10).await;
     let (mut first, challenge) = Client::raw(&server.url).await;
     assert_eq!(challenge["event"], "connect.challenge");
     let (_second, _) = Client::raw(&server.url).await;

@@ -106,18 +106,8 @@ fn desk_row() -> Value {
 async fn presence_follows_connects_and_disconnects() {
     let server = start(hi_scenario()).await;
     let (mut desk_client, hello) = connect_as(&server.url, desk(), &["operator.read"]).await;
-    assert!(
-        hello["features"]["events"]
-            .as_array()
-            .unwrap()
-            .contains(&json!("presence"))
-    );
-    assert!(
-        hello["features"]["methods"]
-            .as_array()
-            .unwrap()
-            .contains(&json!("system-presence"))
-    );
+    assert!(offers(&hello, "events", "presence"));
+    assert!(offers(&hello, "methods", "system-presence"));
     let snapshot = &hello["snapshot"];
     assert_eq!(
         snapshot["stateVersion"],

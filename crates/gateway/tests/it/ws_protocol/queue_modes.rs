@@ -45,24 +45,28 @@ fn run_ends(frames: &[Value]) -> Vec<(String, String, String)> {
         .collect()
 }
 
-/// Reads events until run `run_id` ends; returns every frame seen.
-async fn until_run_ends(watcher: &mut Client, run_id: &str) -> Vec<Value> {
+/// Reads events until run `run_id` ends; the [`run_ends`] among them.
+async fn until_run_ends(watcher: &mut Client, run_id: &str) -> Vec<(String, String, String)> {
     let run_id = run_id.to_owned();
-    watcher
+    let frames = watcher
         .until(move |f| {
             f["event"] == "chat"
                 && f["payload"]["runId"] == run_id.as_str()
                 && ["final", "error", "aborted"]
                     .contains(&f["payload"]["state"].as_str().unwrap_or(""))
         })
-        .await
+        .await;
+    run_ends(&frames)
+}
+
+/// `(runId, text)` of run ends.
+fn ids_and_texts(ends: Vec<(String, String, String)>) -> Vec<(String, String)> {
+    ends.into_iter().map(|e| (e.0, e.2)).collect()
 }
 
 /// The roles and texts of a session's history.
 async fn history(client: &mut Client, key: &str) -> Vec<(String, String)> {
-    let res = client
-        .call("chat.history", json!({"sessionKey": key}))
-        .await;
+    let res = client.chat_history(key).await;
     res["payload"]["messages"]
         .as_array()
         .unwrap()
@@ -76,19 +80,12 @@ async fn history(client: &mut Client, key: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-async fn clients(url: &str) -> (Client, Client) {
-    let (watcher, _) = Client::connect(url, &["operator.read"]).await;
-    let (client, _) = Client::connect(url, &["operator.write"]).await;
-    (watcher, client)
-}
-
-/// A watcher and a client, the client having started a `slow` run on `key` as `run_id`
-/// that the watcher saw stream: the session is busy.
-async fn busy(url: &str, key: &str, run_id: &str) -> (Client, Client) {
-    let (mut watcher, mut client) = clients(url).await;
-    client.send_slow(key, run_id).await;
-    watcher.until_delta().await;
-    (watcher, client)
+/// A server on [`queue_scenario`] whose session `key` is [`busy`] with run `run_id`, the
+/// watcher and the client.
+async fn busy_server(key: &str, run_id: &str) -> (Server, Client, Client) {
+    let server = start(queue_scenario()).await;
+    let (watcher, client) = busy(&server.url, key, run_id).await;
+    (server, watcher, client)
 }
 
 #[tokio::test]
@@ -96,12 +93,7 @@ async fn steer_reaches_the_running_turn_at_its_next_tool_boundary() {
     let server = start(queue_scenario()).await;
     let (mut watcher, mut client) = clients(&server.url).await;
     let key = "agent:main:steer";
-    let res = client
-        .call(
-            "chat.send",
-            json!({"sessionKey": key, "message": "use the tool", "idempotencyKey": "st-1"}),
-        )
-        .await;
+    let res = client.chat_send(key, "use the tool", "st-1").await;
     assert_eq!(res["payload"]["status"], "started");
     // The turn is inside its tool batch (the tool sleeps 600 ms).
     watcher
@@ -112,19 +104,13 @@ async fn steer_reaches_the_running_turn_at_its_next_tool_boundary() {
         })
         .await;
     // Steer is the default mode.
-    let res = client
-        .call(
-            "chat.send",
-            json!({"sessionKey": key, "message": "also this", "idempotencyKey": "st-2"}),
-        )
-        .await;
+    let res = client.chat_send(key, "also this", "st-2").await;
     assert_eq!(
         res["payload"],
         json!({"runId": "st-2", "status": "steered", "queueMode": "steer", "activeRunId": "st-1"})
     );
-    let frames = until_run_ends(&mut watcher, "st-1").await;
     assert_eq!(
-        run_ends(&frames),
+        until_run_ends(&mut watcher, "st-1").await,
         [("st-1".into(), "final".into(), "saw the interrupt".into())]
     );
     let wait = client.call("agent.wait", json!({"runId": "st-2"})).await;
@@ -161,31 +147,22 @@ async fn steer_reaches_the_running_turn_at_its_next_tool_boundary() {
         ]
     );
     // A retry of the steered request is answered, not steered again.
-    let again = client
-        .call(
-            "chat.send",
-            json!({"sessionKey": key, "message": "also this", "idempotencyKey": "st-2"}),
-        )
-        .await;
+    let again = client.chat_send(key, "also this", "st-2").await;
     assert_eq!(again["payload"]["status"], "ok");
 }
 
 #[tokio::test]
 async fn a_steered_message_the_turn_never_took_runs_as_a_followup() {
-    let server = start(queue_scenario()).await;
     let key = "agent:main:missed";
-    let (mut watcher, mut client) = busy(&server.url, key, "m-1").await;
-    let res = client
-        .call("chat.send", json!({"sessionKey": key, "message": "ping", "idempotencyKey": "m-2", "queueMode": "steering"}))
-        .await;
+    let (_server, mut watcher, mut client) = busy_server(key, "m-1").await;
+    let res = client.chat_send_in("steering", key, "ping", "m-2").await;
     assert_eq!(res["payload"]["status"], "steered");
     // Aborting only the running run ends it mid-reply, before any tool boundary.
     let abort = client
         .call("chat.abort", json!({"sessionKey": key, "runId": "m-1"}))
         .await;
     assert_eq!(abort["payload"]["count"], 1);
-    let frames = until_run_ends(&mut watcher, "m-2").await;
-    let ends = run_ends(&frames);
+    let ends = until_run_ends(&mut watcher, "m-2").await;
     assert_eq!(
         ends.first().map(|e| e.1.as_str()),
         Some("aborted"),
@@ -210,12 +187,9 @@ async fn a_steered_message_the_turn_never_took_runs_as_a_followup() {
 
 #[tokio::test]
 async fn followup_runs_each_message_as_its_own_turn_in_order() {
-    let server = start(queue_scenario()).await;
     let key = "agent:main:follow";
-    let (mut watcher, mut client) = busy(&server.url, key, "f-1").await;
-    let res = client
-        .call("chat.send", json!({"sessionKey": key, "message": "ping", "idempotencyKey": "f-2", "queueMode": "followup"}))
-        .await;
+    let (server, mut watcher, mut client) = busy_server(key, "f-1").await;
+    let res = client.chat_send_in("followup", key, "ping", "f-2").await;
     assert_eq!(
         res["payload"],
         json!({"runId": "f-2", "status": "queued", "queueMode": "followup"})
@@ -234,8 +208,7 @@ async fn followup_runs_each_message_as_its_own_turn_in_order() {
         last["payload"]["result"]["payloads"][0]["text"],
         "mock: third"
     );
-    let frames = until_run_ends(&mut watcher, "f-3").await;
-    let ends: Vec<(String, String)> = run_ends(&frames).into_iter().map(|e| (e.0, e.2)).collect();
+    let ends = ids_and_texts(until_run_ends(&mut watcher, "f-3").await);
     assert_eq!(
         ends,
         [
@@ -259,19 +232,13 @@ async fn collect_runs_messages_sent_while_busy_as_one_turn() {
     let (mut watcher, mut client) = busy(&server.url, key, "c-1").await;
     // The server's default mode is collect here.
     for (id, text) in [("c-2", "first extra"), ("c-3", "second extra")] {
-        let res = client
-            .call(
-                "chat.send",
-                json!({"sessionKey": key, "message": text, "idempotencyKey": id}),
-            )
-            .await;
+        let res = client.chat_send(key, text, id).await;
         assert_eq!(
             res["payload"],
             json!({"runId": id, "status": "queued", "queueMode": "collect", "batchRunId": "c-2"})
         );
     }
-    let frames = until_run_ends(&mut watcher, "c-2").await;
-    let ends: Vec<(String, String)> = run_ends(&frames).into_iter().map(|e| (e.0, e.2)).collect();
+    let ends = ids_and_texts(until_run_ends(&mut watcher, "c-2").await);
     assert_eq!(
         ends,
         [
@@ -294,18 +261,18 @@ async fn collect_runs_messages_sent_while_busy_as_one_turn() {
 
 #[tokio::test]
 async fn interrupt_aborts_the_running_turn_then_answers_the_new_message() {
-    let server = start(queue_scenario()).await;
     let key = "agent:main:interrupt";
-    let (mut watcher, mut client) = busy(&server.url, key, "i-1").await;
-    let res = client
-        .call("chat.send", json!({"sessionKey": key, "message": "ping", "idempotencyKey": "i-2", "queueMode": "interrupt"}))
-        .await;
+    let (_server, mut watcher, mut client) = busy_server(key, "i-1").await;
+    let res = client.chat_send_in("interrupt", key, "ping", "i-2").await;
     assert_eq!(
         res["payload"],
         json!({"runId": "i-2", "status": "queued", "queueMode": "interrupt", "interruptedRunId": "i-1"})
     );
-    let frames = until_run_ends(&mut watcher, "i-2").await;
-    let ends: Vec<(String, String)> = run_ends(&frames).into_iter().map(|e| (e.0, e.1)).collect();
+    let ends: Vec<(String, String)> = until_run_ends(&mut watcher, "i-2")
+        .await
+        .into_iter()
+        .map(|e| (e.0, e.1))
+        .collect();
     assert_eq!(
         ends,
         [
@@ -331,11 +298,11 @@ async fn interrupt_aborts_the_running_turn_then_answers_the_new_message() {
 async fn a_bad_queue_mode_is_an_invalid_request() {
     let server = start(queue_scenario()).await;
     let (mut client, hello) = Client::connect(&server.url, &["operator.write"]).await;
-    let methods = hello["payload"]["features"]["methods"].as_array().unwrap();
-    assert!(methods.contains(&json!("chat.inject")));
-    assert!(methods.contains(&json!("sessions.compact")));
+    for method in ["chat.inject", "sessions.compact"] {
+        assert!(offers(&hello["payload"], "methods", method), "{method}");
+    }
     let res = client
-        .call("chat.send", json!({"sessionKey": "agent:main:main", "message": "ping", "idempotencyKey": "q-1", "queueMode": "sideways"}))
+        .chat_send_in("sideways", "agent:main:main", "ping", "q-1")
         .await;
     assert_eq!(res["error"]["code"], "INVALID_REQUEST");
     assert!(

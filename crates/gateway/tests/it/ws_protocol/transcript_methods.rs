@@ -17,8 +17,7 @@ async fn ping_turns(client: &mut Client, key: &str, n: usize) {
 #[tokio::test]
 async fn chat_inject_appends_a_note_that_history_shows() {
     let server = start(hi_scenario()).await;
-    let (mut watcher, _) = Client::connect(&server.url, &["operator.read"]).await;
-    let (mut client, _) = Client::connect(&server.url, &["operator.write"]).await;
+    let (mut watcher, mut client) = clients(&server.url).await;
     let key = "agent:main:notes";
     let res = client
         .call(
@@ -56,9 +55,7 @@ async fn chat_inject_appends_a_note_that_history_shows() {
         event["message"]["content"][0]["text"],
         "[ops]\n\nDeploy finished."
     );
-    let history = client
-        .call("chat.history", json!({"sessionKey": key}))
-        .await;
+    let history = client.chat_history(key).await;
     let messages = history["payload"]["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 3, "the turn's two messages, then the note");
     let note = &messages[2];
@@ -89,9 +86,7 @@ async fn sessions_compact_keeps_the_header_and_the_last_lines() {
     let key = "agent:main:long";
     // model_change, thinking_level_change, then three turns of two messages: 8 entries.
     ping_turns(&mut client, key, 3).await;
-    let history = client
-        .call("chat.history", json!({"sessionKey": key}))
-        .await;
+    let history = client.chat_history(key).await;
     let session_id = history["payload"]["sessionId"].as_str().unwrap().to_owned();
     let path = server
         .dir
@@ -130,9 +125,7 @@ async fn sessions_compact_keeps_the_header_and_the_last_lines() {
         Value::Null,
         "its parent was cut: now a root"
     );
-    let history = client
-        .call("chat.history", json!({"sessionKey": key}))
-        .await;
+    let history = client.chat_history(key).await;
     let texts: Vec<&str> = history["payload"]["messages"]
         .as_array()
         .unwrap()
@@ -185,11 +178,8 @@ async fn sessions_compact_keeps_the_header_and_the_last_lines() {
 #[tokio::test]
 async fn sessions_compact_refuses_while_a_run_is_going() {
     let server = start(hi_scenario()).await;
-    let (mut watcher, _) = Client::connect(&server.url, &["operator.read"]).await;
-    let (mut client, _) = Client::connect(&server.url, &["operator.write"]).await;
     let key = "agent:main:busy";
-    client.send_slow(key, "b-1").await;
-    watcher.until_delta().await;
+    let (_watcher, mut client) = busy(&server.url, key, "b-1").await;
     let res = client
         .call("sessions.compact", json!({"key": key, "maxLines": 1}))
         .await;
