@@ -73,15 +73,21 @@ async fn post(fake: &FakeFeishu, path: &str, token: Option<&str>, body: Value) -
     send_json(request).await
 }
 
+/// [`post`], answered with Feishu's success: HTTP 200 and `code` 0; the body.
+async fn post_ok(fake: &FakeFeishu, path: &str, token: Option<&str>, body: Value) -> Value {
+    let (status, body) = post(fake, path, token, body).await;
+    assert_eq!((status, body["code"].as_i64()), (200, Some(0)), "{body}");
+    body
+}
+
 async fn token(fake: &FakeFeishu) -> String {
-    let (status, body) = post(
+    let body = post_ok(
         fake,
         "/open-apis/auth/v3/tenant_access_token/internal",
         None,
         json!({"app_id": fake.app_id(), "app_secret": fake.app_secret()}),
     )
     .await;
-    assert_eq!((status, body["code"].as_i64()), (200, Some(0)), "{body}");
     assert_eq!(body["expire"], 7200);
     body["tenant_access_token"].as_str().unwrap().to_owned()
 }
@@ -94,14 +100,13 @@ struct Conn {
 impl Conn {
     /// An endpoint call, then the WebSocket.
     async fn open(fake: &FakeFeishu) -> (Self, String) {
-        let (status, body) = post(
+        let body = post_ok(
             fake,
             "/callback/ws/endpoint",
             None,
             json!({"AppID": fake.app_id(), "AppSecret": fake.app_secret()}),
         )
         .await;
-        assert_eq!((status, body["code"].as_i64()), (200, Some(0)), "{body}");
         assert_eq!(body["data"]["ClientConfig"]["PingInterval"], 120);
         let url = body["data"]["URL"].as_str().unwrap().to_owned();
         assert!(url.starts_with("ws://127.0.0.1:"), "{url}");
@@ -516,7 +521,7 @@ async fn sending_replies_and_uploads() {
     let fake = FakeFeishu::start().await;
     let token = token(&fake).await;
     let send = "/open-apis/im/v1/messages?receive_id_type=open_id";
-    let (status, body) = post(
+    let body = post_ok(
         &fake,
         send,
         Some(&token),
@@ -525,7 +530,6 @@ async fn sending_replies_and_uploads() {
         }),
     )
     .await;
-    assert_eq!((status, body["code"].as_i64()), (200, Some(0)), "{body}");
     let sent = fake.sent_messages();
     assert_eq!(sent[0].text(), "**hi**");
     assert_eq!(
@@ -537,30 +541,8 @@ async fn sending_replies_and_uploads() {
         body["data"]["message_id"].as_str().unwrap()
     );
 
-    // Content must be a JSON string; the id must fit its type.
-    let (status, body) = post(
-        &fake,
-        send,
-        Some(&token),
-        json!({
-            "receive_id": "ou_u1", "msg_type": "text", "content": {"text": "x"},
-        }),
-    )
-    .await;
-    assert_eq!((status, body["code"].as_i64()), (400, Some(99_992_402)));
-    let (_, body) = post(
-        &fake,
-        send,
-        Some(&token),
-        json!({
-            "receive_id": "oc_g1", "msg_type": "text", "content": r#"{"text":"x"}"#,
-        }),
-    )
-    .await;
-    assert_eq!(body["code"], 230_001);
-
     let injected = fake.inject_message(InjectFeishuMessage::group("oc_g1", "ou_u1", "q"));
-    let (status, body) = post(
+    post_ok(
         &fake,
         &format!("/open-apis/im/v1/messages/{injected}/reply"),
         Some(&token),
@@ -569,7 +551,6 @@ async fn sending_replies_and_uploads() {
         }),
     )
     .await;
-    assert_eq!(status, 200, "{body}");
     let reply = &fake.sent_messages()[1];
     assert_eq!(
         (
@@ -580,16 +561,6 @@ async fn sending_replies_and_uploads() {
         (Some(injected.as_str()), true, "oc_g1")
     );
     assert_eq!(reply.text(), "answer");
-    let (_, body) = post(
-        &fake,
-        "/open-apis/im/v1/messages/om_nope/reply",
-        Some(&token),
-        json!({
-            "msg_type": "text", "content": r#"{"text":"x"}"#,
-        }),
-    )
-    .await;
-    assert_eq!(body["code"], 230_011);
 
     let image_key = upload(
         &fake,
@@ -614,29 +585,31 @@ async fn sending_replies_and_uploads() {
     )
     .await;
     let file_key = file_key["data"]["file_key"].as_str().unwrap().to_owned();
-    let uploads = fake.uploads();
-    assert_eq!(
-        (
-            uploads[0].kind,
-            uploads[0].name.as_str(),
-            uploads[0].bytes.as_slice()
-        ),
-        (UploadKind::Image, "a.png", &b"PNG"[..])
-    );
-    assert_eq!(
-        (
-            uploads[1].kind,
-            uploads[1].name.as_str(),
-            uploads[1].type_field.as_str()
-        ),
-        (UploadKind::File, "r.pdf", "pdf")
-    );
     let chat = "/open-apis/im/v1/messages?receive_id_type=chat_id";
+    let uploads = fake.uploads();
+    let seen: Vec<_> = uploads
+        .iter()
+        .map(|u| {
+            (
+                u.kind,
+                u.name.as_str(),
+                u.type_field.as_str(),
+                u.bytes.as_slice(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (UploadKind::Image, "a.png", "message", &b"PNG"[..]),
+            (UploadKind::File, "r.pdf", "pdf", &b"%PDF"[..]),
+        ]
+    );
     for (msg_type, content) in [
         ("image", json!({"image_key": image_key})),
         ("file", json!({"file_key": file_key})),
     ] {
-        let (status, body) = post(
+        post_ok(
             &fake,
             chat,
             Some(&token),
@@ -645,18 +618,41 @@ async fn sending_replies_and_uploads() {
             }),
         )
         .await;
-        assert_eq!(status, 200, "{body}");
     }
-    let (_, body) = post(
-        &fake,
-        chat,
-        Some(&token),
-        json!({
-            "receive_id": "oc_g1", "msg_type": "image", "content": r#"{"image_key":"img_unknown"}"#,
-        }),
-    )
-    .await;
-    assert_eq!(body["code"], 230_001);
+
+    // Refused, and not recorded: content must be a JSON string, the id must fit its type,
+    // a reply needs a message the fake knows and an image a key it gave out (not another).
+    let text_x = r#"{"text":"x"}"#;
+    let unknown_image = r#"{"image_key":"img_unknown"}"#;
+    for (path, request, code) in [
+        (
+            send,
+            json!({"receive_id": "ou_u1", "msg_type": "text", "content": {"text": "x"}}),
+            99_992_402,
+        ),
+        (
+            send,
+            json!({"receive_id": "oc_g1", "msg_type": "text", "content": text_x}),
+            230_001,
+        ),
+        (
+            "/open-apis/im/v1/messages/om_nope/reply",
+            json!({"msg_type": "text", "content": text_x}),
+            230_011,
+        ),
+        (
+            chat,
+            json!({"receive_id": "oc_g1", "msg_type": "image", "content": unknown_image}),
+            230_001,
+        ),
+    ] {
+        let (status, body) = post(&fake, path, Some(&token), request.clone()).await;
+        assert_eq!(
+            (status, body["code"].as_i64()),
+            (400, Some(code)),
+            "{path} {request}"
+        );
+    }
 
     fake.fail_next("POST /open-apis/im/v1/messages", 503, 1);
     let (status, _) = post(&fake, chat, Some(&token), json!({})).await;

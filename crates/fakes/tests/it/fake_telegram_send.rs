@@ -91,10 +91,6 @@ async fn wait_for_messages_wakes_and_times_out() {
 #[tokio::test]
 async fn send_message_length_and_emptiness() {
     let fake = FakeTelegram::start().await;
-    assert_eq!(
-        send_refused(&fake, json!({"chat_id": 1, "text": "x".repeat(4097)})).await,
-        "Bad Request: message is too long"
-    );
     // 4096 visible characters are fine even with markup around them.
     let html = format!("<b>{}</b>", "x".repeat(4096));
     ok(
@@ -103,29 +99,27 @@ async fn send_message_length_and_emptiness() {
         json!({"chat_id": 1, "text": html, "parse_mode": "HTML"}),
     )
     .await;
-    // Length is counted in UTF-16 code units: 2049 emoji are 4098 units.
-    assert_eq!(
-        send_refused(&fake, json!({"chat_id": 1, "text": "😀".repeat(2049)})).await,
-        "Bad Request: message is too long"
-    );
-    for text in [json!(""), json!("  \n"), Value::Null] {
+    let too_long = "Bad Request: message is too long";
+    let empty = "Bad Request: message text is empty";
+    for (params, expected) in [
+        (json!({"chat_id": 1, "text": "x".repeat(4097)}), too_long),
+        // Length is counted in UTF-16 code units: 2049 emoji are 4098 units.
+        (json!({"chat_id": 1, "text": "😀".repeat(2049)}), too_long),
+        (json!({"chat_id": 1, "text": ""}), empty),
+        (json!({"chat_id": 1, "text": "  \n"}), empty),
+        (json!({"chat_id": 1, "text": null}), empty),
+        (
+            json!({"chat_id": 1, "text": "<b></b>", "parse_mode": "HTML"}),
+            empty,
+        ),
+        (json!({"text": "x"}), "Bad Request: chat_id is empty"),
+    ] {
         assert_eq!(
-            send_refused(&fake, json!({"chat_id": 1, "text": text})).await,
-            "Bad Request: message text is empty"
+            send_refused(&fake, params.clone()).await,
+            expected,
+            "{params}"
         );
     }
-    assert_eq!(
-        send_refused(
-            &fake,
-            json!({"chat_id": 1, "text": "<b></b>", "parse_mode": "HTML"})
-        )
-        .await,
-        "Bad Request: message text is empty"
-    );
-    assert_eq!(
-        send_refused(&fake, json!({"text": "x"})).await,
-        "Bad Request: chat_id is empty"
-    );
     assert_eq!(fake.sent_messages().len(), 1);
 }
 
