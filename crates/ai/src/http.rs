@@ -61,12 +61,15 @@ impl From<FrameError> for DecodeError {
 }
 
 impl DecodeError {
-    /// A JSON payload that does not parse, with a short excerpt of it.
-    pub fn bad_json(what: &str, data: &str, err: &serde_json::Error) -> Self {
-        Self(format!(
-            "invalid JSON in {what}: {err} (data: {})",
-            excerpt(data, 120)
-        ))
+    /// `data`, one event's JSON payload, parsed; if it does not parse, an error naming `what`
+    /// was expected, with a short excerpt of the data.
+    pub fn parse<'a, T: serde::Deserialize<'a>>(what: &str, data: &'a str) -> Result<T, Self> {
+        serde_json::from_str(data).map_err(|err| {
+            Self(format!(
+                "invalid JSON in {what}: {err} (data: {})",
+                excerpt(data, 120)
+            ))
+        })
     }
 }
 

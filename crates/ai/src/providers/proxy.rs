@@ -190,8 +190,7 @@ impl StreamDecoder for ProxyDecoder {
         out: &mut MessageBuilder,
     ) -> Result<(), DecodeError> {
         let data = event.data.trim();
-        let parsed: ProxyEvent = serde_json::from_str(data)
-            .map_err(|e| DecodeError::bad_json("proxy event", data, &e))?;
+        let parsed: ProxyEvent = DecodeError::parse("proxy event", data)?;
         match parsed {
             ProxyEvent::Start => out.start(),
             ProxyEvent::TextStart(block) => self.opened(block, out.text_start()),

@@ -237,8 +237,7 @@ impl StreamDecoder for AnthropicDecoder {
         event: SseEvent<'_>,
         out: &mut MessageBuilder,
     ) -> Result<(), DecodeError> {
-        let frame: Frame<'_> = serde_json::from_str(event.data)
-            .map_err(|e| DecodeError::bad_json("an Anthropic event", event.data, &e))?;
+        let frame: Frame<'_> = DecodeError::parse("an Anthropic event", event.data)?;
         let kind = frame.kind.as_ref().map_or(event.event, Str::as_str);
         match kind {
             "content_block_delta" => {

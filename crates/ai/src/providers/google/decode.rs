@@ -307,8 +307,7 @@ impl StreamDecoder for GoogleDecoder {
         event: SseEvent<'_>,
         out: &mut MessageBuilder,
     ) -> Result<(), DecodeError> {
-        let chunk: Chunk<'_> = serde_json::from_str(event.data)
-            .map_err(|e| DecodeError::bad_json("a Gemini chunk", event.data, &e))?;
+        let chunk: Chunk<'_> = DecodeError::parse("a Gemini chunk", event.data)?;
         if let Some(error) = &chunk.error {
             self.error(error, out);
             return Ok(());

@@ -457,8 +457,7 @@ impl StreamDecoder for Decoder {
             self.fail_with(&error, out);
             return Ok(());
         }
-        let chunk: Chunk<'_> = serde_json::from_str(data)
-            .map_err(|e| DecodeError::bad_json("a chat completion chunk", data, &e))?;
+        let chunk: Chunk<'_> = DecodeError::parse("a chat completion chunk", data)?;
         self.chunk(chunk, out);
         Ok(())
     }

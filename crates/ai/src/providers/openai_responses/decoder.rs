@@ -471,8 +471,7 @@ impl StreamDecoder for Decoder {
         if data == "[DONE]" {
             return Ok(());
         }
-        let parsed: Event<'_> = serde_json::from_str(data)
-            .map_err(|e| DecodeError::bad_json("a Responses event", data, &e))?;
+        let parsed: Event<'_> = DecodeError::parse("a Responses event", data)?;
         // The JSON `type` is authoritative; the SSE event name is the fallback.
         let kind = parsed.kind.non_empty().unwrap_or(event.event);
         self.event(kind, &parsed, out);
