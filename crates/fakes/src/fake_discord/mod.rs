@@ -252,11 +252,6 @@ impl FakeDiscord {
         self.shared().read(|inner| inner.active_conn().is_some())
     }
 
-    /// Gateway connections accepted so far.
-    pub fn connection_count(&self) -> usize {
-        self.shared().read(|inner| inner.connections)
-    }
-
     // ---- failures ----
 
     /// The next REST call matching `route` fails with `status`: 429 gets Discord's rate
@@ -319,4 +314,9 @@ crate::fake_support::records!(FakeDiscord {
     typing / wait_for_typing => typing: String;
     /// `"METHOD /path"` (under `/api/v10`) of every authorized REST call, in order.
     calls => calls: String;
+});
+
+crate::fake_support::counters!(FakeDiscord {
+    /// Gateway connections accepted so far.
+    connection_count => connections;
 });

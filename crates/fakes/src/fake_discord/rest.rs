@@ -20,8 +20,6 @@ use crate::fake_support::split_path;
 
 use super::state::{Failure, SentFile, SentMessage, Shared};
 
-/// Largest request body read.
-const MAX_BODY: usize = 64 * 1024 * 1024;
 /// Largest uploaded file (Discord's limit for bots in unboosted guilds).
 const MAX_FILE: usize = 10 * 1024 * 1024;
 /// Longest message content, in characters.
@@ -120,7 +118,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
         return failure_response(&failure);
     }
     let content_type = crate::fake_support::content_type(&parts.headers).to_owned();
-    let Ok(body) = axum::body::to_bytes(body, MAX_BODY).await else {
+    let Ok(body) = axum::body::to_bytes(body, crate::fake_support::MAX_BODY).await else {
         return error(413, "Request entity too large", 40005);
     };
     let segments = split_path(route);

@@ -202,18 +202,6 @@ impl FakeFeishu {
             .is_some()
     }
 
-    /// Long connections accepted so far.
-    pub fn connection_count(&self) -> usize {
-        self.shared().read(|inner| inner.connections)
-    }
-
-    /// Waits until at least `n` connections were accepted; returns the count.
-    pub async fn wait_for_connection_count(&self, n: usize, timeout: Duration) -> usize {
-        self.shared()
-            .wait_count(n, timeout, |inner| inner.connections)
-            .await
-    }
-
     /// Chat message ids of injected events not acknowledged (with code 200) yet.
     pub fn unacked(&self) -> Vec<String> {
         self.shared().read(|inner| {
@@ -302,4 +290,9 @@ crate::fake_support::records!(FakeFeishu {
     calls => calls: String;
     /// What the client got wrong on the long connection (see the module docs).
     protocol_errors => protocol_errors: String;
+});
+
+crate::fake_support::counters!(FakeFeishu {
+    /// Long connections accepted so far.
+    connection_count / wait_for_connection_count => connections;
 });

@@ -24,8 +24,6 @@ use super::long_conn;
 use super::state::{EndpointRequest, Failure, SentMessage, Shared, TokenRequest};
 use crate::fake_support::split_path;
 
-/// Largest request body read.
-const MAX_BODY: usize = 64 * 1024 * 1024;
 /// Largest uploaded image (Feishu: 10 MB).
 pub(crate) const MAX_IMAGE: usize = 10 * 1024 * 1024;
 /// Largest uploaded file (Feishu: 30 MB).
@@ -131,7 +129,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
     if let Some(failure) = failure {
         return failure_response(&failure);
     }
-    let Ok(body) = axum::body::to_bytes(body, MAX_BODY).await else {
+    let Ok(body) = axum::body::to_bytes(body, crate::fake_support::MAX_BODY).await else {
         return error_response(413, 234_006, "request body too large");
     };
     let segments = split_path(&path);

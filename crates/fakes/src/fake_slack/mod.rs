@@ -233,18 +233,6 @@ impl FakeSlack {
             .is_some()
     }
 
-    /// Socket Mode connections accepted so far.
-    pub fn connection_count(&self) -> usize {
-        self.shared().read(|inner| inner.connections)
-    }
-
-    /// Waits until at least `n` connections were accepted; returns the count.
-    pub async fn wait_for_connections(&self, n: usize, timeout: Duration) -> usize {
-        self.shared()
-            .wait_count(n, timeout, |inner| inner.connections)
-            .await
-    }
-
     // ---- failures ----
 
     /// The next call of `method` (e.g. `chat.postMessage`) answers HTTP `status` (429:
@@ -278,4 +266,9 @@ crate::fake_support::records!(FakeSlack {
     uploaded_files / wait_for_files => uploaded_files: UploadedSlackFile;
     /// The method of every Web API call (also refused ones), in order.
     calls => calls: String;
+});
+
+crate::fake_support::counters!(FakeSlack {
+    /// Socket Mode connections accepted so far.
+    connection_count / wait_for_connections => connections;
 });

@@ -18,8 +18,6 @@ use serde_json::{Map, Value, json};
 use super::socket;
 use super::state::{Failure, PendingUpload, SentSlackMessage, Shared, UploadedSlackFile};
 
-/// Largest request body read.
-const MAX_BODY: usize = 64 * 1024 * 1024;
 /// Slack truncates (here: refuses) text over 40 000 chars.
 const MAX_TEXT: usize = 40_000;
 
@@ -106,7 +104,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::to_owned);
-    let Ok(body) = axum::body::to_bytes(body, MAX_BODY).await else {
+    let Ok(body) = axum::body::to_bytes(body, crate::fake_support::MAX_BODY).await else {
         return (StatusCode::PAYLOAD_TOO_LARGE, "too large").into_response();
     };
     if let Some(id) = path.strip_prefix("/files/") {

@@ -1,6 +1,6 @@
 //! The public face every fake shares, written once: the cheap-to-clone handle that stops
 //! the server when its last clone is dropped, its bind error, `start` / `start_with`
-//! (panicking) / `stop` / `addr` and `Debug`; the config and record getters and the records' waits; and the
+//! (panicking) / `stop` / `addr` and `Debug`; the config, record and counter getters and their waits; and the
 //! config builders' setters and the injected messages' optional text fields. Each fake writes its own `try_start_with` and what only it
 //! does.
 
@@ -110,6 +110,32 @@ macro_rules! records {
     };
 }
 
+/// `counters!(FakeX { /// docs  getter / wait_for_getter => field; … })`: for each counter
+/// of the fake's state, a getter and, when named, a wait until it reaches `n` (returning
+/// the count then, lower on a timeout).
+macro_rules! counters {
+    ($name:ident { $($(#[$doc:meta])* $get:ident $(/ $wait:ident)? => $field:ident;)+ }) => {
+        impl $name {
+            $(
+                $(#[$doc])*
+                pub fn $get(&self) -> usize {
+                    self.shared().read(|inner| inner.$field)
+                }
+
+                $(
+                    #[doc = concat!(
+                        "Waits until [`", stringify!($name), "::", stringify!($get),
+                        "`] reaches `n` or `timeout` passed; returns the count then."
+                    )]
+                    pub async fn $wait(&self, n: usize, timeout: std::time::Duration) -> usize {
+                        self.shared().wait_count(n, timeout, |inner| inner.$field).await
+                    }
+                )?
+            )+
+        }
+    };
+}
+
 /// `setters!(FakeXConfig { text: a, b; plain: n: u64, addr: SocketAddr })`: a builder
 /// method per field — `impl Into<String>` for the `text` ones, the field's type for the
 /// `plain` ones.
@@ -162,4 +188,4 @@ macro_rules! some_setters {
     };
 }
 
-pub(crate) use {config_getters, fake_handle, records, setters, some_setters};
+pub(crate) use {config_getters, counters, fake_handle, records, setters, some_setters};

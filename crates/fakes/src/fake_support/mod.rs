@@ -10,7 +10,7 @@ mod host;
 mod route;
 pub(crate) mod ws;
 
-pub(crate) use handle::{config_getters, fake_handle, records, setters, some_setters};
+pub(crate) use handle::{config_getters, counters, fake_handle, records, setters, some_setters};
 pub(crate) use host::{Host, Server};
 pub(crate) use route::{Failures, RoutePattern, split_path};
 
@@ -21,6 +21,10 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
+
+/// Largest request body a fake reads (above the platforms' upload limits: Telegram's is
+/// 50 MB).
+pub(crate) const MAX_BODY: usize = 64 * 1024 * 1024;
 
 /// A fake's state: read and changed under a lock, waited on by tests.
 pub(crate) struct Watched<T> {
@@ -110,4 +114,27 @@ pub(crate) fn content_type(headers: &axum::http::HeaderMap) -> &str {
         .get(axum::http::header::CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())
         .unwrap_or("")
+}
+
+/// A MIME type from a file name's extension, for files a test gave without one.
+pub(crate) fn mime_for(file_name: &str) -> &'static str {
+    let extension = file_name
+        .rsplit_once('.')
+        .map(|(_, ext)| ext.to_ascii_lowercase())
+        .unwrap_or_default();
+    match extension.as_str() {
+        "txt" | "log" => "text/plain",
+        "md" => "text/markdown",
+        "json" => "application/json",
+        "pdf" => "application/pdf",
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "ogg" => "audio/ogg",
+        "mp3" => "audio/mpeg",
+        "mp4" => "video/mp4",
+        "zip" => "application/zip",
+        _ => "application/octet-stream",
+    }
 }

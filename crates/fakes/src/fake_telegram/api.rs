@@ -18,8 +18,6 @@ use super::html::parse_html;
 use super::params::{Params, percent_decode};
 use super::state::{Failure, Inner, RecordedCall, SentFile, SentMessage, Shared, now};
 
-/// Largest request body accepted (Telegram's upload limit is 50 MB).
-const MAX_BODY: usize = 64 * 1024 * 1024;
 /// Longest message text, in UTF-16 code units after entity parsing.
 const MAX_TEXT: usize = 4096;
 /// Longest caption, same unit.
@@ -141,7 +139,7 @@ async fn handle(
         .get(header::CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())
         .map(str::to_owned);
-    let parsed = match axum::body::to_bytes(body, MAX_BODY).await {
+    let parsed = match axum::body::to_bytes(body, crate::fake_support::MAX_BODY).await {
         Ok(bytes) => Params::parse(parts.uri.query(), content_type.as_deref(), &bytes),
         Err(_) => Err("request body is too large or was cut".to_owned()),
     };

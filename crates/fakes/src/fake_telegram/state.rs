@@ -101,25 +101,12 @@ pub(crate) type Shared = crate::fake_support::Host<FakeTelegramConfig, Inner>;
 
 pub(crate) use pincer_base::time::now_secs as now;
 
+/// Telegram also names its voice notes `.oga`.
 fn mime_for(file_name: &str) -> &'static str {
-    let extension = file_name
-        .rsplit_once('.')
-        .map(|(_, ext)| ext.to_ascii_lowercase())
-        .unwrap_or_default();
-    match extension.as_str() {
-        "txt" | "log" => "text/plain",
-        "md" => "text/markdown",
-        "json" => "application/json",
-        "pdf" => "application/pdf",
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "gif" => "image/gif",
-        "webp" => "image/webp",
-        "ogg" | "oga" => "audio/ogg",
-        "mp3" => "audio/mpeg",
-        "mp4" => "video/mp4",
-        "zip" => "application/zip",
-        _ => "application/octet-stream",
+    if file_name.to_ascii_lowercase().ends_with(".oga") {
+        "audio/ogg"
+    } else {
+        crate::fake_support::mime_for(file_name)
     }
 }
 
