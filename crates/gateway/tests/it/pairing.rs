@@ -17,16 +17,19 @@ use pincer_gateway::pairing::{
 };
 use serde_json::{Value, json};
 
-/// 2026-01-01T00:00:00.000Z
 mod approval;
 
+/// 2026-01-01T00:00:00.000Z
 const T0: i64 = 1_767_225_600_000;
 const HOUR: Duration = Duration::from_secs(3600);
 
-fn store_at(dir: &Path) -> (PairingStore, ManualClock) {
+/// A store under `credentials/` of a new temporary directory, on a manual clock at `T0`.
+fn temp_store() -> (tempfile::TempDir, PairingStore, ManualClock) {
+    let tmp = tempfile::tempdir().unwrap();
     let clock = ManualClock::at(T0);
-    let store = PairingStore::new(dir.join("credentials")).with_clock(Arc::new(clock.clone()));
-    (store, clock)
+    let store =
+        PairingStore::new(tmp.path().join("credentials")).with_clock(Arc::new(clock.clone()));
+    (tmp, store, clock)
 }
 
 fn created(outcome: PairingRequestOutcome) -> String {
@@ -76,8 +79,7 @@ fn codes_are_eight_characters_of_the_alphabet() {
 
 #[test]
 fn one_request_writes_this_exact_file() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (store, _clock) = store_at(tmp.path());
+    let (tmp, store, _clock) = temp_store();
     let code = created(
         store
             .request(
@@ -130,8 +132,7 @@ fn one_request_writes_this_exact_file() {
 
 #[test]
 fn request_without_meta_is_written_as_openclaw_writes_it() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (store, _clock) = store_at(tmp.path());
+    let (tmp, store, _clock) = temp_store();
     let code = created(store.request("discord", None, "42", None).unwrap());
     let text = fs::read_to_string(tmp.path().join("credentials/discord-pairing.json")).unwrap();
     assert_eq!(
@@ -146,8 +147,7 @@ fn request_without_meta_is_written_as_openclaw_writes_it() {
 
 #[test]
 fn the_same_sender_keeps_its_code_and_lastseenat_moves() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (store, clock) = store_at(tmp.path());
+    let (tmp, store, clock) = temp_store();
     let code = created(
         store
             .request("telegram", None, "123", Some(json!({"name": "A"})))
@@ -182,8 +182,7 @@ fn the_same_sender_keeps_its_code_and_lastseenat_moves() {
 #[test]
 fn a_repeat_request_leaves_the_file_alone_until_lastseenat_is_stale() {
     use std::os::unix::fs::MetadataExt;
-    let tmp = tempfile::tempdir().unwrap();
-    let (store, clock) = store_at(tmp.path());
+    let (tmp, store, clock) = temp_store();
     let meta = json!({"chatId": "123", "name": "A"});
     let code = created(
         store
@@ -224,8 +223,7 @@ fn a_repeat_request_leaves_the_file_alone_until_lastseenat_is_stale() {
 
 #[test]
 fn a_fourth_sender_finds_the_channel_full() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (store, _clock) = store_at(tmp.path());
+    let (_tmp, store, _clock) = temp_store();
     let codes: Vec<String> = ["1", "2", "3"]
         .iter()
         .map(|id| created(store.request("telegram", None, id, None).unwrap()))
@@ -251,8 +249,7 @@ fn a_fourth_sender_finds_the_channel_full() {
 
 #[test]
 fn requests_expire_after_an_hour() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (store, clock) = store_at(tmp.path());
+    let (tmp, store, clock) = temp_store();
     let old_code = created(store.request("telegram", None, "1", None).unwrap());
     created(store.request("telegram", None, "2", None).unwrap());
     created(store.request("telegram", None, "3", None).unwrap());
@@ -312,8 +309,7 @@ fn ttl_and_limit_are_configurable() {
 
 #[test]
 fn a_corrupt_pairing_file_is_reported_and_left_alone() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (store, _clock) = store_at(tmp.path());
+    let (tmp, store, _clock) = temp_store();
     let dir = tmp.path().join("credentials");
     fs::create_dir_all(&dir).unwrap();
     let path = dir.join("telegram-pairing.json");
@@ -363,8 +359,7 @@ fn a_corrupt_pairing_file_is_reported_and_left_alone() {
 
 #[test]
 fn a_corrupt_allow_from_file_stops_the_approval_and_keeps_the_request() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (store, _clock) = store_at(tmp.path());
+    let (tmp, store, _clock) = temp_store();
     let code = created(store.request("telegram", None, "123", None).unwrap());
     let allow = tmp.path().join("credentials/telegram-allowFrom.json");
     fs::write(&allow, "not json").unwrap();
@@ -391,8 +386,7 @@ fn a_corrupt_allow_from_file_stops_the_approval_and_keeps_the_request() {
 
 #[test]
 fn unknown_fields_are_kept_through_a_rewrite() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (store, _clock) = store_at(tmp.path());
+    let (tmp, store, _clock) = temp_store();
     let dir = tmp.path().join("credentials");
     fs::create_dir_all(&dir).unwrap();
     fs::write(
@@ -409,8 +403,7 @@ fn unknown_fields_are_kept_through_a_rewrite() {
 
 #[test]
 fn invalid_channel_and_account_names_are_rejected() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (store, _clock) = store_at(tmp.path());
+    let (tmp, store, _clock) = temp_store();
     for bad in ["", "Telegram", "../etc", "a/b", "a.b", &"x".repeat(65)] {
         assert!(
             matches!(
@@ -456,8 +449,7 @@ fn invalid_channel_and_account_names_are_rejected() {
 
 #[test]
 fn list_covers_every_channel_oldest_first() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (store, clock) = store_at(tmp.path());
+    let (tmp, store, clock) = temp_store();
     assert!(store.list(None, None).unwrap().is_empty());
     let t1 = created(store.request("telegram", None, "t1", None).unwrap());
     clock.advance(Duration::from_secs(60));

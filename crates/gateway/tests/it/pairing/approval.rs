@@ -5,8 +5,7 @@ use super::*;
 
 #[test]
 fn approval_goes_to_the_account_file_or_the_channel_file() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (store, _clock) = store_at(tmp.path());
+    let (tmp, store, _clock) = temp_store();
     let dir = tmp.path().join("credentials");
     let work_code = created(
         store
@@ -82,8 +81,7 @@ fn approval_goes_to_the_account_file_or_the_channel_file() {
 
 #[test]
 fn approval_ignores_case_and_spaces() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (store, _clock) = store_at(tmp.path());
+    let (_tmp, store, _clock) = temp_store();
     let code = created(store.request("telegram", None, "123", None).unwrap());
     let typed = format!("  {}\n", code.to_lowercase());
     assert_eq!(store.approve("telegram", &typed).unwrap().sender_id, "123");
@@ -96,8 +94,7 @@ fn approval_ignores_case_and_spaces() {
 
 #[test]
 fn unknown_codes_are_an_error() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (store, _clock) = store_at(tmp.path());
+    let (tmp, store, _clock) = temp_store();
     let err = store.approve("telegram", "zzzz2345").unwrap_err();
     assert!(
         matches!(&err, PairingError::UnknownCode { channel, code } if channel == "telegram" && code == "ZZZZ2345"),
@@ -127,8 +124,7 @@ fn unknown_codes_are_an_error() {
 
 #[test]
 fn an_approval_gives_up_on_a_held_lock_with_a_clear_error() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (store, _clock) = store_at(tmp.path());
+    let (tmp, store, _clock) = temp_store();
     let store = store.with_lock_timeout(Duration::from_millis(200));
     let code = created(store.request("telegram", None, "1", None).unwrap());
     // Another process's lock: flock locks belong to the open file description, so a second
@@ -160,8 +156,7 @@ fn an_approval_gives_up_on_a_held_lock_with_a_clear_error() {
 
 #[test]
 fn revoke_reports_removed_and_remaining() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (store, _clock) = store_at(tmp.path());
+    let (tmp, store, _clock) = temp_store();
     for entry in ["1", "2", "3"] {
         assert!(store.add_allow_from("telegram", None, entry).unwrap());
     }
@@ -172,42 +167,22 @@ fn revoke_reports_removed_and_remaining() {
     );
     assert!(store.add_allow_from("telegram", Some("work"), "9").unwrap());
 
-    assert_eq!(
-        store.revoke("telegram", None, "2").unwrap(),
-        Revoked {
-            removed: true,
-            remaining: 2
-        }
-    );
-    assert_eq!(
-        store.revoke("telegram", None, "2").unwrap(),
-        Revoked {
-            removed: false,
-            remaining: 2
-        }
-    );
-    assert_eq!(
-        store.revoke("telegram", None, "Telegram:3").unwrap(),
-        Revoked {
-            removed: true,
-            remaining: 1
-        }
-    );
-    // The account's entry is only in its own file.
-    assert_eq!(
-        store.revoke("telegram", None, "9").unwrap(),
-        Revoked {
-            removed: false,
-            remaining: 1
-        }
-    );
-    assert_eq!(
-        store.revoke("telegram", Some("work"), "9").unwrap(),
-        Revoked {
-            removed: true,
-            remaining: 0
-        }
-    );
+    // In order: (channel, account, entry) revoked, then whether it was removed and how many
+    // entries that file has left. The account's entry is only in its own file.
+    let revokes = [
+        ("telegram", None, "2", true, 2),
+        ("telegram", None, "2", false, 2),
+        ("telegram", None, "Telegram:3", true, 1),
+        ("telegram", None, "9", false, 1),
+        ("telegram", Some("work"), "9", true, 0),
+    ];
+    for (channel, account, entry, removed, remaining) in revokes {
+        assert_eq!(
+            store.revoke(channel, account, entry).unwrap(),
+            Revoked { removed, remaining },
+            "{channel} {account:?} {entry}"
+        );
+    }
     assert_eq!(
         read_json(&tmp.path().join("credentials/telegram-allowFrom.json")),
         json!({"version": 1, "allowFrom": ["1"]})
@@ -233,8 +208,7 @@ fn revoke_reports_removed_and_remaining() {
 
 #[test]
 fn allow_from_lists_the_account_first_then_the_channel_without_duplicates() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (store, _clock) = store_at(tmp.path());
+    let (tmp, store, _clock) = temp_store();
     let dir = tmp.path().join("credentials");
     assert!(
         store
