@@ -2,7 +2,7 @@
 //! the rules that shape its sections.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use futures_util::future::BoxFuture;
 use pincer_agent::{AgentTool, ToolContext, ToolError, ToolOutput, typed};
@@ -17,12 +17,17 @@ use pincer_turns::workspace::{
 };
 use serde_json::Value;
 
-fn seed(dir: &Path, files: &[(&str, &str)]) {
+/// A workspace `ws` in a new temporary directory holding `files`; the directory (kept
+/// alive by the caller) and the workspace path.
+fn seeded(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let workspace = tmp.path().join("ws");
     for (name, content) in files {
-        let path = dir.join(name);
+        let path = workspace.join(name);
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(path, content).unwrap();
     }
+    (tmp, workspace)
 }
 
 fn inputs<'a>(
@@ -123,27 +128,22 @@ Current date and time: 2026-05-01 09:30 (Europe/Berlin)";
 
 #[test]
 fn golden_prompt_for_a_seeded_workspace() {
-    let tmp = tempfile::tempdir().unwrap();
-    let workspace = tmp.path().join("ws");
-    seed(
-        &workspace,
-        &[
-            ("AGENTS.md", "# Rules\n\nBe brief.\n"),
-            ("SOUL.md", "Warm and direct.\n"),
-            ("USER.md", "- **Name:** Ann\n"),
-            ("IDENTITY.md", "   \n"),
-            ("HEARTBEAT.md", "# HEARTBEAT.md\n"),
-            ("MEMORY.md", "Ann likes tea.\n"),
-            (
-                "skills/pdf/SKILL.md",
-                "---\nname: pdf\ndescription: Read and summarise PDF files\n---\nUse `pdftotext`.\n",
-            ),
-            (
-                "skills/deploy/SKILL.md",
-                "---\nname: deploy\ndescription: Ship it\ndisable-model-invocation: true\n---\n",
-            ),
-        ],
-    );
+    let (tmp, workspace) = seeded(&[
+        ("AGENTS.md", "# Rules\n\nBe brief.\n"),
+        ("SOUL.md", "Warm and direct.\n"),
+        ("USER.md", "- **Name:** Ann\n"),
+        ("IDENTITY.md", "   \n"),
+        ("HEARTBEAT.md", "# HEARTBEAT.md\n"),
+        ("MEMORY.md", "Ann likes tea.\n"),
+        (
+            "skills/pdf/SKILL.md",
+            "---\nname: pdf\ndescription: Read and summarise PDF files\n---\nUse `pdftotext`.\n",
+        ),
+        (
+            "skills/deploy/SKILL.md",
+            "---\nname: deploy\ndescription: Ship it\ndisable-model-invocation: true\n---\n",
+        ),
+    ]);
     let files =
         load_bootstrap_files(&workspace, SessionKind::Direct, &BootstrapLimits::default()).unwrap();
     let skill_set = load_skills(&SkillDirs::new(
@@ -254,15 +254,10 @@ fn a_fresh_starter_workspace_is_injected_file_by_file() {
 
 #[test]
 fn skills_tell_the_model_to_use_the_read_tool_it_actually_has() {
-    let tmp = tempfile::tempdir().unwrap();
-    let workspace = tmp.path().join("ws");
-    seed(
-        &workspace,
-        &[(
-            "skills/pdf/SKILL.md",
-            "---\nname: pdf\ndescription: PDFs\n---\n",
-        )],
-    );
+    let (tmp, workspace) = seeded(&[(
+        "skills/pdf/SKILL.md",
+        "---\nname: pdf\ndescription: PDFs\n---\n",
+    )]);
     let skills = load_skills(&SkillDirs::new(
         &workspace,
         None,

@@ -229,16 +229,12 @@ fn each_session_kind_gets_its_files_in_openclaw_order() {
         ("NOTES.md", "not injected"),
     ]);
     let dir = root.path();
-    let everything = [
-        "AGENTS.md",
-        "SOUL.md",
-        "TOOLS.md",
-        "IDENTITY.md",
-        "USER.md",
-        "HEARTBEAT.md",
-        "BOOTSTRAP.md",
-        "MEMORY.md",
-    ];
+    // The six starter files in their order, then BOOTSTRAP.md, and MEMORY.md last.
+    let everything: Vec<&str> = ALL_STARTERS[..6]
+        .iter()
+        .copied()
+        .chain(["BOOTSTRAP.md", "MEMORY.md"])
+        .collect();
     let cases: [(SessionKind, &[&str]); 5] = [
         (SessionKind::Main, &everything),
         (SessionKind::Direct, &everything),
