@@ -10,13 +10,12 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
 use bytes::Bytes;
 use serde_json::{Map, Value, json};
 
 use super::gateway;
 use super::inject::{mime_for, timestamp};
-use crate::fake_support::split_path;
+use crate::fake_support::{socket_router, split_path};
 
 use super::state::{Failure, SentFile, SentMessage, Shared};
 
@@ -26,11 +25,7 @@ const MAX_FILE: usize = 10 * 1024 * 1024;
 const MAX_CONTENT: usize = 2000;
 
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
-    Router::new()
-        .route("/gateway", get(gateway::upgrade))
-        .route("/gateway/", get(gateway::upgrade))
-        .fallback(handle)
-        .with_state(shared)
+    socket_router(&["/gateway", "/gateway/"], gateway::upgrade, handle, shared)
 }
 
 /// `{"message": …, "code": …}` with HTTP `status`.

@@ -15,14 +15,13 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
 use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::inject::{dm_chat_id, now_millis};
 use super::long_conn;
 use super::state::{EndpointRequest, Failure, SentMessage, Shared, TokenRequest};
-use crate::fake_support::split_path;
+use crate::fake_support::{socket_router, split_path};
 
 /// Largest uploaded image (Feishu: 10 MB).
 pub(crate) const MAX_IMAGE: usize = 10 * 1024 * 1024;
@@ -37,10 +36,7 @@ const TOKEN_INVALID: i64 = 99_991_663;
 const TOKEN_MISSING: i64 = 99_991_661;
 
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
-    Router::new()
-        .route("/ws/v2", get(long_conn::upgrade))
-        .fallback(handle)
-        .with_state(shared)
+    socket_router(&["/ws/v2"], long_conn::upgrade, handle, shared)
 }
 
 /// `{"code": code, "msg": msg}` with HTTP `status`.

@@ -11,22 +11,18 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
 use bytes::Bytes;
 use serde_json::{Map, Value, json};
 
 use super::socket;
 use super::state::{Failure, PendingUpload, SentSlackMessage, Shared, UploadedSlackFile};
+use crate::fake_support::socket_router;
 
 /// Slack truncates (here: refuses) text over 40 000 chars.
 const MAX_TEXT: usize = 40_000;
 
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
-    Router::new()
-        .route("/link", get(socket::upgrade))
-        .route("/link/", get(socket::upgrade))
-        .fallback(handle)
-        .with_state(shared)
+    socket_router(&["/link", "/link/"], socket::upgrade, handle, shared)
 }
 
 fn slack_error(error: &str) -> Response {

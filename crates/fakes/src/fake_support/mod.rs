@@ -1,9 +1,11 @@
 //! What every fake platform server (Telegram, Discord, Slack, Feishu) shares: its state
 //! behind a mutex whose every change wakes the tests waiting on it, binding a loopback
-//! port and serving its router until cancelled, and (in [`host`]) the shared half every
-//! handler holds and the running server a handle stops on drop; (in [`ws`]) what the
-//! WebSocket fakes queue for a connection and how its task sends it. Each fake writes only
-//! its platform's routes, state and shapes.
+//! port and serving its router until cancelled (a WebSocket fake's router: its socket
+//! path, the rest to one handler), the request body limit and the MIME guess for files a
+//! test named without a type; (in [`host`]) the shared half every handler holds and the
+//! running server a handle stops on drop; (in [`ws`]) what the WebSocket fakes queue for
+//! a connection and how its task sends it. Each fake writes only its platform's routes,
+//! state and shapes.
 
 mod handle;
 mod host;
@@ -97,6 +99,29 @@ pub(crate) async fn bind(
     let listener = TcpListener::bind(addr).await.map_err(|e| (addr, e))?;
     let bound = listener.local_addr().map_err(|e| (addr, e))?;
     Ok((listener, bound))
+}
+
+/// A WebSocket fake's router: `upgrade` at each of `socket_paths`, every other request to
+/// `fallback` (which sorts out the platform's HTTP API itself).
+pub(crate) fn socket_router<S, U, UT, F, FT>(
+    socket_paths: &[&str],
+    upgrade: U,
+    fallback: F,
+    state: S,
+) -> axum::Router
+where
+    S: Clone + Send + Sync + 'static,
+    U: axum::handler::Handler<UT, S>,
+    UT: 'static,
+    F: axum::handler::Handler<FT, S>,
+    FT: 'static,
+{
+    let routes = socket_paths
+        .iter()
+        .fold(axum::Router::new(), |routes, path| {
+            routes.route(path, axum::routing::get(upgrade.clone()))
+        });
+    routes.fallback(fallback).with_state(state)
 }
 
 /// Serves `app` on `listener` until `stop` is cancelled.
