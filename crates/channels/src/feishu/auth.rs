@@ -167,12 +167,13 @@ mod tests {
             Ok((format!("t-{n}"), 7200))
         };
         let start = Instant::now();
-        assert_eq!(cache.get(start, fetch).await.unwrap(), "t-1");
-        let soon = start + Duration::from_secs(6000);
-        assert_eq!(cache.get(soon, fetch).await.unwrap(), "t-1");
-        // Less than 5 minutes left: refreshed.
+        // Seconds after the first fetch, and the token then: with less than 5 minutes
+        // left, refreshed.
+        for (secs, token) in [(0, "t-1"), (6000, "t-1"), (6901, "t-2")] {
+            let at = start + Duration::from_secs(secs);
+            assert_eq!(cache.get(at, fetch).await.unwrap(), token, "at {secs} s");
+        }
         let late = start + Duration::from_secs(6901);
-        assert_eq!(cache.get(late, fetch).await.unwrap(), "t-2");
         // Invalidating an older token keeps the newer one.
         cache.invalidate("t-1").await;
         assert_eq!(cache.get(late, fetch).await.unwrap(), "t-2");
@@ -196,10 +197,9 @@ mod tests {
         let n = AtomicU32::new(0);
         let fetch = || async { Ok((format!("t-{}", n.fetch_add(1, Ordering::SeqCst)), 60)) };
         let start = Instant::now();
-        assert_eq!(cache.get(start, fetch).await.unwrap(), "t-0");
-        let within = start + Duration::from_secs(29);
-        assert_eq!(cache.get(within, fetch).await.unwrap(), "t-0");
-        let after = start + Duration::from_secs(30);
-        assert_eq!(cache.get(after, fetch).await.unwrap(), "t-1");
+        for (secs, token) in [(0, "t-0"), (29, "t-0"), (30, "t-1")] {
+            let at = start + Duration::from_secs(secs);
+            assert_eq!(cache.get(at, fetch).await.unwrap(), token, "at {secs} s");
+        }
     }
 }

@@ -362,26 +362,15 @@ mod tests {
             id: id.into(),
             thread: None,
         };
-        assert_eq!(
-            receive_target(&chat(ChatKind::Direct, "ou_1")),
-            ("open_id", "ou_1")
-        );
-        assert_eq!(
-            receive_target(&chat(ChatKind::Group, "oc_1")),
-            ("chat_id", "oc_1")
-        );
-        assert_eq!(
-            receive_target(&chat(ChatKind::Direct, "oc_1")),
-            ("chat_id", "oc_1")
-        );
-        assert_eq!(
-            receive_target(&chat(ChatKind::Direct, "u1")),
-            ("user_id", "u1")
-        );
-        assert_eq!(
-            receive_target(&chat(ChatKind::Group, "g")),
-            ("chat_id", "g")
-        );
+        for (kind, id, id_type) in [
+            (ChatKind::Direct, "ou_1", "open_id"),
+            (ChatKind::Group, "oc_1", "chat_id"),
+            (ChatKind::Direct, "oc_1", "chat_id"),
+            (ChatKind::Direct, "u1", "user_id"),
+            (ChatKind::Group, "g", "chat_id"),
+        ] {
+            assert_eq!(receive_target(&chat(kind, id)), (id_type, id));
+        }
         let threaded = ChatRef {
             thread: Some(ThreadRef::Thread("omt_1".into())),
             ..chat(ChatKind::Group, "oc_1")

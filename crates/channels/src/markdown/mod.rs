@@ -177,12 +177,17 @@ mod tests {
 
     #[test]
     fn language_takes_a_sane_first_word() {
-        assert_eq!(language("rust"), "rust");
-        assert_eq!(language("rust,ignore"), "rust");
-        assert_eq!(language("c++ title=x"), "c++");
-        assert_eq!(language("\"><script>"), "");
-        assert_eq!(language(&"x".repeat(21)), "");
-        assert_eq!(language(""), "");
+        let too_long = "x".repeat(21);
+        for (info, expected) in [
+            ("rust", "rust"),
+            ("rust,ignore", "rust"),
+            ("c++ title=x", "c++"),
+            ("\"><script>", ""),
+            (too_long.as_str(), ""),
+            ("", ""),
+        ] {
+            assert_eq!(language(info), expected, "{info:?}");
+        }
     }
 
     #[test]

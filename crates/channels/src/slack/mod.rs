@@ -350,8 +350,12 @@ mod tests {
     #[test]
     fn file_names_are_safe() {
         assert_eq!(safe_id("1700000000.000100"), "1700000000000100");
-        assert_eq!(safe_name("../../etc/passwd"), "passwd");
-        assert_eq!(safe_name(".hidden.txt"), "hidden.txt");
-        assert_eq!(safe_name("réport 1.pdf"), "réport_1.pdf");
+        for (name, safe) in [
+            ("../../etc/passwd", "passwd"),
+            (".hidden.txt", "hidden.txt"),
+            ("réport 1.pdf", "réport_1.pdf"),
+        ] {
+            assert_eq!(safe_name(name), safe);
+        }
     }
 }

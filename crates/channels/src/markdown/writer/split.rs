@@ -202,11 +202,16 @@ mod tests {
         }
     }
 
+    /// `text`, written plain, in chunks of at most `limit` chars.
+    fn chunks(limit: usize, text: &str) -> Vec<String> {
+        let mut w = Writer::new(limit, plain);
+        write(&mut w, text);
+        w.finish()
+    }
+
     #[test]
     fn splits_at_the_last_space_and_trims_it() {
-        let mut w = Writer::new(10, plain);
-        write(&mut w, "aaaa bbbb cccc");
-        assert_eq!(w.finish(), ["aaaa bbbb", "cccc"]);
+        assert_eq!(chunks(10, "aaaa bbbb cccc"), ["aaaa bbbb", "cccc"]);
     }
 
     #[test]
@@ -239,16 +244,12 @@ mod tests {
 
     #[test]
     fn hard_cut_keeps_a_combining_mark_with_its_base() {
-        let mut w = Writer::new(4, plain);
-        write(&mut w, "abce\u{301}f");
-        assert_eq!(w.finish(), ["abc", "e\u{301}f"]);
+        assert_eq!(chunks(4, "abce\u{301}f"), ["abc", "e\u{301}f"]);
     }
 
     #[test]
     fn zero_limit_terminates() {
-        let mut w = Writer::new(0, plain);
-        write(&mut w, "ab c");
-        assert_eq!(w.finish(), ["a", "b", "c"]);
+        assert_eq!(chunks(0, "ab c"), ["a", "b", "c"]);
     }
 
     #[test]
