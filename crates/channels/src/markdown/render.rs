@@ -320,14 +320,21 @@ impl<'d> Walker<'d> {
             return;
         }
         self.flush_sep();
+        self.put(text, breaks.then_some(false));
+    }
+
+    /// Writes `text` char by char. With `spaces` `Some(kept)`, each space is a place a
+    /// chunk may end (`kept`: the space stays at the cut, as code's do); with `None`, a
+    /// plain char.
+    fn put(&mut self, text: &str, spaces: Option<bool>) {
         self.written = true;
         self.fresh = Fresh::No;
         for c in text.chars() {
             self.chars += 1;
-            match c {
-                '\n' => self.writer.line(),
-                ' ' if breaks => self.writer.space(false),
-                c => self.writer.char(c),
+            match (c, spaces) {
+                ('\n', _) => self.writer.line(),
+                (' ', Some(kept)) => self.writer.space(kept),
+                (c, _) => self.writer.char(c),
             }
         }
     }
@@ -365,16 +372,7 @@ impl<'d> Walker<'d> {
         if frame.is_none() && !lang.is_empty() {
             frame = self.writer.open(self.dialect.code_block("", &prefix));
         }
-        self.written = true;
-        self.fresh = Fresh::No;
-        for c in code.chars() {
-            self.chars += 1;
-            match c {
-                '\n' => self.writer.line(),
-                ' ' => self.writer.space(true),
-                c => self.writer.char(c),
-            }
-        }
+        self.put(&code, Some(true));
         if let Some(frame) = frame {
             self.writer.close(frame);
         }
