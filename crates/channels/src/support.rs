@@ -209,6 +209,31 @@ pub(crate) fn safe_id(id: &str) -> String {
         .collect()
 }
 
+/// A JSON `null` read as the field's default (platforms send `null` for an empty list).
+pub(crate) fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + serde::Deserialize<'de>,
+{
+    Ok(<Option<T> as serde::Deserialize>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+/// The header `name` of `response`, if it is there and plain text.
+pub(crate) fn header_text(
+    response: &reqwest::Response,
+    name: impl reqwest::header::AsHeaderName,
+) -> Option<&str> {
+    response.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
+/// The number in the header `name` of `response` (`retry-after` and the like), if any.
+pub(crate) fn header_number<T: std::str::FromStr>(
+    response: &reqwest::Response,
+    name: impl reqwest::header::AsHeaderName,
+) -> Option<T> {
+    header_text(response, name).and_then(|v| v.trim().parse().ok())
+}
+
 /// A text part of a multipart body: name, optional content type, value.
 pub(crate) struct TextPart<'a> {
     pub name: &'a str,

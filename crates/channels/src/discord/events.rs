@@ -134,9 +134,9 @@ pub struct Message {
     pub content: String,
     #[serde(default, rename = "type")]
     pub kind: u64,
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default, deserialize_with = "crate::support::null_as_default")]
     pub mentions: Vec<User>,
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default, deserialize_with = "crate::support::null_as_default")]
     pub attachments: Vec<Attachment>,
     /// The replied-to message (`null` when it was deleted).
     #[serde(default)]
@@ -189,14 +189,6 @@ pub struct Me {
     pub id: String,
     #[serde(default)]
     pub username: String,
-}
-
-fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Default + Deserialize<'de>,
-{
-    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
 
 #[cfg(test)]

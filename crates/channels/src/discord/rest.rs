@@ -12,7 +12,7 @@ use pincer_channel_port::ChannelError;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::support::{FilePart, TextPart, with_multipart};
+use crate::support::{FilePart, TextPart, header_number, with_multipart};
 
 const CHANNEL: &str = "discord";
 const USER_AGENT: &str = "DiscordBot (pincer, 0.1)";
@@ -63,11 +63,7 @@ impl DiscordRest {
     ) -> Result<T, ChannelError> {
         let response = request.send().await.map_err(connection_error)?;
         let status = response.status().as_u16();
-        let retry_after = response
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<f64>().ok());
+        let retry_after = header_number::<f64>(&response, reqwest::header::RETRY_AFTER);
         let body = response.bytes().await.map_err(connection_error)?;
         decode_response(status, retry_after, &body)
     }

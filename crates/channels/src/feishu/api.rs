@@ -19,7 +19,7 @@ use super::answers::{
     decode_endpoint, file_type_for, path_segment, sent_id,
 };
 use super::auth::{TokenCache, decode_token_answer};
-use crate::support::{FilePart, multipart_body};
+use crate::support::{FilePart, header_number, header_text, multipart_body};
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 const UPLOAD_TIMEOUT: Duration = Duration::from_secs(120);
@@ -121,19 +121,12 @@ impl FeishuApi {
                 .await
                 .map_err(connection_error)?;
             let status = response.status().as_u16();
-            let is_json = response
-                .headers()
-                .get(reqwest::header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
+            let is_json = header_text(&response, reqwest::header::CONTENT_TYPE)
                 .is_some_and(|t| t.contains("json"));
             if stream_ok && (200..300).contains(&status) && !is_json {
                 return Ok(Reply::Stream(response));
             }
-            let reset = response
-                .headers()
-                .get("x-ogw-ratelimit-reset")
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<u64>().ok());
+            let reset = header_number::<u64>(&response, "x-ogw-ratelimit-reset");
             let body = response.bytes().await.map_err(connection_error)?;
             if !retried && answer_code(&body).is_some_and(|c| TOKEN_INVALID_CODES.contains(&c)) {
                 tracing::info!("feishu: the tenant token was refused; fetching a new one");
@@ -216,10 +209,7 @@ impl FeishuApi {
         if response.content_length().is_some_and(|n| n > max) {
             return Err(DownloadError::TooBig(max));
         }
-        let content_type = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
+        let content_type = header_text(&response, reqwest::header::CONTENT_TYPE)
             .map(|t| t.split(';').next().unwrap_or(t).trim().to_owned())
             .filter(|t| !t.is_empty());
         let bytes = crate::support::read_capped(response, max)

@@ -76,7 +76,7 @@ pub struct ReceivedMessage {
     pub message_type: String,
     /// The content, itself a JSON string.
     pub content: String,
-    #[serde(deserialize_with = "null_as_default")]
+    #[serde(deserialize_with = "crate::support::null_as_default")]
     pub mentions: Vec<Mention>,
 }
 
@@ -87,14 +87,6 @@ pub struct Mention {
     pub key: String,
     pub id: UserIds,
     pub name: String,
-}
-
-fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Default + Deserialize<'de>,
-{
-    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
 
 /// The event type the adapter handles.

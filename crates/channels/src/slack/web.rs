@@ -13,6 +13,8 @@ use std::time::Duration;
 use pincer_channel_port::ChannelError;
 use serde_json::Value;
 
+use crate::support::{header_number, header_text};
+
 const CHANNEL: &str = "slack";
 const TIMEOUT: Duration = Duration::from_secs(30);
 const FILE_TIMEOUT: Duration = Duration::from_secs(120);
@@ -69,11 +71,7 @@ impl SlackWeb {
     async fn finish(method: &str, request: reqwest::RequestBuilder) -> Result<Value, ChannelError> {
         let response = request.send().await.map_err(connection_error)?;
         let status = response.status().as_u16();
-        let retry_after = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<f64>().ok());
+        let retry_after = header_number::<f64>(&response, reqwest::header::RETRY_AFTER);
         let body = response.bytes().await.map_err(connection_error)?;
         decode_response(method, status, retry_after, &body)
     }
@@ -146,10 +144,7 @@ impl SlackWeb {
             )));
         }
         // Without `files:read` Slack answers a file URL with its HTML sign-in page.
-        let html = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
+        let html = header_text(&response, reqwest::header::CONTENT_TYPE)
             .is_some_and(|v| v.starts_with("text/html"));
         if html {
             return Err(failed(
