@@ -75,21 +75,16 @@ impl InjectDiscordMessage {
         self
     }
 
-    pub fn message_id(mut self, id: impl Into<String>) -> Self {
-        self.message_id = Some(id.into());
-        self
-    }
-
     pub fn attachment(mut self, attachment: InjectAttachment) -> Self {
         self.attachments.push(attachment);
         self
     }
-
-    pub fn reply_to(mut self, message_id: impl Into<String>) -> Self {
-        self.referenced_message_id = Some(message_id.into());
-        self
-    }
 }
+
+crate::fake_support::some_setters!(InjectDiscordMessage {
+    message_id => message_id,
+    reply_to => referenced_message_id,
+});
 
 /// A file attached to an injected message. The fake serves `bytes` at the attachment's
 /// `url` (`<base_url>/attachments/<channel_id>/<id>/<filename>`, no auth needed).
@@ -109,12 +104,11 @@ impl InjectAttachment {
             bytes: bytes.into(),
         }
     }
-
-    pub fn content_type(mut self, content_type: impl Into<String>) -> Self {
-        self.content_type = Some(content_type.into());
-        self
-    }
 }
+
+crate::fake_support::some_setters!(InjectAttachment {
+    content_type => content_type,
+});
 
 /// Builds the `MESSAGE_CREATE` data of `message` (remembering the message, its author and
 /// its attachments); returns its id and data.
