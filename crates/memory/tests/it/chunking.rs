@@ -37,24 +37,28 @@ fn uncovered(source: &[&str], chunks: &[Chunk]) -> Option<usize> {
     (1..=source.len()).find(|&line| !source[line - 1].trim().is_empty() && !covered(line))
 }
 
-/// `text` chunked with `settings`, checked for what every chunking keeps: each non-blank
-/// line is covered and no chunk is blank.
-fn chunk_checked(text: &str, settings: &ChunkSettings) -> Result<Vec<Chunk>, TestCaseError> {
+/// `lines` joined into one text and chunked with `settings`, checked for what every
+/// chunking keeps: each non-blank line is covered and no chunk is blank. The text and its
+/// chunks.
+fn chunk_checked(
+    lines: &[String],
+    settings: &ChunkSettings,
+) -> Result<(String, Vec<Chunk>), TestCaseError> {
+    let text = lines.join("\n");
     let source: Vec<&str> = text.lines().collect();
-    let chunks = chunk_markdown(text, settings);
+    let chunks = chunk_markdown(&text, settings);
     prop_assert_eq!(uncovered(&source, &chunks), None, "a line no chunk covers");
     for c in &chunks {
         prop_assert!(!c.text.trim().is_empty());
     }
-    Ok(chunks)
+    Ok((text, chunks))
 }
 
 proptest! {
     #[test]
     fn chunks_cover_bounded_and_overlap(lines in prop::collection::vec(line(), 0..80), s in settings()) {
-        let text = lines.join("\n");
+        let (text, chunks) = chunk_checked(&lines, &s)?;
         let source: Vec<&str> = text.lines().collect();
-        let chunks = chunk_checked(&text, &s)?;
         for c in &chunks {
             prop_assert!(c.start_line <= c.end_line && c.end_line <= source.len());
             let lines = &source[c.start_line - 1..c.end_line];
@@ -79,9 +83,8 @@ proptest! {
 
     #[test]
     fn long_lines_are_cut_into_bounded_pieces(lines in prop::collection::vec(long_line(), 1..20), s in settings()) {
-        let text = lines.join("\n");
+        let (text, chunks) = chunk_checked(&lines, &s)?;
         let source: Vec<&str> = text.lines().collect();
-        let chunks = chunk_checked(&text, &s)?;
         for c in &chunks {
             let tokens: usize = c.text.lines().map(estimate_tokens).sum();
             prop_assert!(tokens <= s.max_tokens.max(1), "{} tokens > {}", tokens, s.max_tokens);
