@@ -31,6 +31,12 @@ fn append(t: &mut Transcript, body: EntryBody) -> String {
     t.append_body(body).unwrap().id.clone()
 }
 
+/// Appends the user's `question` and the assistant's `answer` to it; their ids.
+fn exchange(t: &mut Transcript, question: &str, answer: &str) -> (String, String) {
+    let asked = append(t, msg(user(question)));
+    (asked, append(t, msg(assistant(answer))))
+}
+
 fn append_raw(path: &Path, bytes: &[u8]) {
     fs::OpenOptions::new()
         .append(true)
@@ -44,8 +50,7 @@ fn append_raw(path: &Path, bytes: &[u8]) {
 fn create_append_reopen() {
     let dir = tempfile::tempdir().unwrap();
     let (path, mut t) = new_transcript(dir.path());
-    let a = append(&mut t, msg(user("hi")));
-    let b = append(&mut t, msg(assistant("hello")));
+    let (a, b) = exchange(&mut t, "hi", "hello");
     assert_eq!(t.get(&b).unwrap().parent_id.as_deref(), Some(a.as_str()));
     assert!(t.get(&a).unwrap().parent_id.is_none());
     let text = fs::read_to_string(&path).unwrap();
@@ -218,10 +223,8 @@ fn context_without_compaction_keeps_only_context_entries() {
 fn context_with_compaction_starts_with_the_summary() {
     let dir = tempfile::tempdir().unwrap();
     let (_, mut t) = new_transcript(dir.path());
-    append(&mut t, msg(user("q1")));
-    append(&mut t, msg(assistant("r1")));
-    let kept = append(&mut t, msg(user("q2")));
-    append(&mut t, msg(assistant("r2")));
+    exchange(&mut t, "q1", "r1");
+    let (kept, _) = exchange(&mut t, "q2", "r2");
     let c = append(
         &mut t,
         EntryBody::Compaction(CompactionEntry {
@@ -251,10 +254,8 @@ fn context_with_compaction_starts_with_the_summary() {
 fn context_follows_the_leaf_branch_only() {
     let dir = tempfile::tempdir().unwrap();
     let (_, mut t) = new_transcript(dir.path());
-    append(&mut t, msg(user("q1")));
-    let r1 = append(&mut t, msg(assistant("r1")));
-    let left = append(&mut t, msg(user("left")));
-    append(&mut t, msg(assistant("left-reply")));
+    let (_, r1) = exchange(&mut t, "q1", "r1");
+    let (left, _) = exchange(&mut t, "left", "left-reply");
     // Branch back to r1: a summary of the abandoned branch, then a new question.
     let mut e = Entry::new(
         Some(r1.clone()),
@@ -348,11 +349,9 @@ fn appends_reach_the_file_at_once_and_fsync_when_asked() {
 fn truncate_cuts_back_to_a_line_boundary_and_appends_continue_from_the_old_leaf() {
     let dir = tempfile::tempdir().unwrap();
     let (path, mut t) = new_transcript(dir.path());
-    append(&mut t, msg(user("hello")));
-    let kept = append(&mut t, msg(assistant("hi")));
+    let (_, kept) = exchange(&mut t, "hello", "hi");
     let before = fs::metadata(&path).unwrap().len();
-    append(&mut t, msg(user("heartbeat poll")));
-    append(&mut t, msg(assistant("HEARTBEAT_OK")));
+    exchange(&mut t, "heartbeat poll", "HEARTBEAT_OK");
     drop(t);
 
     // Not a line boundary, or longer than the file: refused, nothing changed.
