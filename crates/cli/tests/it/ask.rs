@@ -15,8 +15,7 @@ const NOTICE: &str = "(This reply comes from Pincer's offline stub model, not a 
 #[test]
 fn a_fresh_machine_gets_an_answer_from_the_stub() {
     let home = Home::new();
-    let run = home.run(&["ask", "hello"]);
-    run.assert_ok();
+    let run = home.run_ok(&["ask", "hello"]);
     assert_eq!(
         run.stdout(),
         format!("[offline stub] You said: hello\n\n{NOTICE}\n")
@@ -207,8 +206,7 @@ async fn a_configured_provider_answers_and_remembers_across_invocations() {
     ]))
     .await;
     let home = Home::on_mock(&server);
-    let run = home.run(&["ask", "my name is Ana"]);
-    run.assert_ok();
+    let run = home.run_ok(&["ask", "my name is Ana"]);
     assert_eq!(run.stdout(), "Nice to meet you, Ana.\n");
     let out = home.ask_json(&["what is my name?"]);
     assert_eq!(out["result"], "Your name is Ana.");
@@ -239,11 +237,7 @@ async fn a_configured_provider_answers_and_remembers_across_invocations() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openai_and_anthropic_keys_in_the_environment_pick_those_providers() {
-    let server = mock(
-        Scenario::new()
-            .rule(Rule::when(Match::last_user("hi")).reply(Reply::text("hello from the api"))),
-    )
-    .await;
+    let server = mock(replies(&[("hi", "hello from the api")])).await;
     // (key variable, key, base-URL variable, wire API, provider, model, the header the key goes in)
     let cases = [
         (
@@ -320,15 +314,9 @@ async fn a_failing_primary_falls_back_and_says_which_model_answered() {
         &server,
         "agents: { defaults: { model: { primary: \"mock/primary\", fallbacks: [\"mock/backup\"] } } },",
     );
-    let run = home.run(&["ask", "hi"]);
-    run.assert_ok();
+    let run = home.run_ok(&["ask", "hi"]);
     assert_eq!(run.stdout(), "backup here\n");
-    assert!(
-        run.stderr()
-            .contains("note: answered by mock/backup after mock/primary (server) failed"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has(&["note: answered by mock/backup after mock/primary (server) failed"]);
     let out = home.ask_json(&["again"]);
     assert_eq!(out["model"], "backup");
 }
@@ -360,8 +348,7 @@ async fn a_rate_limited_profile_rotates_to_the_next_and_cools_down() {
         .map(|r| r.header("authorization").unwrap().to_owned())
         .collect();
     assert_eq!(auth, ["Bearer key-aaaa-1111", "Bearer key-bbbb-2222"]);
-    let status = home.run(&["auth", "status"]);
-    status.assert_ok();
+    let status = home.run_ok(&["auth", "status"]);
     let a_line = status
         .stdout()
         .lines()
@@ -404,15 +391,11 @@ fn a_corrupt_index_is_rebuilt_and_the_session_goes_on() {
         "{ this is not json",
     )
     .unwrap();
-    let run = home.run(&["ask", "--json", "still there?"]);
-    run.assert_ok();
-    assert!(
-        run.stderr()
-            .contains("warning: the session index was corrupt")
-            && run.stderr().contains("rebuilt from 1 transcript(s)"),
-        "{}",
-        run.stderr()
-    );
+    let run = home.run_ok(&["ask", "--json", "still there?"]);
+    run.assert_stderr_has(&[
+        "warning: the session index was corrupt",
+        "rebuilt from 1 transcript(s)",
+    ]);
     let out: Value = serde_json::from_str(&run.stdout()).unwrap();
     assert_eq!(
         out["sessionId"], first["sessionId"],
@@ -451,8 +434,7 @@ fn garbage_in_a_transcript_is_reported_and_nothing_is_lost() {
     );
     std::fs::write(&transcript, &garbled).unwrap();
     text.clear();
-    let run = home.run(&["ask", "--json", "two"]);
-    run.assert_ok();
+    let run = home.run_ok(&["ask", "--json", "two"]);
     let err = run.stderr();
     assert!(
         err.contains("is not valid JSON and was skipped (it stays in the file)"),

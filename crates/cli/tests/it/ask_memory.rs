@@ -184,8 +184,7 @@ async fn the_memory_flush_runs_once_per_compaction_cycle_and_stays_silent() {
     assert!(main_entry(&home).get("memoryFlushAt").is_none());
 
     // Second turn: past the soft threshold, the flush runs first and nobody sees it.
-    let run = home.run(&["ask", "second"]);
-    run.assert_ok();
+    let run = home.run_ok(&["ask", "second"]);
     assert_eq!(run.stdout(), "fine\n");
     assert!(!run.stderr().contains("NO_REPLY"), "{}", run.stderr());
     let requests = server.requests();

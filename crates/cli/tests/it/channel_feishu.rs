@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use crate::common::channels::{attached_path, last_user_text, turns_on};
+use crate::common::channels::{attached_file, last_user_text, turns_on};
 use crate::common::fake_channel::feishu::{assert_card_reply, no_protocol_errors};
 use crate::common::fake_channel::{FakeChannel, T};
 use crate::common::gateway::free_port;
@@ -80,14 +80,8 @@ async fn images_arrive_for_the_agent_and_go_out_as_images() {
     let sent = fake.wait_for_messages(1, T).await;
     assert_card_reply(&sent[0], &id, "got your picture");
     let prompt = last_user_text(&llm);
-    let path = attached_path(&prompt);
-    // Moved into the agent's workspace inbox, named relative to it.
-    assert!(path.starts_with("inbox/"), "{path}");
+    assert_eq!(attached_file(&home, &prompt), b"\x89PNG picture");
     let workspace = home.path().join("agents/main/workspace");
-    assert_eq!(
-        std::fs::read(workspace.join(path)).unwrap(),
-        b"\x89PNG picture"
-    );
 
     std::fs::write(workspace.join("report.txt"), "the report").unwrap();
     std::fs::write(workspace.join("chart.png"), b"\x89PNG chart").unwrap();
@@ -183,29 +177,24 @@ async fn webhook_mode_answers_signed_encrypted_events_and_refuses_forgeries_and_
         .await;
     assert_eq!(again.status, 200);
 
-    let forged = feishu
-        .post_with_bad_signature(InjectFeishuMessage::dm(OWNER, "forged"))
-        .await;
-    assert_eq!(forged.status, 401, "{forged:?}");
-    let replayed = feishu
-        .post_replayed(
-            InjectFeishuMessage::dm(OWNER, "replayed"),
-            Duration::from_secs(600),
-        )
-        .await;
-    assert_eq!(replayed.status, 401, "{replayed:?}");
-    let unsigned = feishu
-        .post_unsigned(InjectFeishuMessage::dm(OWNER, "unsigned"))
-        .await;
-    assert_eq!(unsigned.status, 401, "{unsigned:?}");
+    // Each refused as unauthorized: a bad signature, a replay, no signature, the wrong
+    // verification token.
+    let dm = |text: &str| InjectFeishuMessage::dm(OWNER, text);
+    let refused = [
+        feishu.post_with_bad_signature(dm("forged")).await,
+        feishu
+            .post_replayed(dm("replayed"), Duration::from_secs(600))
+            .await,
+        feishu.post_unsigned(dm("unsigned")).await,
+        wrong.post_event(dm("wrong token")).await,
+    ];
+    for response in refused {
+        assert_eq!(response.status, 401, "{response:?}");
+    }
     let garbage = feishu
         .post_raw(r#"{"encrypt":"bm90IGVuY3J5cHRlZA=="}"#, &[])
         .await;
     assert_ne!(garbage.status, 200, "{garbage:?}");
-    let wrong_token = wrong
-        .post_event(InjectFeishuMessage::dm(OWNER, "wrong token"))
-        .await;
-    assert_eq!(wrong_token.status, 401, "{wrong_token:?}");
 
     assert_eq!(fake.quiet(Duration::from_millis(2000)).await, 1);
     assert_eq!(

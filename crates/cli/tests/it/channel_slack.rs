@@ -8,19 +8,14 @@ use std::time::Duration;
 
 use crate::common::channels::last_user_text;
 use crate::common::fake_channel::{FakeChannel, T};
-use crate::common::mock;
+use crate::common::{mock, replies};
 use pincer_fakes::fake_slack::{FakeSlack, InjectSlackMessage};
-use pincer_testkit::{Match, Reply, Rule, Scenario};
 
 const CHANNEL: &str = "C1GENERAL";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mention_sent_as_message_and_app_mention_is_answered_once() {
-    let llm = mock(
-        Scenario::new()
-            .rule(Rule::when(Match::last_user("what time is it?")).reply(Reply::text("tea time"))),
-    )
-    .await;
+    let llm = mock(replies(&[("what time is it?", "tea time")])).await;
     let fake = FakeSlack::start().await;
     let (_home, gateway) = fake.gateway(&llm, "groupPolicy: \"open\"");
 

@@ -19,9 +19,7 @@ const OWNER: i64 = 1001;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn new_starts_the_chats_session_over() {
-    let llm =
-        mock(Scenario::new().rule(Rule::when(Match::last_user("hello")).reply(Reply::text("hi"))))
-            .await;
+    let llm = mock(replies(&[("hello", "hi")])).await;
     let fake = FakeTelegram::start().await;
     let (_home, gateway) = fake.gateway(&llm, &FakeTelegram::owner_only());
     fake.inject_message(InjectMessage::private(OWNER, "hello"));
@@ -78,8 +76,7 @@ async fn the_owner_hears_of_a_pairing_request_once_and_it_is_listed() {
     assert_eq!(fake.quiet(Duration::from_millis(2500)).await, 2);
     assert!(llm.requests().is_empty(), "no agent for a stranger");
 
-    let listed = home.run(&["pairing", "list", "telegram", "--json"]);
-    listed.assert_ok();
+    let listed = home.run_ok(&["pairing", "list", "telegram", "--json"]);
     let json: Value = serde_json::from_str(&listed.stdout()).unwrap();
     assert_eq!(json["requests"][0]["code"], code.as_str(), "{json}");
     assert_eq!(json["requests"][0]["id"], stranger.to_string().as_str());

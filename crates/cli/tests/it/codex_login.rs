@@ -8,9 +8,9 @@ use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 
-use common::Home;
+use common::{Home, replies};
+use pincer_testkit::MockLlm;
 use pincer_testkit::oauth::{FAKE_ACCOUNT_ID, FakeOAuthServer};
-use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario};
 
 /// Starts the login and returns the child and the authorize URL it printed. The caller
 /// waits on the child (the lint cannot see through the return).
@@ -69,11 +69,9 @@ async fn the_browser_redirect_completes_the_login_and_the_profile_answers() {
     assert_eq!(oauth.token_requests("authorization_code").len(), 1);
 
     // The signed-in profile answers through ChatGPT's Codex backend.
-    let llm = MockLlm::start(
-        Scenario::new().rule(Rule::when(Match::last_user("hi")).reply(Reply::text("codex here"))),
-    )
-    .await
-    .unwrap();
+    let llm = MockLlm::start(replies(&[("hi", "codex here")]))
+        .await
+        .unwrap();
     home.write_config(&format!(
         "{{ models: {{ providers: {{ \"openai-codex\": {{ baseUrl: \"{}\" }} }} }} }}",
         llm.url()
@@ -95,13 +93,12 @@ async fn the_browser_redirect_completes_the_login_and_the_profile_answers() {
             .starts_with("Bearer ")
     );
     let status = home.run(&["auth", "status"]).stdout();
-    assert!(
-        status.contains(&format!("{id} provider=openai-codex type=oauth")),
-        "{status}"
-    );
-    assert!(
-        status.contains(&format!("account={FAKE_ACCOUNT_ID}")),
-        "{status}"
+    common::assert_contains(
+        &status,
+        &[
+            &format!("{id} provider=openai-codex type=oauth"),
+            &format!("account={FAKE_ACCOUNT_ID}"),
+        ],
     );
 }
 

@@ -4,17 +4,12 @@
 
 use crate::common;
 
-use common::{Home, mode};
+use common::{Home, json_of, mode};
 use serde_json::{Value, json};
-
-fn json_out(run: &common::Run) -> Value {
-    run.assert_ok();
-    serde_json::from_str(&run.stdout()).unwrap_or_else(|e| panic!("{e}: {}", run.stdout()))
-}
 
 /// The model `models --json` marks as the default.
 fn default_model(home: &Home) -> Value {
-    let list = json_out(&home.run(&["models", "--json"]));
+    let list = json_of(&home.run(&["models", "--json"]));
     let models = list.as_array().unwrap();
     models.iter().find(|m| m["default"] == true).unwrap()["model"].clone()
 }
@@ -22,7 +17,7 @@ fn default_model(home: &Home) -> Value {
 #[test]
 fn tools_list_info_and_invoke() {
     let home = Home::new();
-    let list = json_out(&home.run(&["tools", "list"]));
+    let list = json_of(&home.run(&["tools", "list"]));
     let names: Vec<&str> = list
         .as_array()
         .unwrap()
@@ -41,7 +36,7 @@ fn tools_list_info_and_invoke() {
         assert!(names.contains(&name), "{name} in {names:?}");
     }
     assert!(list[0]["inputSchema"].is_object());
-    let info = json_out(&home.run(&["tools", "info", "tools.echo"]));
+    let info = json_of(&home.run(&["tools", "info", "tools.echo"]));
     assert_eq!(info["name"], "tools.echo");
     let run = home.run(&["tools", "info", "nope"]);
     assert_eq!(run.code(), 1);
@@ -50,7 +45,7 @@ fn tools_list_info_and_invoke() {
         "Tool not found: nope. `pincer tools list` shows the tools.\n"
     );
 
-    let ok = json_out(&home.run(&[
+    let ok = json_of(&home.run(&[
         "tools",
         "invoke",
         "tools.echo",
@@ -107,28 +102,26 @@ fn tools_list_info_and_invoke() {
 #[test]
 fn sessions_list_show_reset_and_export() {
     let home = Home::new();
-    let run = home.run(&["sessions", "list"]);
-    run.assert_ok();
+    let run = home.run_ok(&["sessions", "list"]);
     assert!(
         run.stdout().starts_with("No sessions yet"),
         "{}",
         run.stdout()
     );
     let first = home.ask_json(&["remember the milk"]);
-    let list = json_out(&home.run(&["sessions", "list", "--json"]));
+    let list = json_of(&home.run(&["sessions", "list", "--json"]));
     assert_eq!(list.as_array().unwrap().len(), 1);
     assert_eq!(list[0]["key"], "agent:main:main");
     assert_eq!(list[0]["sessionId"], first["sessionId"]);
     let text = home.run(&["sessions", "list"]);
     assert!(text.stdout().contains("agent:main:main"));
 
-    let show = json_out(&home.run(&["sessions", "show", "main"]));
+    let show = json_of(&home.run(&["sessions", "show", "main"]));
     assert_eq!(show["key"], "agent:main:main");
     assert_eq!(show["messages"], 2);
     assert_eq!(show["entry"]["sessionId"], first["sessionId"]);
 
-    let export = home.run(&["sessions", "export", "main"]);
-    export.assert_ok();
+    let export = home.run_ok(&["sessions", "export", "main"]);
     let md = export.stdout();
     assert!(md.starts_with("# Session agent:main:main\n"), "{md}");
     assert!(md.contains("\n## User ("), "{md}");
@@ -139,8 +132,7 @@ fn sessions_list_show_reset_and_export() {
         .assert_ok();
     assert_eq!(std::fs::read_to_string(&file).unwrap(), md);
 
-    let reset = home.run(&["sessions", "reset", "main"]);
-    reset.assert_ok();
+    let reset = home.run_ok(&["sessions", "reset", "main"]);
     assert!(reset.stdout().starts_with(&format!(
         "Session agent:main:main reset: {} -> ",
         first["sessionId"].as_str().unwrap()
@@ -206,7 +198,7 @@ fn config_get_set_unset_validate_path_schema() {
     home.run(&["config", "unset", "bogus"]).assert_ok();
     home.run(&["sessions", "list"]).assert_ok();
 
-    let schema = json_out(&home.run(&["config", "schema"]));
+    let schema = json_of(&home.run(&["config", "schema"]));
     for key in [
         "agents", "bindings", "session", "models", "auth", "tools", "skills",
     ] {
@@ -217,10 +209,9 @@ fn config_get_set_unset_validate_path_schema() {
 #[test]
 fn models_lists_the_catalog_and_marks_the_default() {
     let home = Home::new();
-    let run = home.run(&["models", "--provider", "stub"]);
-    run.assert_ok();
+    let run = home.run_ok(&["models", "--provider", "stub"]);
     assert!(run.stdout().starts_with("* stub/echo "), "{}", run.stdout());
-    let list = json_out(&home.run(&["models", "--json"]));
+    let list = json_of(&home.run(&["models", "--json"]));
     let default: Vec<&Value> = list
         .as_array()
         .unwrap()
@@ -248,8 +239,7 @@ fn auth_login_status_use_logout() {
         "sk-ant-work-9876\n",
     )
     .assert_ok();
-    let status = home.run(&["auth", "status"]);
-    status.assert_ok();
+    let status = home.run_ok(&["auth", "status"]);
     assert!(
         status
             .stdout()
@@ -293,8 +283,7 @@ fn help_version_and_completions() {
         format!("pincer {}\n", env!("CARGO_PKG_VERSION"))
     );
     assert_eq!(home.run(&["-v"]).stdout(), run.stdout());
-    let help = home.run(&["--help"]);
-    help.assert_ok();
+    let help = home.run_ok(&["--help"]);
     for command in [
         "ask",
         "tools",
@@ -307,8 +296,7 @@ fn help_version_and_completions() {
         assert!(help.stdout().contains(command), "{command}");
     }
     home.run(&["ask", "--help"]).assert_ok();
-    let bash = home.run(&["completions", "bash"]);
-    bash.assert_ok();
+    let bash = home.run_ok(&["completions", "bash"]);
     assert!(bash.stdout().contains("_pincer()"));
     assert_eq!(home.run(&["nonsense"]).code(), 2);
 }

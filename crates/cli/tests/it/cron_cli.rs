@@ -31,7 +31,7 @@ fn jobs_file(home: &Home) -> std::path::PathBuf {
 #[test]
 fn add_every_then_list_without_a_gateway() {
     let home = offline_home();
-    let run = home.run(&[
+    let run = home.run_ok(&[
         "cron",
         "add",
         "--every",
@@ -39,24 +39,18 @@ fn add_every_then_list_without_a_gateway() {
         "--message",
         "Check the build",
     ]);
-    run.assert_ok();
     let out = run.stdout();
     assert!(out.starts_with("added job "), "{out}");
     assert!(out.contains("\"Check the build\": next run "), "{out}");
     assert!(out.contains("(in 59m)") || out.contains("(in 1h)"), "{out}");
-    assert!(
-        run.stderr().contains("the gateway is not running: changed")
-            && run
-                .stderr()
-                .contains("jobs run while `pincer gateway` runs"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has(&[
+        "the gateway is not running: changed",
+        "jobs run while `pincer gateway` runs",
+    ]);
     let saved: Value = serde_json::from_slice(&std::fs::read(jobs_file(&home)).unwrap()).unwrap();
     let id = saved["jobs"][0]["id"].as_str().unwrap().to_owned();
 
-    let list = home.run(&["cron", "list"]);
-    list.assert_ok();
+    let list = home.run_ok(&["cron", "list"]);
     let table = list.stdout();
     assert!(table.starts_with("ID"), "{table}");
     assert!(table.contains(&id[..8]), "{table}");
@@ -111,7 +105,7 @@ fn edit_changes_only_what_is_given() {
         ],
     );
     let id = job["id"].as_str().unwrap().to_owned();
-    let edited = home.run(&[
+    let edited = home.run_ok(&[
         "cron",
         "edit",
         &id[..8],
@@ -122,7 +116,6 @@ fn edit_changes_only_what_is_given() {
         "--tz",
         "Europe/Berlin",
     ]);
-    edited.assert_ok();
     assert!(
         edited.stdout().contains("updated job"),
         "{}",
@@ -160,8 +153,7 @@ fn remove_and_unknown_ids() {
     let home = offline_home();
     let job = add_json(&home, &["--every", "10m", "--system-event", "tick"]);
     let id = job["id"].as_str().unwrap().to_owned();
-    let removed = home.run(&["cron", "rm", &id[..6]]);
-    removed.assert_ok();
+    let removed = home.run_ok(&["cron", "rm", &id[..6]]);
     assert!(
         removed.stdout().contains(&format!("removed job {id}")),
         "{}",
@@ -235,8 +227,7 @@ fn a_corrupt_jobs_file_is_kept_aside_with_a_warning() {
     let home = offline_home();
     std::fs::create_dir_all(home.path().join("cron")).unwrap();
     std::fs::write(jobs_file(&home), "{ this is not json").unwrap();
-    let run = home.run(&["cron", "list"]);
-    run.assert_ok();
+    let run = home.run_ok(&["cron", "list"]);
     assert!(run.stdout().contains("no cron jobs"), "{}", run.stdout());
     let stderr = run.stderr();
     assert!(
@@ -260,11 +251,7 @@ fn run_needs_the_gateway() {
     let job = add_json(&home, &["--every", "1h", "--message", "x"]);
     let run = home.run(&["cron", "run", job["id"].as_str().unwrap()]);
     run.assert_fails(1, "the gateway is not running");
-    assert!(
-        run.stderr().contains("pincer gateway start --daemon"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has(&["pincer gateway start --daemon"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -318,12 +305,10 @@ async fn through_the_gateway_a_job_runs_and_is_recorded() {
     // The gateway saved it.
     let saved = std::fs::read_to_string(jobs_file(&home)).unwrap();
     assert!(saved.contains(&id), "{saved}");
-    let table = home.run(&["cron", "list"]);
-    table.assert_ok();
+    let table = home.run_ok(&["cron", "list"]);
     assert!(table.stdout().contains("every 1h"), "{}", table.stdout());
 
-    let ran = home.run(&["cron", "run", &id[..8]]);
-    ran.assert_ok();
+    let ran = home.run_ok(&["cron", "run", &id[..8]]);
     assert!(ran.stdout().starts_with("ran"), "{}", ran.stdout());
     assert!(ran.stdout().contains("pong from cron"), "{}", ran.stdout());
 
@@ -332,8 +317,7 @@ async fn through_the_gateway_a_job_runs_and_is_recorded() {
     assert_eq!(entries.len(), 1, "{runs}");
     assert_eq!(entries[0]["status"], "ok", "{runs}");
     assert_eq!(entries[0]["summary"], "pong from cron", "{runs}");
-    let text = home.run(&["cron", "runs", &id]);
-    text.assert_ok();
+    let text = home.run_ok(&["cron", "runs", &id]);
     assert!(text.stdout().contains("ok"), "{}", text.stdout());
     assert!(
         text.stdout().contains("pong from cron"),
@@ -378,13 +362,10 @@ async fn a_gateway_that_does_not_answer_where_we_look_is_never_edited_behind() {
             .unwrap(),
     );
     assert_eq!(run.0.status.code(), Some(1), "{}", run.stderr());
-    assert!(
-        run.stderr()
-            .contains("a gateway seems to run for this home")
-            && run.stderr().contains("PINCER_GATEWAY_PORT"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has(&[
+        "a gateway seems to run for this home",
+        "PINCER_GATEWAY_PORT",
+    ]);
     assert!(!jobs_file(&home).exists(), "nothing written");
 }
 

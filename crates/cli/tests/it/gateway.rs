@@ -36,11 +36,7 @@ fn foreground_serves_readyz_and_exits_0_on_sigterm_and_sigint() {
     );
     gateway.signal(Signal::SIGTERM);
     assert_eq!(gateway.wait().code(), Some(0), "{}", gateway.stderr());
-    assert!(
-        gateway.stderr().contains("listening"),
-        "{}",
-        gateway.stderr()
-    );
+    gateway.assert_stderr_has(&["listening"]);
     assert!(!gateway.stderr().contains(&token));
 
     // `run` spelled out, Ctrl-C; the token is not announced again.
@@ -56,8 +52,7 @@ fn foreground_serves_readyz_and_exits_0_on_sigterm_and_sigint() {
 fn daemon_start_status_refusal_stop() {
     let home = Home::new();
     let _guard = DaemonGuard::new(&home);
-    let started = home.run(&["gateway", "start", "--daemon", "--port", "0"]);
-    started.assert_ok();
+    let started = home.run_ok(&["gateway", "start", "--daemon", "--port", "0"]);
     let out = started.stdout();
     let pid: u32 = out
         .lines()
@@ -99,19 +94,14 @@ fn daemon_start_status_refusal_stop() {
     assert!(again.stderr().contains("pincer gateway stop"));
     let taken = home.run(&["gateway", "run", "--port", &port.to_string()]);
     taken.assert_fails(1, &format!("port {port} is in use"));
-    assert!(
-        taken.stderr().contains(&format!("pid {pid}")),
-        "{}",
-        taken.stderr()
-    );
+    taken.assert_stderr_has(&[&format!("pid {pid}")]);
 
     // It has no terminal: a stray SIGHUP does not end it.
     kill(Pid::from_raw(pid as i32), Signal::SIGHUP).unwrap();
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(status_json(&home)["running"], true);
 
-    let stopped = home.run(&["gateway", "stop"]);
-    stopped.assert_ok();
+    let stopped = home.run_ok(&["gateway", "stop"]);
     assert_eq!(
         stopped.stdout().trim(),
         format!("gateway service stopped (pid={pid})")
@@ -122,8 +112,7 @@ fn daemon_start_status_refusal_stop() {
     assert_eq!(status["status"], "stopped", "{status}");
     assert_eq!(status["running"], false);
     assert!(status["pid"].is_null());
-    let again = home.run(&["gateway", "stop"]);
-    again.assert_ok();
+    let again = home.run_ok(&["gateway", "stop"]);
     assert_eq!(again.stdout().trim(), "gateway service already stopped");
 
     // The daemon logged its start and stop, and never the token.
@@ -145,13 +134,10 @@ fn a_taken_port_is_refused_with_exit_code_1() {
     ] {
         let run = home.run(&args);
         assert_eq!(run.code(), 1, "{args:?}: {}", run.stderr());
-        assert!(
-            run.stderr()
-                .contains(&format!("port {port} on 127.0.0.1 is already in use")),
-            "{}",
-            run.stderr()
-        );
-        assert!(run.stderr().contains("--port"), "{}", run.stderr());
+        run.assert_stderr_has(&[
+            &format!("port {port} on 127.0.0.1 is already in use"),
+            "--port",
+        ]);
     }
     assert!(!home.path().join("service/gateway.json").exists());
     // PINCER_GATEWAY_PORT is the port when --port is not given.
@@ -164,8 +150,7 @@ fn a_taken_port_is_refused_with_exit_code_1() {
 #[test]
 fn the_token_is_created_once_private_and_stable_and_the_environment_wins() {
     let home = Home::new();
-    let first = home.run(&["gateway", "token"]);
-    first.assert_ok();
+    let first = home.run_ok(&["gateway", "token"]);
     let token = first.stdout().trim().to_owned();
     assert!(is_token(&token), "{token:?}");
     let path = home.path().join("gateway-token");
@@ -187,8 +172,7 @@ fn the_token_is_created_once_private_and_stable_and_the_environment_wins() {
 
     // PINCER_GATEWAY_TOKEN overrides the file, and no file is created for it.
     let other = Home::new().with_env("PINCER_GATEWAY_TOKEN", "from-the-environment");
-    let run = other.run(&["gateway", "token"]);
-    run.assert_ok();
+    let run = other.run_ok(&["gateway", "token"]);
     assert_eq!(run.stdout().trim(), "from-the-environment");
     let gateway = Foreground::start(&other, &["gateway", "--port", "0"]);
     assert!(gateway.preamble.is_empty(), "{:?}", gateway.preamble);
@@ -209,13 +193,10 @@ fn no_auth_is_allowed_on_loopback_only() {
     ] {
         let run = home.run(&args);
         assert_eq!(run.code(), 1, "{args:?}: {}", run.stderr());
-        assert!(
-            run.stderr()
-                .contains("refusing to listen on 0.0.0.0 with --auth none"),
-            "{}",
-            run.stderr()
-        );
-        assert!(run.stderr().contains("--bind loopback"), "{}", run.stderr());
+        run.assert_stderr_has(&[
+            "refusing to listen on 0.0.0.0 with --auth none",
+            "--bind loopback",
+        ]);
     }
     assert!(!home.path().join("service/gateway.json").exists());
     assert!(!home.path().join("gateway-token").exists());
@@ -252,20 +233,14 @@ fn a_stale_service_file_means_stopped_and_its_pid_is_never_signalled() {
     assert_eq!(status["status"], "stopped", "{status}");
     assert!(status["pid"].is_null());
     assert_eq!(status["port"], 1);
-    let stop = home.run(&["gateway", "stop"]);
-    stop.assert_ok();
+    let stop = home.run_ok(&["gateway", "stop"]);
     assert_eq!(stop.stdout().trim(), "gateway service already stopped");
     assert!(!state_path.exists());
 
     // A corrupt file is reported and does not block a start.
     std::fs::write(&state_path, "{not json").unwrap();
-    let status = home.run(&["gateway", "status"]);
-    status.assert_ok();
-    assert!(
-        status.stderr().contains("not a valid service file"),
-        "{}",
-        status.stderr()
-    );
+    let status = home.run_ok(&["gateway", "status"]);
+    status.assert_stderr_has(&["not a valid service file"]);
     let _guard = DaemonGuard::new(&home);
     home.run(&["gateway", "start", "--daemon", "--port", "0"])
         .assert_ok();

@@ -34,8 +34,7 @@ fn gateway_config_set_show_clear_round_trip() {
     // Other sections are kept by every edit.
     home.write_config("{ session: { mainKey: 'home' } }");
 
-    let show = home.run(&["gateway", "config", "show"]);
-    show.assert_ok();
+    let show = home.run_ok(&["gateway", "config", "show"]);
     assert_eq!(
         show.stdout(),
         format!(
@@ -44,12 +43,11 @@ fn gateway_config_set_show_clear_round_trip() {
             config_path.display()
         )
     );
-    let json_show = home.run(&["gateway", "config", "show", "--json"]);
-    json_show.assert_ok();
+    let json_show = home.run_ok(&["gateway", "config", "show", "--json"]);
     let shown: Value = serde_json::from_str(&json_show.stdout()).unwrap();
     assert_eq!(shown, default_settings(&home));
 
-    let set = home.run(&[
+    let set = home.run_ok(&[
         "gateway",
         "config",
         "set",
@@ -60,13 +58,11 @@ fn gateway_config_set_show_clear_round_trip() {
         "--token",
         "abcdef-0123456789-xyz",
     ]);
-    set.assert_ok();
     assert_eq!(set.stdout(), "gateway config updated\n");
     assert_eq!(set.stderr(), "");
     assert_eq!(mode(&config_path), 0o600);
     // One setting at a time keeps the others.
-    let set = home.run(&["gateway", "config", "set", "--port", "9124"]);
-    set.assert_ok();
+    let set = home.run_ok(&["gateway", "config", "set", "--port", "9124"]);
     assert_eq!(set.stdout(), "gateway config updated\n");
     assert_eq!(
         config_json(&home),
@@ -76,8 +72,7 @@ fn gateway_config_set_show_clear_round_trip() {
         })
     );
 
-    let show = home.run(&["gateway", "config", "show"]);
-    show.assert_ok();
+    let show = home.run_ok(&["gateway", "config", "show"]);
     assert_eq!(
         show.stdout(),
         format!(
@@ -100,18 +95,12 @@ fn gateway_config_set_show_clear_round_trip() {
     );
     assert!(!show.stdout().contains("0123456789"));
     // The generic config commands see the same section, secret masked.
-    let get = home.run(&["config", "get", "gateway.auth.token"]);
-    get.assert_ok();
+    let get = home.run_ok(&["config", "get", "gateway.auth.token"]);
     assert_eq!(get.stdout(), "abc***xyz\n");
     // The configured token is the gateway's token.
-    let token = home.run(&["gateway", "token"]);
-    token.assert_ok();
+    let token = home.run_ok(&["gateway", "token"]);
     assert_eq!(token.stdout(), "abcdef-0123456789-xyz\n");
-    assert!(
-        token.stderr().contains("from gateway.auth.token"),
-        "{}",
-        token.stderr()
-    );
+    token.assert_stderr_has(&["from gateway.auth.token"]);
     assert!(!home.path().join("gateway-token").exists());
     // A short token is masked whole.
     home.run(&["gateway", "config", "set", "--token", "tiny"])
@@ -166,20 +155,17 @@ fn gateway_config_set_show_clear_round_trip() {
     }
     assert_eq!(std::fs::read_to_string(&config_path).unwrap(), before);
 
-    let clear = home.run(&["gateway", "config", "clear"]);
-    clear.assert_ok();
+    let clear = home.run_ok(&["gateway", "config", "clear"]);
     assert_eq!(clear.stdout(), "gateway config cleared\n");
     assert_eq!(config_json(&home), json!({"session": {"mainKey": "home"}}));
     let shown: Value =
         serde_json::from_str(&home.run(&["gateway", "config", "show", "--json"]).stdout()).unwrap();
     assert_eq!(shown, default_settings(&home));
     // Clearing again, or with no file at all, is fine and writes nothing.
-    let again = home.run(&["gateway", "config", "clear"]);
-    again.assert_ok();
+    let again = home.run_ok(&["gateway", "config", "clear"]);
     assert_eq!(again.stdout(), "gateway config cleared\n");
     let empty = Home::new();
-    let clear = empty.run(&["gateway", "config", "clear"]);
-    clear.assert_ok();
+    let clear = empty.run_ok(&["gateway", "config", "clear"]);
     assert_eq!(clear.stdout(), "gateway config cleared\n");
     assert!(!empty.path().join("pincer.json5").exists());
 }
@@ -211,11 +197,7 @@ fn a_bad_gateway_section_is_reported_with_its_line_and_clear_repairs_it() {
             "{}:1:14: gateway.bind: expected \"loopback\", \"lan\" or an IP address such as \"192.168.1.5\", found \"nowhere\"",
             path.display()
         ));
-    assert!(
-        run.stderr().contains("`pincer gateway config clear`"),
-        "{}",
-        run.stderr()
-    );
+    run.assert_stderr_has(&["`pincer gateway config clear`"]);
     // The section can be replaced or removed although it does not load.
     home.run(&["gateway", "config", "set", "--bind", "lan"])
         .assert_ok();

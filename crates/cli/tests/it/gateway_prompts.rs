@@ -8,13 +8,13 @@
 use crate::common;
 
 use common::gateway::*;
-use common::{Home, mock};
-use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario};
+use common::{Home, mock, replies};
+use pincer_testkit::MockLlm;
 
 const TOKEN: &str = "prompt-test-token";
 
 async fn llm() -> MockLlm {
-    mock(Scenario::new().rule(Rule::when(Match::last_user("hello")).reply(Reply::text("hi")))).await
+    mock(replies(&[("hello", "hi")])).await
 }
 
 /// The system prompt of the last request the model received.

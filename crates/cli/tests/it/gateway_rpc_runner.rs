@@ -204,14 +204,8 @@ async fn chat_and_tool_turns_run_on_a_worker_and_keep_the_session(kind: Workers)
         ["hello", "read the note"],
         "{history}"
     );
-    let roles: Vec<&str> = messages
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["role"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        roles,
+        common::roles(&history["payload"]),
         [
             "user",
             "assistant",

@@ -38,8 +38,7 @@ async fn a_fact_saved_in_one_session_is_found_in_another() {
     );
 
     // The same from the terminal.
-    let run = home.run(&["memory", "search", "sister"]);
-    run.assert_ok();
+    let run = home.run_ok(&["memory", "search", "sister"]);
     assert!(
         run.stdout()
             .starts_with("1.000  memory/2026-11-23.md:1-3  # 2026-11-23\n"),
@@ -89,8 +88,7 @@ async fn embeddings_from_an_openai_compatible_endpoint_make_search_hybrid() {
     .unwrap();
     std::fs::write(ws.join("memory/2026-11-20.md"), FACT).unwrap();
 
-    let run = home.run(&["memory", "index", "--json"]);
-    run.assert_ok();
+    let run = home.run_ok(&["memory", "index", "--json"]);
     let report: Value = serde_json::from_str(&run.stdout()).unwrap();
     assert_eq!(report["filesScanned"], 2);
     assert_eq!(report["filesIndexed"], 2);
@@ -109,8 +107,7 @@ async fn embeddings_from_an_openai_compatible_endpoint_make_search_hybrid() {
     assert_eq!(again["textsEmbedded"], 0, "{again}");
     assert_eq!(server.requests().len(), calls);
 
-    let run = home.run(&["memory", "search", "--json", "green tea"]);
-    run.assert_ok();
+    let run = home.run_ok(&["memory", "search", "--json", "green tea"]);
     let found: Value = serde_json::from_str(&run.stdout()).unwrap();
     assert_eq!(found["mode"], "hybrid", "{found}");
     assert_eq!(found["results"][0]["path"], "MEMORY.md");
@@ -121,8 +118,7 @@ async fn embeddings_from_an_openai_compatible_endpoint_make_search_hybrid() {
         "only the query was embedded"
     );
 
-    let status = home.run(&["memory", "status"]);
-    status.assert_ok();
+    let status = home.run_ok(&["memory", "status"]);
     let text = status.stdout();
     assert!(text.starts_with("agent main: 2 memory files, "), "{text}");
     assert!(text.contains("\nsearch: hybrid\n"), "{text}");

@@ -257,17 +257,23 @@ fn newest_session(dir: &Path) -> PathBuf {
     files.pop().expect("a session file")
 }
 
+/// Has `writer` run a chat turn and a tool turn, stops it and returns the messages it
+/// held (what its session file must give back).
+async fn two_turns(writer: RpcClient) -> Value {
+    run_turn(&writer, "hi", None).await;
+    run_turn(&writer, "list files", None).await;
+    let written = writer.request(RpcCommand::GetMessages, T).await.unwrap();
+    writer.stop().await;
+    written
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs pi: bash interop/pi-rpc.sh"]
 async fn transcripts_cross_between_pi_and_pincer() {
     let setup = Setup::new().await;
     // Pincer writes, pi reads.
     let dir = setup.home.dir.path().join("by-pincer");
-    let pincer = setup.pincer(&["--session-dir", dir.to_str().unwrap()]);
-    run_turn(&pincer, "hi", None).await;
-    run_turn(&pincer, "list files", None).await;
-    let written = pincer.request(RpcCommand::GetMessages, T).await.unwrap();
-    pincer.stop().await;
+    let written = two_turns(setup.pincer(&["--session-dir", dir.to_str().unwrap()])).await;
     let file = newest_session(&dir);
     let pi = setup.pi(&["--session", file.to_str().unwrap()]);
     let read = pi.request(RpcCommand::GetMessages, T).await.unwrap();
@@ -286,11 +292,7 @@ async fn transcripts_cross_between_pi_and_pincer() {
 
     // pi writes, Pincer resumes.
     let dir = setup.home.dir.path().join("by-pi");
-    let pi = setup.pi(&["--session-dir", dir.to_str().unwrap()]);
-    run_turn(&pi, "hi", None).await;
-    run_turn(&pi, "list files", None).await;
-    let written = pi.request(RpcCommand::GetMessages, T).await.unwrap();
-    pi.stop().await;
+    let written = two_turns(setup.pi(&["--session-dir", dir.to_str().unwrap()])).await;
     let pincer = setup.pincer(&["--session-dir", dir.to_str().unwrap(), "--continue"]);
     let read = pincer.request(RpcCommand::GetMessages, T).await.unwrap();
     assert_eq!(texts(&read["messages"]), texts(&written["messages"]));

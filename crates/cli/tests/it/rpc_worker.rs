@@ -12,7 +12,7 @@ use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{Home, Script as _, mock};
+use common::{Home, Script as _, mock, replies};
 use pincer_testkit::{Fault, Match, Reply, Rule, Scenario};
 use serde_json::{Value, json};
 
@@ -182,10 +182,7 @@ fn entry_types(path: impl AsRef<std::path::Path>) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_text_reply_streams_in_pis_order_and_is_saved() {
-    let (home, _llm) = home_with(
-        Scenario::new().rule(Rule::when(Match::last_user("hi")).reply(Reply::text("hello there"))),
-    )
-    .await;
+    let (home, _llm) = home_with(replies(&[("hi", "hello there")])).await;
     let mut worker = Worker::start(&home, &[]);
     let state = worker.call("s1", json!({"type": "get_state"}));
     assert_eq!(state["success"], true, "{state}");
@@ -235,12 +232,7 @@ async fn a_text_reply_streams_in_pis_order_and_is_saved() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn continue_resumes_the_newest_session() {
-    let (home, llm) = home_with(
-        Scenario::new()
-            .rule(Rule::when(Match::last_user("first")).reply(Reply::text("one")))
-            .rule(Rule::when(Match::last_user("second")).reply(Reply::text("two"))),
-    )
-    .await;
+    let (home, llm) = home_with(replies(&[("first", "one"), ("second", "two")])).await;
     let mut worker = Worker::start(&home, &[]);
     worker.call("p", json!({"type": "prompt", "message": "first"}));
     worker.until("agent_end");

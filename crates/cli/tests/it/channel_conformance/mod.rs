@@ -16,12 +16,12 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::common::channels::{
-    GATEWAY_TOKEN, attached_path, last_user_text, model_calls_with, session_keys,
+    GATEWAY_TOKEN, attached_file, last_user_text, model_calls_with, session_keys,
     thread_and_channel_replies,
 };
 use crate::common::fake_channel::{FakeChannel, T};
 use crate::common::gateway::WsClient;
-use crate::common::{mock, replies};
+use crate::common::{assert_contains, mock, replies};
 use pincer_testkit::{Match, Reply, Rule, Scenario};
 
 const TOO_BIG: &str =
@@ -121,11 +121,7 @@ async fn allowlist_never_answers_a_stranger<F: FakeChannel>() {
 
 async fn a_stranger_pairs_is_served_then_revoked<F: FakeChannel>() {
     let (name, stranger) = (F::NAME, F::STRANGER);
-    let llm = mock(
-        Scenario::new()
-            .rule(Rule::when(Match::last_user("hey again")).reply(Reply::text("welcome"))),
-    )
-    .await;
+    let llm = mock(replies(&[("hey again", "welcome")])).await;
     let fake = F::start().await;
     // dmPolicy defaults to pairing.
     let (home, gateway) = fake.gateway(&llm, "");
@@ -143,25 +139,23 @@ async fn a_stranger_pairs_is_served_then_revoked<F: FakeChannel>() {
         .trim_matches(|c: char| !c.is_ascii_alphanumeric())
         .to_owned();
     assert_eq!(code.len(), 8, "{text}");
-    assert!(
-        text.contains(&format!("Your {name} id: {stranger}")),
-        "{text}"
-    );
-    assert!(
-        text.contains(&format!("pincer pairing approve {name} {code}")),
-        "{text}"
+    assert_contains(
+        text,
+        &[
+            &format!("Your {name} id: {stranger}"),
+            &format!("pincer pairing approve {name} {code}"),
+        ],
     );
     assert!(llm.requests().is_empty(), "no agent for a stranger");
 
     // Codes are not case-sensitive.
-    let approved = home.run(&[
+    let approved = home.run_ok(&[
         "pairing",
         "approve",
         "--channel",
         name,
         &code.to_lowercase(),
     ]);
-    approved.assert_ok();
     assert_eq!(
         approved.stdout(),
         format!("Approved {stranger} on {name}.\n")
@@ -177,8 +171,7 @@ async fn a_stranger_pairs_is_served_then_revoked<F: FakeChannel>() {
     let sent = fake.wait_for_sent(3, T).await;
     assert_eq!(sent[2].text, "welcome");
 
-    let revoked = home.run(&["pairing", "revoke", "--channel", name, stranger]);
-    revoked.assert_ok();
+    let revoked = home.run_ok(&["pairing", "revoke", "--channel", name, stranger]);
     assert_eq!(
         revoked.stdout(),
         format!("Revoked {stranger} on {name}.\nCurrent allow-from entries: 0\n")
@@ -380,14 +373,7 @@ async fn inbound_files_land_in_the_inbox<F: FakeChannel>() {
     let prompt = last_user_text(&llm);
     let typed = format!(" ({})]", F::TEXT_FILE_TYPE);
     assert!(prompt.trim_end().ends_with(&typed), "{prompt}");
-    let path = attached_path(&prompt);
-    // Moved into the agent's workspace inbox, named relative to it.
-    assert!(path.starts_with("inbox/"), "{path}");
-    let workspace = home.path().join("agents/main/workspace");
-    assert_eq!(
-        std::fs::read(workspace.join(path)).unwrap(),
-        b"quarterly numbers"
-    );
+    assert_eq!(attached_file(&home, &prompt), b"quarterly numbers");
     drop(gateway);
 }
 
@@ -454,7 +440,7 @@ async fn a_cron_announcement_reaches_a_user_by_id<F: FakeChannel>() {
     let (home, gateway) = fake.gateway(&llm, &F::owner_only());
     fake.wait_ready().await;
     // The owner never wrote to the bot.
-    let added = home.run(&[
+    let added = home.run_ok(&[
         "cron",
         "add",
         "--name",
@@ -470,7 +456,6 @@ async fn a_cron_announcement_reaches_a_user_by_id<F: FakeChannel>() {
         F::OWNER,
         "--json",
     ]);
-    added.assert_ok();
     let job: Value = serde_json::from_str(&added.stdout()).unwrap();
     home.run(&["cron", "run", job["id"].as_str().unwrap()])
         .assert_ok();

@@ -82,13 +82,16 @@ pub fn turns_on(llm: &MockLlm, text: &str) -> usize {
         .count()
 }
 
-/// The file a prompt's `[media attached: <path> (<type>)]` names (relative to the
-/// agent's workspace).
-pub fn attached_path(prompt: &str) -> &str {
-    prompt
+/// The contents of the file a prompt's `[media attached: <path> (<type>)]` names, which
+/// must have been moved into the inbox of `home`'s agent workspace (and be named relative
+/// to the workspace).
+pub fn attached_file(home: &Home, prompt: &str) -> Vec<u8> {
+    let path = prompt
         .strip_prefix("[media attached: ")
         .and_then(|rest| rest.split(" (").next())
-        .unwrap_or_else(|| panic!("{prompt}"))
+        .unwrap_or_else(|| panic!("{prompt}"));
+    assert!(path.starts_with("inbox/"), "{path}");
+    std::fs::read(home.path().join("agents/main/workspace").join(path)).unwrap()
 }
 
 /// The keys of the sessions index, sorted.

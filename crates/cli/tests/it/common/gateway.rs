@@ -85,6 +85,11 @@ impl Foreground {
     pub fn stderr(&self) -> String {
         std::fs::read_to_string(&self.stderr_path).unwrap()
     }
+
+    /// Asserts that the gateway said each of `parts` on stderr.
+    pub fn assert_stderr_has(&self, parts: &[&str]) {
+        super::assert_contains(&self.stderr(), parts);
+    }
 }
 
 impl Drop for Foreground {
@@ -156,9 +161,7 @@ pub fn alive(pid: u32) -> bool {
 }
 
 pub fn status_json(home: &Home) -> Value {
-    let run = home.run(&["gateway", "status"]);
-    run.assert_ok();
-    serde_json::from_str(&run.stdout()).unwrap_or_else(|e| panic!("{e}: {}", run.stdout()))
+    super::json_of(&home.run(&["gateway", "status"]))
 }
 
 pub fn read_token(home: &Home) -> String {

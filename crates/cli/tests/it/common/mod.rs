@@ -90,6 +90,13 @@ impl Home {
         Run(self.command(args).output().unwrap())
     }
 
+    /// [`Home::run`] that must succeed.
+    pub fn run_ok(&self, args: &[&str]) -> Run {
+        let run = self.run(args);
+        run.assert_ok();
+        run
+    }
+
     /// Starts `pincer args` with stdin, stdout and stderr piped.
     pub fn spawn_piped(&self, args: &[&str]) -> std::process::Child {
         self.command(args)
@@ -115,9 +122,7 @@ impl Home {
     pub fn ask_json(&self, args: &[&str]) -> Value {
         let mut all = vec!["ask", "--json"];
         all.extend_from_slice(args);
-        let run = self.run(&all);
-        run.assert_ok();
-        serde_json::from_str(&run.stdout()).unwrap_or_else(|e| panic!("{e}: {}", run.stdout()))
+        json_of(&self.run(&all))
     }
 
     pub fn sessions_dir(&self) -> PathBuf {
@@ -152,6 +157,11 @@ impl Run {
     pub fn code(&self) -> i32 {
         self.0.status.code().unwrap_or(-1)
     }
+    /// Asserts that the command said each of `parts` on stderr.
+    pub fn assert_stderr_has(&self, parts: &[&str]) {
+        assert_contains(&self.stderr(), parts);
+    }
+
     /// Asserts that the command exited with `code` and said `part` on stderr.
     pub fn assert_fails(&self, code: i32, part: &str) {
         assert_eq!(self.code(), code, "stderr:\n{}", self.stderr());
@@ -166,6 +176,13 @@ impl Run {
             self.stdout(),
             self.stderr()
         );
+    }
+}
+
+/// Asserts that `text` (a command's stderr, a reply, …) holds each of `parts`.
+pub fn assert_contains(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "no {part:?} in:\n{text}");
     }
 }
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 use crate::common::Script as _;
 use crate::common::channels::{channel_gateway_in, last_user_text};
 use crate::common::gateway::Foreground;
-use crate::common::{Home, last_tool_result, mock};
+use crate::common::{Home, last_tool_result, mock, replies};
 use pincer_fakes::fake_telegram::{FakeTelegram, InjectMessage};
 use pincer_testkit::{Match, MockLlm, Reply, Rule, Scenario};
 use serde_json::json;
@@ -181,9 +181,7 @@ async fn reading_a_fifo_is_answered_at_once_with_an_error() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stranger_who_keeps_writing_gets_one_code_and_one_write() {
-    let llm =
-        mock(Scenario::new().rule(Rule::when(Match::last_user("ping")).reply(Reply::text("pong"))))
-            .await;
+    let llm = mock(replies(&[("ping", "pong")])).await;
     let fake = FakeTelegram::start().await;
     let (home, gateway) = gateway(&llm, &fake);
     let stranger = 2002;

@@ -158,11 +158,5 @@ async fn connections_past_the_cap_are_closed_at_once() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(
-        gateway
-            .stderr()
-            .contains("too many open connections; closing new ones"),
-        "{}",
-        gateway.stderr()
-    );
+    gateway.assert_stderr_has(&["too many open connections; closing new ones"]);
 }

@@ -70,8 +70,7 @@ async fn everything_under_the_home_is_private_and_a_loose_home_is_fixed_once() {
     std::fs::set_permissions(&root, PermissionsExt::from_mode(0o755)).unwrap();
 
     // The first command fixes the home and says so, once.
-    let first = home.run(&["ask", "--json", "remember: Mia visits on Friday"]);
-    first.assert_ok();
+    let first = home.run_ok(&["ask", "--json", "remember: Mia visits on Friday"]);
     assert_eq!(
         first
             .stderr()
@@ -105,8 +104,7 @@ async fn everything_under_the_home_is_private_and_a_loose_home_is_fixed_once() {
     let transcript = home.transcript(entry);
     std::fs::write(&transcript, V1).unwrap();
     std::fs::set_permissions(&transcript, PermissionsExt::from_mode(0o644)).unwrap();
-    let again = home.run(&["ask", "--json", "--session", "old", "again"]);
-    again.assert_ok();
+    let again = home.run_ok(&["ask", "--json", "--session", "old", "again"]);
     assert!(!again.stderr().contains(WARNING), "{}", again.stderr());
 
     // The gateway's own files (token, logs, service state) too.

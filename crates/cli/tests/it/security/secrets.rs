@@ -31,22 +31,19 @@ fn home() -> Home {
 #[test]
 fn config_get_masks_every_header_value() {
     let home = home();
-    let run = home.run(&["config", "get", "models.providers.x.headers"]);
-    run.assert_ok();
+    let run = home.run_ok(&["config", "get", "models.providers.x.headers"]);
     assert_eq!(
         run.stdout(),
         "{\n  \"Cookie\": \"ses***lue\",\n  \"X-Auth\": \"xau***r3t\",\n  \"X-Trace\": \"***\"\n}\n"
     );
-    let run = home.run(&["config", "get", "models.providers.x.headers.X-Auth"]);
-    run.assert_ok();
+    let run = home.run_ok(&["config", "get", "models.providers.x.headers.X-Auth"]);
     assert_eq!(run.stdout(), "xau***r3t\n");
 }
 
 #[test]
 fn config_get_of_the_whole_document_prints_no_secret() {
     let home = home();
-    let run = home.run(&["config", "get"]);
-    run.assert_ok();
+    let run = home.run_ok(&["config", "get"]);
     assert_eq!(
         run.stdout(),
         r#"{
