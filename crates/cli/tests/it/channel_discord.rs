@@ -26,13 +26,11 @@ async fn fake() -> FakeDiscord {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reply_to_the_bots_message_counts_as_a_mention() {
-    let llm = mock(replies(&[
-        ("what time is it?", "tea time"),
-        ("and now?", "still tea"),
-    ]))
+    let (llm, fake, _home, gateway) = FakeDiscord::started(
+        replies(&[("what time is it?", "tea time"), ("and now?", "still tea")]),
+        "groupPolicy: \"open\"",
+    )
     .await;
-    let fake = fake().await;
-    let (_home, gateway) = fake.gateway(&llm, "groupPolicy: \"open\"");
 
     fake.inject_message(
         InjectDiscordMessage::guild(GUILD, GUILD_CHANNEL, "7", "what time is it?").mentioning_bot(),
@@ -98,14 +96,12 @@ async fn a_thread_belongs_to_its_parent_channel_and_has_a_session_of_its_own() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reconnect_requests_resume_and_an_invalid_session_identifies_anew() {
-    let llm = mock(replies(&[
+    let (_llm, fake, _home, gateway) = FakeDiscord::started_for_owner(replies(&[
         ("one", "first"),
         ("two", "second"),
         ("three", "third"),
     ]))
     .await;
-    let fake = fake().await;
-    let (_home, gateway) = fake.gateway(&llm, &FakeDiscord::owner_only());
     fake.inject_message(InjectDiscordMessage::dm(OWNER_DM, OWNER, "one"));
     assert_eq!(fake.wait_for_messages(1, T).await[0].content, "first");
 

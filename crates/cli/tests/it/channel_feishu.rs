@@ -25,13 +25,11 @@ async fn fake() -> FakeFeishu {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_event_in_parts_is_joined_and_a_silent_connection_is_replaced() {
-    let llm = mock(replies(&[
+    let (llm, fake, _home, gateway) = FakeFeishu::started_for_owner(replies(&[
         ("in pieces", "joined"),
         ("while silent", "noticed"),
     ]))
     .await;
-    let fake = fake().await;
-    let (_home, gateway) = fake.gateway(&llm, &FakeFeishu::owner_only());
 
     // An event split into parts is joined.
     fake.inject_message(InjectFeishuMessage::dm(OWNER, "in pieces").split_into(3));
@@ -60,7 +58,7 @@ async fn an_event_in_parts_is_joined_and_a_silent_connection_is_replaced() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn images_arrive_for_the_agent_and_go_out_as_images() {
-    let llm = mock(
+    let (llm, fake, home, gateway) = FakeFeishu::started_for_owner(
         Scenario::new()
             .rule(
                 Rule::when(Match::last_user_contains("[media attached:"))
@@ -73,8 +71,6 @@ async fn images_arrive_for_the_agent_and_go_out_as_images() {
             ),
     )
     .await;
-    let fake = fake().await;
-    let (home, gateway) = fake.gateway(&llm, &FakeFeishu::owner_only());
 
     let id = fake.inject_message(InjectFeishuMessage::dm(OWNER, "").image(&b"\x89PNG picture"[..]));
     let sent = fake.wait_for_messages(1, T).await;
@@ -212,9 +208,8 @@ async fn webhook_mode_answers_signed_encrypted_events_and_refuses_forgeries_and_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_token_is_renewed_and_a_rate_limited_reply_is_retried() {
-    let llm = mock(replies(&[("one", "first"), ("two", "second")])).await;
-    let fake = fake().await;
-    let (_home, gateway) = fake.gateway(&llm, &FakeFeishu::owner_only());
+    let (_llm, fake, _home, gateway) =
+        FakeFeishu::started_for_owner(replies(&[("one", "first"), ("two", "second")])).await;
     fake.inject_message(InjectFeishuMessage::dm(OWNER, "one"));
     assert_eq!(fake.wait_for_messages(1, T).await[0].text(), "first");
     assert_eq!(fake.tenant_token_requests().len(), 1);

@@ -8,16 +8,18 @@ use std::time::Duration;
 
 use crate::common::channels::last_user_text;
 use crate::common::fake_channel::{FakeChannel, T};
-use crate::common::{mock, replies};
+use crate::common::replies;
 use pincer_fakes::fake_slack::{FakeSlack, InjectSlackMessage};
 
 const CHANNEL: &str = "C1GENERAL";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mention_sent_as_message_and_app_mention_is_answered_once() {
-    let llm = mock(replies(&[("what time is it?", "tea time")])).await;
-    let fake = FakeSlack::start().await;
-    let (_home, gateway) = fake.gateway(&llm, "groupPolicy: \"open\"");
+    let (llm, fake, _home, gateway) = FakeSlack::started(
+        replies(&[("what time is it?", "tea time")]),
+        "groupPolicy: \"open\"",
+    )
+    .await;
 
     // Slack sends message and app_mention for the post: one answer, at top level.
     let ids = fake.inject_message(

@@ -19,9 +19,8 @@ const OWNER: i64 = 1001;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn new_starts_the_chats_session_over() {
-    let llm = mock(replies(&[("hello", "hi")])).await;
-    let fake = FakeTelegram::start().await;
-    let (_home, gateway) = fake.gateway(&llm, &FakeTelegram::owner_only());
+    let (llm, fake, _home, gateway) =
+        FakeTelegram::started_for_owner(replies(&[("hello", "hi")])).await;
     fake.inject_message(InjectMessage::private(OWNER, "hello"));
     fake.wait_for_messages(1, T).await;
 

@@ -7,7 +7,7 @@
 use crate::common;
 
 use common::gateway::{Foreground, free_port, gateway_home, run_and_connect, text_of};
-use common::{Home, json_of, mock};
+use common::{Home, json_of, mock, reply_when_containing};
 use pincer_testkit::{Match, Reply, Rule, Scenario};
 use serde_json::Value;
 
@@ -277,10 +277,7 @@ async fn a_wrong_token_is_an_error_not_a_fallback() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn through_the_gateway_a_job_runs_and_is_recorded() {
     const TOKEN: &str = "cron-test-token";
-    let llm = mock(Scenario::new().rule(
-        Rule::when(Match::last_user_contains("cron ping")).reply(Reply::text("pong from cron")),
-    ))
-    .await;
+    let llm = mock(reply_when_containing("cron ping", "pong from cron")).await;
     let (home, _port) = gateway_home(&llm, TOKEN);
     let _gateway = Foreground::start(&home, &["gateway", "run"]);
 

@@ -12,7 +12,7 @@ use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{Home, Script as _, mock, replies};
+use common::{Home, Script as _, mock, replies, reply_when_containing};
 use pincer_testkit::{Fault, Match, Reply, Rule, Scenario};
 use serde_json::{Value, json};
 
@@ -410,12 +410,10 @@ async fn malformed_input_is_answered_as_pi_answers_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bash_output_reaches_the_next_prompt() {
-    let (home, llm) = home_with(
-        Scenario::new().rule(
-            Rule::when(Match::last_user_contains("what did it say?"))
-                .reply(Reply::text("it said hello-from-bash")),
-        ),
-    )
+    let (home, llm) = home_with(reply_when_containing(
+        "what did it say?",
+        "it said hello-from-bash",
+    ))
     .await;
     let mut worker = Worker::start(&home, &[]);
     let ran = worker.call(

@@ -21,7 +21,7 @@ use crate::common::channels::{
 };
 use crate::common::fake_channel::{FakeChannel, T};
 use crate::common::gateway::WsClient;
-use crate::common::{assert_contains, mock, replies};
+use crate::common::{assert_contains, mock, replies, reply_when_containing};
 use pincer_testkit::{Match, Reply, Rule, Scenario};
 
 const TOO_BIG: &str =
@@ -107,9 +107,10 @@ async fn a_dm_is_answered_once_even_when_delivered_twice<F: FakeChannel>() {
 }
 
 async fn allowlist_never_answers_a_stranger<F: FakeChannel>() {
-    let llm = mock(Scenario::new().rule(Rule::when(Match::any()).reply(Reply::text("hi")))).await;
-    let fake = F::start().await;
-    let (home, gateway) = fake.gateway(&llm, &F::owner_only());
+    let (llm, fake, home, gateway) = F::started_for_owner(
+        Scenario::new().rule(Rule::when(Match::any()).reply(Reply::text("hi"))),
+    )
+    .await;
     let inbound = fake.inject_dm(F::STRANGER, "let me in");
     fake.check_stranger_ignored(&inbound).await;
     assert_eq!(fake.quiet(Duration::from_millis(2500)).await, 0);
@@ -240,9 +241,8 @@ async fn groups_answer_when_mentioned_or_configured<F: FakeChannel>() {
 }
 
 async fn a_thread_is_answered_in_it_with_a_session_of_its_own<F: FakeChannel>() {
-    let llm = mock(thread_and_channel_replies()).await;
-    let fake = F::start().await;
-    let (home, gateway) = fake.gateway(&llm, "groupPolicy: \"open\"");
+    let (_llm, fake, home, gateway) =
+        F::started(thread_and_channel_replies(), "groupPolicy: \"open\"").await;
 
     fake.inject_group(F::GROUP, "in the channel", true);
     let sent = fake.wait_for_sent(1, T).await;
@@ -322,13 +322,11 @@ async fn a_long_reply_is_split_at_the_platform_limit<F: FakeChannel>() {
 }
 
 async fn media_lines_go_out_as_files_from_the_workspace_only<F: FakeChannel>() {
-    let llm = mock(replies(&[
+    let (_llm, fake, home, gateway) = F::started_for_owner(replies(&[
         ("send me the report", "Here it is.\nMEDIA:./report.txt"),
         ("send me your secrets", "Sure.\nMEDIA:/etc/passwd"),
     ]))
     .await;
-    let fake = F::start().await;
-    let (home, gateway) = fake.gateway(&llm, &F::owner_only());
     let workspace = home.path().join("agents/main/workspace");
     std::fs::create_dir_all(&workspace).unwrap();
     std::fs::write(workspace.join("report.txt"), "the report").unwrap();
@@ -357,15 +355,8 @@ async fn media_lines_go_out_as_files_from_the_workspace_only<F: FakeChannel>() {
 }
 
 async fn inbound_files_land_in_the_inbox<F: FakeChannel>() {
-    let llm = mock(
-        Scenario::new().rule(
-            Rule::when(Match::last_user_contains("[media attached:"))
-                .reply(Reply::text("got your file")),
-        ),
-    )
-    .await;
-    let fake = F::start().await;
-    let (home, gateway) = fake.gateway(&llm, &F::owner_only());
+    let (llm, fake, home, gateway) =
+        F::started_for_owner(reply_when_containing("[media attached:", "got your file")).await;
 
     fake.inject_dm_file(F::OWNER, "numbers.txt", b"quarterly numbers".to_vec());
     let sent = fake.wait_for_sent(1, T).await;
@@ -402,13 +393,11 @@ async fn a_file_over_the_limit_is_refused_and_nothing_is_kept<F: FakeChannel>() 
 }
 
 async fn a_dropped_connection_loses_and_repeats_nothing<F: FakeChannel>() {
-    let llm = mock(replies(&[
+    let (llm, fake, _home, gateway) = F::started_for_owner(replies(&[
         ("hello", "hi"),
         ("after the drop", "still here"),
     ]))
     .await;
-    let fake = F::start().await;
-    let (_home, gateway) = fake.gateway(&llm, &F::owner_only());
     fake.inject_dm(F::OWNER, "hello");
     assert_eq!(fake.wait_for_sent(1, T).await[0].text, "hi");
 
@@ -429,15 +418,11 @@ async fn a_dropped_connection_loses_and_repeats_nothing<F: FakeChannel>() {
 }
 
 async fn a_cron_announcement_reaches_a_user_by_id<F: FakeChannel>() {
-    let llm = mock(
-        Scenario::new().rule(
-            Rule::when(Match::last_user_contains("the daily summary"))
-                .reply(Reply::text("Today: **3** meetings.")),
-        ),
-    )
+    let (_llm, fake, home, gateway) = F::started_for_owner(reply_when_containing(
+        "the daily summary",
+        "Today: **3** meetings.",
+    ))
     .await;
-    let fake = F::start().await;
-    let (home, gateway) = fake.gateway(&llm, &F::owner_only());
     fake.wait_ready().await;
     // The owner never wrote to the bot.
     let added = home.run_ok(&[

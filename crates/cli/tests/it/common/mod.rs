@@ -214,6 +214,11 @@ pub fn replies(pairs: &[(&str, &str)]) -> Scenario {
     )
 }
 
+/// A script that answers every message containing `part` with `reply`.
+pub fn reply_when_containing(part: &str, reply: &str) -> Scenario {
+    Scenario::new().rule(Rule::when(Match::last_user_contains(part)).reply(Reply::text(reply)))
+}
+
 /// [`replies`] with any kind of reply (a slow stream, a tool call, …).
 pub fn answers<'a>(pairs: impl IntoIterator<Item = (&'a str, Reply)>) -> Scenario {
     pairs

@@ -14,7 +14,7 @@ mod telegram;
 
 use std::time::Duration;
 
-use pincer_testkit::MockLlm;
+use pincer_testkit::{MockLlm, Scenario};
 
 use super::Home;
 use super::channels::channel_gateway_in;
@@ -141,6 +141,20 @@ pub trait FakeChannel: Sized {
     /// The settings answering only the owner's DMs.
     fn owner_only() -> String {
         format!("dmPolicy: \"allowlist\", allowFrom: [\"{}\"]", Self::OWNER)
+    }
+
+    /// The mock LLM answering by `script`, this fake started, and a [`FakeChannel::gateway`]
+    /// pointed at it with `settings`.
+    async fn started(script: Scenario, settings: &str) -> (MockLlm, Self, Home, Foreground) {
+        let llm = super::mock(script).await;
+        let fake = Self::start().await;
+        let (home, gateway) = fake.gateway(&llm, settings);
+        (llm, fake, home, gateway)
+    }
+
+    /// [`FakeChannel::started`] answering only the owner's DMs.
+    async fn started_for_owner(script: Scenario) -> (MockLlm, Self, Home, Foreground) {
+        Self::started(script, &Self::owner_only()).await
     }
 
     /// A gateway with no heartbeat whose adapter is pointed at this fake with `settings`.
