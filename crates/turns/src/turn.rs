@@ -421,7 +421,7 @@ async fn run_open_turn(
             agent.abort();
         })
     });
-    // Appends happen on the writer's blocking thread, in event order.
+    // Appends happen on the blocking pool, in event order, without holding the events up.
     let mut writer = TranscriptWriter::start(store.clone(), session, recorder);
     let result = loop {
         tokio::select! {
@@ -440,13 +440,13 @@ async fn run_open_turn(
         writer.record(&event).await;
         on_event(&event);
     }
-    let (session, recorder) = writer.finish().await?;
+    let written = writer.finish().await?;
     // Whatever the run's outcome, what it appended is made durable and counted (with what
     // a memory flush spent).
-    let mut stats = recorder.stats();
-    for usage in memory_flush.iter().flat_map(|f| &f.usage) {
-        stats.add_usage(usage);
-    }
+    let flush_usage = memory_flush
+        .iter()
+        .flat_map(|f| f.usage.iter().cloned())
+        .collect();
     let after = match result {
         Ok(Ok(())) => AfterTurn {
             memory_workspace: memory.filter(|_| memory_on).map(|m| m.workspace),
@@ -455,8 +455,7 @@ async fn run_open_turn(
         // A failed run is made durable but not summarised or maintained.
         _ => AfterTurn::default(),
     };
-    let closed =
-        turn_store::close(store, session, recorder, stats, session_key.clone(), after).await?;
+    let closed = turn_store::close(store, written, flush_usage, session_key.clone(), after).await?;
     match result {
         Ok(Ok(())) => {}
         Ok(Err(e)) => return Err(e.into()),

@@ -1,20 +1,22 @@
 //! A turn's file work, off the async runtime: opening the session and noting its settings
 //! ([`open`], called on the blocking pool by its caller, the server in the same trip as the
 //! turn's planning), appending each finished message as the run goes ([`TranscriptWriter`]:
-//! one short trip per message, in event order, the turn waiting for each), and making it
-//! durable, summarising memory and maintaining the store at the end ([`close`], one trip).
+//! in event order, without the turn waiting for them), and making it durable, summarising
+//! memory and maintaining the store at the end ([`close`], one trip that also appends what
+//! the writer still held).
 //! A slow disk or a held index lock never stalls the runtime's worker threads.
 
 use std::path::{Path, PathBuf};
 
 use pincer_agent::{AgentConfig, AgentEvent};
-use pincer_ai::{AssistantMessage, Message};
+use pincer_ai::{AssistantMessage, Message, Usage};
 use pincer_store::{
     CompactionEntry, EntryBody, MessageEntry, ModelChangeEntry, OpenSession, PruneReport,
     RetentionPolicy, SessionStore, StoreError, ThinkingLevelChangeEntry, Transcript, TurnStats,
     on_blocking_pool,
 };
 use serde_json::Value;
+use tokio::task::JoinHandle;
 
 use crate::session_memory::SessionMemoryOutcome;
 use crate::turn::{maintain, open_session, thinking_name, usage_stats};
@@ -66,28 +68,44 @@ pub(crate) fn open(
     })
 }
 
-/// Appends a running turn's messages to its transcript on a blocking thread of its own.
+/// Appends a running turn's messages to its transcript on the blocking pool, in event order,
+/// without holding the turn up: an append goes out at once when none is away, events that
+/// come meanwhile go together on the next trip, and what is still waiting when the run ends
+/// goes with [`close`]. A tool-using turn's messages reach the file as they finish; a plain
+/// reply costs no trip of its own.
 pub(crate) struct TranscriptWriter {
     store: SessionStore,
-    /// With the writer between appends; away on the blocking pool during one; `None` for
-    /// good once an append task failed (`failed` says why).
-    state: Option<(OpenSession, Recorder)>,
+    /// With the writer while no append is away; `None` for good once an append task failed
+    /// (`failed` says why).
+    idle: Option<(OpenSession, Recorder)>,
+    /// The append away on the blocking pool: it gives the session and recorder back.
+    away: Option<JoinHandle<(OpenSession, Recorder)>>,
+    /// Events that came while an append was away.
+    waiting: Vec<AgentEvent>,
     failed: Option<String>,
+}
+
+/// What the writer hands back when the run ends.
+pub(crate) struct Written {
+    pub session: OpenSession,
+    pub recorder: Recorder,
+    /// Events not appended yet: [`close`] appends them first.
+    pub waiting: Vec<AgentEvent>,
 }
 
 impl TranscriptWriter {
     pub(crate) fn start(store: SessionStore, session: OpenSession, recorder: Recorder) -> Self {
         Self {
             store,
-            state: Some((session, recorder)),
+            idle: Some((session, recorder)),
+            away: None,
+            waiting: Vec::new(),
             failed: None,
         }
     }
 
-    /// Appends what `event` adds to the transcript (a finished message, a compaction) on
-    /// the blocking pool, and waits for it without blocking the runtime. One short trip per
-    /// message instead of a thread per turn: a hundred running turns need a few pool
-    /// threads, not a hundred.
+    /// Queues what `event` adds to the transcript (a finished message, a compaction) and
+    /// sends what is queued to the blocking pool unless an append is still away.
     pub(crate) async fn record(&mut self, event: &AgentEvent) {
         if !matches!(
             event,
@@ -95,26 +113,48 @@ impl TranscriptWriter {
         ) {
             return;
         }
-        let Some((mut session, mut recorder)) = self.state.take() else {
+        self.waiting.push(event.clone());
+        // A reply without tool calls ends the run (or the next message takes it along):
+        // it goes with the close, a few microseconds later, not on a trip of its own.
+        let last_reply = matches!(
+            event,
+            AgentEvent::MessageEnd { message: Message::Assistant(a) } if a.tool_calls().next().is_none()
+        );
+        if last_reply || self.away.as_ref().is_some_and(|task| !task.is_finished()) {
+            return;
+        }
+        self.collect().await;
+        let Some((mut session, mut recorder)) = self.idle.take() else {
             return;
         };
-        let store = self.store.clone();
-        let event = event.clone();
-        let appended = tokio::task::spawn_blocking(move || {
-            recorder.record(&store, &mut session, &event);
+        let (store, events) = (self.store.clone(), std::mem::take(&mut self.waiting));
+        self.away = Some(tokio::task::spawn_blocking(move || {
+            for event in &events {
+                recorder.record(&store, &mut session, event);
+            }
             (session, recorder)
-        })
-        .await;
-        match appended {
-            Ok(state) => self.state = Some(state),
-            Err(e) => self.failed = Some(e.to_string()),
+        }));
+    }
+
+    /// Waits for the append that is away, if any.
+    async fn collect(&mut self) {
+        if let Some(task) = self.away.take() {
+            match task.await {
+                Ok(state) => self.idle = Some(state),
+                Err(e) => self.failed = Some(e.to_string()),
+            }
         }
     }
 
-    /// Gives the session and recorder back once every event is appended.
-    pub(crate) async fn finish(self) -> Result<(OpenSession, Recorder), StoreError> {
-        match (self.state, self.failed) {
-            (Some(state), _) => Ok(state),
+    /// Gives the session and recorder back once no append is away, with what still waits.
+    pub(crate) async fn finish(mut self) -> Result<Written, StoreError> {
+        self.collect().await;
+        match (self.idle, self.failed) {
+            (Some((session, recorder)), _) => Ok(Written {
+                session,
+                recorder,
+                waiting: self.waiting,
+            }),
             (None, failed) => Err(StoreError::Task(failed.unwrap_or_default())),
         }
     }
@@ -136,7 +176,8 @@ pub(crate) struct Closed {
     pub pruned: Option<PruneReport>,
 }
 
-/// Makes what the turn appended durable and counts `stats` in the index entry; then, as
+/// Appends what still waited, makes what the turn appended durable and counts its usage
+/// (with `flush_usage`, what a memory flush before it spent) in the index entry; then, as
 /// `after` says, summarises the session memory and maintains the store. Failures of these
 /// are logged and kept in the recorder's errors: the turn itself happened.
 #[expect(
@@ -145,13 +186,24 @@ pub(crate) struct Closed {
 )]
 pub(crate) async fn close(
     store: SessionStore,
-    mut session: OpenSession,
-    mut recorder: Recorder,
-    stats: TurnStats,
+    written: Written,
+    flush_usage: Vec<Usage>,
     key: String,
     after: AfterTurn,
 ) -> Result<Closed, StoreError> {
+    let Written {
+        mut session,
+        mut recorder,
+        waiting,
+    } = written;
     on_blocking_pool(move || {
+        for event in &waiting {
+            recorder.record(&store, &mut session, event);
+        }
+        let mut stats = recorder.stats();
+        for usage in &flush_usage {
+            stats.add_usage(usage);
+        }
         if let Err(e) = store.finish_turn(&mut session, &stats) {
             tracing::error!(error = %e, "cannot finish the turn in the session store");
             recorder.errors.push(e.to_string());
@@ -231,7 +283,7 @@ impl Recorder {
 
     #[expect(
         clippy::disallowed_methods,
-        reason = "runs on the blocking pool: TranscriptWriter::record"
+        reason = "runs on the blocking pool: TranscriptWriter::record and close"
     )]
     fn record(&mut self, store: &SessionStore, session: &mut OpenSession, event: &AgentEvent) {
         match event {
