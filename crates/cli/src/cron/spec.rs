@@ -10,7 +10,8 @@
 
 use anyhow::{Result, anyhow, bail};
 use pincer_automation::cron::{
-    CronJob, CronPayload, CronSchedule, DeliveryMode, SessionTarget, resolve_at, resolve_time_zone,
+    AgentTurnPayload, CronJob, CronPayload, CronSchedule, DeliveryMode, SessionTarget,
+    SystemEventPayload, resolve_at, resolve_time_zone,
 };
 use serde_json::{Map, Value, json};
 
@@ -227,20 +228,18 @@ fn payload(args: &CronJobArgs, current: Option<&CronPayload>) -> Result<Option<V
             bail!("--model, --thinking and --timeout-seconds apply to --message jobs only");
         }
         match current {
-            Some(CronPayload::SystemEvent(p)) => {
-                let mut p = p.clone();
-                p.text = text.clone();
-                CronPayload::SystemEvent(p)
-            }
+            Some(CronPayload::SystemEvent(p)) => CronPayload::SystemEvent(SystemEventPayload {
+                text: text.clone(),
+                ..p.clone()
+            }),
             _ => CronPayload::system_event(text.clone()),
         }
     } else if let Some(message) = &args.message {
         match current {
-            Some(CronPayload::AgentTurn(p)) => {
-                let mut p = p.clone();
-                p.message = message.clone();
-                CronPayload::AgentTurn(p)
-            }
+            Some(CronPayload::AgentTurn(p)) => CronPayload::AgentTurn(AgentTurnPayload {
+                message: message.clone(),
+                ..p.clone()
+            }),
             _ => CronPayload::agent_turn(message.clone()),
         }
     } else if turn_options {
