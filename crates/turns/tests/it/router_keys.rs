@@ -290,6 +290,10 @@ fn keys_parse_back_into_parts() {
         kind,
         id: id.to_string(),
     };
+    let named = |name: &str| SessionTarget::Named { name: name.into() };
+    let cron = |job: &str| SessionTarget::Cron { job_id: job.into() };
+    let thread = |id: &str| Some(ThreadRef::Thread(id.into()));
+    let topic = |id: &str| Some(ThreadRef::Topic(id.into()));
     let cases = [
         (
             "global",
@@ -298,35 +302,17 @@ fn keys_parse_back_into_parts() {
         ),
         (
             "cron:daily",
-            parsed(
-                None,
-                SessionTarget::Cron {
-                    job_id: "daily".into(),
-                },
-                None,
-            ),
+            parsed(None, cron("daily"), None),
             SessionKind::Cron,
         ),
         (
             "agent:main:main",
-            parsed(
-                Some("main"),
-                SessionTarget::Named {
-                    name: "main".into(),
-                },
-                None,
-            ),
+            parsed(Some("main"), named("main"), None),
             SessionKind::Main,
         ),
         (
             " Agent:Main:Main ",
-            parsed(
-                Some("main"),
-                SessionTarget::Named {
-                    name: "main".into(),
-                },
-                None,
-            ),
+            parsed(Some("main"), named("main"), None),
             SessionKind::Main,
         ),
         (
@@ -362,7 +348,7 @@ fn keys_parse_back_into_parts() {
             parsed(
                 Some("main"),
                 chat("telegram", ChatKind::Group, "-100123"),
-                Some(ThreadRef::Topic("5".into())),
+                topic("5"),
             ),
             SessionKind::Group,
         ),
@@ -371,7 +357,7 @@ fn keys_parse_back_into_parts() {
             parsed(
                 Some("ops"),
                 chat("discord", ChatKind::Channel, "c42"),
-                Some(ThreadRef::Thread("t99".into())),
+                thread("t99"),
             ),
             SessionKind::Group,
         ),
@@ -382,13 +368,7 @@ fn keys_parse_back_into_parts() {
         ),
         (
             "agent:main:main:thread:t1",
-            parsed(
-                Some("main"),
-                SessionTarget::Named {
-                    name: "main".into(),
-                },
-                Some(ThreadRef::Thread("t1".into())),
-            ),
+            parsed(Some("main"), named("main"), thread("t1")),
             SessionKind::Main,
         ),
         (
@@ -404,13 +384,7 @@ fn keys_parse_back_into_parts() {
         ),
         (
             "agent:main:cron:daily",
-            parsed(
-                Some("main"),
-                SessionTarget::Cron {
-                    job_id: "daily".into(),
-                },
-                None,
-            ),
+            parsed(Some("main"), cron("daily"), None),
             SessionKind::Cron,
         ),
         (
