@@ -478,30 +478,36 @@ fn is_subsequence(needle: &str, haystack: &str) -> bool {
     needle.chars().all(|c| hay.any(|h| h == c))
 }
 
+/// The markup (and HTML, entities, blanks) [`markdownish`] text is made of.
+const MARKUP: [&str; 17] = [
+    "**",
+    "*",
+    "~~",
+    "`",
+    "```rust\n",
+    "\n```\n",
+    "\n",
+    "\n\n",
+    "- ",
+    "1. ",
+    "> ",
+    "# ",
+    "[l](https://x.io/a&b)",
+    "<b>",
+    "&",
+    "| a | b |\n|---|---|\n| c | d |\n",
+    " ",
+];
+
 fn markdownish() -> impl Strategy<Value = String> {
     proptest::collection::vec(
         prop_oneof![
-            Just("**".to_owned()),
-            Just("*".to_owned()),
-            Just("~~".to_owned()),
-            Just("`".to_owned()),
-            Just("```rust\n".to_owned()),
-            Just("\n```\n".to_owned()),
-            Just("\n".to_owned()),
-            Just("\n\n".to_owned()),
-            Just("- ".to_owned()),
-            Just("1. ".to_owned()),
-            Just("> ".to_owned()),
-            Just("# ".to_owned()),
-            Just("[l](https://x.io/a&b)".to_owned()),
-            Just("<b>".to_owned()),
-            Just("&".to_owned()),
-            Just("| a | b |\n|---|---|\n| c | d |\n".to_owned()),
-            Just(" ".to_owned()),
-            "[a-z]{1,12}",
-            "[a-z ]{0,40}",
-            "[你好世界é\u{301}👍🏽]{1,8}",
-            any::<String>(),
+            // Each piece of markup as likely as each kind of text.
+            MARKUP.len() as u32 => proptest::sample::select(&MARKUP[..]).prop_map(str::to_owned),
+            1 => "[a-z]{1,12}",
+            1 => "[a-z ]{0,40}",
+            1 => "[你好世界é\u{301}👍🏽]{1,8}",
+            1 => any::<String>(),
         ],
         0..40,
     )
