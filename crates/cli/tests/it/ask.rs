@@ -200,12 +200,11 @@ fn the_tool_prefix_runs_tools_by_hand() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_configured_provider_answers_and_remembers_across_invocations() {
-    let server = mock(replies(&[
+    let (server, home) = Home::on_script(replies(&[
         ("my name is Ana", "Nice to meet you, Ana."),
         ("what is my name?", "Your name is Ana."),
     ]))
     .await;
-    let home = Home::on_mock(&server);
     let run = home.run_ok(&["ask", "my name is Ana"]);
     assert_eq!(run.stdout(), "Nice to meet you, Ana.\n");
     let out = home.ask_json(&["what is my name?"]);
@@ -280,13 +279,12 @@ async fn openai_and_anthropic_keys_in_the_environment_pick_those_providers() {
 async fn the_tool_loop_stops_at_max_steps() {
     // The model asks for a tool after every result.
     let call_again = || Reply::tool_call("time_now", json!({}));
-    let server = mock(
+    let (server, home) = Home::on_script(
         Scenario::new()
             .rule(Rule::when(Match::tool_result("time_now")).reply(call_again()))
             .rule(Rule::when(Match::last_user("loop")).reply(call_again())),
     )
     .await;
-    let home = Home::on_mock(&server);
     let out = home.ask_json(&["--tool-max-steps", "2", "loop"]);
     assert_eq!(
         out["toolError"],
@@ -323,7 +321,7 @@ async fn a_failing_primary_falls_back_and_says_which_model_answered() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rate_limited_profile_rotates_to_the_next_and_cools_down() {
-    let server = mock(
+    let (server, home) = Home::on_script(
         Scenario::new()
             .rule(
                 Rule::when(Match::last_user("hi"))
@@ -333,7 +331,6 @@ async fn a_rate_limited_profile_rotates_to_the_next_and_cools_down() {
             .rule(Rule::when(Match::last_user("hi")).reply(Reply::text("second profile"))),
     )
     .await;
-    let home = Home::on_mock(&server);
     home.run_with_stdin(&["auth", "login", "mock", "--name", "a"], "key-aaaa-1111\n")
         .assert_ok();
     home.run_with_stdin(&["auth", "login", "mock", "--name", "b"], "key-bbbb-2222\n")
@@ -460,7 +457,7 @@ fn garbage_in_a_transcript_is_reported_and_nothing_is_lost() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_aborts_the_turn_and_keeps_the_partial_reply() {
     use std::io::Read;
-    let server = mock(
+    let (_server, home) = Home::on_script(
         Scenario::new().rule(
             Rule::when(Match::last_user("long story")).reply(
                 Reply::text("once upon a time there was a very long story")
@@ -470,7 +467,6 @@ async fn ctrl_c_aborts_the_turn_and_keeps_the_partial_reply() {
         ),
     )
     .await;
-    let home = Home::on_mock(&server);
     let mut child = home
         .command(&["ask", "long story"])
         .stdout(std::process::Stdio::piped())

@@ -32,8 +32,7 @@ fn blocks(text: &str) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn per_session_memory_summarises_old_messages_once_and_shows_the_tail() {
-    let server = mock(Scenario::new().default_reply(Reply::text("noted"))).await;
-    let home = Home::on_mock(&server);
+    let (server, home) = Home::on_script(Scenario::new().default_reply(Reply::text("noted"))).await;
     let out = home.ask_json(&["--memory", "m0"]);
     assert_eq!(out["memoryEnabled"], true);
     assert_eq!(out["memoryUpdated"], false);

@@ -116,12 +116,9 @@ async fn images_arrive_for_the_agent_and_go_out_as_images() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn webhook_mode_answers_signed_encrypted_events_and_refuses_forgeries_and_replays() {
-    let llm = mock(
-        Scenario::new()
-            .rule(Rule::when(Match::last_user("hello hook")).reply(Reply::text("hooked")))
-            .rule(Rule::when(Match::any()).reply(Reply::text("must not be asked"))),
-    )
-    .await;
+    let llm =
+        mock(replies(&[("hello hook", "hooked")]).default_reply(Reply::text("must not be asked")))
+            .await;
     let fake = fake().await;
     let hook_port = free_port();
     let (_home, gateway) = fake.gateway(

@@ -13,8 +13,7 @@ use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fact_saved_in_one_session_is_found_in_another() {
-    let server = mock(common::remember_and_recall("On Friday.")).await;
-    let home = Home::on_mock(&server);
+    let (server, home) = Home::on_script(common::remember_and_recall("On Friday.")).await;
 
     let saved = home.ask_json(&["--session", "monday", "remember: Mia visits on Friday"]);
     assert_eq!(saved["result"], "Noted.");

@@ -38,6 +38,13 @@ impl Home {
         home
     }
 
+    /// The mock LLM answering by `script`, and a new home on it ([`Home::on_mock`]).
+    pub async fn on_script(script: Scenario) -> (MockLlm, Self) {
+        let server = mock(script).await;
+        let home = Self::on_mock(&server);
+        (server, home)
+    }
+
     /// `$PINCER_HOME`.
     pub fn path(&self) -> PathBuf {
         self.dir.path().join("pincer")

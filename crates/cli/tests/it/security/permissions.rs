@@ -137,7 +137,7 @@ fn own_umask() -> u32 {
 async fn the_agents_commands_run_with_the_users_umask() {
     let outside = tempfile::tempdir().unwrap();
     let made = outside.path().join("made-by-agent.txt");
-    let server = mock(
+    let (_server, home) = Home::on_script(
         Scenario::new()
             .tool_turn(
                 "make a file",
@@ -148,7 +148,6 @@ async fn the_agents_commands_run_with_the_users_umask() {
             .default_reply(Reply::text("ok")),
     )
     .await;
-    let home = Home::on_mock(&server);
     let asked = home.ask_json(&["make a file"]);
     assert_eq!(asked["result"], "Made.", "{asked}");
     let user_umask = own_umask();
