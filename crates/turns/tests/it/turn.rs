@@ -91,6 +91,17 @@ impl Setup {
     }
 }
 
+/// [`setup`] on `scenario`, and its config with keys from the environment and
+/// `fallbacks`.
+async fn setup_with_env_keys(
+    scenario: Scenario,
+    fallbacks: &[&str],
+) -> (Setup, AgentConfig, Attempts) {
+    let s = setup(scenario).await;
+    let (config, attempts) = s.config(fallbacks, Arc::new(EnvCredentials));
+    (s, config, attempts)
+}
+
 fn kinds(store: &SessionStore, key: &str) -> Vec<String> {
     let session = store.resume(key).unwrap();
     session
@@ -109,8 +120,7 @@ async fn turns_persist_and_the_next_turn_sees_the_conversation() {
     let scenario = Scenario::new()
         .rule(Rule::when(Match::last_user("hi")).reply(Reply::text("Hello!")))
         .rule(Rule::when(Match::last_user("again")).reply(Reply::text("Still here.")));
-    let s = setup(scenario).await;
-    let (config, _) = s.config(&[], Arc::new(EnvCredentials));
+    let (s, config, _) = setup_with_env_keys(scenario, &[]).await;
     let mut seen = Vec::new();
     let first = run_turn(s.plan("agent:main:main", "hi", config.clone()), |e| {
         seen.push(e.kind())
@@ -161,8 +171,7 @@ async fn an_llm_error_is_recorded_and_the_session_continues() {
     let scenario = Scenario::new()
         .rule(Rule::when(Match::last_user("boom")).fault(Fault::status(400)))
         .rule(Rule::when(Match::last_user("ok?")).reply(Reply::text("Yes.")));
-    let s = setup(scenario).await;
-    let (config, _) = s.config(&[], Arc::new(EnvCredentials));
+    let (s, config, _) = setup_with_env_keys(scenario, &[]).await;
     let failed = run_turn(s.plan("k", "boom", config.clone()), |_| {})
         .await
         .unwrap();
@@ -182,8 +191,7 @@ async fn an_llm_error_is_recorded_and_the_session_continues() {
 
 #[tokio::test]
 async fn new_session_keeps_the_old_transcript() {
-    let s = setup(Scenario::new()).await;
-    let (config, _) = s.config(&[], Arc::new(EnvCredentials));
+    let (s, config, _) = setup_with_env_keys(Scenario::new(), &[]).await;
     let first = run_turn(s.plan("k", "one", config.clone()), |_| {})
         .await
         .unwrap();
@@ -288,8 +296,7 @@ async fn a_failing_model_falls_back_and_the_reply_says_which_answered() {
     let scenario = Scenario::new()
         .rule(Rule::when(Match::model("primary")).fault(Fault::status(503)))
         .rule(Rule::when(Match::model("spare")).reply(Reply::text("spare here")));
-    let s = setup(scenario).await;
-    let (config, attempts) = s.config(&["other/spare"], Arc::new(EnvCredentials));
+    let (s, config, attempts) = setup_with_env_keys(scenario, &["other/spare"]).await;
     let mut events = Vec::new();
     let outcome = run_turn(s.plan("k", "hi", config), |e| {
         if let AgentEvent::MessageEnd { message } = e {
@@ -321,8 +328,7 @@ async fn a_failing_model_falls_back_and_the_reply_says_which_answered() {
 async fn when_everything_fails_the_error_lists_every_attempt() {
     let scenario =
         Scenario::new().rule(Rule::when(Match::last_user("hi")).fault(Fault::status(429)));
-    let s = setup(scenario).await;
-    let (mut config, _) = s.config(&["other/spare"], Arc::new(EnvCredentials));
+    let (s, mut config, _) = setup_with_env_keys(scenario, &["other/spare"]).await;
     config.stream_options.retry.max_retries = 0;
     let outcome = run_turn(s.plan("k", "hi", config), |_| {}).await.unwrap();
     let error = outcome.error().unwrap();
@@ -342,8 +348,7 @@ async fn an_aborted_turn_keeps_the_partial_reply() {
                 .with_delay_ms(40),
         ),
     );
-    let s = setup(scenario).await;
-    let (config, _) = s.config(&[], Arc::new(EnvCredentials));
+    let (s, config, _) = setup_with_env_keys(scenario, &[]).await;
     let abort = pincer_ai::CancellationToken::new();
     let mut plan = s.plan("k", "long", config);
     plan.abort = Some(abort.clone());
