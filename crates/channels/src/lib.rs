@@ -6,6 +6,8 @@
 #[cfg(any(feature = "discord", feature = "slack", feature = "feishu"))]
 pub mod frame_error;
 pub mod markdown;
+#[cfg(any(feature = "discord", feature = "slack", feature = "feishu"))]
+mod socket;
 #[cfg(any(
     feature = "telegram",
     feature = "discord",

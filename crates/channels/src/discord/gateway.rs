@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::{GatewayEvent, decode_frame};
 use super::{CHANNEL, DiscordAdapter};
+use crate::socket;
 
 /// GUILDS | GUILD_MESSAGES | DIRECT_MESSAGES | MESSAGE_CONTENT.
 pub const INTENTS: u64 = (1 << 0) | (1 << 9) | (1 << 12) | (1 << 15);
@@ -145,11 +146,9 @@ impl DiscordAdapter {
                     .ok_or_else(|| connection("/gateway/bot gave no url"))?
             }
         };
-        let (mut ws, _) = tokio::select! {
-            connected = tokio_tungstenite::connect_async(connect_url(&url)) => {
-                connected.map_err(|e| connection(format!("cannot open the gateway: {e}")))?
-            }
-            () = stop.cancelled() => return Ok(()),
+        let Some(mut ws) = socket::open(CHANNEL, "the gateway", &connect_url(&url), stop).await?
+        else {
+            return Ok(());
         };
 
         // Hello.

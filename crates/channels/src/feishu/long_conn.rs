@@ -22,6 +22,7 @@ use super::frame::{
     ping_frame, service_id,
 };
 use super::{CHANNEL, Inner};
+use crate::socket;
 
 /// How long past a ping interval silence is tolerated.
 pub const DEAD_AFTER_SILENCE: Duration = Duration::from_secs(10);
@@ -65,10 +66,10 @@ impl Inner {
         let endpoint = self.api.ws_endpoint().await?;
         let service = service_id(&endpoint.url);
         let mut ping_every = ping_interval(endpoint.ping_interval);
-        let (mut ws, _) = tokio::select! {
-            connected = tokio_tungstenite::connect_async(endpoint.url.as_str()) => connected
-                .map_err(|e| connection(format!("cannot open the long connection: {}", e)))?,
-            () = stop.cancelled() => return Ok(()),
+        let Some(mut ws) =
+            socket::open(CHANNEL, "the long connection", &endpoint.url, stop).await?
+        else {
+            return Ok(());
         };
         sink.health().connected();
         tracing::info!("feishu: long connection open");

@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 use super::events::{Event, SocketFrame, ack_frame, decode_frame};
 use super::web::Token;
 use super::{CHANNEL, SlackAdapter};
+use crate::socket;
 
 /// How a quiet connection is checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,10 +80,9 @@ impl SlackAdapter {
             .and_then(Value::as_str)
             .ok_or_else(|| connection("apps.connections.open gave no url"))?
             .to_owned();
-        let (mut ws, _) = tokio::select! {
-            connected = tokio_tungstenite::connect_async(url.as_str()) => connected
-                .map_err(|e| connection(format!("cannot open the Socket Mode connection: {e}")))?,
-            () = stop.cancelled() => return Ok(()),
+        let Some(mut ws) = socket::open(CHANNEL, "the Socket Mode connection", &url, stop).await?
+        else {
+            return Ok(());
         };
         let keepalive = self.keepalive;
         let mut last_heard = Instant::now();
