@@ -9,7 +9,9 @@
 use std::time::Duration;
 
 use crate::common::channels::{attached_file, last_user_text, turns_on};
-use crate::common::fake_channel::feishu::{assert_card_reply, no_protocol_errors};
+use crate::common::fake_channel::feishu::{
+    assert_card_reply, assert_challenge_echoed, no_protocol_errors,
+};
 use crate::common::fake_channel::{FakeChannel, T};
 use crate::common::gateway::free_port;
 use crate::common::{mock, replies};
@@ -141,16 +143,9 @@ async fn webhook_mode_answers_signed_encrypted_events_and_refuses_forgeries_and_
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
-    assert_eq!(
-        (verified.status, verified.json()),
-        (200, json!({"challenge": "c1"}))
-    );
+    assert_challenge_echoed(&verified, "c1");
     // With an encrypt key set, Feishu encrypts the URL check too.
-    let encrypted = feishu.post_url_verification("c3").await;
-    assert_eq!(
-        (encrypted.status, encrypted.json()),
-        (200, json!({"challenge": "c3"}))
-    );
+    assert_challenge_echoed(&feishu.post_url_verification("c3").await, "c3");
     let wrong = fake.callback_client(&url, "not-vtok", Some("ekey"));
     assert_eq!(wrong.post_url_verification_plain("c2").await.status, 401);
 

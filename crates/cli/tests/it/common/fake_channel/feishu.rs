@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
-use pincer_fakes::fake_feishu::{FakeFeishu, FakeFeishuConfig, InjectFeishuMessage, SentMessage};
+use pincer_fakes::fake_feishu::{
+    FakeFeishu, FakeFeishuConfig, InjectFeishuMessage, Posted, SentMessage,
+};
 use serde_json::json;
 
 use super::{FakeChannel, Inbound, Sent, SentFile, mentioning, wait_until};
@@ -65,6 +67,14 @@ pub fn assert_card_reply(sent: &SentMessage, message_id: &str, text: &str) {
         sent.content,
         json!({"schema": "2.0", "config": {"wide_screen_mode": true},
             "body": {"elements": [{"tag": "markdown", "content": text}]}})
+    );
+}
+
+/// A URL check answered by echoing its `challenge`.
+pub fn assert_challenge_echoed(answer: &Posted, challenge: &str) {
+    assert_eq!(
+        (answer.status, answer.json()),
+        (200, json!({ "challenge": challenge }))
     );
 }
 
