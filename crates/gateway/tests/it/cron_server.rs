@@ -58,13 +58,10 @@ async fn start_with_job(
 
 #[tokio::test]
 async fn an_isolated_job_runs_its_turn_and_announces_the_reply_in_the_main_session() {
-    let (running, _cron_dir, mut client, job, id) = start_with_job(
-        "Summarise the news",
-        "Three things happened today.",
-        json!({"name": "News", "schedule": {"kind": "every", "everyMs": 3_600_000},
-                   "payload": {"kind": "agentTurn", "message": "Summarise the news"}}),
-    )
-    .await;
+    let job = json!({"name": "News", "schedule": {"kind": "every", "everyMs": 3_600_000},
+                     "payload": {"kind": "agentTurn", "message": "Summarise the news"}});
+    let (running, _cron_dir, mut client, job, id) =
+        start_with_job("Summarise the news", "Three things happened today.", job).await;
     assert_eq!(job["sessionTarget"], "isolated");
     assert_eq!(job["delivery"], json!({"mode": "announce"}));
     assert!(job["state"]["nextRunAtMs"].as_i64().unwrap() > job["createdAtMs"].as_i64().unwrap());
@@ -119,13 +116,10 @@ async fn an_isolated_job_runs_its_turn_and_announces_the_reply_in_the_main_sessi
 
 #[tokio::test]
 async fn a_heartbeat_ok_reply_is_not_announced() {
-    let (running, _cron_dir, mut client, _, id) = start_with_job(
-        "Anything new?",
-        "HEARTBEAT_OK",
-        json!({"name": "Poll", "schedule": {"kind": "cron", "expr": "0 9 * * *"},
-                   "payload": {"kind": "agentTurn", "message": "Anything new?"}}),
-    )
-    .await;
+    let job = json!({"name": "Poll", "schedule": {"kind": "cron", "expr": "0 9 * * *"},
+                     "payload": {"kind": "agentTurn", "message": "Anything new?"}});
+    let (running, _cron_dir, mut client, _, id) =
+        start_with_job("Anything new?", "HEARTBEAT_OK", job).await;
     client.ok("cron.run", json!({"id": id})).await;
     let entries = client.ok("cron.runs", json!({"id": id})).await["entries"].clone();
     assert_eq!(entries[0]["status"], "ok");
@@ -143,11 +137,12 @@ async fn a_heartbeat_ok_reply_is_not_announced() {
 
 #[tokio::test]
 async fn a_main_job_becomes_a_reminder_the_heartbeat_relays() {
+    let job = json!({"name": "Oven", "schedule": {"kind": "at", "at": "20m"},
+                     "payload": {"kind": "systemEvent", "text": "Take the bread out"}});
     let (running, _cron_dir, mut client, job, id) = start_with_job(
         "A scheduled reminder has been triggered",
         "Reminder: take the bread out of the oven!",
-        json!({"name": "Oven", "schedule": {"kind": "at", "at": "20m"},
-                   "payload": {"kind": "systemEvent", "text": "Take the bread out"}}),
+        job,
     )
     .await;
     assert_eq!(job["sessionTarget"], "main");
@@ -231,14 +226,11 @@ async fn webhook_endpoint(status: u16) -> (String, std::sync::Arc<std::sync::Mut
 #[tokio::test]
 async fn a_webhook_delivery_posts_the_reply_and_a_refusal_fails_the_run() {
     let (url, seen) = webhook_endpoint(200).await;
-    let (running, _cron_dir, mut client, _, id) = start_with_job(
-        "Check the site",
-        "The site is up.",
-        json!({"name": "Site", "schedule": {"kind": "every", "everyMs": 600_000},
-                   "payload": {"kind": "agentTurn", "message": "Check the site"},
-                   "delivery": {"mode": "webhook", "to": url}}),
-    )
-    .await;
+    let job = json!({"name": "Site", "schedule": {"kind": "every", "everyMs": 600_000},
+                     "payload": {"kind": "agentTurn", "message": "Check the site"},
+                     "delivery": {"mode": "webhook", "to": url}});
+    let (running, _cron_dir, mut client, _, id) =
+        start_with_job("Check the site", "The site is up.", job).await;
     client.ok("cron.run", json!({"id": id})).await;
     let bodies = seen.lock().unwrap().clone();
     assert_eq!(bodies.len(), 1);
