@@ -63,6 +63,11 @@ fn allow_from(home: &Home, file: &str) -> Value {
     serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
 }
 
+/// `pincer pairing <args>` in `home`.
+fn pairing(home: &Home, args: &[&str]) -> Run {
+    home.run(&[&["pairing"], args].concat())
+}
+
 /// Exit 0, this on stdout, nothing on stderr.
 fn assert_out(run: &Run, stdout: &str) {
     run.assert_ok();
@@ -89,28 +94,25 @@ fn approved_offline(who: &str) -> String {
 #[test]
 fn list_without_requests() {
     let home = offline_home("");
+    assert_out(&pairing(&home, &["list"]), "No pending pairing requests.\n");
     assert_out(
-        &home.run(&["pairing", "list"]),
-        "No pending pairing requests.\n",
-    );
-    assert_out(
-        &home.run(&["pairing", "list", "telegram"]),
+        &pairing(&home, &["list", "telegram"]),
         "No pending telegram pairing requests.\n",
     );
     assert_out(
-        &home.run(&["pairing", "list", "--channel", "telegram"]),
+        &pairing(&home, &["list", "--channel", "telegram"]),
         "No pending telegram pairing requests.\n",
     );
     assert_out(
-        &home.run(&["pairing", "list", "telegram", "--account", "work"]),
+        &pairing(&home, &["list", "telegram", "--account", "work"]),
         "No pending telegram pairing requests for account work.\n",
     );
     assert_eq!(
-        json_of(&home.run(&["pairing", "list", "--json"])),
+        json_of(&pairing(&home, &["list", "--json"])),
         json!({ "channel": null, "requests": [] })
     );
     assert_eq!(
-        json_of(&home.run(&["pairing", "list", "telegram", "--json"])),
+        json_of(&pairing(&home, &["list", "telegram", "--json"])),
         json!({ "channel": "telegram", "requests": [] })
     );
     // Listing creates nothing.
@@ -138,24 +140,18 @@ fn list_shows_the_pending_requests() {
         "- telegram id=456 code={bob} requested={} account=work\n",
         local_minute(second.created_at_ms)
     );
+    assert_out(&pairing(&home, &["list"]), &format!("{ada_line}{bob_line}"));
     assert_out(
-        &home.run(&["pairing", "list"]),
+        &pairing(&home, &["list", "telegram"]),
         &format!("{ada_line}{bob_line}"),
     );
+    assert_out(&pairing(&home, &["list", "--account", "work"]), &bob_line);
     assert_out(
-        &home.run(&["pairing", "list", "telegram"]),
-        &format!("{ada_line}{bob_line}"),
-    );
-    assert_out(
-        &home.run(&["pairing", "list", "--account", "work"]),
-        &bob_line,
-    );
-    assert_out(
-        &home.run(&["pairing", "list", "discord"]),
+        &pairing(&home, &["list", "discord"]),
         "No pending discord pairing requests.\n",
     );
 
-    let out = json_of(&home.run(&["pairing", "list", "telegram", "--json"]));
+    let out = json_of(&pairing(&home, &["list", "telegram", "--json"]));
     assert_eq!(
         out,
         json!({
@@ -178,7 +174,7 @@ fn list_shows_the_pending_requests() {
             ],
         })
     );
-    let out = json_of(&home.run(&["pairing", "list", "--json", "--account", "work"]));
+    let out = json_of(&pairing(&home, &["list", "--json", "--account", "work"]));
     assert_eq!(out["channel"], Value::Null, "{out}");
     assert_eq!(out["requests"].as_array().unwrap().len(), 1, "{out}");
     assert_eq!(out["requests"][0]["id"], "456", "{out}");
@@ -189,7 +185,7 @@ fn approve_by_code_in_any_case() {
     let home = offline_home("");
     let code = request(&home, None, "123", Some("Ada"));
     let other = request(&home, None, "789", None);
-    let run = home.run(&["pairing", "approve", "telegram", &code.to_lowercase()]);
+    let run = pairing(&home, &["approve", "telegram", &code.to_lowercase()]);
     assert_out(&run, &approved_offline("123"));
     assert_eq!(
         allow_from(&home, "telegram-allowFrom.json")["allowFrom"],
@@ -205,7 +201,7 @@ fn approve_by_code_in_any_case() {
 
     // The code is used up.
     assert_error(
-        &home.run(&["pairing", "approve", "telegram", &code]),
+        &pairing(&home, &["approve", "telegram", &code]),
         &format!("no pending pairing request on telegram with code {code}"),
     );
 }
@@ -216,20 +212,22 @@ fn approve_a_request_of_an_account() {
     let code = request(&home, Some("work"), "456", None);
     // `--account` approves only a request of that account.
     assert_error(
-        &home.run(&["pairing", "approve", "telegram", &code, "--account", "home"]),
+        &pairing(&home, &["approve", "telegram", &code, "--account", "home"]),
         &format!("no pending pairing request on telegram for account home with code {code}"),
     );
     assert_eq!(pending(&home).len(), 1);
     assert_out(
-        &home.run(&[
-            "pairing",
-            "approve",
-            "--channel",
-            "telegram",
-            &code,
-            "--account",
-            "work",
-        ]),
+        &pairing(
+            &home,
+            &[
+                "approve",
+                "--channel",
+                "telegram",
+                &code,
+                "--account",
+                "work",
+            ],
+        ),
         &approved_offline("456"),
     );
     // Into the account's own list.
@@ -251,12 +249,12 @@ fn approve_an_unknown_code_fails() {
     let home = offline_home("");
     request(&home, None, "123", None);
     assert_error(
-        &home.run(&["pairing", "approve", "telegram", "zzzz2222"]),
+        &pairing(&home, &["approve", "telegram", "zzzz2222"]),
         "no pending pairing request on telegram with code ZZZZ2222",
     );
     // A channel without any request.
     assert_error(
-        &home.run(&["pairing", "approve", "discord", "ABCD2345"]),
+        &pairing(&home, &["approve", "discord", "ABCD2345"]),
         "no pending pairing request on discord with code ABCD2345",
     );
     assert_eq!(pending(&home).len(), 1);
@@ -282,7 +280,7 @@ fn revoke_present_and_absent_entries() {
     );
 
     assert_out(
-        &home.run(&["pairing", "revoke", "telegram", "123"]),
+        &pairing(&home, &["revoke", "telegram", "123"]),
         "Revoked 123 on telegram.\nCurrent allow-from entries: 1\n",
     );
     assert_eq!(
@@ -290,17 +288,17 @@ fn revoke_present_and_absent_entries() {
         json!(["456"])
     );
     assert_out(
-        &home.run(&["pairing", "revoke", "telegram", "123"]),
+        &pairing(&home, &["revoke", "telegram", "123"]),
         "123 was not in the allow-from list of telegram.\nCurrent allow-from entries: 1\n",
     );
     // The account's list is its own.
     assert_out(
-        &home.run(&["pairing", "revoke", "telegram", "456", "--account", "work"]),
+        &pairing(&home, &["revoke", "telegram", "456", "--account", "work"]),
         "456 was not in the allow-from list of telegram (account work).\n\
          Current allow-from entries: 1\n",
     );
     assert_out(
-        &home.run(&["pairing", "revoke", "telegram", "789", "--account", "work"]),
+        &pairing(&home, &["revoke", "telegram", "789", "--account", "work"]),
         "Revoked 789 on telegram (account work).\nCurrent allow-from entries: 0\n",
     );
     assert_eq!(
@@ -314,7 +312,7 @@ fn the_channel_defaults_to_the_only_configured_one() {
     let home = telegram_home();
     let code = request(&home, None, "123", None);
     assert_out(
-        &home.run(&["pairing", "approve", &code]),
+        &pairing(&home, &["approve", &code]),
         &approved_offline("123"),
     );
     assert_eq!(
@@ -322,7 +320,7 @@ fn the_channel_defaults_to_the_only_configured_one() {
         json!(["123"])
     );
     assert_out(
-        &home.run(&["pairing", "revoke", "123"]),
+        &pairing(&home, &["revoke", "123"]),
         "Revoked 123 on telegram.\nCurrent allow-from entries: 0\n",
     );
 }
@@ -332,12 +330,12 @@ fn without_a_configured_channel_it_must_be_named() {
     let home = offline_home("");
     let code = request(&home, None, "123", None);
     assert_error(
-        &home.run(&["pairing", "approve", &code]),
+        &pairing(&home, &["approve", &code]),
         "no chat channel is configured, so name the channel: `pincer pairing approve \
          telegram <CODE>`",
     );
     assert_error(
-        &home.run(&["pairing", "revoke", "123"]),
+        &pairing(&home, &["revoke", "123"]),
         "no chat channel is configured, so name the channel: `pincer pairing revoke \
          telegram <ENTRY>`",
     );
@@ -348,23 +346,23 @@ fn without_a_configured_channel_it_must_be_named() {
 fn invalid_names_are_refused() {
     let home = telegram_home();
     assert_error(
-        &home.run(&["pairing", "list", "Telegram"]),
+        &pairing(&home, &["list", "Telegram"]),
         r#"invalid channel name "Telegram" (use 1 to 64 of a-z, 0-9, _ and -)"#,
     );
     assert_error(
-        &home.run(&["pairing", "approve", "../x", "ABCD2345"]),
+        &pairing(&home, &["approve", "../x", "ABCD2345"]),
         r#"invalid channel name "../x" (use 1 to 64 of a-z, 0-9, _ and -)"#,
     );
     assert_error(
-        &home.run(&["pairing", "revoke", "tele gram", "123"]),
+        &pairing(&home, &["revoke", "tele gram", "123"]),
         r#"invalid channel name "tele gram" (use 1 to 64 of a-z, 0-9, _ and -)"#,
     );
     assert_error(
-        &home.run(&["pairing", "list", "--account", "Work"]),
+        &pairing(&home, &["list", "--account", "Work"]),
         r#"invalid account id "Work" (use 1 to 64 of a-z, 0-9, _ and -)"#,
     );
     assert_error(
-        &home.run(&["pairing", "revoke", "123", "--account", "a/b"]),
+        &pairing(&home, &["revoke", "123", "--account", "a/b"]),
         r#"invalid account id "a/b" (use 1 to 64 of a-z, 0-9, _ and -)"#,
     );
     assert!(!home.path().join("credentials").exists());
@@ -373,14 +371,10 @@ fn invalid_names_are_refused() {
 #[test]
 fn the_channel_is_given_once() {
     let home = telegram_home();
-    let run = home.run(&[
-        "pairing",
-        "approve",
-        "--channel",
-        "telegram",
-        "telegram",
-        "X",
-    ]);
+    let run = pairing(
+        &home,
+        &["approve", "--channel", "telegram", "telegram", "X"],
+    );
     run.assert_fails(
         2,
         "the argument '--channel <CHANNEL>' cannot be used with '[CHANNEL]'",
