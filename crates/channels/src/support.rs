@@ -176,6 +176,70 @@ pub(crate) fn fetch_failed_note(platform: &str) -> String {
     format!("I could not fetch that file from {platform}; please send it again.")
 }
 
+/// The files of one received message as they are fetched: those stored, and what to tell
+/// the sender of the last one refused (the others still come through).
+pub(crate) struct ReceivedFiles {
+    platform: &'static str,
+    max: u64,
+    media: Vec<InboundMedia>,
+    refused: Option<String>,
+}
+
+impl ReceivedFiles {
+    /// For files from `platform` (named in refusals) of at most `max` bytes.
+    pub(crate) fn new(platform: &'static str, max: u64) -> Self {
+        Self {
+            platform,
+            max,
+            media: Vec::new(),
+            refused: None,
+        }
+    }
+
+    /// Refuses a file of `size` bytes when it is over the limit; whether it was.
+    pub(crate) fn over_limit(&mut self, size: u64) -> bool {
+        let over = size > self.max;
+        if over {
+            self.too_big();
+        }
+        over
+    }
+
+    /// Refuses a file found over the limit ([`too_big_note`]).
+    pub(crate) fn too_big(&mut self) {
+        self.refuse(too_big_note(self.max));
+    }
+
+    /// Refuses a file the platform would not give ([`fetch_failed_note`]).
+    pub(crate) fn failed(&mut self) {
+        self.refuse(fetch_failed_note(self.platform));
+    }
+
+    /// Refuses a file, `why` being what the sender is told.
+    pub(crate) fn refuse(&mut self, why: String) {
+        self.refused = Some(why);
+    }
+
+    /// Saves a fetched file as `target` ([`store_received`]); refused when it cannot be.
+    pub(crate) async fn store(
+        &mut self,
+        target: PathBuf,
+        bytes: impl AsRef<[u8]> + Send + 'static,
+        mime: Option<String>,
+        file_name: String,
+    ) {
+        match store_received(target, bytes, mime, file_name).await {
+            Ok(item) => self.media.push(item),
+            Err(why) => self.refuse(why),
+        }
+    }
+
+    /// The files stored, and the last refusal.
+    pub(crate) fn finish(self) -> (Vec<InboundMedia>, Option<String>) {
+        (self.media, self.refused)
+    }
+}
+
 /// User id → DM channel id of a bot's direct chats: learnt from the DMs received (or
 /// opened), so a direct chat addressed by user id is answered in its DM.
 #[derive(Debug, Default)]

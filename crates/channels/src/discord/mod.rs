@@ -41,10 +41,7 @@ use pincer_channel_port::{ChatKind, ThreadRef};
 use serde_json::{Value, json};
 
 use crate::markdown::{Flavor, render_chunks};
-use crate::support::{
-    DmChannels, OutboundFile, fetch_failed_note, read_outbound_file, safe_id, store_received,
-    too_big_note,
-};
+use crate::support::{DmChannels, OutboundFile, ReceivedFiles, read_outbound_file, safe_id};
 use events::Me;
 
 const CHANNEL: &str = "discord";
@@ -183,24 +180,20 @@ impl DiscordAdapter {
     /// one is too big or cannot be fetched (the others still come through).
     async fn media_of(&self, message: &Message) -> (Vec<InboundMedia>, Option<String>) {
         let max = self.settings.media_max_bytes;
-        let too_big = || too_big_note(max);
-        let failed = || fetch_failed_note("Discord");
-        let mut media = Vec::new();
-        let mut refused = None;
+        let mut files = ReceivedFiles::new("Discord", max);
         for attachment in &message.attachments {
-            if attachment.size > max {
-                refused = Some(too_big());
+            if files.over_limit(attachment.size) {
                 continue;
             }
             let bytes = match self.rest.download(&attachment.url, max).await {
                 Ok(bytes) => bytes,
                 Err(ChannelError::Api { message, .. }) if message.contains("limit") => {
-                    refused = Some(too_big());
+                    files.too_big();
                     continue;
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "discord attachment download failed");
-                    refused = Some(failed());
+                    files.failed();
                     continue;
                 }
             };
@@ -216,12 +209,11 @@ impl DiscordAdapter {
                 safe_id(&message.id),
                 safe_id(&attachment.id)
             ));
-            match store_received(target, bytes, attachment.content_type.clone(), name).await {
-                Ok(item) => media.push(item),
-                Err(why) => refused = Some(why),
-            }
+            files
+                .store(target, bytes, attachment.content_type.clone(), name)
+                .await;
         }
-        (media, refused)
+        files.finish()
     }
 
     /// The channel to post to for `chat` (see the module docs): a thread's own id, a

@@ -10,6 +10,7 @@ use super::answers::path_segment;
 use super::api::DownloadError;
 use super::events::{MessageEvent, Resource, ResourceKind, decode_content, resolve_mentions};
 use super::{CHANNEL, Inner};
+use crate::support::ReceivedFiles;
 
 /// A message as the gateway will see it, before its files are downloaded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -126,8 +127,7 @@ impl Inner {
         resources: &[Resource],
     ) -> (Vec<InboundMedia>, Option<String>) {
         let max = self.settings.media_max_bytes;
-        let mut media = Vec::new();
-        let mut refused = None;
+        let mut files = ReceivedFiles::new("Feishu", max);
         for resource in resources {
             let path = match (path_segment(message_id), path_segment(&resource.key)) {
                 (Ok(message), Ok(key)) => format!(
@@ -135,14 +135,15 @@ impl Inner {
                     resource.kind.as_str()
                 ),
                 _ => {
-                    refused = Some(FAILED.to_owned());
+                    files.failed();
                     continue;
                 }
             };
             let download = match self.api.download(&path, max).await {
                 Ok(download) => download,
                 Err(DownloadError::TooBig(_)) => {
-                    refused = Some(format!(
+                    // Feishu's limits may be under a MB: the note says KB then.
+                    files.refuse(format!(
                         "That file is too big for me (the limit is {}); send a smaller one or a link.",
                         size_text(max)
                     ));
@@ -150,7 +151,7 @@ impl Inner {
                 }
                 Err(DownloadError::Failed(e)) => {
                     tracing::warn!(error = %e, "feishu: resource download failed");
-                    refused = Some(FAILED.to_owned());
+                    files.failed();
                     continue;
                 }
             };
@@ -164,19 +165,11 @@ impl Inner {
                 safe(&resource.key),
                 pincer_channel_port::file_name::safe_name(&name)
             ));
-            match crate::support::store_received(
-                target,
-                download.bytes,
-                download.content_type,
-                name,
-            )
-            .await
-            {
-                Ok(item) => media.push(item),
-                Err(why) => refused = Some(why),
-            }
+            files
+                .store(target, download.bytes, download.content_type, name)
+                .await;
         }
-        (media, refused)
+        files.finish()
     }
 }
 
@@ -188,8 +181,6 @@ fn size_text(bytes: u64) -> String {
         format!("{} KB", bytes.div_ceil(1024))
     }
 }
-
-const FAILED: &str = "I could not fetch that file from Feishu; please send it again.";
 
 /// A name for a file that came without one: the key, with an extension from the type.
 fn default_name(resource: &Resource, content_type: Option<&str>) -> String {

@@ -50,10 +50,7 @@ use pincer_channel_port::{ChatKind, ThreadRef};
 use serde_json::{Value, json};
 
 use crate::markdown::{Flavor, render_chunks};
-use crate::support::{
-    DmChannels, OutboundFile, fetch_failed_note, read_outbound_file, safe_id, store_received,
-    too_big_note,
-};
+use crate::support::{DmChannels, OutboundFile, ReceivedFiles, read_outbound_file, safe_id};
 
 const CHANNEL: &str = "slack";
 /// Slack's Web API.
@@ -187,28 +184,24 @@ impl SlackAdapter {
     /// too big or cannot be fetched (the others still come through).
     async fn media_of(&self, message: &MessageEvent) -> (Vec<InboundMedia>, Option<String>) {
         let max = self.settings.media_max_bytes;
-        let too_big = || too_big_note(max);
-        let failed = || fetch_failed_note("Slack");
-        let mut media = Vec::new();
-        let mut refused = None;
+        let mut files = ReceivedFiles::new("Slack", max);
         for file in &message.files {
-            if file.size > max {
-                refused = Some(too_big());
+            if files.over_limit(file.size) {
                 continue;
             }
             let Some(url) = file.url() else {
-                refused = Some(failed());
+                files.failed();
                 continue;
             };
             let bytes = match self.web.download(url, max).await {
                 Ok(bytes) => bytes,
                 Err(DownloadError::TooBig(_)) => {
-                    refused = Some(too_big());
+                    files.too_big();
                     continue;
                 }
                 Err(DownloadError::Failed(e)) => {
                     tracing::warn!(error = %e, "slack file download failed");
-                    refused = Some(failed());
+                    files.failed();
                     continue;
                 }
             };
@@ -224,12 +217,11 @@ impl SlackAdapter {
                 safe_id(&file.id),
                 safe_name(&name)
             ));
-            match store_received(target, bytes, file.mimetype.clone(), name).await {
-                Ok(item) => media.push(item),
-                Err(why) => refused = Some(why),
-            }
+            files
+                .store(target, bytes, file.mimetype.clone(), name)
+                .await;
         }
-        (media, refused)
+        files.finish()
     }
 
     /// The conversation to post to for `chat` (see the module docs).
