@@ -181,8 +181,22 @@ pub(crate) fn fetch_failed_note(platform: &str) -> String {
 pub(crate) struct ReceivedFiles {
     platform: &'static str,
     max: u64,
+    /// What the sender is told of a file over the limit.
+    too_big: String,
     media: Vec<InboundMedia>,
     refused: Option<String>,
+}
+
+/// Why a received file could not be downloaded: over the size limit, or a failure.
+pub(crate) trait FetchError: std::fmt::Display {
+    fn is_too_big(&self) -> bool;
+}
+
+/// [`download_capped`] refuses a file over the limit with an API error naming the limit.
+impl FetchError for ChannelError {
+    fn is_too_big(&self) -> bool {
+        matches!(self, ChannelError::Api { message, .. } if message.contains("limit"))
+    }
 }
 
 impl ReceivedFiles {
@@ -191,8 +205,17 @@ impl ReceivedFiles {
         Self {
             platform,
             max,
+            too_big: too_big_note(max),
             media: Vec::new(),
             refused: None,
+        }
+    }
+
+    /// With `note` told of a file over the limit instead of [`too_big_note`].
+    pub(crate) fn with_too_big_note(self, note: String) -> Self {
+        Self {
+            too_big: note,
+            ..self
         }
     }
 
@@ -205,9 +228,25 @@ impl ReceivedFiles {
         over
     }
 
-    /// Refuses a file found over the limit ([`too_big_note`]).
+    /// Refuses a file found over the limit.
     pub(crate) fn too_big(&mut self) {
-        self.refuse(too_big_note(self.max));
+        self.refuse(self.too_big.clone());
+    }
+
+    /// The downloaded file, or `None` with the file refused (a failure is logged).
+    pub(crate) fn fetched<T>(&mut self, download: Result<T, impl FetchError>) -> Option<T> {
+        match download {
+            Ok(file) => Some(file),
+            Err(e) if e.is_too_big() => {
+                self.too_big();
+                None
+            }
+            Err(e) => {
+                tracing::warn!(platform = self.platform, error = %e, "a received file could not be downloaded");
+                self.failed();
+                None
+            }
+        }
     }
 
     /// Refuses a file the platform would not give ([`fetch_failed_note`]).

@@ -185,17 +185,8 @@ impl DiscordAdapter {
             if files.over_limit(attachment.size) {
                 continue;
             }
-            let bytes = match self.rest.download(&attachment.url, max).await {
-                Ok(bytes) => bytes,
-                Err(ChannelError::Api { message, .. }) if message.contains("limit") => {
-                    files.too_big();
-                    continue;
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "discord attachment download failed");
-                    files.failed();
-                    continue;
-                }
+            let Some(bytes) = files.fetched(self.rest.download(&attachment.url, max).await) else {
+                continue;
             };
             let name = if attachment.filename.is_empty() {
                 "file".to_owned()

@@ -50,6 +50,12 @@ pub enum DownloadError {
     Failed(#[from] ChannelError),
 }
 
+impl crate::support::FetchError for DownloadError {
+    fn is_too_big(&self) -> bool {
+        matches!(self, Self::TooBig(_))
+    }
+}
+
 /// A JSON answer, or a successful download still streaming.
 enum Reply {
     Json(Value),

@@ -7,7 +7,6 @@ use pincer_channel_port::{ChatKind, ThreadRef};
 use pincer_channel_port::{ChatRef, Inbound, InboundMedia, SenderRef};
 
 use super::answers::path_segment;
-use super::api::DownloadError;
 use super::events::{MessageEvent, Resource, ResourceKind, decode_content, resolve_mentions};
 use super::{CHANNEL, Inner};
 use crate::support::ReceivedFiles;
@@ -127,7 +126,11 @@ impl Inner {
         resources: &[Resource],
     ) -> (Vec<InboundMedia>, Option<String>) {
         let max = self.settings.media_max_bytes;
-        let mut files = ReceivedFiles::new("Feishu", max);
+        // Feishu's limit may be under a MB: the note says KB then.
+        let mut files = ReceivedFiles::new("Feishu", max).with_too_big_note(format!(
+            "That file is too big for me (the limit is {}); send a smaller one or a link.",
+            size_text(max)
+        ));
         for resource in resources {
             let path = match (path_segment(message_id), path_segment(&resource.key)) {
                 (Ok(message), Ok(key)) => format!(
@@ -139,21 +142,8 @@ impl Inner {
                     continue;
                 }
             };
-            let download = match self.api.download(&path, max).await {
-                Ok(download) => download,
-                Err(DownloadError::TooBig(_)) => {
-                    // Feishu's limits may be under a MB: the note says KB then.
-                    files.refuse(format!(
-                        "That file is too big for me (the limit is {}); send a smaller one or a link.",
-                        size_text(max)
-                    ));
-                    continue;
-                }
-                Err(DownloadError::Failed(e)) => {
-                    tracing::warn!(error = %e, "feishu: resource download failed");
-                    files.failed();
-                    continue;
-                }
+            let Some(download) = files.fetched(self.api.download(&path, max).await) else {
+                continue;
             };
             let name = resource
                 .file_name

@@ -193,17 +193,8 @@ impl SlackAdapter {
                 files.failed();
                 continue;
             };
-            let bytes = match self.web.download(url, max).await {
-                Ok(bytes) => bytes,
-                Err(DownloadError::TooBig(_)) => {
-                    files.too_big();
-                    continue;
-                }
-                Err(DownloadError::Failed(e)) => {
-                    tracing::warn!(error = %e, "slack file download failed");
-                    files.failed();
-                    continue;
-                }
+            let Some(bytes) = files.fetched(self.web.download(url, max).await) else {
+                continue;
             };
             let name = file
                 .name

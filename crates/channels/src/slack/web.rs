@@ -47,6 +47,12 @@ pub enum DownloadError {
     Failed(String),
 }
 
+impl crate::support::FetchError for DownloadError {
+    fn is_too_big(&self) -> bool {
+        matches!(self, Self::TooBig(_))
+    }
+}
+
 impl SlackWeb {
     pub fn new(client: reqwest::Client, api: &str, bot_token: &str, app_token: &str) -> Self {
         Self {

@@ -23,9 +23,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::markdown::{Flavor, render_chunks, telegram_html_text};
-use crate::support::{
-    OutboundFile, fetch_failed_note, read_outbound_file, store_received, too_big_note,
-};
+use crate::support::{OutboundFile, ReceivedFiles, read_outbound_file};
 use updates::{Me, Message, TelegramFile, utf16_slice};
 
 const CHANNEL: &str = "telegram";
@@ -227,9 +225,9 @@ impl TelegramAdapter {
             return (Vec::new(), None);
         };
         let max = self.settings.media_max_bytes;
-        let too_big = || too_big_note(max);
-        if file.file_size.is_some_and(|size| size > max) {
-            return (Vec::new(), Some(too_big()));
+        let mut files = ReceivedFiles::new("Telegram", max);
+        if file.file_size.is_some_and(|size| files.over_limit(size)) {
+            return files.finish();
         }
         let got: Result<TelegramFile, _> = self
             .api
@@ -245,18 +243,12 @@ impl TelegramAdapter {
                 ..
             }) => path,
             Ok(_) | Err(_) => {
-                return (Vec::new(), Some(fetch_failed_note("Telegram")));
+                files.failed();
+                return files.finish();
             }
         };
-        let bytes = match self.api.download(&path, max).await {
-            Ok(bytes) => bytes,
-            Err(ChannelError::Api { message, .. }) if message.contains("limit") => {
-                return (Vec::new(), Some(too_big()));
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "telegram file download failed");
-                return (Vec::new(), Some(fetch_failed_note("Telegram")));
-            }
+        let Some(bytes) = files.fetched(self.api.download(&path, max).await) else {
+            return files.finish();
         };
         let name = file
             .file_name
@@ -268,11 +260,10 @@ impl TelegramAdapter {
             "telegram-{}-{}-{safe}",
             message.chat.id, message.message_id
         ));
-        let media = match store_received(target, bytes, file.mime_type.clone(), name).await {
-            Ok(media) => media,
-            Err(why) => return (Vec::new(), Some(why)),
-        };
-        (vec![media], None)
+        files
+            .store(target, bytes, file.mime_type.clone(), name)
+            .await;
+        files.finish()
     }
 
     async fn send_text(
