@@ -109,37 +109,55 @@ pub enum RpcCommand {
     GetCommands,
 }
 
-/// Every command type, in declaration order (for tests and for [`is_known_command`]).
-pub const COMMAND_TYPES: &[&str] = &[
-    "prompt",
-    "steer",
-    "follow_up",
-    "abort",
-    "new_session",
-    "get_state",
-    "get_messages",
-    "set_model",
-    "cycle_model",
-    "get_available_models",
-    "set_thinking_level",
-    "cycle_thinking_level",
-    "set_steering_mode",
-    "set_follow_up_mode",
-    "compact",
-    "set_auto_compaction",
-    "set_auto_retry",
-    "abort_retry",
-    "bash",
-    "abort_bash",
-    "get_session_stats",
-    "export_html",
-    "switch_session",
-    "fork",
-    "get_fork_messages",
-    "get_last_assistant_text",
-    "set_session_name",
-    "get_commands",
-];
+/// Defines [`COMMAND_TYPES`] and [`RpcCommand::command_type`] from one list of each
+/// variant and its `type` on the wire, so the two cannot disagree.
+macro_rules! command_types {
+    ($($variant:ident => $name:literal,)*) => {
+        /// Every command type, in declaration order (for tests and for [`is_known_command`]).
+        pub const COMMAND_TYPES: &[&str] = &[$($name),*];
+
+        impl RpcCommand {
+            /// The command's `type` on the wire (also the `command` of its response).
+            pub fn command_type(&self) -> &'static str {
+                match self {
+                    // `{ .. }` matches unit variants too.
+                    $(Self::$variant { .. } => $name,)*
+                }
+            }
+        }
+    };
+}
+
+command_types! {
+    Prompt => "prompt",
+    Steer => "steer",
+    FollowUp => "follow_up",
+    Abort => "abort",
+    NewSession => "new_session",
+    GetState => "get_state",
+    GetMessages => "get_messages",
+    SetModel => "set_model",
+    CycleModel => "cycle_model",
+    GetAvailableModels => "get_available_models",
+    SetThinkingLevel => "set_thinking_level",
+    CycleThinkingLevel => "cycle_thinking_level",
+    SetSteeringMode => "set_steering_mode",
+    SetFollowUpMode => "set_follow_up_mode",
+    Compact => "compact",
+    SetAutoCompaction => "set_auto_compaction",
+    SetAutoRetry => "set_auto_retry",
+    AbortRetry => "abort_retry",
+    Bash => "bash",
+    AbortBash => "abort_bash",
+    GetSessionStats => "get_session_stats",
+    ExportHtml => "export_html",
+    SwitchSession => "switch_session",
+    Fork => "fork",
+    GetForkMessages => "get_fork_messages",
+    GetLastAssistantText => "get_last_assistant_text",
+    SetSessionName => "set_session_name",
+    GetCommands => "get_commands",
+}
 
 /// Whether `command_type` is one of [`RpcCommand`]'s types.
 pub fn is_known_command(command_type: &str) -> bool {
@@ -147,40 +165,6 @@ pub fn is_known_command(command_type: &str) -> bool {
 }
 
 impl RpcCommand {
-    /// The command's `type` on the wire (also the `command` of its response).
-    pub fn command_type(&self) -> &'static str {
-        match self {
-            Self::Prompt { .. } => "prompt",
-            Self::Steer { .. } => "steer",
-            Self::FollowUp { .. } => "follow_up",
-            Self::Abort => "abort",
-            Self::NewSession { .. } => "new_session",
-            Self::GetState => "get_state",
-            Self::GetMessages => "get_messages",
-            Self::SetModel { .. } => "set_model",
-            Self::CycleModel => "cycle_model",
-            Self::GetAvailableModels => "get_available_models",
-            Self::SetThinkingLevel { .. } => "set_thinking_level",
-            Self::CycleThinkingLevel => "cycle_thinking_level",
-            Self::SetSteeringMode { .. } => "set_steering_mode",
-            Self::SetFollowUpMode { .. } => "set_follow_up_mode",
-            Self::Compact { .. } => "compact",
-            Self::SetAutoCompaction { .. } => "set_auto_compaction",
-            Self::SetAutoRetry { .. } => "set_auto_retry",
-            Self::AbortRetry => "abort_retry",
-            Self::Bash { .. } => "bash",
-            Self::AbortBash => "abort_bash",
-            Self::GetSessionStats => "get_session_stats",
-            Self::ExportHtml { .. } => "export_html",
-            Self::SwitchSession { .. } => "switch_session",
-            Self::Fork { .. } => "fork",
-            Self::GetForkMessages => "get_fork_messages",
-            Self::GetLastAssistantText => "get_last_assistant_text",
-            Self::SetSessionName { .. } => "set_session_name",
-            Self::GetCommands => "get_commands",
-        }
-    }
-
     /// A plain `prompt{message}`.
     pub fn prompt(message: impl Into<String>) -> Self {
         Self::Prompt {
