@@ -5,6 +5,7 @@
 
 use std::fs::{File, TryLockError};
 use std::io;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// How long a lock is waited for by default: far longer than any holder keeps one
@@ -35,6 +36,28 @@ pub fn lock_within(file: &File, timeout: Duration) -> io::Result<()> {
         }
     }
 }
+
+/// Another process held the lock file `path` for longer than `waited`: the error the stores
+/// give when [`lock_within`] times out, naming the file and how to find its holder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockTimeout {
+    pub path: PathBuf,
+    pub waited: Duration,
+}
+
+impl std::fmt::Display for LockTimeout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: still locked by another process after {:.1} s (a stopped or hung pincer holds it; `fuser {}` names it)",
+            self.path.display(),
+            self.waited.as_secs_f64(),
+            self.path.display()
+        )
+    }
+}
+
+impl std::error::Error for LockTimeout {}
 
 /// An open lock file holding its exclusive lock: dropping it (or the process dying)
 /// releases the lock.
@@ -75,5 +98,17 @@ mod tests {
         assert_eq!(err.kind(), io::ErrorKind::TimedOut);
         first.unlock().unwrap();
         lock_within(&second, Duration::from_millis(30)).unwrap();
+    }
+
+    #[test]
+    fn a_timeout_names_the_lock_file_and_its_holder() {
+        let timeout = LockTimeout {
+            path: PathBuf::from("/h/sessions/sessions.json.lock"),
+            waited: Duration::from_millis(10_000),
+        };
+        assert_eq!(
+            timeout.to_string(),
+            "/h/sessions/sessions.json.lock: still locked by another process after 10.0 s (a stopped or hung pincer holds it; `fuser /h/sessions/sessions.json.lock` names it)"
+        );
     }
 }

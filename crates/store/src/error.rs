@@ -51,16 +51,8 @@ pub enum StoreError {
     #[error("session {key:?} has an invalid sessionId {session_id:?}")]
     InvalidSessionId { key: String, session_id: String },
     /// Another process held the index lock `path` for longer than `waited`.
-    #[error(
-        "{}: still locked by another process after {:.1} s (a stopped or hung pincer holds it; `fuser {}` names it)",
-        path.display(),
-        waited.as_secs_f64(),
-        path.display()
-    )]
-    LockTimeout {
-        path: PathBuf,
-        waited: std::time::Duration,
-    },
+    #[error(transparent)]
+    LockTimeout(#[from] pincer_base::LockTimeout),
     /// The blocking task running a store call failed (it panicked or the runtime is
     /// shutting down).
     #[error("a session store task failed: {0}")]

@@ -349,10 +349,10 @@ pub const DEFAULT_LOCK_TIMEOUT: Duration = pincer_base::DEFAULT_LOCK_TIMEOUT;
 /// Takes the exclusive lock on `file` within `timeout` ([`pincer_base::lock_within`]).
 pub(crate) fn lock_within(file: &std::fs::File, path: &Path, timeout: Duration) -> Result<()> {
     pincer_base::lock_within(file, timeout).map_err(|e| match e.kind() {
-        std::io::ErrorKind::TimedOut => StoreError::LockTimeout {
+        std::io::ErrorKind::TimedOut => StoreError::LockTimeout(pincer_base::LockTimeout {
             path: path.to_path_buf(),
             waited: timeout,
-        },
+        }),
         _ => StoreError::io(path, e),
     })
 }

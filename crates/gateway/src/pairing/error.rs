@@ -34,16 +34,8 @@ pub enum PairingError {
     #[error("invalid sender id or allow-from entry {entry:?}")]
     InvalidEntry { entry: String },
     /// Another process held the channel's lock file `path` for longer than `waited`.
-    #[error(
-        "{}: still locked by another process after {:.1} s (a stopped or hung pincer holds it; `fuser {}` names it)",
-        path.display(),
-        waited.as_secs_f64(),
-        path.display()
-    )]
-    LockTimeout {
-        path: PathBuf,
-        waited: std::time::Duration,
-    },
+    #[error(transparent)]
+    LockTimeout(#[from] pincer_base::LockTimeout),
     /// The OS random source failed, or no unused code was found.
     #[error("cannot generate a pairing code: {message}")]
     Random { message: String },

@@ -525,10 +525,12 @@ impl PairingStore {
 fn lock_within(file: File, path: &Path, timeout: Duration) -> Result<Option<File>, PairingError> {
     match pincer_base::lock_within(&file, timeout) {
         Ok(()) => Ok(Some(file)),
-        Err(e) if e.kind() == std::io::ErrorKind::TimedOut => Err(PairingError::LockTimeout {
-            path: path.to_path_buf(),
-            waited: timeout,
-        }),
+        Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+            Err(PairingError::LockTimeout(pincer_base::LockTimeout {
+                path: path.to_path_buf(),
+                waited: timeout,
+            }))
+        }
         Err(e) if e.kind() == std::io::ErrorKind::Unsupported => Ok(None),
         Err(e) => Err(PairingError::io(path, e)),
     }

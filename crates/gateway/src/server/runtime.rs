@@ -70,26 +70,14 @@ pub type PlanSource = Box<dyn std::error::Error + Send + Sync + 'static>;
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
     /// The agent's workspace could not be created.
-    #[error("{}", chain(.0.as_ref()))]
+    #[error("{}", pincer_base::error_chain(.0.as_ref()))]
     Workspace(PlanSource),
     /// The session's index or transcript could not be read.
-    #[error("{}", chain(.0.as_ref()))]
+    #[error("{}", pincer_base::error_chain(.0.as_ref()))]
     Session(PlanSource),
     /// The agent could not be put together: model, credentials, tools, prompt.
-    #[error("{}", chain(.0.as_ref()))]
+    #[error("{}", pincer_base::error_chain(.0.as_ref()))]
     Agent(PlanSource),
-}
-
-/// `error: its source: …`, as `anyhow` prints an error with `{:#}`.
-fn chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// What the server needs from the composition root.

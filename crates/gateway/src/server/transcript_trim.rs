@@ -62,10 +62,12 @@ pub fn trim_transcript(path: &Path, max_lines: usize, now_ms: i64) -> Result<Tri
     // Held until `file` drops at the end: appenders wait, then see the replaced path.
     pincer_base::lock_within(&file, pincer_base::DEFAULT_LOCK_TIMEOUT).map_err(|e| {
         match e.kind() {
-            std::io::ErrorKind::TimedOut => TrimError::Store(StoreError::LockTimeout {
-                path: path.to_path_buf(),
-                waited: pincer_base::DEFAULT_LOCK_TIMEOUT,
-            }),
+            std::io::ErrorKind::TimedOut => {
+                TrimError::Store(StoreError::LockTimeout(pincer_base::LockTimeout {
+                    path: path.to_path_buf(),
+                    waited: pincer_base::DEFAULT_LOCK_TIMEOUT,
+                }))
+            }
             _ => io(e),
         }
     })?;

@@ -76,14 +76,7 @@ pub enum SessionFileError {
 /// The text of `error` for pi's `error` field: its message, then each cause, joined by
 /// `": "` (the shape `anyhow` prints with `{:#}`, which is what the worker always wrote).
 pub fn wire_text(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(e) = cause {
-        text.push_str(": ");
-        text.push_str(&e.to_string());
-        cause = e.source();
-    }
-    text
+    pincer_base::error_chain(error)
 }
 
 #[cfg(test)]

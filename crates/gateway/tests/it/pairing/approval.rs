@@ -135,7 +135,7 @@ fn an_approval_gives_up_on_a_held_lock_with_a_clear_error() {
 
     let err = store.approve("telegram", &code).unwrap_err();
     assert!(
-        matches!(&err, PairingError::LockTimeout { path, waited } if *path == lock_path && *waited == Duration::from_millis(200)),
+        matches!(&err, PairingError::LockTimeout(t) if t.path == lock_path && t.waited == Duration::from_millis(200)),
         "{err:?}"
     );
     let shown = lock_path.display();
