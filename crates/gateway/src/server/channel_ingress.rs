@@ -29,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 use super::Gateway;
 use super::block_delivery::{BlockReply, BlockStreaming};
 use super::runs::{GatewayEvent, RunState, Submitted};
-use super::runtime::TurnRequest;
+use super::runtime::{TurnRequest, on_blocking_pool};
 use crate::pairing::{
     DmAccess, DmPolicy, GroupAccess, GroupPolicy, PairingRequestOutcome, PairingStore, dm_access,
     group_access, owner_notice, pairing_full_reply, pairing_reply,
@@ -648,9 +648,9 @@ impl ChannelIngress {
         if paths.is_empty() {
             return (text, Vec::new());
         }
-        let (runtime, agent_id) = (Arc::clone(&self.gw.runtime), agent_id.to_owned());
-        #[expect(clippy::disallowed_methods, reason = "inside spawn_blocking")]
-        let checked = tokio::task::spawn_blocking(move || {
+        let agent_id = agent_id.to_owned();
+        #[expect(clippy::disallowed_methods, reason = "inside on_blocking_pool")]
+        let checked = on_blocking_pool(&self.gw.runtime, move |runtime| {
             let workspace = runtime.workspace(&agent_id);
             check_media_paths(&paths, workspace.as_deref(), started)
         })
@@ -674,8 +674,8 @@ impl ChannelIngress {
             return Vec::new();
         }
         // The runtime may create the workspace: on the blocking pool.
-        let (runtime, agent) = (Arc::clone(&self.gw.runtime), agent_id.to_owned());
-        match tokio::task::spawn_blocking(move || runtime.workspace(&agent)).await {
+        let agent = agent_id.to_owned();
+        match on_blocking_pool(&self.gw.runtime, move |runtime| runtime.workspace(&agent)).await {
             Ok(Some(workspace)) => receive_into(workspace, media).await,
             _ => media.to_vec(),
         }

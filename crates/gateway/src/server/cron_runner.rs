@@ -237,13 +237,14 @@ async fn announce(gw: &Gateway, agent_id: &str, job: &CronJob, text: &str) -> Re
     // Kept in the transcript only between turns: an entry written during one would split
     // the turn's chain of entries. During a turn the clients still get it.
     // On the blocking pool: the session is opened (maybe created) and appended to.
-    let (runs, store) = (Arc::clone(&gw.runs), gw.runtime.sessions(agent_id));
-    let (stored_key, stored) = (key.clone(), message.clone());
-    let stored = tokio::task::spawn_blocking(move || {
-        runs.with_idle_session(&stored_key, || append_note(&store, &stored_key, stored))
-    })
-    .await
-    .map_err(|e| format!("the announcement's task failed: {e}"))?;
+    let stored = message.clone();
+    let stored = gw
+        .runs
+        .on_idle_session(&key, gw.runtime.sessions(agent_id), move |store, key| {
+            append_note(store, key, stored)
+        })
+        .await
+        .map_err(|e| format!("the announcement's task failed: {e}"))?;
     let id = match stored {
         Some(Ok(id)) => id,
         Some(Err(e)) => return Err(e),

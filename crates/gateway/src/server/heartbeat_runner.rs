@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use super::Gateway;
 use super::runs::RunState;
-use super::runtime::{TurnOrigin, TurnRequest};
+use super::runtime::{TurnOrigin, TurnRequest, on_blocking_pool};
 use pincer_automation::heartbeat::{
     HEARTBEAT_OK, HeartbeatFile, HeartbeatSettings, HeartbeatTarget, HeartbeatWake, PromptOptions,
     RunOutcome, WakeRequest, WakeStatus, build_heartbeat_prompt_with, heartbeat_reply_delivery,
@@ -172,11 +172,13 @@ impl AgentHeartbeat {
             return self.busy(&request, started);
         }
         let events = gw.system_events.peek(&key);
-        let (runtime, agent_id) = (Arc::clone(&gw.runtime), self.agent_id.clone());
-        #[expect(clippy::disallowed_methods, reason = "inside spawn_blocking")]
-        let file = tokio::task::spawn_blocking(move || match runtime.workspace(&agent_id) {
-            Some(dir) => read_heartbeat_file(&dir),
-            None => HeartbeatFile::Missing,
+        let agent_id = self.agent_id.clone();
+        #[expect(clippy::disallowed_methods, reason = "inside on_blocking_pool")]
+        let file = on_blocking_pool(&gw.runtime, move |runtime| {
+            match runtime.workspace(&agent_id) {
+                Some(dir) => read_heartbeat_file(&dir),
+                None => HeartbeatFile::Missing,
+            }
         })
         .await
         .unwrap_or(HeartbeatFile::Missing);
@@ -311,12 +313,11 @@ impl AgentHeartbeat {
             return;
         };
         let store = self.gw.runtime.sessions(&self.agent_id);
-        let runs = Arc::clone(&self.gw.runs);
-        let owned_key = key.to_owned();
-        let pruned = tokio::task::spawn_blocking(move || {
-            runs.with_idle_session(&owned_key, || prune_idle(&store, &owned_key, mark))
-        })
-        .await;
+        let pruned = self
+            .gw
+            .runs
+            .on_idle_session(key, store, move |store, key| prune_idle(store, key, mark))
+            .await;
         match pruned {
             Ok(Some(Err(e))) => {
                 tracing::warn!(session = %key, error = %e, "cannot prune the heartbeat's turn")

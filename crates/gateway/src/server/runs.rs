@@ -18,13 +18,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use pincer_ai::CancellationToken;
+use pincer_store::SessionStore;
 use serde_json::{Value, json};
 use tokio::sync::{Semaphore, broadcast, watch};
 
 use super::frames::StateVersion;
 use super::lanes::{Admission, Busy, CollectBatch, Lanes, Ticket};
 use super::queue::{QueueMode, QueueSettings, collect_prompt};
-use super::runtime::{Runtime, TurnOrigin, TurnRequest};
+use super::runtime::{Runtime, TurnOrigin, TurnRequest, on_blocking_pool};
 use super::turn_events::{RunEmitter, RunResult};
 use pincer_turns::turn::{SteerHandle, open_turn, run_open_steerable_turn};
 
@@ -517,7 +518,7 @@ impl Runs {
             session_key: key.clone(),
         };
         let abort_turn = abort.clone();
-        let prepared = tokio::task::spawn_blocking(move || {
+        let prepared = on_blocking_pool(&runtime, move |runtime| {
             let mut plan = runtime.plan(request).map_err(|e| e.to_string())?;
             plan.abort = Some(abort_turn);
             if let Some(rpc) = plan.rpc.as_mut() {
@@ -562,14 +563,29 @@ impl Runs {
         self.lanes.is_busy(key)
     }
 
-    /// Runs `work` on session `key` while no turn can start there (turns admitted meanwhile
-    /// wait); `None` without running it when the session is busy.
-    pub fn with_idle_session<T>(&self, key: &str, work: impl FnOnce() -> T) -> Option<T> {
-        let guard = self.lanes.try_exclusive(key)?;
-        let out = work();
-        drop(guard);
-        self.lanes.forget_if_idle(key);
-        Some(out)
+    /// Runs `work` on session `key`'s `store` on the blocking pool while no turn can start
+    /// there (turns admitted meanwhile wait): the seam for file work that must not interleave
+    /// with a turn (a compaction, a heartbeat's prune, a cron note). `Ok(None)` without
+    /// running it when the session is busy; `Err` when the task failed (it panicked).
+    pub async fn on_idle_session<T, F>(
+        self: &Arc<Self>,
+        key: &str,
+        store: SessionStore,
+        work: F,
+    ) -> Result<Option<T>, tokio::task::JoinError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&SessionStore, &str) -> T + Send + 'static,
+    {
+        let (runs, key) = (Arc::clone(self), key.to_owned());
+        tokio::task::spawn_blocking(move || {
+            let guard = runs.lanes.try_exclusive(&key)?;
+            let out = work(&store, &key);
+            drop(guard);
+            runs.lanes.forget_if_idle(&key);
+            Some(out)
+        })
+        .await
     }
 
     /// Keeps the map bounded: the oldest finished runs go first.

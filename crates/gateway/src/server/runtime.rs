@@ -3,6 +3,7 @@
 //! The server owns protocol, lanes and runs; it never builds agents itself.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use pincer_store::SessionStore;
 
@@ -78,6 +79,21 @@ pub enum PlanError {
     /// The agent could not be put together: model, credentials, tools, prompt.
     #[error("{}", pincer_base::error_chain(.0.as_ref()))]
     Agent(PlanSource),
+}
+
+/// Makes `call` on `runtime` on the blocking pool: the seam for the port's blocking calls
+/// (`plan`, `workspace`, `tools`, `model_defaults`, `config_redacted`). `Err` when the task
+/// failed (it panicked).
+pub async fn on_blocking_pool<T, F>(
+    runtime: &Arc<dyn Runtime>,
+    call: F,
+) -> Result<T, tokio::task::JoinError>
+where
+    T: Send + 'static,
+    F: FnOnce(&dyn Runtime) -> T + Send + 'static,
+{
+    let runtime = Arc::clone(runtime);
+    tokio::task::spawn_blocking(move || call(runtime.as_ref())).await
 }
 
 /// What the server needs from the composition root.

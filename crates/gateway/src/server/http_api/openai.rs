@@ -27,7 +27,7 @@ use tokio::sync::{broadcast, mpsc};
 use super::{authorize, count, fresh_id, known_agent_of_key, unix_secs, valid_session_key};
 use crate::server::Gateway;
 use crate::server::runs::{GatewayEvent, RunState, Started};
-use crate::server::runtime::{TurnOrigin, TurnRequest};
+use crate::server::runtime::{TurnOrigin, TurnRequest, on_blocking_pool};
 use crate::server::turn_events::{RunResult, RunStatus};
 
 /// How long a completion may run before the request gives up (as the `agent` method).
@@ -56,11 +56,12 @@ fn bad_request(message: &str, code: &str) -> Response {
 /// blocking pool: it reads the auth profiles).
 async fn model_ids(gw: &Gateway) -> Vec<(String, String)> {
     let agent = gw.runtime.default_agent_id();
-    let runtime = Arc::clone(&gw.runtime);
     let chosen_for = agent.clone();
-    let defaults = tokio::task::spawn_blocking(move || runtime.model_defaults(&chosen_for))
-        .await
-        .unwrap_or_default();
+    let defaults = on_blocking_pool(&gw.runtime, move |runtime| {
+        runtime.model_defaults(&chosen_for)
+    })
+    .await
+    .unwrap_or_default();
     let mut ids = vec![
         (BASE_ID.to_owned(), BASE_ID.to_owned()),
         (format!("{BASE_ID}/default"), BASE_ID.to_owned()),

@@ -25,6 +25,7 @@ use serde_json::{Value, json};
 
 use super::Gateway;
 use super::frames::{MethodError, Request, codes};
+use super::runtime::on_blocking_pool;
 use super::session_keys::known_agent_of_key;
 
 pub(super) use chat::injected_message;
@@ -300,12 +301,12 @@ pub(super) struct Defaults {
 impl Defaults {
     /// Read on the blocking pool: choosing the model reads the auth profiles.
     async fn of(gw: &Gateway, agent_id: &str) -> Result<Self, MethodError> {
-        let (runtime, agent_id) = (Arc::clone(&gw.runtime), agent_id.to_owned());
-        let d = tokio::task::spawn_blocking(move || runtime.model_defaults(&agent_id))
-            .await
-            .map_err(|e| {
-                MethodError::unavailable(format!("the model defaults' task failed: {e}"))
-            })?;
+        let agent_id = agent_id.to_owned();
+        let d = on_blocking_pool(&gw.runtime, move |runtime| {
+            runtime.model_defaults(&agent_id)
+        })
+        .await
+        .map_err(|e| MethodError::unavailable(format!("the model defaults' task failed: {e}")))?;
         Ok(Self {
             model_provider: d.provider,
             model: d.model,

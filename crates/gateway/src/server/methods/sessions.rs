@@ -274,21 +274,20 @@ pub(super) async fn compact(
         Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
     };
     let store = gw.runtime.sessions(&agent_of_key(gw, &key));
-    let gw = Arc::clone(gw);
     // All of it reads and rewrites files, on the blocking pool; no turn may touch the
     // transcript meanwhile (one admitted meanwhile waits for this).
-    tokio::task::spawn_blocking(move || {
-        gw.runs
-            .with_idle_session(&key, || compact_idle(&store, &key, max_lines))
-            .unwrap_or_else(|| {
-                Err(MethodError::unavailable(format!(
-                    "Session {key} is still active; try again in a moment."
-                ))
-                .with_details(json!({ "code": "SESSION_BUSY", "retryable": true })))
-            })
-    })
-    .await
-    .map_err(|e| MethodError::unavailable(format!("the compaction's task failed: {e}")))?
+    gw.runs
+        .on_idle_session(&key, store, move |store, key| {
+            compact_idle(store, key, max_lines)
+        })
+        .await
+        .map_err(|e| MethodError::unavailable(format!("the compaction's task failed: {e}")))?
+        .unwrap_or_else(|| {
+            Err(MethodError::unavailable(format!(
+                "Session {key} is still active; try again in a moment."
+            ))
+            .with_details(json!({ "code": "SESSION_BUSY", "retryable": true })))
+        })
 }
 
 /// `sessions.compact` on an idle session.

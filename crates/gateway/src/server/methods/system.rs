@@ -9,7 +9,6 @@
 //! (how many lines now wait there), so a caller can see a repeated line being dropped.
 
 use std::fmt;
-use std::sync::Arc;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::de::{self, Visitor};
@@ -18,6 +17,7 @@ use serde_json::Value;
 
 use super::super::Gateway;
 use super::super::frames::MethodError;
+use super::super::runtime::on_blocking_pool;
 use super::super::session_keys::{known_agent_of_key, valid_session_key};
 use super::params::{Later, one_of, parse};
 use pincer_automation::system_events::{Injected, SystemEventError};
@@ -308,9 +308,8 @@ pub(super) async fn tools(gw: &Gateway, p: &Value) -> Result<ToolsResponse, Meth
         None => gw.runtime.default_agent_id(),
     };
     // Building an agent's tools may create its workspace: on the blocking pool.
-    let runtime = Arc::clone(&gw.runtime);
     let agent = agent_id.clone();
-    let tools = tokio::task::spawn_blocking(move || runtime.tools(&agent))
+    let tools = on_blocking_pool(&gw.runtime, move |runtime| runtime.tools(&agent))
         .await
         .map_err(|e| MethodError::unavailable(format!("the tools task failed: {e}")))?;
     Ok(ToolsResponse { tools, agent_id })
@@ -326,8 +325,7 @@ pub(super) struct ConfigResponse {
 
 /// `config.get` (the file is read on the blocking pool).
 pub(super) async fn config(gw: &Gateway) -> Result<ConfigResponse, MethodError> {
-    let runtime = Arc::clone(&gw.runtime);
-    let (path, config) = tokio::task::spawn_blocking(move || runtime.config_redacted())
+    let (path, config) = on_blocking_pool(&gw.runtime, |runtime| runtime.config_redacted())
         .await
         .map_err(|e| MethodError::unavailable(format!("the config task failed: {e}")))?;
     Ok(ConfigResponse {
