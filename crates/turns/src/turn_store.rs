@@ -7,6 +7,7 @@
 //! A slow disk or a held index lock never stalls the runtime's worker threads.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use pincer_agent::{AgentConfig, AgentEvent};
 use pincer_ai::{AssistantMessage, Message, Usage};
@@ -69,20 +70,29 @@ pub(crate) fn open(
 }
 
 /// Appends a running turn's messages to its transcript on the blocking pool, in event order,
-/// without holding the turn up: an append goes out at once when none is away, events that
-/// come meanwhile go together on the next trip, and what is still waiting when the run ends
-/// goes with [`close`]. A tool-using turn's messages reach the file as they finish; a plain
-/// reply costs no trip of its own.
+/// without holding the turn up: the first message starts an append task, which also takes
+/// every message that comes while it runs and ends when none is left, so each message
+/// reaches the file moments after it finishes while the run goes on (a tool's call is on
+/// disk while the tool runs). A reply without tool calls, the run's last, is left for
+/// [`close`] to append in the trip that makes the turn durable: a plain turn costs no extra
+/// trip for it.
 pub(crate) struct TranscriptWriter {
     store: SessionStore,
-    /// With the writer while no append is away; `None` for good once an append task failed
+    /// With the writer while no append task runs; `None` for good once one failed
     /// (`failed` says why).
     idle: Option<(OpenSession, Recorder)>,
-    /// The append away on the blocking pool: it gives the session and recorder back.
+    /// The append task: it gives the session and recorder back when the queue is empty.
     away: Option<JoinHandle<(OpenSession, Recorder)>>,
-    /// Events that came while an append was away.
-    waiting: Vec<AgentEvent>,
+    queue: Arc<Mutex<Queue>>,
     failed: Option<String>,
+}
+
+/// Events waiting for the append task, and whether it runs (it stops only with the lock
+/// held and the queue empty, so an event queued while it runs is never left behind).
+#[derive(Default)]
+struct Queue {
+    events: Vec<AgentEvent>,
+    running: bool,
 }
 
 /// What the writer hands back when the run ends.
@@ -99,13 +109,13 @@ impl TranscriptWriter {
             store,
             idle: Some((session, recorder)),
             away: None,
-            waiting: Vec::new(),
+            queue: Arc::default(),
             failed: None,
         }
     }
 
     /// Queues what `event` adds to the transcript (a finished message, a compaction) and
-    /// sends what is queued to the blocking pool unless an append is still away.
+    /// starts the append task unless it runs (then it takes this one too).
     pub(crate) async fn record(&mut self, event: &AgentEvent) {
         if !matches!(
             event,
@@ -113,30 +123,44 @@ impl TranscriptWriter {
         ) {
             return;
         }
-        self.waiting.push(event.clone());
         // A reply without tool calls ends the run (or the next message takes it along):
-        // it goes with the close, a few microseconds later, not on a trip of its own.
+        // it goes with the close, a moment later, not on a trip of its own.
         let last_reply = matches!(
             event,
             AgentEvent::MessageEnd { message: Message::Assistant(a) } if a.tool_calls().next().is_none()
         );
-        if last_reply || self.away.as_ref().is_some_and(|task| !task.is_finished()) {
-            return;
+        {
+            let mut queue = lock(&self.queue);
+            queue.events.push(event.clone());
+            if queue.running || last_reply {
+                return;
+            }
+            queue.running = true;
         }
         self.collect().await;
         let Some((mut session, mut recorder)) = self.idle.take() else {
             return;
         };
-        let (store, events) = (self.store.clone(), std::mem::take(&mut self.waiting));
+        let (store, queue) = (self.store.clone(), Arc::clone(&self.queue));
         self.away = Some(tokio::task::spawn_blocking(move || {
-            for event in &events {
-                recorder.record(&store, &mut session, event);
+            loop {
+                let events = {
+                    let mut queue = lock(&queue);
+                    if queue.events.is_empty() {
+                        queue.running = false;
+                        break;
+                    }
+                    std::mem::take(&mut queue.events)
+                };
+                for event in &events {
+                    recorder.record(&store, &mut session, event);
+                }
             }
             (session, recorder)
         }));
     }
 
-    /// Waits for the append that is away, if any.
+    /// Waits for the append task, if one ran.
     async fn collect(&mut self) {
         if let Some(task) = self.away.take() {
             match task.await {
@@ -146,18 +170,23 @@ impl TranscriptWriter {
         }
     }
 
-    /// Gives the session and recorder back once no append is away, with what still waits.
+    /// Gives the session and recorder back once the append task is done, with what waits.
     pub(crate) async fn finish(mut self) -> Result<Written, StoreError> {
         self.collect().await;
+        let waiting = std::mem::take(&mut lock(&self.queue).events);
         match (self.idle, self.failed) {
             (Some((session, recorder)), _) => Ok(Written {
                 session,
                 recorder,
-                waiting: self.waiting,
+                waiting,
             }),
             (None, failed) => Err(StoreError::Task(failed.unwrap_or_default())),
         }
     }
+}
+
+fn lock(queue: &Mutex<Queue>) -> std::sync::MutexGuard<'_, Queue> {
+    queue.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// What to do after a turn that succeeded (nothing for one that failed).

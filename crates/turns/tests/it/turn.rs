@@ -368,3 +368,86 @@ async fn an_aborted_turn_keeps_the_partial_reply() {
     let last = session.transcript.context().pop().unwrap();
     assert!(matches!(last, Message::Assistant(a) if a.stop_reason == StopReason::Aborted));
 }
+
+/// A tool that waits (up to 10 s) until the session's transcript on disk holds the call
+/// that started it, and answers whether it saw it.
+struct WaitsForItsCall {
+    store: SessionStore,
+    key: String,
+}
+
+impl pincer_agent::AgentTool for WaitsForItsCall {
+    fn name(&self) -> &str {
+        "wait_for_call"
+    }
+    fn description(&self) -> &str {
+        "Waits until its own call is in the transcript file."
+    }
+    fn parameters(&self) -> &serde_json::Value {
+        &serde_json::Value::Null
+    }
+    fn execute(
+        &self,
+        _args: serde_json::Value,
+        _ctx: pincer_agent::ToolContext,
+    ) -> BoxFuture<'_, Result<pincer_agent::ToolOutput, pincer_agent::ToolError>> {
+        Box::pin(async move {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            let on_disk = |store: &SessionStore, key: &str| {
+                kinds(store, key).contains(&"message:assistant".to_owned())
+            };
+            while !on_disk(&self.store, &self.key) {
+                if std::time::Instant::now() > deadline {
+                    return Ok(pincer_agent::ToolOutput::text("not on disk"));
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+            Ok(pincer_agent::ToolOutput::text("on disk"))
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_tool_call_is_on_disk_while_its_tool_runs_and_every_message_after_the_turn() {
+    let scenario = Scenario::new()
+        .rule(
+            Rule::when(Match::last_user("check"))
+                .reply(Reply::tool_call("wait_for_call", serde_json::json!({}))),
+        )
+        .rule(Rule::when(Match::tool_result("wait_for_call")).reply(Reply::text("Checked.")));
+    let (s, mut config, _) = setup_with_env_keys(scenario, &[]).await;
+    let key = "agent:main:main";
+    config.tools = vec![Arc::new(WaitsForItsCall {
+        store: s.store.clone(),
+        key: key.to_owned(),
+    })];
+    let outcome = run_turn(s.plan(key, "check", config), |_| {})
+        .await
+        .unwrap();
+    assert_eq!(outcome.reply.unwrap().text(), "Checked.");
+    // The reply without tool calls went with the close; everything is there, in order.
+    assert_eq!(
+        kinds(&s.store, key),
+        [
+            "model_change",
+            "thinking_level_change",
+            "message:user",
+            "message:assistant",
+            "message:toolResult",
+            "message:assistant"
+        ]
+    );
+    let session = s.store.resume(key).unwrap();
+    let result = session
+        .transcript
+        .context()
+        .into_iter()
+        .find_map(|m| match m {
+            Message::ToolResult(r) => match r.content.as_slice() {
+                [pincer_ai::ContentBlock::Text(t)] => Some(t.text.clone()),
+                _ => None,
+            },
+            _ => None,
+        });
+    assert_eq!(result.as_deref(), Some("on disk"));
+}
