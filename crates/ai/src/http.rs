@@ -54,6 +54,10 @@ impl HttpCall {
 #[error("{0}")]
 pub struct DecodeError(pub String);
 
+/// What a decoding step gives: nothing (its output went to the message builder), or why the
+/// stream cannot be read.
+pub type Decoded = Result<(), DecodeError>;
+
 impl From<FrameError> for DecodeError {
     fn from(e: FrameError) -> Self {
         Self(e.to_string())
@@ -77,14 +81,10 @@ impl DecodeError {
 pub trait StreamDecoder: Send {
     /// One framed event whose data is not blank. NDJSON documents arrive as events named
     /// `message`.
-    fn on_event(
-        &mut self,
-        event: SseEvent<'_>,
-        out: &mut MessageBuilder,
-    ) -> Result<(), DecodeError>;
+    fn on_event(&mut self, event: SseEvent<'_>, out: &mut MessageBuilder) -> Decoded;
     /// The body ended. Finish the message (`out.done()`), or return an error if the
     /// stream was cut short. Not called when the message already finished.
-    fn finish(&mut self, out: &mut MessageBuilder) -> Result<(), DecodeError>;
+    fn finish(&mut self, out: &mut MessageBuilder) -> Decoded;
 }
 
 /// Start a streamed call on the current tokio runtime.
@@ -280,18 +280,14 @@ impl BodyFramer {
         chunk: &[u8],
         decoder: &mut dyn StreamDecoder,
         out: &mut MessageBuilder,
-    ) -> Result<(), DecodeError> {
+    ) -> Decoded {
         match self {
             Self::Sse(f) => f.feed(chunk, &mut |ev| deliver(decoder, ev, out)),
             Self::Ndjson(f) => f.feed(chunk, &mut |doc| deliver(decoder, ndjson_event(doc), out)),
         }
     }
 
-    fn finish(
-        &mut self,
-        decoder: &mut dyn StreamDecoder,
-        out: &mut MessageBuilder,
-    ) -> Result<(), DecodeError> {
+    fn finish(&mut self, decoder: &mut dyn StreamDecoder, out: &mut MessageBuilder) -> Decoded {
         match self {
             Self::Sse(f) => f.finish(&mut |ev| deliver(decoder, ev, out)),
             Self::Ndjson(f) => f.finish(&mut |doc| deliver(decoder, ndjson_event(doc), out)),
@@ -312,7 +308,7 @@ fn deliver(
     decoder: &mut dyn StreamDecoder,
     event: SseEvent<'_>,
     out: &mut MessageBuilder,
-) -> Result<(), DecodeError> {
+) -> Decoded {
     // Blank events (keep-alives) carry nothing any protocol reads.
     if out.is_finished() || event.data.trim().is_empty() {
         Ok(())

@@ -12,7 +12,7 @@ use crate::builder::MessageBuilder;
 use crate::error::ErrorKind;
 use crate::event::AssistantStream;
 use crate::framing::SseEvent;
-use crate::http::{DecodeError, HttpCall, StreamDecoder, spawn_http_stream};
+use crate::http::{DecodeError, Decoded, HttpCall, StreamDecoder, spawn_http_stream};
 use crate::model::Model;
 use crate::options::StreamOptions;
 use crate::providers::join_url;
@@ -173,7 +173,7 @@ impl ProxyDecoder {
         end: Closed,
         out: &mut MessageBuilder,
         sign: fn(&mut MessageBuilder, usize, String),
-    ) -> Result<(), DecodeError> {
+    ) -> Decoded {
         let i = self.index(end.content_index)?;
         if let Some(signature) = end.content_signature {
             sign(out, i, signature);
@@ -184,11 +184,7 @@ impl ProxyDecoder {
 }
 
 impl StreamDecoder for ProxyDecoder {
-    fn on_event(
-        &mut self,
-        event: SseEvent<'_>,
-        out: &mut MessageBuilder,
-    ) -> Result<(), DecodeError> {
+    fn on_event(&mut self, event: SseEvent<'_>, out: &mut MessageBuilder) -> Decoded {
         let data = event.data.trim();
         let parsed: ProxyEvent = DecodeError::parse("proxy event", data)?;
         match parsed {
@@ -241,7 +237,7 @@ impl StreamDecoder for ProxyDecoder {
         Ok(())
     }
 
-    fn finish(&mut self, _out: &mut MessageBuilder) -> Result<(), DecodeError> {
+    fn finish(&mut self, _out: &mut MessageBuilder) -> Decoded {
         Err(DecodeError(
             "the proxy stream ended without a done or error event".into(),
         ))

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::builder::MessageBuilder;
 use crate::error::{ErrorKind, is_context_overflow};
 use crate::framing::SseEvent;
-use crate::http::{DecodeError, StreamDecoder};
+use crate::http::{DecodeError, Decoded, StreamDecoder};
 use crate::model::Model;
 use crate::providers::borrowed_str::{Str, opt_str};
 use crate::types::StopReason;
@@ -232,11 +232,7 @@ impl AnthropicDecoder {
 }
 
 impl StreamDecoder for AnthropicDecoder {
-    fn on_event(
-        &mut self,
-        event: SseEvent<'_>,
-        out: &mut MessageBuilder,
-    ) -> Result<(), DecodeError> {
+    fn on_event(&mut self, event: SseEvent<'_>, out: &mut MessageBuilder) -> Decoded {
         let frame: Frame<'_> = DecodeError::parse("an Anthropic event", event.data)?;
         let kind = frame.kind.as_ref().map_or(event.event, Str::as_str);
         match kind {
@@ -272,7 +268,7 @@ impl StreamDecoder for AnthropicDecoder {
         Ok(())
     }
 
-    fn finish(&mut self, out: &mut MessageBuilder) -> Result<(), DecodeError> {
+    fn finish(&mut self, out: &mut MessageBuilder) -> Decoded {
         if self.stop_seen {
             // Some proxies drop `message_stop`; the stop reason already said it is complete.
             out.done();

@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::builder::MessageBuilder;
 use crate::error::{ErrorKind, is_context_overflow};
 use crate::framing::SseEvent;
-use crate::http::{DecodeError, StreamDecoder};
+use crate::http::{DecodeError, Decoded, StreamDecoder};
 use crate::model::Model;
 use crate::providers::borrowed_str::{Str, opt_str};
 use crate::types::{StopReason, now_ms};
@@ -302,11 +302,7 @@ impl GoogleDecoder {
 }
 
 impl StreamDecoder for GoogleDecoder {
-    fn on_event(
-        &mut self,
-        event: SseEvent<'_>,
-        out: &mut MessageBuilder,
-    ) -> Result<(), DecodeError> {
+    fn on_event(&mut self, event: SseEvent<'_>, out: &mut MessageBuilder) -> Decoded {
         let chunk: Chunk<'_> = DecodeError::parse("a Gemini chunk", event.data)?;
         if let Some(error) = &chunk.error {
             self.error(error, out);
@@ -366,7 +362,7 @@ impl StreamDecoder for GoogleDecoder {
         Ok(())
     }
 
-    fn finish(&mut self, out: &mut MessageBuilder) -> Result<(), DecodeError> {
+    fn finish(&mut self, out: &mut MessageBuilder) -> Decoded {
         match self.finish.take() {
             Some(Finish::Done(reason)) => {
                 self.close_current(out);

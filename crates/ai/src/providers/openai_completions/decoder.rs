@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::builder::MessageBuilder;
 use crate::error::ErrorKind;
 use crate::framing::SseEvent;
-use crate::http::{DecodeError, StreamDecoder};
+use crate::http::{DecodeError, Decoded, StreamDecoder};
 use crate::model::Model;
 use crate::providers::openai_shared::{Text, stream_error_kind, tokens};
 use crate::types::StopReason;
@@ -346,7 +346,7 @@ impl Decoder {
     }
 
     /// The reply is over: finish it as its finish reason says.
-    fn complete(&mut self, out: &mut MessageBuilder) -> Result<(), DecodeError> {
+    fn complete(&mut self, out: &mut MessageBuilder) -> Decoded {
         match self.finish.take() {
             None => Err(DecodeError(format!(
                 "{}: the stream ended before a finish_reason; the reply is incomplete",
@@ -437,11 +437,7 @@ fn apply_usage(wire: &WireUsage, out: &mut MessageBuilder) {
 }
 
 impl StreamDecoder for Decoder {
-    fn on_event(
-        &mut self,
-        event: SseEvent<'_>,
-        out: &mut MessageBuilder,
-    ) -> Result<(), DecodeError> {
+    fn on_event(&mut self, event: SseEvent<'_>, out: &mut MessageBuilder) -> Decoded {
         let data = event.data.trim();
         if data == "[DONE]" {
             return self.complete(out);
@@ -462,7 +458,7 @@ impl StreamDecoder for Decoder {
         Ok(())
     }
 
-    fn finish(&mut self, out: &mut MessageBuilder) -> Result<(), DecodeError> {
+    fn finish(&mut self, out: &mut MessageBuilder) -> Decoded {
         // Servers that never send `[DONE]` still end properly once a finish reason came.
         self.complete(out)
     }

@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::builder::MessageBuilder;
 use crate::error::ErrorKind;
 use crate::framing::SseEvent;
-use crate::http::{DecodeError, StreamDecoder};
+use crate::http::{DecodeError, Decoded, StreamDecoder};
 use crate::model::Model;
 use crate::providers::openai_shared::{Text, missing_suffix, stream_error_kind, tokens};
 use crate::types::{ContentBlock, StopReason};
@@ -460,11 +460,7 @@ fn join_texts(parts: &Value, kind: &str, field: &str, separator: &str) -> String
 }
 
 impl StreamDecoder for Decoder {
-    fn on_event(
-        &mut self,
-        event: SseEvent<'_>,
-        out: &mut MessageBuilder,
-    ) -> Result<(), DecodeError> {
+    fn on_event(&mut self, event: SseEvent<'_>, out: &mut MessageBuilder) -> Decoded {
         let data = event.data.trim();
         // Some compatible servers end with the Chat Completions marker; the end of the body
         // decides whether the reply was complete.
@@ -478,7 +474,7 @@ impl StreamDecoder for Decoder {
         Ok(())
     }
 
-    fn finish(&mut self, _out: &mut MessageBuilder) -> Result<(), DecodeError> {
+    fn finish(&mut self, _out: &mut MessageBuilder) -> Decoded {
         Err(DecodeError(format!(
             "{}: the stream ended before response.completed; the reply is incomplete",
             self.label
