@@ -211,24 +211,11 @@ impl DiscordAdapter {
                 }
                 frame = ws.next() => frame,
             };
-            let body = match frame {
-                Some(Ok(Ws::Text(body))) => body,
-                Some(Ok(Ws::Close(frame))) => return Err(self.closed(frame)),
-                Some(Ok(Ws::Binary(_))) => {
-                    tracing::debug!("discord: binary gateway frame ignored");
-                    continue;
-                }
-                Some(Ok(_)) => continue,
-                Some(Err(e)) => return Err(connection(e.to_string())),
-                None => return Err(connection("the gateway connection ended")),
-            };
-            sink.health().heard();
-            let frame = match decode_frame(body.as_str()) {
-                Ok(frame) => frame,
-                Err(e) => {
-                    tracing::warn!(error = %e, "discord: undecodable gateway frame ignored");
-                    continue;
-                }
+            let received = socket::received(frame, sink, (CHANNEL, "gateway"), decode_frame);
+            let frame = match received.map_err(connection)? {
+                socket::Received::Frame(frame) => frame,
+                socket::Received::Closed(frame) => return Err(self.closed(frame)),
+                socket::Received::Nothing => continue,
             };
             match frame.event {
                 GatewayEvent::HeartbeatAck => awaiting_ack = false,

@@ -114,9 +114,11 @@ impl SlackAdapter {
             };
             last_heard = Instant::now();
             ping_sent = None;
-            let body = match frame {
-                Some(Ok(Ws::Text(body))) => body,
-                Some(Ok(Ws::Close(frame))) => {
+            // Pings and pongs are signs of life only (`last_heard` above).
+            let received = socket::received(frame, sink, (CHANNEL, "Socket Mode"), decode_frame);
+            let frame = match received.map_err(connection)? {
+                socket::Received::Frame(frame) => frame,
+                socket::Received::Closed(frame) => {
                     let (code, reason) = frame.map_or((1005, String::new()), |f| {
                         (u16::from(f.code), f.reason.as_str().to_owned())
                     });
@@ -124,22 +126,7 @@ impl SlackAdapter {
                         "Slack closed the connection ({code}: {reason})"
                     )));
                 }
-                Some(Ok(Ws::Binary(_))) => {
-                    tracing::debug!("slack: binary Socket Mode frame ignored");
-                    continue;
-                }
-                // Pings (answered by tungstenite), pongs: signs of life only.
-                Some(Ok(_)) => continue,
-                Some(Err(e)) => return Err(connection(e.to_string())),
-                None => return Err(connection("the Socket Mode connection ended")),
-            };
-            sink.health().heard();
-            let frame = match decode_frame(body.as_str()) {
-                Ok(frame) => frame,
-                Err(e) => {
-                    tracing::warn!(error = %e, "slack: undecodable Socket Mode frame ignored");
-                    continue;
-                }
+                socket::Received::Nothing => continue,
             };
             match frame {
                 SocketFrame::Hello { app_id } => {
