@@ -44,6 +44,30 @@ pub fn wait_group_gone(pgid: u32, timeout: std::time::Duration) -> Result<(), Ve
     }
 }
 
+/// The groups among `pgids` that still have live members after waiting up to 10 s for each,
+/// with those members: empty when every group died.
+pub fn groups_outliving(pgids: &[u32]) -> Vec<(u32, Vec<u32>)> {
+    pgids
+        .iter()
+        .filter_map(|pgid| {
+            wait_group_gone(*pgid, std::time::Duration::from_secs(10))
+                .err()
+                .map(|members| (*pgid, members))
+        })
+        .collect()
+}
+
+/// Starts `sleep 300` leading a process group of its own: a stand-in for a process a tool
+/// left behind, which the code under test must (or must not) kill.
+pub fn group_sleeper() -> std::io::Result<std::process::Child> {
+    use std::os::unix::process::CommandExt as _;
+    std::process::Command::new("sleep")
+        .arg("300")
+        .process_group(0)
+        .stdin(std::process::Stdio::null())
+        .spawn()
+}
+
 /// The start time of process `pid` (field 22 of its `stat`, in clock ticks since boot): with
 /// the pid it names one process, even after the pid is reused. `None` if it is gone.
 pub fn start_time(pid: u32) -> Option<u64> {

@@ -27,21 +27,6 @@ fn start_time(pid: u32) -> u64 {
     rest.split_whitespace().nth(19).unwrap().parse().unwrap()
 }
 
-/// Polls (bounded) until group `pgid` is empty; its members if it never is.
-fn wait_gone(pgid: u32) -> Result<(), Vec<u32>> {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let members = group_members(pgid);
-        if members.is_empty() {
-            return Ok(());
-        }
-        if Instant::now() > deadline {
-            return Err(members);
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 fn kill_group(pgid: u32) {
     let _ = nix::sys::signal::killpg(
         nix::unistd::Pid::from_raw(pgid as i32),
@@ -128,10 +113,7 @@ fn groups_die_with_an_owner_killed_by_sigkill() {
 
     owner.kill().unwrap();
     owner.wait().unwrap();
-    let left: Vec<(u32, Vec<u32>)> = pgids
-        .iter()
-        .filter_map(|pgid| wait_gone(*pgid).err().map(|m| (*pgid, m)))
-        .collect();
+    let left = pincer_testkit::procfs::groups_outliving(&pgids);
     for pgid in &pgids {
         kill_group(*pgid);
     }
@@ -139,12 +121,7 @@ fn groups_die_with_an_owner_killed_by_sigkill() {
 }
 
 fn sleeper() -> std::process::Child {
-    Command::new("sleep")
-        .arg("300")
-        .process_group(0)
-        .stdin(Stdio::null())
-        .spawn()
-        .unwrap()
+    pincer_testkit::procfs::group_sleeper().unwrap()
 }
 
 #[test]

@@ -3,9 +3,9 @@
 //! SIGKILL leaves no exec process behind (piped or on a pty); and a new gateway kills the
 //! recorded process groups of a dead one, never a process whose pid was reused.
 
-use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
+use std::os::unix::process::ExitStatusExt as _;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, killpg};
@@ -23,10 +23,6 @@ const KEY: &str = "agent:main:main";
 use pincer_testkit::procfs::live_group_members as group_members;
 
 /// Waits (bounded) until group `pgid` is empty; its members if it never is.
-fn wait_gone(pgid: u32) -> Result<(), Vec<u32>> {
-    pincer_testkit::procfs::wait_group_gone(pgid, Duration::from_secs(10))
-}
-
 fn start_time(pid: u32) -> u64 {
     pincer_testkit::procfs::start_time(pid).unwrap()
 }
@@ -142,21 +138,12 @@ async fn a_gateway_killed_with_sigkill_leaves_no_exec_process_behind() {
 
     gateway.signal(Signal::SIGKILL);
     gateway.wait();
-    let left: Vec<(u32, Vec<u32>)> = groups
-        .0
-        .iter()
-        .filter_map(|pgid| wait_gone(*pgid).err().map(|m| (*pgid, m)))
-        .collect();
+    let left = pincer_testkit::procfs::groups_outliving(&groups.0);
     assert!(left.is_empty(), "orphans outlived the gateway: {left:?}");
 }
 
 fn sleeper() -> std::process::Child {
-    Command::new("sleep")
-        .arg("300")
-        .process_group(0)
-        .stdin(Stdio::null())
-        .spawn()
-        .unwrap()
+    pincer_testkit::procfs::group_sleeper().unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
