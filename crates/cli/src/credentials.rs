@@ -53,10 +53,6 @@ pub struct SharedCredentials(ProfileCredentials);
 impl SharedCredentials {
     pub fn new(app: &App, pinned: Option<&str>) -> Result<Self> {
         let store = AuthStore::new(app.auth_path());
-        if let Some(id) = pinned {
-            // Fail early and clearly on a profile that does not exist.
-            store.load()?.profile(&ProfileId::from(id))?;
-        }
         let order = app.config.auth.order.clone();
         let policy =
             CooldownPolicy::default().with_cooldowns_ms(app.config.auth.cooldowns_ms.clone());
@@ -79,6 +75,10 @@ impl SharedCredentials {
     /// Reads the auth file for a turn (blocking: call it where file I/O may block).
     pub fn for_turn(&self) -> Result<TurnAuth> {
         let file = self.0.store.load()?;
+        if let Some(pinned) = &self.0.pinned {
+            // Fail early and clearly on a profile that does not exist.
+            file.profile(pinned)?;
+        }
         let profile_providers = providers_of(&file);
         let credentials = ProfileCredentials {
             prefetched: Arc::new(Mutex::new(Some(Prefetched {
