@@ -7,13 +7,16 @@
 //! rebuild it with `pincer_ai::PartialMessage`.
 
 use pincer_ai::{AssistantMessage, AssistantMessageEvent, Message};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::compaction::{CompactionEnd, CompactionReason};
 use crate::tool::ToolOutput;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// Deserializable too, leniently (missing lists, arguments and results default), so that
+/// the event lines of an RPC worker (pi or `pincer rpc`) read back as the events they
+/// were written from; compaction events are the agent's own and never read back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(
     tag = "type",
     rename_all = "snake_case",
@@ -23,11 +26,13 @@ pub enum AgentEvent {
     AgentStart,
     /// The run ended; `messages` are the ones this run added.
     AgentEnd {
+        #[serde(default)]
         messages: Vec<Message>,
     },
     TurnStart,
     TurnEnd {
         message: Message,
+        #[serde(default)]
         tool_results: Vec<Message>,
     },
     MessageStart {
@@ -42,23 +47,30 @@ pub enum AgentEvent {
     ToolExecutionStart {
         tool_call_id: String,
         tool_name: String,
+        #[serde(default)]
         args: Value,
     },
     ToolExecutionUpdate {
         tool_call_id: String,
         tool_name: String,
+        #[serde(default)]
         args: Value,
+        #[serde(default)]
         partial_result: ToolOutput,
     },
     ToolExecutionEnd {
         tool_call_id: String,
         tool_name: String,
+        #[serde(default)]
         result: ToolOutput,
+        #[serde(default)]
         is_error: bool,
     },
+    #[serde(skip_deserializing)]
     CompactionStart {
         reason: CompactionReason,
     },
+    #[serde(skip_deserializing)]
     CompactionEnd(CompactionEnd),
 }
 

@@ -7,13 +7,14 @@ use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 use pincer_ai::{ContentBlock, ImageContent};
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 /// What a tool returns (pi's `AgentToolResult`): content the model reads, details it does not.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ToolOutput {
     pub content: Vec<ContentBlock>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -8,77 +8,27 @@
 //! a worker newer than Pincer, or one that writes something odd, costs that one event,
 //! never the turn.
 
-use pincer_agent::{AgentEvent, ToolOutput};
-use pincer_ai::{AssistantMessageEvent, ContentBlock, Message};
+use pincer_agent::AgentEvent;
 use serde::Deserialize;
 use serde_json::Value;
 
 /// The agent event a worker's line carries, if it is one the gateway follows.
 pub fn agent_event(line: &Value) -> Option<AgentEvent> {
-    let event = match PiEvent::deserialize(line) {
-        Ok(event) => event,
+    match AgentEvent::deserialize(line) {
+        Ok(event) => Some(event),
         Err(e) => {
             // Unknown types land here too; only a known type failing is worth a note.
             let ty = line.get("type").and_then(Value::as_str).unwrap_or("");
             if KNOWN.contains(&ty) {
                 tracing::warn!(event = ty, error = %e, "rpc: cannot read a worker event; skipped");
             }
-            return None;
+            None
         }
-    };
-    Some(match event {
-        PiEvent::AgentStart => AgentEvent::AgentStart,
-        PiEvent::AgentEnd { messages } => AgentEvent::AgentEnd { messages },
-        PiEvent::TurnStart => AgentEvent::TurnStart,
-        PiEvent::TurnEnd {
-            message,
-            tool_results,
-        } => AgentEvent::TurnEnd {
-            message,
-            tool_results,
-        },
-        PiEvent::MessageStart { message } => AgentEvent::MessageStart { message },
-        PiEvent::MessageUpdate {
-            assistant_message_event,
-        } => AgentEvent::MessageUpdate {
-            assistant_message_event,
-        },
-        PiEvent::MessageEnd { message } => AgentEvent::MessageEnd { message },
-        PiEvent::ToolExecutionStart {
-            tool_call_id,
-            tool_name,
-            args,
-        } => AgentEvent::ToolExecutionStart {
-            tool_call_id,
-            tool_name,
-            args,
-        },
-        PiEvent::ToolExecutionUpdate {
-            tool_call_id,
-            tool_name,
-            args,
-            partial_result,
-        } => AgentEvent::ToolExecutionUpdate {
-            tool_call_id,
-            tool_name,
-            args,
-            partial_result: partial_result.into(),
-        },
-        PiEvent::ToolExecutionEnd {
-            tool_call_id,
-            tool_name,
-            result,
-            is_error,
-        } => AgentEvent::ToolExecutionEnd {
-            tool_call_id,
-            tool_name,
-            result: result.into(),
-            is_error,
-        },
-    })
+    }
 }
 
-/// The event types [`agent_event`] reads.
+/// The event types [`agent_event`] reads (`AgentEvent` reads every type it writes but the
+/// compaction events, which pi shapes differently and the gateway has no use for).
 const KNOWN: [&str; 10] = [
     "agent_start",
     "agent_end",
@@ -92,79 +42,11 @@ const KNOWN: [&str; 10] = [
     "tool_execution_end",
 ];
 
-/// pi's agent events as they are on the wire (`AgentEvent` serializes to this shape).
-#[derive(Deserialize)]
-#[serde(
-    tag = "type",
-    rename_all = "snake_case",
-    rename_all_fields = "camelCase"
-)]
-enum PiEvent {
-    AgentStart,
-    AgentEnd {
-        #[serde(default)]
-        messages: Vec<Message>,
-    },
-    TurnStart,
-    TurnEnd {
-        message: Message,
-        #[serde(default)]
-        tool_results: Vec<Message>,
-    },
-    MessageStart {
-        message: Message,
-    },
-    MessageUpdate {
-        assistant_message_event: AssistantMessageEvent,
-    },
-    MessageEnd {
-        message: Message,
-    },
-    ToolExecutionStart {
-        tool_call_id: String,
-        tool_name: String,
-        #[serde(default)]
-        args: Value,
-    },
-    ToolExecutionUpdate {
-        tool_call_id: String,
-        tool_name: String,
-        #[serde(default)]
-        args: Value,
-        #[serde(default)]
-        partial_result: PiToolResult,
-    },
-    ToolExecutionEnd {
-        tool_call_id: String,
-        tool_name: String,
-        #[serde(default)]
-        result: PiToolResult,
-        #[serde(default)]
-        is_error: bool,
-    },
-}
-
-/// pi's `AgentToolResult`.
-#[derive(Deserialize, Default)]
-struct PiToolResult {
-    #[serde(default)]
-    content: Vec<ContentBlock>,
-    #[serde(default)]
-    details: Option<Value>,
-}
-
-impl From<PiToolResult> for ToolOutput {
-    fn from(result: PiToolResult) -> Self {
-        ToolOutput {
-            content: result.content,
-            details: result.details,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pincer_agent::ToolOutput;
+    use pincer_ai::{AssistantMessageEvent, ContentBlock, Message};
     use serde_json::json;
 
     /// Every event the agent writes reads back as itself.
