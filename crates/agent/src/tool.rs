@@ -48,12 +48,7 @@ impl ToolOutput {
 
     /// The text blocks joined (for logs and tests).
     pub fn text_content(&self) -> String {
-        self.content
-            .iter()
-            .filter_map(|b| match b {
-                ContentBlock::Text(t) => Some(t.text.as_str()),
-                _ => None,
-            })
+        pincer_ai::texts(&self.content)
             .collect::<Vec<_>>()
             .join("\n")
     }

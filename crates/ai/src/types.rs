@@ -321,7 +321,7 @@ fn join_text(blocks: &[ContentBlock]) -> String {
 }
 
 /// The text of each text block, in order (images, thinking and tool calls are skipped).
-pub(crate) fn texts(blocks: &[ContentBlock]) -> impl Iterator<Item = &str> {
+pub fn texts(blocks: &[ContentBlock]) -> impl Iterator<Item = &str> {
     blocks.iter().filter_map(|block| match block {
         ContentBlock::Text(t) => Some(t.text.as_str()),
         _ => None,

@@ -218,14 +218,7 @@ fn bullet(message: &Message) -> Option<String> {
 }
 
 fn text_of(blocks: &[ContentBlock]) -> String {
-    blocks
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::Text(t) => Some(t.text.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    pincer_ai::texts(blocks).collect::<Vec<_>>().join(" ")
 }
 
 /// The replies that mean "nothing to say": not worth remembering.

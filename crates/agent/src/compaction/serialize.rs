@@ -29,13 +29,7 @@ fn truncate_for_summary(text: &str, max_chars: usize) -> String {
 }
 
 fn text_of(blocks: &[ContentBlock]) -> String {
-    blocks
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::Text(t) => Some(t.text.as_str()),
-            _ => None,
-        })
-        .collect()
+    pincer_ai::texts(blocks).collect()
 }
 
 /// `name(key=<json>, ...)`, as pi renders a tool call (a non-object argument is shown

@@ -196,13 +196,7 @@ async fn summarise(
         }
         _ => {}
     }
-    Ok(reply
-        .content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::Text(t) => Some(t.text.as_str()),
-            _ => None,
-        })
+    Ok(pincer_ai::texts(&reply.content)
         .collect::<Vec<_>>()
         .join("\n"))
 }

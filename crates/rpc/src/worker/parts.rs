@@ -35,14 +35,7 @@ impl Queues {
 pub(crate) fn user_text(message: &UserMessage) -> String {
     match &message.content {
         UserContent::Text(text) => text.clone(),
-        UserContent::Blocks(blocks) => blocks
-            .iter()
-            .filter_map(|b| match b {
-                ContentBlock::Text(t) => Some(t.text.as_str()),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
+        UserContent::Blocks(blocks) => pincer_ai::texts(blocks).collect::<Vec<_>>().join("\n"),
     }
 }
 
