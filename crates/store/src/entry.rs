@@ -439,7 +439,6 @@ struct FastMessageLine {
     #[serde(rename = "type")]
     _kind: MessageTag,
     id: String,
-    #[serde(default)]
     parent_id: Option<String>,
     timestamp: String,
     message: Message,

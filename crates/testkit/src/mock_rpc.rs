@@ -46,7 +46,6 @@ pub struct MockRpcRule {
     pub on: String,
     #[serde(default)]
     pub once: bool,
-    #[serde(default)]
     pub stderr: Option<String>,
     #[serde(default)]
     pub pre: Vec<String>,
@@ -54,13 +53,11 @@ pub struct MockRpcRule {
     pub before: Vec<Value>,
     #[serde(default)]
     pub delay_ms: u64,
-    #[serde(default)]
     pub respond: Option<MockRpcRespond>,
     #[serde(default)]
     pub silent: bool,
     #[serde(default)]
     pub events: Vec<Value>,
-    #[serde(default)]
     pub then: Option<String>,
 }
 
@@ -69,9 +66,7 @@ pub struct MockRpcRule {
 pub struct MockRpcRespond {
     #[serde(default = "yes")]
     pub success: bool,
-    #[serde(default)]
     pub data: Option<Value>,
-    #[serde(default)]
     pub error: Option<String>,
     /// Answer without the command's id (as pi does for unknown commands).
     #[serde(default)]

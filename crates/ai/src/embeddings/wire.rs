@@ -88,7 +88,6 @@ struct OpenAiAnswer {
 #[derive(Deserialize)]
 struct OpenAiItem {
     /// Some compatible servers leave it out; then the position is the index.
-    #[serde(default)]
     index: Option<u64>,
     embedding: Vec<f64>,
 }

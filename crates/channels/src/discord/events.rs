@@ -127,7 +127,6 @@ pub const TEXT_MESSAGE_TYPES: [u64; 2] = [0, 19];
 pub struct Message {
     pub id: String,
     pub channel_id: String,
-    #[serde(default)]
     pub guild_id: Option<String>,
     pub author: User,
     #[serde(default)]
@@ -139,14 +138,12 @@ pub struct Message {
     #[serde(default, deserialize_with = "crate::support::null_as_default")]
     pub attachments: Vec<Attachment>,
     /// The replied-to message (`null` when it was deleted).
-    #[serde(default)]
     pub referenced_message: Option<Box<ReferencedMessage>>,
 }
 
 /// The replied-to message: only who wrote it matters (a reply to the bot is a mention).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ReferencedMessage {
-    #[serde(default)]
     pub author: Option<User>,
 }
 
@@ -155,7 +152,6 @@ pub struct User {
     pub id: String,
     #[serde(default)]
     pub username: String,
-    #[serde(default)]
     pub global_name: Option<String>,
     #[serde(default)]
     pub bot: bool,
@@ -179,7 +175,6 @@ pub struct Attachment {
     #[serde(default)]
     pub size: u64,
     pub url: String,
-    #[serde(default)]
     pub content_type: Option<String>,
 }
 

@@ -23,7 +23,6 @@ const MAX_KNOWN: usize = 10_000;
 struct ChannelObject {
     #[serde(rename = "type", default)]
     kind: u64,
-    #[serde(default)]
     parent_id: Option<String>,
 }
 

@@ -76,16 +76,12 @@ pub struct MessageEvent {
 pub struct SlackFile {
     #[serde(default)]
     pub id: String,
-    #[serde(default)]
     pub name: Option<String>,
-    #[serde(default)]
     pub mimetype: Option<String>,
     #[serde(default)]
     pub size: u64,
     /// Needs the bot token (`files:read`).
-    #[serde(default)]
     pub url_private_download: Option<String>,
-    #[serde(default)]
     pub url_private: Option<String>,
 }
 

@@ -85,32 +85,23 @@ fn kind_of(value: &Value) -> &'static str {
 pub struct Message {
     pub message_id: i64,
     pub chat: Chat,
-    #[serde(default)]
     pub from: Option<User>,
-    #[serde(default)]
     pub text: Option<String>,
-    #[serde(default)]
     pub caption: Option<String>,
     #[serde(default)]
     pub entities: Vec<Entity>,
     #[serde(default)]
     pub caption_entities: Vec<Entity>,
-    #[serde(default)]
     pub message_thread_id: Option<i64>,
     #[serde(default)]
     pub is_topic_message: bool,
-    #[serde(default)]
     pub reply_to_message: Option<Box<ReplyTo>>,
-    #[serde(default)]
     pub document: Option<FileRef>,
     /// Sizes of one photo, smallest first.
     #[serde(default)]
     pub photo: Vec<FileRef>,
-    #[serde(default)]
     pub voice: Option<FileRef>,
-    #[serde(default)]
     pub audio: Option<FileRef>,
-    #[serde(default)]
     pub video: Option<FileRef>,
 }
 
@@ -118,7 +109,6 @@ pub struct Message {
 /// mention in groups).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ReplyTo {
-    #[serde(default)]
     pub from: Option<User>,
 }
 
@@ -139,9 +129,7 @@ pub struct User {
     pub is_bot: bool,
     #[serde(default)]
     pub first_name: String,
-    #[serde(default)]
     pub last_name: Option<String>,
-    #[serde(default)]
     pub username: Option<String>,
 }
 
@@ -161,7 +149,6 @@ pub struct Entity {
     pub kind: String,
     pub offset: usize,
     pub length: usize,
-    #[serde(default)]
     pub user: Option<User>,
 }
 
@@ -169,20 +156,15 @@ pub struct Entity {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct FileRef {
     pub file_id: String,
-    #[serde(default)]
     pub file_size: Option<u64>,
-    #[serde(default)]
     pub file_name: Option<String>,
-    #[serde(default)]
     pub mime_type: Option<String>,
 }
 
 /// `getFile`'s answer.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct TelegramFile {
-    #[serde(default)]
     pub file_path: Option<String>,
-    #[serde(default)]
     pub file_size: Option<u64>,
 }
 
@@ -190,7 +172,6 @@ pub struct TelegramFile {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Me {
     pub id: i64,
-    #[serde(default)]
     pub username: Option<String>,
 }
 

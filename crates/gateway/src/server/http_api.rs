@@ -181,11 +181,8 @@ fn fresh_id() -> String {
 #[serde(rename_all = "camelCase")]
 struct HookAgentBody {
     message: String,
-    #[serde(default)]
     agent_id: Option<String>,
-    #[serde(default)]
     session_key: Option<String>,
-    #[serde(default)]
     name: Option<String>,
 }
 

@@ -27,7 +27,6 @@ fn text<'s>(field: &'s Option<Str<'_>>) -> &'s str {
 struct Frame<'a> {
     #[serde(rename = "type", borrow, default)]
     kind: Option<Str<'a>>,
-    #[serde(default)]
     index: Option<u64>,
     #[serde(borrow, default)]
     delta: Option<Delta<'a>>,
@@ -35,10 +34,8 @@ struct Frame<'a> {
     content_block: Option<BlockStart<'a>>,
     #[serde(borrow, default)]
     message: Option<MessageStart<'a>>,
-    #[serde(default)]
     usage: Option<WireUsage>,
     /// A Value because proxies do not all send Anthropic's `{type, message}` shape.
-    #[serde(default)]
     error: Option<Value>,
 }
 
@@ -81,20 +78,15 @@ struct BlockStart<'a> {
 struct MessageStart<'a> {
     #[serde(borrow, default)]
     id: Option<Str<'a>>,
-    #[serde(default)]
     usage: Option<WireUsage>,
 }
 
 /// Token counts; `null` and absent both mean "not reported here".
 #[derive(Debug, Default, Deserialize)]
 struct WireUsage {
-    #[serde(default)]
     input_tokens: Option<u64>,
-    #[serde(default)]
     output_tokens: Option<u64>,
-    #[serde(default)]
     cache_read_input_tokens: Option<u64>,
-    #[serde(default)]
     cache_creation_input_tokens: Option<u64>,
 }
 

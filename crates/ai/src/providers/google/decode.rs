@@ -27,13 +27,11 @@ static TOOL_CALL_COUNTER: AtomicU64 = AtomicU64::new(0);
 struct Chunk<'a> {
     #[serde(borrow, default)]
     candidates: Option<First<Candidate<'a>>>,
-    #[serde(default)]
     usage_metadata: Option<UsageMetadata>,
     #[serde(borrow, default)]
     prompt_feedback: Option<PromptFeedback<'a>>,
     #[serde(borrow, default)]
     response_id: Option<Str<'a>>,
-    #[serde(default)]
     error: Option<Value>,
 }
 
@@ -85,7 +83,6 @@ struct Content<'a> {
 struct Part<'a> {
     #[serde(borrow, default)]
     text: Option<Str<'a>>,
-    #[serde(default)]
     thought: Option<bool>,
     #[serde(borrow, default)]
     thought_signature: Option<Str<'a>>,
@@ -99,22 +96,16 @@ struct FunctionCall<'a> {
     id: Option<Str<'a>>,
     #[serde(borrow, default)]
     name: Option<Str<'a>>,
-    #[serde(default)]
     args: Option<Value>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct UsageMetadata {
-    #[serde(default)]
     prompt_token_count: Option<u64>,
-    #[serde(default)]
     candidates_token_count: Option<u64>,
-    #[serde(default)]
     thoughts_token_count: Option<u64>,
-    #[serde(default)]
     cached_content_token_count: Option<u64>,
-    #[serde(default)]
     total_token_count: Option<u64>,
 }
 

@@ -30,10 +30,8 @@ struct Chunk<'a> {
     id: Text<'a>,
     #[serde(borrow, default)]
     choices: FirstChoice<'a>,
-    #[serde(default)]
     usage: Option<Box<WireUsage>>,
     /// OpenRouter and others report upstream failures mid-stream this way.
-    #[serde(default)]
     error: Option<Value>,
 }
 
@@ -70,7 +68,6 @@ struct Choice<'a> {
     #[serde(borrow, default)]
     finish_reason: Text<'a>,
     /// Moonshot and a few others put usage on the choice instead of the chunk.
-    #[serde(default)]
     usage: Option<Box<WireUsage>>,
 }
 
@@ -87,13 +84,11 @@ struct Delta<'a> {
     #[serde(borrow, default)]
     tool_calls: Option<Vec<WireToolCall<'a>>>,
     /// OpenRouter's encrypted reasoning, tied to tool calls by id.
-    #[serde(default)]
     reasoning_details: Option<Vec<Value>>,
 }
 
 #[derive(Deserialize)]
 struct WireToolCall<'a> {
-    #[serde(default)]
     index: Option<u64>,
     #[serde(borrow, default)]
     id: Text<'a>,

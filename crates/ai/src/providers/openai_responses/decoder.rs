@@ -25,22 +25,17 @@ struct Event<'a> {
     kind: Text<'a>,
     #[serde(borrow, default)]
     delta: Text<'a>,
-    #[serde(default)]
     output_index: Option<u64>,
     #[serde(borrow, default)]
     item_id: Text<'a>,
-    #[serde(default)]
     item: Option<Value>,
-    #[serde(default)]
     response: Option<Value>,
     #[serde(borrow, default)]
     arguments: Text<'a>,
-    #[serde(default)]
     code: Option<Value>,
     #[serde(borrow, default)]
     message: Text<'a>,
     /// Proxies that wrap errors as `{"error": {...}}`.
-    #[serde(default)]
     error: Option<Value>,
 }
 

@@ -172,12 +172,10 @@ fn text_of(content: &Value) -> String {
 /// The request body (the fields Pincer reads; others are ignored, as OpenClaw does).
 #[derive(Debug, Deserialize)]
 struct CompletionBody {
-    #[serde(default)]
     model: Option<String>,
     messages: Vec<ChatMessage>,
     #[serde(default)]
     stream: bool,
-    #[serde(default)]
     user: Option<String>,
 }
 
