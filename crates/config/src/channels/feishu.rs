@@ -20,56 +20,44 @@ pub enum FeishuConnectionMode {
 }
 
 channel_section! {
-    /// `channels.feishu` (and each of its `accounts`).
+    name: "feishu",
     pub struct FeishuConfig {
-        /// Off without deleting the settings (default on when app credentials are set).
-        enabled,
-        own {
-            /// The app's App ID (`cli_…`, "Credentials & Basic Info").
-            pub app_id: Option<String>,
-            /// The app's App Secret, e.g. `"${FEISHU_APP_SECRET}"`.
-            pub app_secret: Option<Secret>,
-            /// `"feishu"` (open.feishu.cn, the default), `"lark"` (open.larksuite.com, Lark
-            /// international), or a base URL (a proxy or a test fake).
-            pub domain: Option<String>,
-            pub connection_mode: Option<FeishuConnectionMode>,
-            /// Webhook mode: the address to listen on (default `127.0.0.1`).
-            pub webhook_host: Option<String>,
-            /// Webhook mode: the port (default 3000).
-            pub webhook_port: Option<u16>,
-            /// Webhook mode: the path (default `/feishu/events`).
-            pub webhook_path: Option<String>,
-            /// "Events & Callbacks → Encryption Strategy": the Verification Token events carry.
-            pub verification_token: Option<Secret>,
-            /// The Encrypt Key: events arrive encrypted and signed (checked) when set.
-            pub encrypt_key: Option<Secret>,
-        }
-        /// Users' open ids (`ou_…`) allowed to DM the agent; `"*"` with `open`.
-        allow_from,
+        /// The app's App ID (`cli_…`, "Credentials & Basic Info").
+        pub app_id: Option<String>,
+        /// The app's App Secret, e.g. `"${FEISHU_APP_SECRET}"`.
+        pub app_secret: Option<Secret>,
+        /// `"feishu"` (open.feishu.cn, the default), `"lark"` (open.larksuite.com, Lark
+        /// international), or a base URL (a proxy or a test fake).
+        pub domain: Option<String>,
+        pub connection_mode: Option<FeishuConnectionMode>,
+        /// Webhook mode: the address to listen on (default `127.0.0.1`).
+        pub webhook_host: Option<String>,
+        /// Webhook mode: the port (default 3000).
+        pub webhook_port: Option<u16>,
+        /// Webhook mode: the path (default `/feishu/events`).
+        pub webhook_path: Option<String>,
+        /// "Events & Callbacks → Encryption Strategy": the Verification Token events carry.
+        pub verification_token: Option<Secret>,
+        /// The Encrypt Key: events arrive encrypted and signed (checked) when set.
+        pub encrypt_key: Option<Secret>,
+    }
+    // A second app has its own credentials and, in webhook mode, its own port.
+    own_keys: [
+        "appId",
+        "appSecret",
+        "verificationToken",
+        "encryptKey",
+        "webhookPort",
+    ],
+    credentials: [app_id, app_secret],
+    docs {
+        enabled: "app credentials are set",
+        allow_from: "Users' open ids (`ou_…`)",
         /// Group chat ids (`oc_…`) or sender open ids the agent answers in under `allowlist`.
         group_allow_from,
-        /// Per group chat id, or `"*"` for all.
-        groups,
-        /// Largest inbound file taken, in MB (default 30).
-        media_max_mb,
-        /// The most chars of one streamed message (default 4000).
-        text_chunk_limit,
-        /// Further apps, by account id; each field they leave out comes from the channel.
-        accounts,
-    }
-    impl ChannelSection {
-        const NAME: &'static str = "feishu";
-        // A second app has its own credentials and, in webhook mode, its own port.
-        const OWN_KEYS: &'static [&'static str] = &[
-            "appId",
-            "appSecret",
-            "verificationToken",
-            "encryptKey",
-            "webhookPort",
-        ];
-
-        fn has_credentials(&self) -> bool {
-            self.app_id.is_some() || self.app_secret.is_some()
-        }
+        groups: "group chat id",
+        media_max_mb: "file", 30,
+        text_chunk_limit: 4000,
+        accounts: "apps",
     }
 }
