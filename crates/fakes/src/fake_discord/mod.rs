@@ -93,6 +93,7 @@ pub const DEFAULT_HEARTBEAT_INTERVAL_MS: u64 = 41_250;
 /// How the fake starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FakeDiscordConfig {
+    /// The accepted bot token (without `Bot `).
     pub token: String,
     pub bot_id: String,
     pub bot_username: String,
@@ -134,17 +135,9 @@ pub struct Injected {
 crate::fake_support::fake_handle!(
     /// A running fake Discord server: a cheap-to-clone handle; the server stops when the last
     /// clone is dropped (or on [`FakeDiscord::stop`]).
-    FakeDiscord(FakeDiscordConfig, state::Inner),
-    FakeDiscordError,
-    "fake discord"
+    FakeDiscord(FakeDiscordConfig, state::Inner), FakeDiscordError, "fake discord";
+    getters: token, bot_id, bot_username
 );
-
-crate::fake_support::config_getters!(FakeDiscord {
-    /// The accepted bot token (without `Bot `).
-    token,
-    bot_id,
-    bot_username,
-});
 
 impl FakeDiscord {
     /// Serves `config`, or says why it cannot.

@@ -89,17 +89,9 @@ use state::{Failure, Out};
 crate::fake_support::fake_handle!(
     /// A running fake Feishu: a cheap-to-clone handle; the server stops when the last clone
     /// is dropped (or on [`FakeFeishu::stop`]).
-    FakeFeishu(FakeFeishuConfig, state::Inner),
-    FakeFeishuError,
-    "fake feishu"
+    FakeFeishu(FakeFeishuConfig, state::Inner), FakeFeishuError, "fake feishu";
+    getters: app_id, app_secret, bot_open_id, bot_name
 );
-
-crate::fake_support::config_getters!(FakeFeishu {
-    app_id,
-    app_secret,
-    bot_open_id,
-    bot_name,
-});
 
 impl FakeFeishu {
     /// Serves `config`, or says why it cannot.

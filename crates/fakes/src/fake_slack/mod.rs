@@ -110,17 +110,9 @@ crate::fake_support::setters!(FakeSlackConfig {
 crate::fake_support::fake_handle!(
     /// A running fake Slack: a cheap-to-clone handle; the server stops when the last clone is
     /// dropped (or on [`FakeSlack::stop`]).
-    FakeSlack(FakeSlackConfig, state::Inner),
-    FakeSlackError,
-    "fake slack"
+    FakeSlack(FakeSlackConfig, state::Inner), FakeSlackError, "fake slack";
+    getters: bot_token, app_token, bot_user_id, team_id
 );
-
-crate::fake_support::config_getters!(FakeSlack {
-    bot_token,
-    app_token,
-    bot_user_id,
-    team_id,
-});
 
 impl FakeSlack {
     /// Serves `config`, or says why it cannot.

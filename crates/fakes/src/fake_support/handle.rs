@@ -1,13 +1,19 @@
 //! The public face every fake shares, written once: the cheap-to-clone handle that stops
 //! the server when its last clone is dropped, its bind error, `start` / `start_with`
-//! (panicking) / `stop` / `addr` and `Debug`; the config, record and counter getters and their waits; and the
-//! config builders' setters and the injected messages' optional text fields. Each fake writes its own `try_start_with` and what only it
-//! does.
+//! (panicking) / `stop` / `addr`, `Debug` and the config getters; the record and counter
+//! getters and their waits; and the config builders' setters and the injected messages'
+//! optional text fields. Each fake writes its own `try_start_with` and what only it does.
 
-/// `fake_handle!(/// docs  FakeX(ConfigType, InnerType), FakeXError, "fake x")`: the
-/// handle struct `FakeX` over a [`super::Server`], its error and the shared methods.
+/// `fake_handle!(/// docs  FakeX(ConfigType, InnerType), FakeXError, "fake x"; getters:
+/// field, …)`: the handle struct `FakeX` over a [`super::Server`], its error, the shared
+/// methods and a getter per named text field of its configuration (a copy). A fake always
+/// has both, so one invocation declares them.
 macro_rules! fake_handle {
-    ($(#[$doc:meta])* $name:ident($config:ty, $inner:ty), $error:ident, $label:literal) => {
+    (
+        $(#[$doc:meta])*
+        $name:ident($config:ty, $inner:ty), $error:ident, $label:literal;
+        getters: $($field:ident),+ $(,)?
+    ) => {
         /// Why the fake could not start.
         #[derive(Debug, thiserror::Error)]
         pub enum $error {
@@ -76,6 +82,15 @@ macro_rules! fake_handle {
             pub fn stop(&self) {
                 self.running.stop();
             }
+
+            $(
+                #[doc = concat!(
+                    "The configured [`", stringify!($config), "::", stringify!($field), "`]."
+                )]
+                pub fn $field(&self) -> String {
+                    self.shared().config.$field.clone()
+                }
+            )+
         }
     };
 }
@@ -158,21 +173,6 @@ macro_rules! setters {
     };
 }
 
-/// `config_getters!(FakeX { /// docs  field, … })`: a getter per text field of the fake's
-/// configuration (a copy).
-macro_rules! config_getters {
-    ($name:ident { $($(#[$doc:meta])* $field:ident),+ $(,)? }) => {
-        impl $name {
-            $(
-                $(#[$doc])*
-                pub fn $field(&self) -> String {
-                    self.shared().config.$field.clone()
-                }
-            )+
-        }
-    };
-}
-
 /// `some_setters!(Type { method => field, … })`: builder methods for optional text fields,
 /// `method(value: impl Into<String>)` setting `field` to `Some(value)`.
 macro_rules! some_setters {
@@ -188,4 +188,4 @@ macro_rules! some_setters {
     };
 }
 
-pub(crate) use {config_getters, counters, fake_handle, records, setters, some_setters};
+pub(crate) use {counters, fake_handle, records, setters, some_setters};

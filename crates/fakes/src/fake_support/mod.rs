@@ -12,7 +12,7 @@ mod host;
 mod route;
 pub(crate) mod ws;
 
-pub(crate) use handle::{config_getters, counters, fake_handle, records, setters, some_setters};
+pub(crate) use handle::{counters, fake_handle, records, setters, some_setters};
 pub(crate) use host::{Host, Server};
 pub(crate) use route::{Failures, RoutePattern, split_path};
 

@@ -82,10 +82,10 @@ pub const DEFAULT_CHAT_ID: i64 = control::DEFAULT_CHAT_ID;
 /// How the fake starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FakeTelegramConfig {
-    /// The bot token in URLs (default [`DEFAULT_TOKEN`]).
+    /// The accepted bot token, the one in URLs (default [`DEFAULT_TOKEN`]).
     pub token: String,
     pub bot_id: i64,
-    /// Without `@` (default [`DEFAULT_BOT_USERNAME`]).
+    /// The bot's username, without `@` (default [`DEFAULT_BOT_USERNAME`]).
     pub bot_username: String,
     pub bot_first_name: String,
     /// The `update_id` of the first update (default 1).
@@ -115,17 +115,9 @@ crate::fake_support::setters!(FakeTelegramConfig {
 crate::fake_support::fake_handle!(
     /// A running fake Telegram Bot API server: a cheap-to-clone handle; the server stops when
     /// the last clone is dropped (or on [`FakeTelegram::stop`]).
-    FakeTelegram(FakeTelegramConfig, state::Inner),
-    FakeTelegramError,
-    "fake telegram"
+    FakeTelegram(FakeTelegramConfig, state::Inner), FakeTelegramError, "fake telegram";
+    getters: token, bot_username
 );
-
-crate::fake_support::config_getters!(FakeTelegram {
-    /// The accepted bot token.
-    token,
-    /// The bot's username, without `@`.
-    bot_username,
-});
 
 impl FakeTelegram {
     /// Serves `config`, or says why it cannot.
