@@ -69,10 +69,7 @@ impl InjectSlackMessage {
         channel: impl Into<String>,
         text: impl Into<String>,
     ) -> Self {
-        Self {
-            channel_type: "channel".into(),
-            ..Self::dm(user, channel, text)
-        }
+        Self::dm(user, channel, text).channel_type("channel")
     }
 
     /// `channel_type` (`mpim` for a group DM, `group` for a private channel).
