@@ -78,61 +78,108 @@ fn check_blocks(blocks: &[Block], text: &str, max: usize) {
     assert!(blocks.first().is_none_or(|b| b.reopened_fence().is_empty()));
 }
 
-#[test]
-fn paragraph_break_ends_a_block_as_soon_as_it_is_past_min() {
-    let text = "First para here.\n\nSecond one is here. And more text follows on.";
-    assert_eq!(
-        blocks(text, config(10, 30)),
-        [
-            "First para here.\n\n",
-            "Second one is here. ",
-            "And more text follows on."
-        ]
-    );
+/// The blocks of `text` pushed as one delta, once they hold every invariant for `max`.
+fn checked_blocks(text: &str, min: usize, max: usize) -> Vec<Block> {
+    let out = blocks_in_deltas([text], config(min, max));
+    check_blocks(&out, text, max);
+    out
+}
+
+/// What each block sends, fence markers included.
+fn texts(blocks: &[Block]) -> Vec<&str> {
+    blocks.iter().map(Block::text).collect()
+}
+
+/// Each block's fence markers: the fence it reopens, the fence it closes.
+fn markers(blocks: &[Block]) -> Vec<(&str, &str)> {
+    blocks
+        .iter()
+        .map(|b| (b.reopened_fence(), b.closed_fence()))
+        .collect()
+}
+
+/// Asserts each case's blocks, `text` pushed as one delta: `(text, (min, max), blocks)`.
+fn assert_breaks(cases: &[(&str, (usize, usize), &[&str])]) {
+    for (text, (min, max), want) in cases {
+        assert_eq!(
+            blocks(text, config(*min, *max)),
+            *want,
+            "{text:?} in {min}..={max}"
+        );
+    }
 }
 
 #[test]
-fn newline_beats_a_later_sentence_end() {
-    let text = "Line one.\nTwo is ok. Three is here and on";
-    assert_eq!(
-        blocks(text, config(10, 30)),
-        ["Line one.\n", "Two is ok. ", "Three is here and on"]
-    );
-}
-
-#[test]
-fn sentence_end_beats_a_later_space() {
-    // Spaces later in the window lose to the sentence end.
-    let text = "Second one is here. And more text follows on.";
-    assert_eq!(
-        blocks(text, config(10, 30)),
-        ["Second one is here. ", "And more text follows on."]
-    );
-}
-
-#[test]
-fn last_space_in_the_window_when_nothing_better() {
-    assert_eq!(
-        blocks("alpha beta gamma delta", config(5, 12)),
-        ["alpha beta ", "gamma delta"]
-    );
-}
-
-#[test]
-fn hard_cut_at_max_without_any_break() {
-    assert_eq!(
-        blocks("abcdefghijkl", config(3, 5)),
-        ["abcde", "fghij", "kl"]
-    );
-}
-
-#[test]
-fn breaks_before_min_only_when_nothing_is_in_range() {
-    // The only break is at 3, below min 6: better than cutting a word.
-    assert_eq!(
-        blocks("ab abcdefghij", config(6, 8)),
-        ["ab ", "abcdefgh", "ij"]
-    );
+fn one_delta_breaks_where_openclaws_chunker_breaks() {
+    assert_breaks(&[
+        // A paragraph break ends a block as soon as it is past min.
+        (
+            "First para here.\n\nSecond one is here. And more text follows on.",
+            (10, 30),
+            &[
+                "First para here.\n\n",
+                "Second one is here. ",
+                "And more text follows on.",
+            ],
+        ),
+        // A newline beats a later sentence end.
+        (
+            "Line one.\nTwo is ok. Three is here and on",
+            (10, 30),
+            &["Line one.\n", "Two is ok. ", "Three is here and on"],
+        ),
+        // A sentence end beats spaces later in the window.
+        (
+            "Second one is here. And more text follows on.",
+            (10, 30),
+            &["Second one is here. ", "And more text follows on."],
+        ),
+        // The last space in the window when nothing is better.
+        (
+            "alpha beta gamma delta",
+            (5, 12),
+            &["alpha beta ", "gamma delta"],
+        ),
+        // A hard cut at max without any break.
+        ("abcdefghijkl", (3, 5), &["abcde", "fghij", "kl"]),
+        // The only break is at 3, below min 6: better than cutting a word.
+        ("ab abcdefghij", (6, 8), &["ab ", "abcdefgh", "ij"]),
+        // A paragraph break inside a fence is not a break.
+        (
+            "```\na\n\nb\n```\n\nafter the fence text",
+            (5, 40),
+            &["```\na\n\nb\n```\n\n", "after the fence text"],
+        ),
+        // CJK breaks after fullwidth sentence ends.
+        (
+            "你好世界。今天天气很好。我们去公园吧！好的。",
+            (5, 10),
+            &["你好世界。", "今天天气很好。", "我们去公园吧！好的。"],
+        ),
+        // No punctuation at all: cut by chars, never inside a UTF-8 sequence.
+        (
+            "一二三四五六七八九十壹贰",
+            (2, 5),
+            &["一二三四五", "六七八九十", "壹贰"],
+        ),
+        // Emoji sequences are not cut.
+        (
+            "ab👨\u{200d}👩\u{200d}👧cd",
+            (1, 5),
+            &["ab", "👨\u{200d}👩\u{200d}👧", "cd"],
+        ),
+        ("🇺🇸🇬🇧🇫🇷", (1, 3), &["🇺🇸", "🇬🇧", "🇫🇷"]),
+        ("abce\u{301}fg", (1, 4), &["abc", "e\u{301}fg"]),
+        // CRLF is never split.
+        (
+            "Para one.\r\n\r\nPara two is longer.",
+            (5, 20),
+            &["Para one.\r\n\r\n", "Para two is longer."],
+        ),
+        ("\r\n\r\n\r\n", (1, 3), &["\r\n", "\r\n", "\r\n"]),
+        // A run of whitespace past the window: cut before it, not inside its CRLF.
+        ("abc\r\ndef", (1, 4), &["abc", "\r\nde", "f"]),
+    ]);
 }
 
 #[test]
@@ -182,10 +229,9 @@ fn long_reply_with_default_config_breaks_at_the_first_paragraph_past_800() {
 #[test]
 fn code_fence_longer_than_max_is_closed_and_reopened_at_line_ends() {
     let text = "Intro:\n```rust\nlet a = 1;\nlet b = 2;\nlet c = 3;\nlet d = 4;\n```\nDone.";
-    let out = blocks_in_deltas([text], config(10, 30));
-    let texts: Vec<&str> = out.iter().map(Block::text).collect();
+    let out = checked_blocks(text, 10, 30);
     assert_eq!(
-        texts,
+        texts(&out),
         [
             "Intro:\n```rust\nlet a = 1;\n```",
             "```rust\nlet b = 2;\n```",
@@ -193,20 +239,23 @@ fn code_fence_longer_than_max_is_closed_and_reopened_at_line_ends() {
             "```rust\nlet d = 4;\n```\nDone.",
         ]
     );
-    assert_eq!(out[0].closed_fence(), "```");
-    assert_eq!(out[1].reopened_fence(), "```rust\n");
-    assert_eq!(out[3].closed_fence(), "");
-    check_blocks(&out, text, 30);
+    assert_eq!(
+        markers(&out),
+        [
+            ("", "```"),
+            ("```rust\n", "```"),
+            ("```rust\n", "```"),
+            ("```rust\n", ""),
+        ]
+    );
 }
 
 #[test]
 fn a_single_code_line_longer_than_max_is_cut_inside_the_line() {
     let text = format!("```\n{}\n```", "x".repeat(40));
-    let out = blocks_in_deltas([text.as_str()], config(5, 20));
-    let texts: Vec<&str> = out.iter().map(Block::text).collect();
     let x12 = "x".repeat(12);
     assert_eq!(
-        texts,
+        texts(&checked_blocks(&text, 5, 20)),
         [
             format!("```\n{x12}\n```"),
             format!("```\n{x12}\n```"),
@@ -214,41 +263,27 @@ fn a_single_code_line_longer_than_max_is_cut_inside_the_line() {
             "```\nxxxx\n```".to_owned(),
         ]
     );
-    check_blocks(&out, &text, 20);
-}
-
-#[test]
-fn paragraph_break_inside_a_fence_is_not_a_break() {
-    let text = "```\na\n\nb\n```\n\nafter the fence text";
-    assert_eq!(
-        blocks(text, config(5, 40)),
-        ["```\na\n\nb\n```\n\n", "after the fence text"]
-    );
 }
 
 #[test]
 fn tilde_and_indented_fences_reopen_with_their_own_marker() {
     let text = "  ~~~~ py\n  a = 1\n  b = 2\n  c = 3\n  ~~~~\nok";
-    let out = blocks_in_deltas([text], config(5, 27));
-    let texts: Vec<&str> = out.iter().map(Block::text).collect();
     assert_eq!(
-        texts,
+        texts(&checked_blocks(text, 5, 27)),
         [
             "  ~~~~ py\n  a = 1\n  ~~~~",
             "  ~~~~ py\n  b = 2\n  ~~~~",
             "  ~~~~ py\n  c = 3\n  ~~~~\nok",
         ]
     );
-    check_blocks(&out, text, 27);
 }
 
 #[test]
 fn an_opening_line_longer_than_a_block_is_cut_and_reopened_bare() {
     let text = format!("```{}\n{}```", "i".repeat(20), "aaaa\n".repeat(6));
-    let out = blocks_in_deltas([text.as_str()], config(5, 20));
-    let texts: Vec<&str> = out.iter().map(Block::text).collect();
+    let out = checked_blocks(&text, 5, 20);
     assert_eq!(
-        texts,
+        texts(&out),
         [
             format!("```{}", "i".repeat(17)).as_str(),
             "```\niii\naaaa\n```",
@@ -257,9 +292,16 @@ fn an_opening_line_longer_than_a_block_is_cut_and_reopened_bare() {
             "```\naaaa\n```",
         ]
     );
-    assert_eq!(out[0].closed_fence(), "");
-    assert_eq!(out[1].reopened_fence(), "```\n");
-    check_blocks(&out, &text, 20);
+    assert_eq!(
+        markers(&out),
+        [
+            ("", ""),
+            ("```\n", "```"),
+            ("```\n", "```"),
+            ("```\n", "```"),
+            ("```\n", ""),
+        ]
+    );
 }
 
 #[test]
@@ -273,46 +315,7 @@ fn a_fence_opening_at_the_window_edge_is_seen_before_cutting() {
     let expected = ["ab", second.as_str(), "```\n``xxx", "```\nxxxxx", "```\nxx"];
     assert_eq!(blocks(&text, config(1, 9)), expected);
     let by_char = blocks_in_deltas(char_deltas(&text).iter().map(String::as_str), config(1, 9));
-    let by_char: Vec<&str> = by_char.iter().map(Block::text).collect();
-    assert_eq!(by_char, expected);
-}
-
-#[test]
-fn cjk_breaks_after_fullwidth_sentence_ends() {
-    let text = "你好世界。今天天气很好。我们去公园吧！好的。";
-    assert_eq!(
-        blocks(text, config(5, 10)),
-        ["你好世界。", "今天天气很好。", "我们去公园吧！好的。"]
-    );
-    // No punctuation at all: cut by chars, never inside a UTF-8 sequence.
-    assert_eq!(
-        blocks("一二三四五六七八九十壹贰", config(2, 5)),
-        ["一二三四五", "六七八九十", "壹贰"]
-    );
-}
-
-#[test]
-fn emoji_sequences_are_not_cut() {
-    assert_eq!(
-        blocks("ab👨\u{200d}👩\u{200d}👧cd", config(1, 5)),
-        ["ab", "👨\u{200d}👩\u{200d}👧", "cd"]
-    );
-    assert_eq!(blocks("🇺🇸🇬🇧🇫🇷", config(1, 3)), ["🇺🇸", "🇬🇧", "🇫🇷"]);
-    assert_eq!(blocks("abce\u{301}fg", config(1, 4)), ["abc", "e\u{301}fg"]);
-}
-
-#[test]
-fn crlf_is_never_split() {
-    assert_eq!(
-        blocks("Para one.\r\n\r\nPara two is longer.", config(5, 20)),
-        ["Para one.\r\n\r\n", "Para two is longer."]
-    );
-    assert_eq!(
-        blocks("\r\n\r\n\r\n", config(1, 3)),
-        ["\r\n", "\r\n", "\r\n"]
-    );
-    // A run of whitespace past the window: cut before it, not inside its CRLF.
-    assert_eq!(blocks("abc\r\ndef", config(1, 4)), ["abc", "\r\nde", "f"]);
+    assert_eq!(texts(&by_char), expected);
 }
 
 #[test]
@@ -441,6 +444,7 @@ mod coalescing {
     use tokio::time::Instant;
 
     use super::*;
+    use Step::{At, Done, EndReply, Quiet, Send, Sent, Wait};
 
     /// `text` as one block, as the chunker makes it.
     fn one_block(text: &str) -> Block {
@@ -463,12 +467,53 @@ mod coalescing {
         }
     }
 
-    /// The timed stage on its own task: where pieces go in and messages come out.
-    fn stage(config: CoalesceConfig) -> (mpsc::Sender<Piece>, mpsc::Receiver<String>) {
+    /// One step of a timed stage's script, on paused time.
+    enum Step {
+        /// Sends this text as one block.
+        Send(&'static str),
+        /// Lets this many ms pass.
+        Wait(u64),
+        /// Nothing has been sent yet.
+        Quiet,
+        /// Ends the reply: the pieces' sender is dropped.
+        EndReply,
+        /// The next message is this text.
+        Sent(&'static str),
+        /// This many ms have passed since the stage started.
+        At(u64),
+        /// The stage is done: no more messages.
+        Done,
+    }
+
+    /// Runs the timed stage on its own task through `steps`; `name` says which script failed.
+    async fn run_stage(name: &str, config: CoalesceConfig, steps: &[Step]) {
         let (tx, pieces) = mpsc::channel(16);
-        let (out, rx) = mpsc::channel(16);
+        let (out, mut rx) = mpsc::channel(16);
         tokio::spawn(coalesce(config, pieces, out));
-        (tx, rx)
+        let start = Instant::now();
+        let mut tx = Some(tx);
+        for step in steps {
+            match step {
+                Step::Send(text) => {
+                    let sender = tx.as_ref().expect("the reply has not ended");
+                    sender.send(piece(text)).await.unwrap();
+                }
+                Step::Wait(ms) => tokio::time::sleep(Duration::from_millis(*ms)).await,
+                Step::Quiet => assert_eq!(
+                    rx.try_recv(),
+                    Err(mpsc::error::TryRecvError::Empty),
+                    "{name}"
+                ),
+                Step::EndReply => tx = None,
+                Step::Sent(text) => {
+                    assert_eq!(rx.recv().await.as_deref(), Some(*text), "{name}");
+                }
+                Step::At(ms) => {
+                    assert_eq!(start.elapsed(), Duration::from_millis(*ms), "{name}");
+                }
+                Step::Done => assert_eq!(rx.recv().await, None, "{name}"),
+            }
+        }
     }
 
     #[test]
@@ -547,51 +592,61 @@ mod coalescing {
         );
     }
 
+    /// Each script on a stage of its own: `(what it shows, config, steps)`.
     #[tokio::test(start_paused = true)]
-    async fn text_past_min_goes_after_idle() {
-        let (tx, mut rx) = stage(coalesce_config(10, 1000, 1000));
-        let start = Instant::now();
-        tx.send(piece("Long enough to send.")).await.unwrap();
-        assert_eq!(rx.recv().await.unwrap(), "Long enough to send.");
-        assert_eq!(start.elapsed(), Duration::from_millis(1000));
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn each_block_restarts_the_idle_clock() {
-        let (tx, mut rx) = stage(coalesce_config(10, 1000, 1000));
-        let start = Instant::now();
-        tx.send(piece("Long enough to send. ")).await.unwrap();
-        tokio::time::sleep(Duration::from_millis(600)).await;
-        tx.send(piece("And more.")).await.unwrap();
-        assert_eq!(rx.recv().await.unwrap(), "Long enough to send. And more.");
-        assert_eq!(start.elapsed(), Duration::from_millis(1600));
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn text_below_min_waits_for_the_end_of_the_reply() {
-        let (tx, mut rx) = stage(coalesce_config(50, 1000, 1000));
-        let start = Instant::now();
-        tx.send(piece("Short.")).await.unwrap();
-        tokio::time::sleep(Duration::from_secs(10)).await;
-        assert_eq!(rx.try_recv(), Err(mpsc::error::TryRecvError::Empty));
-        drop(tx);
-        assert_eq!(rx.recv().await.unwrap(), "Short.");
-        assert_eq!(start.elapsed(), Duration::from_secs(10));
-        assert_eq!(rx.recv().await, None);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn idle_zero_waits_for_size_alone() {
-        let (tx, mut rx) = stage(coalesce_config(1, 20, 0));
-        let start = Instant::now();
-        tx.send(piece("0123456789")).await.unwrap();
-        tokio::time::sleep(Duration::from_secs(60)).await;
-        assert_eq!(rx.try_recv(), Err(mpsc::error::TryRecvError::Empty));
-        tx.send(piece("abcdefghijk")).await.unwrap();
-        assert_eq!(rx.recv().await.unwrap(), "0123456789");
-        assert_eq!(start.elapsed(), Duration::from_secs(60));
-        drop(tx);
-        assert_eq!(rx.recv().await.unwrap(), "abcdefghijk");
-        assert_eq!(rx.recv().await, None);
+    async fn timing_follows_size_idle_and_the_end_of_the_reply() {
+        let scripts: [(&str, CoalesceConfig, &[Step]); 4] = [
+            (
+                "text past min goes after idle",
+                coalesce_config(10, 1000, 1000),
+                &[
+                    Send("Long enough to send."),
+                    Sent("Long enough to send."),
+                    At(1000),
+                ],
+            ),
+            (
+                "each block restarts the idle clock",
+                coalesce_config(10, 1000, 1000),
+                &[
+                    Send("Long enough to send. "),
+                    Wait(600),
+                    Send("And more."),
+                    Sent("Long enough to send. And more."),
+                    At(1600),
+                ],
+            ),
+            (
+                "text below min waits for the end of the reply",
+                coalesce_config(50, 1000, 1000),
+                &[
+                    Send("Short."),
+                    Wait(10_000),
+                    Quiet,
+                    EndReply,
+                    Sent("Short."),
+                    At(10_000),
+                    Done,
+                ],
+            ),
+            (
+                "idle zero waits for size alone",
+                coalesce_config(1, 20, 0),
+                &[
+                    Send("0123456789"),
+                    Wait(60_000),
+                    Quiet,
+                    Send("abcdefghijk"),
+                    Sent("0123456789"),
+                    At(60_000),
+                    EndReply,
+                    Sent("abcdefghijk"),
+                    Done,
+                ],
+            ),
+        ];
+        for (name, config, steps) in scripts {
+            run_stage(name, config, steps).await;
+        }
     }
 }

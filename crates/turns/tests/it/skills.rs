@@ -428,11 +428,12 @@ fn the_prompt_listing_is_openclaws_xml_block() {
             false,
         ),
     ];
-    let expected = "\
+    // The intro names the read tool; the list escapes XML and leaves out the hidden skill.
+    let intro = "\
 The following skills provide specialized instructions for specific tasks.
 Use the read tool to load a skill's file when the task matches its description.
-When a skill file references a relative path, resolve it against the skill directory (parent of SKILL.md / dirname of the path) and use that absolute path in tool commands.
-
+When a skill file references a relative path, resolve it against the skill directory (parent of SKILL.md / dirname of the path) and use that absolute path in tool commands.";
+    let list = "\
 <available_skills>
   <skill>
     <name>pdf</name>
@@ -445,7 +446,10 @@ When a skill file references a relative path, resolve it against the skill direc
     <location>/ws/skills/o&apos;brien/SKILL.md</location>
   </skill>
 </available_skills>";
-    assert_eq!(format_skills_for_prompt(&skills, "read"), expected);
+    assert_eq!(
+        format_skills_for_prompt(&skills, "read"),
+        format!("{intro}\n\n{list}")
+    );
     assert_eq!(format_skills_for_prompt(&skills[1..2], "read"), "");
     assert_eq!(format_skills_for_prompt(&[], "read"), "");
 }
