@@ -75,19 +75,30 @@ async fn post(fake: &FakeFeishu, path: &str, token: Option<&str>, body: Value) -
 
 /// [`post`], answered with Feishu's success: HTTP 200 and `code` 0; the body.
 async fn post_ok(fake: &FakeFeishu, path: &str, token: Option<&str>, body: Value) -> Value {
-    let (status, body) = post(fake, path, token, body).await;
+    ok(post(fake, path, token, body).await)
+}
+
+/// The body of an answer that is Feishu's success: HTTP 200 and `code` 0.
+fn ok((status, body): (u16, Value)) -> Value {
     assert_eq!((status, body["code"].as_i64()), (200, Some(0)), "{body}");
     body
 }
 
+/// Asks for a tenant access token with this app id and secret; the status and body.
+async fn ask_token(fake: &FakeFeishu, app_id: &str, secret: &str) -> (u16, Value) {
+    let path = "/open-apis/auth/v3/tenant_access_token/internal";
+    let credentials = json!({"app_id": app_id, "app_secret": secret});
+    post(fake, path, None, credentials).await
+}
+
+/// Asks for the long connection's endpoint with this app id and secret; the status and body.
+async fn ask_endpoint(fake: &FakeFeishu, app_id: &str, secret: &str) -> (u16, Value) {
+    let credentials = json!({"AppID": app_id, "AppSecret": secret});
+    post(fake, "/callback/ws/endpoint", None, credentials).await
+}
+
 async fn token(fake: &FakeFeishu) -> String {
-    let body = post_ok(
-        fake,
-        "/open-apis/auth/v3/tenant_access_token/internal",
-        None,
-        json!({"app_id": fake.app_id(), "app_secret": fake.app_secret()}),
-    )
-    .await;
+    let body = ok(ask_token(fake, &fake.app_id(), &fake.app_secret()).await);
     assert_eq!(body["expire"], 7200);
     body["tenant_access_token"].as_str().unwrap().to_owned()
 }
@@ -100,13 +111,7 @@ struct Conn {
 impl Conn {
     /// An endpoint call, then the WebSocket.
     async fn open(fake: &FakeFeishu) -> (Self, String) {
-        let body = post_ok(
-            fake,
-            "/callback/ws/endpoint",
-            None,
-            json!({"AppID": fake.app_id(), "AppSecret": fake.app_secret()}),
-        )
-        .await;
+        let body = ok(ask_endpoint(fake, &fake.app_id(), &fake.app_secret()).await);
         assert_eq!(body["data"]["ClientConfig"]["PingInterval"], 120);
         let url = body["data"]["URL"].as_str().unwrap().to_owned();
         assert!(url.starts_with("ws://127.0.0.1:"), "{url}");
@@ -169,25 +174,11 @@ impl Conn {
 #[tokio::test]
 async fn tokens_bot_info_and_auth_errors() {
     let fake = FakeFeishu::start().await;
-    let path = "/open-apis/auth/v3/tenant_access_token/internal";
-    let (status, body) = post(
-        &fake,
-        path,
-        None,
-        json!({"app_id": fake.app_id(), "app_secret": "x"}),
-    )
-    .await;
     assert_eq!(
-        (status, body),
+        ask_token(&fake, &fake.app_id(), "x").await,
         (200, json!({"code": 10014, "msg": "app secret invalid"}))
     );
-    let (_, body) = post(
-        &fake,
-        path,
-        None,
-        json!({"app_id": "cli_other", "app_secret": "x"}),
-    )
-    .await;
+    let (_, body) = ask_token(&fake, "cli_other", "x").await;
     assert_eq!(body["code"], 10003);
     let token = token(&fake).await;
     assert!(token.starts_with("t-"), "{token}");
@@ -239,13 +230,7 @@ async fn tokens_bot_info_and_auth_errors() {
 #[tokio::test]
 async fn endpoint_ping_event_and_ack() {
     let fake = FakeFeishu::start().await;
-    let (_, body) = post(
-        &fake,
-        "/callback/ws/endpoint",
-        None,
-        json!({"AppID": fake.app_id(), "AppSecret": "no"}),
-    )
-    .await;
+    let (_, body) = ask_endpoint(&fake, &fake.app_id(), "no").await;
     assert_eq!(body["code"], 514);
     let (mut conn, url) = Conn::open(&fake).await;
     assert!(fake.wait_for_connected(WAIT).await);
