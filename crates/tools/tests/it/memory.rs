@@ -17,6 +17,16 @@ use pincer_tools::memory::{MemorySource, memory_tools};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+/// The fields of one `memory_search` result, in the order the JSON object keeps them.
+const HIT_FIELDS: [&str; 6] = [
+    "endLine",
+    "heading",
+    "path",
+    "score",
+    "snippet",
+    "startLine",
+];
+
 fn source(dir: &Path, ws: &Path) -> MemorySource {
     let db: PathBuf = dir.join("memory").join("main.sqlite");
     let workspace = ws.to_path_buf();
@@ -72,17 +82,7 @@ async fn search_finds_a_fact_and_says_it_is_keyword_only() {
     );
     assert!(top["score"].as_f64().unwrap() > 0.0);
     let keys: Vec<&String> = top.as_object().unwrap().keys().collect();
-    assert_eq!(
-        keys,
-        [
-            "endLine",
-            "heading",
-            "path",
-            "score",
-            "snippet",
-            "startLine"
-        ]
-    );
+    assert_eq!(keys, HIT_FIELDS);
 
     // A note written since is found by the next search.
     std::fs::create_dir(ws.join("memory")).unwrap();
