@@ -3,36 +3,30 @@
 use std::sync::Arc;
 
 use anyhow::Result;
+use pincer_channel_port::ChannelAdapter;
+use pincer_channels::discord::{
+    DEFAULT_API_BASE, DEFAULT_MEDIA_MAX_BYTES, DiscordAdapter, DiscordSettings,
+};
 use pincer_config::DiscordConfig;
-use pincer_gateway::server::channel_ingress::ChannelEndpoint;
 
-use super::shared::{account_endpoints, media_max_bytes};
-use crate::app::App;
+use super::shared::{AccountContext, api_base, media_max_bytes};
 
-pub(super) fn endpoints(
-    app: &App,
-    discord: &DiscordConfig,
-    client: &reqwest::Client,
-) -> Result<Vec<ChannelEndpoint>> {
-    use pincer_channels::discord::{
-        DEFAULT_API_BASE, DEFAULT_MEDIA_MAX_BYTES, DiscordAdapter, DiscordSettings,
+/// The adapter of one bot.
+pub(super) fn adapter(
+    context: &AccountContext<'_>,
+    config: &DiscordConfig,
+) -> Result<Arc<dyn ChannelAdapter>> {
+    let token = context.account.required_secret(
+        config.token.as_ref(),
+        "token",
+        "the bot token from the Discord Developer Portal",
+    )?;
+    let settings = DiscordSettings {
+        account_id: context.account.id.clone(),
+        token: token.into(),
+        api_base: api_base(config.api_base_url.as_deref(), DEFAULT_API_BASE),
+        media_dir: context.media_dir(),
+        media_max_bytes: media_max_bytes(config.media_max_mb, DEFAULT_MEDIA_MAX_BYTES),
     };
-    account_endpoints(app, discord, |account, config| {
-        let token = account.required_secret(
-            config.token.as_ref(),
-            "token",
-            "the bot token from the Discord Developer Portal",
-        )?;
-        let settings = DiscordSettings {
-            account_id: account.id,
-            token: token.into(),
-            api_base: config
-                .api_base_url
-                .clone()
-                .unwrap_or_else(|| DEFAULT_API_BASE.to_owned()),
-            media_dir: super::shared::media_staging_dir(&app.home),
-            media_max_bytes: media_max_bytes(config.media_max_mb, DEFAULT_MEDIA_MAX_BYTES),
-        };
-        Ok(Arc::new(DiscordAdapter::new(settings, client.clone())))
-    })
+    Ok(Arc::new(DiscordAdapter::new(settings, context.client())))
 }

@@ -82,7 +82,7 @@ macro_rules! channel_endpoints {
         ) -> Result<Vec<ChannelEndpoint>> {
             #[cfg(feature = $feature)]
             {
-                $module::endpoints(app, config, client)
+                shared::account_endpoints(app, config, client, $module::adapter)
             }
             #[cfg(not(feature = $feature))]
             {

@@ -1,5 +1,7 @@
-//! What the channels' setups share: the token check, the access rules from a section, the
-//! media staging directory and the endpoint around one account's adapter.
+//! What the channels' setups share: the loop over a channel's accounts, each account's
+//! context (its required fields, the media staging directory, the HTTP client), the
+//! defaults of `apiBaseUrl` and `mediaMaxMb`, the access rules from a section, and the
+//! endpoint around one account's adapter. A channel's module builds only its adapter.
 
 // A build without any channel feature uses none of this.
 #![cfg_attr(
@@ -13,6 +15,7 @@
 )]
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
@@ -27,22 +30,48 @@ use pincer_gateway::server::channel_ingress::{AccessSettings, ChannelEndpoint};
 use crate::app::App;
 
 /// The endpoints of every enabled account of `section`, each adapter made by `adapter`
-/// from the account id and the account's view of the section.
+/// from the account's context and the account's view of the section.
 pub(super) fn account_endpoints<C: ChannelSection>(
     app: &App,
     section: &C,
-    adapter: impl Fn(Account, &C) -> Result<Arc<dyn ChannelAdapter>>,
+    client: &reqwest::Client,
+    adapter: impl Fn(&AccountContext<'_>, &C) -> Result<Arc<dyn ChannelAdapter>>,
 ) -> Result<Vec<ChannelEndpoint>> {
     pincer_config::enabled_accounts(section)
         .into_iter()
         .map(|(id, config)| {
-            let account = Account {
-                id,
-                channel: C::NAME,
+            let context = AccountContext {
+                account: Account {
+                    id,
+                    channel: C::NAME,
+                },
+                app,
+                client,
             };
-            Ok(endpoint(app, &config, adapter(account, &config)?))
+            Ok(endpoint(app, &config, adapter(&context, &config)?))
         })
         .collect()
+}
+
+/// What one account's adapter is built from besides its section: the account, and what
+/// every adapter takes from the gateway (its home, the one HTTP client).
+pub(super) struct AccountContext<'a> {
+    pub account: Account,
+    pub app: &'a App,
+    client: &'a reqwest::Client,
+}
+
+impl AccountContext<'_> {
+    /// The shared HTTP client (a handle on its one connection pool).
+    pub(super) fn client(&self) -> reqwest::Client {
+        self.client.clone()
+    }
+
+    /// Where adapters save received files until the ingress has routed the message and
+    /// moves them into the agent's workspace inbox (`pincer_turns::media_inbox`).
+    pub(super) fn media_dir(&self) -> PathBuf {
+        self.app.home.join("media").join("staging")
+    }
 }
 
 /// One enabled account of a channel: its id, and where its settings live (for errors).
@@ -104,15 +133,19 @@ pub(super) fn endpoint<C: ChannelSection>(
     }
 }
 
+/// A section's `apiBaseUrl`, else the adapter's `default`.
+// Feishu names its API by `domain` instead, so a Feishu-only build leaves this unused.
+#[cfg_attr(
+    not(any(feature = "telegram", feature = "discord", feature = "slack")),
+    allow(dead_code)
+)]
+pub(super) fn api_base(api_base_url: Option<&str>, default: &str) -> String {
+    api_base_url.unwrap_or(default).to_owned()
+}
+
 /// A section's `mediaMaxMb` in bytes, else the adapter's `default`.
 pub(super) fn media_max_bytes(media_max_mb: Option<u64>, default: u64) -> u64 {
     media_max_mb.map_or(default, |mb| mb * 1024 * 1024)
-}
-
-/// Where adapters save received files until the ingress has routed the message and moves
-/// them into the agent's workspace inbox (`pincer_turns::media_inbox`).
-pub(super) fn media_staging_dir(home: &std::path::Path) -> std::path::PathBuf {
-    home.join("media").join("staging")
 }
 
 /// The gateway's access rules from a section's `dmPolicy`, `allowFrom`, `groupPolicy`,
