@@ -10,7 +10,7 @@ use pincer_fakes::fake_discord::{
 };
 use serde_json::json;
 
-use super::{FakeChannel, Inbound, Sent, SentFile, mentioning, wait_until};
+use super::{FakeChannel, Inbound, Sent, SentFile, mentioning, wait_for_picked};
 
 pub const GUILD: &str = "900";
 const OWNER_DM: &str = "500";
@@ -136,12 +136,7 @@ impl FakeChannel for FakeDiscord {
     }
 
     async fn wait_for_sent(&self, n: usize, timeout: Duration) -> Vec<Sent> {
-        let wait = |n, t| self.wait_for_messages(n, t);
-        let all = wait_until(timeout, wait, |all: &[SentMessage]| {
-            all.iter().filter(|m| is_text(m)).count() >= n
-        })
-        .await;
-        texts(&all)
+        wait_for_picked(n, timeout, |n, t| self.wait_for_messages(n, t), texts).await
     }
 
     fn sent_files(&self) -> Vec<SentFile> {
@@ -149,9 +144,7 @@ impl FakeChannel for FakeDiscord {
     }
 
     async fn wait_for_files(&self, n: usize, timeout: Duration) -> Vec<SentFile> {
-        let wait = |n, t| self.wait_for_messages(n, t);
-        let all = wait_until(timeout, wait, |all: &[SentMessage]| files(all).len() >= n).await;
-        files(&all)
+        wait_for_picked(n, timeout, |n, t| self.wait_for_messages(n, t), files).await
     }
 
     fn typing(&self) -> Option<Vec<String>> {

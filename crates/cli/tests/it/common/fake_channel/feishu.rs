@@ -9,7 +9,7 @@ use pincer_fakes::fake_feishu::{
 };
 use serde_json::json;
 
-use super::{FakeChannel, Inbound, Sent, SentFile, mentioning, wait_until};
+use super::{FakeChannel, Inbound, Sent, SentFile, mentioning, wait_for_picked};
 
 fn is_file(m: &SentMessage) -> bool {
     matches!(m.msg_type.as_str(), "file" | "image")
@@ -157,12 +157,7 @@ impl FakeChannel for FakeFeishu {
     }
 
     async fn wait_for_sent(&self, n: usize, timeout: Duration) -> Vec<Sent> {
-        let wait = |n, t| self.wait_for_messages(n, t);
-        let all = wait_until(timeout, wait, |all: &[SentMessage]| {
-            all.iter().filter(|m| !is_file(m)).count() >= n
-        })
-        .await;
-        texts(&all)
+        wait_for_picked(n, timeout, |n, t| self.wait_for_messages(n, t), texts).await
     }
 
     fn sent_files(&self) -> Vec<SentFile> {
@@ -170,12 +165,8 @@ impl FakeChannel for FakeFeishu {
     }
 
     async fn wait_for_files(&self, n: usize, timeout: Duration) -> Vec<SentFile> {
-        let wait = |n, t| self.wait_for_messages(n, t);
-        let all = wait_until(timeout, wait, |all: &[SentMessage]| {
-            all.iter().filter(|m| is_file(m)).count() >= n
-        })
-        .await;
-        files(self, &all)
+        let pick = |all: &[SentMessage]| files(self, all);
+        wait_for_picked(n, timeout, |n, t| self.wait_for_messages(n, t), pick).await
     }
 
     fn typing(&self) -> Option<Vec<String>> {

@@ -195,14 +195,16 @@ pub(super) fn mentioning<M>(message: M, mention: bool, mentioning_bot: impl FnOn
     }
 }
 
-/// Waits until `enough` holds of the records `wait` returns (it waits for at least `n` of
-/// them) or `timeout` passed; returns them. For fakes that keep texts and files in one
-/// record: it waits for one more record until `enough` holds.
-pub(super) async fn wait_until<M, F>(
+/// Waits until `pick` finds at least `n` things in the records `wait` returns (it waits for
+/// at least as many records as asked) or `timeout` passed; returns what `pick` finds then.
+/// For fakes that keep texts and files in one record: it waits for one more record at a
+/// time until `pick` finds enough.
+pub(super) async fn wait_for_picked<M, T, F>(
+    n: usize,
     timeout: Duration,
     wait: impl Fn(usize, Duration) -> F,
-    enough: impl Fn(&[M]) -> bool,
-) -> Vec<M>
+    pick: impl Fn(&[M]) -> Vec<T>,
+) -> Vec<T>
 where
     F: Future<Output = Vec<M>>,
 {
@@ -211,8 +213,9 @@ where
     loop {
         let left = deadline.saturating_duration_since(tokio::time::Instant::now());
         let all = wait(want, left).await;
-        if enough(&all) || all.len() < want {
-            return all;
+        let picked = pick(&all);
+        if picked.len() >= n || all.len() < want {
+            return picked;
         }
         want = all.len() + 1;
     }
