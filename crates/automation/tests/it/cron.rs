@@ -57,6 +57,7 @@ fn invalid_expressions_name_the_bad_part() {
         ("61 * * * *", "minute", "61"),
         ("* 25 * * *", "hour", "25"),
         ("0 0 0 * *", "day-of-month", "0"),
+        ("0 0 32 * *", "day-of-month", "32"),
         ("0 0 * 13 *", "month", "13"),
         ("0 0 * * 8", "day-of-week", "8"),
         ("0 0 * * 5-1", "day-of-week", "5-1"),
