@@ -84,8 +84,10 @@ macro_rules! fake_handle {
             }
 
             $(
+                // `field@`: the config's builder method of the same name would win otherwise.
                 #[doc = concat!(
-                    "The configured [`", stringify!($config), "::", stringify!($field), "`]."
+                    "The configured [`", stringify!($field), "`](field@",
+                    stringify!($config), "::", stringify!($field), ")."
                 )]
                 pub fn $field(&self) -> String {
                     self.shared().config.$field.clone()
