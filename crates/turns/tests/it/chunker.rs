@@ -98,20 +98,10 @@ fn markers(blocks: &[Block]) -> Vec<(&str, &str)> {
         .collect()
 }
 
-/// Asserts each case's blocks, `text` pushed as one delta: `(text, (min, max), blocks)`.
-fn assert_breaks(cases: &[(&str, (usize, usize), &[&str])]) {
-    for (text, (min, max), want) in cases {
-        assert_eq!(
-            blocks(text, config(*min, *max)),
-            *want,
-            "{text:?} in {min}..={max}"
-        );
-    }
-}
-
+/// Where text pushed as one delta breaks: `(text, (min, max), blocks)`.
 #[test]
 fn one_delta_breaks_where_openclaws_chunker_breaks() {
-    assert_breaks(&[
+    let cases: &[(&str, (usize, usize), &[&str])] = &[
         // A paragraph break ends a block as soon as it is past min.
         (
             "First para here.\n\nSecond one is here. And more text follows on.",
@@ -179,7 +169,14 @@ fn one_delta_breaks_where_openclaws_chunker_breaks() {
         ("\r\n\r\n\r\n", (1, 3), &["\r\n", "\r\n", "\r\n"]),
         // A run of whitespace past the window: cut before it, not inside its CRLF.
         ("abc\r\ndef", (1, 4), &["abc", "\r\nde", "f"]),
-    ]);
+    ];
+    for (text, (min, max), want) in cases {
+        assert_eq!(
+            blocks(text, config(*min, *max)),
+            *want,
+            "{text:?} in {min}..={max}"
+        );
+    }
 }
 
 #[test]
