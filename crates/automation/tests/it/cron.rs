@@ -1,9 +1,10 @@
-//! Cron schedules through the public API: next-run tables (time zones, daylight saving,
-//! the `every` grid, one-shot `at`), invalid input, job creation rules, and the JSON shape
-//! against a literal OpenClaw job.
+//! Cron schedules through the public API: the default zone, the `every` grid, one-shot
+//! `at`, invalid input, job creation rules, and the JSON shape against a literal OpenClaw
+//! job.
 //!
-//! The next runs that OpenClaw's own cron library (npm `croner` 10.0.1) computed are in
-//! `cron/croner.rs`. The store and run log (`cron/jobs.json`, `cron/runs/<jobId>.jsonl`) are in `cron/store.rs`.
+//! The next runs of cron expressions, as OpenClaw's own cron library (npm `croner` 10.0.1)
+//! computes them, are in `cron/croner.rs`; the store and run log (`cron/jobs.json`,
+//! `cron/runs/<jobId>.jsonl`) in `cron/store.rs`.
 
 #[path = "cron/croner.rs"]
 mod croner;
