@@ -15,6 +15,9 @@ use pincer_gateway::pairing::{
     Approved, CODE_ALPHABET, CODE_LENGTH, PairingError, PairingRequestOutcome, PairingStore,
     Revoked, generate_code,
 };
+#[cfg(unix)]
+use pincer_testkit::files::mode;
+use pincer_testkit::files::{read_json, strings};
 use serde_json::{Value, json};
 
 mod approval;
@@ -37,20 +40,6 @@ fn created(outcome: PairingRequestOutcome) -> String {
         PairingRequestOutcome::Created { code } => code,
         other => panic!("expected Created, got {other:?}"),
     }
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(&fs::read(path).unwrap()).unwrap()
-}
-
-#[cfg(unix)]
-fn mode(path: &Path) -> u32 {
-    use std::os::unix::fs::PermissionsExt;
-    fs::metadata(path).unwrap().permissions().mode() & 0o777
-}
-
-fn strings(items: &[&str]) -> Vec<String> {
-    items.iter().map(|s| s.to_string()).collect()
 }
 
 // --- codes -------------------------------------------------------------------------------

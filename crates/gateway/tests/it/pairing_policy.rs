@@ -6,11 +6,8 @@ use pincer_gateway::pairing::{
     DmAccess, DmPolicy, GroupAccess, GroupPolicy, approved_notice, dm_access, group_access,
     owner_notice, pairing_full_reply, pairing_reply,
 };
+use pincer_testkit::files::strings;
 use serde_json::json;
-
-fn strings(items: &[&str]) -> Vec<String> {
-    items.iter().map(|s| s.to_string()).collect()
-}
 
 // --- access decisions ----------------------------------------------------------------------
 

@@ -13,16 +13,6 @@ pub fn store(dir: &Path) -> SessionStore {
     SessionStore::new(dir.join("sessions")).with_cwd("/work")
 }
 
-/// The names of the entries of `dir`, sorted.
-pub fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
-
 /// The texts of a context: user texts prefixed `u:`, assistant texts `a:`, tool results
 /// `t:` and the tool's name.
 pub fn texts(ctx: &[Message]) -> Vec<String> {

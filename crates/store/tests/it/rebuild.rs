@@ -12,7 +12,8 @@ use pincer_store::{
 };
 use serde_json::json;
 
-use crate::common::{msg, names, store};
+use crate::common::{msg, store};
+use pincer_testkit::files::sorted_names;
 
 const GARBAGE: &str = "{\"main\": {\"sessionId\": ";
 
@@ -174,7 +175,7 @@ fn corrupt_index_is_rebuilt_from_transcripts_with_the_old_file_kept() {
     }
     assert_eq!(index.sessions.len(), 4);
     // Nothing was moved or deleted; the unreadable file is still there.
-    assert!(names(s.root()).contains(&"eeee.jsonl".to_owned()));
+    assert!(sorted_names(s.root()).contains(&"eeee.jsonl".to_owned()));
     // Once rebuilt, the index reads normally again.
     assert!(s.get_or_create("main").unwrap().rebuilt.is_none());
 }
@@ -251,7 +252,7 @@ fn every_index_writer_and_reader_goes_through_the_rebuild() {
         corrupt_index(&s);
         op(&s).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(s.index().is_ok(), "{name} left a readable index");
-        let copies = names(s.root())
+        let copies = sorted_names(s.root())
             .into_iter()
             .filter(|n| n.starts_with("sessions.json.corrupt."))
             .count();

@@ -10,7 +10,8 @@ use pincer_store::{
 };
 use serde_json::json;
 
-use crate::common::{names, store};
+use crate::common::store;
+use pincer_testkit::files::sorted_names;
 
 const DAY: i64 = 86_400_000;
 
@@ -68,7 +69,7 @@ fn warn_mode_reports_and_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let (s, now, _) = populated(dir.path());
     let before_index = fs::read(s.index_path()).unwrap();
-    let before_files = names(s.root());
+    let before_files = sorted_names(s.root());
     let report = s
         .prune(&policy(RetentionMode::Warn, Some(3)), &[], now)
         .unwrap();
@@ -84,7 +85,7 @@ fn warn_mode_reports_and_changes_nothing() {
     );
     assert!(report.sessions.iter().all(|p| p.archived_to.is_none()));
     assert_eq!(fs::read(s.index_path()).unwrap(), before_index);
-    assert_eq!(names(s.root()), before_files);
+    assert_eq!(sorted_names(s.root()), before_files);
 }
 
 #[test]
@@ -265,7 +266,7 @@ fn old_archives_are_deleted_and_orphans_moved_aside_only_in_enforce_mode() {
     );
     assert_eq!(fs::read(moved).unwrap(), b"x");
     assert!(report.sessions.is_empty());
-    let mut left = names(&root);
+    let mut left = sorted_names(&root);
     left.retain(|n| !n.starts_with("hhhh.jsonl.deleted."));
     assert_eq!(
         left,

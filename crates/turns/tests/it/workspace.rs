@@ -5,6 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use pincer_config::{AgentEntry, PincerConfig};
+use pincer_testkit::files::{sorted_names, strings};
 use pincer_turns::router::SessionKind;
 use pincer_turns::workspace::{
     BootstrapFile, BootstrapLimits, EnsureReport, STARTER_FILES, WorkspaceError,
@@ -22,19 +23,6 @@ const ALL_STARTERS: [&str; 9] = [
     "memory/",
     "skills/",
 ];
-
-fn strings(items: &[&str]) -> Vec<String> {
-    items.iter().map(|s| s.to_string()).collect()
-}
-
-fn listing(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
 
 #[test]
 fn a_new_workspace_gets_every_starter_file_and_directory() {
@@ -61,7 +49,7 @@ fn a_new_workspace_gets_every_starter_file_and_directory() {
     }
     // No temporary files are left behind.
     assert_eq!(
-        listing(&dir),
+        sorted_names(&dir),
         [
             "AGENTS.md",
             "HEARTBEAT.md",

@@ -3,13 +3,15 @@
 //! verbatim, JSON5 input, and run history with a torn last line.
 
 use std::fs;
-use std::path::Path;
 use std::sync::Arc;
 
 use pincer_automation::cron::{
     CronJob, CronStore, CronStoreError, RunLog, RunLogEntry, RunStatus, SessionTarget,
 };
 use pincer_automation::system_events::ManualClock;
+#[cfg(unix)]
+use pincer_testkit::files::mode;
+use pincer_testkit::files::read_json;
 use serde_json::{Value, json};
 
 const T0: i64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
@@ -27,16 +29,6 @@ fn job(id: &str, name: &str) -> CronJob {
         "state": {"nextRunAtMs": T0 + 3_600_000}
     }))
     .unwrap()
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(&fs::read(path).unwrap()).unwrap()
-}
-
-#[cfg(unix)]
-fn mode(path: &Path) -> u32 {
-    use std::os::unix::fs::PermissionsExt;
-    fs::metadata(path).unwrap().permissions().mode() & 0o777
 }
 
 #[test]

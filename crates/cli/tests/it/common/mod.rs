@@ -10,7 +10,7 @@ pub mod gateway;
 
 use std::io::Write;
 use std::os::unix::fs::DirBuilderExt as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 use pincer_testkit::{Api, Match, MockLlm, Reply, Rule, Scenario};
@@ -291,10 +291,7 @@ pub fn last_tool_result(llm: &MockLlm) -> String {
 }
 
 /// File mode bits.
-pub fn mode(path: &Path) -> u32 {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
-}
+pub use pincer_testkit::files::mode;
 
 /// The roles of the messages of a recorded OpenAI request.
 pub fn roles(body: &Value) -> Vec<String> {
