@@ -161,18 +161,14 @@ mod tests {
                 .map(|s| s.body.clone())
                 .unwrap_or_default()
         };
-        let heartbeat = body(HEARTBEAT_SECTION_TITLE);
-        for token in [
+        let heartbeat = [
             "HEARTBEAT_OK",
             "HEARTBEAT.md",
             "System:",
             "Exec completed",
             "300",
-        ] {
-            assert!(heartbeat.contains(token), "{token} missing:\n{heartbeat}");
-        }
-        let cron = body(CRON_SECTION_TITLE);
-        for token in [
+        ];
+        let cron = [
             "[CRON:",
             "[cron:",
             "HEARTBEAT_OK",
@@ -182,14 +178,22 @@ mod tests {
             "kind:\"cron\", expr",
             "systemEvent",
             "agentTurn",
-        ] {
-            assert!(cron.contains(token), "{token} missing:\n{cron}");
-        }
-        let media = body(MEDIA_SECTION_TITLE);
-        for token in [
+        ];
+        let media = [
             "MEDIA:", "relative", "..", "https://", "png", "mp3", "mp4", "pdf",
+        ];
+        for (title, tokens) in [
+            (HEARTBEAT_SECTION_TITLE, &heartbeat[..]),
+            (CRON_SECTION_TITLE, &cron[..]),
+            (MEDIA_SECTION_TITLE, &media[..]),
         ] {
-            assert!(media.contains(token), "{token} missing:\n{media}");
+            let text = body(title);
+            for token in tokens {
+                assert!(
+                    text.contains(token),
+                    "{token} missing from {title}:\n{text}"
+                );
+            }
         }
         for section in &all {
             assert!(!section.body.trim().is_empty());

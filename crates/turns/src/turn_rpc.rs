@@ -249,44 +249,32 @@ pub(crate) async fn run_rpc_turn(
     let client = worker.shared_client();
     // Subscribed before anything is sent: no event of this turn can be missed.
     let mut events = client.subscribe();
+    // The commands that start the turn: a worker that fails one is in an unknown state.
+    let mut commands = Vec::with_capacity(2);
     if worker.reuse.needs_session_switch() || !turns.is_current(&session_key, &path, len) {
-        let switched = client
-            .request(
-                RpcCommand::SwitchSession {
-                    session_path: path.display().to_string(),
-                },
-                REQUEST_TIMEOUT,
-            )
-            .await;
-        if let Err(e) = switched {
-            turns.forget(&session_key);
-            worker.discard().await;
-            return Err(TurnError::Worker(format!(
-                "the agent worker could not open the session: {e}"
-            )));
-        }
+        let session_path = path.display().to_string();
+        commands.push((
+            RpcCommand::SwitchSession { session_path },
+            "could not open the session",
+        ));
     }
     let message = input
         .iter()
         .map(message_text)
         .collect::<Vec<_>>()
         .join("\n\n");
-    let prompted = client
-        .request(
-            RpcCommand::Prompt {
-                message,
-                images: None,
-                streaming_behavior: None,
-            },
-            REQUEST_TIMEOUT,
-        )
-        .await;
-    if let Err(e) = prompted {
-        turns.forget(&session_key);
-        worker.discard().await;
-        return Err(TurnError::Worker(format!(
-            "the agent worker did not take the message: {e}"
-        )));
+    let prompt = RpcCommand::Prompt {
+        message,
+        images: None,
+        streaming_behavior: None,
+    };
+    commands.push((prompt, "did not take the message"));
+    for (command, failed) in commands {
+        if let Err(e) = client.request(command, REQUEST_TIMEOUT).await {
+            turns.forget(&session_key);
+            worker.discard().await;
+            return Err(TurnError::Worker(format!("the agent worker {failed}: {e}")));
+        }
     }
     let pending = Arc::new(Mutex::new(VecDeque::new()));
     if let Some(steer) = steer {
