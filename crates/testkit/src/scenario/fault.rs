@@ -11,57 +11,57 @@ use super::builder::builder;
 ///
 /// A "chunk" is one protocol event frame (one `data:` SSE event).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct Fault {
     /// Answer with this HTTP status and no stream (100..=599).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
     /// `retry-after` header value sent with `status`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_after: Option<String>,
     /// `retry-after-ms` header value sent with `status`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<String>,
     /// Body for `status` (JSON, or a string sent as text/plain) or for `contentType`. Default:
     /// the protocol's own error shape.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub body: Option<Value>,
     /// After the first chunk, send a data line that is not JSON (`data: {not json`).
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(skip_serializing_if = "is_false")]
     pub malformed_line: bool,
     /// After the first chunk, send a data line containing the bytes 0xff 0xfe.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(skip_serializing_if = "is_false")]
     pub invalid_utf8: bool,
     /// Send this many chunks, then abort the connection (the chunked body never terminates).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub disconnect_after_chunks: Option<usize>,
     /// Send this many chunks, then keep the connection open without sending anything.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub hang_after_chunks: Option<usize>,
     /// Wait this long before sending the response headers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub slow_first_byte_ms: Option<u64>,
     /// Send an SSE comment `: keep-alive` after every n chunks.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub keep_alive_every: Option<usize>,
     /// Leave out the protocol's final marker (`[DONE]`, `message_stop`, `response.completed`,
     /// Gemini's finishReason chunk, the proxy's `done`).
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(skip_serializing_if = "is_false")]
     pub omit_done: bool,
     /// Answer 200 with this content type and an HTML body instead of a stream.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub content_type: Option<String>,
     /// After the first chunk, send one data line of this many bytes with no newline, then end.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub huge_line_bytes: Option<usize>,
     /// Embedding endpoints: answer with this many vectors, whatever the number of inputs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub embed_count: Option<usize>,
     /// Embedding endpoints: vectors of this many dimensions, whatever was asked for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub embed_dims: Option<usize>,
     /// Embedding endpoints: the last vector is one dimension short of the others.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(skip_serializing_if = "is_false")]
     pub embed_ragged: bool,
 }
 

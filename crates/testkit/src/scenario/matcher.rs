@@ -12,27 +12,27 @@ use crate::api::Api;
 /// what makes a tool round trip scriptable: the follow-up request still contains the user's
 /// question, but now ends with the tool's result.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct Match {
     /// The last user message's text equals this exactly.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_user: Option<String>,
     /// The last user message's text contains this.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_user_contains: Option<String>,
     /// The request ends with the result of a call to this tool. When the protocol carries only
     /// a call id, the name is found in the request's own history or among the calls this server
     /// emitted earlier.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_result: Option<String>,
     /// The request ends with the result of the tool call with this id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_result_id: Option<String>,
     /// The request came in over this protocol.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub api: Option<Api>,
     /// The requested model equals this.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
 }
 

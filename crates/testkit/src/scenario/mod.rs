@@ -20,27 +20,27 @@ pub const DEFAULT_CHUNK_SIZE: usize = 4;
 
 /// A complete script for a mock server.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct Scenario {
     /// Rules, tried in order; the first that matches (and has uses left) answers.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<Rule>,
     /// Reply when no rule matches. Absent: instant mode if set, else echo
     /// `"mock: " + last user text`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub default: Option<Reply>,
     /// Characters per text / thinking / arguments delta (default 4).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub chunk_size: Option<usize>,
     /// Milliseconds between chunks (default 0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub delay_ms: Option<u64>,
     /// Re-chunk the raw HTTP body into pieces of this many bytes (splits UTF-8 sequences and
     /// SSE lines across chunks).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub byte_chunk: Option<usize>,
     /// Benchmark mode: unmatched requests get `tokens` one-token text deltas, pre-rendered.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub instant: Option<InstantMode>,
 }
 
@@ -57,19 +57,19 @@ pub struct InstantMode {
 
 /// One scripted answer: a condition, then a reply and/or a fault.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct Rule {
     /// The condition (`"match"` in JSON); absent matches everything.
-    #[serde(rename = "match", default)]
+    #[serde(rename = "match")]
     pub when: Match,
     /// The reply; absent uses the scenario's default reply.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub reply: Option<Reply>,
     /// Faults to inject.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fault: Option<Fault>,
     /// Apply at most this many times, then skip the rule.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub times: Option<u32>,
 }
 

@@ -38,55 +38,55 @@ fn empty_object() -> Value {
 
 /// Token usage to report; each absent field gets a rough default (chars / 4).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct UsageSpec {
     /// Uncached input tokens (default: request body bytes / 4).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub input: Option<u64>,
     /// Output tokens (default: reply chars / 4).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<u64>,
     /// Input tokens read from the prompt cache (default 0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_read: Option<u64>,
     /// Input tokens written to the prompt cache (default 0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_write: Option<u64>,
 }
 
 /// What the model answers. Blocks are emitted in the order thinking, redacted thinking, text,
 /// tool calls; empty strings emit no block.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct Reply {
     /// Reasoning text (Anthropic thinking, OpenAI `reasoning_content`, Responses reasoning
     /// summary, Gemini thought parts).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub thinking: Option<String>,
     /// Opaque `redacted_thinking` data (Anthropic only; other protocols drop it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub redacted_thinking: Option<String>,
     /// Answer text.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
     /// Tool calls.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCallSpec>,
     /// Stop reason; default `toolUse` when there are tool calls, else `stop`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub stop_reason: Option<StopReason>,
     /// Reported usage.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<UsageSpec>,
     /// Characters per delta; overrides the scenario's `chunkSize`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub chunk_size: Option<usize>,
     /// Milliseconds between chunks; overrides the scenario's `delayMs`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub delay_ms: Option<u64>,
     /// Thinking signature (Anthropic `signature_delta`, Gemini `thoughtSignature`, Responses
     /// `encrypted_content`, proxy `contentSignature`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub signature: Option<String>,
 }
 
