@@ -53,7 +53,7 @@ impl ContentBlock {
 pub struct TextContent {
     pub text: String,
     /// Provider-specific id of the text item (OpenAI Responses message id), echoed on replay.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub text_signature: Option<String>,
 }
 
@@ -63,10 +63,10 @@ pub struct ThinkingContent {
     pub thinking: String,
     /// Signature that must be echoed back (Anthropic), the encrypted payload of redacted
     /// thinking, or the field name a compatible server used (`reasoning_content`, ...).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub thinking_signature: Option<String>,
     /// The provider redacted this thinking; `thinking_signature` holds the opaque data.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub redacted: Option<bool>,
 }
 
@@ -86,7 +86,7 @@ pub struct ToolCall {
     /// The parsed arguments object (`{}` while nothing parseable has arrived).
     pub arguments: Value,
     /// Opaque reasoning signature some providers attach to a call (Gemini, OpenRouter).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub thought_signature: Option<String>,
 }
 
@@ -182,11 +182,11 @@ pub struct AssistantMessage {
     pub model: String,
     pub usage: Usage,
     pub stop_reason: StopReason,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
     pub timestamp: TimestampMs,
     /// Id the provider gave this response, when it gave one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub response_id: Option<String>,
 }
 
@@ -211,7 +211,7 @@ pub struct ToolResultMessage {
     pub tool_call_id: String,
     pub tool_name: String,
     pub content: Vec<ContentBlock>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
     pub is_error: bool,
     pub timestamp: TimestampMs,
@@ -270,7 +270,7 @@ pub struct Tool {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Context {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub system_prompt: Option<String>,
     pub messages: Vec<Message>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -201,24 +201,24 @@ impl CredentialKind {
 #[serde(rename_all = "camelCase")]
 pub struct UsageStats {
     /// The last time a call with this profile succeeded; rotation prefers the oldest.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_used: Option<u64>,
     /// Rate limited / overloaded / failing until then.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cooldown_until: Option<u64>,
     /// Disabled (billing, auth) until then.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub disabled_until: Option<u64>,
     /// Why it is disabled (`billing`, `auth`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub disabled_reason: Option<String>,
     /// Consecutive failures since the last success (drives the cooldown ladder).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub error_count: u32,
     /// The kind of the last failure (`rate_limit`, `overloaded`, `auth`, `billing`, `other`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_failure: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_failure_at: Option<u64>,
     /// Failures per kind since the last success (drives the billing backoff).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

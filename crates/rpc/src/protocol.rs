@@ -39,7 +39,7 @@ pub enum RpcCommand {
         message: String,
         #[serde(default, skip_serializing_if = "Option::is_none", with = "images")]
         images: Option<Vec<ImageContent>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none")]
         streaming_behavior: Option<StreamingBehavior>,
     },
     Steer {
@@ -54,7 +54,7 @@ pub enum RpcCommand {
     },
     Abort,
     NewSession {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none")]
         parent_session: Option<String>,
     },
     GetState,
@@ -76,7 +76,7 @@ pub enum RpcCommand {
         mode: QueueMode,
     },
     Compact {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none")]
         custom_instructions: Option<String>,
     },
     SetAutoCompaction {
@@ -92,7 +92,7 @@ pub enum RpcCommand {
     AbortBash,
     GetSessionStats,
     ExportHtml {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none")]
         output_path: Option<String>,
     },
     SwitchSession {

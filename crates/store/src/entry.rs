@@ -269,9 +269,9 @@ pub struct CompactionEntry {
     pub summary: String,
     pub first_kept_entry_id: String,
     pub tokens_before: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub from_hook: Option<bool>,
 }
 
@@ -281,9 +281,9 @@ pub struct CompactionEntry {
 pub struct BranchSummaryEntry {
     pub from_id: String,
     pub summary: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub from_hook: Option<bool>,
 }
 
@@ -292,7 +292,7 @@ pub struct BranchSummaryEntry {
 #[serde(rename_all = "camelCase")]
 pub struct CustomEntry {
     pub custom_type: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<Value>,
 }
 
@@ -303,7 +303,7 @@ pub struct CustomEntry {
 pub struct CustomMessageEntry {
     pub custom_type: String,
     pub content: UserContent,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
     pub display: bool,
 }
@@ -313,14 +313,14 @@ pub struct CustomMessageEntry {
 #[serde(rename_all = "camelCase")]
 pub struct LabelEntry {
     pub target_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
 }
 
 /// `session_info{name?}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionInfoEntry {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
 }
 

@@ -52,11 +52,11 @@ pub(crate) struct RequestRecord {
     pub code: String,
     /// ISO 8601 UTC with milliseconds (JavaScript's `toISOString`).
     pub created_at: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_seen_at: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub account_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub meta: Option<Value>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,

@@ -51,7 +51,7 @@ pub struct InstantMode {
     /// Number of text deltas per reply.
     pub tokens: usize,
     /// The text of each delta (default `"tok "`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub token: Option<String>,
 }
 

@@ -23,7 +23,7 @@ pub enum StopReason {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ToolCallSpec {
     /// Call id; generated per protocol convention (`call_…`, `toolu_…`) when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Tool name.
     pub name: String,
