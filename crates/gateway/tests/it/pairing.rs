@@ -6,7 +6,6 @@
 
 use std::collections::HashSet;
 use std::fs;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -2,7 +2,6 @@
 //! reading a context back as short texts, a message as an entry body, a stub assistant reply.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::fs;
 use std::path::Path;
 
 use pincer_ai::{AssistantMessage, ContentBlock, Message};
