@@ -26,6 +26,9 @@ pub struct Cli {
 pub enum Command {
     /// Ask the agent; the reply streams to the terminal and the conversation is remembered.
     Ask(AskArgs),
+    /// Chat with the agent in the terminal: streamed replies, history, /new, /model, /think,
+    /// /status, /stop, /sessions; in process, or through a gateway with --url.
+    Chat(crate::chat::ChatArgs),
     /// List, describe and run tools by hand.
     #[command(subcommand)]
     Tools(ToolsCommand),

@@ -7,6 +7,7 @@ mod ask;
 mod ask_result;
 mod auth_cmd;
 mod channel_setup;
+mod chat;
 mod cli;
 mod config_cmd;
 mod credentials;
@@ -92,6 +93,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     let app = app::App::load()?;
     match command {
         Command::Ask(args) => ask::run(&app, args).await,
+        Command::Chat(args) => chat::run(&app, args).await,
         Command::Tools(command) => tools_cmd::run(&app, command).await,
         Command::Sessions(command) => sessions_cmd::run(&app, command),
         Command::Auth(command) => auth_cmd::run(&app, command).await,

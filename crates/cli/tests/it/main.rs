@@ -12,6 +12,7 @@ mod channel_discord;
 mod channel_feishu;
 mod channel_slack;
 mod channel_telegram;
+mod chat;
 mod codex_login;
 mod commands;
 mod cron_cli;

@@ -1,0 +1,445 @@
+//! The gateway backend of `pincer chat --url ws://… --token …`: one operator connection
+//! speaking the gateway's WebSocket protocol as `pincer`'s own gateway client does (wait
+//! for `connect.challenge`, `connect` with the token, then `req`/`res` frames), plus the
+//! events a chat needs: a message is `chat.send` with our own run id (its
+//! `idempotencyKey`), its reply streams as `agent` events of that run (`assistant` deltas,
+//! `tool` start/result) and ends with its `chat` event (`final`, `aborted`, `error`).
+//! Ctrl-C is `chat.abort` of the run. `/new` is sent as a message: the gateway recognises
+//! it itself. `/model` and `/think` are `sessions.patch`, `/status` and `/sessions` read
+//! `sessions.list`, `/stop` is `chat.abort` of every run of the session.
+
+use std::time::Duration;
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use futures_util::{SinkExt as _, StreamExt as _};
+use pincer_store::SessionEntry;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+use super::Interrupts;
+use super::commands::Setting;
+use super::render::{Ending, Renderer, Shown};
+
+/// How long connecting plus the handshake may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a request other than a chat turn may take.
+const CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// One connection to a gateway, chatting on one session.
+pub struct Remote {
+    ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    url: String,
+    key: String,
+    next_id: u64,
+}
+
+/// One frame, sorted.
+enum Frame {
+    Response {
+        id: String,
+        ok: bool,
+        payload: Value,
+        error: String,
+    },
+    Event {
+        name: String,
+        payload: Value,
+    },
+    Other,
+}
+
+/// `sessions.list`'s answer, as far as the chat reads it.
+#[derive(Deserialize)]
+struct SessionsList {
+    #[serde(default)]
+    sessions: Vec<SessionRow>,
+    #[serde(default)]
+    defaults: Defaults,
+}
+
+#[derive(Deserialize)]
+struct SessionRow {
+    key: String,
+    #[serde(flatten)]
+    entry: SessionEntry,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct Defaults {
+    #[serde(default)]
+    model_provider: String,
+    #[serde(default)]
+    model: String,
+}
+
+impl Remote {
+    /// Connects to `url` and completes the handshake as an operator with `token`.
+    pub async fn connect(url: &str, token: Option<&str>, key: String) -> Result<Self> {
+        tokio::time::timeout(CONNECT_TIMEOUT, Self::handshake(url, token, key))
+            .await
+            .map_err(|_| {
+                anyhow!(
+                    "{url} did not answer as a gateway within {} s",
+                    CONNECT_TIMEOUT.as_secs()
+                )
+            })?
+    }
+
+    async fn handshake(url: &str, token: Option<&str>, key: String) -> Result<Self> {
+        let (ws, _) = tokio_tungstenite::connect_async(url)
+            .await
+            .with_context(|| format!("cannot connect to the gateway at {url}"))?;
+        let mut remote = Self {
+            ws,
+            url: url.to_owned(),
+            key,
+            next_id: 0,
+        };
+        // The server speaks first; `connect` before its challenge would be refused.
+        loop {
+            if let Frame::Event { name, .. } = remote.next_frame().await?
+                && name == "connect.challenge"
+            {
+                break;
+            }
+        }
+        let params = json!({
+            "minProtocol": 3,
+            "maxProtocol": 4,
+            "client": {
+                "id": "cli",
+                "version": env!("CARGO_PKG_VERSION"),
+                "platform": std::env::consts::OS,
+                "mode": "cli",
+            },
+            "auth": { "token": token },
+            "role": "operator",
+            "scopes": ["operator.read", "operator.write"],
+        });
+        remote
+            .call("connect", params)
+            .await
+            .map_err(|e| anyhow!("the gateway at {url} refused the connection: {e}"))?;
+        Ok(remote)
+    }
+
+    pub fn session_key(&self) -> &str {
+        &self.key
+    }
+
+    /// Sends one request frame; its id.
+    async fn request(&mut self, method: &str, params: Value) -> Result<String> {
+        self.next_id += 1;
+        let id = format!("{}:chat", self.next_id);
+        let frame = json!({ "type": "req", "id": id, "method": method, "params": params });
+        self.ws
+            .send(Message::text(frame.to_string()))
+            .await
+            .with_context(|| format!("cannot send {method} to the gateway at {}", self.url))?;
+        Ok(id)
+    }
+
+    /// Calls `method` and waits for its answer (events in between are skipped).
+    async fn call(&mut self, method: &str, params: Value) -> Result<Value> {
+        let id = self.request(method, params).await?;
+        let url = self.url.clone();
+        tokio::time::timeout(CALL_TIMEOUT, async {
+            loop {
+                if let Frame::Response {
+                    id: answered,
+                    ok,
+                    payload,
+                    error,
+                } = self.next_frame().await?
+                    && answered == id
+                {
+                    return if ok { Ok(payload) } else { Err(anyhow!(error)) };
+                }
+            }
+        })
+        .await
+        .map_err(|_| {
+            anyhow!(
+                "the gateway at {url} did not answer {method} within {} s",
+                CALL_TIMEOUT.as_secs()
+            )
+        })?
+    }
+
+    /// The next text frame. A closed connection is an error naming the gateway's reason.
+    async fn next_frame(&mut self) -> Result<Frame> {
+        loop {
+            let message = match self.ws.next().await {
+                Some(Ok(message)) => message,
+                Some(Err(e)) => {
+                    return Err(e).context(format!("the connection to {} failed", self.url));
+                }
+                None => bail!("the gateway at {} closed the connection", self.url),
+            };
+            match message {
+                Message::Text(text) => {
+                    let frame: Value = serde_json::from_str(text.as_str()).with_context(|| {
+                        format!("the gateway at {} sent a frame that is not JSON", self.url)
+                    })?;
+                    return Ok(sort(frame));
+                }
+                Message::Close(frame) => {
+                    let reason = frame
+                        .map(|f| f.reason.to_string())
+                        .filter(|r| !r.is_empty())
+                        .unwrap_or_else(|| "no reason given".to_owned());
+                    bail!(
+                        "the gateway at {} closed the connection: {reason}",
+                        self.url
+                    );
+                }
+                // Pings are answered by the library; binary frames are not in the protocol.
+                _ => {}
+            }
+        }
+    }
+
+    /// One turn: `chat.send`, then the run's events until its `chat` end event.
+    pub async fn send(
+        &mut self,
+        text: String,
+        renderer: &mut Renderer,
+        ctrl_c: &mut Interrupts,
+    ) -> Result<Ending> {
+        let run_id = format!(
+            "chat-{:016x}{:016x}",
+            pincer_base::id::random_u64(),
+            pincer_base::id::random_u64()
+        );
+        ctrl_c.forget_earlier();
+        let send_id = self
+            .request(
+                "chat.send",
+                json!({ "sessionKey": self.key, "message": text, "idempotencyKey": run_id }),
+            )
+            .await?;
+        let mut aborting = false;
+        loop {
+            // The frame is read in the select and handled after it: aborting needs `self`.
+            let frame = tokio::select! {
+                frame = self.next_frame() => Some(frame?),
+                () = ctrl_c.next() => None,
+            };
+            let Some(frame) = frame else {
+                if !aborting {
+                    aborting = true;
+                    let params = json!({ "sessionKey": self.key, "runId": run_id });
+                    self.request("chat.abort", params).await?;
+                }
+                continue;
+            };
+            match frame {
+                Frame::Response {
+                    id,
+                    ok,
+                    payload,
+                    error,
+                } if id == send_id => {
+                    if !ok {
+                        return Ok(Ending::Failed(error));
+                    }
+                    if payload["status"] == "steered" {
+                        renderer.note("(added to the reply already running on this session)");
+                        return Ok(Ending::Done);
+                    }
+                }
+                Frame::Event { name, payload } if payload["runId"] == run_id.as_str() => {
+                    match name.as_str() {
+                        "agent" => show_agent_event(&payload, renderer),
+                        "chat" => {
+                            if let Some(ending) = chat_ending(&payload, renderer) {
+                                return Ok(ending);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// `/model`: shows the session's model, or sets it (`sessions.patch`).
+    pub async fn model(&mut self, setting: Option<Setting>) -> Result<String> {
+        if let Some(setting) = setting {
+            self.patch("model", setting).await?;
+        }
+        let (entry, defaults) = self.session().await?;
+        Ok(format!("model: {}", model_of(entry.as_ref(), &defaults)))
+    }
+
+    /// `/think`: shows the session's thinking level, or sets it (`sessions.patch`).
+    pub async fn think(&mut self, setting: Option<Setting>) -> Result<String> {
+        if let Some(setting) = setting {
+            self.patch("thinkingLevel", setting).await?;
+        }
+        let (entry, _) = self.session().await?;
+        Ok(format!("thinking: {}", thinking_of(entry.as_ref())))
+    }
+
+    async fn patch(&mut self, field: &str, setting: Setting) -> Result<()> {
+        let value = match setting {
+            Setting::Value(value) => json!(value),
+            Setting::Default => Value::Null,
+        };
+        let mut params = json!({ "key": self.key });
+        params[field] = value;
+        self.call("sessions.patch", params).await?;
+        Ok(())
+    }
+
+    /// `/status`.
+    pub async fn status(&mut self) -> Result<Vec<String>> {
+        let (entry, defaults) = self.session().await?;
+        let model = model_of(entry.as_ref(), &defaults);
+        let url = self.url.clone();
+        Ok(super::status_lines(
+            &self.key,
+            entry.as_ref(),
+            &model,
+            thinking_of(entry.as_ref()),
+            &format!("gateway {url}"),
+        ))
+    }
+
+    /// `/sessions`: the session agent's sessions, most recent first.
+    pub async fn sessions(&mut self) -> Result<Vec<(String, SessionEntry)>> {
+        let list = self.list().await?;
+        let mut rows: Vec<_> = list
+            .sessions
+            .into_iter()
+            .map(|r| (r.key, r.entry))
+            .collect();
+        rows.sort_by(|(ka, a), (kb, b)| b.updated_at.cmp(&a.updated_at).then_with(|| ka.cmp(kb)));
+        Ok(rows)
+    }
+
+    async fn list(&mut self) -> Result<SessionsList> {
+        let mut params = json!({ "limit": 1000 });
+        if let Some(agent_id) = pincer_turns::router::parse_session_key(&self.key)
+            .ok()
+            .and_then(|k| k.agent_id)
+        {
+            params["agentId"] = json!(agent_id);
+        }
+        let payload = self.call("sessions.list", params).await?;
+        serde_json::from_value(payload).context("the gateway's sessions.list answer")
+    }
+
+    /// This session's entry (`None` before its first message) and the agent's defaults.
+    async fn session(&mut self) -> Result<(Option<SessionEntry>, Defaults)> {
+        let list = self.list().await?;
+        let entry = list
+            .sessions
+            .into_iter()
+            .find(|r| r.key == self.key)
+            .map(|r| r.entry);
+        Ok((entry, list.defaults))
+    }
+
+    /// `/stop`: aborts every run of the session (another client's too).
+    pub async fn stop(&mut self) -> Result<String> {
+        let answer = self
+            .call("chat.abort", json!({ "sessionKey": self.key }))
+            .await?;
+        Ok(match answer["count"].as_u64().unwrap_or(0) {
+            0 => "nothing is running on this session".to_owned(),
+            1 => "stopped 1 run".to_owned(),
+            n => format!("stopped {n} runs"),
+        })
+    }
+
+    pub async fn close(mut self) {
+        let _ = self.ws.close(None).await;
+    }
+}
+
+fn sort(frame: Value) -> Frame {
+    match frame["type"].as_str() {
+        Some("res") => Frame::Response {
+            id: frame["id"].as_str().unwrap_or_default().to_owned(),
+            ok: frame["ok"] == true,
+            error: frame["error"]["message"]
+                .as_str()
+                .unwrap_or("the gateway refused the request without saying why")
+                .to_owned(),
+            payload: frame.get("payload").cloned().unwrap_or(Value::Null),
+        },
+        Some("event") => Frame::Event {
+            name: frame["event"].as_str().unwrap_or_default().to_owned(),
+            payload: frame.get("payload").cloned().unwrap_or(Value::Null),
+        },
+        _ => Frame::Other,
+    }
+}
+
+/// An `agent` event of our run: reply text and tool calls.
+fn show_agent_event(payload: &Value, renderer: &mut Renderer) {
+    let data = &payload["data"];
+    match (payload["stream"].as_str(), data["phase"].as_str()) {
+        (Some("assistant"), _) => renderer.text(data["delta"].as_str().unwrap_or_default()),
+        (Some("tool"), Some("start")) => renderer.show(&Shown::ToolStart {
+            name: data["name"].as_str().unwrap_or_default(),
+            args: data["args"].to_string(),
+        }),
+        (Some("tool"), Some("result")) => renderer.show(&Shown::ToolEnd {
+            name: data["name"].as_str().unwrap_or_default(),
+            is_error: data["isError"] == true,
+            result: match &data["result"] {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            },
+        }),
+        _ => {}
+    }
+}
+
+/// How a `chat` event of our run ends it (`None`: it does not). A reply that streamed no
+/// text (`/new`'s answer, a queued run) shows the final message's text.
+fn chat_ending(payload: &Value, renderer: &mut Renderer) -> Option<Ending> {
+    match payload["state"].as_str()? {
+        "final" => {
+            if !renderer.showed_text() {
+                let text: String = payload["message"]["content"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|block| block["type"] == "text")
+                    .filter_map(|block| block["text"].as_str())
+                    .collect();
+                renderer.text(&text);
+            }
+            Some(Ending::Done)
+        }
+        "aborted" => Some(Ending::Aborted),
+        "error" => Some(Ending::Failed(
+            payload["errorMessage"]
+                .as_str()
+                .unwrap_or("the run failed")
+                .to_owned(),
+        )),
+        _ => None,
+    }
+}
+
+fn model_of(entry: Option<&SessionEntry>, defaults: &Defaults) -> String {
+    match entry.and_then(|e| e.model.clone()) {
+        Some(model) => model,
+        None => format!("{}/{}", defaults.model_provider, defaults.model),
+    }
+}
+
+fn thinking_of(entry: Option<&SessionEntry>) -> &str {
+    entry
+        .and_then(|e| e.thinking_level.as_deref())
+        .unwrap_or("default")
+}
