@@ -21,6 +21,7 @@ use pincer_store::{
 use serde_json::Value;
 
 use crate::turn_store::{self, AfterTurn, Closed, Opened, TranscriptWriter};
+pub use crate::turn_store::{AppendedMessage, MessageObserver, RUN_MARKER};
 
 /// A command that acts on the session itself instead of going to the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -344,6 +345,19 @@ pub fn open_turn(mut plan: TurnPlan) -> Result<OpenTurn, TurnError> {
         memory,
     };
     Ok(OpenTurn(Opening::Embedded(Box::new((rest, opened)))))
+}
+
+impl OpenTurn {
+    /// Marks the turn's messages in the transcript as run `run_id`'s (see
+    /// [`crate::turn_store`]) and hands each one to `observer` as it is appended. An RPC
+    /// worker writes its own transcript: there this does nothing.
+    pub fn observe_messages(&mut self, run_id: &str, observer: MessageObserver) {
+        if let Opening::Embedded(both) = &mut self.0 {
+            let recorder = &mut both.1.recorder;
+            recorder.run_id = Some(run_id.to_owned());
+            recorder.observer = Some(observer);
+        }
+    }
 }
 
 /// Runs a turn [`open_turn`] opened, as [`run_turn`] does, with its agent steerable through

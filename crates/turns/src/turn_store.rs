@@ -5,6 +5,13 @@
 //! memory and maintaining the store at the end ([`close`], one trip that also appends what
 //! the writer still held).
 //! A slow disk or a held index lock never stalls the runtime's worker threads.
+//!
+//! A turn given a run id ([`crate::turn::OpenTurn::observe_messages`]) marks where its
+//! messages begin with a `custom` entry of type [`RUN_MARKER`] (`data: {runId}`): pi skips
+//! custom entries when it builds the context, and the gateway reads the marker back to give
+//! `chat.history`'s messages their run (OpenClaw's `idempotencyKey: "<runId>:user"`). Each
+//! message appended is then also handed to the turn's observer, with its entry id and its
+//! 1-based position among the context's messages, on the thread that appended it.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -12,15 +19,33 @@ use std::sync::{Arc, Mutex};
 use pincer_agent::{AgentConfig, AgentEvent};
 use pincer_ai::{AssistantMessage, Message, Usage};
 use pincer_store::{
-    CompactionEntry, EntryBody, MessageEntry, ModelChangeEntry, OpenSession, PruneReport,
-    RetentionPolicy, SessionStore, StoreError, ThinkingLevelChangeEntry, Transcript, TurnStats,
-    on_blocking_pool,
+    CompactionEntry, CustomEntry, EntryBody, MessageEntry, ModelChangeEntry, OpenSession,
+    PruneReport, RetentionPolicy, SessionStore, StoreError, ThinkingLevelChangeEntry, Transcript,
+    TurnStats, on_blocking_pool,
 };
 use serde_json::Value;
 use tokio::task::JoinHandle;
 
 use crate::session_memory::SessionMemoryOutcome;
 use crate::turn::{maintain, open_session, thinking_name, usage_stats};
+
+/// The `customType` of the entry that marks where a run's messages begin (`data: {runId}`).
+pub const RUN_MARKER: &str = "openclaw.run";
+
+/// A message a turn appended to its transcript.
+#[derive(Debug, Clone)]
+pub struct AppendedMessage {
+    /// The transcript entry's id.
+    pub entry_id: String,
+    pub message: Message,
+    /// 1-based position among the session context's messages.
+    pub seq: usize,
+    /// The run the turn was given, if any.
+    pub run_id: Option<String>,
+}
+
+/// Called with each message a turn appends, on the (blocking) thread that appended it.
+pub type MessageObserver = Arc<dyn Fn(&AppendedMessage) + Send + Sync>;
 
 /// A session opened for a turn, with the agent's context loaded from it.
 pub(crate) struct Opened {
@@ -58,6 +83,7 @@ pub(crate) fn open(
     let mut recorder = Recorder::default();
     recorder.note_settings(&mut session.transcript, &agent);
     agent.messages = session.transcript.context();
+    recorder.seen = agent.messages.len();
     let memory_on = memory_workspace.is_some_and(|workspace| {
         crate::session_memory::before_turn(&session, workspace, &mut agent)
     });
@@ -265,6 +291,12 @@ pub(crate) struct Recorder {
     pub(crate) added: Vec<Message>,
     pub(crate) reply: Option<AssistantMessage>,
     pub(crate) errors: Vec<String>,
+    /// The context's messages so far (the position of the next one is this plus one).
+    seen: usize,
+    /// The run whose marker goes before the first message, and who is told of each one.
+    pub(crate) run_id: Option<String>,
+    marked: bool,
+    pub(crate) observer: Option<MessageObserver>,
 }
 
 impl Recorder {
@@ -321,12 +353,38 @@ impl Recorder {
                     self.reply = Some(a.clone());
                 }
                 self.added.push(message.clone());
-                self.append(
-                    &mut session.transcript,
-                    EntryBody::Message(MessageEntry {
+                if let Some(run_id) = self.run_id.clone().filter(|_| !self.marked) {
+                    self.marked = true;
+                    self.append(
+                        &mut session.transcript,
+                        EntryBody::Custom(CustomEntry {
+                            custom_type: RUN_MARKER.to_owned(),
+                            data: Some(serde_json::json!({ "runId": run_id })),
+                        }),
+                    );
+                }
+                let appended = session
+                    .transcript
+                    .append_body(EntryBody::Message(MessageEntry {
                         message: message.clone(),
-                    }),
-                );
+                    }));
+                match appended {
+                    Ok(entry) => {
+                        self.seen += 1;
+                        if let Some(observer) = &self.observer {
+                            observer(&AppendedMessage {
+                                entry_id: entry.id.clone(),
+                                message: message.clone(),
+                                seq: self.seen,
+                                run_id: self.run_id.clone(),
+                            });
+                        }
+                    }
+                    Err(e) => {
+                        tracing::error!(error = %e, "cannot append to the transcript");
+                        self.errors.push(e.to_string());
+                    }
+                }
             }
             AgentEvent::CompactionEnd(end) => {
                 let Some(result) = &end.result else { return };
