@@ -5,8 +5,9 @@
 //! (`ws_limits.rs`: per peer and in all) and may send at most 64 KiB in all (the read budget
 //! of `preauth_io.rs`, lifted on success). Sending is `writer.rs`'s: a client whose queue
 //! passes `maxBufferedBytes`, that stops reading, or that falls behind the event stream is
-//! dropped, and a client's Close is answered at once. From `hello-ok` until it ends, the
-//! connection is in the presence list (see `state.rs`).
+//! dropped, and a client's Close is answered at once. Session events go only to a
+//! connection that subscribed to them (`methods::Subscriptions`). From `hello-ok` until it
+//! ends, the connection is in the presence list (see `state.rs`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -270,7 +271,11 @@ fn connect(gw: &Gateway, req: &Request, peer: super::Peer) -> Result<(Caller, u6
             .collect(),
         None => vec!["operator.read".into(), "operator.write".into()],
     };
-    Ok((Caller { scopes }, protocol))
+    let caller = Caller {
+        scopes,
+        sessions: Arc::default(),
+    };
+    Ok((caller, protocol))
 }
 
 /// `hello-ok` for a client allowed `caller`'s scopes, with the state it joined at.
@@ -367,6 +372,8 @@ async fn serve_requests<S>(
                 }
             }
             event = events.recv() => match event {
+                // Session events go only to the connections that subscribed to them.
+                Ok(event) if !caller.sessions.wants(event.event, &event.payload) => {}
                 Ok(event) => out.text(event.frame(out.next_seq())),
                 Err(broadcast::error::RecvError::Lagged(_)) => {
                     out.abort(POLICY_VIOLATION, "client too slow: events were dropped");

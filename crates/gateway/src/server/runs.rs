@@ -24,6 +24,7 @@ use tokio::sync::{Semaphore, broadcast, watch};
 
 use super::frames::StateVersion;
 use super::lanes::{Admission, Busy, CollectBatch, Lanes, Ticket};
+use super::methods::{Change, broadcast_change, message_observer, spawn_change};
 use super::queue::{QueueMode, QueueSettings, collect_prompt};
 use super::runtime::{Runtime, TurnOrigin, TurnRequest, on_blocking_pool};
 use super::turn_events::{RunEmitter, RunResult};
@@ -452,6 +453,7 @@ impl Runs {
         };
         let steer = SteerHandle::new();
         let steerable = request.origin == TurnOrigin::User;
+        let announced = announces(&request.origin).then(|| request.agent_id.clone());
         self.lanes
             .set_active(key, &lead.run_id, &lead.abort, &steer, steerable);
         let result = self
@@ -482,9 +484,24 @@ impl Runs {
                 );
             }
         }
+        let lead_run_id = lead.run_id.clone();
         self.resolve(lead, Arc::clone(&result));
         for ticket in others {
             self.resolve(ticket, Arc::clone(&result));
+        }
+        // Told once the run is over, so the row no longer counts it as active.
+        if let Some(agent_id) = announced {
+            let phase = match result.status {
+                super::turn_events::RunStatus::Ok => "end",
+                _ => "error",
+            };
+            let change = Change {
+                agent_id,
+                key: key.to_owned(),
+                reason: None,
+                phase: Some((phase, lead_run_id)),
+            };
+            spawn_change(&runtime, self, change);
         }
     }
 
@@ -518,6 +535,17 @@ impl Runs {
             session_key: key.clone(),
         };
         let abort_turn = abort.clone();
+        // Subscribers hear of the run once its session is open, then of each message.
+        let announced = announces(&request.origin).then(|| {
+            let observer = message_observer(&runtime, self, &request.agent_id, &key);
+            let start = Change {
+                agent_id: request.agent_id.clone(),
+                key: key.clone(),
+                reason: None,
+                phase: Some(("start", run_id.to_owned())),
+            };
+            (observer, start, Arc::clone(self), run_id.to_owned())
+        });
         let prepared = on_blocking_pool(&runtime, move |runtime| {
             let mut plan = runtime.plan(request).map_err(|e| e.to_string())?;
             plan.abort = Some(abort_turn);
@@ -526,7 +554,12 @@ impl Runs {
             }
             // OpenClaw's steer mode injects everything queued at the next boundary together.
             plan.agent.steering_mode = pincer_agent::QueueMode::All;
-            Ok(open_turn(plan))
+            let mut turn = open_turn(plan);
+            if let (Ok(turn), Some((observer, start, runs, run_id))) = (&mut turn, announced) {
+                turn.observe_messages(&run_id, observer);
+                broadcast_change(runtime, &runs, start);
+            }
+            Ok(turn)
         })
         .await
         .unwrap_or_else(|e| Err(format!("planning the turn failed: {e}")));
@@ -556,6 +589,18 @@ impl Runs {
         let emitter = RunEmitter::new(&ticket.run_id, &ticket.request, Arc::clone(self));
         let result = emitter.failed_before_start("aborted before it started", true);
         self.resolve(ticket, Arc::new(result));
+    }
+
+    /// The runs going on session `key` (`hasActiveRun`, `activeRunIds`).
+    pub fn active_run_ids(&self, key: &str) -> Vec<String> {
+        let mut ids: Vec<String> = self
+            .runs()
+            .iter()
+            .filter(|(_, e)| e.session_key == key && matches!(*e.state.borrow(), RunState::Running))
+            .map(|(id, _)| id.clone())
+            .collect();
+        ids.sort();
+        ids
     }
 
     /// Whether session `key` has a turn admitted, running or being gathered.
@@ -654,6 +699,12 @@ impl Runs {
             .filter(|e| matches!(*e.state.borrow(), RunState::Running))
             .count()
     }
+}
+
+/// Whether subscribers hear of a run's start, end and messages: not of a heartbeat's, whose
+/// reply may be nothing anyone may see (and is pruned from the transcript).
+fn announces(origin: &TurnOrigin) -> bool {
+    !matches!(origin, TurnOrigin::Heartbeat { .. })
 }
 
 /// `message` with `events` in front as `System:` lines (unchanged without events).

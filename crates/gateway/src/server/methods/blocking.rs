@@ -11,6 +11,8 @@ use serde_json::Value;
 use crate::pairing::{Approved, PairingError, PairingStore, PendingRequest, Revoked};
 use pincer_automation::cron::{CronJob, CronService, CronServiceError, NewCronJob, RunLogEntry};
 
+use super::transcript_ids::{Identified, identified};
+
 type StoreResult<T> = Result<T, StoreError>;
 
 #[expect(
@@ -45,8 +47,8 @@ pub(super) fn archive(store: &SessionStore, key: &str) -> StoreResult<Option<std
     store.archive(key)
 }
 
-/// A session's entry and the messages of its transcript's context; `None` for a session
-/// that does not exist.
+/// A session's entry and the messages of its transcript's context, each with its identity
+/// (see `transcript_ids.rs`); `None` for a session that does not exist.
 #[expect(
     clippy::disallowed_methods,
     reason = "runs on the blocking pool: SessionStore::run"
@@ -54,12 +56,12 @@ pub(super) fn archive(store: &SessionStore, key: &str) -> StoreResult<Option<std
 pub(super) fn history(
     store: &SessionStore,
     key: &str,
-) -> StoreResult<Option<(SessionEntry, Vec<Message>)>> {
+) -> StoreResult<Option<(SessionEntry, Vec<Identified>)>> {
     let Some(entry) = store.entry(key)? else {
         return Ok(None);
     };
     let session = store.resume(key)?;
-    Ok(Some((entry, session.transcript.context())))
+    Ok(Some((entry, identified(&session.transcript))))
 }
 
 /// Appends `message` to an existing session's transcript: `None` when there is no such
@@ -83,6 +85,38 @@ pub(super) fn append(
             .append_message(message)
             .map(|entry| entry.id.clone()),
     ))
+}
+
+/// Creates the session of `key` (`sessions.create`), noting its parent and label: `None`
+/// when it exists already.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: SessionStore::run"
+)]
+pub(super) fn create(
+    store: &SessionStore,
+    key: &str,
+    parent: Option<&str>,
+    label: Option<&str>,
+) -> StoreResult<Option<SessionEntry>> {
+    if store.entry(key)?.is_some() {
+        return Ok(None);
+    }
+    let mut entry = store.get_or_create(key)?.entry;
+    let mut patch = serde_json::Map::new();
+    if let Some(parent) = parent {
+        patch.insert("parentSessionKey".into(), parent.into());
+        if let Some(parent_entry) = store.entry(parent)? {
+            patch.insert("parentSessionId".into(), parent_entry.session_id.into());
+        }
+    }
+    if let Some(label) = label {
+        patch.insert("label".into(), label.into());
+    }
+    if !patch.is_empty() {
+        entry = store.patch(key, &Value::Object(patch))?;
+    }
+    Ok(Some(entry))
 }
 
 #[expect(

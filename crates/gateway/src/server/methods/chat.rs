@@ -26,6 +26,8 @@ use super::super::runtime::{TurnOrigin, TurnRequest};
 use super::blocking;
 use super::params::{Later, NonEmpty, parse};
 use super::queue::{QueueFields, QueueModeParam, queue_fields, queue_mode_or};
+use super::sessions::announce;
+use super::transcript_ids::with_identity;
 use super::{Defaults, FrameSender, agent_of_key, payload};
 use pincer_turns::turn::{SessionCommand, session_command};
 
@@ -77,6 +79,7 @@ pub(super) async fn send(gw: &Arc<Gateway>, p: &Value) -> Result<ChatSendRespons
             .await
             .map_err(|e| MethodError::unavailable(e.to_string()))?;
         gw.system_events.clear(&key);
+        announce(gw, agent_id.clone(), &key, "new");
         let text = format!(
             "New session started. sessionId={}",
             session.entry.session_id
@@ -161,7 +164,8 @@ pub(super) struct ChatHistoryResponse {
     session_key: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     session_id: Option<String>,
-    messages: Vec<Message>,
+    /// Each with its identity (`__openclaw`, see `transcript_ids.rs`).
+    messages: Vec<Value>,
     has_more: bool,
     total_messages: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -193,7 +197,14 @@ pub(super) async fn history(gw: &Gateway, p: &Value) -> Result<ChatHistoryRespon
         });
     };
     let total = messages.len();
-    let shown = messages.split_off(total.saturating_sub(limit));
+    let shown: Vec<Value> = messages
+        .split_off(total.saturating_sub(limit))
+        .into_iter()
+        .map(|(message, identity)| match identity {
+            Some(identity) => with_identity(&message, &identity),
+            None => serde_json::to_value(&message).unwrap_or(Value::Null),
+        })
+        .collect();
     Ok(ChatHistoryResponse {
         session_key: key,
         session_id: Some(entry.session_id),

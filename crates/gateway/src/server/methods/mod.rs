@@ -14,8 +14,11 @@ mod chat;
 mod cron;
 mod params;
 mod queue;
+mod session_events;
+mod session_life;
 mod sessions;
 mod system;
+mod transcript_ids;
 
 use std::sync::Arc;
 
@@ -29,6 +32,7 @@ use super::runtime::on_blocking_pool;
 use super::session_keys::known_agent_of_key;
 
 pub(super) use chat::injected_message;
+pub use session_events::{Change, Subscriptions, broadcast_change, message_observer, spawn_change};
 pub(super) use system::{WakeMode, wake_main};
 
 /// What a method needs the caller to hold.
@@ -117,6 +121,13 @@ methods! {
     SessionsReset = "sessions.reset", Write, sessions::SessionKeyParams;
     SessionsDelete = "sessions.delete", Write, sessions::SessionKeyParams;
     SessionsCompact = "sessions.compact", Write, sessions::SessionsCompactParams;
+    SessionsSubscribe = "sessions.subscribe", Read, session_life::SessionsSubscribeParams;
+    SessionsUnsubscribe = "sessions.unsubscribe", Read, NoParams;
+    SessionsMessagesSubscribe = "sessions.messages.subscribe", Read, session_life::SessionMessagesParams;
+    SessionsMessagesUnsubscribe = "sessions.messages.unsubscribe", Read, session_life::SessionMessagesParams;
+    SessionsDescribe = "sessions.describe", Read, session_life::SessionsDescribeParams;
+    SessionsCreate = "sessions.create", Write, session_life::SessionsCreateParams;
+    SessionsResolve = "sessions.resolve", Read, session_life::SessionsResolveParams;
     ModelsList = "models.list", Read, NoParams;
     ToolsList = "tools.list", Read, system::ToolsListParams;
     ConfigGet = "config.get", Admin, NoParams;
@@ -152,6 +163,8 @@ pub const EVENTS: &[&str] = &[
     "heartbeat",
     "cron",
     "extension_ui_request",
+    session_events::SESSIONS_CHANGED,
+    session_events::SESSION_MESSAGE,
 ];
 
 /// The protocol this server speaks, as `pincer gateway protocol` prints it: the versions,
@@ -201,6 +214,8 @@ pub fn protocol() -> Protocol {
 #[derive(Debug, Clone)]
 pub struct Caller {
     pub scopes: Vec<String>,
+    /// The session events this connection asked for (shared by its requests).
+    pub sessions: Arc<Subscriptions>,
 }
 
 impl Caller {
@@ -261,6 +276,17 @@ pub async fn call(
         Method::SessionsReset => payload(sessions::reset(gw, p).await?),
         Method::SessionsDelete => payload(sessions::delete(gw, p).await?),
         Method::SessionsCompact => payload(sessions::compact(gw, p).await?),
+        Method::SessionsSubscribe => session_life::subscribe(gw, caller, p).await,
+        Method::SessionsUnsubscribe => Ok(session_life::unsubscribe(caller)),
+        Method::SessionsMessagesSubscribe => {
+            payload(session_life::messages_subscribe(caller, p, true)?)
+        }
+        Method::SessionsMessagesUnsubscribe => {
+            payload(session_life::messages_subscribe(caller, p, false)?)
+        }
+        Method::SessionsDescribe => payload(session_life::describe(gw, p).await?),
+        Method::SessionsCreate => payload(session_life::create(gw, p).await?),
+        Method::SessionsResolve => session_life::resolve(gw, p).await,
         Method::ModelsList => payload(system::models(gw)),
         Method::ToolsList => payload(system::tools(gw, p).await?),
         Method::ConfigGet => payload(system::config(gw).await?),

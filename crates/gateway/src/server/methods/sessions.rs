@@ -2,7 +2,8 @@
 //! `sessions.list`, `sessions.patch` (the fields OpenClaw lets clients change; `null` clears
 //! one), `sessions.reset` (a new transcript, the session's queued system events dropped),
 //! `sessions.delete` (the transcript archived; refused while a run goes on) and
-//! `sessions.compact`. Scopes are checked by the dispatcher in `mod.rs`.
+//! `sessions.compact`. Scopes are checked by the dispatcher in `mod.rs`. A patch, reset or
+//! delete is announced to subscribers as `sessions.changed` (see `session_events.rs`).
 //!
 //! `sessions.compact {key, maxLines?}` keeps the header and the last `maxLines` (default 400)
 //! entries of the transcript (see `transcript_trim.rs`), clears the token counts as OpenClaw
@@ -22,6 +23,7 @@ use super::super::frames::MethodError;
 use super::super::transcript_trim::{Trimmed, trim_transcript};
 use super::blocking;
 use super::params::{NonEmpty, parse};
+use super::session_events::{Change, spawn_change};
 use super::{Defaults, agent_of_key};
 
 /// `sessions.compact`'s `maxLines` when none is given (OpenClaw's).
@@ -113,7 +115,7 @@ pub(super) async fn list(gw: &Gateway, p: &Value) -> Result<SessionsListResponse
     })
 }
 
-fn session_kind(key: &str) -> &'static str {
+pub(super) fn session_kind(key: &str) -> &'static str {
     match pincer_turns::router::parse_session_key(key).map(|k| k.kind()) {
         Ok(pincer_turns::router::SessionKind::Group) => "group",
         Ok(pincer_turns::router::SessionKind::Cron) => "cron",
@@ -164,12 +166,14 @@ pub(super) async fn patch(gw: &Gateway, p: &Value) -> Result<SessionsPatchRespon
         }
         patch.insert(name.clone(), value.clone());
     }
-    let store = gw.runtime.sessions(&agent_of_key(gw, &key));
+    let agent_id = agent_of_key(gw, &key);
+    let store = gw.runtime.sessions(&agent_id);
     let patch_key = key.clone();
     let entry = store
         .run(move |s| blocking::patch(s, &patch_key, &Value::Object(patch)))
         .await
         .map_err(|e| MethodError::invalid(e.to_string()))?;
+    announce(gw, agent_id, &key, "patch");
     Ok(SessionsPatchResponse {
         ok: true,
         path: store.index_path(),
@@ -194,7 +198,8 @@ pub(super) struct SessionsResetResponse {
 
 pub(super) async fn reset(gw: &Gateway, p: &Value) -> Result<SessionsResetResponse, MethodError> {
     let key = parse::<SessionKeyParams>(p)?.key.0;
-    let store = gw.runtime.sessions(&agent_of_key(gw, &key));
+    let agent_id = agent_of_key(gw, &key);
+    let store = gw.runtime.sessions(&agent_id);
     let reset_key = key.clone();
     let session = store
         .run(move |s| blocking::reset(s, &reset_key))
@@ -202,6 +207,7 @@ pub(super) async fn reset(gw: &Gateway, p: &Value) -> Result<SessionsResetRespon
         .map_err(|e| MethodError::unavailable(e.to_string()))?;
     // OpenClaw discards a session's queued system events when it starts over.
     gw.system_events.clear(&key);
+    announce(gw, agent_id, &key, "reset");
     Ok(SessionsResetResponse {
         ok: true,
         key,
@@ -226,18 +232,31 @@ pub(super) async fn delete(gw: &Gateway, p: &Value) -> Result<SessionsDeleteResp
             "session {key} has a run going; abort it first"
         )));
     }
-    let store = gw.runtime.sessions(&agent_of_key(gw, &key));
+    let agent_id = agent_of_key(gw, &key);
+    let store = gw.runtime.sessions(&agent_id);
     let archive_key = key.clone();
     let archived = store
         .run(move |s| blocking::archive(s, &archive_key))
         .await
         .map_err(|e| MethodError::invalid(e.to_string()))?;
+    announce(gw, agent_id, &key, "delete");
     Ok(SessionsDeleteResponse {
         ok: true,
         key,
         deleted: true,
         archived_to: archived,
     })
+}
+
+/// Tells the subscribers that a method changed session `key` (`sessions.changed`).
+pub(super) fn announce(gw: &Gateway, agent_id: String, key: &str, reason: &'static str) {
+    let change = Change {
+        agent_id,
+        key: key.to_owned(),
+        reason: Some(reason),
+        phase: None,
+    };
+    spawn_change(&gw.runtime, &gw.runs, change);
 }
 
 /// The params of `sessions.compact`.

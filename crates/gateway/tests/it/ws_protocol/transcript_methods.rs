@@ -84,7 +84,8 @@ async fn chat_inject_appends_a_note_that_history_shows() {
 async fn sessions_compact_keeps_the_header_and_the_last_lines() {
     let (server, mut client) = start_connected(hi_scenario(), &["operator.write"]).await;
     let key = "agent:main:long";
-    // model_change, thinking_level_change, then three turns of two messages: 8 entries.
+    // model_change, thinking_level_change, then three turns of a run marker and two
+    // messages: 11 entries.
     ping_turns(&mut client, key, 3).await;
     let history = client.chat_history(key).await;
     let session_id = history["payload"]["sessionId"].as_str().unwrap().to_owned();
@@ -94,15 +95,15 @@ async fn sessions_compact_keeps_the_header_and_the_last_lines() {
         .join("main")
         .join(format!("{session_id}.jsonl"));
     let before = std::fs::read_to_string(&path).unwrap();
-    assert_eq!(before.lines().count(), 9);
+    assert_eq!(before.lines().count(), 12);
 
     let res = client
-        .call("sessions.compact", json!({"key": key, "maxLines": 3}))
+        .call("sessions.compact", json!({"key": key, "maxLines": 4}))
         .await;
     let p = &res["payload"];
     assert_eq!(
         (&p["ok"], &p["compacted"], &p["kept"], &p["key"]),
-        (&json!(true), &json!(true), &json!(3), &json!(key)),
+        (&json!(true), &json!(true), &json!(4), &json!(key)),
         "{res}"
     );
     // The original is kept aside, whole.
@@ -112,13 +113,13 @@ async fn sessions_compact_keeps_the_header_and_the_last_lines() {
     let after = std::fs::read_to_string(&path).unwrap();
     let lines: Vec<&str> = after.lines().collect();
     let old: Vec<&str> = before.lines().collect();
-    assert_eq!(lines.len(), 4);
+    assert_eq!(lines.len(), 5);
     assert_eq!(lines[0], old[0], "the header stays");
-    assert_eq!(lines[2..], old[7..], "the last entries stay as they were");
+    assert_eq!(lines[2..], old[9..], "the last entries stay as they were");
     let first: Value = serde_json::from_str(lines[1]).unwrap();
     assert_eq!(
         first["id"],
-        serde_json::from_str::<Value>(old[6]).unwrap()["id"]
+        serde_json::from_str::<Value>(old[8]).unwrap()["id"]
     );
     assert_eq!(
         first["parentId"],
@@ -155,8 +156,9 @@ async fn sessions_compact_keeps_the_header_and_the_last_lines() {
         .call("sessions.compact", json!({"key": key, "maxLines": 10}))
         .await;
     assert_eq!(again["payload"]["compacted"], false);
-    // The cut model and thinking level were recorded again, then the turn's two messages.
-    assert_eq!(again["payload"]["kept"], 3 + 2 + 2);
+    // The cut model and thinking level were recorded again, then the turn's marker and two
+    // messages.
+    assert_eq!(again["payload"]["kept"], 4 + 2 + 3);
     // An unknown session has nothing to compact (OpenClaw's answer).
     let none = client
         .call("sessions.compact", json!({"key": "agent:main:nobody"}))
