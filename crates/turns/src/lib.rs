@@ -10,6 +10,7 @@
 //! It knows nothing of transports: the gateway's server (`pincer-gateway`) calls it.
 
 pub mod chunker;
+pub mod commands;
 pub mod dedupe;
 pub mod failover;
 pub mod media_inbox;

@@ -30,16 +30,15 @@ pub enum SessionCommand {
     NewSession { rest: Option<String> },
 }
 
-/// Recognises `/new` and `/reset` (OpenClaw's session commands) at the start of a message.
+/// Recognises a session command of [`crate::commands::COMMANDS`] (`/new`, `/reset`) at the
+/// start of a message.
 pub fn session_command(text: &str) -> Option<SessionCommand> {
-    let trimmed = text.trim();
-    let rest = ["/new", "/reset"].iter().find_map(|cmd| {
-        let rest = trimmed.strip_prefix(cmd)?;
-        (rest.is_empty() || rest.starts_with(char::is_whitespace)).then(|| rest.trim())
-    })?;
-    Some(SessionCommand::NewSession {
-        rest: (!rest.is_empty()).then(|| rest.to_owned()),
-    })
+    let (command, rest) = crate::commands::parse_command(text)?;
+    match command.action {
+        crate::commands::CommandAction::NewSession => Some(SessionCommand::NewSession {
+            rest: (!rest.is_empty()).then(|| rest.to_owned()),
+        }),
+    }
 }
 
 /// Everything one turn needs.

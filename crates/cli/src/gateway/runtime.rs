@@ -13,7 +13,7 @@ use pincer_ai::Message;
 use pincer_automation::cron::CronService;
 use pincer_gateway::server::{ModelDefaults, PlanError, Runtime, TurnOrigin, TurnRequest};
 use pincer_store::SessionStore;
-use pincer_tools::ProcessRegistry;
+use pincer_tools::{ProcessRegistry, ToolProfile};
 use pincer_turns::turn::TurnPlan;
 
 use crate::app::App;
@@ -41,6 +41,14 @@ pub struct GatewayRuntime {
     /// The worker pool when turns run on RPC workers (`agent.runner: "rpc"`).
     rpc: Option<RpcRunner>,
 }
+
+/// The tool profiles by name, as `tools.catalog` lists them.
+const PROFILES: [(&str, ToolProfile); 4] = [
+    ("minimal", ToolProfile::Minimal),
+    ("coding", ToolProfile::Coding),
+    ("messaging", ToolProfile::Messaging),
+    ("full", ToolProfile::Full),
+];
 
 /// How often the gateway applies `session.maintenance` to an agent that has turns.
 const MAINTENANCE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(60);
@@ -163,18 +171,29 @@ impl Runtime for GatewayRuntime {
         }
     }
 
-    fn models(&self) -> Vec<serde_json::Value> {
-        self.llm
-            .registry
-            .models()
-            .iter()
-            .map(|m| {
-                serde_json::json!({
-                    "id": m.reference(), "name": m.name, "provider": m.provider,
-                    "contextWindow": m.context_window,
-                })
-            })
-            .collect()
+    fn models(&self) -> Vec<pincer_ai::Model> {
+        self.llm.registry.models().to_vec()
+    }
+
+    fn config(&self) -> &pincer_config::PincerConfig {
+        &self.app.config
+    }
+
+    fn skills(&self, agent_id: &str) -> pincer_turns::skills::SkillSet {
+        let home_dir = self.app.env.var("HOME").map(PathBuf::from);
+        let dirs = pincer_turns::skills::SkillDirs::new(
+            &self.app.workspace(agent_id),
+            home_dir.as_deref(),
+            &self.app.home,
+            &self.app.config.skills,
+        );
+        pincer_turns::skills::load_skills(&dirs)
+    }
+
+    fn log_file(&self) -> Option<PathBuf> {
+        // Where the detached gateway logs; a gateway in the foreground logs to stderr, and
+        // the file (if any) is an earlier daemon's.
+        Some(crate::service::log_path(&self.app.home))
     }
 
     fn tools(&self, agent_id: &str) -> Vec<serde_json::Value> {
@@ -186,9 +205,15 @@ impl Runtime for GatewayRuntime {
             Ok(tools) => tools
                 .iter()
                 .map(|t| {
+                    // The profiles that include the tool (`tools.catalog` shows them).
+                    let profiles: Vec<&str> = PROFILES
+                        .iter()
+                        .filter(|(_, p)| p.includes(t.name()))
+                        .map(|(name, _)| *name)
+                        .collect();
                     serde_json::json!({
                         "name": t.name(), "description": t.description(),
-                        "inputSchema": t.parameters(),
+                        "inputSchema": t.parameters(), "profiles": profiles,
                     })
                 })
                 .collect(),

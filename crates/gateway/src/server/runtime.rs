@@ -82,7 +82,7 @@ pub enum PlanError {
 }
 
 /// Makes `call` on `runtime` on the blocking pool: the seam for the port's blocking calls
-/// (`plan`, `workspace`, `tools`, `model_defaults`, `config_redacted`). `Err` when the task
+/// (`plan`, `workspace`, `tools`, `model_defaults`, `config_redacted`, `skills`). `Err` when the task
 /// failed (it panicked).
 pub async fn on_blocking_pool<T, F>(
     runtime: &Arc<dyn Runtime>,
@@ -114,8 +114,9 @@ pub trait Runtime: Send + Sync + 'static {
     /// server calls it on the blocking pool (it reads the workspace, skills and the
     /// session's entry), and opens the turn's session in the same trip.
     fn plan(&self, request: TurnRequest) -> Result<TurnPlan, PlanError>;
-    /// The models clients may choose (`models.list`): `{id, name, provider, contextWindow}`.
-    fn models(&self) -> Vec<serde_json::Value>;
+    /// Every model Pincer knows (the catalog and the configured providers' models):
+    /// `models.list` shows those the configuration names, with these facts.
+    fn models(&self) -> Vec<pincer_ai::Model>;
     /// The tools an agent has (`tools.list`): `{name, description, inputSchema}`. Called on
     /// the blocking pool: it may create the agent's workspace.
     fn tools(&self, agent_id: &str) -> Vec<serde_json::Value>;
@@ -135,6 +136,23 @@ pub trait Runtime: Send + Sync + 'static {
     /// create the workspace: the server calls it on the blocking pool.
     fn workspace(&self, agent_id: &str) -> Option<PathBuf> {
         let _ = agent_id;
+        None
+    }
+    /// The configuration the server describes itself from: the agents (`agents.list`), the
+    /// models they name (`models.list`), the session settings. The default is empty.
+    fn config(&self) -> &pincer_config::PincerConfig {
+        static EMPTY: std::sync::LazyLock<pincer_config::PincerConfig> =
+            std::sync::LazyLock::new(pincer_config::PincerConfig::default);
+        &EMPTY
+    }
+    /// The skills the agent sees (`skills.status`). Blocking (it reads the skill
+    /// directories): the server calls it on the blocking pool.
+    fn skills(&self, agent_id: &str) -> pincer_turns::skills::SkillSet {
+        let _ = agent_id;
+        pincer_turns::skills::SkillSet::default()
+    }
+    /// The file the gateway logs to (`logs.tail`), if it has one.
+    fn log_file(&self) -> Option<PathBuf> {
         None
     }
 }

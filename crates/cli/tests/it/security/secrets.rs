@@ -117,7 +117,8 @@ async fn ws_config_get_masks_headers_like_the_cli() {
         "minProtocol": 3, "maxProtocol": 4,
         "client": {"id": "test", "version": "1", "platform": "linux", "mode": "test"},
         "auth": {"token": "gw-token-0123456789"}, "role": "operator",
-        "scopes": ["operator.read", "operator.admin"]}});
+        // Read scope is enough (OpenClaw's, as its CLI connects): what it shows is masked.
+        "scopes": ["operator.read"]}});
     ws.send(Ws::text(connect.to_string())).await.unwrap();
     let get = json!({"type": "req", "id": "2", "method": "config.get", "params": {}});
     ws.send(Ws::text(get.to_string())).await.unwrap();

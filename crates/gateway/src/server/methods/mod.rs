@@ -3,15 +3,22 @@
 //! caller's scopes and the dispatch. Each family's module owns its methods' params structs
 //! (read by [`params::parse`], which keeps OpenClaw's error messages), response structs and
 //! handlers: `chat` (chat.*, agent, agent.wait, extension_ui_response), `sessions`,
-//! `system` (health, status, presence, system-event, wake, models, tools, config), `cron`,
-//! `channels` (channels.status, pairing.*); `queue` is the `queueMode` side of `chat.send`
-//! and `agent`. Side effects need `operator.write`, reads `operator.read`, and what hands out
-//! the machine (config, cron jobs, pairing approvals, system events) `operator.admin`.
+//! `system` (health, status, presence, system-event, wake, tools, config), `cron`,
+//! `channels` (channels.status, pairing.*), `catalog` (commands, models, chat.metadata),
+//! `agents` (agents.list, agent.identity.get), `info` (usage, tools catalog, skills, system
+//! info, logs, update status) and `absent` (OpenClaw's features Pincer lacks, answered
+//! empty); `queue` is the `queueMode` side of `chat.send` and `agent`. Side effects need
+//! `operator.write`, reads `operator.read`, and what hands out the machine (cron jobs,
+//! pairing approvals, system events) `operator.admin`; each scope is OpenClaw's.
 
+mod absent;
+mod agents;
 mod blocking;
+mod catalog;
 pub mod channels;
 mod chat;
 mod cron;
+mod info;
 mod params;
 mod queue;
 mod session_events;
@@ -41,6 +48,11 @@ pub enum Scope {
     Read,
     Write,
     Admin,
+    /// OpenClaw's scopes for approvals, questions and device pairing (which Pincer answers
+    /// with empty lists).
+    Approvals,
+    Questions,
+    Pairing,
 }
 
 impl Scope {
@@ -50,6 +62,9 @@ impl Scope {
             Self::Read => "operator.read",
             Self::Write => "operator.write",
             Self::Admin => "operator.admin",
+            Self::Approvals => "operator.approvals",
+            Self::Questions => "operator.questions",
+            Self::Pairing => "operator.pairing",
         }
     }
 }
@@ -128,9 +143,11 @@ methods! {
     SessionsDescribe = "sessions.describe", Read, session_life::SessionsDescribeParams;
     SessionsCreate = "sessions.create", Write, session_life::SessionsCreateParams;
     SessionsResolve = "sessions.resolve", Read, session_life::SessionsResolveParams;
-    ModelsList = "models.list", Read, NoParams;
+    ModelsList = "models.list", Read, catalog::ModelsListParams;
     ToolsList = "tools.list", Read, system::ToolsListParams;
-    ConfigGet = "config.get", Admin, NoParams;
+    // Secrets are masked, so reading it is a read (OpenClaw's scope, as its CLI connects).
+    ConfigGet = "config.get", Read, NoParams;
+
     SystemEvent = "system-event", Admin, system::SystemEventParams;
     SystemPresence = "system-presence", Read, NoParams;
     Wake = "wake", Write, system::WakeParams;
@@ -149,6 +166,47 @@ methods! {
     // Letting a stranger talk to the agent is an owner's decision.
     PairingApprove = "pairing.approve", Admin, channels::PairingApproveParams;
     PairingRevoke = "pairing.revoke", Admin, channels::PairingRevokeParams;
+    CommandsList = "commands.list", Read, catalog::CommandsListParams;
+    AgentsList = "agents.list", Read, NoParams;
+    AgentIdentityGet = "agent.identity.get", Read, agents::AgentIdentityParams;
+    ChatStartup = "chat.startup", Read, chat::ChatHistoryParams;
+    ChatMetadata = "chat.metadata", Read, catalog::ModelsListParams;
+    ModelsAuthStatus = "models.authStatus", Read, catalog::AuthStatusParams;
+    UsageStatus = "usage.status", Read, NoParams;
+    ToolsCatalog = "tools.catalog", Read, info::ToolsCatalogParams;
+    ToolsEffective = "tools.effective", Read, info::ToolsCatalogParams;
+    SkillsStatus = "skills.status", Read, info::SkillsStatusParams;
+    SystemInfo = "system.info", Read, NoParams;
+    LogsTail = "logs.tail", Read, info::LogsTailParams;
+    UpdateStatus = "update.status", Admin, NoParams;
+    // OpenClaw's features Pincer does not have: empty answers (methods/absent.rs).
+    PluginsControlUiList = "plugins.controlUi.list", Read, NoParams;
+    PluginSurfaceRefresh = "plugin.surface.refresh", Read, NoParams;
+    ExecApprovalList = "exec.approval.list", Approvals, NoParams;
+    PluginApprovalList = "plugin.approval.list", Approvals, NoParams;
+    OpenclawApprovalList = "openclaw.approval.list", Approvals, NoParams;
+    QuestionList = "question.list", Questions, NoParams;
+    SessionsObserverVisibility = "sessions.observer.visibility", Read, NoParams;
+    UsersPrefsGet = "users.prefs.get", Read, NoParams;
+    ControlUiSessionPullRequestsSubscribe = "controlUi.sessionPullRequests.subscribe", Read, NoParams;
+    BoardGet = "board.get", Read, NoParams;
+    ProjectsList = "projects.list", Read, NoParams;
+    SessionsViewersSet = "sessions.viewers.set", Read, NoParams;
+    SessionsGithubOptions = "sessions.github.options", Read, NoParams;
+    TalkCatalog = "talk.catalog", Read, NoParams;
+    SessionMembersListEvidence = "session.members.listEvidence", Read, NoParams;
+    SessionsGroupsList = "sessions.groups.list", Read, NoParams;
+    SessionsGroupsDefaults = "sessions.groups.defaults", Write, NoParams;
+    MentionsList = "mentions.list", Read, NoParams;
+    ProgressCardGet = "progressCard.get", Read, NoParams;
+    TaskSuggestionsList = "taskSuggestions.list", Read, NoParams;
+    SessionsBranchesList = "sessions.branches.list", Read, NoParams;
+    SessionDiscussionInfo = "session.discussion.info", Read, NoParams;
+    SessionsCompanionState = "sessions.companion.state", Read, NoParams;
+    TasksList = "tasks.list", Read, NoParams;
+    SessionsCatalogList = "sessions.catalog.list", Read, NoParams;
+    NodeList = "node.list", Read, NoParams;
+    DevicePairList = "device.pair.list", Pairing, NoParams;
 }
 
 /// The events this server sends.
@@ -287,7 +345,7 @@ pub async fn call(
         Method::SessionsDescribe => payload(session_life::describe(gw, p).await?),
         Method::SessionsCreate => payload(session_life::create(gw, p).await?),
         Method::SessionsResolve => session_life::resolve(gw, p).await,
-        Method::ModelsList => payload(system::models(gw)),
+        Method::ModelsList => payload(catalog::models_list(gw, p)?),
         Method::ToolsList => payload(system::tools(gw, p).await?),
         Method::ConfigGet => payload(system::config(gw).await?),
         Method::SystemEvent => payload(system::system_event(gw, p)?),
@@ -306,6 +364,48 @@ pub async fn call(
         Method::ExtensionUiResponse => payload(chat::extension_ui_response(gw, p)?),
         Method::LastHeartbeat => Ok(gw.heartbeats.last_event().unwrap_or(Value::Null)),
         Method::AgentWait => payload(chat::wait(gw, p).await?),
+        Method::CommandsList => payload(catalog::commands_list(p)?),
+        Method::AgentsList => payload(agents::list(gw).await?),
+        Method::AgentIdentityGet => payload(agents::identity(gw, p).await?),
+        // The Control UI's first read of a chat: chat.history's answer.
+        Method::ChatStartup => payload(chat::history(gw, p).await?),
+        Method::ChatMetadata => payload(catalog::chat_metadata(gw, p)?),
+        Method::ModelsAuthStatus => payload(catalog::auth_status(gw, p)?),
+        Method::UsageStatus => payload(info::usage_status(gw).await?),
+        Method::ToolsCatalog => payload(info::tools_catalog(gw, p).await?),
+        Method::ToolsEffective => payload(info::tools_effective(gw, p).await?),
+        Method::SkillsStatus => payload(info::skills_status(gw, p).await?),
+        Method::SystemInfo => info::system_info(gw).await,
+        Method::LogsTail => payload(info::logs_tail(gw, p).await?),
+        Method::UpdateStatus => payload(info::update_status()),
+        Method::PluginsControlUiList
+        | Method::PluginSurfaceRefresh
+        | Method::ExecApprovalList
+        | Method::PluginApprovalList
+        | Method::OpenclawApprovalList
+        | Method::QuestionList
+        | Method::SessionsObserverVisibility
+        | Method::UsersPrefsGet
+        | Method::ControlUiSessionPullRequestsSubscribe
+        | Method::BoardGet
+        | Method::ProjectsList
+        | Method::SessionsViewersSet
+        | Method::SessionsGithubOptions
+        | Method::TalkCatalog
+        | Method::SessionMembersListEvidence
+        | Method::SessionsGroupsList
+        | Method::SessionsGroupsDefaults
+        | Method::MentionsList
+        | Method::ProgressCardGet
+        | Method::TaskSuggestionsList
+        | Method::SessionsBranchesList
+        | Method::SessionDiscussionInfo
+        | Method::SessionsCompanionState
+        | Method::TasksList
+        | Method::SessionsCatalogList
+        | Method::NodeList
+        | Method::DevicePairList => absent::answer(method, p)
+            .ok_or_else(|| MethodError::unavailable(format!("no answer for {}", method.name()))),
     }
 }
 
@@ -369,14 +469,14 @@ mod tests {
         assert_eq!(
             admin,
             [
-                "config.get",
                 "system-event",
                 "cron.add",
                 "cron.update",
                 "cron.remove",
                 "cron.run",
                 "pairing.approve",
-                "pairing.revoke"
+                "pairing.revoke",
+                "update.status"
             ]
         );
     }

@@ -38,7 +38,12 @@ const PATCH_FIELDS: &[&str] = &[
     "sendPolicy",
     "groupActivation",
     "memoryEnabled",
+    "pinned",
+    "unread",
 ];
+
+/// What `sessions.patch` may change that must be `true` or `false` (or `null`).
+const FLAG_FIELDS: &[&str] = &["pinned", "unread"];
 
 /// The thinking levels a session may have.
 const LEVELS: &[&str] = &["off", "minimal", "low", "medium", "high", "xhigh"];
@@ -124,8 +129,11 @@ pub(super) fn session_kind(key: &str) -> &'static str {
 }
 
 /// `sessions.patch`: `key` and any of `label`, `thinkingLevel` (off, minimal, low, medium,
-/// high, xhigh), `verboseLevel`, `model`, `sendPolicy`, `groupActivation`, `memoryEnabled`;
-/// `null` clears a field. Any other field is refused.
+/// high, xhigh), `verboseLevel`, `model`, `sendPolicy`, `groupActivation`, `memoryEnabled`,
+/// `pinned`, `unread` (kept on the index entry, so `sessions.list` rows show them);
+/// `null` clears a field. `agentId` may name the session's own agent (the Control UI sends
+/// it), never another; `expectedMarkedUnreadAt` is OpenClaw's race guard for `unread` and
+/// is not checked. Any other field is refused.
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct SessionsPatchParams {
@@ -146,8 +154,25 @@ pub(super) async fn patch(gw: &Gateway, p: &Value) -> Result<SessionsPatchRespon
     // The patch is the request's other fields, checked in the request's (sorted) order.
     let mut patch = serde_json::Map::new();
     for (name, value) in p.as_object().into_iter().flatten() {
-        if name == "key" {
+        if name == "key" || name == "expectedMarkedUnreadAt" {
             continue;
+        }
+        if name == "agentId" {
+            let own = agent_of_key(gw, &key);
+            if value.as_str().map(pincer_turns::router::normalize_agent_id) != Some(own.clone()) {
+                return Err(MethodError::invalid(format!(
+                    "sessions.patch cannot move session {key} to another agent; its agent is {own}"
+                )));
+            }
+            continue;
+        }
+        if FLAG_FIELDS.contains(&name.as_str()) && !(value.is_boolean() || value.is_null()) {
+            return Err(MethodError::invalid(format!("{name} must be a boolean")));
+        }
+        if name == "pinned" {
+            // When it was pinned, so clients can order pinned sessions.
+            let at = (value == &Value::Bool(true)).then(pincer_ai::now_ms);
+            patch.insert("pinnedAt".into(), json!(at));
         }
         if !PATCH_FIELDS.contains(&name.as_str()) {
             return Err(MethodError::invalid(format!(

@@ -2,8 +2,8 @@
 //! a session's next turn (OpenClaw: `src/gateway/server-methods/system.ts`), `wake` queues one
 //! on the default agent's main session and, with mode `now`, asks for a heartbeat (OpenClaw:
 //! `cron.wake` in `src/cron/service`). Scopes are checked by the dispatcher in `mod.rs`.
-//! Also the gateway's read-only facts: `health`, `status`, `models.list`, `tools.list` and
-//! `config.get` (secrets masked by the runtime).
+//! Also the gateway's read-only facts: `health`, `status`, `tools.list` and `config.get`
+//! (secrets masked by the runtime).
 //!
 //! Pincer answers OpenClaw's `{ok:true}` plus `sessionKey` (where the line went) and `queued`
 //! (how many lines now wait there), so a caller can see a repeated line being dropped.
@@ -271,18 +271,6 @@ pub(super) fn status(gw: &Gateway) -> StatusResponse {
             agents: Vec::new(),
         },
         channel_summary: Vec::new(),
-    }
-}
-
-#[derive(Serialize)]
-pub(super) struct ModelsResponse {
-    models: Vec<Value>,
-}
-
-/// `models.list`.
-pub(super) fn models(gw: &Gateway) -> ModelsResponse {
-    ModelsResponse {
-        models: gw.runtime.models(),
     }
 }
 

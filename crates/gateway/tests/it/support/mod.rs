@@ -67,6 +67,25 @@ pub struct TestRuntime {
     pub workspace: Option<std::path::PathBuf>,
     /// The thread each `plan` call ran on.
     pub plan_threads: Arc<Mutex<Vec<ThreadId>>>,
+    /// [`test_config`].
+    pub config: pincer_config::PincerConfig,
+}
+
+/// The configuration the test runtime describes: agent `main` ("Main") on `mock/m` with
+/// fallback `mock/gone` (a model nothing knows), provider `mock` with a key and its model
+/// `m` ("Mock M").
+pub fn test_config() -> pincer_config::PincerConfig {
+    serde_json::from_value(json!({
+        "agents": {
+            "defaults": {"model": {"primary": "mock/m", "fallbacks": ["mock/gone"]}},
+            "list": [{"id": "main", "default": true, "name": "Main"}],
+        },
+        "models": {"providers": {"mock": {
+            "baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "k",
+            "models": [{"id": "m", "name": "Mock M"}],
+        }}},
+    }))
+    .unwrap()
 }
 
 impl Runtime for TestRuntime {
@@ -89,8 +108,26 @@ impl Runtime for TestRuntime {
             context_tokens: 128_000,
         }
     }
-    fn models(&self) -> Vec<Value> {
-        vec![json!({"id": "mock/m", "name": "m", "provider": "mock", "contextWindow": 128_000})]
+    fn models(&self) -> Vec<Model> {
+        vec![self.model.clone()]
+    }
+    fn config(&self) -> &pincer_config::PincerConfig {
+        &self.config
+    }
+    fn skills(&self, _: &str) -> pincer_turns::skills::SkillSet {
+        let Some(workspace) = &self.workspace else {
+            return pincer_turns::skills::SkillSet::default();
+        };
+        let dirs = pincer_turns::skills::SkillDirs::new(
+            workspace,
+            None,
+            &self.root,
+            &pincer_config::SkillsConfig::default(),
+        );
+        pincer_turns::skills::load_skills(&dirs)
+    }
+    fn log_file(&self) -> Option<std::path::PathBuf> {
+        Some(self.root.join("gateway.log"))
     }
     fn tools(&self, _: &str) -> Vec<Value> {
         vec![json!({"name": "time.now", "description": "now", "inputSchema": {}})]
@@ -172,6 +209,7 @@ pub async fn start_server_with(
         root: dir.path().to_path_buf(),
         workspace: Some(dir.path().join("workspace")),
         plan_threads: Arc::clone(&plan_threads),
+        config: test_config(),
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
