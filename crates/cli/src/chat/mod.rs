@@ -133,6 +133,14 @@ impl Backend<'_> {
         }
     }
 
+    /// Whether the backend can no longer be used (the gateway's connection is gone).
+    fn is_lost(&self) -> bool {
+        match self {
+            Self::Local(_) => false,
+            Self::Remote(remote) => remote.is_lost(),
+        }
+    }
+
     /// One message (after starting the session over, with `new_session`).
     async fn send(
         &mut self,

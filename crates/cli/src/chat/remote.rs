@@ -34,6 +34,8 @@ pub struct Remote {
     url: String,
     key: String,
     next_id: u64,
+    /// The connection closed or failed: nothing more can be asked over it.
+    lost: bool,
 }
 
 /// One frame, sorted.
@@ -98,6 +100,7 @@ impl Remote {
             url: url.to_owned(),
             key,
             next_id: 0,
+            lost: false,
         };
         // The server speaks first; `connect` before its challenge would be refused.
         loop {
@@ -136,10 +139,11 @@ impl Remote {
         self.next_id += 1;
         let id = format!("{}:chat", self.next_id);
         let frame = json!({ "type": "req", "id": id, "method": method, "params": params });
-        self.ws
-            .send(Message::text(frame.to_string()))
-            .await
-            .with_context(|| format!("cannot send {method} to the gateway at {}", self.url))?;
+        if let Err(e) = self.ws.send(Message::text(frame.to_string())).await {
+            self.lost = true;
+            return Err(e)
+                .with_context(|| format!("cannot send {method} to the gateway at {}", self.url));
+        }
         Ok(id)
     }
 
@@ -172,6 +176,19 @@ impl Remote {
 
     /// The next text frame. A closed connection is an error naming the gateway's reason.
     async fn next_frame(&mut self) -> Result<Frame> {
+        let frame = self.read_frame().await;
+        if frame.is_err() {
+            self.lost = true;
+        }
+        frame
+    }
+
+    /// Whether the connection is gone.
+    pub fn is_lost(&self) -> bool {
+        self.lost
+    }
+
+    async fn read_frame(&mut self) -> Result<Frame> {
         loop {
             let message = match self.ws.next().await {
                 Some(Ok(message)) => message,
@@ -181,12 +198,11 @@ impl Remote {
                 None => bail!("the gateway at {} closed the connection", self.url),
             };
             match message {
-                Message::Text(text) => {
-                    let frame: Value = serde_json::from_str(text.as_str()).with_context(|| {
-                        format!("the gateway at {} sent a frame that is not JSON", self.url)
-                    })?;
-                    return Ok(sort(frame));
-                }
+                // A frame that is not JSON cannot be anyone's answer: skipped, said once.
+                Message::Text(text) => match serde_json::from_str::<Value>(text.as_str()) {
+                    Ok(frame) => return Ok(sort(frame)),
+                    Err(e) => tracing::warn!("the gateway sent a frame that is not JSON: {e}"),
+                },
                 Message::Close(frame) => {
                     let reason = frame
                         .map(|f| f.reason.to_string())

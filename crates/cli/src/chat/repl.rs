@@ -5,7 +5,8 @@
 //!
 //! Ctrl-C while a reply streams aborts that reply. At the prompt, Ctrl-C twice in a row
 //! (or Ctrl-D) leaves with exit code 0; from a pipe, Ctrl-C while waiting for input leaves
-//! with 130, as an interrupted command does.
+//! with 130, as an interrupted command does. A chat whose gateway connection is gone ends
+//! with 1.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -25,6 +26,19 @@ pub const PROMPT: &str = "> ";
 enum Flow {
     Continue,
     Exit,
+    /// The gateway's connection is gone (what happened was said): exit code 1.
+    Lost,
+}
+
+impl Flow {
+    /// The exit code of a chat that ends here (`None`: it goes on).
+    fn exit_code(self) -> Option<ExitCode> {
+        match self {
+            Self::Continue => None,
+            Self::Exit => Some(ExitCode::SUCCESS),
+            Self::Lost => Some(ExitCode::from(1)),
+        }
+    }
 }
 
 /// The chat on a terminal.
@@ -50,8 +64,11 @@ pub async fn interactive(
             }
             Input::Line(line) => {
                 interrupted = false;
-                if let Flow::Exit = handle(backend, &line, &mut renderer, ctrl_c).await {
-                    break;
+                if let Some(code) = handle(backend, &line, &mut renderer, ctrl_c)
+                    .await
+                    .exit_code()
+                {
+                    return Ok(code);
                 }
             }
         }
@@ -78,13 +95,20 @@ pub async fn piped(backend: &mut Backend<'_>, ctrl_c: &mut Interrupts) -> Result
         }
         message.push_str(&line);
         let text = std::mem::take(&mut message);
-        if let Flow::Exit = handle(backend, &text, &mut renderer, ctrl_c).await {
-            return Ok(ExitCode::SUCCESS);
+        if let Some(code) = handle(backend, &text, &mut renderer, ctrl_c)
+            .await
+            .exit_code()
+        {
+            return Ok(code);
         }
     }
     // Input that ended inside a continued message is still a message.
-    if !message.is_empty() {
-        handle(backend, &message, &mut renderer, ctrl_c).await;
+    if !message.is_empty()
+        && let Some(code) = handle(backend, &message, &mut renderer, ctrl_c)
+            .await
+            .exit_code()
+    {
+        return Ok(code);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -128,6 +152,9 @@ async fn handle(
     };
     if let Err(e) = result {
         renderer.end(&Ending::Failed(format!("{e:#}")));
+        if backend.is_lost() {
+            return Flow::Lost;
+        }
     }
     Flow::Continue
 }

@@ -10,7 +10,7 @@ use pincer_testkit::{Match, Reply, Rule, Scenario};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 use crate::common::gateway::{Foreground, gateway_home};
-use crate::common::{Home, mock, mode, replies};
+use crate::common::{Home, Script as _, mock, mode, replies};
 
 const NOTICE: &str = "(This reply comes from Pincer's offline stub model, not a real LLM. To use a real model, set an API key such as ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY and choose a model, e.g. anthropic/claude-sonnet-4-5.)";
 
@@ -413,4 +413,59 @@ async fn a_chat_through_the_gateway() {
     term.prompt().await;
     term.type_keys("\x04").await;
     assert_eq!(term.exit_code().await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_calls_show_as_one_line_each() {
+    let (_llm, home) = Home::on_script(Scenario::new().tool_turn(
+        "read my note",
+        "read",
+        serde_json::json!({"path": "note.txt"}),
+        "Your note says hello.",
+    ))
+    .await;
+    let workspace = home.path().join("agents/main/workspace");
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::write(workspace.join("note.txt"), "hello\nfrom the note\n").unwrap();
+    let run = home.run_with_stdin(&["chat"], "read my note\n");
+    run.assert_ok();
+    assert_eq!(run.stdout(), "Your note says hello.\n");
+    assert_eq!(
+        run.stderr(),
+        "→ read {\"path\":\"note.txt\"}\n← read ok: 1 hello 2 from the note\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chat_whose_gateway_goes_away_ends_with_1() {
+    use std::io::{BufRead as _, Write as _};
+    let llm = mock(replies(&[("hello", "Hi from the gateway.")])).await;
+    let (home, port) = gateway_home(&llm, "tok-chat");
+    let gateway = Foreground::start(&home, &["gateway", "run"]);
+    let url = format!("ws://127.0.0.1:{port}/");
+    let mut chat = home.spawn_piped(&["chat", "--url", &url, "--token", "tok-chat"]);
+    let mut stdin = chat.stdin.take().unwrap();
+    let mut stdout = std::io::BufReader::new(chat.stdout.take().unwrap());
+    stdin.write_all(b"hello\n").unwrap();
+    let mut reply = String::new();
+    stdout.read_line(&mut reply).unwrap();
+    assert_eq!(reply, "Hi from the gateway.\n");
+
+    drop(gateway);
+    stdin.write_all(b"/status\n/status\n").unwrap();
+    drop(stdin);
+    let output = chat.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    // Said once: the chat ended at the first failure. (Killed, the gateway closed nothing:
+    // the connection was reset.)
+    let errors: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("error: "))
+        .collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(
+        errors[0].starts_with(&format!("error: the connection to {url} failed: ")),
+        "{stderr}"
+    );
 }
