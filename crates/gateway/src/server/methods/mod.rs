@@ -147,7 +147,6 @@ methods! {
     ToolsList = "tools.list", Read, system::ToolsListParams;
     // Secrets are masked, so reading it is a read (OpenClaw's scope, as its CLI connects).
     ConfigGet = "config.get", Read, NoParams;
-
     SystemEvent = "system-event", Admin, system::SystemEventParams;
     SystemPresence = "system-presence", Read, NoParams;
     Wake = "wake", Write, system::WakeParams;
