@@ -73,7 +73,12 @@ pub async fn run(app: &App, args: ChatArgs) -> Result<ExitCode> {
                 .clone()
                 .or_else(|| app.env.var(TOKEN_ENV))
                 .filter(|t| !t.trim().is_empty());
-            Backend::Remote(Box::new(Remote::connect(url, token.as_deref(), key).await?))
+            // Ctrl-C while connecting gives up, as it would without the handler.
+            let remote = tokio::select! {
+                remote = Remote::connect(url, token.as_deref(), key) => remote?,
+                () = ctrl_c.next() => return Ok(ExitCode::from(130)),
+            };
+            Backend::Remote(Box::new(remote))
         }
         None => Backend::Local(Box::new(Local::open(
             app,
