@@ -316,11 +316,17 @@ async fn a_piped_chat_answers_each_line() {
     .await;
     let run = home.run_with_stdin(
         &["chat"],
-        "hello\n\n/think low\n/model\n/new\nagain\n/sessions\n/nonsense command\n",
+        "hello\n\n/think low\n/think loud\n/model mock/nope\n/model\n/new\nagain\n/sessions\n\
+         /nonsense command\n",
     );
     run.assert_ok();
     let out = run.stdout();
-    assert_eq!(run.stderr(), "");
+    // A command that fails says why; the chat goes on.
+    assert_eq!(
+        run.stderr(),
+        "error: thinking level \"loud\" is not one of off, minimal, low, medium, high, xhigh\n\
+         error: unknown model \"mock/nope\"; list the models of mock with `pincer models`\n"
+    );
     let lines = lines(&out);
     assert_eq!(lines[..3], ["Hi!", "thinking: low", "model: mock/primary"]);
     assert!(
