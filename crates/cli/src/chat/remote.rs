@@ -121,7 +121,8 @@ impl Remote {
             },
             "auth": { "token": token },
             "role": "operator",
-            "scopes": ["operator.read", "operator.write"],
+            // OpenClaw lets only an admin start a session over (`/new`).
+            "scopes": ["operator.read", "operator.write", "operator.admin"],
         });
         remote
             .call("connect", params)
@@ -447,10 +448,19 @@ fn chat_ending(payload: &Value, renderer: &mut Renderer) -> Option<Ending> {
     }
 }
 
+/// The session's model as `provider/model`: Pincer keeps it whole in `model`, OpenClaw
+/// splits it into `modelProvider` and `model`.
 fn model_of(entry: Option<&SessionEntry>, defaults: &Defaults) -> String {
-    match entry.and_then(|e| e.model.clone()) {
-        Some(model) => model,
-        None => format!("{}/{}", defaults.model_provider, defaults.model),
+    let Some(entry) = entry else {
+        return format!("{}/{}", defaults.model_provider, defaults.model);
+    };
+    match (
+        &entry.model,
+        entry.extra.get("modelProvider").and_then(Value::as_str),
+    ) {
+        (Some(model), Some(provider)) if !model.contains('/') => format!("{provider}/{model}"),
+        (Some(model), _) => model.clone(),
+        (None, _) => format!("{}/{}", defaults.model_provider, defaults.model),
     }
 }
 
@@ -458,4 +468,39 @@ fn thinking_of(entry: Option<&SessionEntry>) -> &str {
     entry
         .and_then(|e| e.thinking_level.as_deref())
         .unwrap_or("default")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sessions_model_reads_as_provider_slash_model_from_either_gateway() {
+        let defaults = Defaults {
+            model_provider: "mock".into(),
+            model: "primary".into(),
+        };
+        let entry = |fields: Value| -> SessionEntry {
+            let mut all = json!({"sessionId": "s", "createdAt": 1, "updatedAt": 1});
+            all.as_object_mut()
+                .unwrap()
+                .extend(fields.as_object().unwrap().clone());
+            serde_json::from_value(all).unwrap()
+        };
+        let cases = [
+            (None, "mock/primary"),
+            (Some(entry(json!({}))), "mock/primary"),
+            (Some(entry(json!({"model": "mock/backup"}))), "mock/backup"),
+            // OpenClaw's entries split it.
+            (
+                Some(entry(
+                    json!({"model": "gpt-4o-mini", "modelProvider": "openai"}),
+                )),
+                "openai/gpt-4o-mini",
+            ),
+        ];
+        for (entry, want) in cases {
+            assert_eq!(model_of(entry.as_ref(), &defaults), want, "{entry:?}");
+        }
+    }
 }
