@@ -1,10 +1,12 @@
 //! Answers for what OpenClaw has and Pincer does not: plugins, approvals, questions, boards,
 //! projects, GitHub links, voice, session groups and members, mentions, tasks, paired nodes
-//! and devices. OpenClaw's own clients (the Control UI, the TUI) call these while they load
-//! and treat an error as a broken gateway, so each answers OpenClaw's shape for "nothing
-//! here" (recorded in `reference/openclaw-clients-wire.md`) instead of "unknown method".
-//! Params are not read, except the few an answer echoes (`sessionKey`, `sessionKeys`,
-//! `surface`). Each method is still in the method table, so its scope is checked first.
+//! and devices, remote environments, artifacts, the usage history, the skill library.
+//! OpenClaw's own clients (the Control UI, the TUI) call these while they load and treat
+//! an error as a broken gateway, so each answers OpenClaw's shape for "nothing here"
+//! (recorded in `reference/openclaw-clients-wire.md`, or from the real gateway where the
+//! recording has none) instead of "unknown method". Params are not read, except the few an
+//! answer echoes (`sessionKey`, `sessionKeys`, `surface`, the usage dates). Each method is
+//! still in the method table, so its scope is checked first.
 
 use serde_json::{Value, json};
 
@@ -112,6 +114,47 @@ const ABSENT: &[(Method, Answer)] = &[
         Method::DevicePairList,
         |_| json!({"pending": [], "paired": []}),
     ),
+    (Method::EnvironmentsList, |_| json!({"environments": []})),
+    (
+        Method::PluginsList,
+        |_| json!({"plugins": [], "diagnostics": [], "mutationAllowed": false, "generation": 0}),
+    ),
+    (Method::PluginsCatalogBrowse, |_| json!({"items": []})),
+    (Method::ArtifactsList, |_| json!({"artifacts": []})),
+    (
+        Method::DiagnosticsLanes,
+        |_| json!({"ts": pincer_ai::now_ms(), "lanes": [], "dynamic": null}),
+    ),
+    (Method::SessionsUsage, |p| {
+        json!({
+            "updatedAt": pincer_ai::now_ms(),
+            "startDate": echo(p, "startDate"), "endDate": echo(p, "endDate"),
+            "sessions": [],
+            "totals": {
+                "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+                "totalCost": 0, "inputCost": 0, "outputCost": 0, "cacheReadCost": 0,
+                "cacheWriteCost": 0, "missingCostEntries": 0,
+            },
+            "aggregates": {
+                "sessionCount": 0,
+                "messages": {"total": 0, "user": 0, "assistant": 0, "toolCalls": 0,
+                             "toolResults": 0, "errors": 0},
+                "tools": {"totalCalls": 0, "uniqueTools": 0, "tools": []},
+                "byModel": [], "byProvider": [], "byAgent": [], "byChannel": [],
+                "byCreator": [], "costDaily": [], "dailyLatency": [], "modelDaily": [],
+                "daily": [],
+            },
+            "creatorOptions": [],
+        })
+    }),
+    (Method::SkillsLibraryList, |_| {
+        json!({
+            "entries": [], "profileId": null, "multipleProfiles": false,
+            "defaultTarget": "unavailable", "canManageWorkspace": false,
+            "defaultSelectionLimit": 64,
+        })
+    }),
+    (Method::SkillsSearch, |_| json!({"results": []})),
 ];
 
 /// The answer of `method`, if it is one of these.

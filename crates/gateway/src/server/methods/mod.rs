@@ -206,6 +206,14 @@ methods! {
     SessionsCatalogList = "sessions.catalog.list", Read, NoParams;
     NodeList = "node.list", Read, NoParams;
     DevicePairList = "device.pair.list", Pairing, NoParams;
+    EnvironmentsList = "environments.list", Read, NoParams;
+    PluginsList = "plugins.list", Read, NoParams;
+    PluginsCatalogBrowse = "plugins.catalog.browse", Read, NoParams;
+    ArtifactsList = "artifacts.list", Read, NoParams;
+    DiagnosticsLanes = "diagnostics.lanes", Read, NoParams;
+    SessionsUsage = "sessions.usage", Read, NoParams;
+    SkillsLibraryList = "skills.library.list", Read, NoParams;
+    SkillsSearch = "skills.search", Read, NoParams;
 }
 
 /// The events this server sends.
@@ -403,7 +411,15 @@ pub async fn call(
         | Method::TasksList
         | Method::SessionsCatalogList
         | Method::NodeList
-        | Method::DevicePairList => absent::answer(method, p)
+        | Method::DevicePairList
+        | Method::EnvironmentsList
+        | Method::PluginsList
+        | Method::PluginsCatalogBrowse
+        | Method::ArtifactsList
+        | Method::DiagnosticsLanes
+        | Method::SessionsUsage
+        | Method::SkillsLibraryList
+        | Method::SkillsSearch => absent::answer(method, p)
             .ok_or_else(|| MethodError::unavailable(format!("no answer for {}", method.name()))),
     }
 }

@@ -185,7 +185,7 @@ async fn every_method_the_tui_calls_answers() {
 }
 
 #[tokio::test]
-async fn the_status_pages_methods_answer() {
+async fn the_control_uis_other_pages_answer() {
     let (_server, mut client, _cron) = with_main_session().await;
     let calls = [
         ("usage.status", json!({})),
@@ -195,6 +195,25 @@ async fn the_status_pages_methods_answer() {
         ("logs.tail", json!({})),
         ("node.list", json!({})),
         ("device.pair.list", json!({})),
+        // The Systems and Plugins pages.
+        ("environments.list", json!({"projection": "profiles"})),
+        ("plugins.list", json!({})),
+        (
+            "plugins.catalog.browse",
+            json!({"intent": "all", "pageSize": 100}),
+        ),
+        // The Activity, Debug, Usage and Skills pages.
+        (
+            "artifacts.list",
+            json!({"sessionKey": KEY, "agentId": "main", "type": "image", "limit": 4}),
+        ),
+        ("diagnostics.lanes", json!({})),
+        (
+            "sessions.usage",
+            json!({"startDate": "2026-10-29", "endDate": "2026-11-27", "agentId": "main"}),
+        ),
+        ("skills.library.list", json!({"scope": "all"})),
+        ("skills.search", json!({"limit": 20})),
     ];
     all_answer(&mut client, &calls).await;
 }
@@ -446,6 +465,12 @@ async fn absent_features_answer_openclaws_empty_shapes() {
             "device.pair.list",
             json!({}),
             json!({"pending": [], "paired": []}),
+        ),
+        ("environments.list", json!({}), json!({"environments": []})),
+        (
+            "plugins.list",
+            json!({}),
+            json!({"plugins": [], "diagnostics": [], "mutationAllowed": false, "generation": 0}),
         ),
         (
             "sessions.github.options",
