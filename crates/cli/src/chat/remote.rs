@@ -1,7 +1,6 @@
 //! The gateway backend of `pincer chat --url ws://… --token …`: one operator connection
-//! speaking the gateway's WebSocket protocol as `pincer`'s own gateway client does (wait
-//! for `connect.challenge`, `connect` with the token, then `req`/`res` frames), plus the
-//! events a chat needs: a message is `chat.send` with our own run id (its
+//! through `pincer`'s own gateway client ([`GatewayClient`]), following the events a chat
+//! needs: a message is `chat.send` with our own run id (its
 //! `idempotencyKey`), its reply streams as `agent` events of that run (`assistant` deltas,
 //! `tool` start/result) and ends with its `chat` event (`final`, `aborted`, `error`).
 //! Ctrl-C is `chat.abort` of the run. `/new` is sent as a message: the gateway recognises
@@ -10,32 +9,24 @@
 
 use std::time::Duration;
 
-use anyhow::{Context as _, Result, anyhow, bail};
-use futures_util::{SinkExt as _, StreamExt as _};
+use anyhow::{Context as _, Result};
 use pincer_store::SessionEntry;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use super::Interrupts;
 use super::commands::Setting;
 use super::render::{Ending, Renderer, Shown};
+use crate::gateway::client::GatewayClient;
 
-/// How long connecting plus the handshake may take.
+/// How long connecting plus the handshake may take (a remote gateway may be far away).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long a request other than a chat turn may take.
-const CALL_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// One connection to a gateway, chatting on one session.
 pub struct Remote {
-    ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    client: GatewayClient,
     url: String,
     key: String,
-    next_id: u64,
-    /// The connection closed or failed: nothing more can be asked over it.
-    lost: bool,
 }
 
 /// One frame, sorted.
@@ -81,54 +72,12 @@ struct Defaults {
 impl Remote {
     /// Connects to `url` and completes the handshake as an operator with `token`.
     pub async fn connect(url: &str, token: Option<&str>, key: String) -> Result<Self> {
-        tokio::time::timeout(CONNECT_TIMEOUT, Self::handshake(url, token, key))
-            .await
-            .map_err(|_| {
-                anyhow!(
-                    "{url} did not answer as a gateway within {} s",
-                    CONNECT_TIMEOUT.as_secs()
-                )
-            })?
-    }
-
-    async fn handshake(url: &str, token: Option<&str>, key: String) -> Result<Self> {
-        let (ws, _) = tokio_tungstenite::connect_async(url)
-            .await
-            .with_context(|| format!("cannot connect to the gateway at {url}"))?;
-        let mut remote = Self {
-            ws,
+        let client = GatewayClient::connect_url(url, token, CONNECT_TIMEOUT).await?;
+        Ok(Self {
+            client,
             url: url.to_owned(),
             key,
-            next_id: 0,
-            lost: false,
-        };
-        // The server speaks first; `connect` before its challenge would be refused.
-        loop {
-            if let Frame::Event { name, .. } = remote.next_frame().await?
-                && name == "connect.challenge"
-            {
-                break;
-            }
-        }
-        let params = json!({
-            "minProtocol": 3,
-            "maxProtocol": 4,
-            "client": {
-                "id": "cli",
-                "version": env!("CARGO_PKG_VERSION"),
-                "platform": std::env::consts::OS,
-                "mode": "cli",
-            },
-            "auth": { "token": token },
-            "role": "operator",
-            // OpenClaw lets only an admin start a session over (`/new`).
-            "scopes": ["operator.read", "operator.write", "operator.admin"],
-        });
-        remote
-            .call("connect", params)
-            .await
-            .map_err(|e| anyhow!("the gateway at {url} refused the connection: {e}"))?;
-        Ok(remote)
+        })
     }
 
     pub fn session_key(&self) -> &str {
@@ -137,87 +86,22 @@ impl Remote {
 
     /// Sends one request frame; its id.
     async fn request(&mut self, method: &str, params: Value) -> Result<String> {
-        self.next_id += 1;
-        let id = format!("{}:chat", self.next_id);
-        let frame = json!({ "type": "req", "id": id, "method": method, "params": params });
-        if let Err(e) = self.ws.send(Message::text(frame.to_string())).await {
-            self.lost = true;
-            return Err(e)
-                .with_context(|| format!("cannot send {method} to the gateway at {}", self.url));
-        }
-        Ok(id)
+        self.client.send_request(method, params).await
     }
 
     /// Calls `method` and waits for its answer (events in between are skipped).
     async fn call(&mut self, method: &str, params: Value) -> Result<Value> {
-        let id = self.request(method, params).await?;
-        let url = self.url.clone();
-        tokio::time::timeout(CALL_TIMEOUT, async {
-            loop {
-                if let Frame::Response {
-                    id: answered,
-                    ok,
-                    payload,
-                    error,
-                } = self.next_frame().await?
-                    && answered == id
-                {
-                    return if ok { Ok(payload) } else { Err(anyhow!(error)) };
-                }
-            }
-        })
-        .await
-        .map_err(|_| {
-            anyhow!(
-                "the gateway at {url} did not answer {method} within {} s",
-                CALL_TIMEOUT.as_secs()
-            )
-        })?
+        self.client.call(method, params).await
     }
 
-    /// The next text frame. A closed connection is an error naming the gateway's reason.
+    /// The next frame, sorted. A closed connection is an error naming the gateway's reason.
     async fn next_frame(&mut self) -> Result<Frame> {
-        let frame = self.read_frame().await;
-        if frame.is_err() {
-            self.lost = true;
-        }
-        frame
+        self.client.next_frame().await.map(sort)
     }
 
     /// Whether the connection is gone.
     pub fn is_lost(&self) -> bool {
-        self.lost
-    }
-
-    async fn read_frame(&mut self) -> Result<Frame> {
-        loop {
-            let message = match self.ws.next().await {
-                Some(Ok(message)) => message,
-                Some(Err(e)) => {
-                    return Err(e).context(format!("the connection to {} failed", self.url));
-                }
-                None => bail!("the gateway at {} closed the connection", self.url),
-            };
-            match message {
-                // A frame that is not JSON cannot be anyone's answer: skipped, said once.
-                Message::Text(text) => match serde_json::from_str::<Value>(text.as_str()) {
-                    Ok(frame) => return Ok(sort(frame)),
-                    Err(e) => tracing::warn!("the gateway sent a frame that is not JSON: {e}"),
-                },
-                Message::Close(frame) => {
-                    let reason = frame
-                        .map(|f| f.reason.to_string())
-                        .filter(|r| !r.is_empty())
-                        .unwrap_or_else(|| "no reason given".to_owned());
-                    bail!(
-                        "the gateway at {} closed the connection: {reason}",
-                        self.url
-                    );
-                }
-                // Pings are answered by the library; binary frames are not in the protocol.
-                _ => {}
-            }
-        }
+        self.client.is_lost()
     }
 
     /// One turn: `chat.send`, then the run's events until its `chat` end event.
@@ -375,8 +259,8 @@ impl Remote {
         })
     }
 
-    pub async fn close(mut self) {
-        let _ = self.ws.close(None).await;
+    pub async fn close(self) {
+        self.client.close().await;
     }
 }
 

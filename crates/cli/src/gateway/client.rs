@@ -1,7 +1,10 @@
 //! A small client for the local gateway's WebSocket protocol (OpenClaw's, as
 //! `pincer_gateway::server` speaks it): wait for the `connect.challenge` event, send
 //! `connect` with the token as an operator, then one `req` per call, answered by the `res`
-//! with the same id; events in between are skipped.
+//! with the same id; events in between are skipped by [`GatewayClient::call`] and read by
+//! whoever follows them with [`GatewayClient::send_request`] and
+//! [`GatewayClient::next_frame`] (`pincer chat --url`, which also reaches remote gateways
+//! through [`GatewayClient::connect_url`]).
 //!
 //! Where the gateway is: `PINCER_GATEWAY_PORT`, else the port of the daemon the service file
 //! names, else the config's `gateway.port`; reached through loopback unless the gateway binds
@@ -21,8 +24,8 @@ use futures_util::{SinkExt as _, StreamExt as _};
 use pincer_base::Secret;
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
-use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use crate::app::App;
 use crate::service;
@@ -129,9 +132,12 @@ impl std::error::Error for CallError {}
 
 /// One operator connection to the gateway.
 pub struct GatewayClient {
-    ws: WebSocketStream<TcpStream>,
-    addr: SocketAddr,
+    ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    /// The gateway as messages name it: `127.0.0.1:18789` or the URL given.
+    peer: String,
     next_id: u64,
+    /// The connection failed or closed: nothing more can be asked over it.
+    lost: bool,
 }
 
 impl GatewayClient {
@@ -159,36 +165,16 @@ impl GatewayClient {
             }
             Err(e) => return Err(e).context(format!("cannot reach the gateway at {addr}")),
         };
-        let (ws, _) = tokio_tungstenite::client_async(format!("ws://{addr}/"), stream)
+        let (ws, _) =
+            tokio_tungstenite::client_async(format!("ws://{addr}/"), MaybeTlsStream::Plain(stream))
+                .await
+                .with_context(|| format!("{addr} answers, but not as a Pincer gateway"))?;
+        let mut client = Self::over(ws, addr.to_string());
+        match client
+            .greet(endpoint.token.as_ref().map(Secret::expose))
             .await
-            .with_context(|| format!("{addr} answers, but not as a Pincer gateway"))?;
-        let mut client = Self {
-            ws,
-            addr,
-            next_id: 0,
-        };
-        // The server speaks first; `connect` before its challenge would be refused.
-        loop {
-            let frame = client.next_frame().await?;
-            if frame["type"] == "event" && frame["event"] == "connect.challenge" {
-                break;
-            }
-        }
-        let params = json!({
-            "minProtocol": 3,
-            "maxProtocol": 4,
-            "client": {
-                "id": "cli",
-                "version": env!("CARGO_PKG_VERSION"),
-                "platform": std::env::consts::OS,
-                "mode": "cli",
-            },
-            "auth": { "token": endpoint.token.as_ref().map(Secret::expose) },
-            "role": "operator",
-            "scopes": ["operator.read", "operator.write", "operator.admin"],
-        });
-        match client.call("connect", params).await {
-            Ok(_) => Ok(client),
+        {
+            Ok(()) => Ok(client),
             Err(e) => match e.downcast_ref::<CallError>() {
                 Some(refused) if is_auth_refusal(refused) => {
                     let hint = if endpoint.token.is_none() {
@@ -209,6 +195,70 @@ impl GatewayClient {
         }
     }
 
+    /// Connects to the gateway at `url` (`ws://` or `wss://`, any host) with `token` and
+    /// completes the handshake within `timeout`; a refusal says the gateway's words.
+    pub async fn connect_url(url: &str, token: Option<&str>, timeout: Duration) -> Result<Self> {
+        let handshake = async {
+            let (ws, _) = tokio_tungstenite::connect_async(url)
+                .await
+                .with_context(|| format!("cannot connect to the gateway at {url}"))?;
+            let mut client = Self::over(ws, url.to_owned());
+            client
+                .greet(token)
+                .await
+                .map_err(|e| anyhow!("the gateway at {url} refused the connection: {e}"))?;
+            Ok(client)
+        };
+        tokio::time::timeout(timeout, handshake)
+            .await
+            .map_err(|_| {
+                anyhow!(
+                    "{url} did not answer as a gateway within {} s",
+                    timeout.as_secs()
+                )
+            })?
+    }
+
+    fn over(ws: WebSocketStream<MaybeTlsStream<TcpStream>>, peer: String) -> Self {
+        Self {
+            ws,
+            peer,
+            next_id: 0,
+            lost: false,
+        }
+    }
+
+    /// Waits for the server's `connect.challenge` (a `connect` before it would be refused),
+    /// then connects as an operator with every scope (OpenClaw lets only an admin start a
+    /// session over with `/new`).
+    async fn greet(&mut self, token: Option<&str>) -> Result<()> {
+        loop {
+            let frame = self.next_frame().await?;
+            if frame["type"] == "event" && frame["event"] == "connect.challenge" {
+                break;
+            }
+        }
+        let params = json!({
+            "minProtocol": 3,
+            "maxProtocol": 4,
+            "client": {
+                "id": "cli",
+                "version": env!("CARGO_PKG_VERSION"),
+                "platform": std::env::consts::OS,
+                "mode": "cli",
+            },
+            "auth": { "token": token },
+            "role": "operator",
+            "scopes": ["operator.read", "operator.write", "operator.admin"],
+        });
+        self.call("connect", params).await.map(drop)
+    }
+
+    /// Whether the connection failed or closed.
+    pub fn is_lost(&self) -> bool {
+        self.lost
+    }
+
     /// Calls `method` with [`CALL_TIMEOUT`]; the response's `payload`.
     pub async fn call(&mut self, method: &str, params: Value) -> Result<Value> {
         self.call_with_timeout(method, params, CALL_TIMEOUT).await
@@ -222,13 +272,7 @@ impl GatewayClient {
         params: Value,
         timeout: Duration,
     ) -> Result<Value> {
-        self.next_id += 1;
-        let id = format!("{}:cli", self.next_id);
-        let frame = json!({ "type": "req", "id": id, "method": method, "params": params });
-        self.ws
-            .send(Message::text(frame.to_string()))
-            .await
-            .with_context(|| format!("cannot send {method} to the gateway at {}", self.addr))?;
+        let id = self.send_request(method, params).await?;
         let response = tokio::time::timeout(timeout, async {
             loop {
                 let frame = self.next_frame().await?;
@@ -259,23 +303,48 @@ impl GatewayClient {
         .into())
     }
 
-    /// The next text frame as JSON. A closed connection is an error naming the gateway's
-    /// reason, if it gave one.
-    async fn next_frame(&mut self) -> Result<Value> {
+    /// Sends one request frame without waiting for its answer; the request's id, which its
+    /// `res` frame carries.
+    pub async fn send_request(&mut self, method: &str, params: Value) -> Result<String> {
+        self.next_id += 1;
+        let id = format!("{}:cli", self.next_id);
+        let frame = json!({ "type": "req", "id": id, "method": method, "params": params });
+        if let Err(e) = self.ws.send(Message::text(frame.to_string())).await {
+            self.lost = true;
+            return Err(e)
+                .with_context(|| format!("cannot send {method} to the gateway at {}", self.peer));
+        }
+        Ok(id)
+    }
+
+    /// The next frame as JSON (a frame that is not JSON cannot be anyone's answer: skipped,
+    /// with a warning). A closed connection is an error naming the gateway's reason, if it
+    /// gave one, and leaves the client [lost](Self::is_lost).
+    pub async fn next_frame(&mut self) -> Result<Value> {
+        let frame = self.read_frame().await;
+        if frame.is_err() {
+            self.lost = true;
+        }
+        frame
+    }
+
+    async fn read_frame(&mut self) -> Result<Value> {
         loop {
             let message = match self.ws.next().await {
                 Some(Ok(message)) => message,
                 Some(Err(e)) => {
-                    return Err(e).context(format!("the connection to {} failed", self.addr));
+                    return Err(e).context(format!("the connection to {} failed", self.peer));
                 }
-                None => bail!("the gateway at {} closed the connection", self.addr),
+                None => bail!("the gateway at {} closed the connection", self.peer),
             };
             match message {
-                Message::Text(text) => {
-                    return serde_json::from_str(text.as_str()).with_context(|| {
-                        format!("the gateway at {} sent a frame that is not JSON", self.addr)
-                    });
-                }
+                Message::Text(text) => match serde_json::from_str(text.as_str()) {
+                    Ok(frame) => return Ok(frame),
+                    Err(e) => tracing::warn!(
+                        "the gateway at {} sent a frame that is not JSON: {e}",
+                        self.peer
+                    ),
+                },
                 Message::Close(frame) => {
                     let reason = frame
                         .map(|f| f.reason.to_string())
@@ -283,7 +352,7 @@ impl GatewayClient {
                         .unwrap_or_else(|| "no reason given".to_owned());
                     bail!(
                         "the gateway at {} closed the connection: {reason}",
-                        self.addr
+                        self.peer
                     );
                 }
                 // Pings are answered by the library; binary frames are not in the protocol.
