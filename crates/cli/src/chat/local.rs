@@ -10,6 +10,7 @@ use std::sync::Arc;
 use anyhow::{Context as _, Result, bail};
 use pincer_agent::{AgentEvent, AgentTool};
 use pincer_ai::{Message, ThinkingLevel};
+use pincer_rpc::worker::thinking_name;
 use pincer_store::{SessionEntry, SessionStore};
 use pincer_tools::ProcessRegistry;
 use pincer_turns::turn::{TurnPlan, open_session, run_turn};
@@ -203,7 +204,7 @@ impl<'a> Local<'a> {
             None => {
                 let entry = self.entry()?;
                 let level = self.prepare(entry.as_ref())?.config.thinking_level;
-                return Ok(format!("thinking: {}", level_name(level)));
+                return Ok(format!("thinking: {}", thinking_name(level)));
             }
             Some(Setting::Default) => Value::Null,
             Some(Setting::Value(level)) => {
@@ -236,7 +237,7 @@ impl<'a> Local<'a> {
             &self.key,
             entry.as_ref(),
             &config.model.reference(),
-            level_name(config.thinking_level),
+            thinking_name(config.thinking_level),
             "in process",
         ))
     }
@@ -254,16 +255,5 @@ impl<'a> Local<'a> {
     /// Stops the background processes the agent's tools started.
     pub async fn close(self) {
         self.processes.shutdown().await;
-    }
-}
-
-fn level_name(level: ThinkingLevel) -> &'static str {
-    match level {
-        ThinkingLevel::Off => "off",
-        ThinkingLevel::Minimal => "minimal",
-        ThinkingLevel::Low => "low",
-        ThinkingLevel::Medium => "medium",
-        ThinkingLevel::High => "high",
-        ThinkingLevel::Xhigh => "xhigh",
     }
 }

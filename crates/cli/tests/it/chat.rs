@@ -87,6 +87,13 @@ impl Terminal {
         self.type_keys(&format!("{line}\r")).await;
     }
 
+    /// Enters `line`, waits for `reply`, then for the next prompt.
+    async fn say(&mut self, line: &str, reply: &str) {
+        self.enter(line).await;
+        self.expect(reply).await;
+        self.prompt().await;
+    }
+
     /// Waits for the prompt.
     async fn prompt(&mut self) {
         self.expect("> ").await;
@@ -168,15 +175,11 @@ async fn a_terminal_chat_streams_replies_and_runs_the_commands() {
         .await;
     term.prompt().await;
 
-    term.enter("hello").await;
-    term.expect("Hi! How can I help?\n").await;
-    term.prompt().await;
+    term.say("hello", "Hi! How can I help?\n").await;
 
     // A line ending in a backslash goes on on the next.
     term.enter("line one\\").await;
-    term.enter("line two").await;
-    term.expect("two lines\n").await;
-    term.prompt().await;
+    term.say("line two", "two lines\n").await;
 
     term.enter("/status").await;
     let status = term.expect("runs:     in process").await;
@@ -203,12 +206,8 @@ async fn a_terminal_chat_streams_replies_and_runs_the_commands() {
     );
     term.prompt().await;
 
-    term.enter("/think high").await;
-    term.expect("thinking: high\n").await;
-    term.prompt().await;
-    term.enter("/model mock/backup").await;
-    term.expect("model: mock/backup\n").await;
-    term.prompt().await;
+    term.say("/think high", "thinking: high\n").await;
+    term.say("/model mock/backup", "model: mock/backup\n").await;
 
     term.enter("/new").await;
     let new = term.expect("\n> ").await;
@@ -219,13 +218,12 @@ async fn a_terminal_chat_streams_replies_and_runs_the_commands() {
     assert!(row.starts_with("* agent:main:main "), "{row}");
     term.prompt().await;
 
-    term.enter("and now?").await;
-    term.expect("Still here.\n").await;
-    term.prompt().await;
-    term.enter("/stop").await;
-    term.expect("nothing is running (Ctrl-C stops a reply while it streams)\n")
-        .await;
-    term.prompt().await;
+    term.say("and now?", "Still here.\n").await;
+    term.say(
+        "/stop",
+        "nothing is running (Ctrl-C stops a reply while it streams)\n",
+    )
+    .await;
 
     // Ctrl-D on an empty line leaves.
     term.type_keys("\x04").await;
@@ -254,12 +252,11 @@ async fn the_up_arrow_brings_back_a_line_of_an_earlier_chat() {
     let home = Home::new();
     let mut term = Terminal::spawn(&home, &["chat"]);
     term.prompt().await;
-    term.enter("first question").await;
-    term.expect(&format!(
-        "[offline stub] You said: first question\n\n{NOTICE}\n"
-    ))
+    term.say(
+        "first question",
+        &format!("[offline stub] You said: first question\n\n{NOTICE}\n"),
+    )
     .await;
-    term.prompt().await;
     term.type_keys("\x04").await;
     assert_eq!(term.exit_code().await, 0);
 
