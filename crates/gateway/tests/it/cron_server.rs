@@ -257,3 +257,59 @@ async fn a_webhook_delivery_posts_the_reply_and_a_refusal_fails_the_run() {
     assert!(!error.contains("s3cr3t"), "{error}");
     running.stop.cancel();
 }
+
+#[tokio::test]
+async fn the_run_history_of_every_job_is_one_page_newest_first() {
+    let news = json!({"name": "News", "schedule": {"kind": "every", "everyMs": 3_600_000},
+                      "payload": {"kind": "agentTurn", "message": "Summarise the news"}});
+    let (running, _cron_dir, mut client, _, news) =
+        start_with_job("Summarise", "Quiet day.", news).await;
+    let weather = json!({"name": "Weather", "schedule": {"kind": "every", "everyMs": 3_600_000},
+                         "payload": {"kind": "agentTurn", "message": "Summarise the weather"}});
+    let weather = client.ok("cron.add", weather).await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    client.ok("cron.run", json!({"id": news})).await;
+    client.ok("cron.run", json!({"id": weather})).await;
+
+    // As the Control UI's Automations page asks for it.
+    let page = client
+        .ok(
+            "cron.runs",
+            json!({"scope": "all", "limit": 50, "offset": 0, "sortDir": "desc", "query": ""}),
+        )
+        .await;
+    let names: Vec<&str> = page["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["jobName"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Weather", "News"], "{page}");
+    assert_eq!(
+        (
+            &page["total"],
+            &page["offset"],
+            &page["limit"],
+            &page["hasMore"],
+            &page["nextOffset"]
+        ),
+        (
+            &json!(2),
+            &json!(0),
+            &json!(50),
+            &json!(false),
+            &Value::Null
+        )
+    );
+    // No job named: the same history; a query narrows it.
+    assert_eq!(client.ok("cron.runs", json!({})).await["total"], 2);
+    let found = client.ok("cron.runs", json!({"query": "news"})).await;
+    assert_eq!(found["entries"][0]["jobId"], news.as_str(), "{found}");
+    assert_eq!(found["total"], 1);
+    // One job's runs keep their shape.
+    let one = client.ok("cron.runs", json!({"id": weather})).await;
+    assert_eq!(one["entries"].as_array().unwrap().len(), 1, "{one}");
+    running.stop.cancel();
+}

@@ -195,3 +195,31 @@ pub(super) fn cron_runs(
 ) -> Result<Vec<RunLogEntry>, CronServiceError> {
     cron.runs(id, limit)
 }
+
+/// Every run of every job (of `agent`, when given; a job without one belongs to
+/// `default_agent`) with its job's name; a job whose log cannot be read is left out with a
+/// warning rather than failing the whole history.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: CronService::blocking"
+)]
+pub(super) fn cron_runs_of_all(
+    cron: &CronService,
+    agent: Option<&str>,
+    default_agent: &str,
+) -> Result<Vec<(RunLogEntry, String)>, CronServiceError> {
+    let mut all = Vec::new();
+    for job in cron.list(true) {
+        let job_agent = job.agent_id.as_deref().unwrap_or(default_agent);
+        if agent.is_some_and(|a| a != job_agent) {
+            continue;
+        }
+        match cron.runs(&job.id, usize::MAX) {
+            Ok(runs) => all.extend(runs.into_iter().map(|run| (run, job.name.clone()))),
+            Err(e) => {
+                tracing::warn!(job = %job.id, error = %e, "cron.runs: a job's run log is unreadable")
+            }
+        }
+    }
+    Ok(all)
+}

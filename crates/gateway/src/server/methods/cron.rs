@@ -12,6 +12,7 @@ use serde_json::Value;
 use super::super::Gateway;
 use super::super::frames::MethodError;
 use super::blocking;
+use super::cron_history::{self, HistoryFilter, MAX_PAGE};
 use super::params::parse;
 use super::{Method, payload};
 use pincer_automation::cron::{CronJob, CronServiceError, NewCronJob, RunLogEntry};
@@ -105,10 +106,13 @@ struct CronRunResponse {
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CronRunsParams {
-    /// At most this many entries (default 50, 1 to 500).
+    /// At most this many entries (default 50; 1 to 500 of one job, 1 to 200 of all).
     limit: Option<u64>,
+    /// The job (without one, every job's runs: `scope: "all"`).
     id: Option<String>,
     job_id: Option<String>,
+    #[serde(flatten)]
+    history: HistoryFilter,
 }
 
 #[derive(Serialize)]
@@ -195,6 +199,23 @@ pub(super) async fn call(gw: &Gateway, method: Method, p: &Value) -> Result<Valu
         }
         Method::CronRuns => {
             let params: CronRunsParams = parse(p)?;
+            let all = match params.history.scope.as_deref() {
+                Some("all") => true,
+                Some("job") => false,
+                _ => params.id.is_none() && params.job_id.is_none(),
+            };
+            if all {
+                let limit = usize::try_from(params.limit.unwrap_or(50)).unwrap_or(MAX_PAGE);
+                let agent = params.history.agent_id.clone();
+                let default_agent = gw.runtime.default_agent_id();
+                let runs = cron
+                    .blocking(move |c| {
+                        blocking::cron_runs_of_all(c, agent.as_deref(), &default_agent)
+                    })
+                    .await
+                    .map_err(refused)?;
+                return payload(cron_history::page(runs, &params.history, limit));
+            }
             let limit = params.limit.unwrap_or(50).clamp(1, MAX_RUNS);
             let job = CronJobParams {
                 id: params.id,

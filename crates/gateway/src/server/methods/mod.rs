@@ -18,6 +18,7 @@ mod catalog;
 pub mod channels;
 mod chat;
 mod cron;
+mod cron_history;
 mod info;
 mod params;
 mod queue;
