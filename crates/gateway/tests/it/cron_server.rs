@@ -42,6 +42,12 @@ async fn start(scenario: Scenario) -> (support::Running, tempfile::TempDir, Clie
     (running, cron_dir, client)
 }
 
+/// An hourly agent-turn job.
+fn hourly(name: &str, message: &str) -> Value {
+    json!({"name": name, "schedule": {"kind": "every", "everyMs": 3_600_000},
+           "payload": {"kind": "agentTurn", "message": message}})
+}
+
 /// [`start`] with a model that answers `reply` to a prompt containing `asked`, and `job`
 /// added over `cron.add`: the server, its cron directory, the client, the job as added and
 /// its id.
@@ -58,8 +64,7 @@ async fn start_with_job(
 
 #[tokio::test]
 async fn an_isolated_job_runs_its_turn_and_announces_the_reply_in_the_main_session() {
-    let job = json!({"name": "News", "schedule": {"kind": "every", "everyMs": 3_600_000},
-                     "payload": {"kind": "agentTurn", "message": "Summarise the news"}});
+    let job = hourly("News", "Summarise the news");
     let (running, _cron_dir, mut client, job, id) =
         start_with_job("Summarise the news", "Three things happened today.", job).await;
     assert_eq!(job["sessionTarget"], "isolated");
@@ -260,12 +265,10 @@ async fn a_webhook_delivery_posts_the_reply_and_a_refusal_fails_the_run() {
 
 #[tokio::test]
 async fn the_run_history_of_every_job_is_one_page_newest_first() {
-    let news = json!({"name": "News", "schedule": {"kind": "every", "everyMs": 3_600_000},
-                      "payload": {"kind": "agentTurn", "message": "Summarise the news"}});
+    let news = hourly("News", "Summarise the news");
     let (running, _cron_dir, mut client, _, news) =
         start_with_job("Summarise", "Quiet day.", news).await;
-    let weather = json!({"name": "Weather", "schedule": {"kind": "every", "everyMs": 3_600_000},
-                         "payload": {"kind": "agentTurn", "message": "Summarise the weather"}});
+    let weather = hourly("Weather", "Summarise the weather");
     let weather = client.ok("cron.add", weather).await["id"]
         .as_str()
         .unwrap()
@@ -280,13 +283,8 @@ async fn the_run_history_of_every_job_is_one_page_newest_first() {
             json!({"scope": "all", "limit": 50, "offset": 0, "sortDir": "desc", "query": ""}),
         )
         .await;
-    let names: Vec<&str> = page["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["jobName"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["Weather", "News"], "{page}");
+    assert_eq!(page["entries"][0]["jobName"], "Weather", "{page}");
+    assert_eq!(page["entries"][1]["jobName"], "News", "{page}");
     assert_eq!(
         (
             &page["total"],

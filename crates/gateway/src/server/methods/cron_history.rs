@@ -37,12 +37,12 @@ pub(crate) struct HistoryFilter {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct HistoryPage {
-    pub entries: Vec<Value>,
-    pub total: usize,
-    pub offset: usize,
-    pub limit: usize,
-    pub has_more: bool,
-    pub next_offset: Option<usize>,
+    entries: Vec<Value>,
+    total: usize,
+    offset: usize,
+    limit: usize,
+    has_more: bool,
+    next_offset: Option<usize>,
 }
 
 /// The page of `runs` (each with its job's name) that `filter` selects.
