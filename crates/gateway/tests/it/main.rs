@@ -10,7 +10,6 @@
 
 mod support;
 
-mod control_ui;
 mod cron_server;
 mod heartbeat_server;
 mod http_api;

@@ -119,6 +119,13 @@ impl Client {
         self.response(&id).await
     }
 
+    /// The payload of a successful call of `method` (a refusal fails the test).
+    async fn ok(&mut self, method: &str, params: Value) -> Value {
+        let res = self.call(method, params).await;
+        assert_eq!(res["ok"], true, "{method}: {res}");
+        res["payload"].clone()
+    }
+
     async fn response(&mut self, id: &str) -> Value {
         loop {
             let frame = self.frame().await.expect("a response");
@@ -542,9 +549,9 @@ mod limits;
 mod presence;
 #[path = "ws_protocol/queue_modes.rs"]
 mod queue_modes;
+#[path = "ws_protocol/transcript_methods.rs"]
+mod transcript_methods;
 #[path = "ws_protocol/session_events.rs"]
 mod session_events;
 #[path = "ws_protocol/session_life.rs"]
 mod session_life;
-#[path = "ws_protocol/transcript_methods.rs"]
-mod transcript_methods;

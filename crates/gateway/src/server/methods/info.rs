@@ -17,9 +17,9 @@ use serde_json::{Value, json};
 use super::super::Gateway;
 use super::super::frames::MethodError;
 use super::super::runtime::on_blocking_pool;
-use super::blocking;
 use super::catalog::agent_named;
 use super::params::parse;
+use super::sessions::all_sessions;
 
 /// `logs.tail`'s bounds (OpenClaw's): lines and bytes by default and at most.
 const DEFAULT_LINES: u64 = 500;
@@ -62,12 +62,7 @@ pub(super) struct UsageStatusResponse {
 pub(super) async fn usage_status(gw: &Gateway) -> Result<UsageStatusResponse, MethodError> {
     let mut totals = UsageTotals::default();
     for agent in pincer_turns::router::known_agent_ids(gw.runtime.config()) {
-        let sessions = gw
-            .runtime
-            .sessions(&agent)
-            .run(blocking::list)
-            .await
-            .map_err(|e| MethodError::unavailable(e.to_string()))?;
+        let sessions = all_sessions(&gw.runtime.sessions(&agent)).await?;
         for (_, entry) in sessions {
             totals.sessions += 1;
             totals.input_tokens += entry.input_tokens.unwrap_or(0);
@@ -150,17 +145,23 @@ fn text(tool: &Value, field: &str) -> String {
     tool[field].as_str().unwrap_or_default().to_owned()
 }
 
+/// The agent whose tools `tools.catalog` / `tools.effective` show: the one named, else the
+/// session's, else the default.
+fn tools_agent(gw: &Gateway, p: &Value) -> Result<String, MethodError> {
+    let params: ToolsCatalogParams = parse(p)?;
+    agent_named(
+        gw,
+        params.agent_id.as_deref(),
+        params.session_key.as_deref(),
+    )
+}
+
 /// `tools.catalog {agentId?}`: the agent's tools in groups, in the runtime's order.
 pub(super) async fn tools_catalog(
     gw: &Gateway,
     p: &Value,
 ) -> Result<ToolsCatalogResponse, MethodError> {
-    let params: ToolsCatalogParams = parse(p)?;
-    let agent = agent_named(
-        gw,
-        params.agent_id.as_deref(),
-        params.session_key.as_deref(),
-    )?;
+    let agent = tools_agent(gw, p)?;
     let mut groups: Vec<ToolGroup<CatalogTool>> = Vec::new();
     for tool in agent_tools(gw, &agent).await? {
         let name = text(&tool, "name");
@@ -222,12 +223,7 @@ pub(super) async fn tools_effective(
     gw: &Gateway,
     p: &Value,
 ) -> Result<ToolsEffectiveResponse, MethodError> {
-    let params: ToolsCatalogParams = parse(p)?;
-    let agent = agent_named(
-        gw,
-        params.agent_id.as_deref(),
-        params.session_key.as_deref(),
-    )?;
+    let agent = tools_agent(gw, p)?;
     let config = gw.runtime.config();
     let profile = config
         .agents

@@ -281,12 +281,7 @@ pub(super) async fn resolve(gw: &Gateway, p: &Value) -> Result<Value, MethodErro
         (_, Some(key)) => agent_of_key(gw, key),
         _ => gw.runtime.default_agent_id(),
     };
-    let all = gw
-        .runtime
-        .sessions(&agent_id)
-        .run(blocking::list)
-        .await
-        .map_err(|e| MethodError::unavailable(e.to_string()))?;
+    let all = sessions::all_sessions(&gw.runtime.sessions(&agent_id)).await?;
     let matches: Vec<&String> = all
         .iter()
         .filter(|(k, entry)| match (key, session_id) {

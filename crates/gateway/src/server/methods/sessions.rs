@@ -13,7 +13,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use pincer_store::SessionEntry;
+use pincer_store::{SessionEntry, SessionStore};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -47,6 +47,16 @@ const FLAG_FIELDS: &[&str] = &["pinned", "unread"];
 
 /// The thinking levels a session may have.
 const LEVELS: &[&str] = &["off", "minimal", "low", "medium", "high", "xhigh"];
+
+/// Every session of `store` with its index entry (read on the blocking pool).
+pub(super) async fn all_sessions(
+    store: &SessionStore,
+) -> Result<Vec<(String, SessionEntry)>, MethodError> {
+    store
+        .run(blocking::list)
+        .await
+        .map_err(|e| MethodError::unavailable(e.to_string()))
+}
 
 /// The params of `sessions.list`.
 #[derive(Deserialize, JsonSchema)]
@@ -91,10 +101,7 @@ pub(super) async fn list(gw: &Gateway, p: &Value) -> Result<SessionsListResponse
     let limit = params.limit.unwrap_or(50).min(1000) as usize;
     let offset = params.offset.unwrap_or(0) as usize;
     let store = gw.runtime.sessions(&agent_id);
-    let all = store
-        .run(blocking::list)
-        .await
-        .map_err(|e| MethodError::unavailable(e.to_string()))?;
+    let all = all_sessions(&store).await?;
     let total = all.len();
     let sessions: Vec<SessionRow> = all
         .into_iter()

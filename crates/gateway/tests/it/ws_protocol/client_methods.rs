@@ -33,8 +33,7 @@ async fn with_main_session() -> (Server, Client, tempfile::TempDir) {
 /// Calls each `(method, params)` and asserts it answered `ok`.
 async fn all_answer(client: &mut Client, calls: &[(&str, Value)]) {
     for (method, params) in calls {
-        let res = client.call(method, params.clone()).await;
-        assert_eq!(res["ok"], true, "{method}: {res}");
+        client.ok(method, params.clone()).await;
     }
 }
 
@@ -222,7 +221,7 @@ async fn the_control_uis_other_pages_answer() {
 async fn commands_list_offers_pincers_chat_commands() {
     let (_server, mut client) = start_connected(hi_scenario(), &["operator.read"]).await;
     let res = client
-        .call(
+        .ok(
             "commands.list",
             json!({"agentId": "main", "scope": "text", "includeArgs": true}),
         )
@@ -233,7 +232,7 @@ async fn commands_list_offers_pincers_chat_commands() {
                "scope": "both", "acceptsArgs": true})
     };
     assert_eq!(
-        res["payload"],
+        res,
         json!({"commands": [
             entry("new", "Begin a fresh session; any text after it is the new session's first message."),
             entry("reset", "Same as /new: archive this session and begin a fresh one."),
@@ -248,11 +247,11 @@ async fn commands_list_offers_pincers_chat_commands() {
 #[tokio::test]
 async fn agents_list_describes_the_configured_agents() {
     let (server, mut client) = start_connected(hi_scenario(), &["operator.read"]).await;
-    let res = client.call("agents.list", json!({})).await;
+    let res = client.ok("agents.list", json!({})).await;
     let workspace = server.dir.path().join("workspace");
     let off = json!([{"id": "off", "label": "off"}]);
     assert_eq!(
-        res["payload"],
+        res,
         json!({
             "defaultId": "main", "ownership": "sole", "selectionRequired": false,
             "mainKey": "main", "scope": "per-sender",
@@ -271,10 +270,10 @@ async fn agent_identity_comes_from_identity_md() {
     let (server, mut client) = start_connected(hi_scenario(), &["operator.read"]).await;
     // No IDENTITY.md: the configured name.
     let res = client
-        .call("agent.identity.get", json!({"agentId": "main"}))
+        .ok("agent.identity.get", json!({"agentId": "main"}))
         .await;
     assert_eq!(
-        res["payload"],
+        res,
         json!({"agentId": "main", "name": "Main", "nameSource": "config", "avatar": "A"})
     );
     let workspace = server.dir.path().join("workspace");
@@ -284,18 +283,18 @@ async fn agent_identity_comes_from_identity_md() {
         "# IDENTITY.md\n\n- **Name:** Clawd\n- **Creature:** _(AI? robot?)_\n- **Emoji:** 🦞\n- **Avatar:** https://example.com/a.png\n",
     )
     .unwrap();
-    let res = client.call("agent.identity.get", json!({})).await;
+    let res = client.ok("agent.identity.get", json!({})).await;
     assert_eq!(
-        res["payload"],
+        res,
         json!({"agentId": "main", "name": "Clawd", "nameSource": "workspace",
                "avatar": "https://example.com/a.png", "emoji": "🦞",
                "avatarSource": "remote URL", "avatarStatus": "remote"})
     );
     let res = client
-        .call("agent.identity.get", json!({"agentId": "nobody"}))
+        .ok("agent.identity.get", json!({"agentId": "nobody"}))
         .await;
     assert_eq!(
-        res["payload"],
+        res,
         json!({"agentId": "nobody", "name": "Assistant", "nameSource": "default", "avatar": "A"})
     );
 }
@@ -304,14 +303,14 @@ async fn agent_identity_comes_from_identity_md() {
 async fn models_list_shows_the_configured_models_only() {
     let (_server, mut client) = start_connected(hi_scenario(), &["operator.read"]).await;
     let res = client
-        .call(
+        .ok(
             "models.list",
             json!({"view": "configured", "agentId": "main"}),
         )
         .await;
     let off = json!([{"id": "off", "label": "off"}]);
     assert_eq!(
-        res["payload"],
+        res,
         json!({
             "models": [
                 {"id": "m", "name": "Mock M", "provider": "mock", "reasoning": false,
@@ -340,14 +339,14 @@ async fn models_list_shows_the_configured_models_only() {
 async fn sessions_patch_keeps_pinned_and_unread_and_refuses_another_agent() {
     let (_server, mut client, _cron) = with_main_session().await;
     let res = client
-        .call(
+        .ok(
             "sessions.patch",
             json!({"key": KEY, "agentId": "main", "pinned": true, "unread": true}),
         )
         .await;
-    assert_eq!(res["payload"]["entry"]["pinned"], true, "{res}");
-    assert_eq!(res["payload"]["entry"]["unread"], true);
-    assert!(res["payload"]["entry"]["pinnedAt"].is_i64());
+    assert_eq!(res["entry"]["pinned"], true, "{res}");
+    assert_eq!(res["entry"]["unread"], true);
+    assert!(res["entry"]["pinnedAt"].is_i64());
     let list = client.call("sessions.list", json!({})).await;
     let row = &list["payload"]["sessions"][0];
     assert_eq!(
@@ -355,10 +354,10 @@ async fn sessions_patch_keeps_pinned_and_unread_and_refuses_another_agent() {
         (&json!(KEY), &json!(true), &json!(true))
     );
     let res = client
-        .call("sessions.patch", json!({"key": KEY, "pinned": false}))
+        .ok("sessions.patch", json!({"key": KEY, "pinned": false}))
         .await;
-    assert_eq!(res["payload"]["entry"]["pinned"], false, "{res}");
-    assert_eq!(res["payload"]["entry"].get("pinnedAt"), None);
+    assert_eq!(res["entry"]["pinned"], false, "{res}");
+    assert_eq!(res["entry"].get("pinnedAt"), None);
     let moved = client
         .call("sessions.patch", json!({"key": KEY, "agentId": "work"}))
         .await;
@@ -488,8 +487,8 @@ async fn absent_features_answer_openclaws_empty_shapes() {
         ),
     ];
     for (method, params, answer) in expected {
-        let res = client.call(method, params).await;
-        assert_eq!(res["payload"], answer, "{method}");
+        let res = client.ok(method, params).await;
+        assert_eq!(res, answer, "{method}");
     }
     // Each still needs its scope: approvals need operator.approvals (or admin).
     let (mut reader, _) = Client::connect(&server.url, &["operator.read"]).await;
