@@ -334,6 +334,10 @@ pub struct GatewayRunArgs {
     /// log to $PINCER_HOME/logs/gateway.log, never print the token.
     #[arg(long, hide = true)]
     pub detached: bool,
+    /// Serve OpenClaw's Control UI from DIR at /control/: an installed openclaw npm
+    /// package's dist/control-ui (default: gateway.controlUi.root in the config).
+    #[arg(long = "control-ui", value_name = "DIR")]
+    pub control_ui: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -1,6 +1,7 @@
 //! The `gateway` section, in OpenClaw's shape: where `pincer gateway` listens (`port`,
 //! `bind`), the token clients present (`auth.token`), which web origins and host names
-//! browsers may use (`controlUi.allowedOrigins`, `allowedHosts`) and the HTTP server's
+//! browsers may use (`controlUi.allowedOrigins`, `allowedHosts`), the Control UI's files
+//! (`controlUi.root`) and the HTTP server's
 //! limits (`http`). Everything is optional; the
 //! defaults are port 18789 on loopback with the generated token file. Command-line flags
 //! and the environment override these (the CLI decides that order).
@@ -64,11 +65,16 @@ pub struct ControlUiConfig {
     /// needs the token). A WebSocket or request with any other `Origin` is refused (403).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allowed_origins: Vec<OriginPattern>,
+    /// The directory of OpenClaw's Control UI to serve at `/control/`: an installed openclaw
+    /// npm package's `dist/control-ui` (e.g. `"~/node_modules/openclaw/dist/control-ui"`; a
+    /// leading `~/` is the home directory). Unset, `/control/` says how to turn it on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
 }
 
 impl ControlUiConfig {
     fn is_empty(&self) -> bool {
-        self.allowed_origins.is_empty()
+        self.allowed_origins.is_empty() && self.root.is_none()
     }
 }
 

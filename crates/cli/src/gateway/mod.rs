@@ -19,7 +19,7 @@ mod protocol_cmd;
 mod runtime;
 
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -53,6 +53,7 @@ pub fn main(args: GatewayArgs) -> Result<ExitCode> {
         GatewayCommand::Start(start) => run_gateway(GatewayRunArgs {
             listen: start.listen,
             detached: false,
+            control_ui: None,
         }),
         GatewayCommand::Status => {
             crate::init_logging();
@@ -184,6 +185,7 @@ fn run_gateway(args: GatewayRunArgs) -> Result<ExitCode> {
     let app = Arc::new(crate::app::App::load()?);
     let listen = Listen::resolve(&args.listen, &app.config.gateway);
     check_auth_allowed(&listen)?;
+    let control_ui = control_ui_root(args.control_ui.as_deref(), &app)?;
     app.ensure_home()?;
     let token = resolve_token(
         &home,
@@ -207,6 +209,7 @@ fn run_gateway(args: GatewayRunArgs) -> Result<ExitCode> {
         token,
         args.detached,
         open_files,
+        control_ui,
     ));
     // Tasks stuck past the grace period must not hold the exit.
     runtime.shutdown_timeout(Duration::from_secs(1));
@@ -252,6 +255,7 @@ async fn serve_until_signal(
     token: Option<pincer_base::Secret>,
     detached: bool,
     open_files: Option<u64>,
+    control_ui: Option<PathBuf>,
 ) -> Result<ExitCode> {
     // Registered before the port is announced, so a SIGTERM sent as soon as the gateway
     // is up is a clean stop, not the default kill.
@@ -309,6 +313,8 @@ async fn serve_until_signal(
     options.heartbeats = heartbeats;
     options.cron = cron;
     options.channels = Arc::new(std::sync::Mutex::new(channels));
+    let control_ui_enabled = control_ui.is_some();
+    options.control_ui_root = control_ui;
     // The page reads the token from the URL's fragment (never sent over the network, and
     // dropped from the address bar). Printed with it only to a terminal, so the token
     // never lands in a log file.
@@ -323,6 +329,14 @@ async fn serve_until_signal(
         "gateway listening on {}\nweb chat: {chat}",
         url(addr)
     ));
+    if control_ui_enabled {
+        // The same URL with the Control UI's path: `…/control/#token=…`.
+        let base = url(addr);
+        announce(&format!(
+            "control UI: {}",
+            chat.replacen(&base, &format!("{base}control/"), 1)
+        ));
+    }
     tracing::info!(
         %addr,
         auth = if token.is_some() { "token" } else { "none" },
@@ -372,6 +386,30 @@ async fn serve_until_signal(
         Ok(Err(e)) => Err(e.into()),
         Err(e) => bail!("the server task failed: {e}"),
     }
+}
+
+/// The Control UI's directory: `--control-ui`, else `gateway.controlUi.root` (`~/`
+/// expanded), made absolute and checked to hold the app's `index.html`, so a wrong path
+/// fails at start rather than as a 503 in the browser.
+fn control_ui_root(flag: Option<&Path>, app: &crate::app::App) -> Result<Option<PathBuf>> {
+    let (root, source) = match (flag, app.config.gateway.control_ui.root.as_deref()) {
+        (Some(dir), _) => (dir.to_path_buf(), "--control-ui"),
+        (None, Some(dir)) => (
+            crate::app::expand_home(dir, app.env.as_ref()),
+            "gateway.controlUi.root",
+        ),
+        (None, None) => return Ok(None),
+    };
+    let root = std::path::absolute(&root)
+        .with_context(|| format!("{source}: cannot resolve {}", root.display()))?;
+    if !root.join("index.html").is_file() {
+        bail!(
+            "{source}: {} has no index.html; point it at an installed openclaw package's \
+             dist/control-ui directory (e.g. node_modules/openclaw/dist/control-ui)",
+            root.display()
+        );
+    }
+    Ok(Some(root))
 }
 
 /// Open files kept for everything but client connections: logs, transcripts, SQLite,

@@ -18,6 +18,7 @@ mod commands;
 mod cron_cli;
 mod gateway;
 mod gateway_config;
+mod gateway_control_ui;
 mod gateway_crash;
 mod gateway_exec;
 mod gateway_prompts;

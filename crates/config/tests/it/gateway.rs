@@ -268,3 +268,21 @@ fn browser_checks_and_http_limits_load() {
     );
     assert_refusal_mentions("{gateway: {http: {idleMs: 5}}}", &["idleMs"]);
 }
+
+#[test]
+fn the_control_ui_root_loads_as_written() {
+    let gateway =
+        parse("{gateway: {controlUi: {root: '~/node_modules/openclaw/dist/control-ui'}}}").gateway;
+    // `~/` is expanded where the path is used (the CLI), like the other paths.
+    assert_eq!(
+        gateway.control_ui.root.as_deref(),
+        Some("~/node_modules/openclaw/dist/control-ui")
+    );
+    assert!(gateway.control_ui.allowed_origins.is_empty());
+    assert_eq!(parse("{gateway: {}}").gateway.control_ui.root, None);
+    assert_refusal_mentions(
+        "{gateway: {controlUi: {root: 5}}}",
+        &["gateway.controlUi.root"],
+    );
+    assert_refusal_mentions("{gateway: {controlUi: {basePath: '/x'}}}", &["basePath"]);
+}

@@ -1,5 +1,6 @@
 //! The gateway's network face: one port serving OpenClaw's WebSocket protocol (at `/`, where
-//! a plain GET gets the web chat page), `/healthz` and `/readyz`, every request first passing
+//! a plain GET gets the web chat page), `/healthz` and `/readyz`, OpenClaw's Control UI at
+//! `/control/` when configured (`control_ui.rs`), every request first passing
 //! the browser checks (`origin.rs`: `Host` and `Origin`) and the accept loop's limits
 //! (`listen.rs`: header-read timeout, connection cap). Connected clients get
 //! `presence` and `health` events as that shared state changes (see `state.rs`). `serve` runs
@@ -11,6 +12,7 @@ mod auth;
 pub mod block_delivery;
 pub mod channel_ingress;
 mod connection;
+pub mod control_ui;
 mod cron_runner;
 pub mod dialogs;
 pub mod frames;
@@ -107,6 +109,9 @@ pub struct ServeOptions {
     pub max_connections: usize,
     /// Most WebSocket connections not yet past `connect`, per peer and in all (16 and 128).
     pub preauth_limits: PreauthLimits,
+    /// The directory of OpenClaw's Control UI to serve at `/control/`
+    /// (`gateway.controlUi.root`); `None` leaves it off.
+    pub control_ui_root: Option<std::path::PathBuf>,
 }
 
 impl ServeOptions {
@@ -129,6 +134,7 @@ impl ServeOptions {
             header_read_timeout: HEADER_READ_TIMEOUT,
             max_connections: MAX_CONNECTIONS,
             preauth_limits: PreauthLimits::default(),
+            control_ui_root: None,
         }
     }
 }
@@ -144,6 +150,7 @@ impl std::fmt::Debug for ServeOptions {
             .field("browser", &self.browser)
             .field("header_read_timeout", &self.header_read_timeout)
             .field("max_connections", &self.max_connections)
+            .field("control_ui_root", &self.control_ui_root)
             .finish_non_exhaustive()
     }
 }
@@ -247,6 +254,7 @@ pub async fn serve(
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(|| async { "ready" }))
         .merge(http_api::routes())
+        .merge(control_ui::routes(options.control_ui_root))
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&gateway),
             origin::guard,

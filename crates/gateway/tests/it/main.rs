@@ -10,6 +10,7 @@
 
 mod support;
 
+mod control_ui;
 mod cron_server;
 mod heartbeat_server;
 mod http_api;
