@@ -99,6 +99,22 @@ impl Terminal {
         self.expect("> ").await;
     }
 
+    /// Enters `line`, presses Ctrl-C once `part` of the reply has streamed, and waits for
+    /// the run to end aborted and for the prompt.
+    async fn abort_after(&mut self, line: &str, part: &str) {
+        self.enter(line).await;
+        self.expect(part).await;
+        self.type_keys("\x03").await;
+        self.expect("[aborted]\n").await;
+        self.prompt().await;
+    }
+
+    /// Types `keys` (Ctrl-D, or the second Ctrl-C) and checks that the chat leaves with 0.
+    async fn leave_with(mut self, keys: &str) {
+        self.type_keys(keys).await;
+        assert_eq!(self.exit_code().await, 0);
+    }
+
     /// The exit code, waited for (bounded).
     async fn exit_code(mut self) -> i32 {
         // Drained so the child never blocks on a full terminal.
@@ -226,8 +242,7 @@ async fn a_terminal_chat_streams_replies_and_runs_the_commands() {
     .await;
 
     // Ctrl-D on an empty line leaves.
-    term.type_keys("\x04").await;
-    assert_eq!(term.exit_code().await, 0);
+    term.leave_with("\x04").await;
 
     // The model and level set in the chat are the session's; /new kept them.
     let index: serde_json::Value = serde_json::from_str(
@@ -257,8 +272,7 @@ async fn the_up_arrow_brings_back_a_line_of_an_earlier_chat() {
         &format!("[offline stub] You said: first question\n\n{NOTICE}\n"),
     )
     .await;
-    term.type_keys("\x04").await;
-    assert_eq!(term.exit_code().await, 0);
+    term.leave_with("\x04").await;
 
     let mut term = Terminal::spawn(&home, &["chat", "--session", "other"]);
     term.prompt().await;
@@ -267,8 +281,7 @@ async fn the_up_arrow_brings_back_a_line_of_an_earlier_chat() {
     term.expect("[offline stub] You said: first question\n")
         .await;
     term.prompt().await;
-    term.type_keys("\x04").await;
-    assert_eq!(term.exit_code().await, 0);
+    term.leave_with("\x04").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -285,11 +298,7 @@ async fn ctrl_c_aborts_a_streaming_reply_and_twice_at_the_prompt_leaves() {
     .await;
     let mut term = Terminal::spawn(&home, &["chat"]);
     term.prompt().await;
-    term.enter("long story").await;
-    term.expect("once").await;
-    term.type_keys("\x03").await;
-    term.expect("[aborted]\n").await;
-    term.prompt().await;
+    term.abort_after("long story", "once").await;
 
     // The part that arrived is kept in the session, the rest never came.
     let export = home.run_ok(&["sessions", "export", "main"]).stdout();
@@ -299,8 +308,7 @@ async fn ctrl_c_aborts_a_streaming_reply_and_twice_at_the_prompt_leaves() {
     term.type_keys("\x03").await;
     term.expect("(Ctrl-C again or Ctrl-D to leave)\n").await;
     term.prompt().await;
-    term.type_keys("\x03").await;
-    assert_eq!(term.exit_code().await, 0);
+    term.leave_with("\x03").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -409,13 +417,8 @@ async fn a_chat_through_the_gateway() {
     // Ctrl-C on a terminal aborts the gateway's run (chat.abort).
     let mut term = Terminal::spawn(&home, &["chat", "--url", &url, "--token", "tok-chat"]);
     term.prompt().await;
-    term.enter("long story").await;
-    term.expect("once").await;
-    term.type_keys("\x03").await;
-    term.expect("[aborted]\n").await;
-    term.prompt().await;
-    term.type_keys("\x04").await;
-    assert_eq!(term.exit_code().await, 0);
+    term.abort_after("long story", "once").await;
+    term.leave_with("\x04").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
