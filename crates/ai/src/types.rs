@@ -279,7 +279,18 @@ pub struct Context {
 
 /// How hard a reasoning model should think.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum ThinkingLevel {
@@ -293,6 +304,18 @@ pub enum ThinkingLevel {
 }
 
 impl ThinkingLevel {
+    /// pi's name of the level (`--thinking`, `thinkingLevel`, the session file's, the config's).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Off => "off",
+            Self::Minimal => "minimal",
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+            Self::Xhigh => "xhigh",
+        }
+    }
+
     /// Token budget for providers that take one (Anthropic, Gemini), as pi's defaults.
     pub fn budget_tokens(self) -> Option<u64> {
         match self {

@@ -133,8 +133,6 @@ fn thinking_level(app: &App, agent_id: &str, entry: Option<&SessionEntry>) -> Th
     let configured = app
         .agent_entry(agent_id)
         .and_then(|a| a.thinking_level)
-        .or(app.config.agents.defaults.thinking_level)
-        .and_then(|l| serde_json::to_value(l).ok())
-        .and_then(|v| serde_json::from_value(v).ok());
+        .or(app.config.agents.defaults.thinking_level);
     from_session.or(configured).unwrap_or(ThinkingLevel::Off)
 }

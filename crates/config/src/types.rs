@@ -113,7 +113,7 @@ pub struct AgentDefaults {
     pub model: Option<ModelSelection>,
     /// Thinking level: off, minimal, low, medium, high, xhigh.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thinking_level: Option<ThinkingLevelName>,
+    pub thinking_level: Option<pincer_ai::ThinkingLevel>,
     /// Most characters injected from one workspace file (default 20000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bootstrap_max_chars: Option<usize>,
@@ -171,7 +171,7 @@ pub struct AgentEntry {
     pub model: Option<ModelSelection>,
     /// Overrides `agents.defaults.thinkingLevel`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thinking_level: Option<ThinkingLevelName>,
+    pub thinking_level: Option<pincer_ai::ThinkingLevel>,
     /// Overrides the global `tools` section for this agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<ToolsConfig>,
@@ -282,18 +282,6 @@ impl ModelSelection {
             Self::Chain(c) => &c.fallbacks,
         }
     }
-}
-
-/// Thinking levels as pi names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum ThinkingLevelName {
-    Off,
-    Minimal,
-    Low,
-    Medium,
-    High,
-    Xhigh,
 }
 
 /// One entry of `bindings`: messages matching `match` go to `agentId`.

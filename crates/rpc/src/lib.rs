@@ -25,7 +25,7 @@
 //!   around it implements [`worker::WorkerHost`] (`agent_config(`[`worker::ConfigRequest`]`)`,
 //!   `models`, `scoped_models`, `skills`, `shutdown`). Errors are [`worker::WorkerError`]
 //!   (on the wire as [`worker::wire_text`]), the host's a [`worker::HostError`];
-//!   [`worker::thinking_name`] / [`worker::parse_thinking_level`] are pi's level names.
+//!   `ThinkingLevel::as_str` / [`worker::parse_thinking_level`] are pi's level names.
 
 pub mod client;
 mod collect;

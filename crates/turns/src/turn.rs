@@ -14,7 +14,7 @@
 use std::sync::{Arc, Mutex};
 
 use pincer_agent::{Agent, AgentConfig, AgentEvent};
-use pincer_ai::{AssistantMessage, Message, StopReason, ThinkingLevel};
+use pincer_ai::{AssistantMessage, Message, StopReason};
 use pincer_store::{
     LoadReport, PruneReport, RebuildReport, RetentionPolicy, SessionStore, StoreError, TurnStats,
 };
@@ -517,13 +517,6 @@ pub(crate) fn maintain(
             None
         }
     }
-}
-
-pub(crate) fn thinking_name(level: ThinkingLevel) -> String {
-    serde_json::to_value(level)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_else(|| "off".to_owned())
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ use serde_json::Value;
 use tokio::task::JoinHandle;
 
 use crate::session_memory::SessionMemoryOutcome;
-use crate::turn::{maintain, open_session, thinking_name, usage_stats};
+use crate::turn::{maintain, open_session, usage_stats};
 
 /// The `customType` of the entry that marks where a run's messages begin (`data: {runId}`).
 pub const RUN_MARKER: &str = "openclaw.run";
@@ -331,7 +331,7 @@ impl Recorder {
                 }),
             );
         }
-        let thinking = thinking_name(agent.thinking_level);
+        let thinking = agent.thinking_level.as_str().to_owned();
         if level.as_deref() != Some(thinking.as_str()) {
             self.append(
                 transcript,

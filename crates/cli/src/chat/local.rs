@@ -10,7 +10,6 @@ use std::sync::Arc;
 use anyhow::{Context as _, Result, bail};
 use pincer_agent::{AgentEvent, AgentTool};
 use pincer_ai::{Message, ThinkingLevel};
-use pincer_rpc::worker::thinking_name;
 use pincer_store::{SessionEntry, SessionStore};
 use pincer_tools::ProcessRegistry;
 use pincer_turns::turn::{TurnPlan, open_session, run_turn};
@@ -204,7 +203,7 @@ impl<'a> Local<'a> {
             None => {
                 let entry = self.entry()?;
                 let level = self.prepare(entry.as_ref())?.config.thinking_level;
-                return Ok(format!("thinking: {}", thinking_name(level)));
+                return Ok(format!("thinking: {}", level.as_str()));
             }
             Some(Setting::Default) => Value::Null,
             Some(Setting::Value(level)) => {
@@ -237,7 +236,7 @@ impl<'a> Local<'a> {
             &self.key,
             entry.as_ref(),
             &config.model.reference(),
-            thinking_name(config.thinking_level),
+            config.thinking_level.as_str(),
             "in process",
         ))
     }

@@ -131,7 +131,7 @@ impl RpcRunner {
                 hard_args,
                 provider: Some(agent.model.provider.clone()),
                 model: Some(agent.model.id.clone()),
-                thinking: Some(pincer_rpc::worker::thinking_name(agent.thinking_level).to_owned()),
+                thinking: Some(agent.thinking_level.as_str().to_owned()),
                 env,
                 ..CapabilityProfile::default()
             },

@@ -84,7 +84,10 @@ fn a_full_config_loads_every_section() {
             fallbacks: vec!["openai/gpt-5".into(), "openrouter/meta/llama-4".into()],
         }))
     );
-    assert_eq!(defaults.thinking_level, Some(ThinkingLevelName::Medium));
+    assert_eq!(
+        defaults.thinking_level,
+        Some(pincer_ai::ThinkingLevel::Medium)
+    );
     assert_eq!(defaults.bootstrap_max_chars, Some(20000));
     assert_eq!(defaults.bootstrap_total_max_chars, Some(150000));
     assert_eq!(c.agents.list.len(), 2);

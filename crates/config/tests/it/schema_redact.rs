@@ -33,7 +33,7 @@ fn the_schema_describes_every_top_level_section() {
     let defs = schema["$defs"].as_object().unwrap();
     assert!(defs.contains_key("ModelSelection"));
     assert_eq!(
-        defs["ThinkingLevelName"]["enum"],
+        defs["ThinkingLevel"]["enum"],
         json!(["off", "minimal", "low", "medium", "high", "xhigh"])
     );
 }

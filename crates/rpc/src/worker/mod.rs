@@ -24,7 +24,7 @@ use pincer_ai::ThinkingLevel;
 
 pub use error::{SessionFileError, WorkerError, wire_text};
 pub use host::{ConfigRequest, HostError, SkillCommand, WorkerHost};
-pub use parts::{parse_thinking_level, thinking_name};
+pub use parts::parse_thinking_level;
 pub use serve::serve;
 
 /// How the worker was started (pi's flags).

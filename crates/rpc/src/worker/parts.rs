@@ -49,18 +49,6 @@ pub(crate) fn user_message(text: &str, images: Vec<ImageContent>) -> Message {
     })
 }
 
-/// pi's name of a thinking level (`--thinking`, `thinkingLevel`, the session file's).
-pub fn thinking_name(level: ThinkingLevel) -> &'static str {
-    match level {
-        ThinkingLevel::Off => "off",
-        ThinkingLevel::Minimal => "minimal",
-        ThinkingLevel::Low => "low",
-        ThinkingLevel::Medium => "medium",
-        ThinkingLevel::High => "high",
-        ThinkingLevel::Xhigh => "xhigh",
-    }
-}
-
 /// A thinking level by pi's name.
 pub fn parse_thinking_level(level: &str) -> Result<ThinkingLevel, WorkerError> {
     serde_json::from_value(json!(level))
@@ -117,7 +105,7 @@ mod tests {
             ThinkingLevel::High,
             ThinkingLevel::Xhigh,
         ] {
-            assert_eq!(parse_thinking_level(thinking_name(level)).ok(), Some(level));
+            assert_eq!(parse_thinking_level(level.as_str()).ok(), Some(level));
         }
     }
 

@@ -18,9 +18,7 @@ use crate::worker::WorkerOptions;
 use crate::worker::error::{SessionFileError, WorkerError};
 use crate::worker::host::{ConfigRequest, WorkerHost};
 use crate::worker::output::{EventEncoder, Output};
-use crate::worker::parts::{
-    Queues, SessionStats, parse_thinking_level, thinking_name, user_message, user_text,
-};
+use crate::worker::parts::{Queues, SessionStats, parse_thinking_level, user_message, user_text};
 use crate::worker::session_file::SessionFile;
 
 type Result<T, E = WorkerError> = std::result::Result<T, E>;
@@ -61,7 +59,7 @@ impl Worker {
         let session = {
             let options = options.clone();
             let (provider, model_id) = (config.model.provider.clone(), config.model.id.clone());
-            let thinking = thinking_name(config.thinking_level);
+            let thinking = config.thinking_level.as_str();
             off_thread(move || open_session(&options, &provider, &model_id, thinking)).await??
         };
         let messages = session.messages();
@@ -241,7 +239,7 @@ impl Worker {
             parent_session,
             &state.model.provider,
             &state.model.id,
-            thinking_name(state.thinking_level),
+            state.thinking_level.as_str(),
         )?;
         // A new mutex, not a new value in the old one: a late append of the old agent
         // (already on the blocking pool) still goes to the old file.
@@ -271,7 +269,7 @@ impl Worker {
         let session = self.session();
         let mut out = json!({
             "model": state.model,
-            "thinkingLevel": thinking_name(state.thinking_level),
+            "thinkingLevel": state.thinking_level.as_str(),
             "isStreaming": state.is_streaming,
             "isCompacting": false,
             "steeringMode": self.steering_mode.as_str(),
@@ -337,7 +335,7 @@ impl Worker {
         let model = self.set_model(provider, model_id).await?;
         Ok(json!({
             "model": model,
-            "thinkingLevel": thinking_name(self.agent.state().thinking_level),
+            "thinkingLevel": self.agent.state().thinking_level.as_str(),
             "isScoped": true,
         }))
     }
@@ -352,7 +350,7 @@ impl Worker {
         let parsed = parse_thinking_level(level)?;
         self.agent.set_thinking_level(parsed);
         on_session(&self.session, move |session| {
-            session.record_thinking(thinking_name(parsed))
+            session.record_thinking(parsed.as_str())
         })
         .await??;
         Ok(())
@@ -365,7 +363,7 @@ impl Worker {
             return Ok(Value::Null);
         }
         let levels = ["off", "minimal", "low", "medium", "high"];
-        let current = thinking_name(state.thinking_level);
+        let current = state.thinking_level.as_str();
         let index = levels.iter().position(|l| *l == current).unwrap_or(0);
         let next = levels[(index + 1) % levels.len()];
         self.set_thinking_level(next).await?;

@@ -218,8 +218,7 @@ pub(super) fn thinking_level(config: &PincerConfig, agent_id: &str) -> Option<St
         .find(|a| a.id == agent_id)
         .and_then(|a| a.thinking_level)
         .or(config.agents.defaults.thinking_level)
-        .and_then(|l| serde_json::to_value(l).ok())
-        .and_then(|v| v.as_str().map(str::to_owned))
+        .map(|level| level.as_str().to_owned())
 }
 
 /// `provider/id` split at the first slash; a reference without one has no provider.
