@@ -5,6 +5,7 @@
 #   source interop/fixture.sh; fixture_init NAME; <write "$work/scenario.json">; fixture_start
 #
 # Sets: root, work, bin, mock_url, token, port, PINCER_HOME (exported). Logs in $work.
+# Extra `pincer gateway run` flags go in the array fixture_gateway_args (set after fixture_init).
 #
 # INTEROP_RUNNER picks who runs the agent turns: `embedded` (default, in the gateway),
 # `rpc` (a pool of `pincer rpc` workers) or `pi` (a pool of real `pi --mode rpc` workers,
@@ -15,6 +16,7 @@ fixture_init() {
   root=$(pwd)
   work=$(mktemp -d)
   fixture_pids=()
+  fixture_gateway_args=()
   trap fixture_cleanup EXIT
 }
 
@@ -84,7 +86,7 @@ JSON
 JSON5
   token="$fixture_name-$(date +%s%N)"
   port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  env "${worker_env[@]}" PINCER_GATEWAY_TOKEN="$token" "$bin/pincer" gateway run --port "$port" > "$work/gateway.log" 2>&1 &
+  env "${worker_env[@]}" PINCER_GATEWAY_TOKEN="$token" "$bin/pincer" gateway run --port "$port" ${fixture_gateway_args[@]+"${fixture_gateway_args[@]}"} > "$work/gateway.log" 2>&1 &
   fixture_pids+=($!)
   for _ in $(seq 1 200); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break; sleep 0.05; done
   curl -sf "http://127.0.0.1:$port/readyz" >/dev/null || fixture_fail "the gateway did not start" "$work/gateway.log"
