@@ -17,7 +17,8 @@
 //! Without a root every path here answers 404 saying how to turn the UI on. The page's
 //! WebSocket passes `origin::guard` as the gateway's own origin (same host and port).
 
-mod files;
+// Public for the fuzz target of the request path and the index preparation.
+pub mod files;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
