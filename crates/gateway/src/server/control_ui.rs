@@ -6,7 +6,8 @@
 //!   routes), get the app's `index.html`, prepared for the prefix (`files::prepare_index`)
 //!   with a CSP allowing only its own inline scripts, `Cache-Control: no-cache`;
 //! - files under the root with their Content-Type; the bundler's hashed `assets/` are
-//!   cached for a year, the rest revalidated; a missing file with an extension is 404;
+//!   cached for a year and sent as their precompressed `.br`/`.gz` copy when there is one
+//!   and the browser takes it, the rest revalidated; a missing file with an extension is 404;
 //!   directories are never listed; nothing outside the root is ever read (`files.rs`);
 //! - `/control/control-ui-config.json` (and OpenClaw's older `…/__openclaw/…` spelling): the
 //!   app's bootstrap settings, for a caller with the gateway token (as OpenClaw's);
@@ -141,15 +142,65 @@ async fn page(
         }
         Ok(Wanted::Path(segments)) => {
             let spa_route = !files::has_extension(&segments);
-            match read(root.clone(), segments.clone(), !head).await {
-                Ok(Found::File { path, body, size }) => file(&path, &segments, body, size, head),
-                Ok(Found::Missing) if spa_route => index(root).await,
-                Ok(Found::Missing) => not_found(),
-                Ok(Found::TooLarge { path, size }) => too_large(&path, size),
+            // The bundle's hashed assets may have precompressed copies next to them.
+            let encodings = match headers.get(header::ACCEPT_ENCODING) {
+                Some(value) if files::is_hashed_asset(&segments) => {
+                    files::accepted_precompressed(value.to_str().unwrap_or_default())
+                }
+                _ => Vec::new(),
+            };
+            match read_encoded(root.clone(), segments.clone(), !head, encodings).await {
+                Ok((Found::File { path, body, size }, encoding)) => {
+                    let mut response = file(&path, &segments, body, size, head);
+                    let headers = response.headers_mut();
+                    if let Some(encoding) = encoding {
+                        headers
+                            .insert(header::CONTENT_ENCODING, HeaderValue::from_static(encoding));
+                    }
+                    if files::is_hashed_asset(&segments) {
+                        headers.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+                    }
+                    response
+                }
+                Ok((found, _)) => match found {
+                    Found::Missing if spa_route => index(root).await,
+                    Found::TooLarge { path, size } => too_large(&path, size),
+                    Found::File { .. } | Found::Missing => not_found(),
+                },
                 Err(e) => unreadable(&e),
             }
         }
     }
+}
+
+/// Reads `segments` under `root` on the blocking pool: the first precompressed copy of it
+/// that exists among `encodings` (with its `Content-Encoding`), else the file itself. The
+/// `path` of a copy found is the file's own, for its Content-Type.
+async fn read_encoded(
+    root: PathBuf,
+    segments: Vec<String>,
+    body: bool,
+    encodings: Vec<(&'static str, &'static str)>,
+) -> std::io::Result<(Found, Option<&'static str>)> {
+    if encodings.is_empty() {
+        return Ok((read(root, segments, body).await?, None));
+    }
+    tokio::task::spawn_blocking(move || {
+        // Only a copy of a file that is there: never a `.br` without its source.
+        let found = files::read_under(&root, &segments, false)?;
+        let Found::File { path, .. } = found else {
+            return Ok((found, None));
+        };
+        for (suffix, encoding) in encodings {
+            let copy = files::read_under(&root, &files::with_suffix(&segments, suffix), body)?;
+            if let Found::File { body, size, .. } = copy {
+                return Ok((Found::File { path, body, size }, Some(encoding)));
+            }
+        }
+        Ok((files::read_under(&root, &segments, body)?, None))
+    })
+    .await
+    .map_err(std::io::Error::other)?
 }
 
 /// Reads `segments` under `root` on the blocking pool.

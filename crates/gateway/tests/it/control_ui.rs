@@ -48,6 +48,12 @@ impl Files {
             ("sw.js", b"self.x=1"),
             ("art/pic.webp", b"RIFF"),
             ("social-card.png", b"\x89PNG"),
+            // Precompressed copies (stand-in bytes): of a hashed asset, of another file.
+            ("assets/app-abc123.js.br", b"BR"),
+            ("assets/app-abc123.js.gz", b"GZ"),
+            ("assets/style-def456.css.gz", b"CSS-GZ"),
+            ("assets/orphan-000.js.br", b"no source"),
+            ("favicon.svg.br", b"BR-SVG"),
             (".hidden.js", b"hidden"),
         ] {
             let path = root.join(path);
@@ -529,4 +535,68 @@ async fn without_a_root_the_mount_says_how_to_turn_it_on() {
     );
     // The rest of the gateway is unchanged.
     assert_eq!(get(&server, "/healthz").await.status, 200);
+}
+
+#[tokio::test]
+async fn hashed_assets_go_out_precompressed_when_the_browser_takes_it() {
+    let files = Files::new();
+    let server = start(Some(&files.root())).await;
+    let js = "/control/assets/app-abc123.js";
+    for (accept, body, encoding) in [
+        ("gzip, deflate, br, zstd", "BR", Some("br")),
+        ("gzip", "GZ", Some("gzip")),
+        ("br;q=0, gzip;q=0.8", "GZ", Some("gzip")),
+        ("identity", APP_JS, None),
+        ("", APP_JS, None),
+    ] {
+        let extra = if accept.is_empty() {
+            String::new()
+        } else {
+            format!("Accept-Encoding: {accept}\r\n")
+        };
+        let answer = raw(&server, "GET", js, &extra).await;
+        assert_eq!(answer.status, 200, "{accept}");
+        assert_eq!(answer.text(), body, "{accept}");
+        assert_eq!(answer.header("content-encoding"), encoding, "{accept}");
+        assert_eq!(
+            answer.header("content-type"),
+            Some("text/javascript; charset=utf-8"),
+            "{accept}"
+        );
+        assert_eq!(answer.header("vary"), Some("accept-encoding"), "{accept}");
+    }
+    let css = raw(
+        &server,
+        "GET",
+        "/control/assets/style-def456.css",
+        "Accept-Encoding: br, gzip\r\n",
+    )
+    .await;
+    assert_eq!(
+        (css.text(), css.header("content-encoding")),
+        ("CSS-GZ".to_owned(), Some("gzip"))
+    );
+    let head = raw(&server, "HEAD", js, "Accept-Encoding: br\r\n").await;
+    assert_eq!(head.header("content-length"), Some("2"));
+    assert_eq!(head.header("content-encoding"), Some("br"));
+    // Only next to a file that is there, and only for the bundle's hashed assets.
+    let orphan = raw(
+        &server,
+        "GET",
+        "/control/assets/orphan-000.js",
+        "Accept-Encoding: br\r\n",
+    )
+    .await;
+    assert_eq!(orphan.status, 404);
+    let svg = raw(
+        &server,
+        "GET",
+        "/control/favicon.svg",
+        "Accept-Encoding: br\r\n",
+    )
+    .await;
+    assert_eq!(
+        (svg.text(), svg.header("content-encoding")),
+        ("<svg/>".to_owned(), None)
+    );
 }

@@ -199,6 +199,57 @@ pub fn content_type(path: &Path) -> &'static str {
     }
 }
 
+/// The precompressed copies a bundle ships next to its files (`app.js.br`, `app.js.gz`): the
+/// file name's suffix and the `Content-Encoding` it is sent with, best first.
+const PRECOMPRESSED: [(&str, &str); 2] = [("br", "br"), ("gz", "gzip")];
+
+/// The precompressed copies an `Accept-Encoding` value allows, best first (`br`, then
+/// `gzip`; `*` stands for both; `q=0` refuses one).
+pub fn accepted_precompressed(accept_encoding: &str) -> Vec<(&'static str, &'static str)> {
+    let mut allowed: Vec<(&str, bool)> = Vec::new();
+    for item in accept_encoding.split(',') {
+        let mut parts = item.split(';');
+        let coding = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+        let refused = parts.any(|param| {
+            param
+                .trim()
+                .strip_prefix("q=")
+                .and_then(|q| q.trim().parse::<f32>().ok())
+                .is_some_and(|q| q <= 0.0)
+        });
+        allowed.push((
+            match coding.as_str() {
+                "br" => "br",
+                "gzip" | "x-gzip" => "gzip",
+                "*" => "*",
+                _ => continue,
+            },
+            !refused,
+        ));
+    }
+    let verdict = |coding: &str| {
+        allowed
+            .iter()
+            .find(|(c, _)| *c == coding)
+            .or_else(|| allowed.iter().find(|(c, _)| *c == "*"))
+            .is_some_and(|(_, ok)| *ok)
+    };
+    PRECOMPRESSED
+        .into_iter()
+        .filter(|(_, coding)| verdict(coding))
+        .collect()
+}
+
+/// `relative` with `.suffix` added to its file name.
+pub fn with_suffix(relative: &[String], suffix: &str) -> Vec<String> {
+    let mut out = relative.to_vec();
+    if let Some(last) = out.last_mut() {
+        last.push('.');
+        last.push_str(suffix);
+    }
+    out
+}
+
 /// Long caching only for the bundler's output, whose names carry a content hash
 /// (`assets/index-DsEuFQRE.js`): a new build has new names. Everything else is revalidated.
 pub fn is_hashed_asset(relative: &[String]) -> bool {
@@ -340,6 +391,30 @@ mod tests {
         ] {
             assert_eq!(content_type(Path::new(name)), want, "{name}");
         }
+    }
+
+    #[test]
+    fn precompressed_copies_follow_accept_encoding() {
+        let br = ("br", "br");
+        let gz = ("gz", "gzip");
+        for (accept, want) in [
+            ("gzip, deflate, br, zstd", vec![br, gz]),
+            ("br", vec![br]),
+            ("GZIP", vec![gz]),
+            ("br;q=0, gzip;q=0.5", vec![gz]),
+            ("br; q=0.0", vec![]),
+            ("*", vec![br, gz]),
+            ("*, br;q=0", vec![gz]),
+            ("identity", vec![]),
+            ("", vec![]),
+            ("br;q=x", vec![br]),
+        ] {
+            assert_eq!(accepted_precompressed(accept), want, "{accept:?}");
+        }
+        assert_eq!(
+            with_suffix(&["assets".into(), "a.js".into()], "br"),
+            ["assets", "a.js.br"]
+        );
     }
 
     #[test]
