@@ -51,13 +51,10 @@ fn home_with(extra: &str) -> Home {
     home
 }
 
-#[test]
-fn the_flag_serves_the_directory_at_control() {
-    let home = home_with("");
-    let app = home.dir.path().join("openclaw/dist/control-ui");
-    write_app(&app, "from the flag");
-    let gateway = Foreground::start(
-        &home,
+/// `pincer gateway run` on a free port with `--control-ui <app>`.
+fn serving_control_ui(home: &Home, app: &Path) -> Foreground {
+    Foreground::start(
+        home,
         &[
             "gateway",
             "run",
@@ -66,7 +63,15 @@ fn the_flag_serves_the_directory_at_control() {
             "--control-ui",
             app.to_str().unwrap(),
         ],
-    );
+    )
+}
+
+#[test]
+fn the_flag_serves_the_directory_at_control() {
+    let home = home_with("");
+    let app = home.dir.path().join("openclaw/dist/control-ui");
+    write_app(&app, "from the flag");
+    let gateway = serving_control_ui(&home, &app);
     let (status, body) = get(gateway.port, "/control/");
     assert_eq!(status, 200, "{body}");
     assert_eq!(
@@ -96,17 +101,7 @@ fn the_config_root_is_served_with_the_home_expanded_and_the_flag_wins() {
 
     let other = home.dir.path().join("other");
     write_app(&other, "from the flag");
-    let gateway = Foreground::start(
-        &home,
-        &[
-            "gateway",
-            "run",
-            "--port",
-            "0",
-            "--control-ui",
-            other.to_str().unwrap(),
-        ],
-    );
+    let gateway = serving_control_ui(&home, &other);
     let (_, body) = get(gateway.port, "/control/");
     assert!(body.contains("<title>from the flag</title>"), "{body}");
 }

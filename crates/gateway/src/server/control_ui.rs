@@ -91,7 +91,12 @@ async fn mount(
         Some(query) => format!("{BASE_PATH}/?{query}"),
         None => format!("{BASE_PATH}/"),
     };
-    let mut response = secured(StatusCode::FOUND, Body::empty());
+    let mut response = secured(
+        StatusCode::FOUND,
+        Body::empty(),
+        "text/plain; charset=utf-8",
+        "no-store",
+    );
     if let Ok(value) = HeaderValue::from_str(&location) {
         response.headers_mut().insert(header::LOCATION, value);
     }
@@ -235,15 +240,16 @@ async fn index(root: PathBuf) -> Response {
     };
     let html = files::prepare_index(&html);
     let csp = csp(&files::inline_script_hashes(&html));
-    let mut response = secured(StatusCode::OK, Body::from(html));
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/html; charset=utf-8"),
+    let mut response = secured(
+        StatusCode::OK,
+        Body::from(html),
+        "text/html; charset=utf-8",
+        "no-cache",
     );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     if let Ok(value) = HeaderValue::from_str(&csp) {
-        headers.insert(header::CONTENT_SECURITY_POLICY, value);
+        response
+            .headers_mut()
+            .insert(header::CONTENT_SECURITY_POLICY, value);
     }
     response
 }
@@ -256,28 +262,20 @@ fn file(
     size: u64,
     head: bool,
 ) -> Response {
-    let mut response = secured(
-        StatusCode::OK,
-        if head {
-            Body::empty()
-        } else {
-            Body::from(body)
-        },
-    );
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static(files::content_type(path)),
-    );
-    headers.insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static(if files::is_hashed_asset(segments) {
-            "public, max-age=31536000, immutable"
-        } else {
-            "no-cache"
-        }),
-    );
-    headers.insert(header::CONTENT_LENGTH, HeaderValue::from(size));
+    let cache = if files::is_hashed_asset(segments) {
+        "public, max-age=31536000, immutable"
+    } else {
+        "no-cache"
+    };
+    let body = if head {
+        Body::empty()
+    } else {
+        Body::from(body)
+    };
+    let mut response = secured(StatusCode::OK, body, files::content_type(path), cache);
+    response
+        .headers_mut()
+        .insert(header::CONTENT_LENGTH, HeaderValue::from(size));
     response
 }
 
@@ -298,10 +296,21 @@ fn csp(script_hashes: &[String]) -> String {
     )
 }
 
-/// A response with the headers every answer under the mount carries.
-fn secured(status: StatusCode, body: Body) -> Response {
+/// A response with its type and caching and the headers every answer under the mount
+/// carries.
+fn secured(
+    status: StatusCode,
+    body: Body,
+    content_type: &'static str,
+    cache_control: &'static str,
+) -> Response {
     let mut response = (status, body).into_response();
     let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static(cache_control),
+    );
     headers.insert(
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
@@ -317,15 +326,16 @@ fn secured(status: StatusCode, body: Body) -> Response {
     response
 }
 
+/// The content type of the JSON answers.
+const JSON: &str = "application/json; charset=utf-8";
+
 fn plain(status: StatusCode, text: &'static str) -> Response {
-    let mut response = secured(status, Body::from(text));
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    response
+    secured(
+        status,
+        Body::from(text),
+        "text/plain; charset=utf-8",
+        "no-store",
+    )
 }
 
 fn not_found() -> Response {
@@ -410,14 +420,7 @@ async fn bootstrap(gw: &Arc<Gateway>, addr: SocketAddr, headers: &HeaderMap) -> 
         plugin_frame_grants: [],
     };
     let json = serde_json::to_vec(&body).unwrap_or_default();
-    let mut response = secured(StatusCode::OK, Body::from(json));
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json; charset=utf-8"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
+    secured(StatusCode::OK, Body::from(json), JSON, "no-cache")
 }
 
 /// The default agent's identity, asked of `agent.identity.get` itself so the page's header
@@ -454,15 +457,9 @@ fn unauthorized(refusal: &Refusal) -> Response {
         }
     };
     let body = json!({ "error": { "message": message, "type": kind } }).to_string();
-    let mut response = secured(status, Body::from(body));
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json; charset=utf-8"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    let mut response = secured(status, Body::from(body), JSON, "no-store");
     if let Refusal::RateLimited { retry_after } = refusal {
-        headers.insert(
+        response.headers_mut().insert(
             header::RETRY_AFTER,
             HeaderValue::from(retry_after.as_secs().max(1)),
         );
