@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::{Home, mock, mode, replies, roles};
+use common::{Home, long_story, mock, mode, replies, roles};
 use pincer_testkit::{Fault, Match, Reply, Rule, Scenario};
 use serde_json::{Value, json};
 
@@ -457,16 +457,7 @@ fn garbage_in_a_transcript_is_reported_and_nothing_is_lost() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_aborts_the_turn_and_keeps_the_partial_reply() {
     use std::io::Read;
-    let (_server, home) = Home::on_script(
-        Scenario::new().rule(
-            Rule::when(Match::last_user("long story")).reply(
-                Reply::text("once upon a time there was a very long story")
-                    .with_chunk_size(5)
-                    .with_delay_ms(100),
-            ),
-        ),
-    )
-    .await;
+    let (_server, home) = Home::on_script(Scenario::new().rule(long_story(100))).await;
     let mut child = home
         .command(&["ask", "long story"])
         .stdout(std::process::Stdio::piped())

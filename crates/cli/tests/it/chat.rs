@@ -10,7 +10,7 @@ use pincer_testkit::{Match, Reply, Rule, Scenario};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 use crate::common::gateway::{Foreground, gateway_home};
-use crate::common::{Home, Script as _, mock, mode, replies};
+use crate::common::{Home, Script as _, long_story, mock, mode, replies};
 
 const NOTICE: &str = "(This reply comes from Pincer's offline stub model, not a real LLM. To use a real model, set an API key such as ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY and choose a model, e.g. anthropic/claude-sonnet-4-5.)";
 
@@ -286,16 +286,7 @@ async fn the_up_arrow_brings_back_a_line_of_an_earlier_chat() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_aborts_a_streaming_reply_and_twice_at_the_prompt_leaves() {
-    let (_llm, home) = Home::on_script(
-        Scenario::new().rule(
-            Rule::when(Match::last_user("long story")).reply(
-                Reply::text("once upon a time there was a very long story")
-                    .with_chunk_size(5)
-                    .with_delay_ms(150),
-            ),
-        ),
-    )
-    .await;
+    let (_llm, home) = Home::on_script(Scenario::new().rule(long_story(150))).await;
     let mut term = Terminal::spawn(&home, &["chat"]);
     term.prompt().await;
     term.abort_after("long story", "once").await;
@@ -358,16 +349,7 @@ async fn a_piped_chat_continues_lines_ending_in_a_backslash() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chat_through_the_gateway() {
-    let llm = mock(
-        replies(&[("hello", "Hi from the gateway.")]).rule(
-            Rule::when(Match::last_user("long story")).reply(
-                Reply::text("once upon a time there was a very long story")
-                    .with_chunk_size(5)
-                    .with_delay_ms(150),
-            ),
-        ),
-    )
-    .await;
+    let llm = mock(replies(&[("hello", "Hi from the gateway.")]).rule(long_story(150))).await;
     let (home, port) = gateway_home(&llm, "tok-chat");
     let _gateway = Foreground::start(&home, &["gateway", "run"]);
     let url = format!("ws://127.0.0.1:{port}/");

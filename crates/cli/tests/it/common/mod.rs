@@ -212,6 +212,16 @@ impl Script for Scenario {
     }
 }
 
+/// A slow reply to "long story" (five characters per delta, `delay_ms` apart), for the tests
+/// that interrupt a reply while it streams: "once" arrives first, "very long story" last.
+pub fn long_story(delay_ms: u64) -> Rule {
+    Rule::when(Match::last_user("long story")).reply(
+        Reply::text("once upon a time there was a very long story")
+            .with_chunk_size(5)
+            .with_delay_ms(delay_ms),
+    )
+}
+
 /// A script that answers each `(user message, reply)` pair's message with its reply.
 pub fn replies(pairs: &[(&str, &str)]) -> Scenario {
     answers(
