@@ -43,6 +43,37 @@ pub const HELP: &str = "\
 /exit              leave (also Ctrl-D, or Ctrl-C twice)
 A line ending in \\ continues on the next line.";
 
+/// The chat's own commands: every spelling (the first is the one Tab completes and `/help`
+/// shows) and what it is. The session commands (`/new`, `/reset`) are the turns crate's.
+const OWN: &[(&[&str], Own)] = &[
+    (&["/model", "/models"], Own::Model),
+    (&["/think", "/thinking", "/t"], Own::Think),
+    (&["/status"], Own::Status),
+    (&["/stop", "/abort"], Own::Stop),
+    (&["/sessions"], Own::Sessions),
+    (&["/help", "/?"], Own::Help),
+    (&["/exit", "/quit"], Own::Exit),
+];
+
+#[derive(Clone, Copy)]
+enum Own {
+    Model,
+    Think,
+    Status,
+    Stop,
+    Sessions,
+    Help,
+    Exit,
+}
+
+/// Every command Tab completes: the session commands, then the chat's own.
+pub fn completions() -> impl Iterator<Item = &'static str> {
+    let session = pincer_turns::commands::COMMANDS
+        .iter()
+        .flat_map(|command| command.aliases.iter().copied());
+    session.chain(OWN.iter().map(|(spellings, _)| spellings[0]))
+}
+
 /// Classifies one line of input.
 pub fn parse(line: &str) -> ChatCommand {
     if let Some(SessionCommand::NewSession { rest }) = session_command(line) {
@@ -59,14 +90,19 @@ pub fn parse(line: &str) -> ChatCommand {
             value => Setting::Value(value.to_owned()),
         })
     };
-    match word {
-        "/model" | "/models" => ChatCommand::Model(setting()),
-        "/think" | "/thinking" | "/t" => ChatCommand::Think(setting()),
-        "/status" if arg.is_none() => ChatCommand::Status,
-        "/stop" | "/abort" if arg.is_none() => ChatCommand::Stop,
-        "/sessions" if arg.is_none() => ChatCommand::Sessions,
-        "/help" | "/?" if arg.is_none() => ChatCommand::Help,
-        "/exit" | "/quit" if arg.is_none() => ChatCommand::Exit,
+    let own = OWN
+        .iter()
+        .find(|(spellings, _)| spellings.contains(&word))
+        .map(|(_, own)| *own);
+    match (own, arg) {
+        (Some(Own::Model), _) => ChatCommand::Model(setting()),
+        (Some(Own::Think), _) => ChatCommand::Think(setting()),
+        // The rest take no argument: with one, the line is a message.
+        (Some(Own::Status), None) => ChatCommand::Status,
+        (Some(Own::Stop), None) => ChatCommand::Stop,
+        (Some(Own::Sessions), None) => ChatCommand::Sessions,
+        (Some(Own::Help), None) => ChatCommand::Help,
+        (Some(Own::Exit), None) => ChatCommand::Exit,
         _ => ChatCommand::Message(line.to_owned()),
     }
 }
@@ -112,5 +148,23 @@ mod tests {
         for (line, want) in cases {
             assert_eq!(&parse(line), want, "{line:?}");
         }
+    }
+
+    #[test]
+    fn tab_completes_every_command_once() {
+        assert_eq!(
+            completions().collect::<Vec<_>>(),
+            [
+                "/new",
+                "/reset",
+                "/model",
+                "/think",
+                "/status",
+                "/stop",
+                "/sessions",
+                "/help",
+                "/exit"
+            ]
+        );
     }
 }

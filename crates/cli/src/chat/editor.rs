@@ -22,19 +22,6 @@ use tokio::sync::mpsc;
 /// Most lines the history keeps.
 const HISTORY_SIZE: usize = 1000;
 
-/// The commands Tab completes.
-const COMMANDS: &[&str] = &[
-    "/new",
-    "/reset",
-    "/model",
-    "/think",
-    "/status",
-    "/stop",
-    "/sessions",
-    "/help",
-    "/exit",
-];
-
 /// What the user did at the prompt.
 #[derive(Debug)]
 pub enum Input {
@@ -165,10 +152,9 @@ impl Completer for ChatHelper {
         if !typed.starts_with('/') || typed.contains(char::is_whitespace) {
             return Ok((0, Vec::new()));
         }
-        let matches = COMMANDS
-            .iter()
+        let matches = super::commands::completions()
             .filter(|c| c.starts_with(typed))
-            .map(|c| (*c).to_owned())
+            .map(str::to_owned)
             .collect();
         Ok((0, matches))
     }
