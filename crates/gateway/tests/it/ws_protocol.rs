@@ -549,9 +549,9 @@ mod limits;
 mod presence;
 #[path = "ws_protocol/queue_modes.rs"]
 mod queue_modes;
-#[path = "ws_protocol/transcript_methods.rs"]
-mod transcript_methods;
 #[path = "ws_protocol/session_events.rs"]
 mod session_events;
 #[path = "ws_protocol/session_life.rs"]
 mod session_life;
+#[path = "ws_protocol/transcript_methods.rs"]
+mod transcript_methods;
