@@ -246,30 +246,64 @@ pub(super) async fn create(gw: &Arc<Gateway>, p: &Value) -> Result<Created, Meth
     })
 }
 
-/// The params of `sessions.resolve`: one of `key`, `sessionId`, `label`.
+/// The params of `sessions.resolve`: one of `key`, `sessionId`, `label`, `shortId`,
+/// `reference`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct SessionsResolveParams {
     key: Option<String>,
     session_id: Option<String>,
     label: Option<String>,
+    /// The Control UI's address of a session (`/chat/<agent>/<shortId>`): 8 to 32 hex digits,
+    /// the start of the UUID its key ends with, without the dashes.
+    short_id: Option<String>,
+    /// The title slug of that address (`<slug>-<shortId>`); needs `shortId`. Pincer's
+    /// sessions have no titles to match it against, so it narrows nothing.
+    slug_hint: Option<String>,
+    /// A session the app linked to by its key.
+    reference: Option<SessionReference>,
     agent_id: Option<String>,
     /// Answer `{ok: false}` instead of an error when nothing matches.
     allow_missing: Option<bool>,
 }
 
+/// `sessions.resolve`'s `reference`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SessionReference {
+    key: String,
+}
+
 pub(super) async fn resolve(gw: &Gateway, p: &Value) -> Result<Value, MethodError> {
     let params: SessionsResolveParams = parse(p)?;
+    let short_id = given(&params.short_id);
+    if params.slug_hint.is_some() && short_id.is_none() {
+        return Err(MethodError::invalid("slugHint requires shortId"));
+    }
+    // A reference names its session by key, as `key` does.
+    let reference = params.reference.as_ref().map(|r| r.key.trim());
     let (key, session_id, label) = (
-        given(&params.key),
+        given(&params.key).or(reference.filter(|k| !k.is_empty())),
         given(&params.session_id),
         given(&params.label),
     );
-    let asked = [key, session_id, label].iter().flatten().count();
+    let asked = [
+        given(&params.key).is_some(),
+        reference.is_some(),
+        session_id.is_some(),
+        label.is_some(),
+        short_id.is_some(),
+    ]
+    .into_iter()
+    .filter(|given| *given)
+    .count();
     if asked > 1 {
         return Err(MethodError::invalid(
             "Provide either key, sessionId, label, shortId, or reference (not multiple)",
         ));
+    }
+    if let Some(short_id) = short_id {
+        return resolve_short_id(gw, &params, short_id).await;
     }
     let Some(wanted) = key.or(session_id).or(label).map(str::to_owned) else {
         return Err(MethodError::invalid(
@@ -306,6 +340,61 @@ pub(super) async fn resolve(gw: &Gateway, p: &Value) -> Result<Value, MethodErro
             )))
         }
     }
+}
+
+/// `sessions.resolve {shortId}` (OpenClaw's): the sessions whose key ends with a UUID that,
+/// without its dashes, starts with `short_id`. One is the answer; several come back as
+/// `{ok, ambiguous, candidates}` (at most 10) for the app to choose from.
+async fn resolve_short_id(
+    gw: &Gateway,
+    params: &SessionsResolveParams,
+    short_id: &str,
+) -> Result<Value, MethodError> {
+    if !(8..=32).contains(&short_id.len()) || !short_id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(MethodError::invalid(
+            "shortId must be 8-32 hexadecimal characters",
+        ));
+    }
+    let short_id = short_id.to_ascii_lowercase();
+    let agent_id = match &params.agent_id {
+        Some(id) if gw.runtime.is_known_agent(id) => id.clone(),
+        _ => gw.runtime.default_agent_id(),
+    };
+    let all = sessions::all_sessions(&gw.runtime.sessions(&agent_id)).await?;
+    let matches: Vec<&String> = all
+        .iter()
+        .map(|(k, _)| k)
+        .filter(|k| key_uuid(k).is_some_and(|uuid| uuid.starts_with(&short_id)))
+        .collect();
+    match matches.as_slice() {
+        [found] => Ok(json!({ "ok": true, "key": found, "agentId": agent_id })),
+        [] if params.allow_missing == Some(true) => Ok(json!({ "ok": false })),
+        [] => Err(MethodError::invalid(format!(
+            "No session found: {short_id}"
+        ))),
+        many => {
+            let candidates: Vec<Value> = many
+                .iter()
+                .take(10)
+                .map(|k| json!({ "key": k, "agentId": agent_id }))
+                .collect();
+            Ok(json!({ "ok": true, "ambiguous": true, "candidates": candidates }))
+        }
+    }
+}
+
+/// The UUID a session key ends with (`agent:main:dashboard:<uuid>`), without its dashes and
+/// lowercased, if it ends with one.
+fn key_uuid(key: &str) -> Option<String> {
+    let tail = key.get(key.len().checked_sub(36)?..)?;
+    let is_uuid = tail.char_indices().all(|(i, c)| {
+        if [8, 13, 18, 23].contains(&i) {
+            c == '-'
+        } else {
+            c.is_ascii_hexdigit()
+        }
+    });
+    is_uuid.then(|| tail.replace('-', "").to_ascii_lowercase())
 }
 
 /// A selector that was given and is not blank.

@@ -221,3 +221,104 @@ async fn sessions_resolve_finds_a_session_by_key_id_or_label() {
         "Either key, sessionId, label, shortId, or reference is required"
     );
 }
+
+#[tokio::test]
+async fn sessions_resolve_finds_the_control_uis_short_id_and_reference() {
+    let (_server, mut client) = start_connected(hi_scenario(), &["operator.write"]).await;
+    // As the Control UI's new chat: `agent:main:dashboard:<uuid>`, linked as the UUID's hex.
+    let res = client
+        .call(
+            "sessions.create",
+            json!({"agentId": "main", "parentSessionKey": "agent:main:main"}),
+        )
+        .await;
+    let key = res["payload"]["key"].as_str().unwrap().to_owned();
+    let short = key.rsplit(':').next().unwrap().replace('-', "");
+    assert_eq!(short.len(), 32, "{key}");
+    let found = json!({"ok": true, "key": key, "agentId": "main"});
+    for params in [
+        json!({"shortId": short, "agentId": "main", "allowMissing": true}),
+        json!({"shortId": &short[..8]}),
+        json!({"shortId": short.to_uppercase(), "slugHint": "new-session"}),
+        json!({"reference": {"key": key}, "agentId": "main", "includeGlobal": true,
+               "includeUnknown": true, "allowMissing": true}),
+        json!({"reference": {"key": key, "slug": "new-session"}}),
+    ] {
+        let res = client.call("sessions.resolve", params.clone()).await;
+        assert_eq!(res["payload"], found, "{params}: {res}");
+    }
+    // Two sessions the same 8 digits start: the app is given both to choose from.
+    for n in 1..=2 {
+        client
+            .call(
+                "sessions.create",
+                json!({"key": format!("dashboard:abcdef01-0000-4000-8000-00000000000{n}")}),
+            )
+            .await;
+    }
+    let res = client
+        .call("sessions.resolve", json!({"shortId": "abcdef01"}))
+        .await;
+    assert_eq!(
+        (&res["payload"]["ok"], &res["payload"]["ambiguous"]),
+        (&json!(true), &json!(true)),
+        "{res}"
+    );
+    // Newest first, as the list; the two were made in the same millisecond or not.
+    let mut candidates = res["payload"]["candidates"].as_array().unwrap().clone();
+    candidates.sort_by_key(|c| c["key"].as_str().unwrap().to_owned());
+    assert_eq!(
+        candidates,
+        [
+            json!({"key": "agent:main:dashboard:abcdef01-0000-4000-8000-000000000001", "agentId": "main"}),
+            json!({"key": "agent:main:dashboard:abcdef01-0000-4000-8000-000000000002", "agentId": "main"}),
+        ]
+    );
+    let res = client
+        .call(
+            "sessions.resolve",
+            json!({"shortId": "abcdef01000040008000000000000002"}),
+        )
+        .await;
+    assert_eq!(
+        res["payload"]["key"], "agent:main:dashboard:abcdef01-0000-4000-8000-000000000002",
+        "{res}"
+    );
+    // Missing, malformed, and more than one selector.
+    for (params, want) in [
+        (
+            json!({"shortId": "00000000", "allowMissing": true}),
+            Ok(json!({"ok": false})),
+        ),
+        (
+            json!({"reference": {"key": "agent:main:gone"}, "allowMissing": true}),
+            Ok(json!({"ok": false})),
+        ),
+        (
+            json!({"shortId": "00000000"}),
+            Err("No session found: 00000000"),
+        ),
+        (
+            json!({"shortId": "abc"}),
+            Err("shortId must be 8-32 hexadecimal characters"),
+        ),
+        (
+            json!({"shortId": "zzzzzzzz"}),
+            Err("shortId must be 8-32 hexadecimal characters"),
+        ),
+        (
+            json!({"slugHint": "x", "key": "agent:main:main"}),
+            Err("slugHint requires shortId"),
+        ),
+        (
+            json!({"shortId": "abcdef01", "key": "agent:main:main"}),
+            Err("Provide either key, sessionId, label, shortId, or reference (not multiple)"),
+        ),
+    ] {
+        let res = client.call("sessions.resolve", params.clone()).await;
+        match want {
+            Ok(payload) => assert_eq!(res["payload"], payload, "{params}: {res}"),
+            Err(message) => assert_eq!(res["error"]["message"], message, "{params}: {res}"),
+        }
+    }
+}
