@@ -311,3 +311,67 @@ async fn the_run_history_of_every_job_is_one_page_newest_first() {
     assert_eq!(one["entries"].as_array().unwrap().len(), 1, "{one}");
     running.stop.cancel();
 }
+
+#[tokio::test]
+async fn cron_list_pages_the_jobs_as_the_control_ui_asks() {
+    let (running, _cron_dir, mut client) = start(Scenario::new()).await;
+    for name in ["a", "b", "c"] {
+        client.ok("cron.add", hourly(name, "m")).await;
+    }
+    let page = |v: &Value| {
+        (
+            v["jobs"].as_array().unwrap().len(),
+            v["total"].clone(),
+            v["offset"].clone(),
+            v["limit"].clone(),
+            v["hasMore"].clone(),
+            v["nextOffset"].clone(),
+        )
+    };
+    let first = client
+        .ok(
+            "cron.list",
+            json!({"agentId": "main", "includeDisabled": true, "limit": 2, "offset": 0}),
+        )
+        .await;
+    assert_eq!(
+        page(&first),
+        (2, json!(3), json!(0), json!(2), json!(true), json!(2))
+    );
+    let revision = first["snapshotRevision"].as_str().unwrap().to_owned();
+    assert!(revision.starts_with("sha256:"), "{revision}");
+    let last = client
+        .ok("cron.list", json!({"limit": 2, "offset": 2}))
+        .await;
+    assert_eq!(
+        page(&last),
+        (1, json!(3), json!(2), json!(2), json!(false), Value::Null)
+    );
+    assert_eq!(
+        last["snapshotRevision"],
+        revision.as_str(),
+        "nothing changed"
+    );
+    // Without a limit, every job on one page (what the CLI's `cron list` reads).
+    let all = client.ok("cron.list", json!({})).await;
+    assert_eq!(
+        page(&all),
+        (3, json!(3), json!(0), json!(3), json!(false), Value::Null)
+    );
+    let id = all["jobs"][0]["id"].as_str().unwrap().to_owned();
+    client.ok("cron.remove", json!({"id": id})).await;
+    let after = client.ok("cron.list", json!({"limit": 50})).await;
+    assert_eq!(
+        page(&after),
+        (2, json!(2), json!(0), json!(50), json!(false), Value::Null)
+    );
+    assert_ne!(after["snapshotRevision"], revision.as_str(), "a job went");
+    let empty = client
+        .ok("cron.list", json!({"limit": 0, "offset": 9}))
+        .await;
+    assert_eq!(
+        page(&empty),
+        (0, json!(2), json!(9), json!(1), json!(false), Value::Null)
+    );
+    running.stop.cancel();
+}

@@ -1,5 +1,6 @@
 //! The protocol's cron methods, in OpenClaw's shapes (`src/gateway/server-methods/cron.ts`):
-//! `cron.status`, `cron.list {includeDisabled?}`, `cron.add <CronJobCreate>`,
+//! `cron.status`, `cron.list {includeDisabled?, limit?, offset?}` (a page, with OpenClaw's
+//! `snapshotRevision`, `total`, `hasMore`, `nextOffset`), `cron.add <CronJobCreate>`,
 //! `cron.update {id|jobId, patch}`, `cron.remove {id|jobId}`, `cron.run {id|jobId,
 //! mode?: "due"|"force"}` (answers once the run ended) and `cron.runs {id|jobId, limit?}`.
 //! Scopes are checked by the dispatcher in `mod.rs`; a gateway without cron says so before
@@ -25,15 +26,62 @@ const MAX_RUNS: u64 = 500;
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CronListParams {
     include_disabled: Option<bool>,
+    /// At most this many jobs (1 to 1000; all when absent), from `offset` (default 0): the
+    /// Control UI's Automations page asks page by page.
+    limit: Option<u64>,
+    offset: Option<u64>,
 }
 
+/// Most jobs one `cron.list` page holds.
+const MAX_LIST_PAGE: u64 = 1000;
+
+/// One page of jobs, in OpenClaw's inventory shape: `total` jobs in all, `snapshotRevision`
+/// changes when any of them does, `nextOffset` is where the next page starts (`null` on the
+/// last).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct CronListResponse {
     jobs: Vec<CronJob>,
+    snapshot_revision: String,
+    total: usize,
+    offset: usize,
+    limit: usize,
+    has_more: bool,
+    next_offset: Option<usize>,
     /// Why the job file could not be read (the list is then empty).
     #[serde(skip_serializing_if = "Option::is_none")]
     load_error: Option<String>,
+}
+
+impl CronListResponse {
+    /// The page of `all` that `params` asks for.
+    fn page(all: Vec<CronJob>, params: &CronListParams, load_error: Option<String>) -> Self {
+        use base64::Engine as _;
+        use sha2::Digest as _;
+        let revision = sha2::Sha256::digest(serde_json::to_vec(&all).unwrap_or_default());
+        let total = all.len();
+        let offset = usize::try_from(params.offset.unwrap_or(0)).unwrap_or(usize::MAX);
+        let limit = match params.limit {
+            Some(limit) => usize::try_from(limit.clamp(1, MAX_LIST_PAGE)).unwrap_or(1),
+            None => total.max(1),
+        };
+        let jobs: Vec<CronJob> = all.into_iter().skip(offset).take(limit).collect();
+        let end = offset.saturating_add(jobs.len());
+        let has_more = end < total;
+        Self {
+            jobs,
+            snapshot_revision: format!(
+                "sha256:{}",
+                base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(revision)
+            ),
+            total,
+            offset,
+            limit,
+            has_more,
+            next_offset: has_more.then_some(end),
+            load_error,
+        }
+    }
 }
 
 /// A job named by `id`, or OpenClaw's older `jobId` (`cron.remove`).
@@ -137,10 +185,11 @@ pub(super) async fn call(gw: &Gateway, method: Method, p: &Value) -> Result<Valu
         Method::CronStatus => Ok(cron.status().to_json()),
         Method::CronList => {
             let params: CronListParams = parse(p)?;
-            payload(CronListResponse {
-                jobs: cron.list(params.include_disabled.unwrap_or(false)),
-                load_error: cron.load_error().map(str::to_owned),
-            })
+            payload(CronListResponse::page(
+                cron.list(params.include_disabled.unwrap_or(false)),
+                &params,
+                cron.load_error().map(str::to_owned),
+            ))
         }
         Method::CronAdd => {
             // The job's own schema, with serde's messages (OpenClaw's CronJobCreate).
