@@ -220,12 +220,9 @@ async fn the_control_uis_other_pages_answer() {
 #[tokio::test]
 async fn commands_list_offers_pincers_chat_commands() {
     let (_server, mut client) = start_connected(hi_scenario(), &["operator.read"]).await;
-    let res = client
-        .ok(
-            "commands.list",
-            json!({"agentId": "main", "scope": "text", "includeArgs": true}),
-        )
-        .await;
+    // As the TUI asks, with each command's arguments.
+    let text_commands = json!({"agentId": "main", "scope": "text", "includeArgs": true});
+    let res = client.ok("commands.list", text_commands).await;
     let entry = |name: &str, description: &str| {
         json!({"name": name, "nativeName": name, "textAliases": [format!("/{name}")],
                "description": description, "category": "session", "source": "native",
@@ -302,12 +299,9 @@ async fn agent_identity_comes_from_identity_md() {
 #[tokio::test]
 async fn models_list_shows_the_configured_models_only() {
     let (_server, mut client) = start_connected(hi_scenario(), &["operator.read"]).await;
-    let res = client
-        .ok(
-            "models.list",
-            json!({"view": "configured", "agentId": "main"}),
-        )
-        .await;
+    // As the Control UI's model picker asks.
+    let configured = json!({"view": "configured", "agentId": "main"});
+    let res = client.ok("models.list", configured).await;
     let off = json!([{"id": "off", "label": "off"}]);
     assert_eq!(
         res,
@@ -323,9 +317,9 @@ async fn models_list_shows_the_configured_models_only() {
             "accountSelection": {"kind": "automatic", "label": "Automatic account selection"},
         })
     );
-    let auth = client.call("models.authStatus", json!({})).await;
+    let auth = client.ok("models.authStatus", json!({})).await;
     assert_eq!(
-        auth["payload"]["providers"],
+        auth["providers"],
         json!([{"provider": "mock", "authProvider": "mock", "displayName": "mock",
                 "status": "static", "profiles": [], "apiKey": {"source": "config"}}])
     );

@@ -226,13 +226,9 @@ async fn sessions_resolve_finds_a_session_by_key_id_or_label() {
 async fn sessions_resolve_finds_the_control_uis_short_id_and_reference() {
     let (_server, mut client) = start_connected(hi_scenario(), &["operator.write"]).await;
     // As the Control UI's new chat: `agent:main:dashboard:<uuid>`, linked as the UUID's hex.
-    let res = client
-        .call(
-            "sessions.create",
-            json!({"agentId": "main", "parentSessionKey": "agent:main:main"}),
-        )
-        .await;
-    let key = res["payload"]["key"].as_str().unwrap().to_owned();
+    let new_chat = json!({"agentId": "main", "parentSessionKey": "agent:main:main"});
+    let created = client.ok("sessions.create", new_chat).await;
+    let key = created["key"].as_str().unwrap().to_owned();
     let short = key.rsplit(':').next().unwrap().replace('-', "");
     assert_eq!(short.len(), 32, "{key}");
     let found = json!({"ok": true, "key": key, "agentId": "main"});
@@ -244,28 +240,24 @@ async fn sessions_resolve_finds_the_control_uis_short_id_and_reference() {
                "includeUnknown": true, "allowMissing": true}),
         json!({"reference": {"key": key, "slug": "new-session"}}),
     ] {
-        let res = client.call("sessions.resolve", params.clone()).await;
-        assert_eq!(res["payload"], found, "{params}: {res}");
+        let res = client.ok("sessions.resolve", params.clone()).await;
+        assert_eq!(res, found, "{params}: {res}");
     }
     // Two sessions the same 8 digits start: the app is given both to choose from.
     for n in 1..=2 {
-        client
-            .call(
-                "sessions.create",
-                json!({"key": format!("dashboard:abcdef01-0000-4000-8000-00000000000{n}")}),
-            )
-            .await;
+        let key = format!("dashboard:abcdef01-0000-4000-8000-00000000000{n}");
+        client.ok("sessions.create", json!({ "key": key })).await;
     }
     let res = client
-        .call("sessions.resolve", json!({"shortId": "abcdef01"}))
+        .ok("sessions.resolve", json!({"shortId": "abcdef01"}))
         .await;
     assert_eq!(
-        (&res["payload"]["ok"], &res["payload"]["ambiguous"]),
+        (&res["ok"], &res["ambiguous"]),
         (&json!(true), &json!(true)),
         "{res}"
     );
     // Newest first, as the list; the two were made in the same millisecond or not.
-    let mut candidates = res["payload"]["candidates"].as_array().unwrap().clone();
+    let mut candidates = res["candidates"].as_array().unwrap().clone();
     candidates.sort_by_key(|c| c["key"].as_str().unwrap().to_owned());
     assert_eq!(
         candidates,
@@ -274,14 +266,10 @@ async fn sessions_resolve_finds_the_control_uis_short_id_and_reference() {
             json!({"key": "agent:main:dashboard:abcdef01-0000-4000-8000-000000000002", "agentId": "main"}),
         ]
     );
-    let res = client
-        .call(
-            "sessions.resolve",
-            json!({"shortId": "abcdef01000040008000000000000002"}),
-        )
-        .await;
+    let full = json!({"shortId": "abcdef01000040008000000000000002"});
+    let res = client.ok("sessions.resolve", full).await;
     assert_eq!(
-        res["payload"]["key"], "agent:main:dashboard:abcdef01-0000-4000-8000-000000000002",
+        res["key"], "agent:main:dashboard:abcdef01-0000-4000-8000-000000000002",
         "{res}"
     );
     // Missing, malformed, and more than one selector.
