@@ -2,7 +2,8 @@
 //! `cron.status`, `cron.list {includeDisabled?, limit?, offset?}` (a page, with OpenClaw's
 //! `snapshotRevision`, `total`, `hasMore`, `nextOffset`), `cron.add <CronJobCreate>`,
 //! `cron.update {id|jobId, patch}`, `cron.remove {id|jobId}`, `cron.run {id|jobId,
-//! mode?: "due"|"force"}` (answers once the run ended) and `cron.runs {id|jobId, limit?}`.
+//! mode?: "due"|"force"}` (answers once the run ended) and `cron.runs {id|jobId, limit?}`
+//! (without a job: every job's runs as one page, `cron_history`).
 //! Scopes are checked by the dispatcher in `mod.rs`; a gateway without cron says so before
 //! any parameter is read.
 
