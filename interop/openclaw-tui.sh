@@ -5,8 +5,8 @@
 # LLM and `pincer gateway run` on free loopback ports with a temporary home, then in
 # `openclaw tui --url ws://127.0.0.1:<port> --token <t>`:
 #   waits for "gateway connected", sends a message and waits for the mock's reply on the
-#   screen, runs `/new` (a new session) and `/sessions` (the picker lists both), leaves with
-#   Ctrl+D,
+#   screen, runs `/status` (answered by the gateway, not the model), `/think off`, `/new` (a
+#   new session) and `/sessions` (the picker lists both), leaves with Ctrl+D,
 # and checks that no screen showed an error line ("unknown method", "not connected",
 # "failed", "error"), that the TUI exited 0 and that no process is left behind.
 # Screens are kept in target/openclaw-tui.screens.
@@ -109,6 +109,12 @@ tmux_ new-session -d -s tui -x 160 -y 48 "$tui_cmd 2>'$work/tui.err'; echo \$? >
 wait_for 'gateway connected' 120
 tmux_ send-keys -t tui "ping from tmux" Enter
 wait_for "$reply" 60
+# Typed commands: /status is the gateway's to answer (the TUI sends it as text), /think a
+# session setting the TUI patches.
+tmux_ send-keys -t tui "/status" Enter
+wait_for '[Ss]ession: +agent:main:main' 60
+tmux_ send-keys -t tui "/think off" Enter
+wait_for 'thinking set to off' 30
 tmux_ send-keys -t tui "/new" Enter
 wait_for 'new session: agent:main:tui-' 30
 new_key=$(screen | grep -oE 'new session: agent:main:tui-[0-9a-f-]+' | head -1 | sed 's/new session: agent:main://')
@@ -134,4 +140,4 @@ if pgrep -f "openclaw.mjs tui --url ws://127.0.0.1:$port" >/dev/null; then
   fail "a TUI process is left behind: $(pgrep -af "openclaw.mjs tui --url ws://127.0.0.1:$port")"
 fi
 echo "openclaw-tui: nothing left behind ok"
-echo "7 passed, 0 failed"
+echo "9 passed, 0 failed"

@@ -347,6 +347,9 @@ pub struct GatewayStartArgs {
     /// Detach and run in the background; `pincer gateway status|stop` manage it.
     #[arg(long)]
     pub daemon: bool,
+    /// Serve OpenClaw's Control UI from DIR at /control/ (as `gateway run --control-ui`).
+    #[arg(long = "control-ui", value_name = "DIR")]
+    pub control_ui: Option<std::path::PathBuf>,
 }
 
 /// How clients authenticate to the gateway.

@@ -1,19 +1,34 @@
-//! The chat commands Pincer understands at the start of a message (`/new`, `/reset`): one
-//! table that both the parser ([`crate::turn::session_command`]) and the gateway's
-//! `commands.list` read, so a client is never offered a command the parser does not know,
-//! nor the parser taught one the list does not show.
+//! The chat commands Pincer understands at the start of a message (`/new`, `/status`,
+//! `/model`, `/think`, `/stop`, `/help`): one table that the parser ([`parse`]), the gateway
+//! (which answers them for `chat.send` and every channel) and its `commands.list` read, and
+//! `pincer chat` completes, so a client is never offered a command the parser does not
+//! know, nor the parser taught one the list does not show.
+
+use pincer_store::SessionEntry;
 
 /// What a command does when a message starts with it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CommandAction {
     /// Start a new session under the same key; text after the command is its first message.
     NewSession,
+    /// Show the session, its model, thinking level and token counts.
+    Status,
+    /// List the commands.
+    Help,
+    /// Stop the session's running reply.
+    Stop,
+    /// Show or set the session's model.
+    Model,
+    /// Show or set the session's thinking level.
+    Think,
 }
 
 /// The group a command is shown under (OpenClaw's categories).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CommandCategory {
     Session,
+    Status,
+    Options,
 }
 
 impl CommandCategory {
@@ -21,6 +36,8 @@ impl CommandCategory {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Session => "session",
+            Self::Status => "status",
+            Self::Options => "options",
         }
     }
 }
@@ -30,11 +47,14 @@ impl CommandCategory {
 pub struct ChatCommand {
     /// The name, without the slash.
     pub name: &'static str,
-    /// Every way to type it, with the slash.
+    /// Every way to type it, with the slash; the first is the one lists show.
     pub aliases: &'static [&'static str],
+    /// How it is used, for `/help`.
+    pub usage: &'static str,
     pub description: &'static str,
     pub category: CommandCategory,
-    /// Whether text may follow the command.
+    /// Whether text may follow the command; when it may not, a message that goes on after
+    /// it is a message for the agent, not the command.
     pub accepts_args: bool,
     pub action: CommandAction,
 }
@@ -44,6 +64,7 @@ pub const COMMANDS: &[ChatCommand] = &[
     ChatCommand {
         name: "new",
         aliases: &["/new"],
+        usage: "/new [message]",
         description: "Begin a fresh session; any text after it is the new session's first message.",
         category: CommandCategory::Session,
         accepts_args: true,
@@ -52,12 +73,81 @@ pub const COMMANDS: &[ChatCommand] = &[
     ChatCommand {
         name: "reset",
         aliases: &["/reset"],
+        usage: "/reset [message]",
         description: "Same as /new: archive this session and begin a fresh one.",
         category: CommandCategory::Session,
         accepts_args: true,
         action: CommandAction::NewSession,
     },
+    ChatCommand {
+        name: "status",
+        aliases: &["/status"],
+        usage: "/status",
+        description: "Show the session, its model, thinking level and token counts.",
+        category: CommandCategory::Status,
+        accepts_args: false,
+        action: CommandAction::Status,
+    },
+    ChatCommand {
+        name: "model",
+        aliases: &["/model", "/models"],
+        usage: "/model [provider/model|default]",
+        description: "Show this session's model, or set it (`default` goes back to the agent's).",
+        category: CommandCategory::Options,
+        accepts_args: true,
+        action: CommandAction::Model,
+    },
+    ChatCommand {
+        name: "think",
+        aliases: &["/think", "/thinking", "/t"],
+        usage: "/think [off|minimal|low|medium|high|xhigh|default]",
+        description: "Show this session's thinking level, or set it.",
+        category: CommandCategory::Options,
+        accepts_args: true,
+        action: CommandAction::Think,
+    },
+    ChatCommand {
+        name: "stop",
+        aliases: &["/stop", "/abort"],
+        usage: "/stop",
+        description: "Stop the session's running reply.",
+        category: CommandCategory::Session,
+        accepts_args: false,
+        action: CommandAction::Stop,
+    },
+    ChatCommand {
+        name: "help",
+        aliases: &["/help", "/commands"],
+        usage: "/help",
+        description: "Show the chat commands.",
+        category: CommandCategory::Status,
+        accepts_args: false,
+        action: CommandAction::Help,
+    },
 ];
+
+/// A value a command sets: a new value, or back to the configured default.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Setting {
+    Value(String),
+    Default,
+}
+
+/// A command a message is, with what it was given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// `/new` or `/reset`, optionally followed by a first message for the new session.
+    NewSession {
+        rest: Option<String>,
+    },
+    Status,
+    Help,
+    Stop,
+    /// Show the model (`None`) or set it.
+    Model(Option<Setting>),
+    /// Show the thinking level (`None`) or set it.
+    Think(Option<Setting>),
+}
 
 /// The command `text` starts with (an alias followed by white space or the end, after
 /// leading white space), and the rest of the text, trimmed.
@@ -72,6 +162,72 @@ pub fn parse_command(text: &str) -> Option<(&'static ChatCommand, &str)> {
     })
 }
 
+/// The command `text` is, if it is one. A command that takes nothing but is followed by
+/// text (`/status please`) is not: the message goes to the agent as written.
+pub fn parse(text: &str) -> Option<Command> {
+    let (command, rest) = parse_command(text)?;
+    if !command.accepts_args && !rest.is_empty() {
+        return None;
+    }
+    let arg = (!rest.is_empty()).then(|| rest.to_owned());
+    let setting = || {
+        arg.clone().map(|a| match a.as_str() {
+            "default" | "reset" => Setting::Default,
+            _ => Setting::Value(a),
+        })
+    };
+    Some(match command.action {
+        CommandAction::NewSession => Command::NewSession { rest: arg.clone() },
+        CommandAction::Status => Command::Status,
+        CommandAction::Help => Command::Help,
+        CommandAction::Stop => Command::Stop,
+        CommandAction::Model => Command::Model(setting()),
+        CommandAction::Think => Command::Think(setting()),
+    })
+}
+
+/// `/help`'s lines: each command's usage and what it does.
+pub fn help_lines() -> Vec<String> {
+    COMMANDS
+        .iter()
+        .map(|c| format!("{:<20} {}", c.usage, c.description))
+        .collect()
+}
+
+/// `/status`'s lines: the session (`entry` is `None` before its first message), the model
+/// and thinking level its next turn uses, its token counts, and what runs it (`runs`).
+pub fn status_lines(
+    key: &str,
+    entry: Option<&SessionEntry>,
+    model: &str,
+    thinking: &str,
+    runs: &str,
+) -> Vec<String> {
+    let tokens = match entry {
+        Some(SessionEntry {
+            input_tokens: Some(input),
+            output_tokens: Some(output),
+            total_tokens,
+            ..
+        }) => {
+            let total = total_tokens.unwrap_or(input + output);
+            format!("{input} in, {output} out, {total} in context")
+        }
+        _ => "none yet".to_owned(),
+    };
+    vec![
+        format!("session:  {key}"),
+        format!(
+            "id:       {}",
+            entry.map_or("(starts with the first message)", |e| &e.session_id)
+        ),
+        format!("model:    {model}"),
+        format!("thinking: {thinking}"),
+        format!("tokens:   {tokens}"),
+        format!("runs:     {runs}"),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,8 +239,44 @@ mod tests {
         }
         assert_eq!(name("/new"), Some(("new", "")));
         assert_eq!(name("  /reset  hi there "), Some(("reset", "hi there")));
+        assert_eq!(name("/models x"), Some(("model", "x")));
         assert_eq!(name("/newer"), None);
         assert_eq!(name("say /new"), None);
+    }
+
+    #[test]
+    fn messages_parse_into_commands_with_their_arguments() {
+        let value = |v: &str| Some(Setting::Value(v.into()));
+        let cases: &[(&str, Option<Command>)] = &[
+            ("/new", Some(Command::NewSession { rest: None })),
+            (
+                "/reset hi there",
+                Some(Command::NewSession {
+                    rest: Some("hi there".into()),
+                }),
+            ),
+            (" /status ", Some(Command::Status)),
+            ("/status please", None),
+            ("/commands", Some(Command::Help)),
+            ("/abort", Some(Command::Stop)),
+            ("/stop now", None),
+            ("/model", Some(Command::Model(None))),
+            (
+                "/model  mock/backup ",
+                Some(Command::Model(value("mock/backup"))),
+            ),
+            (
+                "/model default",
+                Some(Command::Model(Some(Setting::Default))),
+            ),
+            ("/think high", Some(Command::Think(value("high")))),
+            ("/t reset", Some(Command::Think(Some(Setting::Default)))),
+            ("/etc/hosts?", None),
+            ("hello /new", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(&parse(text), want, "{text:?}");
+        }
     }
 
     #[test]
@@ -93,8 +285,42 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), COMMANDS.len());
+        let mut aliases: Vec<&str> = COMMANDS.iter().flat_map(|c| c.aliases.to_vec()).collect();
+        aliases.sort_unstable();
+        let count = aliases.len();
+        aliases.dedup();
+        assert_eq!(aliases.len(), count, "an alias names two commands");
         for c in COMMANDS {
             assert!(c.aliases.iter().all(|a| a.starts_with('/')), "{}", c.name);
+            assert!(c.usage.starts_with(c.aliases[0]), "{}", c.name);
         }
+    }
+
+    #[test]
+    fn status_shows_tokens_once_the_session_has_them() {
+        let entry: SessionEntry = serde_json::from_value(serde_json::json!({
+            "sessionId": "s1", "createdAt": 1, "updatedAt": 1, "inputTokens": 10, "outputTokens": 5
+        }))
+        .unwrap();
+        assert_eq!(
+            status_lines("agent:main:main", Some(&entry), "mock/m", "low", "idle"),
+            [
+                "session:  agent:main:main",
+                "id:       s1",
+                "model:    mock/m",
+                "thinking: low",
+                "tokens:   10 in, 5 out, 15 in context",
+                "runs:     idle",
+            ]
+        );
+        assert_eq!(
+            status_lines("k", None, "mock/m", "default", "idle")[1..5],
+            [
+                "id:       (starts with the first message)",
+                "model:    mock/m",
+                "thinking: default",
+                "tokens:   none yet",
+            ]
+        );
     }
 }

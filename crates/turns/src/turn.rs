@@ -31,13 +31,12 @@ pub enum SessionCommand {
 }
 
 /// Recognises a session command of [`crate::commands::COMMANDS`] (`/new`, `/reset`) at the
-/// start of a message.
+/// start of a message; the other commands are for whoever answers them (the gateway,
+/// `pincer chat`).
 pub fn session_command(text: &str) -> Option<SessionCommand> {
-    let (command, rest) = crate::commands::parse_command(text)?;
-    match command.action {
-        crate::commands::CommandAction::NewSession => Some(SessionCommand::NewSession {
-            rest: (!rest.is_empty()).then(|| rest.to_owned()),
-        }),
+    match crate::commands::parse(text)? {
+        crate::commands::Command::NewSession { rest } => Some(SessionCommand::NewSession { rest }),
+        _ => None,
     }
 }
 

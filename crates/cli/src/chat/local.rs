@@ -16,10 +16,10 @@ use pincer_turns::turn::{TurnPlan, open_session, run_turn};
 use serde_json::{Value, json};
 
 use super::Interrupts;
-use super::commands::Setting;
 use super::render::{Ending, Renderer, Shown};
 use crate::app::App;
 use crate::turn_setup::{AgentSetup, Llm, PreparedAgent, prepare_agent};
+use pincer_turns::commands::{Setting, status_lines};
 
 /// Where and as whom the chat runs, from the command line.
 pub struct LocalOptions {
@@ -232,7 +232,7 @@ impl<'a> Local<'a> {
     pub fn status(&self) -> Result<Vec<String>> {
         let entry = self.entry()?;
         let config = self.prepare(entry.as_ref())?.config;
-        Ok(super::status_lines(
+        Ok(status_lines(
             &self.key,
             entry.as_ref(),
             &config.model.reference(),

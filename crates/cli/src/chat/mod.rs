@@ -25,11 +25,11 @@ use futures_util::FutureExt as _;
 use pincer_store::SessionEntry;
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
-use self::commands::Setting;
 use self::local::{Local, LocalOptions};
 use self::remote::Remote;
 use self::render::{Ending, Renderer};
 use crate::app::App;
+use pincer_turns::commands::Setting;
 
 /// The environment variable that gives `--token` when it is not on the command line.
 const TOKEN_ENV: &str = "PINCER_GATEWAY_TOKEN";
@@ -225,39 +225,6 @@ impl Backend<'_> {
             Self::Remote(remote) => remote.close().await,
         }
     }
-}
-
-/// `/status`'s lines.
-fn status_lines(
-    key: &str,
-    entry: Option<&SessionEntry>,
-    model: &str,
-    thinking: &str,
-    runs: &str,
-) -> Vec<String> {
-    let tokens = match entry {
-        Some(SessionEntry {
-            input_tokens: Some(input),
-            output_tokens: Some(output),
-            total_tokens,
-            ..
-        }) => {
-            let total = total_tokens.unwrap_or(input + output);
-            format!("{input} in, {output} out, {total} in context")
-        }
-        _ => "none yet".to_owned(),
-    };
-    vec![
-        format!("session:  {key}"),
-        format!(
-            "id:       {}",
-            entry.map_or("(starts with the first message)", |e| &e.session_id)
-        ),
-        format!("model:    {model}"),
-        format!("thinking: {thinking}"),
-        format!("tokens:   {tokens}"),
-        format!("runs:     {runs}"),
-    ]
 }
 
 /// `/sessions`' lines: most recent first, the chat's own marked with `*`.

@@ -15,9 +15,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::Interrupts;
-use super::commands::Setting;
 use super::render::{Ending, Renderer, Shown};
 use crate::gateway::client::GatewayClient;
+use pincer_turns::commands::{Setting, status_lines};
 
 /// How long connecting plus the handshake may take (a remote gateway may be far away).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -203,7 +203,7 @@ impl Remote {
         let (entry, defaults) = self.session().await?;
         let model = model_of(entry.as_ref(), &defaults);
         let url = self.url.clone();
-        Ok(super::status_lines(
+        Ok(status_lines(
             &self.key,
             entry.as_ref(),
             &model,

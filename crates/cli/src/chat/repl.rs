@@ -14,7 +14,9 @@ use std::process::ExitCode;
 use anyhow::{Context as _, Result};
 use tokio::io::AsyncBufReadExt as _;
 
-use super::commands::{self, ChatCommand, HELP};
+use pincer_turns::commands::Command;
+
+use super::commands::{self, ChatCommand};
 use super::editor::{Input, LineReader};
 use super::render::{Ending, Renderer};
 use super::{Backend, Interrupts};
@@ -125,22 +127,28 @@ async fn handle(
     }
     let result = match commands::parse(line) {
         ChatCommand::Exit => return Flow::Exit,
-        ChatCommand::Help => {
-            renderer.line(HELP);
+        ChatCommand::Shared(Command::Help) => {
+            renderer.line(&commands::help());
             Ok(())
         }
         ChatCommand::Message(text) => backend
             .send(text, false, renderer, ctrl_c)
             .await
             .map(|ending| renderer.end(&ending)),
-        ChatCommand::New { rest: Some(text) } => backend
+        ChatCommand::Shared(Command::NewSession { rest: Some(text) }) => backend
             .send(text, true, renderer, ctrl_c)
             .await
             .map(|ending| renderer.end(&ending)),
-        ChatCommand::New { rest: None } => backend.new_session(renderer, ctrl_c).await,
-        ChatCommand::Model(setting) => backend.model(setting).await.map(|t| renderer.line(&t)),
-        ChatCommand::Think(setting) => backend.think(setting).await.map(|t| renderer.line(&t)),
-        ChatCommand::Status => backend
+        ChatCommand::Shared(Command::NewSession { rest: None }) => {
+            backend.new_session(renderer, ctrl_c).await
+        }
+        ChatCommand::Shared(Command::Model(setting)) => {
+            backend.model(setting).await.map(|t| renderer.line(&t))
+        }
+        ChatCommand::Shared(Command::Think(setting)) => {
+            backend.think(setting).await.map(|t| renderer.line(&t))
+        }
+        ChatCommand::Shared(Command::Status) => backend
             .status()
             .await
             .map(|lines| renderer.line(&lines.join("\n"))),
@@ -148,7 +156,7 @@ async fn handle(
             let current = backend.session_key().to_owned();
             renderer.line(&super::session_lines(&rows, &current).join("\n"));
         }),
-        ChatCommand::Stop => backend.stop().await.map(|t| renderer.line(&t)),
+        ChatCommand::Shared(Command::Stop) => backend.stop().await.map(|t| renderer.line(&t)),
     };
     if let Err(e) = result {
         renderer.end(&Ending::Failed(format!("{e:#}")));

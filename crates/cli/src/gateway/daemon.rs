@@ -14,7 +14,7 @@ use pincer_ai::env::ProcessEnv;
 use serde::Serialize;
 use tokio::signal::unix::{SignalKind, signal};
 
-use crate::cli::ListenArgs;
+use crate::cli::GatewayStartArgs;
 use crate::gateway::{Listen, check_auth_allowed, resolve_token, url};
 use crate::log_writer::open_append;
 use crate::service::{self, ServiceState};
@@ -35,10 +35,15 @@ fn home() -> Result<PathBuf> {
 }
 
 /// `pincer gateway start --daemon`.
-pub async fn start(args: ListenArgs) -> Result<ExitCode> {
+pub async fn start(start: GatewayStartArgs) -> Result<ExitCode> {
+    let args = start.listen;
     let home = home()?;
     // A broken configuration is reported here, not from the daemon's log.
     let app = crate::app::App::load()?;
+    // A wrong Control UI directory is reported here too; the daemon gets `--control-ui`
+    // absolute (it does not start in this directory).
+    let control_ui = super::control_ui_root(start.control_ui.as_deref(), &app)?
+        .filter(|_| start.control_ui.is_some());
     // Resolved here and passed on as flags: the daemon listens where this command said,
     // whatever its environment.
     let listen = Listen::resolve(&args, &app.config.gateway);
@@ -67,17 +72,20 @@ pub async fn start(args: ListenArgs) -> Result<ExitCode> {
         .with_context(|| format!("cannot open the log {}", log_path.display()))?;
     let log_start = log.metadata().map(|m| m.len()).unwrap_or(0);
     let exe = std::env::current_exe().context("cannot find the pincer executable")?;
-    let args: Vec<String> = vec![
+    let mut args: Vec<std::ffi::OsString> = vec![
         "gateway".into(),
         "run".into(),
         "--port".into(),
-        port.to_string(),
+        port.to_string().into(),
         "--bind".into(),
-        listen.bind.to_string(),
+        listen.bind.to_string().into(),
         "--auth".into(),
         listen.auth.as_arg().into(),
         "--detached".into(),
     ];
+    if let Some(dir) = control_ui {
+        args.extend(["--control-ui".into(), dir.into_os_string()]);
+    }
     // stdin is /dev/null and stdout/stderr the log (appended): nothing ties the daemon to
     // this terminal or to a pipe of whoever ran `start`. It detaches itself (`setsid`, see
     // `gateway::detach`).
@@ -125,7 +133,7 @@ pub async fn start(args: ListenArgs) -> Result<ExitCode> {
 
     let state_path = service::state_path(&home);
     let mut argv = vec![exe.to_string_lossy().into_owned()];
-    argv.extend(args);
+    argv.extend(args.iter().map(|a| a.to_string_lossy().into_owned()));
     let state = ServiceState {
         pid,
         port,

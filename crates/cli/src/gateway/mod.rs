@@ -48,12 +48,12 @@ pub fn main(args: GatewayArgs) -> Result<ExitCode> {
         GatewayCommand::Run(run) => run_gateway(run),
         GatewayCommand::Start(start) if start.daemon => {
             crate::init_logging();
-            current_thread()?.block_on(crate::gateway::daemon::start(start.listen))
+            current_thread()?.block_on(crate::gateway::daemon::start(start))
         }
         GatewayCommand::Start(start) => run_gateway(GatewayRunArgs {
             listen: start.listen,
             detached: false,
-            control_ui: None,
+            control_ui: start.control_ui,
         }),
         GatewayCommand::Status => {
             crate::init_logging();

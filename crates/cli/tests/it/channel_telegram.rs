@@ -1,5 +1,5 @@
 //! Telegram end to end, what only Telegram does (the rest is in `channel_conformance`):
-//! `/new` starting the chat's session over, the owner told of pairing requests and the
+//! `/new` starting the chat's session over and the other chat commands answered, the owner told of pairing requests and the
 //! pending list, heartbeat replies reaching the chat, and two bots each answering their
 //! own chats under their own rules.
 
@@ -35,6 +35,19 @@ async fn new_starts_the_chats_session_over() {
         sent[1].plain_text
     );
     assert_eq!(llm.requests().len(), 1, "no model call for /new");
+
+    // The other chat commands are the gateway's to answer too, here as in every client.
+    fake.inject_message(InjectMessage::private(OWNER, "/think low"));
+    let sent = fake.wait_for_messages(3, T).await;
+    assert_eq!(sent[2].plain_text, "thinking: low");
+    fake.inject_message(InjectMessage::private(OWNER, "/status"));
+    let sent = fake.wait_for_messages(4, T).await;
+    let status: Vec<&str> = sent[3].plain_text.lines().collect();
+    assert_eq!(status.len(), 6, "{}", sent[3].plain_text);
+    // Direct chats share the agent's main session (dmScope "main").
+    assert_eq!(status[0], "session:  agent:main:main");
+    assert_eq!(status[3], "thinking: low");
+    assert_eq!(llm.requests().len(), 1, "no model call for the commands");
     drop(gateway);
 }
 

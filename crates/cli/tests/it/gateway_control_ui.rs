@@ -148,3 +148,38 @@ fn without_a_root_control_says_how_to_turn_it_on() {
     assert!(body.contains("gateway.controlUi.root"), "{body}");
     assert!(body.contains("--control-ui <dir>"), "{body}");
 }
+
+#[test]
+fn the_daemon_serves_the_flag_s_directory_resolved_where_start_ran() {
+    let home = home_with("");
+    write_app(&home.dir.path().join("apps/ui"), "from the daemon");
+    let _guard = crate::common::gateway::DaemonGuard::new(&home);
+    let start = |dir: &str| {
+        home.command(&[
+            "gateway",
+            "start",
+            "--daemon",
+            "--port",
+            "0",
+            "--control-ui",
+            dir,
+        ])
+        .current_dir(home.dir.path())
+        .output()
+        .unwrap()
+    };
+    // A relative directory: the daemon does not run where `start` ran.
+    let started = start("apps/ui");
+    assert!(started.status.success(), "{started:?}");
+    let status = crate::common::gateway::status_json(&home);
+    let port = status["port"].as_u64().unwrap() as u16;
+    let (code, body) = get(port, "/control/");
+    assert_eq!(code, 200, "{body}");
+    assert!(body.contains("<title>from the daemon</title>"), "{body}");
+    home.run_ok(&["gateway", "stop"]);
+
+    // A wrong directory is refused before anything is started.
+    let run = crate::common::Run(start("/nope"));
+    run.assert_fails(1, "--control-ui: /nope has no index.html");
+    assert_eq!(crate::common::gateway::status_json(&home)["running"], false);
+}

@@ -8,7 +8,9 @@
 //! 3. routes it (bindings, `/agent` prefix, default agent; session key per chat and thread),
 //! 4. moves its files from the adapters' staging directory into the routed agent's
 //!    workspace inbox (`inbox/<date>/…`, see [`pincer_turns::media_inbox`]) so `read` can open them,
-//! 5. submits it as a run with the session's queue mode, in arrival order,
+//! 5. answers a chat command itself (`/new` resets the session; `/status`, `/model`,
+//!    `/think`, `/stop`, `/help`: see `methods/chat_commands.rs`), or else
+//! 6. submits it as a run with the session's queue mode, in arrival order,
 //!
 //! and for each run it started, keeps "typing…" up until the run ends, then sends the reply
 //! exactly once (a message steered or gathered into another run is answered by that run;
@@ -28,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Gateway;
 use super::block_delivery::{BlockReply, BlockStreaming};
+use super::methods::answer_command;
 use super::runs::{GatewayEvent, RunState, Submitted};
 use super::runtime::{TurnRequest, on_blocking_pool};
 use crate::pairing::{
@@ -39,11 +42,11 @@ use pincer_channel_port::{
     ChannelAdapter, ChannelError, ChannelHealth, ChatRef, Inbound, InboundMedia, InboundSink,
     Outbound,
 };
+use pincer_turns::commands::{self, Command};
 use pincer_turns::dedupe::{DEFAULT_DEDUPE_CAPACITY, DEFAULT_DEDUPE_TTL, Dedupe, DedupeKey};
 use pincer_turns::media_inbox::{discard_media, receive_into};
 use pincer_turns::media_reply::check_media_paths;
 use pincer_turns::router::{ChatKind, RouteInput};
-use pincer_turns::turn::{SessionCommand, session_command};
 
 /// How often "typing…" is sent again while a turn runs (platforms show it ~5 s).
 pub(super) const TYPING_EVERY: Duration = Duration::from_secs(4);
@@ -300,34 +303,6 @@ impl ChannelIngress {
                 message.chat.id.clone(),
             ),
         );
-        let mut text = route.text.clone();
-        if let Some(SessionCommand::NewSession { rest }) = session_command(&text) {
-            let key = route.session_key.clone();
-            #[expect(clippy::disallowed_methods, reason = "inside SessionStore::run")]
-            let reset = self
-                .gw
-                .runtime
-                .sessions(&route.agent_id)
-                .run(move |s| s.reset(&key))
-                .await;
-            let note = match &reset {
-                Ok(session) => format!(
-                    "New session started. sessionId={}",
-                    session.entry.session_id
-                ),
-                Err(e) => format!("⚠️ Could not start a new session: {e}"),
-            };
-            self.gw.system_events.clear(&route.session_key);
-            self.spawn_send(&message, note, Some(message.message_id.clone()));
-            match rest {
-                Some(rest) if reset.is_ok() => text = rest,
-                _ => {
-                    return Media::Kept;
-                }
-            }
-        }
-        let media = self.to_inbox(&route.agent_id, &message.media).await;
-        let text = with_media(&text, &media);
         let run_id = format!(
             "{}:{}:{}:{}",
             message.channel,
@@ -335,6 +310,43 @@ impl ChannelIngress {
             message.chat.id,
             message.message_id
         );
+        let mut text = route.text.clone();
+        match commands::parse(&text) {
+            Some(Command::NewSession { rest }) => {
+                let key = route.session_key.clone();
+                #[expect(clippy::disallowed_methods, reason = "inside SessionStore::run")]
+                let reset = self
+                    .gw
+                    .runtime
+                    .sessions(&route.agent_id)
+                    .run(move |s| s.reset(&key))
+                    .await;
+                let note = match &reset {
+                    Ok(session) => format!(
+                        "New session started. sessionId={}",
+                        session.entry.session_id
+                    ),
+                    Err(e) => format!("⚠️ Could not start a new session: {e}"),
+                };
+                self.gw.system_events.clear(&route.session_key);
+                self.spawn_send(&message, note, Some(message.message_id.clone()));
+                match rest {
+                    Some(rest) if reset.is_ok() => text = rest,
+                    _ => {
+                        return Media::Kept;
+                    }
+                }
+            }
+            Some(command) => {
+                let (agent_id, key) = (&route.agent_id, &route.session_key);
+                let answer = answer_command(&self.gw, agent_id, key, &run_id, &text, command).await;
+                self.spawn_send(&message, answer, Some(message.message_id.clone()));
+                return Media::Kept;
+            }
+            None => {}
+        }
+        let media = self.to_inbox(&route.agent_id, &message.media).await;
+        let text = with_media(&text, &media);
         let request = TurnRequest::user(&route.agent_id, &route.session_key, text);
         let mode = self.gw.runs.queue_settings().mode;
         // Subscribed before the run can start, so a streamed reply misses none of its text.

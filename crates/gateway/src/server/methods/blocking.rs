@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::pairing::{Approved, PairingError, PairingStore, PendingRequest, Revoked};
 use pincer_automation::cron::{CronJob, CronService, CronServiceError, NewCronJob, RunLogEntry};
 
-use super::transcript_ids::{Identified, identified};
+use super::transcript_ids::{Identified, Identity, identified};
 
 type StoreResult<T> = Result<T, StoreError>;
 
@@ -36,6 +36,32 @@ pub(super) fn list(store: &SessionStore) -> StoreResult<Vec<(String, SessionEntr
     reason = "runs on the blocking pool: SessionStore::run"
 )]
 pub(super) fn patch(store: &SessionStore, key: &str, patch: &Value) -> StoreResult<SessionEntry> {
+    store.patch(key, patch)
+}
+
+/// The index entry of `key`, if the session exists.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: SessionStore::run"
+)]
+pub(super) fn entry(store: &SessionStore, key: &str) -> StoreResult<Option<SessionEntry>> {
+    store.entry(key)
+}
+
+/// Patches the session of `key`, creating it first when it has no entry yet (a setting
+/// chosen before the first message needs somewhere to live).
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: SessionStore::run"
+)]
+pub(super) fn ensure_and_patch(
+    store: &SessionStore,
+    key: &str,
+    patch: &Value,
+) -> StoreResult<SessionEntry> {
+    if store.entry(key)?.is_none() {
+        store.get_or_create(key)?;
+    }
     store.patch(key, patch)
 }
 
@@ -65,7 +91,8 @@ pub(super) fn history(
 }
 
 /// Appends `message` to an existing session's transcript: `None` when there is no such
-/// session; the append's own failure is kept apart from the lookup's.
+/// session; the append's own failure is kept apart from the lookup's. An appended message
+/// comes back with its identity (its entry id and place among the context's messages).
 #[expect(
     clippy::disallowed_methods,
     reason = "runs on the blocking pool: SessionStore::run"
@@ -74,17 +101,21 @@ pub(super) fn append(
     store: &SessionStore,
     key: &str,
     message: Message,
-) -> StoreResult<Option<StoreResult<String>>> {
+) -> StoreResult<Option<StoreResult<Identity>>> {
     if store.entry(key)?.is_none() {
         return Ok(None);
     }
     let mut session = store.resume(key)?;
-    Ok(Some(
-        session
-            .transcript
-            .append_message(message)
-            .map(|entry| entry.id.clone()),
-    ))
+    let appended = session
+        .transcript
+        .append_message(message)
+        .map(|entry| entry.id.clone());
+    Ok(Some(appended.map(|id| Identity {
+        id,
+        seq: Some(session.transcript.context().len()),
+        run_id: None,
+        sent_by_run: false,
+    })))
 }
 
 /// Creates the session of `key` (`sessions.create`), noting its parent and label: `None`

@@ -176,6 +176,17 @@ pub(super) struct ModelEntry {
     available: bool,
 }
 
+impl ModelEntry {
+    /// How a session names it (`provider/id`).
+    pub(super) fn reference(&self) -> String {
+        if self.provider.is_empty() {
+            self.id.clone()
+        } else {
+            format!("{}/{}", self.provider, self.id)
+        }
+    }
+}
+
 /// How a client picks the credentials: Pincer rotates auth profiles by itself.
 #[derive(Serialize)]
 pub(super) struct AccountSelection {

@@ -23,13 +23,15 @@ use super::super::Gateway;
 use super::super::frames::{MethodError, codes, ok_frame};
 use super::super::runs::{RunState, Submitted, final_payload};
 use super::super::runtime::{TurnOrigin, TurnRequest};
+use super::answer_command;
 use super::blocking;
 use super::params::{Later, NonEmpty, parse};
 use super::queue::{QueueFields, QueueModeParam, queue_fields, queue_mode_or};
+use super::session_events::broadcast_message;
 use super::sessions::announce;
 use super::transcript_ids::with_identity;
 use super::{Defaults, FrameSender, agent_of_key, payload};
-use pincer_turns::turn::{SessionCommand, session_command};
+use pincer_turns::commands::{self, Command};
 
 /// How OpenClaw marks an assistant message the gateway wrote (not model output).
 const INJECTED_API: &str = "openai-responses";
@@ -70,39 +72,35 @@ pub(super) async fn send(gw: &Arc<Gateway>, p: &Value) -> Result<ChatSendRespons
     let run_id = params.idempotency_key.0;
     let mode = queue_mode_or(params.queue_mode, gw.runs.queue_settings().mode);
     let agent_id = agent_of_key(gw, &key);
-    if let Some(SessionCommand::NewSession { rest }) = session_command(&message) {
-        let reset_key = key.clone();
-        let session = gw
-            .runtime
-            .sessions(&agent_id)
-            .run(move |s| blocking::reset(s, &reset_key))
-            .await
-            .map_err(|e| MethodError::unavailable(e.to_string()))?;
-        gw.system_events.clear(&key);
-        announce(gw, agent_id.clone(), &key, "new");
-        let text = format!(
-            "New session started. sessionId={}",
-            session.entry.session_id
-        );
-        match rest {
-            None => {
-                gw.runs.broadcast(
-                    "chat",
-                    json!({
-                        "runId": run_id, "sessionKey": key, "seq": 1, "state": "final",
-                        "stopReason": "stop",
-                        "message": { "role": "assistant", "content": [{ "type": "text", "text": text }] },
-                    }),
-                );
-                return Ok(ChatSendResponse {
-                    run_id,
-                    status: "ok",
-                    session_id: Some(session.entry.session_id),
-                    queue: QueueFields::default(),
-                });
+    match commands::parse(&message) {
+        Some(Command::NewSession { rest }) => {
+            let reset_key = key.clone();
+            let session = gw
+                .runtime
+                .sessions(&agent_id)
+                .run(move |s| blocking::reset(s, &reset_key))
+                .await
+                .map_err(|e| MethodError::unavailable(e.to_string()))?;
+            gw.system_events.clear(&key);
+            announce(gw, agent_id.clone(), &key, "new");
+            match rest {
+                None => {
+                    let text = format!(
+                        "New session started. sessionId={}",
+                        session.entry.session_id
+                    );
+                    let mut answered = command_answered(gw, run_id, &key, &text);
+                    answered.session_id = Some(session.entry.session_id);
+                    return Ok(answered);
+                }
+                Some(rest) => message = rest,
             }
-            Some(rest) => message = rest,
         }
+        Some(command) => {
+            let text = answer_command(gw, &agent_id, &key, &run_id, &message, command).await;
+            return Ok(command_answered(gw, run_id, &key, &text));
+        }
+        None => {}
     }
     let request = TurnRequest {
         agent_id,
@@ -119,6 +117,25 @@ pub(super) async fn send(gw: &Arc<Gateway>, p: &Value) -> Result<ChatSendRespons
         run_id,
         session_id: None,
     })
+}
+
+/// A chat command's answer as the run's `chat` final, and `chat.send`'s answer: settled
+/// (`ok`), so the client reads the exchange back from the history.
+fn command_answered(gw: &Gateway, run_id: String, key: &str, text: &str) -> ChatSendResponse {
+    gw.runs.broadcast(
+        "chat",
+        json!({
+            "runId": run_id, "sessionKey": key, "seq": 1, "state": "final",
+            "stopReason": "stop",
+            "message": { "role": "assistant", "content": [{ "type": "text", "text": text }] },
+        }),
+    );
+    ChatSendResponse {
+        run_id,
+        status: "ok",
+        session_id: None,
+        queue: QueueFields::default(),
+    }
 }
 
 /// The params of `chat.abort`.
@@ -242,12 +259,19 @@ pub(super) async fn inject(gw: &Gateway, p: &Value) -> Result<ChatInjectResponse
         .map(str::trim)
         .filter(|l| !l.is_empty());
     let message = Message::Assistant(injected_message(&params.message, label));
-    let (owned_key, appended) = (key.to_owned(), message.clone());
+    let agent_id = agent_of_key(gw, key);
+    let (owned_key, appended, runs) = (key.to_owned(), message.clone(), Arc::clone(&gw.runs));
     // The session must exist; the append's own failure is told apart from the lookup's.
     let written = gw
         .runtime
-        .sessions(&agent_of_key(gw, key))
-        .run(move |s| blocking::append(s, &owned_key, appended))
+        .sessions(&agent_id)
+        .run(move |s| {
+            let written = blocking::append(s, &owned_key, appended.clone())?;
+            if let Some(Ok(identity)) = &written {
+                broadcast_message(s, &runs, &agent_id, &owned_key, &appended, identity);
+            }
+            Ok::<_, pincer_store::StoreError>(written)
+        })
         .await
         .map_err(|e| MethodError::unavailable(e.to_string()))?;
     let message_id = match written {
@@ -257,7 +281,7 @@ pub(super) async fn inject(gw: &Gateway, p: &Value) -> Result<ChatInjectResponse
                 "failed to write transcript: {e}"
             )));
         }
-        Some(Ok(id)) => id,
+        Some(Ok(identity)) => identity.id,
     };
     gw.runs.broadcast(
         "chat",

@@ -17,6 +17,7 @@ mod blocking;
 mod catalog;
 pub mod channels;
 mod chat;
+mod chat_commands;
 mod cron;
 mod cron_history;
 mod info;
@@ -40,6 +41,7 @@ use super::runtime::on_blocking_pool;
 use super::session_keys::known_agent_of_key;
 
 pub(super) use chat::injected_message;
+pub(super) use chat_commands::answer as answer_command;
 pub use session_events::{Change, Subscriptions, broadcast_change, message_observer, spawn_change};
 pub(super) use system::{WakeMode, wake_main};
 
@@ -454,6 +456,15 @@ impl Defaults {
             model: d.model,
             context_tokens: d.context_tokens,
         })
+    }
+
+    /// The default model as a session names one (`provider/model`).
+    fn reference(&self) -> String {
+        if self.model_provider.is_empty() {
+            self.model.clone()
+        } else {
+            format!("{}/{}", self.model_provider, self.model)
+        }
     }
 }
 

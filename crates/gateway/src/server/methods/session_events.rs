@@ -195,25 +195,40 @@ pub fn message_observer(
         let sent_by_run = is_user && !user_seen.swap(true, Ordering::Relaxed);
         let identity = Identity {
             id: appended.entry_id.clone(),
-            seq: appended.seq,
+            seq: Some(appended.seq),
             run_id: appended.run_id.clone(),
             sent_by_run,
         };
-        let message = with_identity(&appended.message, &identity);
-        let mut payload = json!({
-            "sessionKey": key, "agentId": agent_id, "message": message,
-            "messageId": appended.entry_id, "messageSeq": appended.seq,
-        });
-        match read_row(&store, &runs, &agent_id, &key) {
-            Ok(Some(row)) => merge(&mut payload, row.snapshot()),
-            Ok(None) => {}
-            Err(e) => tracing::warn!(error = %e, key, "cannot read the session of a message"),
-        }
-        if let Some(run_id) = &appended.run_id {
-            payload["runId"] = json!(run_id);
-        }
-        runs.broadcast(SESSION_MESSAGE, payload);
+        broadcast_message(&store, &runs, &agent_id, &key, &appended.message, &identity);
     })
+}
+
+/// Sends `message`, appended to `key`'s transcript, as `session.message`. Blocking: it
+/// reads the session's row.
+pub(super) fn broadcast_message(
+    store: &SessionStore,
+    runs: &Runs,
+    agent_id: &str,
+    key: &str,
+    message: &pincer_ai::Message,
+    identity: &Identity,
+) {
+    let mut payload = json!({
+        "sessionKey": key, "agentId": agent_id, "message": with_identity(message, identity),
+        "messageId": identity.id,
+    });
+    if let Some(seq) = identity.seq {
+        payload["messageSeq"] = json!(seq);
+    }
+    match read_row(store, runs, agent_id, key) {
+        Ok(Some(row)) => merge(&mut payload, row.snapshot()),
+        Ok(None) => {}
+        Err(e) => tracing::warn!(error = %e, key, "cannot read the session of a message"),
+    }
+    if let Some(run_id) = &identity.run_id {
+        payload["runId"] = json!(run_id);
+    }
+    runs.broadcast(SESSION_MESSAGE, payload);
 }
 
 fn merge(target: &mut Value, fields: Value) {

@@ -6,17 +6,27 @@
 //!
 //! A run's messages follow its marker entry (`pincer_turns::turn::RUN_MARKER`, written by
 //! the turn), so they are found again by walking the transcript's branch.
+//!
+//! A chat command the gateway answered (`/status`, `/model`…) is kept as one `custom` entry
+//! of type [`COMMAND_EXCHANGE`] holding the typed message and the reply: shown in the
+//! history where it was typed, never given to the model. Its two messages have an id
+//! (`<entryId>:user`, `<entryId>:reply`) and the run that sent them, but no `seq`: they
+//! have no place among the context's messages.
 
 use pincer_ai::Message;
 use pincer_store::{EntryBody, Transcript};
 use pincer_turns::turn::RUN_MARKER;
 use serde_json::{Value, json};
 
+/// The `customType` of a chat command's exchange (`data: {runId, messages: [user, reply]}`).
+pub(super) const COMMAND_EXCHANGE: &str = "pincer.command";
+
 /// Who a message is in the transcript.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Identity {
     pub id: String,
-    pub seq: usize,
+    /// The 1-based position among the context's messages; none for a command's exchange.
+    pub seq: Option<usize>,
     pub run_id: Option<String>,
     /// The user message the run was started with.
     pub sent_by_run: bool,
@@ -25,7 +35,10 @@ pub(super) struct Identity {
 /// `message` as OpenClaw's clients get it, with its identity.
 pub(super) fn with_identity(message: &Message, identity: &Identity) -> Value {
     let mut value = serde_json::to_value(message).unwrap_or(Value::Null);
-    let mut meta = json!({ "id": identity.id, "seq": identity.seq });
+    let mut meta = json!({ "id": identity.id });
+    if let Some(seq) = identity.seq {
+        meta["seq"] = json!(seq);
+    }
     match (&identity.run_id, identity.sent_by_run) {
         (Some(run_id), true) => {
             let key = format!("{run_id}:user");
@@ -43,7 +56,9 @@ pub(super) fn with_identity(message: &Message, identity: &Identity) -> Value {
 pub(super) type Identified = (Message, Option<Identity>);
 
 /// The context's messages (as `Transcript::context` gives them) with their identity; a
-/// message not on the branch as an entry (a compaction's summary) has none.
+/// message not on the branch as an entry (a compaction's summary) has none. The exchanges
+/// of chat commands are put in where they were typed (those before a compaction's kept
+/// messages are left out with the messages they followed).
 pub(super) fn identified(transcript: &Transcript) -> Vec<Identified> {
     let context = transcript.context();
     let branch = transcript
@@ -52,6 +67,8 @@ pub(super) fn identified(transcript: &Transcript) -> Vec<Identified> {
         .unwrap_or_default();
     // (entry id, message, run, sent by the run) of each message entry on the branch.
     let mut tagged = Vec::new();
+    // (message entries before it, its messages) of each command exchange.
+    let mut exchanges: Vec<(usize, Vec<Identified>)> = Vec::new();
     let (mut run, mut user_seen) = (None::<String>, false);
     for entry in branch {
         match &entry.body {
@@ -64,6 +81,11 @@ pub(super) fn identified(transcript: &Transcript) -> Vec<Identified> {
                     .map(str::to_owned);
                 user_seen = false;
             }
+            EntryBody::Custom(c) if c.custom_type == COMMAND_EXCHANGE => {
+                if let Some(messages) = exchange_messages(&entry.id, c.data.as_ref()) {
+                    exchanges.push((tagged.len(), messages));
+                }
+            }
             EntryBody::Message(m) => {
                 let sent = run.is_some() && !user_seen && matches!(m.message, Message::User(_));
                 user_seen |= sent;
@@ -73,7 +95,8 @@ pub(super) fn identified(transcript: &Transcript) -> Vec<Identified> {
         }
     }
     let mut next = 0;
-    context
+    // Each context message, with the index in `tagged` of the entry it is.
+    let mut out: Vec<(Identified, Option<usize>)> = context
         .into_iter()
         .enumerate()
         .map(|(i, message)| {
@@ -83,14 +106,56 @@ pub(super) fn identified(transcript: &Transcript) -> Vec<Identified> {
                 next += k + 1;
                 Identity {
                     id: (*id).to_owned(),
-                    seq: i + 1,
+                    seq: Some(i + 1),
                     run_id: run_id.clone(),
                     sent_by_run: *sent_by_run,
                 }
             });
-            (message, identity)
+            ((message, identity), found.map(|_| next - 1))
         })
-        .collect()
+        .collect();
+    // In order: each goes before the first message typed after it, so after the
+    // exchanges already put there.
+    for (before, messages) in exchanges {
+        let shown_before = before == 0 || out.iter().any(|(_, t)| *t == Some(before - 1));
+        if !shown_before {
+            continue;
+        }
+        let at = out
+            .iter()
+            .position(|(_, t)| t.is_some_and(|t| t >= before))
+            .unwrap_or(out.len());
+        out.splice(at..at, messages.into_iter().map(|m| (m, None)));
+    }
+    out.into_iter().map(|(identified, _)| identified).collect()
+}
+
+/// The two messages of a command exchange entry, with their identities; `None` for an entry
+/// that does not hold them (written by something else).
+fn exchange_messages(entry_id: &str, data: Option<&Value>) -> Option<Vec<Identified>> {
+    let data = data?;
+    let run_id = data.get("runId").and_then(Value::as_str).map(str::to_owned);
+    let messages: Vec<Message> = serde_json::from_value(data.get("messages")?.clone()).ok()?;
+    Some(
+        messages
+            .into_iter()
+            .map(|message| {
+                let user = matches!(message, Message::User(_));
+                let identity = Identity {
+                    id: format!("{entry_id}:{}", if user { "user" } else { "reply" }),
+                    seq: None,
+                    run_id: run_id.clone(),
+                    sent_by_run: user,
+                };
+                (message, Some(identity))
+            })
+            .collect(),
+    )
+}
+
+/// The data of a command exchange entry: the typed message and the reply, sent by `run_id`.
+pub(super) fn exchange_data(run_id: &str, typed: &Message, reply: &Message) -> Value {
+    json!({ "runId": run_id, "messages": [typed, reply] })
 }
 
 #[cfg(test)]
@@ -106,7 +171,7 @@ mod tests {
         });
         let identity = Identity {
             id: "e1".into(),
-            seq: 3,
+            seq: Some(3),
             run_id: Some("r1".into()),
             sent_by_run: true,
         };

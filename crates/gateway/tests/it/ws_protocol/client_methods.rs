@@ -223,16 +223,21 @@ async fn commands_list_offers_pincers_chat_commands() {
     // As the TUI asks, with each command's arguments.
     let text_commands = json!({"agentId": "main", "scope": "text", "includeArgs": true});
     let res = client.ok("commands.list", text_commands).await;
-    let entry = |name: &str, description: &str| {
-        json!({"name": name, "nativeName": name, "textAliases": [format!("/{name}")],
-               "description": description, "category": "session", "source": "native",
-               "scope": "both", "acceptsArgs": true})
+    let entry = |name: &str, aliases: &[&str], category: &str, args: bool, description: &str| {
+        json!({"name": name, "nativeName": name, "textAliases": aliases,
+               "description": description, "category": category, "source": "native",
+               "scope": "both", "acceptsArgs": args})
     };
     assert_eq!(
         res,
         json!({"commands": [
-            entry("new", "Begin a fresh session; any text after it is the new session's first message."),
-            entry("reset", "Same as /new: archive this session and begin a fresh one."),
+            entry("new", &["/new"], "session", true, "Begin a fresh session; any text after it is the new session's first message."),
+            entry("reset", &["/reset"], "session", true, "Same as /new: archive this session and begin a fresh one."),
+            entry("status", &["/status"], "status", false, "Show the session, its model, thinking level and token counts."),
+            entry("model", &["/model", "/models"], "options", true, "Show this session's model, or set it (`default` goes back to the agent's)."),
+            entry("think", &["/think", "/thinking", "/t"], "options", true, "Show this session's thinking level, or set it."),
+            entry("stop", &["/stop", "/abort"], "session", false, "Stop the session's running reply."),
+            entry("help", &["/help", "/commands"], "status", false, "Show the chat commands."),
         ]})
     );
     let bad = client

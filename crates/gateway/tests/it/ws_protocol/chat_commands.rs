@@ -1,0 +1,191 @@
+//! The chat commands `chat.send` answers without the model (`/status`, `/model`, `/think`,
+//! `/stop`, `/help`), over a real WebSocket: what OpenClaw's TUI sends as text. The answer
+//! is the run's `chat` final, `chat.send` settles (`ok`), the exchange shows in the history
+//! where it was typed and reaches subscribers, and the model never sees it.
+
+use super::*;
+use crate::support::client::content_text;
+
+fn text_of(message: &Value) -> String {
+    content_text(&message["content"])
+}
+
+const KEY: &str = "agent:main:main";
+
+/// Sends `message` as run `run_id`, expects a settled answer and returns its text (the
+/// run's `chat` final).
+async fn command(client: &mut Client, message: &str, run_id: &str) -> String {
+    let res = client.chat_send(KEY, message, run_id).await;
+    assert_eq!(
+        (&res["payload"]["status"], &res["payload"]["runId"]),
+        (&json!("ok"), &json!(run_id)),
+        "{res}"
+    );
+    let frames = client
+        .until(|f| f["event"] == "chat" && f["payload"]["runId"] == run_id)
+        .await;
+    let event = &frames.last().unwrap()["payload"];
+    assert_eq!(event["state"], "final", "{event}");
+    event["message"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn status_model_and_think_are_answered_by_the_gateway_and_kept_in_the_history() {
+    let server = start(hi_scenario()).await;
+    let (mut watcher, mut client) = clients(&server.url).await;
+    watcher.ok("sessions.subscribe", json!({})).await;
+    client.chat_send(KEY, "ping", "r-1").await;
+    client
+        .until(|f| f["event"] == "chat" && f["payload"]["state"] == "final")
+        .await;
+    let session_id = client.chat_history(KEY).await["payload"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    let status = command(&mut client, "/status", "s-1").await;
+    let lines: Vec<&str> = status.lines().collect();
+    assert_eq!(lines.len(), 6, "{status}");
+    assert_eq!(lines[0], "session:  agent:main:main");
+    assert_eq!(lines[1], format!("id:       {session_id}"));
+    assert_eq!(lines[2..4], ["model:    mock/m", "thinking: default"]);
+    assert!(lines[4].starts_with("tokens:   "), "{status}");
+    assert_eq!(lines[5], "runs:     idle");
+
+    let answers = [
+        ("/think high", "thinking: high"),
+        (
+            "/think loud",
+            "Thinking level \"loud\" is not one of off, minimal, low, medium, high, xhigh (or default).",
+        ),
+        ("/model m", "model: mock/m"),
+        (
+            "/model nope/x",
+            "Unknown model \"nope/x\": name one as provider/model (configured: mock/m, mock/gone).",
+        ),
+        ("/model default", "model: mock/m"),
+    ];
+    for (i, (typed, answer)) in answers.into_iter().enumerate() {
+        let run_id = format!("s-{}", i + 2);
+        assert_eq!(
+            command(&mut client, typed, &run_id).await,
+            answer,
+            "{typed}"
+        );
+    }
+    let list = client.ok("sessions.list", json!({})).await;
+    assert_eq!(list["sessions"][0]["thinkingLevel"], "high");
+    assert_eq!(list["sessions"][0]["model"], json!(null));
+
+    // The history: the turn, then each exchange where it was typed; the typed message
+    // carries its run's idempotency key, the answer the run, neither a position.
+    let history = client.chat_history(KEY).await;
+    let messages = history["payload"]["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 2 + 2 * 6, "{history}");
+    assert_eq!(history["payload"]["sessionId"], session_id.as_str());
+    let (typed, answer) = (&messages[2], &messages[3]);
+    assert_eq!(typed["role"], "user");
+    assert_eq!(text_of(typed), "/status");
+    assert_eq!(typed["idempotencyKey"], "s-1:user");
+    assert_eq!(typed["__openclaw"]["idempotencyKey"], "s-1:user");
+    assert_eq!(typed["__openclaw"].get("seq"), None);
+    assert_eq!(answer["role"], "assistant");
+    assert_eq!(text_of(answer), status);
+    assert_eq!(answer["__openclaw"]["runId"], "s-1");
+    let id = typed["__openclaw"]["id"].as_str().unwrap();
+    let entry = id.strip_suffix(":user").unwrap();
+    assert_eq!(answer["__openclaw"]["id"], format!("{entry}:reply"));
+    assert_eq!(text_of(&messages[13]), "model: mock/m");
+
+    // Subscribers heard both messages of each exchange, with the same identities.
+    let frames = watcher
+        .until(|f| {
+            f["event"] == "session.message" && f["payload"]["messageId"] == format!("{entry}:reply")
+        })
+        .await;
+    let heard: Vec<&Value> = frames
+        .iter()
+        .filter(|f| f["event"] == "session.message" && f["payload"]["runId"] == "s-1")
+        .collect();
+    assert_eq!(heard.len(), 2);
+    assert_eq!(heard[0]["payload"]["message"]["__openclaw"]["id"], id);
+    assert_eq!(heard[0]["payload"]["sessionKey"], KEY);
+
+    // The model saw none of it: the next turn's request holds the turn before and its own
+    // message only.
+    client.chat_send(KEY, "ping", "r-2").await;
+    client
+        .until(|f| {
+            f["event"] == "chat"
+                && f["payload"]["runId"] == "r-2"
+                && f["payload"]["state"] == "final"
+        })
+        .await;
+    let requests = server.llm.requests();
+    assert_eq!(requests.len(), 2);
+    let sent = requests[1].body.to_string();
+    assert!(
+        !sent.contains("/status") && !sent.contains("thinking: high"),
+        "{sent}"
+    );
+    assert_eq!(
+        client.chat_history(KEY).await["payload"]["messages"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2 + 2 * 6 + 2
+    );
+}
+
+#[tokio::test]
+async fn stop_aborts_the_running_reply_and_help_lists_the_commands() {
+    let server = start(hi_scenario()).await;
+    let (mut watcher, mut client) = busy(&server.url, KEY, "slow-1").await;
+    assert_eq!(
+        command(&mut client, "/stop", "stop-1").await,
+        "Stopped the running reply."
+    );
+    let frames = watcher
+        .until(|f| {
+            f["event"] == "chat"
+                && f["payload"]["runId"] == "slow-1"
+                && f["payload"]["state"] != "delta"
+        })
+        .await;
+    assert_eq!(frames.last().unwrap()["payload"]["state"], "aborted");
+    assert_eq!(
+        command(&mut client, "/abort", "stop-2").await,
+        "Nothing is running on this session."
+    );
+    let help = command(&mut client, "/help", "help-1").await;
+    let listed = client.ok("commands.list", json!({})).await;
+    let names: Vec<&str> = listed["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["new", "reset", "status", "model", "think", "stop", "help"]
+    );
+    for name in names {
+        assert!(
+            help.lines().any(|l| l.starts_with(&format!("/{name}"))),
+            "/{name} in {help}"
+        );
+    }
+    // A command word followed by more text is a message for the model.
+    client.chat_send(KEY, "/status please", "m-1").await;
+    client
+        .until(|f| {
+            f["event"] == "chat"
+                && f["payload"]["runId"] == "m-1"
+                && f["payload"]["state"] == "final"
+        })
+        .await;
+    assert_eq!(server.llm.requests().len(), 2);
+}
