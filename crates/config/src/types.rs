@@ -120,6 +120,10 @@ pub struct AgentDefaults {
     /// Most characters injected from all workspace files together (default 150000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bootstrap_total_max_chars: Option<usize>,
+    /// Largest file taken with a message, in MB (default 20): a `chat.send` attachment, an
+    /// OpenAI API image, a file named to `pincer ask` (channels have their own limits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media_max_mb: Option<u64>,
     /// The heartbeat of every agent (each agent's own `heartbeat` wins field by field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heartbeat: Option<HeartbeatConfig>,

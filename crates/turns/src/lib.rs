@@ -14,6 +14,7 @@ pub mod commands;
 pub mod dedupe;
 pub mod failover;
 pub mod media_inbox;
+pub mod media_input;
 pub mod media_reply;
 pub mod memory_flush;
 pub mod model_select;

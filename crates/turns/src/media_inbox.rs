@@ -94,6 +94,34 @@ fn move_into(staged: &Path, dir: &Path, date: &str, name: &str) -> io::Result<Pa
     ))
 }
 
+/// Writes `bytes` (a file sent inline: a `chat.send` attachment, a data URL, a file named on
+/// the command line) into `workspace`'s inbox for today under a safe, unused form of
+/// `name`; returns its path relative to the workspace. The bytes go to a hidden partial
+/// file first, so the inbox never shows a half-written file under its name. Blocking.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "blocking by contract: callers run it on the blocking pool"
+)]
+pub fn save_to_inbox(workspace: &Path, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
+    use std::io::Write as _;
+    let date = jiff::Zoned::now().strftime("%Y-%m-%d").to_string();
+    let dir = inbox_dir(workspace, &date)?;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let partial = dir.join(format!(".partial-{}-{nanos}", std::process::id()));
+    let written = pincer_base::private_open_options()
+        .write(true)
+        .create_new(true)
+        .open(&partial)
+        .and_then(|mut out| out.write_all(bytes).and_then(|()| out.sync_all()));
+    let moved = written.and_then(|()| move_into(&partial, &dir, &date, name));
+    if moved.is_err() {
+        let _ = fs::remove_file(&partial);
+    }
+    moved
+}
+
 /// `media` (staged by an adapter) moved into `workspace`'s inbox for today (local date),
 /// with the workspace-relative paths the agent's tools read them by. A file that cannot be
 /// moved keeps its staged path (the error is logged).
@@ -182,6 +210,28 @@ mod tests {
     )]
     use super::*;
     use std::os::unix::fs::MetadataExt;
+
+    #[test]
+    fn saved_bytes_land_privately_under_their_name_and_nothing_partial_stays() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path();
+        let first = save_to_inbox(ws, "cat photo.png", b"one").unwrap();
+        let second = save_to_inbox(ws, "cat photo.png", b"two").unwrap();
+        let date = jiff::Zoned::now().strftime("%Y-%m-%d").to_string();
+        assert_eq!(first, Path::new("inbox").join(&date).join("cat_photo.png"));
+        assert_eq!(
+            second,
+            Path::new("inbox").join(&date).join("cat_photo-2.png")
+        );
+        assert_eq!(fs::read(ws.join(&second)).unwrap(), b"two");
+        assert_eq!(fs::metadata(ws.join(&first)).unwrap().mode() & 0o777, 0o600);
+        let names: Vec<String> = fs::read_dir(ws.join("inbox").join(&date))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with('.'))
+            .collect();
+        assert!(names.is_empty(), "{names:?}");
+    }
 
     #[test]
     fn files_move_in_privately_and_never_replace_one() {

@@ -194,6 +194,22 @@ fn message_text(message: &Message) -> String {
     }
 }
 
+fn message_images(message: &Message) -> Vec<pincer_ai::ImageContent> {
+    match message {
+        Message::User(pincer_ai::UserMessage {
+            content: pincer_ai::UserContent::Blocks(blocks),
+            ..
+        }) => blocks
+            .iter()
+            .filter_map(|b| match b {
+                pincer_ai::ContentBlock::Image(image) => Some(image.clone()),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// How the event loop ended.
 enum Ending {
     /// `agent_end` arrived.
@@ -263,9 +279,11 @@ pub(crate) async fn run_rpc_turn(
         .map(message_text)
         .collect::<Vec<_>>()
         .join("\n\n");
+    // pi's `prompt` takes the images beside the text.
+    let images: Vec<pincer_ai::ImageContent> = input.iter().flat_map(message_images).collect();
     let prompt = RpcCommand::Prompt {
         message,
-        images: None,
+        images: (!images.is_empty()).then_some(images),
         streaming_behavior: None,
     };
     commands.push((prompt, "did not take the message"));

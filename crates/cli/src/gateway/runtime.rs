@@ -14,6 +14,7 @@ use pincer_automation::cron::CronService;
 use pincer_gateway::server::{ModelDefaults, PlanError, Runtime, TurnOrigin, TurnRequest};
 use pincer_store::SessionStore;
 use pincer_tools::{ProcessRegistry, ToolProfile};
+use pincer_turns::media_input::{self, MediaLimits};
 use pincer_turns::turn::TurnPlan;
 
 use crate::app::App;
@@ -291,6 +292,7 @@ impl Runtime for GatewayRuntime {
             },
         )
         .map_err(agent)?;
+        let input = user_message(app, &workspace, &request, &prepared.config.model);
         let rpc = self.rpc.as_ref().map(|runner| {
             runner.target(
                 app,
@@ -305,7 +307,7 @@ impl Runtime for GatewayRuntime {
             session_key: request.session_key.clone(),
             new_session,
             agent: prepared.config,
-            input: vec![Message::user(request.message.clone())],
+            input: vec![input],
             session_patch: None,
             retention: if self.maintenance_due(&request.agent_id) {
                 Some(app.retention().map_err(agent)?)
@@ -323,4 +325,31 @@ impl Runtime for GatewayRuntime {
             )),
         })
     }
+}
+
+/// The turn's user message: the text, with the files that came with it named and its
+/// images sent to a model that takes them ([`pincer_turns::media_input`]). Blocking: it
+/// reads the images (`plan` runs on the blocking pool).
+fn user_message(
+    app: &App,
+    workspace: &std::path::Path,
+    request: &TurnRequest,
+    model: &pincer_ai::Model,
+) -> Message {
+    if request.media.is_empty() {
+        return Message::user(request.message.clone());
+    }
+    let limits = MediaLimits::with_media_max_mb(app.config.agents.defaults.media_max_mb);
+    let takes_images = model.input.contains(&pincer_ai::InputKind::Image);
+    let (content, _) = media_input::user_content(
+        workspace,
+        &request.message,
+        &request.media,
+        takes_images,
+        &limits,
+    );
+    Message::User(pincer_ai::UserMessage {
+        content,
+        timestamp: pincer_ai::now_ms(),
+    })
 }

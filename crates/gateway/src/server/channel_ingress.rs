@@ -346,8 +346,12 @@ impl ChannelIngress {
             None => {}
         }
         let media = self.to_inbox(&route.agent_id, &message.media).await;
-        let text = with_media(&text, &media);
-        let request = TurnRequest::user(&route.agent_id, &route.session_key, text);
+        // The files are named in the message (and images shown to the model) when the
+        // turn is planned: see `pincer_turns::media_input`.
+        let request = TurnRequest {
+            media,
+            ..TurnRequest::user(&route.agent_id, &route.session_key, text)
+        };
         let mode = self.gw.runs.queue_settings().mode;
         // Subscribed before the run can start, so a streamed reply misses none of its text.
         let streaming = endpoint
@@ -701,22 +705,4 @@ enum Media {
     HandedOver,
     /// Still staged: the message got no turn.
     Kept,
-}
-
-/// The text of a message with its files noted as OpenClaw notes them, so the agent can
-/// read them with its tools.
-fn with_media(text: &str, media: &[InboundMedia]) -> String {
-    if media.is_empty() {
-        return text.to_owned();
-    }
-    let mut out = String::new();
-    for m in media {
-        let mime = m.mime.as_deref().unwrap_or("application/octet-stream");
-        out.push_str(&format!(
-            "[media attached: {} ({mime})]\n",
-            m.path.display()
-        ));
-    }
-    out.push_str(text);
-    out
 }

@@ -111,6 +111,7 @@ async fn run_isolated(
             job_id: job.id.clone(),
             model,
         },
+        media: Vec::new(),
     };
     gw.runs.start(Arc::clone(&gw.runtime), &run_id, request);
     let timeout = timeout.unwrap_or(DEFAULT_TURN_TIMEOUT);

@@ -206,6 +206,7 @@ impl AgentHeartbeat {
                 ack_max_chars: self.settings.ack_max_chars,
                 deliver,
             },
+            media: Vec::new(),
         };
         if !gw
             .runs

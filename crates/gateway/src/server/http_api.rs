@@ -259,6 +259,7 @@ async fn hook_agent(
         session_key,
         message: message.to_owned(),
         origin: TurnOrigin::User,
+        media: Vec::new(),
     };
     let started = gw.runs.start(Arc::clone(&gw.runtime), &run_id, request);
     let replay = !matches!(started, Started::New { .. });

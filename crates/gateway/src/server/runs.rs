@@ -446,8 +446,14 @@ impl Runs {
                 .chain(&others)
                 .map(|t| t.request.message.clone())
                 .collect();
+            // The gathered messages' files all come with the batch.
+            let media = std::iter::once(&lead)
+                .chain(&others)
+                .flat_map(|t| t.request.media.iter().cloned())
+                .collect();
             TurnRequest {
                 message: collect_prompt(&texts),
+                media,
                 ..lead.request.clone()
             }
         };

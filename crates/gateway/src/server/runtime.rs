@@ -19,6 +19,10 @@ pub struct TurnRequest {
     /// Who asked: a user's reply streams as it comes; a heartbeat's is held back until the
     /// `HEARTBEAT_OK` rules decided whether anyone sees it.
     pub origin: TurnOrigin,
+    /// Files that came with the message, in the agent's workspace (paths relative to it):
+    /// named in the message, images sent to a model that takes them
+    /// ([`pincer_turns::media_input`]).
+    pub media: Vec<pincer_channel_port::InboundMedia>,
 }
 
 impl TurnRequest {
@@ -29,6 +33,7 @@ impl TurnRequest {
             session_key: session_key.to_owned(),
             message: message.into(),
             origin: TurnOrigin::User,
+            media: Vec::new(),
         }
     }
 }

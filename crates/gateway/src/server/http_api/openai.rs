@@ -270,6 +270,7 @@ pub(super) async fn chat_completions(
         session_key,
         message: input,
         origin: TurnOrigin::User,
+        media: Vec::new(),
     };
     // Subscribe before the run starts so no delta is missed.
     let events = body.stream.then(|| gw.runs.subscribe());

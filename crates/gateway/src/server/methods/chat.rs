@@ -107,6 +107,7 @@ pub(super) async fn send(gw: &Arc<Gateway>, p: &Value) -> Result<ChatSendRespons
         session_key: key,
         message,
         origin: TurnOrigin::User,
+        media: Vec::new(),
     };
     let submitted = gw
         .runs
@@ -367,6 +368,7 @@ pub(super) async fn agent(
         session_key,
         message,
         origin: TurnOrigin::User,
+        media: Vec::new(),
     };
     let submitted = gw
         .runs

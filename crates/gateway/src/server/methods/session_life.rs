@@ -223,6 +223,7 @@ pub(super) async fn create(gw: &Arc<Gateway>, p: &Value) -> Result<Created, Meth
                 session_key: key.clone(),
                 message,
                 origin: TurnOrigin::User,
+                media: Vec::new(),
             };
             let mode = queue_mode_or(None, gw.runs.queue_settings().mode);
             let submitted = gw
