@@ -91,10 +91,11 @@ pub fn gateway_prompt_features(
         .iter()
         .any(|(id, settings)| id == agent_id && settings.every_ms > 0);
     let cron = config.cron.enabled != Some(false);
-    // The configuration has no channels yet, and webchat (the gateway's only channel so
-    // far) carries no attachments: telling the model to send files nobody delivers would
-    // lose them, so media is on only when `gatewayPrompts.media` forces it.
-    let media = false;
+    // Files go out on the chat channels (Telegram, Discord, Slack, Feishu deliver `MEDIA:`
+    // lines as attachments); with none configured, telling the model to send files nobody
+    // delivers would lose them, so media is then on only when `gatewayPrompts.media` forces
+    // it.
+    let media = !config.channels.configured().is_empty();
     let defaults = config.agents.defaults.gateway_prompts.unwrap_or_default();
     let forced = config
         .agents
@@ -158,6 +159,15 @@ mod tests {
         let forced_on = "{cron: {enabled: false}, agents: {defaults: \
                          {heartbeat: {every: '0m'}, gatewayPrompts: {heartbeat: true, cron: true}}}}";
         assert_eq!(features(forced_on, "main"), on(true, true, false));
+    }
+
+    #[test]
+    fn media_is_on_once_a_channel_can_carry_files() {
+        let text = "{channels: {telegram: {botToken: 'x'}}}";
+        assert_eq!(features(text, "main"), on(true, true, true));
+        let forced_off = "{channels: {telegram: {botToken: 'x'}}, \
+                          agents: {defaults: {gatewayPrompts: {media: false}}}}";
+        assert_eq!(features(forced_off, "main"), on(true, true, false));
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! question, markdown in the platform's markup, health), the allowlist's silence, pairing
 //! from code to revocation, group mention gating, threads with sessions of their own, long
 //! replies split at the platform's limit, `MEDIA:` lines sent as files (and only from the
-//! workspace), inbound files in the inbox and big ones refused, a dropped connection losing
+//! workspace), inbound files in the inbox (a photo also shown to the model as an image) and
+//! big ones refused, a dropped connection losing
 //! and repeating nothing, and cron announcements to a user by id. A new adapter implements
 //! [`FakeChannel`] for its fake and adds one `conformance!` line. What only one platform
 //! does is tested in its own `channel_<platform>` module.
@@ -40,6 +41,7 @@ macro_rules! conformance {
                 a_long_reply_is_split_at_the_platform_limit,
                 media_lines_go_out_as_files_from_the_workspace_only,
                 inbound_files_land_in_the_inbox,
+                an_inbound_photo_reaches_the_model_as_an_image,
                 a_file_over_the_limit_is_refused_and_nothing_is_kept,
                 a_dropped_connection_loses_and_repeats_nothing,
                 a_cron_announcement_reaches_a_user_by_id,
@@ -365,6 +367,33 @@ async fn inbound_files_land_in_the_inbox<F: FakeChannel>() {
     let typed = format!(" ({})]", F::TEXT_FILE_TYPE);
     assert!(prompt.trim_end().ends_with(&typed), "{prompt}");
     assert_eq!(attached_file(&home, &prompt), b"quarterly numbers");
+    drop(gateway);
+}
+
+/// The smallest PNG: one transparent pixel.
+const PIXEL_PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89\0\0\0\rIDATx\x9cc\0\x01\0\0\x05\0\x01\r\n-\xb4\0\0\0\0IEND\xaeB`\x82";
+
+async fn an_inbound_photo_reaches_the_model_as_an_image<F: FakeChannel>() {
+    let (llm, fake, home, gateway) =
+        F::started_for_owner(reply_when_containing("[media attached:", "a pixel")).await;
+
+    fake.inject_dm_file(F::OWNER, "pixel.png", PIXEL_PNG.to_vec());
+    let sent = fake.wait_for_sent(1, T).await;
+    assert_eq!(sent[0].text, "a pixel");
+    // The model (`mock/primary` takes images) got the text naming the file, then the
+    // image itself; the file is in the inbox for `read`.
+    let users = crate::common::channels::last_request_users(&llm);
+    let content = users.last().unwrap()["content"].as_array().unwrap().clone();
+    assert_eq!(content.len(), 2, "{content:?}");
+    let note = content[0]["text"].as_str().unwrap();
+    assert!(note.ends_with(" (image/png)]\n"), "{note}");
+    assert_eq!(attached_file(&home, note), PIXEL_PNG);
+    use base64::Engine as _;
+    let data = base64::engine::general_purpose::STANDARD.encode(PIXEL_PNG);
+    assert_eq!(
+        content[1],
+        json!({"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{data}")}})
+    );
     drop(gateway);
 }
 

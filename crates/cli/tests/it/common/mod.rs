@@ -65,13 +65,14 @@ impl Home {
         std::fs::write(self.path().join("pincer.json5"), text).unwrap();
     }
 
-    /// A config whose custom provider `mock` (models `primary`, `backup`) is the server.
+    /// A config whose custom provider `mock` (models `primary`, which takes images, and
+    /// `backup`, text only) is the server.
     pub fn use_mock(&self, server: &MockLlm, extra: &str) {
         self.write_config(&format!(
             r#"{{
   models: {{ providers: {{ mock: {{
     baseUrl: "{}", api: "openai-completions", apiKey: "mock-key",
-    models: [{{ id: "primary" }}, {{ id: "backup" }}],
+    models: [{{ id: "primary", input: ["text", "image"] }}, {{ id: "backup" }}],
   }} }} }},
   {extra}
 }}"#,
