@@ -422,6 +422,39 @@ mod tests {
     }
 
     #[test]
+    fn a_user_image_is_an_input_image_only_for_a_model_that_takes_images() {
+        let ctx = Context {
+            system_prompt: None,
+            messages: vec![Message::User(UserMessage {
+                content: UserContent::Blocks(vec![
+                    ContentBlock::text("what is this?"),
+                    ContentBlock::Image(ImageContent {
+                        data: "iVBORw0KGgo=".into(),
+                        mime_type: "image/png".into(),
+                    }),
+                ]),
+                timestamp: 1,
+            })],
+            tools: vec![],
+        };
+        let vision = gpt(json!({}));
+        let body = build_body(&vision, &ctx, &StreamOptions::default());
+        assert_eq!(
+            body["input"],
+            json!([{"role": "user", "content": [
+                {"type": "input_text", "text": "what is this?"},
+                {"type": "input_image", "detail": "auto", "image_url": "data:image/png;base64,iVBORw0KGgo="}]}])
+        );
+        // A text-only model never gets the image (the API would refuse the request).
+        let text_only = gpt(json!({"input": ["text"]}));
+        let body = build_body(&text_only, &ctx, &StreamOptions::default());
+        assert_eq!(
+            body["input"],
+            json!([{"role": "user", "content": [{"type": "input_text", "text": "what is this?"}]}])
+        );
+    }
+
+    #[test]
     fn text_signatures_and_hash() {
         assert_eq!(
             parse_text_signature(Some("msg_1")),
