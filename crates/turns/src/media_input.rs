@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
-use pincer_ai::{ContentBlock, ImageContent, UserContent};
+use pincer_ai::{ContentBlock, ImageContent, Message, UserContent};
 use pincer_channel_port::InboundMedia;
 
 /// Default cap on one received file (OpenClaw's `mediaMaxMb` default, 20 MB).
@@ -234,6 +234,35 @@ fn image_block(path: &Path, mime: &str, limits: &MediaLimits) -> Result<ImageCon
     })
 }
 
+/// How many of the latest user messages keep their images in the context a turn sends;
+/// older images become [`OLD_IMAGE_NOTE`], so a long chat with photos does not send every
+/// photo again on every turn (the file stays in the inbox, named in its message).
+pub const IMAGE_HISTORY_TURNS: usize = 3;
+
+/// What an image older than [`IMAGE_HISTORY_TURNS`] user messages is replaced with.
+pub const OLD_IMAGE_NOTE: &str = "(An image was attached here; it is no longer sent. `read` the file named above to see it again.)";
+
+/// Replaces the images of every user message but the last `keep` ones with
+/// [`OLD_IMAGE_NOTE`]. The transcript keeps them: only what is sent changes.
+pub fn drop_old_images(messages: &mut [Message], keep: usize) {
+    let mut users_seen = 0;
+    for message in messages.iter_mut().rev() {
+        let Message::User(user) = message else {
+            continue;
+        };
+        users_seen += 1;
+        if users_seen <= keep {
+            continue;
+        }
+        if let UserContent::Blocks(blocks) = &mut user.content
+            && blocks.iter().any(|b| matches!(b, ContentBlock::Image(_)))
+        {
+            blocks.retain(|b| !matches!(b, ContentBlock::Image(_)));
+            blocks.push(ContentBlock::text(OLD_IMAGE_NOTE));
+        }
+    }
+}
+
 /// A size as people read it: `512 bytes`, `12 KB`, `6.5 MB`.
 pub fn size_text(bytes: u64) -> String {
     const KB: u64 = 1024;
@@ -381,6 +410,60 @@ mod tests {
         }];
         let (_, shown) = user_content(ws.path(), "", &gone, true, &MediaLimits::default());
         assert!(matches!(&shown[0], Shown::ImageRefused(why) if why.starts_with("cannot read it")));
+    }
+
+    #[test]
+    fn only_the_latest_user_messages_keep_their_images() {
+        let image = || {
+            ContentBlock::Image(ImageContent {
+                data: "AAAA".into(),
+                mime_type: "image/png".into(),
+            })
+        };
+        let user = |n: usize| {
+            Message::User(pincer_ai::UserMessage {
+                content: UserContent::Blocks(vec![
+                    ContentBlock::text(format!("photo {n}")),
+                    image(),
+                ]),
+                timestamp: 0,
+            })
+        };
+        let mut messages: Vec<Message> = (1..=4)
+            .flat_map(|n| {
+                [
+                    user(n),
+                    Message::Assistant(pincer_ai::AssistantMessage::default()),
+                ]
+            })
+            .collect();
+        drop_old_images(&mut messages, 2);
+        let kept: Vec<(String, bool)> = messages
+            .iter()
+            .filter_map(|m| match m {
+                Message::User(u) => {
+                    let UserContent::Blocks(blocks) = &u.content else {
+                        return None;
+                    };
+                    let images = blocks.iter().any(|b| matches!(b, ContentBlock::Image(_)));
+                    Some((
+                        pincer_ai::texts(blocks).collect::<Vec<_>>().join("|"),
+                        images,
+                    ))
+                }
+                _ => None,
+            })
+            .collect();
+        let old = |n: usize| (format!("photo {n}|{OLD_IMAGE_NOTE}"), false);
+        assert_eq!(
+            kept,
+            [
+                old(1),
+                old(2),
+                ("photo 3".into(), true),
+                ("photo 4".into(), true)
+            ]
+        );
     }
 
     #[test]

@@ -83,6 +83,10 @@ pub(crate) fn open(
     let mut recorder = Recorder::default();
     recorder.note_settings(&mut session.transcript, &agent);
     agent.messages = session.transcript.context();
+    crate::media_input::drop_old_images(
+        &mut agent.messages,
+        crate::media_input::IMAGE_HISTORY_TURNS,
+    );
     recorder.seen = agent.messages.len();
     let memory_on = memory_workspace.is_some_and(|workspace| {
         crate::session_memory::before_turn(&session, workspace, &mut agent)
