@@ -160,6 +160,13 @@ pub trait Runtime: Send + Sync + 'static {
     fn log_file(&self) -> Option<PathBuf> {
         None
     }
+    /// How big a file sent with a message may be (`chat.send` and `agent` attachments):
+    /// `agents.defaults.mediaMaxMb` of [`Runtime::config`], else 20 MB.
+    fn media_limits(&self) -> pincer_turns::media_input::MediaLimits {
+        pincer_turns::media_input::MediaLimits::with_media_max_mb(
+            self.config().agents.defaults.media_max_mb,
+        )
+    }
 }
 
 #[cfg(test)]

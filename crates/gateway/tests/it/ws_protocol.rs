@@ -541,6 +541,8 @@ async fn models_tools_and_config_come_from_the_runtime() {
     assert_eq!(config["error"]["details"]["missingScope"], "operator.read");
 }
 
+#[path = "ws_protocol/attachments.rs"]
+mod attachments;
 #[path = "ws_protocol/chat_commands.rs"]
 mod chat_commands;
 #[path = "ws_protocol/client_methods.rs"]

@@ -4,6 +4,10 @@
 //! once the run ends), `agent.wait` and `extension_ui_response` (a client's answer to a
 //! run's dialog). Scopes are checked by the dispatcher in `mod.rs`.
 //!
+//! `chat.send` and `agent` take OpenClaw's `attachments` (`attachments.rs`): the files are
+//! written into the agent's workspace inbox and the turn gets them. `chat.send` may then
+//! have an empty `message` (OpenClaw's rule: a message or an attachment); `agent` needs one.
+//!
 //! `chat.inject {sessionKey, message, label?}` appends a note as an assistant message marked
 //! the way OpenClaw marks gateway-injected ones (`provider: "openclaw"`, `model:
 //! "gateway-injected"`, zero usage, `stopReason: "stop"`, text `[label]\n\n<message>`), so it
@@ -24,6 +28,7 @@ use super::super::frames::{MethodError, codes, ok_frame};
 use super::super::runs::{RunState, Submitted, final_payload};
 use super::super::runtime::{TurnOrigin, TurnRequest};
 use super::answer_command;
+use super::attachments::{self, Attachments};
 use super::blocking;
 use super::params::{Later, NonEmpty, parse};
 use super::queue::{QueueFields, QueueModeParam, queue_fields, queue_mode_or};
@@ -46,10 +51,13 @@ const DEFAULT_WAIT_MS: u64 = 30_000;
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ChatSendParams {
     session_key: NonEmpty,
-    message: NonEmpty,
+    /// May be empty when `attachments` has something.
+    message: String,
     /// The run's id; a retry with the same key finds the same run.
     idempotency_key: NonEmpty,
     queue_mode: Option<QueueModeParam>,
+    /// Files sent with the message (see `attachments.rs`).
+    attachments: Option<Attachments>,
 }
 
 /// `chat.send`'s answer.
@@ -67,8 +75,12 @@ pub(super) struct ChatSendResponse {
 
 pub(super) async fn send(gw: &Arc<Gateway>, p: &Value) -> Result<ChatSendResponse, MethodError> {
     let params: ChatSendParams = parse(p)?;
+    let attached = params.attachments.unwrap_or_default();
+    if params.message.trim().is_empty() && attached.is_empty() {
+        return Err(MethodError::invalid("message or attachment required"));
+    }
     let key = params.session_key.0;
-    let mut message = params.message.0;
+    let mut message = params.message;
     let run_id = params.idempotency_key.0;
     let mode = queue_mode_or(params.queue_mode, gw.runs.queue_settings().mode);
     let agent_id = agent_of_key(gw, &key);
@@ -102,12 +114,13 @@ pub(super) async fn send(gw: &Arc<Gateway>, p: &Value) -> Result<ChatSendRespons
         }
         None => {}
     }
+    let media = attachments::receive(gw, &run_id, &agent_id, attached).await?;
     let request = TurnRequest {
         agent_id,
         session_key: key,
         message,
         origin: TurnOrigin::User,
-        media: Vec::new(),
+        media,
     };
     let submitted = gw
         .runs
@@ -326,6 +339,8 @@ pub(crate) struct AgentParams {
     /// `agent:<agentId>:explicit:<idempotencyKey>` when absent.
     #[serde(default)]
     session_key: Later<String>,
+    /// Files sent with the message (see `attachments.rs`).
+    attachments: Option<Attachments>,
 }
 
 /// `agent`'s interim answer (the final one is the run's [`final_payload`]).
@@ -363,12 +378,14 @@ pub(super) async fn agent(
         Some(key) => key,
         None => format!("agent:{agent_id}:explicit:{}", run_id.to_lowercase()),
     };
+    let attached = params.attachments.unwrap_or_default();
+    let media = attachments::receive(gw, &run_id, &agent_id, attached).await?;
     let request = TurnRequest {
         agent_id: agent_id.clone(),
         session_key,
         message,
         origin: TurnOrigin::User,
-        media: Vec::new(),
+        media,
     };
     let submitted = gw
         .runs

@@ -13,6 +13,7 @@
 
 mod absent;
 mod agents;
+pub mod attachments;
 mod blocking;
 mod catalog;
 pub mod channels;

@@ -88,6 +88,29 @@ pub fn test_config() -> pincer_config::PincerConfig {
     .unwrap()
 }
 
+impl TestRuntime {
+    /// The turn's user message as the binary's runtime makes it: the text, its media named
+    /// and its images sent (model `m` takes images).
+    fn user_message(&self, request: &TurnRequest) -> Message {
+        if request.media.is_empty() {
+            return Message::user(request.message.clone());
+        }
+        let workspace = self.workspace.clone().unwrap_or_else(|| self.root.clone());
+        let takes_images = self.model.input.contains(&pincer_ai::InputKind::Image);
+        let (content, _) = pincer_turns::media_input::user_content(
+            &workspace,
+            &request.message,
+            &request.media,
+            takes_images,
+            &self.media_limits(),
+        );
+        Message::User(pincer_ai::UserMessage {
+            content,
+            timestamp: pincer_ai::now_ms(),
+        })
+    }
+}
+
 impl Runtime for TestRuntime {
     fn default_agent_id(&self) -> String {
         "main".into()
@@ -143,6 +166,7 @@ impl Runtime for TestRuntime {
             .lock()
             .unwrap()
             .push(std::thread::current().id());
+        let input = self.user_message(&request);
         let plan = TurnPlan {
             store: self.sessions(&request.agent_id),
             session_key: request.session_key,
@@ -151,7 +175,7 @@ impl Runtime for TestRuntime {
                 tools: vec![Arc::new(SleepTool)],
                 ..AgentConfig::new(self.model.clone(), llm_stream_fn(self.client.clone()))
             },
-            input: vec![Message::user(request.message)],
+            input: vec![input],
             session_patch: None,
             retention: None,
             abort: None,
@@ -190,11 +214,22 @@ pub async fn start_server_with(
     token: &str,
     configure: impl FnOnce(&mut ServeOptions),
 ) -> Running {
+    start_server_configured(scenario, token, test_config(), configure).await
+}
+
+/// [`start_server_with`] on a runtime that describes `config` instead of [`test_config`]
+/// (its `agents.defaults.mediaMaxMb` is the runtime's media limit).
+pub async fn start_server_configured(
+    scenario: Scenario,
+    token: &str,
+    config: pincer_config::PincerConfig,
+    configure: impl FnOnce(&mut ServeOptions),
+) -> Running {
     let llm = MockLlm::start(scenario).await.unwrap();
     let mut registry = ModelRegistry::builtin().unwrap();
     registry
         .apply_models_config(&format!(
-            r#"{{providers: {{mock: {{baseUrl: "{}", api: "openai-completions", apiKey: "k", models: [{{id: "m"}}]}}}}}}"#,
+            r#"{{providers: {{mock: {{baseUrl: "{}", api: "openai-completions", apiKey: "k", models: [{{id: "m", input: ["text", "image"]}}]}}}}}}"#,
             llm.base_url(Api::OpenAiCompletions)
         ))
         .unwrap();
@@ -209,7 +244,7 @@ pub async fn start_server_with(
         root: dir.path().to_path_buf(),
         workspace: Some(dir.path().join("workspace")),
         plan_threads: Arc::clone(&plan_threads),
-        config: test_config(),
+        config,
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
