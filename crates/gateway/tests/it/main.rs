@@ -15,6 +15,7 @@ mod cron_server;
 mod heartbeat_server;
 mod http_api;
 mod http_limits;
+mod http_media;
 mod pairing;
 mod pairing_policy;
 mod system_events;

@@ -5,9 +5,15 @@
 //! history: `x-pincer-session-key` / `x-openclaw-session-key` names the session, else the
 //! `user` field picks `agent:<id>:openai-user:<user>`, else each request gets a fresh one.
 //!
+//! The last user message may carry images (`image_url` parts: a `data:` URL or an
+//! `http(s)://` one): they are checked and saved in the agent's workspace inbox before the
+//! run starts, and the turn gets them as its media (`openai/media.rs`).
+//!
 //! Streaming forwards the run's `chat` delta events as `chat.completion.chunk`s. Events come
 //! from the shared broadcast channel, which drops a subscriber that falls behind rather than
 //! slowing the run; when that happens the rest of the reply is sent from the run's result.
+
+mod media;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -15,7 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Json;
-use axum::body::Bytes;
+use axum::body::Body;
 use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -192,11 +198,30 @@ pub(super) async fn chat_completions(
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     uri: Uri,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> Response {
     if let Err(denied) = authorize(&gw, &headers, &uri, peer) {
         return denied.openai();
     }
+    // Room for one image of the largest size, base64 encoded, and the text around it.
+    let limits = gw.runtime.media_limits();
+    let body_limit = usize::try_from(limits.media_max_bytes.div_ceil(3) * 4)
+        .unwrap_or(usize::MAX)
+        .saturating_add(media::BODY_SLACK);
+    let body = match axum::body::to_bytes(body, body_limit).await {
+        Ok(body) => body,
+        Err(_) => {
+            return error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &format!(
+                    "the request body is over the limit of {} (agents.defaults.mediaMaxMb, base64 encoded, and 1 MB of text)",
+                    pincer_turns::media_input::size_text(body_limit as u64)
+                ),
+                "invalid_request_error",
+                "body_too_large",
+            );
+        }
+    };
     let body: CompletionBody = match serde_json::from_slice(&body) {
         Ok(body) => body,
         Err(e) if e.is_syntax() || e.is_eof() => {
@@ -204,13 +229,16 @@ pub(super) async fn chat_completions(
         }
         Err(e) => return bad_request(&format!("invalid request body: {e}"), "invalid_body"),
     };
-    let Some(input) = body
-        .messages
-        .iter()
-        .rev()
-        .find(|m| m.role == "user")
+    let last_user = body.messages.iter().rev().find(|m| m.role == "user");
+    let image_urls = match last_user.map(|m| media::image_urls(&m.content)) {
+        Some(Ok(urls)) => urls,
+        Some(Err(refused)) => return refused.response(),
+        None => Vec::new(),
+    };
+    // An image alone is a message (OpenClaw takes it too).
+    let Some(input) = last_user
         .map(|m| text_of(&m.content))
-        .filter(|t| !t.trim().is_empty())
+        .filter(|t| !t.trim().is_empty() || !image_urls.is_empty())
     else {
         return bad_request(
             "Missing user message in `messages`.",
@@ -264,13 +292,22 @@ pub(super) async fn chat_completions(
             (agent_id, key)
         }
     };
+    // Checked (and fetched) before anything is saved; saved before the run starts.
+    let media = match media::load(&image_urls, &limits).await {
+        Ok(images) => media::save(&gw, &agent_id, images).await,
+        Err(refused) => Err(refused),
+    };
+    let media = match media {
+        Ok(media) => media,
+        Err(refused) => return refused.response(),
+    };
     let run_id = format!("chatcmpl-{}", fresh_id().replace('-', ""));
     let request = TurnRequest {
         agent_id,
         session_key,
         message: input,
         origin: TurnOrigin::User,
-        media: Vec::new(),
+        media,
     };
     // Subscribe before the run starts so no delta is missed.
     let events = body.stream.then(|| gw.runs.subscribe());
