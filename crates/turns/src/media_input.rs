@@ -148,6 +148,7 @@ pub fn user_content(
     let mut notes = String::new();
     let mut images = Vec::new();
     let mut shown = Vec::with_capacity(media.len());
+    let mut text_budget = crate::media_text::TextBudget::default();
     for file in media {
         let full = resolve(workspace, &file.path);
         let name = file
@@ -161,6 +162,9 @@ pub fn user_content(
             file.path.display()
         ));
         let outcome = if !mime.starts_with("image/") {
+            // A PDF's or text file's text, framed with its path (empty for other files).
+            let doc = crate::media_text::file_note(&full, &file.path, &mime, &mut text_budget);
+            notes.push_str(&doc);
             Shown::Named
         } else if !takes_images {
             notes.push_str("(This model does not take images: the picture was not shown to it.)\n");
@@ -352,6 +356,7 @@ mod tests {
                 ContentBlock::text(
                     "[media attached: inbox/cat.png (image/png)]\n\
                      [media attached: inbox/doc.txt (text/plain)]\n\
+                     <file name=\"inbox/doc.txt\" mime=\"text/plain\">\nnotes\n</file>\n\
                      what is this?"
                 ),
                 ContentBlock::Image(ImageContent {
