@@ -24,6 +24,7 @@ pub mod registry;
 pub mod schema;
 #[cfg(test)]
 pub(crate) mod test_support;
+pub mod transcription;
 pub mod types;
 
 pub use builder::MessageBuilder;

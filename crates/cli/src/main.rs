@@ -17,6 +17,7 @@ mod heartbeat_setup;
 mod log_writer;
 mod malloc_arenas;
 mod manual_tools;
+mod media_setup;
 mod memory_cmd;
 mod memory_setup;
 mod models_cmd;

@@ -437,6 +437,39 @@ pub struct ToolsConfig {
     /// What `exec` may run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exec: Option<ExecConfig>,
+    /// How received media is understood (`audio`: voice notes transcribed to text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media: Option<MediaToolsConfig>,
+}
+
+/// `tools.media`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MediaToolsConfig {
+    /// Voice notes and audio files are transcribed here; without it they are only named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audio: Option<AudioTranscriptionConfig>,
+}
+
+/// `tools.media.audio`: an OpenAI-compatible `/audio/transcriptions` endpoint.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AudioTranscriptionConfig {
+    /// `openai` or `groq` (their base URL and key from the environment), or any name
+    /// with `baseUrl`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// e.g. `whisper-1`, `gpt-4o-mini-transcribe`, `whisper-large-v3-turbo`.
+    pub model: String,
+    /// The API's base URL (`/audio/transcriptions` is appended); the provider's by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// The key; the provider's key from the environment by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key: Option<String>,
+    /// Longest a transcription may take, in seconds (default 60).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<u64>,
 }
 
 /// Tool profiles.

@@ -30,6 +30,9 @@ pub enum Api {
     /// Ollama embeddings (`/api/embed`).
     #[serde(rename = "ollama-embeddings")]
     OllamaEmbeddings,
+    /// OpenAI-compatible speech to text (`/v1/audio/transcriptions`, multipart).
+    #[serde(rename = "openai-transcriptions")]
+    OpenAiTranscriptions,
 }
 
 impl Api {
@@ -66,6 +69,7 @@ impl Api {
             Api::OpenAiEmbeddings => "openai-embeddings",
             Api::GoogleEmbeddings => "google-embeddings",
             Api::OllamaEmbeddings => "ollama-embeddings",
+            Api::OpenAiTranscriptions => "openai-transcriptions",
         }
     }
 }

@@ -23,7 +23,7 @@ use crate::server::{AppState, RecordedRequest};
 use crate::wire;
 
 /// Largest request body accepted.
-const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+pub(crate) const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
 
 const DEFAULT_HTML: &str = "<!DOCTYPE html>\n<html><head><title>Mock</title></head><body><h1>mock: this is not an event stream</h1></body></html>\n";
 
@@ -42,6 +42,8 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/v1/embeddings", speaks(Api::OpenAiEmbeddings))
         .route("/embeddings", speaks(Api::OpenAiEmbeddings))
         .route("/api/embed", speaks(Api::OllamaEmbeddings))
+        .route("/v1/audio/transcriptions", post(crate::transcribe::answer))
+        .route("/audio/transcriptions", post(crate::transcribe::answer))
         .route(
             "/__mock/requests",
             get(list_requests).delete(clear_requests),
@@ -92,7 +94,7 @@ async fn not_found(request: Request) -> Response {
     json_response(StatusCode::NOT_FOUND, &json!({"error": message}))
 }
 
-fn json_response(status: StatusCode, body: &Value) -> Response {
+pub(crate) fn json_response(status: StatusCode, body: &Value) -> Response {
     let mut response = Response::new(Body::from(body.to_string()));
     *response.status_mut() = status;
     response
@@ -101,11 +103,11 @@ fn json_response(status: StatusCode, body: &Value) -> Response {
     response
 }
 
-fn protocol_error(api: Api, status: StatusCode, message: &str) -> Response {
+pub(crate) fn protocol_error(api: Api, status: StatusCode, message: &str) -> Response {
     json_response(status, &wire::error_body(api, status.as_u16(), message))
 }
 
-fn has_bearer_token(headers: &HeaderMap) -> bool {
+pub(crate) fn has_bearer_token(headers: &HeaderMap) -> bool {
     headers
         .get(axum::http::header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())

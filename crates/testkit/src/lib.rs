@@ -53,6 +53,7 @@ pub mod procfs;
 mod request;
 mod scenario;
 mod server;
+mod transcribe;
 mod wire;
 
 pub use api::Api;

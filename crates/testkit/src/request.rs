@@ -178,6 +178,10 @@ pub(crate) fn parse(
         Api::OpenAiEmbeddings | Api::GoogleEmbeddings | Api::OllamaEmbeddings => {
             crate::embed::parse(api, body, body_bytes, google_target)
         }
+        // Answered by `crate::transcribe`, never parsed as a chat.
+        Api::OpenAiTranscriptions => Err(BadRequest(
+            "transcriptions are multipart, not a chat request".into(),
+        )),
     }
 }
 

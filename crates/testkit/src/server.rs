@@ -148,7 +148,10 @@ impl MockLlm {
     /// endpoints likewise (`{url}/v1`, `{url}/v1beta`, and `{url}` for Ollama).
     pub fn base_url(&self, api: Api) -> String {
         match api {
-            Api::OpenAiCompletions | Api::OpenAiResponses | Api::OpenAiEmbeddings => {
+            Api::OpenAiCompletions
+            | Api::OpenAiResponses
+            | Api::OpenAiEmbeddings
+            | Api::OpenAiTranscriptions => {
                 format!("{}/v1", self.url())
             }
             Api::GoogleGenerativeAi | Api::GoogleEmbeddings => format!("{}/v1beta", self.url()),

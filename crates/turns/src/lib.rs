@@ -16,6 +16,7 @@ pub mod failover;
 pub mod media_inbox;
 pub mod media_input;
 pub mod media_text;
+pub mod media_voice;
 pub mod media_reply;
 pub mod memory_flush;
 pub mod model_select;

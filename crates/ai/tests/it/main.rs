@@ -8,3 +8,4 @@ mod embeddings;
 mod faults;
 mod proxy_and_stub;
 mod streaming;
+mod transcription;

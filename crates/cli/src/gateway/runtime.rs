@@ -9,12 +9,10 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::Result;
 use pincer_agent::AgentTool;
-use pincer_ai::Message;
 use pincer_automation::cron::CronService;
 use pincer_gateway::server::{ModelDefaults, PlanError, Runtime, TurnOrigin, TurnRequest};
 use pincer_store::SessionStore;
 use pincer_tools::{ProcessRegistry, ToolProfile};
-use pincer_turns::media_input::{self, MediaLimits};
 use pincer_turns::turn::TurnPlan;
 
 use crate::app::App;
@@ -292,7 +290,14 @@ impl Runtime for GatewayRuntime {
             },
         )
         .map_err(agent)?;
-        let input = user_message(app, &workspace, &request, &prepared.config.model);
+        // Blocking (files read, voice notes transcribed): `plan` runs on the blocking pool.
+        let input = crate::media_setup::user_message(
+            app,
+            &workspace,
+            &request.message,
+            &request.media,
+            &prepared.config.model,
+        );
         let rpc = self.rpc.as_ref().map(|runner| {
             runner.target(
                 app,
@@ -325,31 +330,4 @@ impl Runtime for GatewayRuntime {
             )),
         })
     }
-}
-
-/// The turn's user message: the text, with the files that came with it named and its
-/// images sent to a model that takes them ([`pincer_turns::media_input`]). Blocking: it
-/// reads the images (`plan` runs on the blocking pool).
-fn user_message(
-    app: &App,
-    workspace: &std::path::Path,
-    request: &TurnRequest,
-    model: &pincer_ai::Model,
-) -> Message {
-    if request.media.is_empty() {
-        return Message::user(request.message.clone());
-    }
-    let limits = MediaLimits::with_media_max_mb(app.config.agents.defaults.media_max_mb);
-    let takes_images = model.input.contains(&pincer_ai::InputKind::Image);
-    let (content, _) = media_input::user_content(
-        workspace,
-        &request.message,
-        &request.media,
-        takes_images,
-        &limits,
-    );
-    Message::User(pincer_ai::UserMessage {
-        content,
-        timestamp: pincer_ai::now_ms(),
-    })
 }

@@ -201,3 +201,50 @@ async fn two_bots_each_answer_their_own_chats_under_their_own_rules() {
     assert!(accounts.iter().all(|a| a["connected"] == true), "{health}");
     drop(gateway);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_voice_note_reaches_the_model_as_its_transcript() {
+    use crate::common::channels::last_user_text;
+    use crate::common::fake_channel::FakeChannel;
+    use crate::common::gateway::{Foreground, gateway_home_in};
+    use pincer_testkit::Api;
+
+    let llm =
+        mock(Scenario::new().rule(Rule::when(Match::any()).reply(Reply::text("heard")))).await;
+    let fake = FakeTelegram::start().await;
+    let voice = b"OggS\0\x02 a voice note".to_vec();
+    // `tools.media.audio` on the mock's transcription endpoint, then on a dead one.
+    for (base_url, heard) in [
+        (
+            llm.base_url(Api::OpenAiCompletions),
+            format!(
+                "[voice note] mock transcript of voice.ogg ({} bytes, whisper-1)\n",
+                voice.len()
+            ),
+        ),
+        (
+            "http://127.0.0.1:9/v1".to_owned(),
+            "could not be transcribed: the transcription service could not be reached".to_owned(),
+        ),
+    ] {
+        let channels = fake.config(&FakeTelegram::owner_only());
+        let (home, _port) = gateway_home_in(
+            crate::common::Home::new(),
+            &llm,
+            GATEWAY_TOKEN,
+            "heartbeat: { every: \"0m\" }",
+            &format!(
+                "channels: {{ {channels} }},\n  tools: {{ media: {{ audio: {{ provider: \"mock\", \
+                 model: \"whisper-1\", baseUrl: \"{base_url}\", apiKey: \"k\" }} }} }},"
+            ),
+        );
+        let gateway = Foreground::start(&home, &["gateway", "run"]);
+        let before = FakeChannel::sent(&fake).len();
+        FakeChannel::inject_dm_file(&fake, FakeTelegram::OWNER, "voice.ogg", voice.clone());
+        FakeChannel::wait_for_sent(&fake, before + 1, T).await;
+        let prompt = last_user_text(&llm);
+        assert!(prompt.contains("(audio/ogg)]\n"), "{prompt}");
+        assert!(prompt.contains(&heard), "{prompt}");
+        drop(gateway);
+    }
+}

@@ -97,7 +97,10 @@ pub(crate) fn frames(api: Api, plan: &Plan) -> Vec<Frame> {
         Api::GoogleGenerativeAi => google::frames(plan),
         Api::Proxy => proxy::frames(plan),
         // Embedding endpoints answer one document (crate::embed), never a stream.
-        Api::OpenAiEmbeddings | Api::GoogleEmbeddings | Api::OllamaEmbeddings => Vec::new(),
+        Api::OpenAiEmbeddings
+        | Api::GoogleEmbeddings
+        | Api::OllamaEmbeddings
+        | Api::OpenAiTranscriptions => Vec::new(),
     }
 }
 
@@ -111,7 +114,10 @@ pub(crate) fn document(api: Api, plan: &Plan, delivery: Delivery) -> Value {
         Api::GoogleGenerativeAi => google::document(plan),
         Api::Proxy => proxy::document(plan),
         // Embedding answers are rendered by crate::embed from the request's texts.
-        Api::OpenAiEmbeddings | Api::GoogleEmbeddings | Api::OllamaEmbeddings => json!({}),
+        Api::OpenAiEmbeddings
+        | Api::GoogleEmbeddings
+        | Api::OllamaEmbeddings
+        | Api::OpenAiTranscriptions => json!({}),
     }
 }
 
@@ -144,7 +150,10 @@ fn google_status(status: u16) -> &'static str {
 /// An error body in the shape `api`'s clients expect.
 pub(crate) fn error_body(api: Api, status: u16, message: &str) -> Value {
     match api {
-        Api::OpenAiCompletions | Api::OpenAiResponses | Api::OpenAiEmbeddings => json!({
+        Api::OpenAiCompletions
+        | Api::OpenAiResponses
+        | Api::OpenAiEmbeddings
+        | Api::OpenAiTranscriptions => json!({
             "error": {"message": message, "type": error_type(status), "param": null, "code": null}
         }),
         Api::AnthropicMessages => json!({
