@@ -408,3 +408,26 @@ fn a_pdf_and_a_text_file_reach_the_user_message_with_their_text() {
         )])
     );
 }
+
+#[cfg(feature = "pdf")]
+#[test]
+fn a_page_with_too_many_fonts_is_skipped() {
+    let mut doc = lopdf::Document::load_mem(&pdf(&[&["many fonts"], &["page two"]])).unwrap();
+    let page_id = doc.get_pages()[&1];
+    let page = doc.get_object_mut(page_id).unwrap().as_dict_mut().unwrap();
+    let fonts = page
+        .get_mut(b"Resources")
+        .unwrap()
+        .as_dict_mut()
+        .unwrap()
+        .get_mut(b"Font")
+        .unwrap()
+        .as_dict_mut()
+        .unwrap();
+    for n in 2..=65 {
+        fonts.set(format!("F{n}"), lopdf::Object::Reference((3, 0)));
+    }
+    let mut bytes = Vec::new();
+    doc.save_to(&mut bytes).unwrap();
+    assert_eq!(pdf_text(&bytes, 1000).unwrap().text, "page two\n");
+}

@@ -4,13 +4,16 @@
 //! most [`MAX_OBJECT_STREAMS`] object streams are unpacked while loading (so at most
 //! `MAX_OBJECT_STREAMS × STREAM_MAX_BYTES` bytes are ever inflated at load, whatever the
 //! file); the objects kept are at most about [`OBJECTS_MAX_BYTES`]; only the first
-//! [`super::PDF_MAX_PAGES`] pages are decoded, each page's content at most
-//! [`STREAM_MAX_BYTES`]. Every step is then linear in a bounded input, so a call ends.
+//! [`super::PDF_MAX_PAGES`] pages are decoded, with at most [`PAGES_CONTENT_MAX_BYTES`] of
+//! content and [`CMAPS_MAX_BYTES`] of fonts' `ToUnicode` maps in all, from pages of at most
+//! [`MAX_FONTS_PER_PAGE`] fonts (a page past a budget is skipped). Every step is then linear
+//! in a bounded input, so a call ends: a hostile file takes about a second in a release build.
 //!
 //! lopdf may still panic on input it does not expect: [`text`] turns a panic into
 //! [`MediaTextError::Panicked`].
 
 use std::cell::Cell;
+use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
 
 use lopdf::{Dictionary, Document, LoadOptions, Object, ObjectId};
@@ -24,6 +27,15 @@ const STREAM_MAX_BYTES: usize = 4 * 1024 * 1024;
 const MAX_OBJECT_STREAMS: usize = 128;
 /// About how many bytes of parsed objects are kept; the objects past it are dropped.
 const OBJECTS_MAX_BYTES: usize = 128 * 1024 * 1024;
+/// How much page content (drawing operators, inflated) is decoded for all the pages read:
+/// decoding is the slow step (4 MB take about 0.3 s in a release build). A page of text is
+/// some kilobytes.
+const PAGES_CONTENT_MAX_BYTES: usize = 4 * 1024 * 1024;
+/// How much of the fonts' `ToUnicode` maps (inflated) the pages read may use in all; lopdf
+/// parses a page's maps again for every page, so this also bounds that.
+const CMAPS_MAX_BYTES: usize = 4 * 1024 * 1024;
+/// A page with more fonts than this is skipped (real ones have a handful).
+const MAX_FONTS_PER_PAGE: usize = 64;
 
 /// What the load of one PDF has left. Thread-local because lopdf's filter is a plain `fn`
 /// (no state of its own); lopdf is built without its `rayon` feature, so it calls the filter
@@ -70,8 +82,17 @@ fn extract(bytes: &[u8], max_chars: usize) -> Result<DocumentText, MediaTextErro
     let mut text = String::new();
     let mut read = 0;
     let mut first_error = None;
-    for &number in pages.keys().take(PDF_MAX_PAGES) {
+    let mut decode = DecodeBudget {
+        content: PAGES_CONTENT_MAX_BYTES,
+        cmaps: CMAPS_MAX_BYTES,
+        cmaps_seen: HashSet::new(),
+    };
+    for (&number, &page_id) in pages.iter().take(PDF_MAX_PAGES) {
         read += 1;
+        if let Err(e) = decode.take_page(&doc, page_id) {
+            first_error.get_or_insert(e);
+            continue;
+        }
         for chunk in doc.extract_text_chunks_with_limit(&[number], STREAM_MAX_BYTES) {
             match chunk {
                 Ok(chunk) => text.push_str(&chunk),
@@ -106,6 +127,49 @@ fn extract(bytes: &[u8], max_chars: usize) -> Result<DocumentText, MediaTextErro
 
 fn pdf_error(e: lopdf::Error) -> MediaTextError {
     MediaTextError::Pdf(pincer_base::error_chain(&e))
+}
+
+/// What decoding the pages has left: checked before lopdf decodes a page, since its text
+/// extraction takes one limit per stream and none for a page's fonts.
+struct DecodeBudget {
+    content: usize,
+    cmaps: usize,
+    /// The `ToUnicode` maps already paid for (pages share fonts).
+    cmaps_seen: HashSet<ObjectId>,
+}
+
+impl DecodeBudget {
+    /// Pays for decoding the page `page_id`, or says why it is skipped. Costs an inflate of
+    /// what it measures, which is fast next to decoding it.
+    fn take_page(&mut self, doc: &Document, page_id: ObjectId) -> Result<(), lopdf::Error> {
+        let over = |what: &str| lopdf::Error::InvalidStream(format!("{what} over the budget"));
+        let fonts = doc.get_page_fonts(page_id)?;
+        if fonts.len() > MAX_FONTS_PER_PAGE {
+            return Err(over("a page's fonts are"));
+        }
+        for font in fonts.values() {
+            let Ok(Object::Reference(id)) = font.get(b"ToUnicode") else {
+                continue;
+            };
+            if !self.cmaps_seen.insert(*id) {
+                continue;
+            }
+            let Ok(stream) = doc.get_object(*id).and_then(Object::as_stream) else {
+                continue;
+            };
+            let size = stream
+                .decompressed_content_with_limit(self.cmaps)
+                .map_or(stream.content.len(), |map| map.len());
+            if size > self.cmaps {
+                self.cmaps = 0;
+                return Err(over("the fonts' ToUnicode maps are"));
+            }
+            self.cmaps -= size;
+        }
+        let content = doc.get_page_content_with_limit(page_id, self.content)?;
+        self.content -= content.len().min(self.content);
+        Ok(())
+    }
 }
 
 /// lopdf's load filter: keeps an object while the load's budget lasts.
