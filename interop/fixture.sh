@@ -91,7 +91,7 @@ fixture_start() {
       cat > "$work/pi-agent/models.json" <<JSON
 {"providers": {"mock": {"baseUrl": "$mock_url/v1", "api": "openai-completions", "apiKey": "mock-key",
   "compat": {"supportsDeveloperRole": false, "supportsReasoningEffort": false},
-  "models": [{"id": "gpt-4o-mini", "contextWindow": 128000, "maxTokens": 4096}]}}}
+  "models": [{"id": "gpt-4o-mini", "contextWindow": 128000, "maxTokens": 4096, "input": ["text", "image"]}]}}}
 JSON
       # The workers inherit the gateway's environment: a throwaway pi home, no network.
       worker_env=(PI_CODING_AGENT_DIR="$work/pi-agent" PI_OFFLINE=1 HOME="$work/pi-home")
@@ -101,7 +101,7 @@ JSON
   echo "$fixture_name: agent turns run ${INTEROP_RUNNER:-embedded}"
   cat > "$PINCER_HOME/pincer.json5" <<JSON5
 { models: { providers: { mock: { baseUrl: "$mock_url/v1", api: "openai-completions", apiKey: "mock-key",
-    models: [{ id: "gpt-4o-mini" }] } } },
+    models: [{ id: "gpt-4o-mini", input: ["text", "image"] }] } } },
   $runner
   agents: { defaults: { model: "mock/gpt-4o-mini" } } }
 JSON5

@@ -4,7 +4,9 @@
 # npm package `playwright-core` (never a bundled browser) into interop/.cache/webchat. Starts
 # the mock LLM and `pincer gateway run` on free loopback ports with a temporary home, then
 # runs interop/webchat.test.mjs against it: connect with the token from the URL fragment,
-# a streamed reply, escaping, a tool call, Abort, the session list and history, `/new`, a wrong token.
+# a streamed reply, escaping, a tool call, Abort, the session list and history, `/new`, files
+# attached by the button, by paste and by drag-and-drop (the model gets the picture, the
+# history shows it), a wrong token.
 # Screenshot in target/webchat.png. Exits non-zero on failure; leaves no process behind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,6 +49,7 @@ fixture_start
 
 mkdir -p "$root/target"
 if ! NODE_PATH="$cache/node_modules" WEBCHAT_URL="http://127.0.0.1:$port/" WEBCHAT_TOKEN="$token" \
+  WEBCHAT_MOCK_URL="$mock_url" \
   CHROMIUM="$chromium" WEBCHAT_PROFILE="$work/profile" WEBCHAT_SCREENSHOT="$root/target/webchat.png" \
   PLAYWRIGHT_CORE="$cache/node_modules/playwright-core/index.mjs" \
   node "$root/interop/webchat.test.mjs"; then

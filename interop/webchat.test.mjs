@@ -151,6 +151,60 @@ await check("after a reload the page shows the new session's history only", asyn
   await page.screenshot({ path: env("WEBCHAT_SCREENSHOT") });
 });
 
+// The smallest PNG: one transparent pixel.
+const PIXEL = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+  "base64");
+const mockUrl = env("WEBCHAT_MOCK_URL");
+// The image parts of the user messages of the mock's last request.
+async function lastRequestImages() {
+  const requests = await (await fetch(`${mockUrl}/__mock/requests`)).json();
+  const messages = requests[requests.length - 1].body.messages;
+  return messages.filter((m) => m.role === "user" && Array.isArray(m.content))
+    .flatMap((m) => m.content.filter((c) => c.type === "image_url").map((c) => c.image_url.url));
+}
+
+await check("attaches a picture by the button: thumbnail, sent to the model, kept in the history", async () => {
+  await page.setInputFiles("#files", { name: "pixel.png", mimeType: "image/png", buffer: PIXEL });
+  await page.waitForSelector('#pending .chip:has-text("pixel.png") img');
+  await sendMessage("what is in this picture");
+  await page.waitForSelector('.msg.user:has-text("what is in this picture") img.thumb');
+  await page.waitForSelector('.msg.assistant[data-state="final"]:has-text("mock: ")');
+  assert((await page.locator("#pending .chip").count()) === 0, "the pending list is emptied");
+  const images = await lastRequestImages();
+  assert(images.length === 1 && images[0] === `data:image/png;base64,${PIXEL.toString("base64")}`,
+    `the model got the picture: ${JSON.stringify(images).slice(0, 200)}`);
+  await page.reload();
+  await connected();
+  await page.waitForSelector('.msg.user:has-text("what is in this picture") img.thumb');
+  const src = await page.getAttribute('.msg.user:has-text("what is in this picture") img.thumb', "src");
+  assert(src === `data:image/png;base64,${PIXEL.toString("base64")}`, "the history shows the same picture");
+});
+
+await check("a pasted and a dropped file are attached too", async () => {
+  const b64 = PIXEL.toString("base64");
+  await page.evaluate((b64) => {
+    const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    const files = (name, type) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([bytes], name, { type }));
+      return dt;
+    };
+    document.getElementById("input").dispatchEvent(
+      new ClipboardEvent("paste", { clipboardData: files("pasted.png", "image/png"), bubbles: true, cancelable: true }));
+    document.dispatchEvent(new DragEvent("drop", { dataTransfer: files("notes.txt", "text/plain"), bubbles: true, cancelable: true }));
+  }, b64);
+  await page.waitForSelector('#pending .chip:has-text("pasted.png") img');
+  await page.waitForSelector('#pending .chip:has-text("notes.txt")');
+  await page.click('#pending .chip:has-text("notes.txt") button');
+  assert((await page.locator("#pending .chip").count()) === 1, "× removes a file before it is sent");
+  await sendMessage("and this one");
+  await page.waitForSelector('.msg.user:has-text("and this one") img.thumb');
+  await page.waitForSelector('.msg.assistant[data-state="final"]:has-text("mock: ")');
+  const images = await lastRequestImages();
+  assert(images.length === 2, `both pictures of the session reach the model: ${images.length}`);
+});
+
 await check("no console errors or CSP violations", async () => {
   assert(consoleErrors.length === 0, `console errors: ${JSON.stringify(consoleErrors)}`);
 });
