@@ -17,6 +17,31 @@ use crate::app::App;
 /// How long a transcription may take unless `tools.media.audio.timeoutSeconds` says.
 const DEFAULT_TRANSCRIPTION_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// Days received files stay in the inbox unless `agents.defaults.mediaRetentionDays` says.
+const DEFAULT_MEDIA_RETENTION_DAYS: u32 = 30;
+
+/// Prunes `agent_id`'s inbox folders older than `agents.defaults.mediaRetentionDays`
+/// (logged; a failure is logged and the turn goes on). Blocking.
+pub fn prune_inbox(app: &App, agent_id: &str, workspace: &Path) {
+    let days = app
+        .config
+        .agents
+        .defaults
+        .media_retention_days
+        .unwrap_or(DEFAULT_MEDIA_RETENTION_DAYS);
+    let today = jiff::Zoned::now().strftime("%Y-%m-%d").to_string();
+    match pincer_turns::media_inbox::prune_inbox(workspace, &today, days) {
+        Ok(removed) if removed.is_empty() => {}
+        Ok(removed) => tracing::info!(
+            agent = agent_id,
+            days,
+            ?removed,
+            "pruned old received files"
+        ),
+        Err(e) => tracing::warn!(agent = agent_id, error = %e, "cannot prune the inbox"),
+    }
+}
+
 /// The size limits of received files.
 pub fn limits(app: &App) -> MediaLimits {
     MediaLimits::with_media_max_mb(app.config.agents.defaults.media_max_mb)

@@ -124,6 +124,14 @@ pub struct AgentDefaults {
     /// OpenAI API image, a file named to `pincer ask` (channels have their own limits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub media_max_mb: Option<u64>,
+    /// Days a received file stays in the workspace inbox (`inbox/<date>/`; default 30; 0
+    /// keeps them all). Pruned with the session maintenance; today's never are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media_retention_days: Option<u32>,
+    /// The model the `image` tool asks about pictures, `provider/model` or `{ primary,
+    /// fallbacks }` (it must take images); unset: the agent's own model if it takes images.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_model: Option<ModelSelection>,
     /// The heartbeat of every agent (each agent's own `heartbeat` wins field by field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heartbeat: Option<HeartbeatConfig>,

@@ -94,6 +94,47 @@ fn move_into(staged: &Path, dir: &Path, date: &str, name: &str) -> io::Result<Pa
     ))
 }
 
+/// Removes the inbox's date folders older than `keep_days` days before `today`
+/// (`YYYY-MM-DD`, the local date); `keep_days` 0 keeps everything. Only folders named by a
+/// date are touched, and today's (whose files the running turns read) never is. Returns the
+/// folders removed, relative to the workspace. Blocking.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "blocking by contract: callers run it on the blocking pool"
+)]
+pub fn prune_inbox(workspace: &Path, today: &str, keep_days: u32) -> io::Result<Vec<PathBuf>> {
+    if keep_days == 0 {
+        return Ok(Vec::new());
+    }
+    let cutoff = match today.parse::<jiff::civil::Date>() {
+        Ok(date) => date
+            .checked_sub(jiff::Span::new().days(i64::from(keep_days)))
+            .map_err(|e| io::Error::new(ErrorKind::InvalidInput, e))?,
+        Err(e) => return Err(io::Error::new(ErrorKind::InvalidInput, e)),
+    };
+    let inbox = workspace.join(INBOX_DIR);
+    let entries = match fs::read_dir(&inbox) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut removed = Vec::new();
+    for entry in entries {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Ok(date) = name.parse::<jiff::civil::Date>() else {
+            continue;
+        };
+        // A symlink named like a date is not the inbox's own folder: left alone.
+        if date < cutoff && entry.file_type()?.is_dir() {
+            fs::remove_dir_all(entry.path())?;
+            removed.push(Path::new(INBOX_DIR).join(&name));
+        }
+    }
+    removed.sort();
+    Ok(removed)
+}
+
 /// Writes `bytes` (a file sent inline: a `chat.send` attachment, a data URL, a file named on
 /// the command line) into `workspace`'s inbox for today under a safe, unused form of
 /// `name`; returns its path relative to the workspace. The bytes go to a hidden partial
@@ -231,6 +272,53 @@ mod tests {
             .filter(|n| n.starts_with('.'))
             .collect();
         assert!(names.is_empty(), "{names:?}");
+    }
+
+    #[test]
+    fn old_date_folders_are_pruned_and_nothing_else() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path();
+        for dir in [
+            "2026-10-27",
+            "2026-10-28",
+            "2026-11-27",
+            "notes",
+            "2025-13-40",
+        ] {
+            fs::create_dir_all(ws.join("inbox").join(dir)).unwrap();
+            fs::write(ws.join("inbox").join(dir).join("f"), "x").unwrap();
+        }
+        std::os::unix::fs::symlink(ws.join("inbox/notes"), ws.join("inbox/2020-01-01")).unwrap();
+        let removed = prune_inbox(ws, "2026-11-27", 30).unwrap();
+        assert_eq!(removed, [Path::new("inbox/2026-10-27")]);
+        let mut left = sorted(&ws.join("inbox"));
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                "2020-01-01",
+                "2025-13-40",
+                "2026-10-28",
+                "2026-11-27",
+                "notes"
+            ]
+        );
+        assert!(
+            prune_inbox(ws, "2026-11-27", 0).unwrap().is_empty(),
+            "0 keeps all"
+        );
+        assert!(
+            prune_inbox(&ws.join("nothing"), "2026-11-27", 1)
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    fn sorted(dir: &Path) -> Vec<String> {
+        fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
     }
 
     #[test]

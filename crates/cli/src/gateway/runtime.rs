@@ -315,6 +315,7 @@ impl Runtime for GatewayRuntime {
             input: vec![input],
             session_patch: None,
             retention: if self.maintenance_due(&request.agent_id) {
+                crate::media_setup::prune_inbox(app, &request.agent_id, &workspace);
                 Some(app.retention().map_err(agent)?)
             } else {
                 None
