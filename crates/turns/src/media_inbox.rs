@@ -84,6 +84,11 @@ fn move_into(staged: &Path, dir: &Path, date: &str, name: &str) -> io::Result<Pa
                 fs::remove_file(staged)?;
                 return Ok(relative_dir.join(candidate));
             }
+            // The same file sent again that day (a resend, a redelivery) is kept once.
+            Err(e) if e.kind() == ErrorKind::AlreadyExists && same_content(staged, &target) => {
+                fs::remove_file(staged)?;
+                return Ok(relative_dir.join(candidate));
+            }
             Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e),
         }
@@ -219,6 +224,38 @@ pub async fn discard_media(media: &[InboundMedia]) {
     .await;
 }
 
+/// Whether the files `a` and `b` hold the same bytes (sizes first, then the contents in
+/// blocks); false when either cannot be read.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: receive_into, save_to_inbox"
+)]
+fn same_content(a: &Path, b: &Path) -> bool {
+    use std::io::Read as _;
+    let (Ok(ma), Ok(mb)) = (fs::metadata(a), fs::metadata(b)) else {
+        return false;
+    };
+    if ma.len() != mb.len() || !mb.is_file() {
+        return false;
+    }
+    let (Ok(mut fa), Ok(mut fb)) = (fs::File::open(a), fs::File::open(b)) else {
+        return false;
+    };
+    let (mut ba, mut bb) = (vec![0u8; 64 * 1024], vec![0u8; 64 * 1024]);
+    loop {
+        let n = match fa.read(&mut ba) {
+            Ok(n) => n,
+            Err(_) => return false,
+        };
+        if n == 0 {
+            return true;
+        }
+        if fb.read_exact(&mut bb[..n]).is_err() || ba[..n] != bb[..n] {
+            return false;
+        }
+    }
+}
+
 /// `staged`'s content at `target`, which must not exist: a hard link, or a copy where
 /// links do not work (another file system). Mode 0600 either way.
 #[expect(
@@ -258,6 +295,9 @@ mod tests {
         let ws = tmp.path();
         let first = save_to_inbox(ws, "cat photo.png", b"one").unwrap();
         let second = save_to_inbox(ws, "cat photo.png", b"two").unwrap();
+        // The same bytes under the same name again are the file already there.
+        assert_eq!(save_to_inbox(ws, "cat photo.png", b"one").unwrap(), first);
+        assert_eq!(save_to_inbox(ws, "cat photo.png", b"two").unwrap(), second);
         let date = jiff::Zoned::now().strftime("%Y-%m-%d").to_string();
         assert_eq!(first, Path::new("inbox").join(&date).join("cat_photo.png"));
         assert_eq!(
