@@ -1,10 +1,14 @@
 //! What tests check about files on disk: permission bits, a directory's sorted listing, a
-//! JSON file's value. Each panics with the path when the file cannot be read: a test helper
+//! JSON file's value; and a picture to send ([`PIXEL_PNG`]). Each panics with the path when the file cannot be read: a test helper
 //! whose failure is the test's.
 
 use std::path::Path;
 
 use serde_json::Value;
+
+/// A whole PNG of one pixel (every CRC right: decoders take it), for tests that send a
+/// picture.
+pub const PIXEL_PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89\0\0\0\rIDATx\xdacd`\xf8_\x0f\0\x02\x87\x01\x80\xebG\xba\x92\0\0\0\0IEND\xaeB`\x82";
 
 /// The permission bits of `path` (`0o600`, `0o700`, …).
 #[cfg(unix)]

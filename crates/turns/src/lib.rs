@@ -13,6 +13,7 @@ pub mod chunker;
 pub mod commands;
 pub mod dedupe;
 pub mod failover;
+pub mod media_image;
 pub mod media_inbox;
 pub mod media_input;
 pub mod media_text;

@@ -224,17 +224,19 @@ fn image_block(path: &Path, mime: &str, limits: &MediaLimits) -> Result<ImageCon
     let size = std::fs::metadata(path)
         .map_err(|e| format!("cannot read it ({e})"))?
         .len();
-    if size > limits.image_max_bytes {
+    // Larger pictures than the model takes are shrunk (`media_image`), up to the file limit.
+    if size > limits.media_max_bytes {
         return Err(format!(
-            "it is {}, over the limit of {} for images",
+            "it is {}, over the limit of {} for files",
             size_text(size),
-            size_text(limits.image_max_bytes)
+            size_text(limits.media_max_bytes)
         ));
     }
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read it ({e})"))?;
+    let prepared = crate::media_image::prepare(bytes, mime, limits.image_max_bytes)?;
     Ok(ImageContent {
-        data: base64::engine::general_purpose::STANDARD.encode(bytes),
-        mime_type: mime.to_owned(),
+        data: base64::engine::general_purpose::STANDARD.encode(prepared.bytes),
+        mime_type: prepared.mime,
     })
 }
 
@@ -292,7 +294,7 @@ mod tests {
     )]
     use super::*;
 
-    const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+    const PNG: &[u8] = pincer_testkit::files::PIXEL_PNG;
 
     #[test]
     fn the_first_bytes_win_over_what_was_declared_and_the_name() {
@@ -393,11 +395,23 @@ mod tests {
             image_max_bytes: 4,
             ..MediaLimits::default()
         };
-        let (content, _) = user_content(ws.path(), "hi", &media, true, &small);
-        assert!(text_of(content).contains(
-            "(The image was not sent to the model: it is 16 bytes, over the limit of 4 bytes \
-                 for images.)"
-        ),);
+        let (content, shown) = user_content(ws.path(), "hi", &media, true, &small);
+        let text = text_of(content);
+        assert!(
+            text.contains("(The image was not sent to the model: it is "),
+            "{text}"
+        );
+        assert!(matches!(&shown[0], Shown::ImageRefused(_)));
+        // A picture cut short is not sent (the provider would refuse the whole request).
+        #[cfg(feature = "images")]
+        {
+            let cut = [file(ws.path(), "cut.png", &PNG[..40], None)];
+            let (_, shown) = user_content(ws.path(), "", &cut, true, &MediaLimits::default());
+            assert!(
+                matches!(&shown[0], Shown::ImageRefused(why) if why.starts_with("the picture could not be read")),
+                "{shown:?}"
+            );
+        }
         // A BMP is an image no wire API takes; a missing file is said so.
         let bmp = [file(ws.path(), "old.bmp", b"BM....", Some("image/bmp"))];
         let (_, shown) = user_content(ws.path(), "", &bmp, true, &MediaLimits::default());

@@ -23,6 +23,7 @@ use crate::common::channels::{
 use crate::common::fake_channel::{FakeChannel, T};
 use crate::common::gateway::WsClient;
 use crate::common::{assert_contains, mock, replies, reply_when_containing};
+use pincer_testkit::files::PIXEL_PNG;
 use pincer_testkit::{Match, Reply, Rule, Scenario};
 
 const TOO_BIG: &str =
@@ -369,9 +370,6 @@ async fn inbound_files_land_in_the_inbox<F: FakeChannel>() {
     assert_eq!(attached_file(&home, &prompt), b"quarterly numbers");
     drop(gateway);
 }
-
-/// The smallest PNG: one transparent pixel.
-const PIXEL_PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89\0\0\0\rIDATx\x9cc\0\x01\0\0\x05\0\x01\r\n-\xb4\0\0\0\0IEND\xaeB`\x82";
 
 async fn an_inbound_photo_reaches_the_model_as_an_image<F: FakeChannel>() {
     let (llm, fake, home, gateway) =
