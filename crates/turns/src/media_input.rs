@@ -48,7 +48,8 @@ impl MediaLimits {
     pub fn with_media_max_mb(mb: Option<u64>) -> Self {
         let default = Self::default();
         Self {
-            media_max_bytes: mb.map_or(default.media_max_bytes, |mb| mb * 1024 * 1024),
+            media_max_bytes: mb
+                .map_or(default.media_max_bytes, |mb| mb.saturating_mul(1024 * 1024)),
             ..default
         }
     }

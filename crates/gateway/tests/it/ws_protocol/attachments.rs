@@ -13,8 +13,8 @@ use super::*;
 
 const KEY: &str = "agent:main:main";
 
-/// The first bytes of a PNG: enough for the gateway to know it is one.
-const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0";
+/// A whole one-pixel PNG: the gateway decodes pictures before a model gets them.
+const PNG: &[u8] = pincer_testkit::files::PIXEL_PNG;
 
 fn b64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
