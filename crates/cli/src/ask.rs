@@ -1,6 +1,9 @@
 //! `pincer ask`: one turn of a persistent session, from the terminal. The reply streams as
 //! it arrives (or, with `--json`, lainclaw's result object is printed at the end). `/new`
-//! starts a new session; `tool: <name> {json}` runs tools by hand first.
+//! starts a new session; `tool: <name> {json}` runs tools by hand first. `--image` and
+//! `--file` attach files (`ask/media.rs`).
+
+mod media;
 
 use std::process::ExitCode;
 
@@ -27,6 +30,9 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
         );
         return Ok(ExitCode::from(1));
     }
+    // Files are checked before anything is written or a model is called.
+    let limits = crate::media_setup::limits(app);
+    let attachments = media::check(&args.image, &args.file, &limits)?;
     app.ensure_home()?;
     let agent_id = app.agent_id(args.agent.as_deref())?;
     let key = app.session_key(&agent_id, &args.session)?;
@@ -178,6 +184,12 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
     let mut config = prepared.config;
     config.max_tool_rounds = Some(args.tool_max_steps as usize);
 
+    let input = if attachments.is_empty() {
+        Message::user(question)
+    } else {
+        let media = media::save(&workspace, &attachments)?;
+        media::user_message(app, &workspace, &question, &media, &config.model).await
+    };
     // Ctrl-C aborts the turn instead of killing the process: the partial reply is saved
     // and background processes are stopped, not orphaned.
     let abort = pincer_ai::CancellationToken::new();
@@ -198,7 +210,7 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
         session_key: key.clone(),
         new_session,
         agent: config,
-        input: vec![Message::user(question)],
+        input: vec![input],
         session_patch: args
             .memory_switch()
             .map(|on| json!({ "memoryEnabled": on })),

@@ -12,8 +12,8 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio_util::sync::CancellationToken;
 
 const TOKEN: &str = "http-media-token-789";
-/// The first bytes of a PNG: what the gateway checks an image by.
-const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01";
+/// A whole PNG (pictures are decoded before they go to a model).
+const PNG: &[u8] = pincer_testkit::files::PIXEL_PNG;
 const MB: usize = 1024 * 1024;
 
 struct Server {

@@ -1,0 +1,141 @@
+//! `pincer ask --image PATH --file PATH`: files named on the command line, checked before
+//! anything else happens (each exists, is a regular file, is at most
+//! `agents.defaults.mediaMaxMb`, and an `--image` is a PNG, JPEG, GIF or WebP by its first
+//! bytes), then copied into the agent's workspace inbox so the agent can `read` them. The
+//! turn's user message is made from them as the gateway makes its turns' (voice notes
+//! transcribed, then [`pincer_turns::media_input::user_content`]), so the notes and the image
+//! block are the same whichever way a file came in.
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result, bail};
+use pincer_ai::{Message, Model, UserMessage};
+use pincer_channel_port::InboundMedia;
+use pincer_turns::media_input::{self, MediaLimits, size_text, sniff_mime};
+use pincer_turns::media_voice::voice_notes;
+
+use crate::app::App;
+use crate::media_setup;
+
+/// One file the user named, checked.
+#[derive(Debug)]
+pub struct Attachment {
+    path: PathBuf,
+    /// What its name says it is (its last path component).
+    name: String,
+}
+
+/// The `--image` files then the `--file` files, each checked against `limits`; the first
+/// that fails is the error, before any file is copied or a model is called.
+pub fn check(
+    images: &[PathBuf],
+    files: &[PathBuf],
+    limits: &MediaLimits,
+) -> Result<Vec<Attachment>> {
+    let images = images.iter().map(|path| (path, true));
+    let files = files.iter().map(|path| (path, false));
+    images
+        .chain(files)
+        .map(|(path, image)| check_one(path, image, limits))
+        .collect()
+}
+
+fn check_one(path: &Path, image: bool, limits: &MediaLimits) -> Result<Attachment> {
+    let shown = path.display();
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            bail!("cannot attach {shown}: no such file")
+        }
+        Err(e) => bail!("cannot attach {shown}: {e}"),
+    };
+    if meta.is_dir() {
+        bail!("cannot attach {shown}: it is a directory, not a file");
+    }
+    if !meta.is_file() {
+        bail!("cannot attach {shown}: it is not a regular file");
+    }
+    if meta.len() > limits.media_max_bytes {
+        bail!(
+            "cannot attach {shown}: it is {}, over the limit of {} (agents.defaults.mediaMaxMb)",
+            size_text(meta.len()),
+            size_text(limits.media_max_bytes)
+        );
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "file".to_owned());
+    if image {
+        let mut head = Vec::with_capacity(16);
+        std::fs::File::open(path)
+            .and_then(|file| file.take(16).read_to_end(&mut head))
+            .with_context(|| format!("cannot attach {shown}"))?;
+        // By its first bytes only: a name or an extension says nothing about what is inside.
+        if !sniff_mime(&head, None, "").starts_with("image/") {
+            bail!(
+                "cannot attach {shown} as an image: its first bytes are not a PNG, JPEG, GIF or \
+                 WebP image's; attach it with --file instead"
+            );
+        }
+    }
+    Ok(Attachment {
+        path: path.to_path_buf(),
+        name,
+    })
+}
+
+/// Copies `attachments` into `workspace`'s inbox (today's directory, under a safe unused
+/// form of each name) and returns them as the turn's media, paths relative to `workspace`.
+pub fn save(workspace: &Path, attachments: &[Attachment]) -> Result<Vec<InboundMedia>> {
+    attachments
+        .iter()
+        .map(|file| {
+            let bytes = std::fs::read(&file.path)
+                .with_context(|| format!("cannot read {}", file.path.display()))?;
+            let path = pincer_turns::media_inbox::save_to_inbox(workspace, &file.name, &bytes)
+                .with_context(|| {
+                    format!(
+                        "cannot copy {} into the workspace {}",
+                        file.path.display(),
+                        workspace.display()
+                    )
+                })?;
+            Ok(InboundMedia {
+                path,
+                mime: None,
+                file_name: Some(file.name.clone()),
+                size: bytes.len() as u64,
+            })
+        })
+        .collect()
+}
+
+/// The user message for `text` with `media` (saved in `workspace`): what
+/// [`media_setup::user_message`] makes for the gateway's turns, with the voice notes
+/// transcribed on this task instead (that function waits for them with `block_on`, which
+/// the CLI's single-threaded runtime cannot do from inside a command).
+pub async fn user_message(
+    app: &App,
+    workspace: &Path,
+    text: &str,
+    media: &[InboundMedia],
+    model: &Model,
+) -> Message {
+    let limits = media_setup::limits(app);
+    let transcriber = media_setup::transcriber(app);
+    let voice = voice_notes(workspace, media, transcriber.as_ref(), &limits).await;
+    let takes_images = model.input.contains(&pincer_ai::InputKind::Image);
+    let (content, _) = media_input::user_content(
+        workspace,
+        &format!("{voice}{text}"),
+        media,
+        takes_images,
+        &limits,
+    );
+    Message::User(UserMessage {
+        content,
+        timestamp: pincer_ai::now_ms(),
+    })
+}
