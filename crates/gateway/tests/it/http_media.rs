@@ -270,7 +270,7 @@ async fn images_over_media_max_mb_are_refused_before_any_run() {
         .refused(
             json!([{"type": "text", "text": huge}]),
             413,
-            "the request body is over the limit of 2.4 MB (agents.defaults.mediaMaxMb, base64 encoded, and 1 MB of text)",
+            "the request body is over the limit of 2.4 MB (one image of agents.defaults.mediaMaxMb, base64 encoded, and 1 MB of text)",
             "body_too_large",
         )
         .await;

@@ -214,7 +214,7 @@ pub(super) async fn chat_completions(
             return error(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 &format!(
-                    "the request body is over the limit of {} (agents.defaults.mediaMaxMb, base64 encoded, and 1 MB of text)",
+                    "the request body is over the limit of {} (one image of agents.defaults.mediaMaxMb, base64 encoded, and 1 MB of text)",
                     pincer_turns::media_input::size_text(body_limit as u64)
                 ),
                 "invalid_request_error",
