@@ -31,6 +31,7 @@ mod service;
 mod sessions_cmd;
 mod tools_cmd;
 mod turn_setup;
+mod vision_setup;
 
 use std::process::ExitCode;
 

@@ -5,6 +5,7 @@
 mod common;
 
 mod ask;
+mod ask_image_tool;
 mod ask_media;
 mod ask_memory;
 mod channel_block_streaming;
