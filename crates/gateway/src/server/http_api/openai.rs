@@ -205,7 +205,7 @@ pub(super) async fn chat_completions(
     }
     // Room for one image of the largest size, base64 encoded, and the text around it.
     let limits = gw.runtime.media_limits();
-    let body_limit = usize::try_from(limits.media_max_bytes.div_ceil(3) * 4)
+    let body_limit = usize::try_from(limits.media_max_bytes.div_ceil(3).saturating_mul(4))
         .unwrap_or(usize::MAX)
         .saturating_add(media::BODY_SLACK);
     let body = match axum::body::to_bytes(body, body_limit).await {
