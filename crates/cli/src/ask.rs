@@ -188,7 +188,8 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
         Message::user(question)
     } else {
         let media = media::save(&workspace, &attachments)?;
-        media::user_message(app, &workspace, &question, &media, &config.model).await
+        crate::media_setup::user_message_async(app, &workspace, &question, &media, &config.model)
+            .await
     };
     // Ctrl-C aborts the turn instead of killing the process: the partial reply is saved
     // and background processes are stopped, not orphaned.

@@ -81,8 +81,8 @@ pub fn transcriber(app: &App) -> Option<Transcriber> {
 
 /// The user message for `text` and the files that came with it (in `workspace`): voice
 /// notes transcribed, every file named, images sent when `model` takes them. Blocking: it
-/// reads the files and waits for the transcriptions; call it off the async threads (on the
-/// blocking pool, or from a one-shot command).
+/// reads the files and waits for the transcriptions; the gateway calls it on the blocking
+/// pool (a thread of the runtime, where [`user_message_async`] can be waited for).
 pub fn user_message(
     app: &App,
     workspace: &Path,
@@ -93,24 +93,45 @@ pub fn user_message(
     if media.is_empty() {
         return Message::user(text.to_owned());
     }
-    let limits = limits(app);
-    let voice = match tokio::runtime::Handle::try_current() {
-        Ok(handle) => handle.block_on(voice_notes(
-            workspace,
-            media,
-            transcriber(app).as_ref(),
-            &limits,
-        )),
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) => handle.block_on(user_message_async(app, workspace, text, media, model)),
         // Without a runtime there is nothing to transcribe with: the files are still named.
-        Err(_) => String::new(),
-    };
+        Err(_) => with_voice(app, workspace, String::new(), text, media, model),
+    }
+}
+
+/// [`user_message`] for async code (`pincer ask`): the transcriptions are awaited; the
+/// file reads are small and bounded (one-shot commands, not the gateway's threads).
+pub async fn user_message_async(
+    app: &App,
+    workspace: &Path,
+    text: &str,
+    media: &[InboundMedia],
+    model: &Model,
+) -> Message {
+    if media.is_empty() {
+        return Message::user(text.to_owned());
+    }
+    let voice = voice_notes(workspace, media, transcriber(app).as_ref(), &limits(app)).await;
+    with_voice(app, workspace, voice, text, media, model)
+}
+
+/// The message from the voice notes' lines (`voice`), the text and the files.
+fn with_voice(
+    app: &App,
+    workspace: &Path,
+    voice: String,
+    text: &str,
+    media: &[InboundMedia],
+    model: &Model,
+) -> Message {
     let takes_images = model.input.contains(&pincer_ai::InputKind::Image);
     let (content, _) = media_input::user_content(
         workspace,
         &format!("{voice}{text}"),
         media,
         takes_images,
-        &limits,
+        &limits(app),
     );
     Message::User(UserMessage {
         content,

@@ -56,8 +56,8 @@ impl MediaLimits {
 }
 
 /// The MIME type of a file: from its first bytes when they are a known signature, else the
-/// type the sender declared, else from the name's extension, else
-/// `application/octet-stream`.
+/// type the sender declared (unless that is the say-nothing `application/octet-stream`), else
+/// from the name's extension, else `application/octet-stream`.
 ///
 /// Hand-written rather than a crate: only the types Pincer treats differently matter (the
 /// images models take, PDF, the audio formats voice notes come in), and those signatures are
@@ -66,7 +66,12 @@ pub fn sniff_mime(head: &[u8], declared: Option<&str>, name: &str) -> String {
     if let Some(mime) = magic(head) {
         return mime.to_owned();
     }
-    if let Some(declared) = declared.map(str::trim).filter(|d| d.contains('/')) {
+    // `application/octet-stream` says nothing (platforms send it for any file): the name
+    // may say more.
+    if let Some(declared) = declared
+        .map(str::trim)
+        .filter(|d| d.contains('/') && !d.eq_ignore_ascii_case("application/octet-stream"))
+    {
         return declared.to_ascii_lowercase();
     }
     by_extension(name)
@@ -317,6 +322,18 @@ mod tests {
             (b"hello", Some("Text/Plain"), "x.png", "text/plain"),
             (b"hello", None, "notes.MD", "text/markdown"),
             (b"hello", Some("nonsense"), "x", "application/octet-stream"),
+            (
+                b"hello",
+                Some("application/octet-stream"),
+                "a.txt",
+                "text/plain",
+            ),
+            (
+                b"hello",
+                Some("application/octet-stream"),
+                "a",
+                "application/octet-stream",
+            ),
             (b"", None, "", "application/octet-stream"),
         ];
         for (head, declared, name, want) in cases {

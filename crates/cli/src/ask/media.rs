@@ -2,21 +2,16 @@
 //! anything else happens (each exists, is a regular file, is at most
 //! `agents.defaults.mediaMaxMb`, and an `--image` is a PNG, JPEG, GIF or WebP by its first
 //! bytes), then copied into the agent's workspace inbox so the agent can `read` them. The
-//! turn's user message is made from them as the gateway makes its turns' (voice notes
-//! transcribed, then [`pincer_turns::media_input::user_content`]), so the notes and the image
-//! block are the same whichever way a file came in.
+//! turn's user message is made from them by `media_setup::user_message_async`, as the
+//! gateway makes its turns', so the notes and the image block are the same whichever way a
+//! file came in.
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result, bail};
-use pincer_ai::{Message, Model, UserMessage};
 use pincer_channel_port::InboundMedia;
-use pincer_turns::media_input::{self, MediaLimits, size_text, sniff_mime};
-use pincer_turns::media_voice::voice_notes;
-
-use crate::app::App;
-use crate::media_setup;
+use pincer_turns::media_input::{MediaLimits, size_text, sniff_mime};
 
 /// One file the user named, checked.
 #[derive(Debug)]
@@ -110,32 +105,4 @@ pub fn save(workspace: &Path, attachments: &[Attachment]) -> Result<Vec<InboundM
             })
         })
         .collect()
-}
-
-/// The user message for `text` with `media` (saved in `workspace`): what
-/// [`media_setup::user_message`] makes for the gateway's turns, with the voice notes
-/// transcribed on this task instead (that function waits for them with `block_on`, which
-/// the CLI's single-threaded runtime cannot do from inside a command).
-pub async fn user_message(
-    app: &App,
-    workspace: &Path,
-    text: &str,
-    media: &[InboundMedia],
-    model: &Model,
-) -> Message {
-    let limits = media_setup::limits(app);
-    let transcriber = media_setup::transcriber(app);
-    let voice = voice_notes(workspace, media, transcriber.as_ref(), &limits).await;
-    let takes_images = model.input.contains(&pincer_ai::InputKind::Image);
-    let (content, _) = media_input::user_content(
-        workspace,
-        &format!("{voice}{text}"),
-        media,
-        takes_images,
-        &limits,
-    );
-    Message::User(UserMessage {
-        content,
-        timestamp: pincer_ai::now_ms(),
-    })
 }

@@ -366,8 +366,23 @@ async fn inbound_files_land_in_the_inbox<F: FakeChannel>() {
     assert_eq!(sent[0].text, "got your file");
     let prompt = last_user_text(&llm);
     let typed = format!(" ({})]", F::TEXT_FILE_TYPE);
-    assert!(prompt.trim_end().ends_with(&typed), "{prompt}");
+    let first = prompt.lines().next().unwrap_or_default();
+    assert!(first.ends_with(&typed), "{prompt}");
     assert_eq!(attached_file(&home, &prompt), b"quarterly numbers");
+    // A text file's text is in the message too, framed with its path.
+    if F::TEXT_FILE_TYPE.starts_with("text/") {
+        let path = first
+            .strip_prefix("[media attached: ")
+            .unwrap()
+            .split(" (")
+            .next()
+            .unwrap();
+        let frame = format!(
+            "<file name=\"{path}\" mime=\"{}\">\nquarterly numbers\n</file>",
+            F::TEXT_FILE_TYPE
+        );
+        assert!(prompt.contains(&frame), "{prompt}");
+    }
     drop(gateway);
 }
 

@@ -94,7 +94,8 @@ impl FakeChannel for FakeFeishu {
     const THREAD_KIND: &'static str = "thread";
     const QUOTES: bool = true;
     const FORMATTED: (&'static str, &'static str) = ("**hi** _there_", "**hi** *there*");
-    const TEXT_FILE_TYPE: &'static str = "application/octet-stream";
+    // Feishu says `application/octet-stream`; the name says more.
+    const TEXT_FILE_TYPE: &'static str = "text/plain";
     const HELLO: (&'static str, &'static str) = ("hello", "hello");
 
     /// Pings every second, so a silent connection is noticed within about 11 s.
