@@ -207,7 +207,11 @@ impl App {
             .unwrap_or(&self.config.tools);
         let mut tools = basic_tools(policy.clone());
         tools.extend(file_tools(policy.clone()));
-        tools.push(crate::vision_setup::image_tool(self, agent_id, policy.clone())?);
+        tools.push(crate::vision_setup::image_tool(
+            self,
+            agent_id,
+            policy.clone(),
+        )?);
         tools.extend(exec_tools(
             policy,
             processes.clone(),

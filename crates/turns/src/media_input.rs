@@ -141,6 +141,10 @@ pub enum Shown {
 /// The user message for `text` with `media` (paths relative to `workspace`, or absolute):
 /// a note per file, then the text, then the images the model is sent. `takes_images` is
 /// whether the model accepts image input. Blocking: it reads the image files.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "blocking by contract: the turn is planned on the blocking pool"
+)]
 pub fn user_content(
     workspace: &Path,
     text: &str,

@@ -189,6 +189,10 @@ impl Default for TextBudget {
 /// The note that goes into the user message for the file at `full` (named `shown` in the
 /// message) of type `mime`: its text in a `<file>` frame and what was cut, or why there is no
 /// text; empty when the type is not a document. Takes what it adds from `budget`. Blocking.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "blocking by contract: called by media_input::user_content, on the blocking pool"
+)]
 pub fn file_note(full: &Path, shown: &Path, mime: &str, budget: &mut TextBudget) -> String {
     let Some(kind) = kind(mime) else {
         return String::new();

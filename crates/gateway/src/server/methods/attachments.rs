@@ -246,6 +246,10 @@ pub(super) async fn receive(
 
 /// Writes `attachments` into `workspace`'s inbox; on a failure removes the ones written.
 /// Blocking.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: save (on_blocking_pool)"
+)]
 fn save_all(
     workspace: &Path,
     attachments: Vec<Attachment>,

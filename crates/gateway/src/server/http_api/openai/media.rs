@@ -179,6 +179,7 @@ pub(super) async fn save(
         return Ok(Vec::new());
     }
     let agent_id = agent_id.to_owned();
+    #[expect(clippy::disallowed_methods, reason = "inside on_blocking_pool")]
     on_blocking_pool(&gw.runtime, move |runtime| {
         let workspace: PathBuf = runtime
             .workspace(&agent_id)
