@@ -14,6 +14,7 @@ pub mod env;
 pub mod error;
 mod error_text;
 pub mod event;
+pub mod fetch;
 pub mod framing;
 pub mod http;
 pub mod json_stream;

@@ -90,6 +90,7 @@ pub fn user_message(
     media: &[InboundMedia],
     model: &Model,
 ) -> Message {
+    // The common case, on every turn: nothing to wait for.
     if media.is_empty() {
         return Message::user(text.to_owned());
     }

@@ -219,36 +219,18 @@ impl Call {
     }
 }
 
-/// GETs `url`, at most `limit` bytes: the declared length is checked first, then the bytes
-/// as they arrive (a server may not declare it, or lie).
+/// GETs `url`, at most `limit` bytes ([`pincer_ai::fetch::fetch_capped`]).
 async fn fetch(url: String, limit: u64) -> Result<Vec<u8>, String> {
-    let failed = |e: reqwest::Error| {
-        if e.is_timeout() {
-            format!("no answer within {} s", FETCH_TIMEOUT.as_secs())
-        } else {
-            pincer_base::error_chain(&e)
-        }
+    use pincer_ai::fetch::{FetchError, FetchLimits, fetch_capped};
+    let limits = FetchLimits {
+        max_bytes: limit,
+        timeout: FETCH_TIMEOUT,
+        max_redirects: FETCH_REDIRECTS,
     };
-    let client = reqwest::Client::builder()
-        .timeout(FETCH_TIMEOUT)
-        .redirect(reqwest::redirect::Policy::limited(FETCH_REDIRECTS))
-        .build()
-        .map_err(failed)?;
-    let mut response = client.get(&url).send().await.map_err(failed)?;
-    let status = response.status();
-    if !status.is_success() {
-        return Err(format!("HTTP {}", status.as_u16()));
-    }
-    let too_big = || format!("larger than {limit} bytes, the most the image tool takes");
-    if response.content_length().is_some_and(|size| size > limit) {
-        return Err(too_big());
-    }
-    let mut bytes = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(failed)? {
-        if (bytes.len() + chunk.len()) as u64 > limit {
-            return Err(too_big());
+    fetch_capped(&url, limits).await.map_err(|e| match e {
+        FetchError::TooLarge { .. } => {
+            format!("larger than {limit} bytes, the most the image tool takes")
         }
-        bytes.extend_from_slice(&chunk);
-    }
-    Ok(bytes)
+        other => other.to_string(),
+    })
 }

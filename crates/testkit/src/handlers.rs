@@ -94,6 +94,30 @@ async fn not_found(request: Request) -> Response {
     json_response(StatusCode::NOT_FOUND, &json!({"error": message}))
 }
 
+/// The request of `parts` with `body`, as [`MockLlm::requests`](crate::MockLlm::requests)
+/// lists it.
+pub(crate) fn recorded(
+    parts: &axum::http::request::Parts,
+    body: Value,
+    api: Api,
+) -> RecordedRequest {
+    RecordedRequest {
+        method: parts.method.to_string(),
+        path: parts.uri.path().to_owned(),
+        query: parts.uri.query().map(str::to_owned),
+        headers: parts
+            .headers
+            .iter()
+            .map(|(name, value)| {
+                let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+                (name.as_str().to_owned(), value)
+            })
+            .collect(),
+        body,
+        api,
+    }
+}
+
 pub(crate) fn json_response(status: StatusCode, body: &Value) -> Response {
     let mut response = Response::new(Body::from(body.to_string()));
     *response.status_mut() = status;
@@ -135,21 +159,7 @@ async fn answer(
         Err(_) if bytes.is_empty() => Value::Null,
         Err(_) => Value::String(String::from_utf8_lossy(&bytes).into_owned()),
     };
-    state.record(RecordedRequest {
-        method: parts.method.to_string(),
-        path: parts.uri.path().to_owned(),
-        query: parts.uri.query().map(str::to_owned),
-        headers: parts
-            .headers
-            .iter()
-            .map(|(name, value)| {
-                let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
-                (name.as_str().to_owned(), value)
-            })
-            .collect(),
-        body: recorded_body,
-        api,
-    });
+    state.record(recorded(&parts, recorded_body, api));
     if api == Api::Proxy && !has_bearer_token(&parts.headers) {
         return json_response(StatusCode::UNAUTHORIZED, &json!({"error": "missing token"}));
     }

@@ -12,8 +12,8 @@ use axum::response::Response;
 use serde_json::json;
 
 use crate::api::Api;
-use crate::handlers::{MAX_BODY_BYTES, has_bearer_token, json_response, protocol_error};
-use crate::server::{AppState, RecordedRequest};
+use crate::handlers::{MAX_BODY_BYTES, has_bearer_token, json_response, protocol_error, recorded};
+use crate::server::AppState;
 
 pub(crate) async fn answer(State(state): State<Arc<AppState>>, request: Request) -> Response {
     let api = Api::OpenAiTranscriptions;
@@ -21,21 +21,8 @@ pub(crate) async fn answer(State(state): State<Arc<AppState>>, request: Request)
     let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
         return protocol_error(api, StatusCode::PAYLOAD_TOO_LARGE, "request body too large");
     };
-    state.record(RecordedRequest {
-        method: parts.method.to_string(),
-        path: parts.uri.path().to_owned(),
-        query: parts.uri.query().map(str::to_owned),
-        headers: parts
-            .headers
-            .iter()
-            .map(|(name, value)| {
-                let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
-                (name.as_str().to_owned(), value)
-            })
-            .collect(),
-        body: serde_json::Value::String(String::from_utf8_lossy(&bytes).into_owned()),
-        api,
-    });
+    let body = serde_json::Value::String(String::from_utf8_lossy(&bytes).into_owned());
+    state.record(recorded(&parts, body, api));
     if !has_bearer_token(&parts.headers) {
         return protocol_error(api, StatusCode::UNAUTHORIZED, "missing bearer token");
     }

@@ -239,39 +239,22 @@ fn file_name_of(url: &str) -> Option<String> {
     (!last.is_empty()).then(|| last.to_owned())
 }
 
-/// GETs `url`, at most `limit` bytes: the declared length is checked first, then the bytes
-/// as they arrive (a server may not declare it, or lie).
+/// GETs `url`, at most `limit` bytes ([`pincer_ai::fetch::fetch_capped`]).
 async fn fetch(url: &str, limit: u64) -> Result<Vec<u8>, ImageError> {
-    let failed = |e: reqwest::Error| {
-        ImageError::Fetch(if e.is_timeout() {
-            format!("no answer within {} s", FETCH_TIMEOUT.as_secs())
-        } else {
-            pincer_base::error_chain(&e)
-        })
+    use pincer_ai::fetch::{FetchError, FetchLimits, fetch_capped};
+    let limits = FetchLimits {
+        max_bytes: limit,
+        timeout: FETCH_TIMEOUT,
+        max_redirects: FETCH_REDIRECTS,
     };
-    let client = reqwest::Client::builder()
-        .timeout(FETCH_TIMEOUT)
-        .redirect(reqwest::redirect::Policy::limited(FETCH_REDIRECTS))
-        .build()
-        .map_err(failed)?;
-    let mut response = client.get(url).send().await.map_err(failed)?;
-    let status = response.status();
-    if !status.is_success() {
-        return Err(ImageError::Fetch(format!("HTTP {}", status.as_u16())));
-    }
-    if let Some(size) = response.content_length()
-        && size > limit
-    {
-        return Err(ImageError::TooLarge { size, limit });
-    }
-    let mut bytes = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(failed)? {
-        if (bytes.len() + chunk.len()) as u64 > limit {
-            return Err(ImageError::TooLargeStream { limit });
-        }
-        bytes.extend_from_slice(&chunk);
-    }
-    Ok(bytes)
+    fetch_capped(url, limits).await.map_err(|e| match e {
+        FetchError::TooLarge {
+            declared: Some(size),
+            limit,
+        } => ImageError::TooLarge { size, limit },
+        FetchError::TooLarge { limit, .. } => ImageError::TooLargeStream { limit },
+        other => ImageError::Fetch(other.to_string()),
+    })
 }
 
 #[cfg(test)]
