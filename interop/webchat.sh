@@ -6,7 +6,8 @@
 # runs interop/webchat.test.mjs against it: connect with the token from the URL fragment,
 # a streamed reply, escaping, a tool call, Abort, the session list and history, `/new`, files
 # attached by the button, by paste and by drag-and-drop (the model gets the picture, the
-# history shows it), a wrong token.
+# history shows it), files the agent sends (MEDIA: lines: a picture inline, a download, a
+# file outside the workspace refused), a wrong token.
 # Screenshot in target/webchat.png. Exits non-zero on failure; leaves no process behind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,11 +42,19 @@ cat > "$work/scenario.json" <<'JSON'
   {"match": {"lastUserContains": "use a tool"},
    "reply": {"toolCalls": [{"name": "read", "arguments": {"path": "AGENTS.md"}}]}},
   {"match": {"toolResult": "read"}, "reply": {"text": "I read it."}},
+  {"match": {"lastUserContains": "send me the files"},
+   "reply": {"text": "Here they are.\nMEDIA:out/chart.png\nMEDIA:out/notes.txt\nMEDIA:/etc/passwd"}},
   {"match": {"lastUserContains": "slow"},
    "reply": {"text": "This reply is long and slow, so there is time to press Abort before it ends. This reply is long and slow, so there is time to press Abort before it ends.", "chunkSize": 2, "delayMs": 250}}
 ]}
 JSON
 fixture_start
+# The files the "send me the files" reply names, in the agent's workspace.
+mkdir -p "$PINCER_HOME/agents/main/workspace/out"
+base64 -d > "$PINCER_HOME/agents/main/workspace/out/chart.png" <<'PNG'
+iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==
+PNG
+printf 'the notes\n' > "$PINCER_HOME/agents/main/workspace/out/notes.txt"
 
 mkdir -p "$root/target"
 if ! NODE_PATH="$cache/node_modules" WEBCHAT_URL="http://127.0.0.1:$port/" WEBCHAT_TOKEN="$token" \

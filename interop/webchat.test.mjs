@@ -205,6 +205,25 @@ await check("a pasted and a dropped file are attached too", async () => {
   assert(images.length === 2, `both pictures of the session reach the model: ${images.length}`);
 });
 
+await check("files the agent sends show as a picture and a download, never from outside", async () => {
+  await sendMessage("send me the files");
+  const bubble = '.msg.assistant[data-state="final"]:has-text("Here they are.")';
+  await page.waitForSelector(`${bubble} img.thumb`);
+  await page.waitForSelector(`${bubble} a.file[download="notes.txt"]`);
+  await page.waitForSelector(`${bubble} .file:has-text("outside the agent's workspace")`);
+  const text = await page.textContent(`${bubble} .text`);
+  assert(text === "Here they are.", `the MEDIA lines are not shown as text: ${JSON.stringify(text)}`);
+  const src = await page.getAttribute(`${bubble} img.thumb`, "src");
+  assert(src === `data:image/png;base64,${PIXEL.toString("base64")}`, "the picture is the workspace file");
+  const href = await page.getAttribute(`${bubble} a.file`, "href");
+  assert(href === `data:text/plain;base64,${Buffer.from("the notes\n").toString("base64")}`, `the download: ${href}`);
+  // The same after a reload, from the history.
+  await page.reload();
+  await connected();
+  await page.waitForSelector(`${bubble} img.thumb`);
+  await page.waitForSelector(`${bubble} a.file[download="notes.txt"]`);
+});
+
 await check("no console errors or CSP violations", async () => {
   assert(consoleErrors.length === 0, `console errors: ${JSON.stringify(consoleErrors)}`);
 });

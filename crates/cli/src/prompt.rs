@@ -91,11 +91,9 @@ pub fn gateway_prompt_features(
         .iter()
         .any(|(id, settings)| id == agent_id && settings.every_ms > 0);
     let cron = config.cron.enabled != Some(false);
-    // Files go out on the chat channels (Telegram, Discord, Slack, Feishu deliver `MEDIA:`
-    // lines as attachments); with none configured, telling the model to send files nobody
-    // delivers would lose them, so media is then on only when `gatewayPrompts.media` forces
-    // it.
-    let media = !config.channels.configured().is_empty();
+    // Files go out on every gateway surface: the chat channels deliver `MEDIA:` lines as
+    // attachments and the web chat shows them (`chat.media.get`).
+    let media = true;
     let defaults = config.agents.defaults.gateway_prompts.unwrap_or_default();
     let forced = config
         .agents
@@ -135,18 +133,18 @@ mod tests {
     }
 
     #[test]
-    fn by_default_heartbeat_and_cron_are_on_and_media_is_off() {
-        assert_eq!(features("{}", "main"), on(true, true, false));
+    fn by_default_every_feature_is_on() {
+        assert_eq!(features("{}", "main"), on(true, true, true));
     }
 
     #[test]
     fn the_features_follow_the_heartbeat_and_cron_settings() {
         let text = "{cron: {enabled: false}, agents: {list: [\
                     {id: 'main'}, {id: 'quiet', heartbeat: {every: '0m'}}]}}";
-        assert_eq!(features(text, "main"), on(true, false, false));
-        assert_eq!(features(text, "quiet"), on(false, false, false));
+        assert_eq!(features(text, "main"), on(true, false, true));
+        assert_eq!(features(text, "quiet"), on(false, false, true));
         // An agent the configuration does not know has no heartbeat.
-        assert_eq!(features(text, "ghost"), on(false, false, false));
+        assert_eq!(features(text, "ghost"), on(false, false, true));
     }
 
     #[test]
@@ -154,20 +152,11 @@ mod tests {
         let text = "{agents: {\
                     defaults: {gatewayPrompts: {heartbeat: false, cron: false}},\
                     list: [{id: 'main'}, {id: 'ops', gatewayPrompts: {cron: true, media: true}}]}}";
-        assert_eq!(features(text, "main"), on(false, false, false));
+        assert_eq!(features(text, "main"), on(false, false, true));
         assert_eq!(features(text, "ops"), on(false, true, true));
         let forced_on = "{cron: {enabled: false}, agents: {defaults: \
-                         {heartbeat: {every: '0m'}, gatewayPrompts: {heartbeat: true, cron: true}}}}";
+                         {heartbeat: {every: '0m'}, gatewayPrompts: {heartbeat: true, cron: true, media: false}}}}";
         assert_eq!(features(forced_on, "main"), on(true, true, false));
-    }
-
-    #[test]
-    fn media_is_on_once_a_channel_can_carry_files() {
-        let text = "{channels: {telegram: {botToken: 'x'}}}";
-        assert_eq!(features(text, "main"), on(true, true, true));
-        let forced_off = "{channels: {telegram: {botToken: 'x'}}, \
-                          agents: {defaults: {gatewayPrompts: {media: false}}}}";
-        assert_eq!(features(forced_off, "main"), on(true, true, false));
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The gateway's protocol sections in the system prompt the model receives: a gateway turn
-//! gets the heartbeat and cron sections by default (and no media section: no channel can
-//! carry files yet), `agents.defaults.gatewayPrompts` turns them off, and a one-shot
+//! gets the heartbeat, cron and media sections by default (the channels and the web chat
+//! carry files), `agents.defaults.gatewayPrompts` turns them off, and a one-shot
 //! `pincer ask` turn never has them.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -38,7 +38,7 @@ async fn gateway_turn_prompt(home: &Home, llm: &MockLlm) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn gateway_turns_get_the_heartbeat_and_cron_sections_and_ask_turns_do_not() {
+async fn gateway_turns_get_the_protocol_sections_and_ask_turns_do_not() {
     let llm = llm().await;
     let (home, _) = gateway_home(&llm, TOKEN);
 
@@ -56,14 +56,15 @@ async fn gateway_turns_get_the_heartbeat_and_cron_sections_and_ask_turns_do_not(
     let prompt = gateway_turn_prompt(&home, &llm).await;
     let heartbeat = prompt.find("\n## Heartbeat Protocol\n");
     let cron = prompt.find("\n## Cron Event Protocol\n");
+    let media = prompt.find("\n## Media Reply Protocol\n");
     let runtime = prompt.find("\n## Runtime\n");
     assert!(
-        heartbeat.is_some() && heartbeat < cron && cron < runtime,
+        heartbeat.is_some() && heartbeat < cron && cron < media && media < runtime,
         "{prompt}"
     );
     assert!(prompt.contains("`HEARTBEAT_OK`"), "{prompt}");
     assert!(prompt.contains("[CRON:<jobId>]"), "{prompt}");
-    assert!(!prompt.contains("## Media Reply Protocol"), "{prompt}");
+    assert!(prompt.contains("MEDIA:<path>"), "{prompt}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -72,7 +73,7 @@ async fn gateway_prompts_in_the_defaults_turn_the_sections_off() {
     let (home, _) = gateway_home_with(
         &llm,
         TOKEN,
-        "gatewayPrompts: { heartbeat: false, cron: false },",
+        "gatewayPrompts: { heartbeat: false, cron: false, media: false },",
     );
     let prompt = gateway_turn_prompt(&home, &llm).await;
     assert!(prompt.contains("## Runtime"), "{prompt}");

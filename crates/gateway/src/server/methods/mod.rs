@@ -19,6 +19,7 @@ mod catalog;
 pub mod channels;
 mod chat;
 mod chat_commands;
+mod chat_media;
 mod cron;
 mod cron_history;
 mod info;
@@ -135,6 +136,7 @@ methods! {
     ChatHistory = "chat.history", Read, chat::ChatHistoryParams;
     ChatAbort = "chat.abort", Write, chat::ChatAbortParams;
     ChatInject = "chat.inject", Write, chat::ChatInjectParams;
+    ChatMediaGet = "chat.media.get", Read, chat_media::ChatMediaGetParams;
     SessionsList = "sessions.list", Read, sessions::SessionsListParams;
     SessionsPatch = "sessions.patch", Write, sessions::SessionsPatchParams;
     SessionsReset = "sessions.reset", Write, sessions::SessionKeyParams;
@@ -340,6 +342,7 @@ pub async fn call(
         Method::ChatSend => payload(chat::send(gw, p).await?),
         Method::ChatAbort => payload(chat::abort(gw, p)?),
         Method::ChatInject => payload(chat::inject(gw, p).await?),
+        Method::ChatMediaGet => payload(chat_media::get(gw, p).await?),
         Method::Agent => payload(chat::agent(gw, &req.id, p, send).await?),
         Method::SessionsPatch => payload(sessions::patch(gw, p).await?),
         Method::SessionsReset => payload(sessions::reset(gw, p).await?),

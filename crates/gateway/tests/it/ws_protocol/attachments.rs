@@ -250,3 +250,58 @@ fn content_text(content: &Value) -> String {
         _ => String::new(),
     }
 }
+
+#[tokio::test]
+async fn chat_media_get_hands_out_workspace_files_only() {
+    let (server, mut client) = start_media(Some(1)).await;
+    let ws = workspace(&server);
+    std::fs::create_dir_all(ws.join("out")).unwrap();
+    std::fs::write(ws.join("out/chart.png"), PNG).unwrap();
+    std::fs::write(ws.join("big.bin"), vec![0u8; 1024 * 1024 + 1]).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", ws.join("link")).unwrap();
+    let get = |path: &str| json!({"sessionKey": "agent:main:main", "path": path});
+    let file = client.ok("chat.media.get", get("out/chart.png")).await;
+    assert_eq!(
+        file,
+        json!({"path": "out/chart.png", "fileName": "chart.png", "mimeType": "image/png",
+               "size": PNG.len(), "content": b64(PNG)})
+    );
+    let ws_shown = ws.display();
+    let refusals = [
+        (
+            "/etc/passwd",
+            "(not sent: /etc/passwd is outside the agent's workspace)".to_owned(),
+        ),
+        (
+            "link",
+            format!("(not sent: {ws_shown}/link is outside the agent's workspace)"),
+        ),
+        (
+            "nope.txt",
+            format!("(not sent: {ws_shown}/nope.txt: no such file)"),
+        ),
+        (
+            "out",
+            format!("(not sent: {ws_shown}/out is not a regular file)"),
+        ),
+        (
+            "big.bin",
+            format!(
+                "(not sent: {}/big.bin is over the limit of 1 MB)",
+                ws.canonicalize().unwrap().display()
+            ),
+        ),
+    ];
+    for (path, message) in refusals {
+        let res = client.call("chat.media.get", get(path)).await;
+        assert_eq!(
+            (&res["error"]["code"], res["error"]["message"].as_str()),
+            (&json!("INVALID_REQUEST"), Some(message.as_str())),
+            "{path}"
+        );
+    }
+    let res = client
+        .call("chat.media.get", json!({"sessionKey": "agent:main:main"}))
+        .await;
+    assert_eq!(res["error"]["code"], "INVALID_REQUEST");
+}
