@@ -1,5 +1,6 @@
 //! The HTTP API on the gateway's port, next to the WebSocket protocol: OpenAI-compatible
-//! `GET /v1/models` and `POST /v1/chat/completions` (in `http_api/openai.rs`) and OpenClaw's
+//! `GET /v1/models` and `POST /v1/chat/completions` (in `http_api/openai.rs`), `POST /v1/responses`
+//! (`http_api/responses.rs`) and OpenClaw's
 //! `POST /hooks/agent` and `POST /hooks/wake`. Every endpoint here needs
 //! `Authorization: Bearer <token>` when the gateway has a token, checked like `connect`
 //! (constant time, failed-attempt limiter). A token in the query string is refused outright,
@@ -8,6 +9,7 @@
 //! "simple request"), but not that one.
 
 mod openai;
+mod responses;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -39,6 +41,7 @@ pub(super) fn routes() -> Router<Arc<Gateway>> {
         .route("/v1/models", get(openai::models))
         .route("/v1/models/{*id}", get(openai::model))
         .route("/v1/chat/completions", post(openai::chat_completions))
+        .route("/v1/responses", post(responses::create))
         .route(
             "/hooks/agent",
             post(hook_agent).layer(DefaultBodyLimit::max(HOOK_BODY_LIMIT)),

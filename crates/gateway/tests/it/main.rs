@@ -16,6 +16,7 @@ mod heartbeat_server;
 mod http_api;
 mod http_limits;
 mod http_media;
+mod http_responses;
 mod pairing;
 mod pairing_policy;
 mod system_events;

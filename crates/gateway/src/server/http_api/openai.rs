@@ -13,7 +13,7 @@
 //! from the shared broadcast channel, which drops a subscriber that falls behind rather than
 //! slowing the run; when that happens the rest of the reply is sent from the run's result.
 
-mod media;
+pub(super) mod media;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -37,11 +37,11 @@ use crate::server::runtime::{TurnOrigin, TurnRequest, on_blocking_pool};
 use crate::server::turn_events::{RunResult, RunStatus};
 
 /// How long a completion may run before the request gives up (as the `agent` method).
-const RUN_WAIT: Duration = Duration::from_secs(48 * 3600);
+pub(super) const RUN_WAIT: Duration = Duration::from_secs(48 * 3600);
 /// Chunks buffered for a slow HTTP client before the forwarder waits.
-const CHUNK_BUFFER: usize = 64;
+pub(super) const CHUNK_BUFFER: usize = 64;
 /// The model id that means "the default agent".
-const BASE_ID: &str = "pincer";
+pub(super) const BASE_ID: &str = "pincer";
 
 /// An error in OpenAI's shape: `{error: {message, type, code}}`.
 pub(super) fn error(status: StatusCode, message: &str, kind: &str, code: &str) -> Response {
@@ -49,7 +49,7 @@ pub(super) fn error(status: StatusCode, message: &str, kind: &str, code: &str) -
     (status, Json(body)).into_response()
 }
 
-fn bad_request(message: &str, code: &str) -> Response {
+pub(super) fn bad_request(message: &str, code: &str) -> Response {
     error(
         StatusCode::BAD_REQUEST,
         message,
@@ -130,7 +130,7 @@ pub(super) async fn model(
 
 /// The agent a `model` field names: `Ok(None)` when it names none (the default agent
 /// answers), `Err(id)` when it names an agent that does not exist.
-fn agent_of_model(gw: &Gateway, model: &str) -> Result<Option<String>, String> {
+pub(super) fn agent_of_model(gw: &Gateway, model: &str) -> Result<Option<String>, String> {
     let model = model.trim();
     if matches!(
         model,
@@ -149,7 +149,7 @@ fn agent_of_model(gw: &Gateway, model: &str) -> Result<Option<String>, String> {
 }
 
 /// The first non-empty value of any of `names`.
-fn header_value<'a>(headers: &'a HeaderMap, names: &[&str]) -> Option<&'a str> {
+pub(super) fn header_value<'a>(headers: &'a HeaderMap, names: &[&str]) -> Option<&'a str> {
     names.iter().find_map(|name| {
         headers
             .get(*name)

@@ -25,9 +25,9 @@ use crate::server::Gateway;
 use crate::server::runtime::on_blocking_pool;
 
 /// Most `image_url` parts one request may carry (OpenClaw's limit).
-pub(super) const MAX_IMAGE_PARTS: usize = 8;
+pub(in crate::server::http_api) const MAX_IMAGE_PARTS: usize = 8;
 /// Room in the request body beyond one image of the largest size, for the text.
-pub(super) const BODY_SLACK: usize = 1024 * 1024;
+pub(in crate::server::http_api) const BODY_SLACK: usize = 1024 * 1024;
 /// How long fetching one image URL may take, body included (OpenClaw's 10 s).
 const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 /// Redirects followed when fetching an image URL (OpenClaw's 3).
@@ -42,7 +42,7 @@ const IMAGE_TYPES: &[(&str, &str)] = &[
 
 /// Why the images of a request were refused.
 #[derive(Debug, thiserror::Error)]
-pub(super) enum ImageError {
+pub(in crate::server::http_api) enum ImageError {
     #[error("image_url part is missing a valid URL")]
     MissingUrl,
     #[error("too many image_url parts ({0}; limit {MAX_IMAGE_PARTS})")]
@@ -71,7 +71,7 @@ pub(super) enum ImageError {
 
 impl ImageError {
     /// The error as the endpoint answers it: the request's fault is a 400, the gateway's a 500.
-    pub(super) fn response(&self) -> Response {
+    pub(in crate::server::http_api) fn response(&self) -> Response {
         let message = self.to_string();
         let (status, kind, code) = match self {
             Self::TooMany(_) => (
@@ -106,7 +106,7 @@ impl ImageError {
 
 /// The URLs of the `image_url` parts of a message's `content` (none for a string). A part
 /// may give its URL as `image_url: {url}` or, as some clients send, `image_url: "<url>"`.
-pub(super) fn image_urls(content: &Value) -> Result<Vec<String>, ImageError> {
+pub(in crate::server::http_api) fn image_urls(content: &Value) -> Result<Vec<String>, ImageError> {
     let Value::Array(parts) = content else {
         return Ok(Vec::new());
     };
@@ -133,14 +133,17 @@ pub(super) fn image_urls(content: &Value) -> Result<Vec<String>, ImageError> {
 
 /// One image, checked, not yet saved.
 #[derive(Debug)]
-pub(super) struct Image {
+pub(in crate::server::http_api) struct Image {
     bytes: Vec<u8>,
     mime: &'static str,
     name: String,
 }
 
 /// The images at `urls`, decoded or fetched and checked against `limits`.
-pub(super) async fn load(urls: &[String], limits: &MediaLimits) -> Result<Vec<Image>, ImageError> {
+pub(in crate::server::http_api) async fn load(
+    urls: &[String],
+    limits: &MediaLimits,
+) -> Result<Vec<Image>, ImageError> {
     let mut images = Vec::with_capacity(urls.len());
     for url in urls {
         let (bytes, name) = if let Some(data) = strip_prefix_ignore_case(url, "data:") {
@@ -170,7 +173,7 @@ pub(super) async fn load(urls: &[String], limits: &MediaLimits) -> Result<Vec<Im
 
 /// Saves `images` in `agent_id`'s workspace inbox (on the blocking pool) and returns them
 /// as the turn's media. A failure removes nothing already saved: the files are the user's.
-pub(super) async fn save(
+pub(in crate::server::http_api) async fn save(
     gw: &Gateway,
     agent_id: &str,
     images: Vec<Image>,
