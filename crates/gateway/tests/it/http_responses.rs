@@ -1,8 +1,9 @@
 //! `POST /v1/responses` (the OpenAI Responses API, shaped as OpenClaw serves it) against a
 //! real server on 127.0.0.1 with the mock LLM: the exact response resource, the exact SSE
 //! event sequence of a streamed reply, a failed run (plain and streamed), an `input_image`
-//! reaching the model as its image part, the `user` field's session, and refusals (bad
-//! input, unknown model, missing or wrong token) that start no run.
+//! reaching the model as its image part, an `input_file` read into the message, sessions
+//! by `user` and `previous_response_id`, and refusals (bad input, unknown model, missing or
+//! wrong token) that start no run.
 
 use crate::support;
 
@@ -382,6 +383,28 @@ async fn an_openresponses_base64_source_is_an_image_too() {
 }
 
 #[tokio::test]
+async fn an_input_file_is_saved_and_read_into_the_message() {
+    let server = start(scenario()).await;
+    let data = base64::engine::general_purpose::STANDARD.encode("remember the milk\n");
+    let (status, body) = server
+        .respond(json!({"input": [{"role": "user", "content": [
+            {"type": "input_text", "text": "summarize"},
+            {"type": "input_file", "file_data": format!("data:text/plain;base64,{data}"), "filename": "notes.txt"},
+        ]}]}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let today = jiff::Zoned::now().strftime("%Y-%m-%d").to_string();
+    let path = format!("inbox/{today}/notes.txt");
+    let file = format!("<file name=\"{path}\" mime=\"text/plain\">\nremember the milk\n</file>\n");
+    assert_eq!(
+        server.user_content_sent(),
+        json!([{"type": "text", "text": format!("[media attached: {path} (text/plain)]\n{file}summarize")}])
+    );
+    let saved = std::fs::read(server.dir.path().join("workspace").join(path)).unwrap();
+    assert_eq!(saved, b"remember the milk\n");
+}
+
+#[tokio::test]
 async fn the_user_field_keeps_the_conversation() {
     let server = start(scenario()).await;
     for input in ["ping", "stream me"] {
@@ -482,6 +505,18 @@ async fn bad_input_is_a_400_that_starts_no_run() {
             ),
         ),
         (
+            json!({"input": [{"role": "user", "content": [{"type": "input_file", "file_id": "file-1"}]}]}),
+            error(
+                "`input[0].content[0]` needs file_data, a file_url or a source (url or base64 data)",
+                "invalid_file",
+            ),
+        ),
+        (
+            json!({"input": [{"role": "user", "content": [
+                {"type": "input_file", "file_data": "data:text/plain;base64,@@", "filename": "a.txt"}]}]}),
+            error("input_file is not valid base64", "invalid_file"),
+        ),
+        (
             json!({"input": "ping", "stream": "yes"}),
             error(
                 "invalid request body: invalid type: string \"yes\", expected a boolean at line 1 column 30",
@@ -498,6 +533,8 @@ async fn bad_input_is_a_400_that_starts_no_run() {
         assert_eq!((status, got), (400, expected), "for {body}");
     }
     assert!(server.llm.requests().is_empty(), "no run started");
+    let inbox = server.dir.path().join("workspace/inbox");
+    assert!(!inbox.exists(), "nothing saved");
 }
 
 #[tokio::test]

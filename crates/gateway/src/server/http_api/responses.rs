@@ -5,18 +5,20 @@
 //! a string or `input_text` / `input_image` parts; an image is given as OpenAI's
 //! `image_url` (a `data:` or `http(s)://` URL) or OpenResponses' `source`
 //! (`{type:"url", url}` or `{type:"base64", media_type, data}`) and goes through the same
-//! checks and inbox as chat completion images (`openai/media.rs`).
+//! checks and inbox as chat completion images (`openai/media.rs`); an `input_file` is saved
+//! in the inbox too and read like any received file (`responses/files.rs`).
 //!
 //! The session: `x-pincer-session-key` / `x-openclaw-session-key`, else `user` picks
 //! `agent:<id>:openresponses-user:<user>` (OpenClaw's key), else a fresh
 //! `agent:<id>:openresponses:<id>`; `previous_response_id` naming one of the gateway's
 //! recent responses continues that response's session instead. Not honoured yet:
 //! `instructions` (OpenClaw adds it to the system prompt; a turn has no such seam here),
-//! client `tools`, and `input_file` parts (refused with a 400 rather than silently dropped).
+//! client `tools`.
 //!
 //! The answer is OpenClaw's response resource; streaming (`responses/stream.rs`) sends its
 //! event sequence.
 
+mod files;
 mod stream;
 
 use std::net::SocketAddr;
@@ -55,6 +57,7 @@ struct ResponsesBody {
 struct UserInput {
     text: String,
     image_urls: Vec<String>,
+    files: Vec<files::FileSource>,
 }
 
 /// Why `input` was refused: a message and OpenAI's error code.
@@ -73,7 +76,7 @@ fn user_input(input: &Value) -> Result<UserInput, InputError> {
         Value::String(text) => {
             return Ok(UserInput {
                 text: text.clone(),
-                image_urls: Vec::new(),
+                ..UserInput::default()
             });
         }
         Value::Null => return Ok(UserInput::default()),
@@ -127,12 +130,13 @@ fn message_input(i: usize, content: &Value) -> Result<UserInput, InputError> {
         other => {
             return Ok(UserInput {
                 text: other.as_str().unwrap_or_default().to_owned(),
-                image_urls: Vec::new(),
+                ..UserInput::default()
             });
         }
     };
     let mut texts = Vec::new();
     let mut image_urls = Vec::new();
+    let mut files = Vec::new();
     for (j, part) in parts.iter().enumerate() {
         let at = format!("input[{i}].content[{j}]");
         match part.get("type").and_then(Value::as_str) {
@@ -146,14 +150,12 @@ fn message_input(i: usize, content: &Value) -> Result<UserInput, InputError> {
                     "invalid_image_url",
                 )
             })?),
-            Some("input_file") => {
-                return Err(InputError(
-                    format!(
-                        "`{at}`: input_file parts are not supported; send images as input_image"
-                    ),
-                    "unsupported_content",
-                ));
-            }
+            Some("input_file") => files.push(files::source(part).ok_or_else(|| {
+                InputError(
+                    format!("`{at}` needs file_data, a file_url or a source (url or base64 data)"),
+                    "invalid_file",
+                )
+            })?),
             Some(other) => {
                 return Err(InputError::body(format!(
                     "`{at}`: unsupported content part type `{other}`"
@@ -172,9 +174,20 @@ fn message_input(i: usize, content: &Value) -> Result<UserInput, InputError> {
             "too_many_images",
         ));
     }
+    if files.len() > media::MAX_IMAGE_PARTS {
+        return Err(InputError(
+            format!(
+                "too many input_file parts ({}; limit {})",
+                files.len(),
+                media::MAX_IMAGE_PARTS
+            ),
+            "too_many_files",
+        ));
+    }
     Ok(UserInput {
         text: texts.join("\n"),
         image_urls,
+        files,
     })
 }
 
@@ -237,7 +250,11 @@ pub(super) async fn create(
         Err(e) => return bad_request(&format!("invalid request body: {e}"), "invalid_body"),
     };
     let input = match user_input(&body.input) {
-        Ok(input) if input.text.trim().is_empty() && input.image_urls.is_empty() => {
+        Ok(input)
+            if input.text.trim().is_empty()
+                && input.image_urls.is_empty()
+                && input.files.is_empty() =>
+        {
             return bad_request("Missing user message in `input`.", "missing_user_message");
         }
         Ok(input) => input,
@@ -289,14 +306,22 @@ pub(super) async fn create(
         }
     };
     // Checked (and fetched) before anything is saved; saved before the run starts.
-    let media = match media::load(&input.image_urls, &limits).await {
-        Ok(images) => media::save(&gw, &agent_id, images).await,
-        Err(refused) => Err(refused),
+    let images = match media::load(&input.image_urls, &limits).await {
+        Ok(images) => images,
+        Err(refused) => return refused.response(),
     };
-    let media = match media {
+    let loaded = match files::load(&input.files, &limits).await {
+        Ok(files) => files,
+        Err(refused) => return refused.response(),
+    };
+    let mut media = match media::save(&gw, &agent_id, images).await {
         Ok(media) => media,
         Err(refused) => return refused.response(),
     };
+    match files::save(&gw, &agent_id, loaded).await {
+        Ok(saved) => media.extend(saved),
+        Err(refused) => return refused.response(),
+    }
     let ids = Ids {
         response: format!("resp_{}", fresh_id().replace('-', "")),
         item: format!("msg_{}", fresh_id().replace('-', "")),
@@ -469,6 +494,7 @@ mod tests {
         Ok(UserInput {
             text: text.to_owned(),
             image_urls: urls.iter().map(|u| (*u).to_owned()).collect(),
+            files: Vec::new(),
         })
     }
 
