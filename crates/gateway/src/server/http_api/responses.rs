@@ -284,23 +284,23 @@ pub(super) async fn create(
         .previous_response_id
         .as_deref()
         .and_then(|id| previous_session(&gw, id));
-    let (agent_id, session_key) = match (explicit, user) {
-        _ if let Some(key) = previous => (known_agent_of_key(&gw, &key).unwrap_or(agent_id), key),
-        (Some(key), _) if !valid_session_key(key) => {
+    let (agent_id, session_key) = match (previous, explicit, user) {
+        (Some(key), _, _) => (known_agent_of_key(&gw, &key).unwrap_or(agent_id), key),
+        (None, Some(key), _) if !valid_session_key(key) => {
             return bad_request("invalid session key header", "invalid_session_key");
         }
-        (Some(key), _) => (
+        (None, Some(key), _) => (
             known_agent_of_key(&gw, key).unwrap_or(agent_id),
             key.to_owned(),
         ),
-        (None, Some(user)) if !valid_session_key(user) => {
+        (None, None, Some(user)) if !valid_session_key(user) => {
             return bad_request("invalid `user`", "invalid_user");
         }
-        (None, Some(user)) => {
+        (None, None, Some(user)) => {
             let key = format!("agent:{agent_id}:openresponses-user:{user}");
             (agent_id, key)
         }
-        (None, None) => {
+        (None, None, None) => {
             let key = format!("agent:{agent_id}:openresponses:{}", fresh_id());
             (agent_id, key)
         }
