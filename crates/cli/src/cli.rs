@@ -119,12 +119,12 @@ pub struct AskArgs {
     /// Print lainclaw's JSON result object instead of streaming text.
     #[arg(long)]
     pub json: bool,
-    /// Attach an image (PNG, JPEG, GIF or WebP; repeatable): copied into the agent's
-    /// workspace inbox and shown to a model that takes images.
+    /// Attach an image (PNG, JPEG, GIF or WebP; repeatable; `-` reads it from standard
+    /// input): copied into the agent's workspace inbox and shown to a model that takes images.
     #[arg(long = "image", value_name = "PATH")]
     pub image: Vec<std::path::PathBuf>,
-    /// Attach a file (repeatable): copied into the agent's workspace inbox and named in the
-    /// message, so the agent can read it.
+    /// Attach a file (repeatable; `-` reads it from standard input): copied into the agent's
+    /// workspace inbox and named in the message, so the agent can read it.
     #[arg(long = "file", value_name = "PATH")]
     pub file: Vec<std::path::PathBuf>,
 }

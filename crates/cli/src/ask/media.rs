@@ -17,8 +17,10 @@ use pincer_turns::media_input::{MediaLimits, size_text, sniff_mime};
 #[derive(Debug)]
 pub struct Attachment {
     path: PathBuf,
-    /// What its name says it is (its last path component).
+    /// What its name says it is (its last path component; `stdin.<ext>` for `-`).
     name: String,
+    /// The bytes of `-` (standard input), read once while checking.
+    piped: Option<Vec<u8>>,
 }
 
 /// The `--image` files then the `--file` files, each checked against `limits`; the first
@@ -30,10 +32,68 @@ pub fn check(
 ) -> Result<Vec<Attachment>> {
     let images = images.iter().map(|path| (path, true));
     let files = files.iter().map(|path| (path, false));
-    images
-        .chain(files)
-        .map(|(path, image)| check_one(path, image, limits))
+    let named: Vec<_> = images.chain(files).collect();
+    if named.iter().filter(|(path, _)| is_stdin(path)).count() > 1 {
+        bail!("only one --image or --file may be - (standard input)");
+    }
+    named
+        .into_iter()
+        .map(|(path, image)| {
+            if is_stdin(path) {
+                check_stdin(image, limits)
+            } else {
+                check_one(path, image, limits)
+            }
+        })
         .collect()
+}
+
+fn is_stdin(path: &Path) -> bool {
+    path == Path::new("-")
+}
+
+/// `-`: the piped bytes (`cat photo.png | pincer ask --image - "what is this?"`), checked as
+/// a named file is, and named by what they are.
+fn check_stdin(image: bool, limits: &MediaLimits) -> Result<Attachment> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(limits.media_max_bytes + 1)
+        .read_to_end(&mut bytes)
+        .context("cannot read the file piped to standard input")?;
+    if bytes.len() as u64 > limits.media_max_bytes {
+        bail!(
+            "cannot attach standard input: it is over the limit of {} (agents.defaults.mediaMaxMb)",
+            size_text(limits.media_max_bytes)
+        );
+    }
+    if bytes.is_empty() {
+        bail!("cannot attach standard input: nothing was piped to it");
+    }
+    let mime = sniff_mime(&bytes[..bytes.len().min(16)], None, "");
+    if image && !mime.starts_with("image/") {
+        bail!(
+            "cannot attach standard input as an image: its first bytes are not a PNG, JPEG, GIF \
+             or WebP image's; attach it with --file - instead"
+        );
+    }
+    let ext = match mime.as_str() {
+        "image/png" => ".png",
+        "image/jpeg" => ".jpg",
+        "image/gif" => ".gif",
+        "image/webp" => ".webp",
+        "application/pdf" => ".pdf",
+        "audio/ogg" => ".ogg",
+        "audio/mpeg" => ".mp3",
+        "audio/wav" => ".wav",
+        "audio/mp4" => ".m4a",
+        _ => "",
+    };
+    Ok(Attachment {
+        path: PathBuf::from("-"),
+        name: format!("stdin{ext}"),
+        piped: Some(bytes),
+    })
 }
 
 fn check_one(path: &Path, image: bool, limits: &MediaLimits) -> Result<Attachment> {
@@ -78,6 +138,7 @@ fn check_one(path: &Path, image: bool, limits: &MediaLimits) -> Result<Attachmen
     Ok(Attachment {
         path: path.to_path_buf(),
         name,
+        piped: None,
     })
 }
 
@@ -87,8 +148,11 @@ pub fn save(workspace: &Path, attachments: &[Attachment]) -> Result<Vec<InboundM
     attachments
         .iter()
         .map(|file| {
-            let bytes = std::fs::read(&file.path)
-                .with_context(|| format!("cannot read {}", file.path.display()))?;
+            let bytes = match &file.piped {
+                Some(bytes) => bytes.clone(),
+                None => std::fs::read(&file.path)
+                    .with_context(|| format!("cannot read {}", file.path.display()))?,
+            };
             let path = pincer_turns::media_inbox::save_to_inbox(workspace, &file.name, &bytes)
                 .with_context(|| {
                     format!(

@@ -1,8 +1,9 @@
 //! `pincer ask --image PATH --file PATH` with the real binary and the mock LLM: the files
 //! are copied into the agent's workspace inbox and named in the message, an image reaches a
 //! model that takes images as the exact image part, a text-only model is told it was not
-//! shown, and a file that cannot be attached (missing, a directory, too large, not an image
-//! for `--image`) is a clear error with exit code 1 before any model call.
+//! shown, a file piped to standard input (`-`) is attached as `stdin.<ext>`, and a file that
+//! cannot be attached (missing, a directory, too large, not an image for `--image`, nothing
+//! piped) is a clear error with exit code 1 before any model call.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -148,4 +149,60 @@ async fn a_file_that_cannot_be_attached_stops_before_any_model_call() {
     }
     assert!(server.requests().is_empty(), "no model call");
     assert!(!workspace(&home).join("inbox").exists(), "nothing copied");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_picture_piped_to_standard_input_is_attached() {
+    use std::io::Write as _;
+    let (server, home) = setup("").await;
+    let run = |args: &[&str], piped: &[u8]| {
+        let mut child = home
+            .command(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // A refusal may come before the input is read: a closed pipe is not the test's failure.
+        let _ = child.stdin.take().unwrap().write_all(piped);
+        child.wait_with_output().unwrap()
+    };
+    let out = run(&["ask", "--image", "-", "what is this?"], PNG);
+    assert!(out.status.success(), "{out:?}");
+    let inbox = format!("inbox/{}", today());
+    let content = user_content_sent(&server);
+    assert_eq!(
+        content[0]["text"],
+        format!("[media attached: {inbox}/stdin.png (image/png)]\nwhat is this?")
+    );
+    assert_eq!(content[1]["type"], "image_url");
+    assert_eq!(
+        std::fs::read(workspace(&home).join(&inbox).join("stdin.png")).unwrap(),
+        PNG
+    );
+    // Not a picture, nothing piped, or `-` twice: refused before any model call.
+    let refusals: [(&[&str], &[u8], &str); 3] = [
+        (
+            &["ask", "--image", "-", "q"],
+            b"plain text",
+            "error: cannot attach standard input as an image: its first bytes are not a PNG, \
+             JPEG, GIF or WebP image's; attach it with --file - instead\n",
+        ),
+        (
+            &["ask", "--file", "-", "q"],
+            b"",
+            "error: cannot attach standard input: nothing was piped to it\n",
+        ),
+        (
+            &["ask", "--file", "-", "--image", "-", "q"],
+            PNG,
+            "error: only one --image or --file may be - (standard input)\n",
+        ),
+    ];
+    for (args, piped, want) in refusals {
+        let out = run(args, piped);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), want, "{args:?}");
+    }
+    assert_eq!(server.requests().len(), 1);
 }
