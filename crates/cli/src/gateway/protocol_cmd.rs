@@ -40,7 +40,7 @@ mod tests {
     fn it_prints_each_method_with_its_scope_and_params() {
         let protocol: Value = serde_json::from_str(&render().unwrap()).unwrap();
         assert_eq!(protocol["protocol"], json!({"min": 3, "max": 4}));
-        assert_eq!(protocol["methods"].as_array().unwrap().len(), 87);
+        assert_eq!(protocol["methods"].as_array().unwrap().len(), 88);
         assert_eq!(protocol["methods"][0]["name"], "health");
 
         let abort = method(&protocol, "chat.abort");
@@ -50,6 +50,10 @@ mod tests {
             abort["params"]["properties"]["runId"]["type"],
             json!(["string", "null"])
         );
+
+        let media = method(&protocol, "chat.media.get");
+        assert_eq!(media["scope"], "operator.read");
+        assert_eq!(media["params"]["required"], json!(["sessionKey", "path"]));
 
         let approve = method(&protocol, "pairing.approve");
         assert_eq!(approve["scope"], "operator.admin");
