@@ -192,6 +192,41 @@ struct ChatMessage {
     content: Value,
 }
 
+/// The JSON body of a `/v1/*` request and the media limits it was read with: room for one
+/// file of the largest size, base64 encoded, and the text around it (a 413 past that, a
+/// 400 for a body that is not the JSON asked for).
+pub(super) async fn read_body<T: serde::de::DeserializeOwned>(
+    gw: &Gateway,
+    body: Body,
+) -> Result<(T, pincer_turns::media_input::MediaLimits), Box<Response>> {
+    let limits = gw.runtime.media_limits();
+    let body_limit = usize::try_from(limits.media_max_bytes.div_ceil(3).saturating_mul(4))
+        .unwrap_or(usize::MAX)
+        .saturating_add(media::BODY_SLACK);
+    let Ok(body) = axum::body::to_bytes(body, body_limit).await else {
+        return Err(Box::new(error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!(
+                "the request body is over the limit of {} (one image of agents.defaults.mediaMaxMb, base64 encoded, and 1 MB of text)",
+                pincer_turns::media_input::size_text(body_limit as u64)
+            ),
+            "invalid_request_error",
+            "body_too_large",
+        )));
+    };
+    match serde_json::from_slice(&body) {
+        Ok(body) => Ok((body, limits)),
+        Err(e) if e.is_syntax() || e.is_eof() => Err(Box::new(bad_request(
+            &format!("invalid JSON body: {e}"),
+            "invalid_json",
+        ))),
+        Err(e) => Err(Box::new(bad_request(
+            &format!("invalid request body: {e}"),
+            "invalid_body",
+        ))),
+    }
+}
+
 /// `POST /v1/chat/completions`.
 pub(super) async fn chat_completions(
     State(gw): State<Arc<Gateway>>,
@@ -203,31 +238,9 @@ pub(super) async fn chat_completions(
     if let Err(denied) = authorize(&gw, &headers, &uri, peer) {
         return denied.openai();
     }
-    // Room for one image of the largest size, base64 encoded, and the text around it.
-    let limits = gw.runtime.media_limits();
-    let body_limit = usize::try_from(limits.media_max_bytes.div_ceil(3).saturating_mul(4))
-        .unwrap_or(usize::MAX)
-        .saturating_add(media::BODY_SLACK);
-    let body = match axum::body::to_bytes(body, body_limit).await {
-        Ok(body) => body,
-        Err(_) => {
-            return error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                &format!(
-                    "the request body is over the limit of {} (one image of agents.defaults.mediaMaxMb, base64 encoded, and 1 MB of text)",
-                    pincer_turns::media_input::size_text(body_limit as u64)
-                ),
-                "invalid_request_error",
-                "body_too_large",
-            );
-        }
-    };
-    let body: CompletionBody = match serde_json::from_slice(&body) {
-        Ok(body) => body,
-        Err(e) if e.is_syntax() || e.is_eof() => {
-            return bad_request(&format!("invalid JSON body: {e}"), "invalid_json");
-        }
-        Err(e) => return bad_request(&format!("invalid request body: {e}"), "invalid_body"),
+    let (body, limits): (CompletionBody, _) = match read_body(&gw, body).await {
+        Ok(read) => read,
+        Err(refused) => return *refused,
     };
     let last_user = body.messages.iter().rev().find(|m| m.role == "user");
     let image_urls = match last_user.map(|m| media::image_urls(&m.content)) {
@@ -294,7 +307,9 @@ pub(super) async fn chat_completions(
     };
     // Checked (and fetched) before anything is saved; saved before the run starts.
     let media = match media::load(&image_urls, &limits).await {
-        Ok(images) => media::save(&gw, &agent_id, images).await,
+        Ok(images) => media::save(&gw, &agent_id, images)
+            .await
+            .map_err(media::ImageError::from),
         Err(refused) => Err(refused),
     };
     let media = match media {

@@ -32,7 +32,9 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::openai::{BASE_ID, RUN_WAIT, agent_of_model, bad_request, error, header_value, media};
+use super::openai::{
+    BASE_ID, RUN_WAIT, agent_of_model, bad_request, error, header_value, media, read_body,
+};
 use super::{authorize, count, fresh_id, known_agent_of_key, unix_secs, valid_session_key};
 use crate::server::Gateway;
 use crate::server::runs::{RunState, Started};
@@ -226,28 +228,9 @@ pub(super) async fn create(
     if let Err(denied) = authorize(&gw, &headers, &uri, peer) {
         return denied.openai();
     }
-    // Room for one image of the largest size, base64 encoded, and the text around it.
-    let limits = gw.runtime.media_limits();
-    let body_limit = usize::try_from(limits.media_max_bytes.div_ceil(3).saturating_mul(4))
-        .unwrap_or(usize::MAX)
-        .saturating_add(media::BODY_SLACK);
-    let Ok(body) = axum::body::to_bytes(body, body_limit).await else {
-        return error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            &format!(
-                "the request body is over the limit of {} (one image of agents.defaults.mediaMaxMb, base64 encoded, and 1 MB of text)",
-                pincer_turns::media_input::size_text(body_limit as u64)
-            ),
-            "invalid_request_error",
-            "body_too_large",
-        );
-    };
-    let body: ResponsesBody = match serde_json::from_slice(&body) {
-        Ok(body) => body,
-        Err(e) if e.is_syntax() || e.is_eof() => {
-            return bad_request(&format!("invalid JSON body: {e}"), "invalid_json");
-        }
-        Err(e) => return bad_request(&format!("invalid request body: {e}"), "invalid_body"),
+    let (body, limits): (ResponsesBody, _) = match read_body(&gw, body).await {
+        Ok(read) => read,
+        Err(refused) => return *refused,
     };
     let input = match user_input(&body.input) {
         Ok(input)
@@ -316,11 +299,11 @@ pub(super) async fn create(
     };
     let mut media = match media::save(&gw, &agent_id, images).await {
         Ok(media) => media,
-        Err(refused) => return refused.response(),
+        Err(failed) => return media::ImageError::from(failed).response(),
     };
-    match files::save(&gw, &agent_id, loaded).await {
+    match media::save(&gw, &agent_id, loaded).await {
         Ok(saved) => media.extend(saved),
-        Err(refused) => return refused.response(),
+        Err(failed) => return files::FileError::from(failed).response(),
     }
     let ids = Ids {
         response: format!("resp_{}", fresh_id().replace('-', "")),

@@ -17,6 +17,7 @@ use std::time::Duration;
 use axum::http::StatusCode;
 use axum::response::Response;
 use base64::Engine as _;
+use pincer_ai::fetch::{FetchError, FetchLimits, fetch_capped};
 use pincer_channel_port::InboundMedia;
 use pincer_turns::media_input::{MediaLimits, size_text, sniff_mime};
 use serde_json::Value;
@@ -28,9 +29,9 @@ use crate::server::runtime::on_blocking_pool;
 pub(in crate::server::http_api) const MAX_IMAGE_PARTS: usize = 8;
 /// Room in the request body beyond one image of the largest size, for the text.
 pub(in crate::server::http_api) const BODY_SLACK: usize = 1024 * 1024;
-/// How long fetching one image URL may take, body included (OpenClaw's 10 s).
+/// How long fetching one URL may take, body included (OpenClaw's 10 s).
 const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
-/// Redirects followed when fetching an image URL (OpenClaw's 3).
+/// Redirects followed when fetching a URL (OpenClaw's 3).
 const FETCH_REDIRECTS: usize = 3;
 /// The image types every wire API takes; anything else is refused here.
 const IMAGE_TYPES: &[(&str, &str)] = &[
@@ -131,19 +132,50 @@ pub(in crate::server::http_api) fn image_urls(content: &Value) -> Result<Vec<Str
     Ok(urls)
 }
 
-/// One image, checked, not yet saved.
+/// One file sent inline (an image here, any file in `/v1/responses`), checked, not yet
+/// saved.
 #[derive(Debug)]
-pub(in crate::server::http_api) struct Image {
-    bytes: Vec<u8>,
-    mime: &'static str,
-    name: String,
+pub(in crate::server::http_api) struct InlineFile {
+    pub bytes: Vec<u8>,
+    pub mime: String,
+    pub name: String,
+}
+
+/// Why files could not be saved in the agent's workspace (the gateway's fault, not the
+/// request's).
+#[derive(Debug)]
+pub(in crate::server::http_api) enum SaveFailure {
+    NoWorkspace,
+    Save(String),
+}
+
+impl From<SaveFailure> for ImageError {
+    fn from(failure: SaveFailure) -> Self {
+        match failure {
+            SaveFailure::NoWorkspace => Self::NoWorkspace,
+            SaveFailure::Save(why) => Self::Save(why),
+        }
+    }
+}
+
+impl From<FetchError> for ImageError {
+    fn from(e: FetchError) -> Self {
+        match e {
+            FetchError::TooLarge {
+                declared: Some(size),
+                limit,
+            } => Self::TooLarge { size, limit },
+            FetchError::TooLarge { limit, .. } => Self::TooLargeStream { limit },
+            other => Self::Fetch(other.to_string()),
+        }
+    }
 }
 
 /// The images at `urls`, decoded or fetched and checked against `limits`.
 pub(in crate::server::http_api) async fn load(
     urls: &[String],
     limits: &MediaLimits,
-) -> Result<Vec<Image>, ImageError> {
+) -> Result<Vec<InlineFile>, ImageError> {
     let mut images = Vec::with_capacity(urls.len());
     for url in urls {
         let (bytes, name) = if let Some(data) = strip_prefix_ignore_case(url, "data:") {
@@ -166,19 +198,23 @@ pub(in crate::server::http_api) async fn load(
             return Err(ImageError::NotImage);
         };
         let name = name.unwrap_or_else(|| format!("image.{ext}"));
-        images.push(Image { bytes, mime, name });
+        images.push(InlineFile {
+            bytes,
+            mime: mime.to_owned(),
+            name,
+        });
     }
     Ok(images)
 }
 
-/// Saves `images` in `agent_id`'s workspace inbox (on the blocking pool) and returns them
+/// Saves `files` in `agent_id`'s workspace inbox (on the blocking pool) and returns them
 /// as the turn's media. A failure removes nothing already saved: the files are the user's.
 pub(in crate::server::http_api) async fn save(
     gw: &Gateway,
     agent_id: &str,
-    images: Vec<Image>,
-) -> Result<Vec<InboundMedia>, ImageError> {
-    if images.is_empty() {
+    files: Vec<InlineFile>,
+) -> Result<Vec<InboundMedia>, SaveFailure> {
+    if files.is_empty() {
         return Ok(Vec::new());
     }
     let agent_id = agent_id.to_owned();
@@ -186,24 +222,24 @@ pub(in crate::server::http_api) async fn save(
     on_blocking_pool(&gw.runtime, move |runtime| {
         let workspace: PathBuf = runtime
             .workspace(&agent_id)
-            .ok_or(ImageError::NoWorkspace)?;
-        images
+            .ok_or(SaveFailure::NoWorkspace)?;
+        files
             .into_iter()
-            .map(|image| {
+            .map(|file| {
                 let path =
-                    pincer_turns::media_inbox::save_to_inbox(&workspace, &image.name, &image.bytes)
-                        .map_err(|e| ImageError::Save(e.to_string()))?;
+                    pincer_turns::media_inbox::save_to_inbox(&workspace, &file.name, &file.bytes)
+                        .map_err(|e| SaveFailure::Save(e.to_string()))?;
                 Ok(InboundMedia {
                     path,
-                    mime: Some(image.mime.to_owned()),
-                    file_name: Some(image.name),
-                    size: image.bytes.len() as u64,
+                    size: file.bytes.len() as u64,
+                    mime: Some(file.mime),
+                    file_name: Some(file.name),
                 })
             })
             .collect()
     })
     .await
-    .map_err(|e| ImageError::Save(e.to_string()))?
+    .map_err(|e| SaveFailure::Save(e.to_string()))?
 }
 
 fn strip_prefix_ignore_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
@@ -236,28 +272,24 @@ fn decode_data_url(rest: &str) -> Result<Vec<u8>, ImageError> {
 }
 
 /// The last path segment of `url`, if it names a file.
-fn file_name_of(url: &str) -> Option<String> {
+pub(in crate::server::http_api) fn file_name_of(url: &str) -> Option<String> {
     let parsed = reqwest::Url::parse(url).ok()?;
     let last = parsed.path_segments()?.next_back()?;
     (!last.is_empty()).then(|| last.to_owned())
 }
 
-/// GETs `url`, at most `limit` bytes ([`pincer_ai::fetch::fetch_capped`]).
-async fn fetch(url: &str, limit: u64) -> Result<Vec<u8>, ImageError> {
-    use pincer_ai::fetch::{FetchError, FetchLimits, fetch_capped};
+/// GETs `url`, at most `limit` bytes, within OpenClaw's timeout and redirects
+/// ([`pincer_ai::fetch::fetch_capped`]).
+pub(in crate::server::http_api) async fn fetch(
+    url: &str,
+    limit: u64,
+) -> Result<Vec<u8>, FetchError> {
     let limits = FetchLimits {
         max_bytes: limit,
         timeout: FETCH_TIMEOUT,
         max_redirects: FETCH_REDIRECTS,
     };
-    fetch_capped(url, limits).await.map_err(|e| match e {
-        FetchError::TooLarge {
-            declared: Some(size),
-            limit,
-        } => ImageError::TooLarge { size, limit },
-        FetchError::TooLarge { limit, .. } => ImageError::TooLargeStream { limit },
-        other => ImageError::Fetch(other.to_string()),
-    })
+    fetch_capped(url, limits).await
 }
 
 #[cfg(test)]

@@ -7,23 +7,14 @@
 //! message, an image is shown to a model that takes images
 //! ([`pincer_turns::media_input`]). Everything is checked before anything is saved.
 
-use std::path::PathBuf;
-use std::time::Duration;
-
 use axum::http::StatusCode;
 use axum::response::Response;
 use base64::Engine as _;
-use pincer_channel_port::InboundMedia;
+use pincer_ai::fetch::FetchError;
 use pincer_turns::media_input::{MediaLimits, size_text, sniff_mime};
 use serde_json::Value;
 
-use crate::server::Gateway;
-use crate::server::runtime::on_blocking_pool;
-
-/// How long fetching one file URL may take, body included (OpenClaw's 10 s).
-const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
-/// Redirects followed when fetching a file URL (OpenClaw's 3).
-const FETCH_REDIRECTS: usize = 3;
+use super::super::openai::media::{InlineFile, SaveFailure, fetch, file_name_of};
 
 /// Where an `input_file` part's bytes are.
 #[derive(Debug, Clone, PartialEq)]
@@ -136,19 +127,33 @@ pub(super) fn source(part: &Value) -> Option<FileSource> {
     }
 }
 
-/// One file, checked, not yet saved.
-#[derive(Debug)]
-pub(super) struct File {
-    bytes: Vec<u8>,
-    mime: String,
-    name: String,
+impl From<SaveFailure> for FileError {
+    fn from(failure: SaveFailure) -> Self {
+        match failure {
+            SaveFailure::NoWorkspace => Self::NoWorkspace,
+            SaveFailure::Save(why) => Self::Save(why),
+        }
+    }
+}
+
+impl From<FetchError> for FileError {
+    fn from(e: FetchError) -> Self {
+        match e {
+            FetchError::TooLarge {
+                declared: Some(size),
+                limit,
+            } => Self::TooLarge { size, limit },
+            FetchError::TooLarge { limit, .. } => Self::TooLargeStream { limit },
+            other => Self::Fetch(other.to_string()),
+        }
+    }
 }
 
 /// The files at `sources`, decoded or fetched and held to `limits`.
 pub(super) async fn load(
     sources: &[FileSource],
     limits: &MediaLimits,
-) -> Result<Vec<File>, FileError> {
+) -> Result<Vec<InlineFile>, FileError> {
     let mut files = Vec::with_capacity(sources.len());
     for source in sources {
         let (bytes, declared, name) = match source {
@@ -180,67 +185,9 @@ pub(super) async fn load(
         }
         let name = name.unwrap_or_else(|| "file".to_owned());
         let mime = sniff_mime(&bytes[..bytes.len().min(16)], declared.as_deref(), &name);
-        files.push(File { bytes, mime, name });
+        files.push(InlineFile { bytes, mime, name });
     }
     Ok(files)
-}
-
-/// Saves `files` in `agent_id`'s workspace inbox (on the blocking pool) and returns them
-/// as the turn's media. A failure removes nothing already saved: the files are the user's.
-pub(super) async fn save(
-    gw: &Gateway,
-    agent_id: &str,
-    files: Vec<File>,
-) -> Result<Vec<InboundMedia>, FileError> {
-    if files.is_empty() {
-        return Ok(Vec::new());
-    }
-    let agent_id = agent_id.to_owned();
-    #[expect(clippy::disallowed_methods, reason = "inside on_blocking_pool")]
-    on_blocking_pool(&gw.runtime, move |runtime| {
-        let workspace: PathBuf = runtime.workspace(&agent_id).ok_or(FileError::NoWorkspace)?;
-        files
-            .into_iter()
-            .map(|file| {
-                let path =
-                    pincer_turns::media_inbox::save_to_inbox(&workspace, &file.name, &file.bytes)
-                        .map_err(|e| FileError::Save(e.to_string()))?;
-                Ok(InboundMedia {
-                    path,
-                    mime: Some(file.mime),
-                    file_name: Some(file.name),
-                    size: file.bytes.len() as u64,
-                })
-            })
-            .collect()
-    })
-    .await
-    .map_err(|e| FileError::Save(e.to_string()))?
-}
-
-/// The last path segment of `url`, if it names a file.
-fn file_name_of(url: &str) -> Option<String> {
-    let parsed = reqwest::Url::parse(url).ok()?;
-    let last = parsed.path_segments()?.next_back()?;
-    (!last.is_empty()).then(|| last.to_owned())
-}
-
-/// GETs `url`, at most `limit` bytes ([`pincer_ai::fetch::fetch_capped`]).
-async fn fetch(url: &str, limit: u64) -> Result<Vec<u8>, FileError> {
-    use pincer_ai::fetch::{FetchError, FetchLimits, fetch_capped};
-    let limits = FetchLimits {
-        max_bytes: limit,
-        timeout: FETCH_TIMEOUT,
-        max_redirects: FETCH_REDIRECTS,
-    };
-    fetch_capped(url, limits).await.map_err(|e| match e {
-        FetchError::TooLarge {
-            declared: Some(size),
-            limit,
-        } => FileError::TooLarge { size, limit },
-        FetchError::TooLarge { limit, .. } => FileError::TooLargeStream { limit },
-        other => FileError::Fetch(other.to_string()),
-    })
 }
 
 #[cfg(test)]
