@@ -65,6 +65,9 @@ pub struct AgentConfig {
     /// Calls past the cap get an error result ("tool call loop exceeded max steps (N)")
     /// and the run ends without another LLM call (lainclaw's `--tool-max-steps`).
     pub max_tool_rounds: Option<usize>,
+    /// The session the agent runs in (`agent:main:main`, …), handed to every tool call so
+    /// tools can keep per-session state (browser tabs, search caches); `None` outside one.
+    pub session_key: Option<Arc<str>>,
 }
 
 impl AgentConfig {
@@ -83,6 +86,7 @@ impl AgentConfig {
             hooks: Hooks::default(),
             compaction: CompactionSettings::default(),
             max_tool_rounds: None,
+            session_key: None,
         }
     }
 }

@@ -440,8 +440,10 @@ async fn execute_one(
             });
         })
     };
-    let ctx =
-        ToolContext::new(info.tool_call_id.clone(), cancel.child_token()).with_updates(updates);
+    let session_key = inner.core().config.session_key.clone();
+    let ctx = ToolContext::new(info.tool_call_id.clone(), cancel.child_token())
+        .with_updates(updates)
+        .with_session_key(session_key);
     match tool.execute(info.args.clone(), ctx).await {
         Ok(result) => AfterToolCall {
             result,

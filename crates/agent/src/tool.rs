@@ -85,6 +85,7 @@ pub struct ToolContext {
     /// Cancelled when the run is aborted; long-running tools must stop promptly.
     pub cancel: CancellationToken,
     updates: Option<UpdateSink>,
+    session_key: Option<Arc<str>>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -101,7 +102,19 @@ impl ToolContext {
             call_id: call_id.into(),
             cancel,
             updates: None,
+            session_key: None,
         }
+    }
+
+    /// The call runs in the session `key` (see [`crate::AgentConfig::session_key`]).
+    pub fn with_session_key(mut self, key: Option<Arc<str>>) -> Self {
+        self.session_key = key;
+        self
+    }
+
+    /// The session the call runs in, when the agent runs in one.
+    pub fn session_key(&self) -> Option<&str> {
+        self.session_key.as_deref()
     }
 
     pub fn with_updates(mut self, updates: UpdateSink) -> Self {

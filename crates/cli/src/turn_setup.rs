@@ -81,6 +81,7 @@ pub fn prepare_agent(app: &App, setup: AgentSetup<'_>) -> Result<PreparedAgent> 
     );
     let mut config = AgentConfig::new(choice.primary.clone(), stream_fn);
     config.tools = setup.tools;
+    config.session_key = Some(Arc::from(setup.session_key));
     config.thinking_level = thinking_level(app, setup.agent_id, setup.entry);
     if let Some(compaction) = &app.config.agents.defaults.compaction {
         let c = &mut config.compaction;

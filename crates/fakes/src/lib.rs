@@ -20,8 +20,10 @@
 
 pub mod fake_discord;
 pub mod fake_feishu;
+pub mod fake_search;
 pub mod fake_slack;
 mod fake_support;
+pub mod fake_site;
 pub mod fake_telegram;
 mod multipart;
 

@@ -1,0 +1,5 @@
+//! pincer-browser's integration tests, against a real headless Chromium (`/usr/bin/chromium`,
+//! installed by `.ci/run`) on fixture pages served from 127.0.0.1.
+
+mod runtime;
+mod tool;

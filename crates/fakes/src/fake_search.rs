@@ -1,0 +1,1 @@
+//! Fake web search providers (TODO)

@@ -1,0 +1,1 @@
+//! A fixture web site (TODO)

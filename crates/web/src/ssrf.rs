@@ -1,0 +1,1 @@
+//! TODO(web_fetch helper)
