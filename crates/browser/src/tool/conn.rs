@@ -1,0 +1,362 @@
+//! One CDP connection and the pages it attached to: each page's flattened session, its
+//! console buffer and the navigation guard.
+//!
+//! The guard: every attached page runs `Fetch.enable` with a `Document` pattern, so each
+//! document request — the first load, every redirect hop, a link clicked, a form sent, a
+//! script setting `location` — pauses until the network policy has checked its URL; a
+//! refused one fails with `BlockedByClient` and the reason is kept for the action to say.
+//! Limits: subresources (images, fetch/XHR) are not checked; a popup the page opens is not
+//! attached (it is not one of the session's tabs either); the guard lives as long as this
+//! connection (a page is only ever loaded while one is attached).
+//!
+//! The console: `Runtime.enable` replays what V8 kept of the page's console (so a call from
+//! a new process still sees messages logged before it attached), then live messages,
+//! exceptions, `Log` entries and dialogs are kept, the last [`CONSOLE_LINES`] per page, for
+//! as long as this connection lives. Dialogs are accepted at once (they would block every
+//! script the tool runs) and noted in the console.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use pincer_web::ssrf::NetworkPolicy;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::cdp::{Cdp, CdpError, CdpEvent, EventHook, lock};
+use super::snapshot::truncate_chars;
+
+/// Console lines kept per page.
+pub const CONSOLE_LINES: usize = 200;
+/// The longest console line kept.
+const CONSOLE_LINE_CHARS: usize = 1000;
+/// Paused requests and dialogs waiting for the guard task.
+const GUARD_QUEUE: usize = 256;
+
+/// A page this connection attached to.
+#[derive(Debug)]
+pub struct PageState {
+    pub target_id: String,
+    pub session_id: String,
+    console: Mutex<VecDeque<String>>,
+    refused: Mutex<Option<String>>,
+}
+
+impl PageState {
+    pub fn console(&self) -> Vec<String> {
+        lock(&self.console).iter().cloned().collect()
+    }
+
+    /// The last navigation the guard refused since the last call, and why.
+    pub fn take_refused(&self) -> Option<String> {
+        lock(&self.refused).take()
+    }
+
+    fn push_console(&self, line: String) {
+        let mut console = lock(&self.console);
+        if console.len() >= CONSOLE_LINES {
+            console.pop_front();
+        }
+        console.push_back(truncate_chars(&line, CONSOLE_LINE_CHARS));
+    }
+}
+
+/// A tab of the browser, as `Target.getTargets` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetInfo {
+    pub target_id: String,
+    pub title: String,
+    pub url: String,
+}
+
+/// Work the reader hands to the guard task (it must not block the reader).
+enum GuardWork {
+    Paused {
+        session_id: String,
+        request_id: String,
+        url: String,
+    },
+    Dialog {
+        session_id: String,
+    },
+}
+
+type Sessions = Arc<Mutex<HashMap<String, Arc<PageState>>>>;
+
+/// A connection to the browser with its attached pages.
+pub struct Connection {
+    pub cdp: Arc<Cdp>,
+    pub ws_url: String,
+    sessions: Sessions,
+    pages: Mutex<HashMap<String, Arc<PageState>>>,
+    attaching: tokio::sync::Mutex<()>,
+}
+
+impl Connection {
+    /// Connects to `ws_url`; calls wait at most `timeout`. Downloads go to
+    /// `download_dir`.
+    pub async fn open(
+        ws_url: &str,
+        timeout: Duration,
+        policy: Arc<NetworkPolicy>,
+        download_dir: &std::path::Path,
+    ) -> Result<Arc<Self>, CdpError> {
+        let sessions: Sessions = Arc::default();
+        let (guard_tx, guard_rx) = mpsc::channel(GUARD_QUEUE);
+        let hook = event_hook(sessions.clone(), guard_tx);
+        let cdp = Cdp::connect(ws_url, timeout, hook).await?;
+        tokio::spawn(guard_task(
+            Arc::downgrade(&cdp),
+            sessions.clone(),
+            policy,
+            guard_rx,
+        ));
+        // Downloads land in the workspace, not in a home directory nobody looks at.
+        let _ = tokio::fs::create_dir_all(download_dir).await;
+        let downloads = cdp
+            .call(
+                "Browser.setDownloadBehavior",
+                json!({"behavior": "allow", "downloadPath": download_dir.display().to_string()}),
+                None,
+            )
+            .await;
+        if let Err(e) = downloads {
+            tracing::debug!("browser: downloads stay with the browser's default: {e}");
+        }
+        Ok(Arc::new(Self {
+            cdp,
+            ws_url: ws_url.to_owned(),
+            sessions,
+            pages: Mutex::default(),
+            attaching: tokio::sync::Mutex::new(()),
+        }))
+    }
+
+    /// The browser's page targets.
+    pub async fn page_targets(&self) -> Result<Vec<TargetInfo>, CdpError> {
+        let result = self.cdp.call("Target.getTargets", json!({}), None).await?;
+        Ok(target_infos(&result))
+    }
+
+    /// Attaches to `target_id` (once per connection) and turns on what the tool needs.
+    pub async fn attach(&self, target_id: &str) -> Result<Arc<PageState>, CdpError> {
+        if let Some(page) = lock(&self.pages).get(target_id) {
+            return Ok(page.clone());
+        }
+        let _one_at_a_time = self.attaching.lock().await;
+        if let Some(page) = lock(&self.pages).get(target_id) {
+            return Ok(page.clone());
+        }
+        let attached = self
+            .cdp
+            .call(
+                "Target.attachToTarget",
+                json!({"targetId": target_id, "flatten": true}),
+                None,
+            )
+            .await?;
+        let session_id = attached
+            .get("sessionId")
+            .and_then(Value::as_str)
+            .ok_or_else(|| CdpError::Protocol {
+                method: "Target.attachToTarget".to_owned(),
+                message: "no sessionId in the answer".to_owned(),
+            })?
+            .to_owned();
+        let page = Arc::new(PageState {
+            target_id: target_id.to_owned(),
+            session_id: session_id.clone(),
+            console: Mutex::default(),
+            refused: Mutex::default(),
+        });
+        // Registered before the domains are enabled, so the replayed console lands in it.
+        lock(&self.sessions).insert(session_id.clone(), page.clone());
+        let session = Some(session_id.as_str());
+        let guard = json!({"patterns": [
+            {"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}
+        ]});
+        self.cdp.call("Fetch.enable", guard, session).await?;
+        for domain in ["Page.enable", "Runtime.enable", "Log.enable"] {
+            self.cdp.call(domain, json!({}), session).await?;
+        }
+        lock(&self.pages).insert(target_id.to_owned(), page.clone());
+        Ok(page)
+    }
+
+    /// Forgets a page whose tab was closed.
+    pub fn forget(&self, target_id: &str) {
+        if let Some(page) = lock(&self.pages).remove(target_id) {
+            lock(&self.sessions).remove(&page.session_id);
+        }
+    }
+}
+
+/// The page targets in a `Target.getTargets` answer (tolerant of anything else).
+pub fn target_infos(result: &Value) -> Vec<TargetInfo> {
+    let text = |info: &Value, key: &str| {
+        info.get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    result
+        .get("targetInfos")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|info| info.get("type").and_then(Value::as_str) == Some("page"))
+        .map(|info| TargetInfo {
+            target_id: text(info, "targetId"),
+            title: text(info, "title"),
+            url: text(info, "url"),
+        })
+        .filter(|t| !t.target_id.is_empty())
+        .collect()
+}
+
+fn event_hook(sessions: Sessions, guard: mpsc::Sender<GuardWork>) -> EventHook {
+    Arc::new(move |event: &CdpEvent| {
+        let Some(session_id) = event.session_id.as_deref() else {
+            return;
+        };
+        let Some(page) = lock(&sessions).get(session_id).cloned() else {
+            return;
+        };
+        if let Some(line) = console_line(event) {
+            page.push_console(line);
+        }
+        let params = &event.params;
+        let work = match event.method.as_str() {
+            "Fetch.requestPaused" => GuardWork::Paused {
+                session_id: session_id.to_owned(),
+                request_id: str_at(params, &["requestId"]).to_owned(),
+                url: str_at(params, &["request", "url"]).to_owned(),
+            },
+            "Page.javascriptDialogOpening" => GuardWork::Dialog {
+                session_id: session_id.to_owned(),
+            },
+            _ => return,
+        };
+        if guard.try_send(work).is_err() {
+            tracing::warn!("browser: the navigation guard's queue is full");
+        }
+    })
+}
+
+fn str_at<'a>(value: &'a Value, path: &[&str]) -> &'a str {
+    let mut at = value;
+    for key in path {
+        at = match at.get(key) {
+            Some(v) => v,
+            None => return "",
+        };
+    }
+    at.as_str().unwrap_or_default()
+}
+
+/// The console line an event makes, if it is a console message, an exception, a log entry
+/// or a dialog.
+pub fn console_line(event: &CdpEvent) -> Option<String> {
+    let params = &event.params;
+    match event.method.as_str() {
+        "Runtime.consoleAPICalled" => {
+            let kind = params.get("type").and_then(Value::as_str).unwrap_or("log");
+            let args: Vec<String> = params
+                .get("args")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .take(20)
+                .map(remote_object_text)
+                .collect();
+            Some(format!("[{kind}] {}", args.join(" ")))
+        }
+        "Runtime.exceptionThrown" => {
+            let details = params.get("exceptionDetails")?;
+            let text = details
+                .get("exception")
+                .and_then(|e| e.get("description"))
+                .and_then(Value::as_str)
+                .or_else(|| details.get("text").and_then(Value::as_str))
+                .unwrap_or("exception");
+            Some(format!("[exception] {text}"))
+        }
+        "Log.entryAdded" => {
+            let entry = params.get("entry")?;
+            let level = entry.get("level").and_then(Value::as_str).unwrap_or("info");
+            let text = entry.get("text").and_then(Value::as_str).unwrap_or("");
+            let url = entry.get("url").and_then(Value::as_str).unwrap_or("");
+            Some(if url.is_empty() {
+                format!("[{level}] {text}")
+            } else {
+                format!("[{level}] {text} ({url})")
+            })
+        }
+        "Page.javascriptDialogOpening" => Some(format!(
+            "[dialog] {} {:?} (accepted)",
+            str_at(params, &["type"]),
+            str_at(params, &["message"])
+        )),
+        _ => None,
+    }
+}
+
+fn remote_object_text(object: &Value) -> String {
+    match object.get("value") {
+        Some(Value::String(s)) => s.clone(),
+        Some(value) => value.to_string(),
+        None => object
+            .get("description")
+            .or_else(|| object.get("type"))
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .to_owned(),
+    }
+}
+
+/// Answers paused document requests (checked by the policy) and dialogs. Holds the
+/// connection weakly: it ends with it.
+async fn guard_task(
+    cdp: Weak<Cdp>,
+    sessions: Sessions,
+    policy: Arc<NetworkPolicy>,
+    mut work: mpsc::Receiver<GuardWork>,
+) {
+    while let Some(item) = work.recv().await {
+        let Some(cdp) = cdp.upgrade() else { return };
+        let sessions = sessions.clone();
+        let policy = policy.clone();
+        // Each request on its own: a slow DNS answer does not hold up the others.
+        tokio::spawn(async move {
+            match item {
+                GuardWork::Paused {
+                    session_id,
+                    request_id,
+                    url,
+                } => {
+                    let session = Some(session_id.as_str());
+                    match policy.check_navigation(&url).await {
+                        Ok(_) => {
+                            let params = json!({"requestId": request_id});
+                            let _ = cdp.call("Fetch.continueRequest", params, session).await;
+                        }
+                        Err(refusal) => {
+                            if let Some(page) = lock(&sessions).get(&session_id) {
+                                *lock(&page.refused) = Some(refusal.to_string());
+                            }
+                            let params =
+                                json!({"requestId": request_id, "errorReason": "BlockedByClient"});
+                            let _ = cdp.call("Fetch.failRequest", params, session).await;
+                        }
+                    }
+                }
+                GuardWork::Dialog { session_id } => {
+                    let params = json!({"accept": true});
+                    let _ = cdp
+                        .call("Page.handleJavaScriptDialog", params, Some(&session_id))
+                        .await;
+                }
+            }
+        });
+    }
+}
