@@ -52,6 +52,9 @@ pub enum RuntimeError {
     Start(String),
     #[error("the browser's state under {path} could not be used: {reason}")]
     State { path: String, reason: String },
+    /// The supervisor process could not be run or said something unreadable.
+    #[error("the browser's supervisor failed: {0}")]
+    Supervisor(String),
 }
 
 /// The profile's browser process, shared by every caller: implemented by the runtime half,
