@@ -105,7 +105,7 @@ pub enum SsrfError {
         #[source]
         source: Box<SsrfError>,
     },
-    #[error("stopped after {max} redirects (the last one pointed to {url:?})")]
+    #[error("stopped after {max} redirects (the next one pointed to {url:?})")]
     TooManyRedirects { max: usize, url: String },
 }
 
