@@ -25,6 +25,9 @@ use super::procs;
 use super::record::RuntimeRecord;
 use crate::RuntimeError;
 
+/// Where `supervisor.log` starts over.
+const SUPERVISOR_LOG_CAP: u64 = 256 * 1024;
+
 /// What a supervisor (or an in-process runtime) needs to run one browser.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SupervisorArgs {
@@ -265,9 +268,19 @@ pub(crate) async fn start_supervised(
     Err(outcome)
 }
 
+/// Opens the supervisor's log for appending; one grown past [`SUPERVISOR_LOG_CAP`] (it only
+/// ever holds a few lines per run) starts over.
 async fn open_append(path: &std::path::Path) -> Result<std::fs::File, RuntimeError> {
+    let full = tokio::fs::metadata(path)
+        .await
+        .is_ok_and(|m| m.len() > SUPERVISOR_LOG_CAP);
     let mut options = tokio::fs::OpenOptions::new();
-    options.append(true).create(true).mode(0o600);
+    options.create(true).mode(0o600);
+    if full {
+        options.write(true).truncate(true);
+    } else {
+        options.append(true);
+    }
     match options.open(path).await {
         Ok(file) => Ok(file.into_std().await),
         Err(e) => Err(RuntimeError::State {
