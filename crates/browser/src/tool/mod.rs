@@ -397,11 +397,18 @@ impl BrowserTool {
     }
 
     async fn list_tabs(&self, session: &str) -> Result<ToolOutput, ToolError> {
+        let none = || {
+            ToolOutput::text("no tabs open in this session")
+                .with_details(json!({"ok": true, "tabs": []}))
+        };
+        // Listing tabs does not start a browser: none running, none open.
+        if matches!(self.runtime.running().await, Ok(None)) {
+            return Ok(none());
+        }
         let conn = self.connection().await?;
         let (tabs, focused) = self.session_tabs(&conn, session).await?;
         if tabs.is_empty() {
-            return Ok(ToolOutput::text("no tabs open in this session")
-                .with_details(json!({"ok": true, "tabs": []})));
+            return Ok(none());
         }
         let mut lines = Vec::new();
         let mut details = Vec::new();
@@ -538,7 +545,8 @@ impl BrowserTool {
             .as_deref()
             .ok_or_else(|| ToolError::failed("give expression: the JavaScript to run"))?;
         let (conn, page) = self.page(args, session).await?;
-        let value = page::eval(&conn.cdp, &page, expression).await?;
+        let value =
+            page::eval_user(&conn.cdp, &page, expression, self.options.action_timeout).await?;
         let text = snapshot::truncate_chars(
             &serde_json::to_string(&value).unwrap_or_default(),
             self.options.max_snapshot_chars,

@@ -121,12 +121,37 @@ pub async fn settle(
 
 /// Evaluates our own `expression` in the page and returns its value.
 pub async fn eval(cdp: &Cdp, page: &PageState, expression: &str) -> Result<Value, ToolError> {
+    let params = json!({"expression": expression, "returnByValue": true, "awaitPromise": true});
+    evaluate(cdp, page, params).await
+}
+
+/// Evaluates the model's `expression`: V8 stops it after `timeout` (a script that loops
+/// forever would otherwise hold the page's thread for every later call).
+pub async fn eval_user(
+    cdp: &Cdp,
+    page: &PageState,
+    expression: &str,
+    timeout: Duration,
+) -> Result<Value, ToolError> {
+    // A little under the call's own timeout, so V8's answer arrives first.
+    let millis = u64::try_from(timeout.as_millis() / 10 * 9).unwrap_or(u64::MAX);
+    let params = json!({"expression": expression, "returnByValue": true, "awaitPromise": true,
+        "userGesture": true, "timeout": millis});
+    let started = Instant::now();
+    let result = evaluate(cdp, page, params).await;
+    // V8 answers a stopped script with a bare "Internal error": say what happened.
+    if result.is_err() && started.elapsed() >= Duration::from_millis(millis) {
+        return Err(ToolError::failed(format!(
+            "the script ran longer than {:.1} s and was stopped",
+            Duration::from_millis(millis).as_secs_f64()
+        )));
+    }
+    result
+}
+
+async fn evaluate(cdp: &Cdp, page: &PageState, params: Value) -> Result<Value, ToolError> {
     let answer = cdp
-        .call(
-            "Runtime.evaluate",
-            json!({"expression": expression, "returnByValue": true, "awaitPromise": true}),
-            Some(&page.session_id),
-        )
+        .call("Runtime.evaluate", params, Some(&page.session_id))
         .await
         .map_err(|e| cdp_failed("cannot read the page", &e))?;
     if let Some(details) = answer.get("exceptionDetails") {

@@ -1,344 +1,13 @@
-//! The `browser` tool against a real headless Chromium on fixture pages served from
-//! 127.0.0.1: open, snapshot (exact outlines), act, screenshot, pdf, tabs per session,
-//! a second tool instance (as another process) on the same tab, the navigation guard,
-//! evaluate's switch, a page that never loads, and a browser killed between calls.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The flows, each on its own browser.
 
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::path::Path;
 use std::time::Duration;
 
-use axum::Router;
-use axum::body::Body;
-use axum::extract::Query;
-use axum::response::{Html, IntoResponse, Redirect, Response};
-use axum::routing::get;
-use futures_util::future::BoxFuture;
-use pincer_agent::{AgentTool, ToolContext, ToolError, ToolOutput};
 use pincer_ai::ContentBlock;
-use pincer_browser::tool::{BrowserToolOptions, browser_tool};
-use pincer_browser::{BrowserRuntime, Endpoint, RuntimeError, RuntimeStatus};
-use pincer_web::ssrf::NetworkPolicy;
-use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
+use pincer_browser::tool::browser_tool;
+use serde_json::json;
 
-const CHROMIUM: &str = "/usr/bin/chromium";
-
-/// A test-only runtime: one Chromium in its own process group, killed (the whole group)
-/// on stop and on drop.
-struct TestRuntime {
-    dir: tempfile::TempDir,
-    child: tokio::sync::Mutex<Option<(tokio::process::Child, Endpoint)>>,
-    pid: Mutex<Option<u32>>,
-}
-
-impl TestRuntime {
-    fn new() -> Arc<Self> {
-        Arc::new(Self {
-            dir: tempfile::tempdir().unwrap(),
-            child: tokio::sync::Mutex::new(None),
-            pid: Mutex::new(None),
-        })
-    }
-
-    async fn launch(&self) -> Result<(tokio::process::Child, Endpoint), RuntimeError> {
-        let profile = self.dir.path().join("profile");
-        let port_file = profile.join("DevToolsActivePort");
-        let _ = tokio::fs::remove_file(&port_file).await;
-        let mut command = tokio::process::Command::new(CHROMIUM);
-        command
-            .args([
-                "--headless=new",
-                "--remote-debugging-port=0",
-                "--no-first-run",
-                "--no-default-browser-check",
-                "--disable-gpu",
-                "--disable-dev-shm-usage",
-            ])
-            .arg(format!("--user-data-dir={}", profile.display()))
-            .args(if nix::unistd::geteuid().is_root() {
-                &["--no-sandbox"][..]
-            } else {
-                &[][..]
-            })
-            .arg("about:blank")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .process_group(0)
-            .kill_on_drop(true);
-        let child = command
-            .spawn()
-            .map_err(|e| RuntimeError::Start(e.to_string()))?;
-        *self.pid.lock().unwrap() = child.id();
-        for _ in 0..200 {
-            if let Ok(text) = tokio::fs::read_to_string(&port_file).await {
-                let mut lines = text.lines();
-                if let (Some(port), Some(path)) = (lines.next(), lines.next()) {
-                    let endpoint = Endpoint {
-                        ws_url: format!("ws://127.0.0.1:{port}{path}"),
-                        http_base: format!("http://127.0.0.1:{port}"),
-                    };
-                    return Ok((child, endpoint));
-                }
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        Err(RuntimeError::Start("no DevToolsActivePort".to_owned()))
-    }
-
-    fn kill_group(&self) {
-        if let Some(pid) = *self.pid.lock().unwrap() {
-            let _ = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(pid as i32),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-        }
-    }
-
-    /// Kills the browser as a crash would, without telling anyone.
-    async fn crash(&self) {
-        self.kill_group();
-        if let Some((child, _)) = self.child.lock().await.as_mut() {
-            let _ = child.wait().await;
-        }
-    }
-
-    fn pid(&self) -> Option<u32> {
-        *self.pid.lock().unwrap()
-    }
-}
-
-impl Drop for TestRuntime {
-    fn drop(&mut self) {
-        self.kill_group();
-    }
-}
-
-impl BrowserRuntime for TestRuntime {
-    fn ensure_running(&self) -> BoxFuture<'_, Result<Endpoint, RuntimeError>> {
-        Box::pin(async move {
-            let mut child = self.child.lock().await;
-            if let Some((process, endpoint)) = child.as_mut()
-                && process.try_wait().ok().flatten().is_none()
-            {
-                return Ok(endpoint.clone());
-            }
-            self.kill_group();
-            let launched = self.launch().await?;
-            let endpoint = launched.1.clone();
-            *child = Some(launched);
-            Ok(endpoint)
-        })
-    }
-
-    fn running(&self) -> BoxFuture<'_, Result<Option<Endpoint>, RuntimeError>> {
-        Box::pin(async move {
-            let mut child = self.child.lock().await;
-            let Some((process, endpoint)) = child.as_mut() else {
-                return Ok(None);
-            };
-            let alive = process.try_wait().ok().flatten().is_none();
-            Ok(alive.then(|| endpoint.clone()))
-        })
-    }
-
-    fn stop(&self) -> BoxFuture<'_, Result<bool, RuntimeError>> {
-        Box::pin(async move {
-            let mut child = self.child.lock().await;
-            let Some((mut process, _)) = child.take() else {
-                return Ok(false);
-            };
-            self.kill_group();
-            let _ = process.wait().await;
-            Ok(true)
-        })
-    }
-
-    fn status(&self) -> BoxFuture<'_, Result<RuntimeStatus, RuntimeError>> {
-        Box::pin(async move {
-            let running = self.running().await?;
-            Ok(RuntimeStatus {
-                profile: "test".to_owned(),
-                running: running.is_some(),
-                pid: running.as_ref().and(self.pid()),
-                ws_url: running.map(|e| e.ws_url),
-                executable: Some(CHROMIUM.to_owned()),
-                headless: true,
-            })
-        })
-    }
-
-    fn touch(&self) {}
-
-    fn state_dir(&self) -> &Path {
-        self.dir.path()
-    }
-}
-
-// ---- fixture pages ----
-
-const INDEX: &str = r#"<!doctype html><html><head><title>Fixture</title></head><body>
-<h1>Fixture</h1>
-<p id="status">Not clicked</p>
-<a href="/other">Other page</a>
-<button onclick="document.getElementById('status').textContent = 'Clicked!'">Change text</button>
-</body></html>"#;
-
-const FORM: &str = r#"<!doctype html><html><head><title>Form</title></head><body>
-<form action="/submit">
-<label for="name">Name</label> <input id="name" name="name">
-<label for="color">Color</label>
-<select id="color" name="color"><option value="red">Red</option><option value="green">Green</option></select>
-<button type="submit">Send</button>
-</form>
-</body></html>"#;
-
-const CONSOLE: &str = r#"<!doctype html><html><head><title>Console</title><link rel="icon" href="data:,"></head><body>
-<p>Logs</p>
-<script>console.log("hello from the page", 42); console.error("bad thing");</script>
-</body></html>"#;
-
-async fn submit(Query(q): Query<std::collections::HashMap<String, String>>) -> Html<String> {
-    let get = |k: &str| q.get(k).cloned().unwrap_or_default();
-    Html(format!(
-        "<!doctype html><title>Thanks</title><p>You typed {} and chose {}</p>",
-        get("name"),
-        get("color")
-    ))
-}
-
-/// Headers and a first chunk, then nothing, forever.
-async fn slow() -> Response {
-    let first = futures_util::stream::once(async {
-        Ok::<_, std::io::Error>("<!doctype html><title>Slow</title><p>Partial content</p>")
-    });
-    let never = futures_util::stream::pending();
-    let body = Body::from_stream(futures_util::StreamExt::chain(first, never));
-    ([("content-type", "text/html")], body).into_response()
-}
-
-async fn serve() -> String {
-    let app = Router::new()
-        .route("/", get(|| async { Html(INDEX) }))
-        .route(
-            "/other",
-            get(|| async { Html("<!doctype html><title>Other</title><p>The other page</p>") }),
-        )
-        .route("/form", get(|| async { Html(FORM) }))
-        .route("/submit", get(submit))
-        .route("/console", get(|| async { Html(CONSOLE) }))
-        .route("/slow", get(slow))
-        .route(
-            "/redirect",
-            get(|| async { Redirect::temporary("http://169.254.169.254/") }),
-        );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}")
-}
-
-// ---- the harness ----
-
-struct Fixture {
-    runtime: Arc<TestRuntime>,
-    workspace: tempfile::TempDir,
-    base: String,
-    tool: Arc<dyn AgentTool>,
-}
-
-impl Fixture {
-    async fn new() -> Self {
-        Self::with(|_| {}).await
-    }
-
-    async fn with(change: impl FnOnce(&mut BrowserToolOptions)) -> Self {
-        let runtime = TestRuntime::new();
-        let workspace = tempfile::tempdir().unwrap();
-        let base = serve().await;
-        let mut options = options(workspace.path());
-        change(&mut options);
-        let tool = browser_tool(runtime.clone(), options);
-        Self {
-            runtime,
-            workspace,
-            base,
-            tool,
-        }
-    }
-
-    /// Another tool over the same browser and state, as another process would make.
-    fn second_tool(&self) -> Arc<dyn AgentTool> {
-        browser_tool(self.runtime.clone(), options(self.workspace.path()))
-    }
-
-    async fn call(&self, args: Value) -> Result<ToolOutput, ToolError> {
-        call(&self.tool, "s1", args).await
-    }
-
-    async fn ok(&self, args: Value) -> ToolOutput {
-        let shown = args.to_string();
-        self.call(args)
-            .await
-            .unwrap_or_else(|e| panic!("{shown}: {e}"))
-    }
-
-    async fn text(&self, args: Value) -> String {
-        self.ok(args).await.text_content()
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-
-    /// The snapshot text without its URL line's port.
-    async fn snapshot(&self) -> String {
-        let text = self.text(json!({"action": "snapshot"})).await;
-        text.replace(&self.base, "BASE")
-    }
-
-    async fn finish(self) {
-        let pid = self.runtime.pid();
-        self.ok(json!({"action": "stop"})).await;
-        if let Some(pid) = pid {
-            let alive = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), None);
-            assert!(alive.is_err(), "chromium {pid} is still there");
-        }
-    }
-}
-
-fn options(workspace: &Path) -> BrowserToolOptions {
-    let mut options = BrowserToolOptions::new(workspace);
-    options.navigation_policy = NetworkPolicy {
-        allow_private_network: false,
-        allow_hosts: vec!["127.0.0.1".to_owned()],
-    };
-    options.action_timeout = Duration::from_secs(10);
-    options
-}
-
-async fn call(
-    tool: &Arc<dyn AgentTool>,
-    session: &str,
-    args: Value,
-) -> Result<ToolOutput, ToolError> {
-    let ctx = ToolContext::new("call", CancellationToken::new())
-        .with_session_key(Some(Arc::from(session)));
-    tool.execute(args, ctx).await
-}
-
-fn failure(result: Result<ToolOutput, ToolError>) -> String {
-    match result {
-        Ok(out) => panic!("expected a failure, got {}", out.text_content()),
-        Err(e) => e.to_string(),
-    }
-}
-
-fn saved_path(output: &ToolOutput) -> PathBuf {
-    PathBuf::from(output.details.as_ref().unwrap()["path"].as_str().unwrap())
-}
-
-// ---- the flows ----
+use super::fixture::{Fixture, call, failure, options, runtime, saved_path};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn open_snapshot_click_and_snapshot_again() {
@@ -625,7 +294,11 @@ async fn evaluate_is_off_by_default_and_console_is_kept() {
     );
     f.finish().await;
 
-    let f = Fixture::with(|o| o.allow_evaluate = true).await;
+    let f = Fixture::with(|o| {
+        o.allow_evaluate = true;
+        o.action_timeout = Duration::from_secs(3);
+    })
+    .await;
     f.ok(json!({"action": "open", "url": f.url("/")})).await;
     let value = f
         .text(json!({"action": "evaluate", "expression": "({sum: 1 + 1, title: document.title})"}))
@@ -639,6 +312,16 @@ async fn evaluate_is_off_by_default_and_console_is_kept() {
         thrown.starts_with("the script failed: ReferenceError: nope is not defined"),
         "{thrown}"
     );
+    // A script that never ends is stopped, and the page still answers.
+    let endless = failure(
+        f.call(json!({"action": "evaluate", "expression": "while (true) {}"}))
+            .await,
+    );
+    assert_eq!(endless, "the script ran longer than 2.7 s and was stopped");
+    let after = f
+        .text(json!({"action": "evaluate", "expression": "document.title"}))
+        .await;
+    assert_eq!(after, r#""Fixture""#);
     f.finish().await;
 }
 
@@ -674,7 +357,7 @@ async fn a_browser_killed_between_calls_is_started_again() {
     f.ok(json!({"action": "open", "url": f.url("/")})).await;
     let status = f.ok(json!({"action": "status"})).await;
     assert_eq!(status.details.unwrap()["running"], true);
-    f.runtime.crash().await;
+    f.crash().await;
     // The dead browser's tabs are gone from the record; a new one starts.
     assert_eq!(
         f.text(json!({"action": "tabs"})).await,
@@ -685,7 +368,8 @@ async fn a_browser_killed_between_calls_is_started_again() {
     assert!(f.snapshot().await.contains("- text: The other page"));
     f.finish().await;
     let args = json!({"action": "bogus"});
-    let tool = browser_tool(TestRuntime::new(), options(Path::new("/nonexistent")));
+    let home = tempfile::tempdir().unwrap();
+    let tool = browser_tool(runtime(home.path()), options(Path::new("/nonexistent")));
     let invalid = failure(call(&tool, "s1", args).await);
     assert!(
         invalid.starts_with("invalid arguments for browser: action: unknown variant `bogus`"),
