@@ -1,13 +1,16 @@
 //! One CDP connection and the pages it attached to: each page's flattened session, its
 //! console buffer and the navigation guard.
 //!
-//! The guard: every attached page runs `Fetch.enable` with a `Document` pattern, so each
-//! document request — the first load, every redirect hop, a link clicked, a form sent, a
-//! script setting `location` — pauses until the network policy has checked its URL; a
-//! refused one fails with `BlockedByClient` and the reason is kept for the action to say.
-//! Limits: subresources (images, fetch/XHR) are not checked; a popup the page opens is not
-//! attached (it is not one of the session's tabs either); the guard lives as long as this
-//! connection (a page is only ever loaded while one is attached).
+//! The guard: every page of the browser runs `Fetch.enable` with a `Document` pattern on a
+//! session of this connection — the pages there are when it connects, and every page opened
+//! later (`Target.setAutoAttach` pauses a new one, a popup too, until its guard is on) — so
+//! each document request (the first load, every redirect hop, a link clicked, a form sent,
+//! a script setting `location`, `window.open`) pauses until the network policy has checked
+//! its URL; a refused one is aborted (the page stays as it was: a blocked one would show
+//! an error page) and the reason is kept for the action to say. Limits: subresources (images, fetch/XHR) are not checked, and the guard
+//! lives as long as this connection: a page that navigates by itself after the process that
+//! drove it exited (a one-shot `pincer tools invoke`) is not checked until the next
+//! connection.
 //!
 //! The console: `Runtime.enable` replays what V8 kept of the page's console (so a call from
 //! a new process still sees messages logged before it attached), then live messages,
@@ -39,7 +42,7 @@ pub struct PageState {
     pub target_id: String,
     pub session_id: String,
     console: Mutex<VecDeque<String>>,
-    refused: Mutex<Option<String>>,
+    refusals: Refusals,
 }
 
 impl PageState {
@@ -49,7 +52,7 @@ impl PageState {
 
     /// The last navigation the guard refused since the last call, and why.
     pub fn take_refused(&self) -> Option<String> {
-        lock(&self.refused).take()
+        lock(&self.refusals).remove(&self.target_id)
     }
 
     fn push_console(&self, line: String) {
@@ -79,15 +82,32 @@ enum GuardWork {
     Dialog {
         session_id: String,
     },
+    /// A page target this connection was attached to (by `setAutoAttach` or by us).
+    Attached {
+        session_id: String,
+        waiting: bool,
+    },
 }
 
+/// Attached pages by session.
 type Sessions = Arc<Mutex<HashMap<String, Arc<PageState>>>>;
+/// The last refusal per target.
+type Refusals = Arc<Mutex<HashMap<String, String>>>;
+
+/// What the reader and the guard share.
+#[derive(Default)]
+struct GuardState {
+    pages: Sessions,
+    /// Every session of this connection, by target: the auto-attached ones too.
+    targets: Mutex<HashMap<String, String>>,
+    refusals: Refusals,
+}
 
 /// A connection to the browser with its attached pages.
 pub struct Connection {
     pub cdp: Arc<Cdp>,
     pub ws_url: String,
-    sessions: Sessions,
+    guard: Arc<GuardState>,
     pages: Mutex<HashMap<String, Arc<PageState>>>,
     attaching: tokio::sync::Mutex<()>,
 }
@@ -101,16 +121,25 @@ impl Connection {
         policy: Arc<NetworkPolicy>,
         download_dir: &std::path::Path,
     ) -> Result<Arc<Self>, CdpError> {
-        let sessions: Sessions = Arc::default();
+        let guard = Arc::new(GuardState::default());
         let (guard_tx, guard_rx) = mpsc::channel(GUARD_QUEUE);
-        let hook = event_hook(sessions.clone(), guard_tx);
+        let hook = event_hook(guard.clone(), guard_tx);
         let cdp = Cdp::connect(ws_url, timeout, hook).await?;
         tokio::spawn(guard_task(
             Arc::downgrade(&cdp),
-            sessions.clone(),
+            guard.clone(),
             policy,
             guard_rx,
         ));
+        // Every page, and every page opened from now on (held until its guard is on).
+        let pages_only = json!([{"type": "page", "exclude": false}, {"exclude": true}]);
+        cdp.call(
+            "Target.setAutoAttach",
+            json!({"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true,
+                "filter": pages_only}),
+            None,
+        )
+        .await?;
         // Downloads land in the workspace, not in a home directory nobody looks at.
         let _ = tokio::fs::create_dir_all(download_dir).await;
         let downloads = cdp
@@ -126,7 +155,7 @@ impl Connection {
         Ok(Arc::new(Self {
             cdp,
             ws_url: ws_url.to_owned(),
-            sessions,
+            guard,
             pages: Mutex::default(),
             attaching: tokio::sync::Mutex::new(()),
         }))
@@ -167,15 +196,15 @@ impl Connection {
             target_id: target_id.to_owned(),
             session_id: session_id.clone(),
             console: Mutex::default(),
-            refused: Mutex::default(),
+            refusals: self.guard.refusals.clone(),
         });
         // Registered before the domains are enabled, so the replayed console lands in it.
-        lock(&self.sessions).insert(session_id.clone(), page.clone());
+        lock(&self.guard.pages).insert(session_id.clone(), page.clone());
+        lock(&self.guard.targets).insert(session_id.clone(), target_id.to_owned());
         let session = Some(session_id.as_str());
-        let guard = json!({"patterns": [
-            {"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}
-        ]});
-        self.cdp.call("Fetch.enable", guard, session).await?;
+        self.cdp
+            .call("Fetch.enable", guard_patterns(), session)
+            .await?;
         for domain in ["Page.enable", "Runtime.enable", "Log.enable"] {
             self.cdp.call(domain, json!({}), session).await?;
         }
@@ -186,9 +215,16 @@ impl Connection {
     /// Forgets a page whose tab was closed.
     pub fn forget(&self, target_id: &str) {
         if let Some(page) = lock(&self.pages).remove(target_id) {
-            lock(&self.sessions).remove(&page.session_id);
+            lock(&self.guard.pages).remove(&page.session_id);
         }
     }
+}
+
+/// `Fetch.enable`'s parameters for the guard: every document request, before it is sent.
+fn guard_patterns() -> Value {
+    json!({"patterns": [
+        {"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}
+    ]})
 }
 
 /// The page targets in a `Target.getTargets` answer (tolerant of anything else).
@@ -214,25 +250,46 @@ pub fn target_infos(result: &Value) -> Vec<TargetInfo> {
         .collect()
 }
 
-fn event_hook(sessions: Sessions, guard: mpsc::Sender<GuardWork>) -> EventHook {
+fn event_hook(state: Arc<GuardState>, guard: mpsc::Sender<GuardWork>) -> EventHook {
     Arc::new(move |event: &CdpEvent| {
+        let params = &event.params;
         let Some(session_id) = event.session_id.as_deref() else {
+            // The browser's own events: sessions coming and going.
+            let session_id = str_at(params, &["sessionId"]).to_owned();
+            match event.method.as_str() {
+                "Target.attachedToTarget" if !session_id.is_empty() => {
+                    let target = str_at(params, &["targetInfo", "targetId"]).to_owned();
+                    lock(&state.targets).insert(session_id.clone(), target);
+                    let waiting = params.get("waitingForDebugger") == Some(&Value::Bool(true));
+                    let work = GuardWork::Attached {
+                        session_id,
+                        waiting,
+                    };
+                    if guard.try_send(work).is_err() {
+                        tracing::warn!("browser: the navigation guard's queue is full");
+                    }
+                }
+                "Target.detachedFromTarget" => {
+                    lock(&state.targets).remove(&session_id);
+                    lock(&state.pages).remove(&session_id);
+                }
+                _ => {}
+            }
             return;
         };
-        let Some(page) = lock(&sessions).get(session_id).cloned() else {
-            return;
-        };
-        if let Some(line) = console_line(event) {
+        let page = lock(&state.pages).get(session_id).cloned();
+        if let Some(page) = &page
+            && let Some(line) = console_line(event)
+        {
             page.push_console(line);
         }
-        let params = &event.params;
         let work = match event.method.as_str() {
             "Fetch.requestPaused" => GuardWork::Paused {
                 session_id: session_id.to_owned(),
                 request_id: str_at(params, &["requestId"]).to_owned(),
                 url: str_at(params, &["request", "url"]).to_owned(),
             },
-            "Page.javascriptDialogOpening" => GuardWork::Dialog {
+            "Page.javascriptDialogOpening" if page.is_some() => GuardWork::Dialog {
                 session_id: session_id.to_owned(),
             },
             _ => return,
@@ -318,13 +375,13 @@ fn remote_object_text(object: &Value) -> String {
 /// connection weakly: it ends with it.
 async fn guard_task(
     cdp: Weak<Cdp>,
-    sessions: Sessions,
+    state: Arc<GuardState>,
     policy: Arc<NetworkPolicy>,
     mut work: mpsc::Receiver<GuardWork>,
 ) {
     while let Some(item) = work.recv().await {
         let Some(cdp) = cdp.upgrade() else { return };
-        let sessions = sessions.clone();
+        let state = state.clone();
         let policy = policy.clone();
         // Each request on its own: a slow DNS answer does not hold up the others.
         tokio::spawn(async move {
@@ -341,11 +398,12 @@ async fn guard_task(
                             let _ = cdp.call("Fetch.continueRequest", params, session).await;
                         }
                         Err(refusal) => {
-                            if let Some(page) = lock(&sessions).get(&session_id) {
-                                *lock(&page.refused) = Some(refusal.to_string());
+                            let target = lock(&state.targets).get(&session_id).cloned();
+                            if let Some(target) = target {
+                                lock(&state.refusals).insert(target, refusal.to_string());
                             }
                             let params =
-                                json!({"requestId": request_id, "errorReason": "BlockedByClient"});
+                                json!({"requestId": request_id, "errorReason": "Aborted"});
                             let _ = cdp.call("Fetch.failRequest", params, session).await;
                         }
                     }
@@ -355,6 +413,20 @@ async fn guard_task(
                     let _ = cdp
                         .call("Page.handleJavaScriptDialog", params, Some(&session_id))
                         .await;
+                }
+                GuardWork::Attached {
+                    session_id,
+                    waiting,
+                } => {
+                    let session = Some(session_id.as_str());
+                    if let Err(e) = cdp.call("Fetch.enable", guard_patterns(), session).await {
+                        tracing::debug!("browser: no navigation guard on a new page: {e}");
+                    }
+                    if waiting {
+                        let _ = cdp
+                            .call("Runtime.runIfWaitingForDebugger", json!({}), session)
+                            .await;
+                    }
                 }
             }
         });

@@ -5,11 +5,13 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
 use axum::extract::Query;
+use axum::http::HeaderMap;
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::get;
 use nix::sys::signal::{Signal, kill};
@@ -63,8 +65,34 @@ async fn slow() -> Response {
     ([("content-type", "text/html")], body).into_response()
 }
 
-pub async fn serve() -> String {
+/// A link and a popup to `localhost` (another name for this server, which the policy
+/// refuses unless allowed): a request that gets through is counted at `/secret`.
+async fn links(headers: HeaderMap) -> Html<String> {
+    let host = headers
+        .get("host")
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default()
+        .replace("127.0.0.1", "localhost");
+    let secret = format!("http://{host}/secret");
+    Html(format!(
+        "<!doctype html><title>Links</title><a href=\"{secret}\">Secret</a>\
+         <button onclick=\"window.open('{secret}')\">Popup</button>"
+    ))
+}
+
+/// Serves the fixture pages; the count is of requests that reached `/secret`.
+pub async fn serve() -> (String, Arc<AtomicUsize>) {
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counter = hits.clone();
     let app = Router::new()
+        .route("/links", get(links))
+        .route(
+            "/secret",
+            get(move || async move {
+                counter.fetch_add(1, Ordering::SeqCst);
+                Html("<!doctype html><title>Secret</title><p>Secret</p>")
+            }),
+        )
         .route("/", get(|| async { Html(INDEX) }))
         .route(
             "/other",
@@ -81,7 +109,7 @@ pub async fn serve() -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}")
+    (format!("http://{addr}"), hits)
 }
 
 /// One test's browser, pages, workspace and tool.
@@ -90,6 +118,8 @@ pub struct Fixture {
     pub runtime: Arc<ProfileRuntime>,
     pub workspace: tempfile::TempDir,
     pub base: String,
+    /// Requests that reached `/secret`.
+    pub hits: Arc<AtomicUsize>,
     tool: Arc<dyn AgentTool>,
 }
 
@@ -113,7 +143,7 @@ impl Fixture {
         let home = tempfile::tempdir().unwrap();
         let runtime = runtime(home.path());
         let workspace = tempfile::tempdir().unwrap();
-        let base = serve().await;
+        let (base, hits) = serve().await;
         let mut options = options(workspace.path());
         change(&mut options);
         let tool = browser_tool(runtime.clone(), options);
@@ -122,6 +152,7 @@ impl Fixture {
             runtime,
             workspace,
             base,
+            hits,
             tool,
         }
     }

@@ -1,6 +1,7 @@
 //! The flows, each on its own browser.
 
 use std::path::Path;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use pincer_ai::ContentBlock;
@@ -265,6 +266,52 @@ async fn the_navigation_guard_refuses_files_metadata_and_redirects() {
             .await,
     );
     assert!(navigate.starts_with("navigation refused:"), "{navigate}");
+    // A link clicked and a popup opened by the page are checked as well.
+    f.ok(json!({"action": "navigate", "url": f.url("/links")}))
+        .await;
+    let port = f.base.rsplit(':').next().unwrap().to_owned();
+    assert_eq!(
+        f.snapshot().await,
+        format!(
+            "Page: Links\nURL: BASE/links\n\n\
+             - link \"Secret\" [url=\"http://localhost:{port}/secret\"] [ref=e1]\n\
+             - button \"Popup\" [ref=e2]\n"
+        )
+    );
+    let clicked = f
+        .text(json!({"action": "act", "kind": "click", "ref": "e1"}))
+        .await;
+    assert!(
+        clicked.starts_with(
+            "clicked e1\na navigation was refused: refused localhost: it is a local host name"
+        ),
+        "{clicked}"
+    );
+    f.ok(json!({"action": "act", "kind": "click", "ref": "e2"}))
+        .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(f.hits.load(Ordering::SeqCst), 0);
+    f.finish().await;
+
+    // The same clicks with localhost allowed do reach the server (the check above can fail).
+    let f = Fixture::with(|o| o.navigation_policy.allow_hosts.push("localhost".to_owned())).await;
+    f.ok(json!({"action": "open", "url": f.url("/links")}))
+        .await;
+    f.snapshot().await;
+    f.ok(json!({"action": "act", "kind": "click", "ref": "e2"}))
+        .await;
+    for _ in 0..50 {
+        if f.hits.load(Ordering::SeqCst) > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(f.hits.load(Ordering::SeqCst), 1);
+    let clicked = f
+        .text(json!({"action": "act", "kind": "click", "ref": "e1"}))
+        .await;
+    assert!(clicked.ends_with("/secret (title \"Secret\")"), "{clicked}");
+    assert_eq!(f.hits.load(Ordering::SeqCst), 2);
     f.finish().await;
 }
 
