@@ -70,7 +70,7 @@ pub struct BrowserArgs {
     /// The tab, as listed by tabs or returned by open; omit for the focused tab.
     #[serde(default)]
     pub target_id: Option<String>,
-    /// snapshot: the most characters of outline to return.
+    /// snapshot: the most characters of outline to return (default 20000).
     #[serde(default)]
     pub max_chars: Option<usize>,
     /// act, screenshot: the element ref from the latest snapshot (e.g. "e12").

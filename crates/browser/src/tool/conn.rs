@@ -402,8 +402,7 @@ async fn guard_task(
                             if let Some(target) = target {
                                 lock(&state.refusals).insert(target, refusal.to_string());
                             }
-                            let params =
-                                json!({"requestId": request_id, "errorReason": "Aborted"});
+                            let params = json!({"requestId": request_id, "errorReason": "Aborted"});
                             let _ = cdp.call("Fetch.failRequest", params, session).await;
                         }
                     }

@@ -494,7 +494,7 @@ impl BrowserTool {
     ) -> Result<ToolOutput, ToolError> {
         let max = max_chars
             .unwrap_or(self.options.max_snapshot_chars)
-            .clamp(200, snapshot::SNAPSHOT_CHARS_CAP);
+            .clamp(50, snapshot::SNAPSHOT_CHARS_CAP);
         let value = page::eval(&conn.cdp, page, &snapshot::snapshot_expression(max)).await?;
         let snapshot = Snapshot::from_value(&value, max);
         Ok(ToolOutput::text(snapshot.render()).with_details(snapshot.details(&page.target_id)))

@@ -43,6 +43,7 @@ const FORM: &str = r#"<!doctype html><html><head><title>Form</title></head><body
 
 const CONSOLE: &str = r#"<!doctype html><html><head><title>Console</title><link rel="icon" href="data:,"></head><body>
 <p>Logs</p>
+<button onclick="alert('hi there')">Alert</button>
 <script>console.log("hello from the page", 42); console.error("bad thing");</script>
 </body></html>"#;
 
@@ -161,6 +162,10 @@ impl Fixture {
     /// same browser and tabs.json), its own CDP connection.
     pub fn second_tool(&self) -> Arc<dyn AgentTool> {
         browser_tool(runtime(self.home.path()), options(self.workspace.path()))
+    }
+
+    pub fn tool(&self) -> &Arc<dyn AgentTool> {
+        &self.tool
     }
 
     pub async fn call(&self, args: Value) -> Result<ToolOutput, ToolError> {

@@ -1,12 +1,15 @@
 //! The flows, each on its own browser.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use pincer_agent::{ToolContext, ToolError};
 use pincer_ai::ContentBlock;
 use pincer_browser::tool::browser_tool;
 use serde_json::json;
+use tokio_util::sync::CancellationToken;
 
 use super::fixture::{Fixture, call, failure, options, runtime, saved_path};
 
@@ -69,6 +72,20 @@ async fn a_form_is_typed_into_selected_and_submitted() {
          \x20   - option \"Red\" [selected]\n\
          \x20   - option \"Green\"\n\
          \x20 - button \"Send\" [ref=e4]\n"
+    );
+    // A small maxChars cuts the outline and says so.
+    let cut = f
+        .text(json!({"action": "snapshot", "maxChars": 100}))
+        .await
+        .replace(&f.base, "BASE");
+    assert_eq!(
+        cut,
+        "Page: Form\nURL: BASE/form\n\n\
+         - form [ref=e1]\n\
+         \x20 - text: Name\n\
+         \x20 - textbox \"Name\" [ref=e2]\n\
+         \x20 - text: Color\n\
+         [snapshot truncated: raise maxChars, or scroll and snapshot again to see more]\n"
     );
     f.ok(json!({"action": "act", "kind": "type", "ref": "e2", "text": "Ada"}))
         .await;
@@ -339,6 +356,20 @@ async fn evaluate_is_off_by_default_and_console_is_kept() {
         seen.text_content(),
         "[log] hello from the page 42\n[error] bad thing"
     );
+    // A dialog does not block the page: it is accepted and noted.
+    assert!(
+        f.snapshot()
+            .await
+            .ends_with("- button \"Alert\" [ref=e1]\n")
+    );
+    f.ok(json!({"action": "act", "kind": "click", "ref": "e1"}))
+        .await;
+    let console = f.text(json!({"action": "console"})).await;
+    assert_eq!(
+        console,
+        "[log] hello from the page 42\n[error] bad thing\n[dialog] alert \"hi there\" (accepted)"
+    );
+    assert!(f.snapshot().await.starts_with("Page: Console\n"));
     f.finish().await;
 
     let f = Fixture::with(|o| {
@@ -394,6 +425,28 @@ async fn a_page_that_never_loads_returns_within_the_timeout() {
     assert_eq!(
         snapshot,
         "Page: Slow\nURL: BASE/slow\n(the page is still loading: this snapshot may be partial)\n\n- text: Partial content\n"
+    );
+    f.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_aborted_call_returns_at_once() {
+    let f = Fixture::new().await;
+    f.ok(json!({"action": "start"})).await;
+    let cancel = CancellationToken::new();
+    let ctx = ToolContext::new("call", cancel.clone()).with_session_key(Some(Arc::from("s1")));
+    let started = std::time::Instant::now();
+    let abort = async {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        cancel.cancel();
+    };
+    let args = json!({"action": "open", "url": f.url("/slow")});
+    let (result, ()) = tokio::join!(f.tool().execute(args, ctx), abort);
+    assert_eq!(result.unwrap_err(), ToolError::Aborted);
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
     );
     f.finish().await;
 }
