@@ -25,6 +25,8 @@ use super::procs;
 use super::record::RuntimeRecord;
 use crate::RuntimeError;
 
+/// The most of the supervisor's stdout read while waiting for its ready line.
+const READY_READ_CAP: u64 = 256 * 1024;
 /// Where `supervisor.log` starts over.
 const SUPERVISOR_LOG_CAP: u64 = 256 * 1024;
 
@@ -227,24 +229,20 @@ pub(crate) async fn start_supervised(
     };
     // The supervisor's own timeout ends its wait first; this one covers a hung supervisor.
     let wait = args.start_timeout + Duration::from_secs(10);
-    let mut line = String::new();
-    let mut reader = tokio::io::BufReader::new(stdout.take(256 * 1024));
-    let read = tokio::time::timeout(wait, reader.read_line(&mut line)).await;
-    let outcome = match read {
-        Ok(Ok(n)) if n > 0 => match serde_json::from_str::<ReadyLine>(&line) {
-            Ok(ReadyLine::Ok(record)) => return Ok(record),
-            Ok(ReadyLine::Error(message)) => RuntimeError::Start(message),
-            Err(e) => RuntimeError::Supervisor(format!("unreadable ready line: {e}")),
-        },
-        Ok(Ok(_)) => {
+    let mut reader = tokio::io::BufReader::new(stdout.take(READY_READ_CAP));
+    let outcome = match tokio::time::timeout(wait, ready_line(&mut reader)).await {
+        Ok(Ok(ReadyLine::Ok(record))) => return Ok(record),
+        Ok(Ok(ReadyLine::Error(message))) => RuntimeError::Start(message),
+        Ok(Err(unread)) => {
             let status = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
             let tail = tail_of(&paths.supervisor_log()).await;
             RuntimeError::Supervisor(format!(
-                "it exited without a word ({}){}",
+                "it ended its output without a ready line ({}; {}){}",
                 match status {
                     Ok(Ok(status)) => status.to_string(),
                     _ => "still running".into(),
                 },
+                unread,
                 if tail.is_empty() {
                     String::new()
                 } else {
@@ -252,7 +250,6 @@ pub(crate) async fn start_supervised(
                 }
             ))
         }
-        Ok(Err(e)) => RuntimeError::Supervisor(format!("reading its stdout: {e}")),
         Err(_) => RuntimeError::Start(format!("no answer from the supervisor within {wait:?}")),
     };
     // It failed: make sure neither it nor a browser of this profile lives on.
@@ -266,6 +263,31 @@ pub(crate) async fn start_supervised(
     }
     procs::reap_profile(&paths.user_data_arg(), Duration::from_secs(3)).await;
     Err(outcome)
+}
+
+/// The first line of the supervisor's stdout that is a [`ReadyLine`]: lines before it
+/// (whatever else the binary running [`supervise`] may print) are skipped. When the output
+/// ends first, what was read instead.
+async fn ready_line<R: tokio::io::AsyncBufRead + Unpin>(
+    reader: &mut R,
+) -> Result<ReadyLine, String> {
+    let mut skipped = None;
+    loop {
+        let mut line = String::new();
+        match reader.read_line(&mut line).await {
+            Ok(0) => {
+                return Err(match skipped {
+                    Some(line) => format!("it printed {line:?}"),
+                    None => "it printed nothing".into(),
+                });
+            }
+            Ok(_) => match serde_json::from_str::<ReadyLine>(&line) {
+                Ok(ready) => return Ok(ready),
+                Err(_) => skipped = Some(line.trim_end().chars().take(200).collect::<String>()),
+            },
+            Err(e) => return Err(format!("reading its output: {e}")),
+        }
+    }
 }
 
 /// Opens the supervisor's log for appending; one grown past [`SUPERVISOR_LOG_CAP`] (it only
@@ -326,6 +348,26 @@ mod tests {
             ..args
         };
         assert_eq!(SupervisorArgs::parse(windowed.to_args()).unwrap(), windowed);
+    }
+
+    #[tokio::test]
+    async fn the_ready_line_is_found_among_other_output() {
+        let ok = br#"{"error":"it exited at once"}"#;
+        let mut out = b"a banner\n\n".to_vec();
+        out.extend_from_slice(ok);
+        out.push(b'\n');
+        let ready = ready_line(&mut &out[..]).await.unwrap();
+        assert!(matches!(ready, ReadyLine::Error(m) if m == "it exited at once"));
+        assert_eq!(
+            ready_line(&mut &b"a banner\n{\"ok\":{}}\n"[..])
+                .await
+                .unwrap_err(),
+            "it printed \"{\\\"ok\\\":{}}\""
+        );
+        assert_eq!(
+            ready_line(&mut &b""[..]).await.unwrap_err(),
+            "it printed nothing"
+        );
     }
 
     #[test]

@@ -275,6 +275,22 @@ async fn a_killed_supervisor_takes_chromium_along_and_a_fresh_one_starts() {
 }
 
 #[tokio::test]
+async fn sigterm_to_the_supervisor_ends_the_browser_and_its_record() {
+    let cleanup = Cleanup::new();
+    let runtime = ProfileRuntime::new(options(cleanup.home())).unwrap();
+    runtime.ensure_running().await.unwrap();
+    let rec = record(&cleanup).unwrap();
+    kill(
+        Pid::from_raw(rec.supervisor_pid.unwrap() as i32),
+        Signal::SIGTERM,
+    )
+    .unwrap();
+    cleanup.wait_none(Duration::from_secs(8)).await.unwrap();
+    assert_eq!(record(&cleanup), None);
+    assert!(!runtime.stop().await.unwrap());
+}
+
+#[tokio::test]
 async fn a_killed_chromium_is_cleaned_up_and_replaced() {
     let cleanup = Cleanup::new();
     let runtime = ProfileRuntime::new(options(cleanup.home())).unwrap();
@@ -430,6 +446,33 @@ async fn a_browser_that_cannot_start_is_a_clear_error_and_leaves_nothing() {
         .parse()
         .unwrap();
     assert!(!alive(hung), "the hung stand-in {hung} is still running");
+    assert_eq!(record(&cleanup), None);
+    assert_eq!(cleanup.processes(), Vec::<u32>::new());
+}
+
+#[tokio::test]
+async fn a_broken_supervisor_command_is_a_clear_error() {
+    let cleanup = Cleanup::new();
+    let with = |command: &[&str]| {
+        ProfileRuntime::new(RuntimeOptions {
+            supervisor: Some(command.iter().map(Into::into).collect()),
+            ..options(cleanup.home())
+        })
+        .unwrap()
+    };
+    let err = with(&["/bin/true"]).ensure_running().await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the browser's supervisor failed: it ended its output without a ready line (exit status: 0; it printed nothing)"
+    );
+    let err = with(&["/no/such/pincer"])
+        .ensure_running()
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the browser's supervisor failed: /no/such/pincer: No such file or directory (os error 2)"
+    );
     assert_eq!(record(&cleanup), None);
     assert_eq!(cleanup.processes(), Vec::<u32>::new());
 }
