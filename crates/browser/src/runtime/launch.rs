@@ -150,17 +150,25 @@ impl Running {
     /// [`GRACE`] SIGKILL to its group, then any process still carrying its user-data dir.
     async fn shut_down(&mut self) {
         self.pipe.take();
-        procs::signal_pid(self.pid, Signal::SIGTERM);
-        if tokio::time::timeout(GRACE, self.child.wait())
+        // Once the leader is reaped its pid may be reused: signal it only while unreaped.
+        if matches!(self.child.try_wait(), Ok(None)) {
+            procs::signal_pid(self.pid, Signal::SIGTERM);
+            if tokio::time::timeout(GRACE, self.child.wait())
+                .await
+                .is_err()
+            {
+                procs::signal_group(self.pid, Signal::SIGKILL);
+                let _ = tokio::time::timeout(GRACE, self.child.wait()).await;
+            }
+        }
+        // Helpers may outlive the leader a moment. While any does, the group (and so its id)
+        // still exists and cannot name another process's group.
+        if !procs::profile_processes(&self.user_data_arg)
             .await
-            .is_err()
+            .is_empty()
         {
             procs::signal_group(self.pid, Signal::SIGKILL);
-            let _ = tokio::time::timeout(GRACE, self.child.wait()).await;
         }
-        // The leader has exited; helpers may linger a moment (killpg while their group
-        // still has members: the pgid cannot have been reused yet).
-        procs::signal_group(self.pid, Signal::SIGKILL);
         let left = procs::reap_profile(&self.user_data_arg, GRACE).await;
         if !left.is_empty() {
             tracing::warn!(?left, "browser processes outlived SIGKILL");
