@@ -231,18 +231,28 @@ impl Cdp {
         }
         let (tx, rx) = oneshot::channel();
         lock(&self.pending).insert(id, tx);
-        let sent = self.outgoing.send(message.to_string()).await;
-        if sent.is_err() {
-            lock(&self.pending).remove(&id);
-            return Err(CdpError::Closed);
-        }
-        match tokio::time::timeout(timeout, rx).await {
-            Ok(Ok(Ok(result))) => Ok(result),
-            Ok(Ok(Err(message))) => Err(CdpError::Protocol {
-                method: method.to_owned(),
-                message,
-            }),
-            Ok(Err(_)) => Err(CdpError::Closed),
+        // The send is inside the timeout too: a writer stuck on a full socket must not hold
+        // the call forever.
+        let exchange = async {
+            if self.outgoing.send(message.to_string()).await.is_err() {
+                return Err(CdpError::Closed);
+            }
+            match rx.await {
+                Ok(Ok(result)) => Ok(result),
+                Ok(Err(message)) => Err(CdpError::Protocol {
+                    method: method.to_owned(),
+                    message,
+                }),
+                Err(_) => Err(CdpError::Closed),
+            }
+        };
+        match tokio::time::timeout(timeout, exchange).await {
+            Ok(result) => {
+                if result.is_err() {
+                    lock(&self.pending).remove(&id);
+                }
+                result
+            }
             Err(_) => {
                 lock(&self.pending).remove(&id);
                 Err(CdpError::Timeout {

@@ -16,10 +16,19 @@
   const cut = (s, n) => (s.length > n ? s.slice(0, n - 1) + "…" : s);
   const quote = (s) => JSON.stringify(s);
 
+  // Refs already in the page keep their numbers; a ref on more than one element (copied
+  // by the page's own script, or planted) is taken off all of them, which get new ones.
   let next = 1;
-  for (const el of document.querySelectorAll("[data-pincer-ref]")) {
-    const n = parseInt(el.getAttribute("data-pincer-ref").slice(1), 10);
+  const counts = new Map();
+  const marked = Array.from(document.querySelectorAll("[data-pincer-ref]"));
+  for (const el of marked) {
+    const ref = el.getAttribute("data-pincer-ref");
+    counts.set(ref, (counts.get(ref) || 0) + 1);
+    const n = parseInt(ref.slice(1), 10);
     if (n >= next) next = n + 1;
+  }
+  for (const el of marked) {
+    if (counts.get(el.getAttribute("data-pincer-ref")) > 1) el.removeAttribute("data-pincer-ref");
   }
 
   const visible = (el) => {

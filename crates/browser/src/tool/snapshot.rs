@@ -116,12 +116,14 @@ pub fn valid_ref(r: &str) -> bool {
 }
 
 /// An expression that finds the element of `r` (checked by [`valid_ref`]), scrolls it into
-/// view and returns its box in viewport and page coordinates, or `null` when it is gone.
+/// view and returns its box in viewport and page coordinates, or `null` when it is gone
+/// (or no longer the only element with that ref).
 pub fn ref_lookup_expression(r: &str) -> String {
     format!(
         r#"(() => {{
-  const el = document.querySelector('[data-pincer-ref="{r}"]');
-  if (!el) return null;
+  const all = document.querySelectorAll('[data-pincer-ref="{r}"]');
+  if (all.length !== 1) return null;
+  const el = all[0];
   el.scrollIntoView({{block: "center", inline: "center", behavior: "instant"}});
   const b = el.getBoundingClientRect();
   return {{x: b.left + b.width / 2, y: b.top + b.height / 2, left: b.left + scrollX,

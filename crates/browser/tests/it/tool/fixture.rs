@@ -47,6 +47,10 @@ const CONSOLE: &str = r#"<!doctype html><html><head><title>Console</title><link 
 <script>console.log("hello from the page", 42); console.error("bad thing");</script>
 </body></html>"#;
 
+/// A button that copies itself, its ref attribute included.
+const CLONE: &str = r#"<!doctype html><title>Clone</title><div><button
+onclick="this.parentNode.appendChild(this.cloneNode(true))">Clone me</button></div>"#;
+
 async fn submit(Query(q): Query<std::collections::HashMap<String, String>>) -> Html<String> {
     let get = |k: &str| q.get(k).cloned().unwrap_or_default();
     Html(format!(
@@ -87,6 +91,7 @@ pub async fn serve() -> (String, Arc<AtomicUsize>) {
     let counter = hits.clone();
     let app = Router::new()
         .route("/links", get(links))
+        .route("/clone", get(|| async { Html(CLONE) }))
         .route(
             "/secret",
             get(move || async move {

@@ -54,6 +54,27 @@ async fn open_snapshot_click_and_snapshot_again() {
             .await,
     );
     assert_eq!(stale, "ref e3 not found; take a new snapshot");
+    // A ref the page copied onto another element is no longer used; a new snapshot gives
+    // both their own.
+    f.ok(json!({"action": "navigate", "url": f.url("/clone")}))
+        .await;
+    assert!(
+        f.snapshot()
+            .await
+            .ends_with("\n\n- button \"Clone me\" [ref=e1]\n")
+    );
+    f.ok(json!({"action": "act", "kind": "click", "ref": "e1"}))
+        .await;
+    let copied = failure(
+        f.call(json!({"action": "act", "kind": "click", "ref": "e1"}))
+            .await,
+    );
+    assert_eq!(copied, "ref e1 not found; take a new snapshot");
+    assert!(
+        f.snapshot()
+            .await
+            .ends_with("\n\n- button \"Clone me\" [ref=e2]\n- button \"Clone me\" [ref=e3]\n")
+    );
     f.finish().await;
 }
 
