@@ -1,7 +1,10 @@
 //! `snapshot`: runs the crate's own outline script (`snapshot.js`) in the page and turns its
 //! answer into the text the model reads. The refs live in the page as `data-pincer-ref`
 //! attributes, so they stay valid across calls and processes until the page changes;
-//! [`ref_lookup_expression`] finds one again for `act` and `screenshot {ref}`.
+//! [`ref_lookup_expression`] finds one again for `act` and `screenshot {ref}`. Limits: the
+//! main document only (not the inside of iframes or shadow roots); the script runs in the
+//! page's own world, so a hostile page can change what it reports about itself (never
+//! more: its answer is read as untrusted JSON, bounded again here).
 
 use serde_json::{Value, json};
 
