@@ -225,7 +225,7 @@ fn hit(
     let title = if title.is_empty() {
         Url::parse(&url)
             .ok()
-            .and_then(|u| u.host_str().map(str::to_owned))
+            .and_then(|u| u.host_str().map(|h| clean_line(h, TITLE_MAX_CHARS)))
             .unwrap_or_default()
     } else {
         title

@@ -424,3 +424,25 @@ async fn an_oversized_answer_is_not_read() {
         "the Brave answer is larger than 2097152 bytes, more than web_search reads"
     );
 }
+
+#[tokio::test]
+async fn a_bare_citation_is_named_by_its_host_within_bounds() {
+    // Found by the web_search_answers fuzz target: a source titled by a 300-letter host.
+    let fake = FakeSearch::start().await;
+    let host = format!("{}.example", "a".repeat(300));
+    fake.fail_next(
+        1,
+        Fault::Garbage(
+            json!({
+                "choices": [{"message": {"role": "assistant", "content": "See [1] and [2]."}}],
+                "citations": [format!("https://{host}/x"), "https://short.example/y"]
+            })
+            .to_string(),
+        ),
+    );
+    let tool = tool(options(ProviderKind::Perplexity, &fake));
+    let out = call(&tool, json!({"query": "hosts"}), None).await.unwrap();
+    let details = out.details.unwrap();
+    assert_eq!(details["results"][0]["title"], format!("{}…", &host[..200]));
+    assert_eq!(details["results"][1]["title"], "short.example");
+}
