@@ -16,6 +16,11 @@ use super::{SECOND, call, error_of, options, text_of, tool};
 async fn an_unconfigured_tool_says_how_to_set_it_up() {
     let tool = web_search_tool(None);
     assert_eq!(tool.name(), "web_search");
+    let schema = tool.parameters();
+    assert_eq!(schema["required"], json!(["query"]));
+    assert_eq!(schema["additionalProperties"], false);
+    let count = &schema["properties"]["count"];
+    assert_eq!((&count["minimum"], &count["maximum"]), (&json!(1), &json!(10)));
     let err = error_of(call(&tool, json!({"query": "anything"}), None).await);
     assert_eq!(
         err,
