@@ -20,7 +20,10 @@ async fn an_unconfigured_tool_says_how_to_set_it_up() {
     assert_eq!(schema["required"], json!(["query"]));
     assert_eq!(schema["additionalProperties"], false);
     let count = &schema["properties"]["count"];
-    assert_eq!((&count["minimum"], &count["maximum"]), (&json!(1), &json!(10)));
+    assert_eq!(
+        (&count["minimum"], &count["maximum"]),
+        (&json!(1), &json!(10))
+    );
     let err = error_of(call(&tool, json!({"query": "anything"}), None).await);
     assert_eq!(
         err,
