@@ -23,6 +23,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pincer_agent::{AgentTool, ToolContext, ToolError, ToolOutput, TypedTool};
+use pincer_web::fetch::{neutralize, wrap_untrusted};
 use pincer_web::ssrf::NetworkPolicy;
 use serde_json::{Value, json};
 
@@ -171,7 +172,8 @@ impl BrowserTool {
                      before are shown as far as the browser kept them)"
                         .to_owned()
                 } else {
-                    lines.join("\n")
+                    let joined = neutralize(&lines.join("\n"));
+                    wrap_untrusted("browser console", &joined)
                 };
                 Ok(ToolOutput::text(text).with_details(
                     json!({"ok": true, "targetId": page.target_id, "messages": lines}),
@@ -551,6 +553,7 @@ impl BrowserTool {
             &serde_json::to_string(&value).unwrap_or_default(),
             self.options.max_snapshot_chars,
         );
+        let text = wrap_untrusted("browser evaluate", &neutralize(&text));
         Ok(ToolOutput::text(text).with_details(json!({"ok": true, "targetId": page.target_id})))
     }
 }

@@ -6,6 +6,7 @@
 //! page's own world, so a hostile page can change what it reports about itself (never
 //! more: its answer is read as untrusted JSON, bounded again here).
 
+use pincer_web::fetch::{neutralize, wrap_untrusted};
 use serde_json::{Value, json};
 
 /// The outline script: a function of `maxChars`.
@@ -70,26 +71,31 @@ impl Snapshot {
         snapshot
     }
 
-    /// The text the model reads.
+    /// The text the model reads: what the tool vouches for (the URL, whether the page was
+    /// still loading, whether the outline was cut), then the page's title and outline as
+    /// untrusted web content (pincer-web's markers, as `web_fetch` gives a page).
     pub fn render(&self) -> String {
-        let mut out = format!("Page: {}\nURL: {}\n", self.title, self.url);
+        let mut head = format!("URL: {}\n", neutralize(&self.url));
         if self.ready == "loading" {
-            out.push_str("(the page is still loading: this snapshot may be partial)\n");
-        }
-        out.push('\n');
-        if self.lines.is_empty() {
-            out.push_str("(the page shows nothing)\n");
-        }
-        for line in &self.lines {
-            out.push_str(line);
-            out.push('\n');
+            head.push_str("(the page is still loading: this snapshot may be partial)\n");
         }
         if self.truncated {
-            out.push_str(
-                "[snapshot truncated: raise maxChars, or scroll and snapshot again to see more]\n",
+            head.push_str(
+                "Truncated at maxChars: raise maxChars, or scroll and snapshot again to see more.\n",
             );
         }
-        out
+        let mut body = format!("Page: {}", self.title);
+        if self.lines.is_empty() {
+            body.push_str("\n(the page shows nothing)");
+        }
+        for line in &self.lines {
+            body.push('\n');
+            body.push_str(line);
+        }
+        format!(
+            "{head}\n{}",
+            wrap_untrusted("browser snapshot", &neutralize(&body))
+        )
     }
 
     pub fn details(&self, target_id: &str) -> Value {

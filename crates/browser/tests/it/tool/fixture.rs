@@ -192,10 +192,15 @@ impl Fixture {
         format!("{}{path}", self.base)
     }
 
-    /// The snapshot text, the server's address as BASE.
+    /// The snapshot text, unwrapped, the server's address as BASE.
     pub async fn snapshot(&self) -> String {
-        let text = self.text(json!({"action": "snapshot"})).await;
-        text.replace(&self.base, "BASE")
+        self.unwrapped(json!({"action": "snapshot"})).await
+    }
+
+    /// A call's text with its untrusted-content block unwrapped, the server's address as
+    /// BASE.
+    pub async fn unwrapped(&self, args: Value) -> String {
+        unwrap_untrusted(&self.text(args).await).replace(&self.base, "BASE")
     }
 
     /// Kills the browser as a crash would, telling no one.
@@ -294,4 +299,17 @@ pub fn failure(result: Result<ToolOutput, ToolError>) -> String {
 
 pub fn saved_path(output: &ToolOutput) -> PathBuf {
     PathBuf::from(output.details.as_ref().unwrap()["path"].as_str().unwrap())
+}
+
+/// `text` with its untrusted-content block replaced by the block's content: the header
+/// before the notice, then what the page said (checked to be inside the markers).
+pub fn unwrap_untrusted(text: &str) -> String {
+    let notice = text
+        .find("The content below comes from the web page")
+        .unwrap_or_else(|| panic!("no untrusted block in {text:?}"));
+    let (head, block) = text.split_at(notice);
+    assert!(block.contains("\n<<<UNTRUSTED_WEB_CONTENT id=\""), "{text}");
+    let start = block.find("\n---\n").unwrap() + 5;
+    let end = block.rfind("\n<<<END_UNTRUSTED_WEB_CONTENT id=\"").unwrap();
+    format!("{head}{}\n", &block[start..end])
 }
