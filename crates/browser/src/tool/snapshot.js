@@ -57,6 +57,7 @@
     if (tag === "TEXTAREA") return "textbox";
     if (tag === "SELECT") return el.multiple || el.size > 1 ? "listbox" : "combobox";
     if (/^H[1-6]$/.test(tag)) return "heading";
+    if (tag === "IMG") return el.getAttribute("alt") ? "img" : null;
     if (LANDMARKS[tag]) return LANDMARKS[tag];
     if (el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable)) return "textbox";
     if (el.hasAttribute("onclick")) return "clickable";

@@ -47,6 +47,11 @@ const CONSOLE: &str = r#"<!doctype html><html><head><title>Console</title><link 
 <script>console.log("hello from the page", 42); console.error("bad thing");</script>
 </body></html>"#;
 
+/// A picture, and a button that changes the text while the mouse is over it.
+const HOVER: &str = r#"<!doctype html><title>Hover</title><img alt="A logo" src="data:,">
+<p id="s">Out</p><button onmouseover="document.getElementById('s').textContent = 'Over'"
+onmouseout="document.getElementById('s').textContent = 'Out'">Hover me</button>"#;
+
 /// A button that copies itself, its ref attribute included.
 const CLONE: &str = r#"<!doctype html><title>Clone</title><div><button
 onclick="this.parentNode.appendChild(this.cloneNode(true))">Clone me</button></div>"#;
@@ -92,6 +97,7 @@ pub async fn serve() -> (String, Arc<AtomicUsize>) {
     let app = Router::new()
         .route("/links", get(links))
         .route("/clone", get(|| async { Html(CLONE) }))
+        .route("/hover", get(|| async { Html(HOVER) }))
         .route(
             "/secret",
             get(move || async move {

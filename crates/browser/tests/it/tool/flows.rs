@@ -86,6 +86,26 @@ async fn open_snapshot_click_and_snapshot_again() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hover_moves_the_mouse_over_the_element() {
+    let f = Fixture::new().await;
+    f.ok(json!({"action": "open", "url": f.url("/hover")}))
+        .await;
+    assert_eq!(
+        f.snapshot().await,
+        "URL: BASE/hover\n\nPage: Hover\n\
+         - img \"A logo\" [ref=e1]\n\
+         - text: Out\n\
+         - button \"Hover me\" [ref=e2]\n"
+    );
+    let hovered = f
+        .text(json!({"action": "act", "kind": "hover", "ref": "e2"}))
+        .await;
+    assert_eq!(hovered, "hovered e2");
+    assert!(f.snapshot().await.contains("\n- text: Over\n"));
+    f.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_form_is_typed_into_selected_and_submitted() {
     let f = Fixture::new().await;
     f.ok(json!({"action": "open", "url": f.url("/form")})).await;
