@@ -261,7 +261,7 @@ impl Fixture {
     }
 
     /// Stops the browser through the tool; then no process of it is left.
-    pub async fn finish(self) {
+    pub async fn finish(&self) {
         self.ok(json!({"action": "stop"})).await;
         for _ in 0..100 {
             if self.chromium_processes().await.is_empty() {

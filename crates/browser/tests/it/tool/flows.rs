@@ -1,5 +1,6 @@
 //! The flows, each on its own browser.
 
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -7,6 +8,7 @@ use std::time::Duration;
 
 use pincer_agent::{ToolContext, ToolError};
 use pincer_ai::ContentBlock;
+use pincer_browser::BrowserRuntime as _;
 use pincer_browser::tool::browser_tool;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -295,7 +297,25 @@ async fn tabs_are_per_session_and_shared_across_tool_instances() {
         tabs.replace(&f.base, "BASE"),
         format!("* {second_id} \"Other\" BASE/other")
     );
+    // The record other processes read: private, this session's tabs only.
+    let record = f.runtime.state_dir().join("tabs.json");
+    let mode = tokio::fs::metadata(&record)
+        .await
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let saved: serde_json::Value =
+        serde_json::from_slice(&tokio::fs::read(&record).await.unwrap()).unwrap();
+    assert_eq!(
+        saved,
+        json!({"sessions": {"s1": {"targets": [second_id], "focused": second_id}}})
+    );
     f.finish().await;
+    // stop forgets every session's tabs.
+    let saved: serde_json::Value =
+        serde_json::from_slice(&tokio::fs::read(&record).await.unwrap()).unwrap();
+    assert_eq!(saved, json!({"sessions": {}}));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
