@@ -89,6 +89,18 @@ enum GuardWork {
     },
 }
 
+impl GuardState {
+    /// Forgets what is kept about `target` (its pages, sessions and refusal).
+    fn detached(&self, target: &str) {
+        let page = lock(&self.by_target).remove(target);
+        if let Some(page) = page {
+            lock(&self.pages).remove(&page.session_id);
+        }
+        lock(&self.targets).retain(|_, t| t != target);
+        lock(&self.refusals).remove(target);
+    }
+}
+
 /// Attached pages by session.
 type Sessions = Arc<Mutex<HashMap<String, Arc<PageState>>>>;
 /// The last refusal per target.
@@ -98,6 +110,8 @@ type Refusals = Arc<Mutex<HashMap<String, String>>>;
 #[derive(Default)]
 struct GuardState {
     pages: Sessions,
+    /// The same pages by target.
+    by_target: Mutex<HashMap<String, Arc<PageState>>>,
     /// Every session of this connection, by target: the auto-attached ones too.
     targets: Mutex<HashMap<String, String>>,
     refusals: Refusals,
@@ -108,7 +122,6 @@ pub struct Connection {
     pub cdp: Arc<Cdp>,
     pub ws_url: String,
     guard: Arc<GuardState>,
-    pages: Mutex<HashMap<String, Arc<PageState>>>,
     attaching: tokio::sync::Mutex<()>,
 }
 
@@ -156,7 +169,6 @@ impl Connection {
             cdp,
             ws_url: ws_url.to_owned(),
             guard,
-            pages: Mutex::default(),
             attaching: tokio::sync::Mutex::new(()),
         }))
     }
@@ -169,11 +181,11 @@ impl Connection {
 
     /// Attaches to `target_id` (once per connection) and turns on what the tool needs.
     pub async fn attach(&self, target_id: &str) -> Result<Arc<PageState>, CdpError> {
-        if let Some(page) = lock(&self.pages).get(target_id) {
+        if let Some(page) = lock(&self.guard.by_target).get(target_id) {
             return Ok(page.clone());
         }
         let _one_at_a_time = self.attaching.lock().await;
-        if let Some(page) = lock(&self.pages).get(target_id) {
+        if let Some(page) = lock(&self.guard.by_target).get(target_id) {
             return Ok(page.clone());
         }
         let attached = self
@@ -208,15 +220,13 @@ impl Connection {
         for domain in ["Page.enable", "Runtime.enable", "Log.enable"] {
             self.cdp.call(domain, json!({}), session).await?;
         }
-        lock(&self.pages).insert(target_id.to_owned(), page.clone());
+        lock(&self.guard.by_target).insert(target_id.to_owned(), page.clone());
         Ok(page)
     }
 
     /// Forgets a page whose tab was closed.
     pub fn forget(&self, target_id: &str) {
-        if let Some(page) = lock(&self.pages).remove(target_id) {
-            lock(&self.guard.pages).remove(&page.session_id);
-        }
+        self.guard.detached(target_id);
     }
 }
 
@@ -270,8 +280,11 @@ fn event_hook(state: Arc<GuardState>, guard: mpsc::Sender<GuardWork>) -> EventHo
                     }
                 }
                 "Target.detachedFromTarget" => {
-                    lock(&state.targets).remove(&session_id);
-                    lock(&state.pages).remove(&session_id);
+                    // A tab closed (by us, the page or another process): forget it.
+                    let target = lock(&state.targets).remove(&session_id);
+                    if let Some(target) = target {
+                        state.detached(&target);
+                    }
                 }
                 _ => {}
             }
