@@ -67,6 +67,10 @@ fn guess(body: &[u8]) -> &'static Encoding {
 fn meta_charset(body: &[u8]) -> Option<&'static Encoding> {
     let head = String::from_utf8_lossy(&body[..body.len().min(META_PRESCAN_BYTES)]);
     let doc = dom_query::Document::from(head.as_ref());
+    // Selector matching recurses too: a prefix nested absurdly deep names no charset.
+    if super::extract::too_deep(&doc, super::extract::MAX_DEPTH) {
+        return None;
+    }
     let from_charset = doc
         .select("meta[charset]")
         .iter()

@@ -191,8 +191,158 @@ fn plain(text: String, extractor: &'static str) -> Result<Extracted, ExtractErro
     })
 }
 
+/// Deepest element nesting handed to readability and the Markdown writer. Both recurse, so
+/// a page nested a few thousand deep (a few kB of `<b>`) would overflow the stack and take
+/// the process down, and their work grows with the depth; real pages stay well below this.
+/// A deeper page gets its text read by [`flat_text`], which does not recurse.
+pub const MAX_DEPTH: usize = 256;
+
+/// Whether some node of `doc` is nested deeper than `max` (an explicit stack, no recursion).
+pub(crate) fn too_deep(doc: &dom_query::Document, max: usize) -> bool {
+    let mut stack = vec![(doc.root(), 0usize)];
+    while let Some((node, depth)) = stack.pop() {
+        if depth > max {
+            return true;
+        }
+        let mut child = node.first_child();
+        while let Some(c) = child {
+            child = c.next_sibling();
+            stack.push((c, depth + 1));
+        }
+    }
+    false
+}
+
+/// Elements whose content is not text for the reader.
+const NOT_TEXT: [&str; 7] = [
+    "script", "style", "noscript", "template", "svg", "iframe", "object",
+];
+
+/// The title and the text nodes of `doc` in document order, joined by line breaks at
+/// block-ish boundaries; iterative, for pages too deep for readability.
+fn flat_text(doc: &dom_query::Document) -> (Option<String>, String) {
+    let mut title = None;
+    let mut out = String::new();
+    // Children are pushed in reverse so they pop in document order.
+    let mut stack = vec![doc.root()];
+    while let Some(node) = stack.pop() {
+        if node.is_text() {
+            let text = node.text();
+            let text = text.trim();
+            if !text.is_empty() {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(text);
+            }
+            continue;
+        }
+        let name = node.node_name().map(|n| n.to_ascii_lowercase());
+        if name.as_deref() == Some("title") {
+            if title.is_none() {
+                title = Some(node.text().trim().to_owned()).filter(|t| !t.is_empty());
+            }
+            continue;
+        }
+        if name.as_deref().is_some_and(|n| NOT_TEXT.contains(&n)) {
+            continue;
+        }
+        let mut children = Vec::new();
+        let mut child = node.first_child();
+        while let Some(c) = child {
+            child = c.next_sibling();
+            children.push(c);
+        }
+        stack.extend(children.into_iter().rev());
+    }
+    (title, out)
+}
+
+/// The most elements [`nesting_cut`] lets be open at once. html5ever's scope checks walk the
+/// stack of open elements, so parsing n unclosed `<div>`s costs n²: 150 000 of them (750 kB)
+/// would keep a core busy for minutes.
+const PRESCAN_MAX_OPEN: usize = 1024;
+
+/// Elements that never hold others (void) or that the parser closes when a sibling starts:
+/// neither deepens the tree, however many there are.
+const NOT_NESTING: [&str; 28] = [
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
+    "track", "wbr", "p", "li", "dt", "dd", "tr", "td", "th", "option", "optgroup", "rp", "rt",
+    "tbody", "thead", "tfoot",
+];
+
+/// Elements whose content is raw text up to their end tag.
+const RAW_TEXT: [&str; 6] = ["script", "style", "textarea", "title", "xmp", "noscript"];
+
+/// Where the estimated element nesting of `page` first passes `max` open elements (`None`:
+/// it never does). Not a parser: it counts start and end tags (skipping comments, raw text,
+/// void and self-closing elements and those the parser closes by itself) only to bound the
+/// parser's work.
+fn nesting_cut(page: &str, max: usize) -> Option<usize> {
+    let lower = page.to_ascii_lowercase();
+    let bytes = lower.as_bytes();
+    let mut depth = 0usize;
+    let mut at = 0;
+    while let Some(offset) = lower[at..].find('<') {
+        let start = at + offset;
+        let rest = &lower[start + 1..];
+        if rest.starts_with("!--") {
+            at = rest
+                .find("-->")
+                .map_or(lower.len(), |end| start + 1 + end + 3);
+            continue;
+        }
+        let Some(close) = rest.find('>') else { break };
+        at = start + 1 + close + 1;
+        let (end_tag, name_from) = match bytes.get(start + 1) {
+            Some(b'/') => (true, start + 2),
+            Some(c) if c.is_ascii_alphabetic() => (false, start + 1),
+            _ => continue,
+        };
+        let name: &str = lower[name_from..]
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .next()
+            .unwrap_or_default();
+        if NOT_NESTING.contains(&name) {
+            continue;
+        }
+        if end_tag {
+            depth = depth.saturating_sub(1);
+            continue;
+        }
+        if lower[..at].ends_with("/>") {
+            continue;
+        }
+        if RAW_TEXT.contains(&name) {
+            let end = format!("</{name}");
+            at = lower[at..].find(&end).map_or(lower.len(), |e| at + e);
+            continue;
+        }
+        depth += 1;
+        if depth > max {
+            return Some(start);
+        }
+    }
+    None
+}
+
 /// The main content of an HTML page, or its whole body when readability finds none.
 fn html(page: &str, url: &str, mode: ExtractMode) -> Result<Extracted, ExtractError> {
+    let cut = nesting_cut(page, PRESCAN_MAX_OPEN);
+    let page = cut.map_or(page, |at| &page[..at]);
+    let doc = dom_query::Document::from(page);
+    if cut.is_some() || too_deep(&doc, MAX_DEPTH) {
+        let (title, text) = flat_text(&doc);
+        let text = tidy(&text);
+        if text.is_empty() {
+            return Err(ExtractError::Empty);
+        }
+        return Ok(Extracted {
+            text,
+            title,
+            extractor: "html-text",
+        });
+    }
     let text_mode = match mode {
         ExtractMode::Markdown => TextMode::Markdown,
         ExtractMode::Text => TextMode::Formatted,
@@ -202,9 +352,11 @@ fn html(page: &str, url: &str, mode: ExtractMode) -> Result<Extracted, ExtractEr
         ..Config::default()
     };
     // Readability wants an absolute URL to make the links absolute; without one it still works.
-    let document_url = url::Url::parse(url).ok().map(|_| url);
-    let article = Readability::new(page, document_url, Some(config.clone()))
-        .or_else(|_| Readability::new(page, None, Some(config)))
+    let document_url = url::Url::parse(url)
+        .ok()
+        .filter(|u| !u.cannot_be_a_base())
+        .map(|_| url);
+    let article = Readability::with_document(doc, document_url, Some(config))
         .and_then(|mut readability| readability.parse());
     if let Ok(article) = article {
         let text = tidy(&article.text_content);

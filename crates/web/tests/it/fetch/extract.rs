@@ -163,3 +163,70 @@ fn the_wrapper_cannot_be_closed_by_the_page() {
     assert_eq!(wrapped.matches("<<<").count(), 2);
     assert!(wrapped.ends_with(">>>"));
 }
+
+/// Readability and the Markdown writer recurse, and the parser's scope checks grow with the
+/// number of open elements: a page nested thousands deep must neither overflow the stack
+/// nor keep a core busy. Deep pages are read as flat text, up to where they get absurd.
+#[test]
+fn deeply_nested_pages_neither_overflow_nor_stall() {
+    let started = std::time::Instant::now();
+    for tag in [
+        "<div>",
+        "<b>",
+        "<ul><li>",
+        "<table><tr><td>",
+        "<a href=x>",
+        "<i><b><u>",
+    ] {
+        for depth in [300, 5_000, 250_000] {
+            let nested = tag.repeat(depth);
+            let page = format!(
+                "<html><head><title>Deep</title></head><body><p>Start here.</p>{}deep text</body></html>",
+                &nested[..nested.len().min(750_000)]
+            );
+            for mode in [ExtractMode::Markdown, ExtractMode::Text] {
+                let _ = extract(page.as_bytes(), Some("text/html"), URL, mode, None);
+            }
+        }
+    }
+    let deep = format!(
+        "<title>Deep</title><p>Start here.</p>{}deep text",
+        "<div>".repeat(5_000)
+    );
+    let out = extract(
+        deep.as_bytes(),
+        Some("text/html"),
+        URL,
+        ExtractMode::Markdown,
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        (out.title.as_deref(), out.text.as_str(), out.extractor),
+        (Some("Deep"), "Start here.", "html-text")
+    );
+    let within = format!(
+        "<title>Deep</title><p>Start here.</p>{}deep text",
+        "<div>".repeat(500)
+    );
+    let out = extract(
+        within.as_bytes(),
+        Some("text/html"),
+        URL,
+        ExtractMode::Markdown,
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        (out.text.as_str(), out.extractor),
+        ("Start here.\ndeep text", "html-text")
+    );
+    // The <meta> prescan of a deep prefix finds nothing and does not fail.
+    let meta = format!("{}<meta charset=koi8-r>", "<b>".repeat(1_500));
+    assert_eq!(decode(meta.as_bytes(), None, true).encoding, "UTF-8");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}

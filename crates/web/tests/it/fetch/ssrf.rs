@@ -337,3 +337,88 @@ async fn navigation_checks_resolve_names() {
         vec!["127.0.0.1:4000".parse().unwrap()]
     );
 }
+
+/// The resolver reqwest is given: it refuses what the table blocks, by name or by address,
+/// and hands back only the addresses it checked.
+#[tokio::test]
+async fn the_resolver_checks_what_it_resolves() {
+    use reqwest::dns::{Name, Resolve};
+    use std::str::FromStr;
+
+    let resolve = |policy: NetworkPolicy, name: &'static str| async move {
+        let resolver = policy.resolver();
+        match resolver.resolve(Name::from_str(name).unwrap()).await {
+            Ok(addrs) => Ok(addrs.map(|a| a.ip()).collect::<Vec<_>>()),
+            Err(e) => Err(e.to_string()),
+        }
+    };
+    // A name the system resolves without DNS (a literal) to loopback: refused by address.
+    assert_eq!(
+        resolve(NetworkPolicy::default(), "127.0.0.1")
+            .await
+            .unwrap_err(),
+        "refused 127.0.0.1: it is 127.0.0.1, a loopback address; to allow it set \
+         tools.web.fetch.allowPrivateNetwork: true or add \"127.0.0.1\" to \
+         tools.web.fetch.allowHosts"
+    );
+    // A local name: refused before any lookup.
+    assert_eq!(
+        resolve(NetworkPolicy::default(), "localhost")
+            .await
+            .unwrap_err(),
+        "refused localhost: it is a local host name; to allow it set \
+         tools.web.fetch.allowPrivateNetwork: true or add \"localhost\" to \
+         tools.web.fetch.allowHosts"
+    );
+    let allowed = NetworkPolicy {
+        allow_private_network: false,
+        allow_hosts: vec!["127.0.0.1".into()],
+    };
+    assert_eq!(
+        resolve(allowed, "127.0.0.1").await.unwrap(),
+        vec!["127.0.0.1".parse::<IpAddr>().unwrap()]
+    );
+    let private = NetworkPolicy {
+        allow_private_network: true,
+        allow_hosts: vec![],
+    };
+    assert_eq!(
+        resolve(private, "127.0.0.1").await.unwrap(),
+        vec!["127.0.0.1".parse::<IpAddr>().unwrap()]
+    );
+}
+
+/// A client built with the policy's resolver and redirect policy connects to an allowed
+/// name and refuses the same server under a name the policy blocks.
+#[tokio::test]
+async fn a_client_with_the_resolver_connects_only_where_allowed() {
+    let site = pincer_fakes::fake_site::FakeSite::start().await.unwrap();
+    let client = |policy: &NetworkPolicy| {
+        reqwest::Client::builder()
+            .dns_resolver(policy.resolver())
+            .redirect(policy.redirect_policy())
+            .no_proxy()
+            .build()
+            .unwrap()
+    };
+    let url = format!("http://localhost:{}/notes.txt", site.addr().port());
+    let closed = NetworkPolicy::default();
+    let err = client(&closed).get(&url).send().await.unwrap_err();
+    assert_eq!(
+        pincer_web::ssrf::find_ssrf_error(&err).map(ToString::to_string),
+        Some(
+            "refused localhost: it is a local host name; to allow it set \
+             tools.web.fetch.allowPrivateNetwork: true or add \"localhost\" to \
+             tools.web.fetch.allowHosts"
+                .to_owned()
+        )
+    );
+    assert_eq!(site.hits("/notes.txt"), 0);
+    let open = NetworkPolicy {
+        allow_private_network: false,
+        allow_hosts: vec!["LOCALHOST".into()],
+    };
+    let answer = client(&open).get(&url).send().await.unwrap();
+    assert_eq!(answer.status(), 200);
+    assert_eq!(site.hits("/notes.txt"), 1);
+}
