@@ -23,6 +23,7 @@ use tokio::process::{Child, ChildStdin};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
+use super::guard::{self, Guard};
 use super::paths::Paths;
 use super::record::{self, RuntimeRecord};
 use super::supervisor::SupervisorArgs;
@@ -51,6 +52,9 @@ pub enum Ended {
     Stopped,
     /// Unused for longer than the idle timeout.
     Idle,
+    /// The runtime's navigation guard lost its connection and could not connect again:
+    /// the browser was ended rather than left unguarded.
+    GuardLost,
 }
 
 /// How often the idle clock is read: often enough that a short timeout is kept to within
@@ -76,6 +80,24 @@ pub(crate) async fn run_browser(
             let _ = ready.send(Err(e));
             return Ended::NotStarted;
         }
+    };
+    // The guard is on before anyone learns where the browser is.
+    let mut guard = match &args.navigation_guard {
+        None => None,
+        Some(policy) => match Guard::open(&running.record.ws_url, policy.clone()).await {
+            Ok(guard) => Some(guard),
+            Err(e) => {
+                let why = format!("the navigation guard could not connect: {e}");
+                guard::log(
+                    &paths.supervisor_log(),
+                    &format!("{why}; browser not started"),
+                )
+                .await;
+                running.shut_down().await;
+                let _ = ready.send(Err(RuntimeError::Start(why)));
+                return Ended::NotStarted;
+            }
+        },
     };
     record::touch_now(&paths.last_used()).await;
     if let Err(e) = record::write(&paths.record(), &running.record).await {
@@ -108,6 +130,35 @@ pub(crate) async fn run_browser(
                 running.shut_down().await;
                 return Ended::Stopped;
             }
+            () = guard_lost(guard.as_ref()) => {
+                if !matches!(running.child.try_wait(), Ok(None)) {
+                    // The browser is gone, which closed the guard: the branch above ends
+                    // the run.
+                    guard = None;
+                    continue;
+                }
+                let Some(current) = guard.as_mut() else { continue };
+                let reconnected = tokio::select! {
+                    result = current.reconnect() => result,
+                    // The stop branch above handles it.
+                    () = stop.cancelled() => continue,
+                };
+                let log = paths.supervisor_log();
+                match reconnected {
+                    Ok(()) => {
+                        guard::log(&log, "the navigation guard's connection dropped; reconnected").await;
+                    }
+                    Err(e) => {
+                        let why = format!(
+                            "the navigation guard's connection dropped and could not be made again ({e}); ending the browser rather than leaving its pages unchecked"
+                        );
+                        guard::log(&log, &why).await;
+                        record::remove_if_pid(&paths.record(), running.pid).await;
+                        running.shut_down().await;
+                        return Ended::GuardLost;
+                    }
+                }
+            }
             () = tokio::time::sleep(every) => {
                 if !idle(&paths, args.idle_timeout).await {
                     continue;
@@ -124,6 +175,14 @@ pub(crate) async fn run_browser(
                 }
             }
         }
+    }
+}
+
+/// Returns when the guard's connection dropped; never without a guard.
+async fn guard_lost(guard: Option<&Guard>) {
+    match guard {
+        Some(guard) => guard.lost().await,
+        None => std::future::pending().await,
     }
 }
 

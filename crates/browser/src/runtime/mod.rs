@@ -14,6 +14,7 @@
 //! kept across starts), `chromium.log` (+ `.1`, bounded) and `supervisor.log`.
 
 mod discover;
+mod guard;
 mod launch;
 mod paths;
 pub mod probe;
@@ -28,6 +29,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
 use nix::sys::signal::Signal;
+use pincer_web::ssrf::NetworkPolicy;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
@@ -70,11 +72,17 @@ pub struct RuntimeOptions {
     /// the supervisor's arguments are appended). `None`: Chromium runs as a child of this
     /// process and ends with it (or with the [`ProfileRuntime`]).
     pub supervisor: Option<Vec<OsString>>,
+    /// The navigation guard the runtime itself keeps on the browser for its whole life
+    /// (the supervisor, or without one this process, holds a CDP connection that checks
+    /// every page's document requests against this policy), so a page that navigates by
+    /// itself while no tool call is connected is still checked. `None`: no such guard
+    /// (only the tool's own connections check).
+    pub navigation_guard: Option<NetworkPolicy>,
 }
 
 impl RuntimeOptions {
     /// The defaults for `home`: profile `default`, headless, 10 min idle timeout, 20 s start
-    /// timeout, no supervisor.
+    /// timeout, no supervisor, no runtime navigation guard.
     pub fn new(home: impl Into<PathBuf>) -> Self {
         Self {
             profile: DEFAULT_PROFILE.to_owned(),
@@ -86,6 +94,7 @@ impl RuntimeOptions {
             extra_args: Vec::new(),
             no_sandbox: false,
             supervisor: None,
+            navigation_guard: None,
         }
     }
 }
@@ -207,6 +216,7 @@ impl ProfileRuntime {
             idle_timeout: self.options.idle_timeout,
             start_timeout: self.options.start_timeout,
             headless: self.options.headless,
+            navigation_guard: self.options.navigation_guard.clone(),
         };
         let rec = match &self.options.supervisor {
             Some(prefix) => supervisor::start_supervised(prefix, &args).await?,

@@ -15,6 +15,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
+use pincer_web::ssrf::NetworkPolicy;
 use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -42,6 +43,11 @@ pub struct SupervisorArgs {
     pub idle_timeout: Duration,
     pub start_timeout: Duration,
     pub headless: bool,
+    /// The navigation guard the runtime keeps connected while the browser lives (see
+    /// `runtime::guard`); `None`: none (only the tool's connections check navigations).
+    /// On the command line: `--guard`, with `--allow-private-network` and `--allow-host H`
+    /// (repeatable) for the policy.
+    pub navigation_guard: Option<NetworkPolicy>,
 }
 
 /// The one line the supervisor prints on stdout.
@@ -54,7 +60,7 @@ enum ReadyLine {
 
 fn usage(reason: impl std::fmt::Display) -> RuntimeError {
     RuntimeError::Supervisor(format!(
-        "{reason} (usage: --state-dir DIR --executable PATH --idle-timeout-ms N --start-timeout-ms N [--headless] -- BROWSER-ARGS…)"
+        "{reason} (usage: --state-dir DIR --executable PATH --idle-timeout-ms N --start-timeout-ms N [--headless] [--guard [--allow-private-network] [--allow-host H]…] -- BROWSER-ARGS…)"
     ))
 }
 
@@ -74,6 +80,16 @@ impl SupervisorArgs {
         if self.headless {
             args.push("--headless".into());
         }
+        if let Some(policy) = &self.navigation_guard {
+            args.push("--guard".into());
+            if policy.allow_private_network {
+                args.push("--allow-private-network".into());
+            }
+            for host in &policy.allow_hosts {
+                args.push("--allow-host".into());
+                args.push(host.into());
+            }
+        }
         args.push("--".into());
         args.extend(self.browser_args.iter().cloned());
         args
@@ -88,6 +104,8 @@ impl SupervisorArgs {
         let mut idle = None;
         let mut start = None;
         let mut headless = false;
+        let mut guard = false;
+        let mut policy = NetworkPolicy::default();
         let mut browser_args = Vec::new();
         while let Some(arg) = args.next() {
             let mut value = |name: &str| {
@@ -111,11 +129,25 @@ impl SupervisorArgs {
                     start = Some(millis(value("--start-timeout-ms")?, "--start-timeout-ms")?);
                 }
                 Some("--headless") => headless = true,
+                Some("--guard") => guard = true,
+                Some("--allow-private-network") => policy.allow_private_network = true,
+                Some("--allow-host") => {
+                    let host = value("--allow-host")?
+                        .into_string()
+                        .map_err(|_| usage("--allow-host takes a host name"))?;
+                    policy.allow_hosts.push(host);
+                }
                 Some("--") => {
                     browser_args.extend(args.by_ref());
                 }
                 _ => return Err(usage(format!("unknown argument {arg:?}"))),
             }
+        }
+        // A policy without `--guard` would be silently unused: say so instead.
+        if !guard && policy != NetworkPolicy::default() {
+            return Err(usage(
+                "--allow-private-network and --allow-host need --guard",
+            ));
         }
         Ok(Self {
             state_dir: state_dir.ok_or_else(|| usage("--state-dir is required"))?,
@@ -124,6 +156,7 @@ impl SupervisorArgs {
             idle_timeout: idle.ok_or_else(|| usage("--idle-timeout-ms is required"))?,
             start_timeout: start.ok_or_else(|| usage("--start-timeout-ms is required"))?,
             headless,
+            navigation_guard: guard.then_some(policy),
         })
     }
 }
@@ -340,14 +373,75 @@ mod tests {
             idle_timeout: Duration::from_millis(600_000),
             start_timeout: Duration::from_secs(20),
             headless: true,
+            navigation_guard: None,
         };
         assert_eq!(SupervisorArgs::parse(args.to_args()).unwrap(), args);
         let windowed = SupervisorArgs {
             headless: false,
             browser_args: Vec::new(),
-            ..args
+            ..args.clone()
         };
         assert_eq!(SupervisorArgs::parse(windowed.to_args()).unwrap(), windowed);
+        // The guard's policy, each form of it, a host that looks like a flag included.
+        for policy in [
+            NetworkPolicy::default(),
+            NetworkPolicy {
+                allow_private_network: true,
+                allow_hosts: Vec::new(),
+            },
+            NetworkPolicy {
+                allow_private_network: false,
+                allow_hosts: vec!["127.0.0.1".into(), "*.corp.example".into(), "--".into()],
+            },
+        ] {
+            let guarded = SupervisorArgs {
+                navigation_guard: Some(policy),
+                ..args.clone()
+            };
+            assert_eq!(SupervisorArgs::parse(guarded.to_args()).unwrap(), guarded);
+        }
+    }
+
+    #[test]
+    fn the_guard_is_written_on_the_command_line() {
+        let args = SupervisorArgs {
+            state_dir: "/s".into(),
+            executable: "/e".into(),
+            browser_args: os(&["--x"]),
+            idle_timeout: Duration::from_millis(1),
+            start_timeout: Duration::from_millis(2),
+            headless: false,
+            navigation_guard: Some(NetworkPolicy {
+                allow_private_network: true,
+                allow_hosts: vec!["a.example".into(), "10.0.0.1".into()],
+            }),
+        };
+        assert_eq!(
+            args.to_args(),
+            os(&[
+                "--state-dir",
+                "/s",
+                "--executable",
+                "/e",
+                "--idle-timeout-ms",
+                "1",
+                "--start-timeout-ms",
+                "2",
+                "--guard",
+                "--allow-private-network",
+                "--allow-host",
+                "a.example",
+                "--allow-host",
+                "10.0.0.1",
+                "--",
+                "--x",
+            ])
+        );
+        let unguarded = SupervisorArgs {
+            navigation_guard: None,
+            ..args
+        };
+        assert!(!unguarded.to_args().contains(&OsString::from("--guard")));
     }
 
     #[tokio::test]
@@ -392,6 +486,14 @@ mod tests {
                 "--idle-timeout-ms takes milliseconds",
             ),
             (&["--bogus"][..], "unknown argument \"--bogus\""),
+            (
+                &["--guard", "--allow-host"][..],
+                "--allow-host needs a value",
+            ),
+            (
+                &["--allow-host", "h"][..],
+                "--allow-private-network and --allow-host need --guard",
+            ),
         ] {
             let err = SupervisorArgs::parse(os(args)).unwrap_err().to_string();
             assert!(err.contains(says), "{args:?}: {err}");

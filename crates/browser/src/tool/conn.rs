@@ -7,10 +7,13 @@
 //! each document request (the first load, every redirect hop, a link clicked, a form sent,
 //! a script setting `location`, `window.open`) pauses until the network policy has checked
 //! its URL; a refused one is aborted (the page stays as it was: a blocked one would show
-//! an error page) and the reason is kept for the action to say. Limits: subresources (images, fetch/XHR) are not checked, and the guard
-//! lives as long as this connection: a page that navigates by itself after the process that
-//! drove it exited (a one-shot `pincer tools invoke`) is not checked until the next
-//! connection.
+//! an error page) and the reason is kept for the action to say. Limits: subresources
+//! (images, fetch/XHR) are not checked, and a connection's guard lives as long as the
+//! connection: so the runtime keeps one of its own ([`Connection::guard`], opened by the
+//! supervisor, or the in-process runtime, for the browser's whole life) and a page that
+//! navigates by itself after a one-shot `pincer tools invoke` exited is still checked.
+//! With both connected, each has `Fetch` on every page and Chromium pauses a document
+//! request for each in turn: it goes out only when both continued it.
 //!
 //! The console: `Runtime.enable` replays what V8 kept of the page's console (so a call from
 //! a new process still sees messages logged before it attached), then live messages,
@@ -35,6 +38,8 @@ pub const CONSOLE_LINES: usize = 200;
 const CONSOLE_LINE_CHARS: usize = 1000;
 /// Paused requests and dialogs waiting for the guard task.
 const GUARD_QUEUE: usize = 256;
+/// How often [`Connection::closed`] looks at the socket.
+const CLOSED_POLL: Duration = Duration::from_millis(200);
 
 /// A page this connection attached to.
 #[derive(Debug)]
@@ -134,6 +139,34 @@ impl Connection {
         policy: Arc<NetworkPolicy>,
         download_dir: &std::path::Path,
     ) -> Result<Arc<Self>, CdpError> {
+        Self::connect(ws_url, timeout, policy, Some(download_dir)).await
+    }
+
+    /// A connection that is only the navigation guard (what the runtime keeps while the
+    /// browser lives): it attaches to every page for `Fetch` alone and leaves the
+    /// browser's download behaviour to the tool's connections.
+    pub async fn guard(
+        ws_url: &str,
+        timeout: Duration,
+        policy: Arc<NetworkPolicy>,
+    ) -> Result<Arc<Self>, CdpError> {
+        Self::connect(ws_url, timeout, policy, None).await
+    }
+
+    /// Returns once the socket has closed (the browser ended, or the connection broke).
+    pub async fn closed(&self) {
+        // The reader only sets a flag; a few checks a second are enough for a watcher.
+        while !self.cdp.is_closed() {
+            tokio::time::sleep(CLOSED_POLL).await;
+        }
+    }
+
+    async fn connect(
+        ws_url: &str,
+        timeout: Duration,
+        policy: Arc<NetworkPolicy>,
+        download_dir: Option<&std::path::Path>,
+    ) -> Result<Arc<Self>, CdpError> {
         let guard = Arc::new(GuardState::default());
         let (guard_tx, guard_rx) = mpsc::channel(GUARD_QUEUE);
         let hook = event_hook(guard.clone(), guard_tx);
@@ -154,16 +187,19 @@ impl Connection {
         )
         .await?;
         // Downloads land in the workspace, not in a home directory nobody looks at.
-        let _ = tokio::fs::create_dir_all(download_dir).await;
-        let downloads = cdp
-            .call(
-                "Browser.setDownloadBehavior",
-                json!({"behavior": "allow", "downloadPath": download_dir.display().to_string()}),
-                None,
-            )
-            .await;
-        if let Err(e) = downloads {
-            tracing::debug!("browser: downloads stay with the browser's default: {e}");
+        if let Some(download_dir) = download_dir {
+            let _ = tokio::fs::create_dir_all(download_dir).await;
+            let path = download_dir.display().to_string();
+            let downloads = cdp
+                .call(
+                    "Browser.setDownloadBehavior",
+                    json!({"behavior": "allow", "downloadPath": path}),
+                    None,
+                )
+                .await;
+            if let Err(e) = downloads {
+                tracing::debug!("browser: downloads stay with the browser's default: {e}");
+            }
         }
         Ok(Arc::new(Self {
             cdp,
