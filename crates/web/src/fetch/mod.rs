@@ -154,6 +154,17 @@ impl WebFetchTool {
         }
     }
 
+    /// The cache entry of `url` in `mode`. A page fetched under another network policy is
+    /// another entry: one cached while a host was allowed is not served once it is not.
+    pub fn cache_key(&self, url: &url::Url, mode: ExtractMode) -> String {
+        let policy = format!("{:?}", self.options.policy);
+        if self.options.policy == NetworkPolicy::default() {
+            DiskCache::key(&[url.as_str(), mode.as_str()])
+        } else {
+            DiskCache::key(&[url.as_str(), mode.as_str(), &policy])
+        }
+    }
+
     /// The page at `url` in `mode`: from the cache when fresh (`true`), else fetched.
     async fn page(&self, url: &str, mode: ExtractMode) -> Result<(FetchedPage, bool), ToolError> {
         let checked = self
@@ -161,7 +172,7 @@ impl WebFetchTool {
             .policy
             .check_url(url)
             .map_err(|e| ToolError::failed(e.to_string()))?;
-        let key = DiskCache::key(&[checked.as_str(), mode.as_str()]);
+        let key = self.cache_key(&checked, mode);
         if let Some(cache) = &self.cache
             && let Some(page) = cache.get::<FetchedPage>(&key).await
         {

@@ -12,8 +12,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
 
-use pincer_web::cache::DiskCache;
-use pincer_web::fetch::{WebFetchOptions, web_fetch_tool};
+use pincer_web::fetch::{ExtractMode, WebFetchOptions, WebFetchTool, web_fetch_tool};
 use serde_json::json;
 
 use super::common::{call, details, options, site, text};
@@ -23,6 +22,12 @@ fn cached_options(dir: &Path) -> WebFetchOptions {
         cache_dir: Some(dir.to_owned()),
         ..options()
     }
+}
+
+/// The file name of `url`'s Markdown entry under `opts`.
+fn key(opts: &WebFetchOptions, url: &str) -> String {
+    let url = opts.policy.check_url(url).unwrap();
+    WebFetchTool::new(opts.clone()).cache_key(&url, ExtractMode::Markdown)
 }
 
 fn entries(dir: &Path) -> Vec<String> {
@@ -56,7 +61,7 @@ async fn a_second_call_comes_from_the_cache() {
     assert_eq!(details(&third)["cached"], false);
     assert_eq!(site.hits("/article"), 2);
 
-    let key = DiskCache::key(&[&url, "markdown"]);
+    let key = key(&cached_options(dir.path()), &url);
     let names = entries(dir.path());
     assert_eq!(names.len(), 2);
     assert!(names.contains(&key));
@@ -70,6 +75,14 @@ async fn a_second_call_comes_from_the_cache() {
     let fourth = call(&again, json!({"url": url})).await.unwrap();
     assert_eq!(details(&fourth)["cached"], true);
     assert_eq!(site.hits("/article"), 2);
+    // Under another network policy the entry is another one.
+    let mut other = cached_options(dir.path());
+    other.policy.allow_private_network = true;
+    let fifth = call(&web_fetch_tool(other), json!({"url": url}))
+        .await
+        .unwrap();
+    assert_eq!(details(&fifth)["cached"], false);
+    assert_eq!(site.hits("/article"), 3);
 }
 
 #[tokio::test]
@@ -96,7 +109,7 @@ async fn the_oldest_entries_are_evicted_beyond_the_size_bound() {
     let mut opts = cached_options(dir.path());
     opts.cache_max_bytes = 2_000;
     let tool = web_fetch_tool(opts);
-    let key = |path: &str| DiskCache::key(&[&site.url(path), "markdown"]);
+    let key = |path: &str| key(&cached_options(dir.path()), &site.url(path));
     for path in ["/notes.txt", "/readme.md", "/data.json"] {
         call(&tool, json!({"url": site.url(path)})).await.unwrap();
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -147,7 +160,7 @@ async fn a_corrupt_entry_is_ignored_and_replaced() {
     let dir = tempfile::tempdir().unwrap();
     let tool = web_fetch_tool(cached_options(dir.path()));
     let url = site.url("/readme.md");
-    let path = dir.path().join(DiskCache::key(&[&url, "markdown"]));
+    let path = dir.path().join(key(&cached_options(dir.path()), &url));
     std::fs::write(&path, b"{\"storedAtMs\": 1, \"value\": {\"url\": tru").unwrap();
     let first = call(&tool, json!({"url": url})).await.unwrap();
     assert_eq!(details(&first)["cached"], false);
