@@ -25,7 +25,11 @@ fuzz_target!(|input: &[u8]| {
     let Some((&first, rest)) = input.split_first() else {
         return;
     };
-    let mode = if first & 1 == 0 { ExtractMode::Markdown } else { ExtractMode::Text };
+    let mode = if first & 1 == 0 {
+        ExtractMode::Markdown
+    } else {
+        ExtractMode::Text
+    };
     let pick = usize::from(first >> 1);
     let (content_type, body): (Option<String>, &[u8]) = if pick < TYPES.len() {
         (TYPES[pick].map(str::to_owned), rest)
@@ -34,7 +38,13 @@ fuzz_target!(|input: &[u8]| {
         let header = String::from_utf8_lossy(&rest[..end]).into_owned();
         (Some(header), rest.get(end + 1..).unwrap_or_default())
     };
-    if let Ok(page) = extract(body, content_type.as_deref(), "https://example.org/a/b", mode, None) {
+    if let Ok(page) = extract(
+        body,
+        content_type.as_deref(),
+        "https://example.org/a/b",
+        mode,
+        None,
+    ) {
         let safe = neutralize(&page.text);
         assert!(!safe.contains("<<<") && !safe.contains(">>>"));
         if let Some(title) = page.title {
