@@ -77,3 +77,105 @@ pub(crate) async fn log(supervisor_log: &Path, message: &str) {
         let _ = file.write_all(line.as_bytes()).await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    use futures_util::{SinkExt as _, StreamExt as _};
+    use serde_json::{Value, json};
+    use tokio::net::TcpListener;
+    use tokio_tungstenite::tungstenite::Message;
+
+    use super::*;
+
+    /// Serves one CDP connection, answering every call with an empty result; closes it
+    /// after `close_after` answers.
+    async fn serve_one(listener: &TcpListener, close_after: Option<usize>) {
+        let (tcp, _) = listener.accept().await.unwrap();
+        let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
+        let mut answered = 0;
+        while let Some(Ok(Message::Text(text))) = ws.next().await {
+            let call: Value = serde_json::from_str(text.as_str()).unwrap();
+            let answer = json!({"id": call["id"], "result": {}}).to_string();
+            ws.send(Message::text(answer)).await.unwrap();
+            answered += 1;
+            if close_after == Some(answered) {
+                let _ = ws.close(None).await;
+                return;
+            }
+        }
+    }
+
+    async fn listener() -> (TcpListener, String) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("ws://{}/devtools/browser/x", listener.local_addr().unwrap());
+        (listener, url)
+    }
+
+    #[tokio::test]
+    async fn a_dropped_guard_connects_again() {
+        let (listener, url) = listener().await;
+        tokio::spawn(async move {
+            // The first connection closes once the guard is set up; the second stays.
+            serve_one(&listener, Some(1)).await;
+            serve_one(&listener, None).await;
+        });
+        let mut guard = Guard::open(&url, NetworkPolicy::default()).await.unwrap();
+        tokio::time::timeout(Duration::from_secs(5), guard.lost())
+            .await
+            .expect("the closed connection is noticed");
+        guard.reconnect().await.unwrap();
+        assert!(
+            tokio::time::timeout(Duration::from_millis(600), guard.lost())
+                .await
+                .is_err(),
+            "the new connection holds"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_guard_that_cannot_connect_again_says_why() {
+        let (listener, url) = listener().await;
+        let server = tokio::spawn(async move {
+            serve_one(&listener, Some(1)).await;
+            // The listener goes with the task: nothing answers any more.
+        });
+        let mut guard = Guard::open(&url, NetworkPolicy::default()).await.unwrap();
+        server.await.unwrap();
+        guard.lost().await;
+        let started = std::time::Instant::now();
+        let err = guard.reconnect().await.unwrap_err();
+        assert!(
+            matches!(&err, CdpError::Connect { url: u, .. } if *u == url),
+            "{err:?}"
+        );
+        // Bounded: every try made, with its backoff, and then no more.
+        let took = started.elapsed();
+        assert!(
+            took >= Duration::from_millis(200 + 400 + 800 + 1600) && took < Duration::from_secs(8),
+            "{took:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_log_gets_a_line_per_failure_and_stays_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("supervisor.log");
+        log(&path, "first").await;
+        log(&path, "second").await;
+        let text = tokio::fs::read_to_string(&path).await.unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(
+            lines[0].ends_with(" first") && lines[1].ends_with(" second"),
+            "{text}"
+        );
+        let mode = tokio::fs::metadata(&path)
+            .await
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+}

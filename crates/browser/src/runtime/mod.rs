@@ -8,6 +8,8 @@
 //! ends the browser on the idle timeout), or as a task of this process when
 //! [`RuntimeOptions::supervisor`] is `None`. Either way Chromium dies with whoever holds its
 //! debugging pipe, so no Chromium outlives both its starter and its supervisor.
+//! With [`RuntimeOptions::navigation_guard`] set, whoever runs Chromium also keeps a CDP
+//! connection that checks every page's navigations for as long as it runs (`guard`).
 //!
 //! Files: `runtime.json` (the record, 0600, replaced atomically), `lock` (check-or-start
 //! and stop), `last-used` (the idle clock: its mtime), `user-data/` (Chromium's profile,

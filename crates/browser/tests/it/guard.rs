@@ -84,12 +84,15 @@ fn policy(hosts: &[&str]) -> NetworkPolicy {
     }
 }
 
-/// A profile under a temporary home whose browser runs under the test supervisor with the
-/// runtime's guard set to `guard`. Dropped, it kills whatever of the profile still runs.
+/// A profile under a temporary home whose browser runs under the test supervisor (or in
+/// this process) with the runtime's guard set to `guard`. Dropped, it kills whatever of the profile still runs.
 struct Profile {
     home: tempfile::TempDir,
     workspace: tempfile::TempDir,
     guard: Option<NetworkPolicy>,
+    /// Without a supervisor: the one runtime every tool shares (Chromium runs in it, as in
+    /// a gateway process, and ends with it).
+    direct: Option<Arc<ProfileRuntime>>,
 }
 
 impl Profile {
@@ -98,16 +101,34 @@ impl Profile {
             home: tempfile::tempdir().unwrap(),
             workspace: tempfile::tempdir().unwrap(),
             guard,
+            direct: None,
         }
     }
 
-    /// The runtime a separate process would make: the same home, so the same browser.
+    /// The browser runs in this process, no supervisor.
+    fn direct(guard: Option<NetworkPolicy>) -> Self {
+        let mut profile = Self::new(guard);
+        profile.direct = Some(profile.make_runtime(None));
+        profile
+    }
+
+    /// The runtime a separate process would make (the same home, so the same browser), or
+    /// the one in-process runtime.
     fn runtime(&self) -> Arc<ProfileRuntime> {
+        match &self.direct {
+            Some(runtime) => runtime.clone(),
+            None => self.make_runtime(Some(vec![
+                env!("CARGO_BIN_EXE_pincer-browser-supervisor").into(),
+            ])),
+        }
+    }
+
+    fn make_runtime(&self, supervisor: Option<Vec<std::ffi::OsString>>) -> Arc<ProfileRuntime> {
         Arc::new(
             ProfileRuntime::new(RuntimeOptions {
                 executable: Some(CHROMIUM.into()),
                 idle_timeout: Duration::from_secs(120),
-                supervisor: Some(vec![env!("CARGO_BIN_EXE_pincer-browser-supervisor").into()]),
+                supervisor,
                 navigation_guard: self.guard.clone(),
                 ..RuntimeOptions::new(self.home.path())
             })
@@ -273,6 +294,20 @@ async fn a_page_navigating_by_itself_after_the_tool_exited_is_checked() {
     let (count, _) = timer_navigation_with_no_tool_connected(&unguarded).await;
     assert_eq!(count, 1);
     unguarded.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_supervisor_the_runtime_keeps_the_guard() {
+    let guarded = Profile::direct(Some(policy(&["127.0.0.1"])));
+    let (count, seen) = timer_navigation_with_no_tool_connected(&guarded).await;
+    assert_eq!(count, 0, "the refused URL reached the server");
+    assert_eq!(seen, "URL: BASE/timer\n\nPage: Timer\n- text: Waiting\n");
+    guarded.finish().await;
+
+    let allowed = Profile::direct(Some(policy(&["127.0.0.1", "localhost"])));
+    let (count, _) = timer_navigation_with_no_tool_connected(&allowed).await;
+    assert_eq!(count, 1);
+    allowed.finish().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
