@@ -24,7 +24,7 @@ pub const DNS_TIMEOUT: Duration = Duration::from_secs(10);
 pub const MAX_REDIRECTS: usize = 5;
 
 /// What the user allows beyond the public internet.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NetworkPolicy {
     /// Reach private, loopback, link-local and other non-public addresses (not cloud
     /// metadata services: those need `allow_hosts`).
@@ -32,6 +32,24 @@ pub struct NetworkPolicy {
     /// Host names or IP literals reached whatever they resolve to (case-insensitive, exact;
     /// `*.example.com` matches the subdomains of example.com).
     pub allow_hosts: Vec<String>,
+    /// The config section the two opt-outs above live in, named by refusals so they say
+    /// what to set: [`FETCH_SETTINGS`] (the default) or [`BROWSER_SETTINGS`].
+    pub settings: &'static str,
+}
+
+/// Where `web_fetch`'s opt-outs are configured.
+pub const FETCH_SETTINGS: &str = "tools.web.fetch";
+/// Where the browser's navigation opt-outs are configured.
+pub const BROWSER_SETTINGS: &str = "browser";
+
+impl Default for NetworkPolicy {
+    fn default() -> Self {
+        Self {
+            allow_private_network: false,
+            allow_hosts: Vec::new(),
+            settings: FETCH_SETTINGS,
+        }
+    }
 }
 
 /// Why an address is not public.
@@ -89,9 +107,11 @@ pub enum SsrfError {
     UserInfo { url: String },
     #[error("refused {url:?}: the URL has no host")]
     NoHost { url: String },
-    #[error("refused {host}: it is {}; {}", describe(*addr, *class), how_to_allow(host, *class))]
+    #[error("refused {host}: it is {}; {}", describe(*addr, *class), how_to_allow(host, *class, settings))]
     Blocked {
         host: String,
+        /// The config section that could allow it ([`NetworkPolicy::settings`]).
+        settings: &'static str,
         /// `None` for a refused name (`localhost`), the address otherwise.
         addr: Option<IpAddr>,
         class: AddressClass,
@@ -116,12 +136,12 @@ fn describe(addr: Option<IpAddr>, class: AddressClass) -> String {
     }
 }
 
-fn how_to_allow(host: &str, class: AddressClass) -> String {
-    let list = format!("add \"{host}\" to tools.web.fetch.allowHosts");
+fn how_to_allow(host: &str, class: AddressClass, settings: &str) -> String {
+    let list = format!("add \"{host}\" to {settings}.allowHosts");
     if class == AddressClass::CloudMetadata {
         format!("to reach it anyway {list}")
     } else {
-        format!("to allow it set tools.web.fetch.allowPrivateNetwork: true or {list}")
+        format!("to allow it set {settings}.allowPrivateNetwork: true or {list}")
     }
 }
 
@@ -273,6 +293,7 @@ impl NetworkPolicy {
             {
                 return Err(SsrfError::Blocked {
                     host: host.to_owned(),
+                    settings: self.settings,
                     addr: Some(addr),
                     class,
                 });
@@ -318,7 +339,12 @@ impl NetworkPolicy {
                 Host::Ipv6(ip) => Some(IpAddr::V6(ip)),
                 Host::Domain(_) => None,
             });
-            return Err(SsrfError::Blocked { host, addr, class });
+            return Err(SsrfError::Blocked {
+                host,
+                settings: self.settings,
+                addr,
+                class,
+            });
         }
         Ok(parsed)
     }
@@ -430,6 +456,7 @@ impl reqwest::dns::Resolve for SsrfResolver {
             {
                 let refused = SsrfError::Blocked {
                     host: name,
+                    settings: policy.settings,
                     addr: None,
                     class,
                 };

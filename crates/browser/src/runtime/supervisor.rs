@@ -388,10 +388,12 @@ mod tests {
             NetworkPolicy {
                 allow_private_network: true,
                 allow_hosts: Vec::new(),
+                ..NetworkPolicy::default()
             },
             NetworkPolicy {
                 allow_private_network: false,
                 allow_hosts: vec!["127.0.0.1".into(), "*.corp.example".into(), "--".into()],
+                ..NetworkPolicy::default()
             },
         ] {
             let guarded = SupervisorArgs {
@@ -414,6 +416,7 @@ mod tests {
             navigation_guard: Some(NetworkPolicy {
                 allow_private_network: true,
                 allow_hosts: vec!["a.example".into(), "10.0.0.1".into()],
+                ..NetworkPolicy::default()
             }),
         };
         assert_eq!(

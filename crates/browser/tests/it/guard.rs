@@ -81,6 +81,7 @@ fn policy(hosts: &[&str]) -> NetworkPolicy {
     NetworkPolicy {
         allow_private_network: false,
         allow_hosts: hosts.iter().map(|h| (*h).to_owned()).collect(),
+        ..NetworkPolicy::default()
     }
 }
 

@@ -281,6 +281,7 @@ pub fn options(workspace: &Path) -> BrowserToolOptions {
     options.navigation_policy = NetworkPolicy {
         allow_private_network: false,
         allow_hosts: vec!["127.0.0.1".to_owned()],
+        ..NetworkPolicy::default()
     };
     options.action_timeout = Duration::from_secs(10);
     options

@@ -23,6 +23,7 @@ pub fn options() -> WebFetchOptions {
         policy: NetworkPolicy {
             allow_private_network: false,
             allow_hosts: vec!["127.0.0.1".into()],
+            ..NetworkPolicy::default()
         },
         timeout: Duration::from_secs(10),
         ..WebFetchOptions::default()

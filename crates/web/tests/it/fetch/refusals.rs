@@ -52,6 +52,7 @@ async fn allow_private_network_opens_the_lan_but_not_metadata() {
         policy: NetworkPolicy {
             allow_private_network: true,
             allow_hosts: vec![],
+            ..NetworkPolicy::default()
         },
         ..WebFetchOptions::default()
     };

@@ -260,6 +260,7 @@ fn allowed_hosts_and_private_networks() {
             "[::1]".into(),
             "169.254.169.254".into(),
         ],
+        ..NetworkPolicy::default()
     };
     assert!(hosts.check_url("http://127.0.0.1:9/x").is_ok());
     assert!(hosts.check_url("http://[::1]/").is_ok());
@@ -280,6 +281,7 @@ fn allowed_hosts_and_private_networks() {
     let private = NetworkPolicy {
         allow_private_network: true,
         allow_hosts: vec![],
+        ..NetworkPolicy::default()
     };
     assert!(private.check_url("http://127.0.0.1/").is_ok());
     assert!(private.check_url("http://192.168.1.1/").is_ok());
@@ -330,6 +332,7 @@ async fn navigation_checks_resolve_names() {
     let allowed = NetworkPolicy {
         allow_private_network: false,
         allow_hosts: vec!["127.0.0.1".into()],
+        ..NetworkPolicy::default()
     };
     let url = allowed.check_url("http://127.0.0.1:4000/p").unwrap();
     assert_eq!(
@@ -373,6 +376,7 @@ async fn the_resolver_checks_what_it_resolves() {
     let allowed = NetworkPolicy {
         allow_private_network: false,
         allow_hosts: vec!["127.0.0.1".into()],
+        ..NetworkPolicy::default()
     };
     assert_eq!(
         resolve(allowed, "127.0.0.1").await.unwrap(),
@@ -381,6 +385,7 @@ async fn the_resolver_checks_what_it_resolves() {
     let private = NetworkPolicy {
         allow_private_network: true,
         allow_hosts: vec![],
+        ..NetworkPolicy::default()
     };
     assert_eq!(
         resolve(private, "127.0.0.1").await.unwrap(),
@@ -417,6 +422,7 @@ async fn a_client_with_the_resolver_connects_only_where_allowed() {
     let open = NetworkPolicy {
         allow_private_network: false,
         allow_hosts: vec!["LOCALHOST".into()],
+        ..NetworkPolicy::default()
     };
     let answer = client(&open).get(&url).send().await.unwrap();
     assert_eq!(answer.status(), 200);
