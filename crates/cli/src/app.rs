@@ -26,6 +26,8 @@ pub struct App {
     /// Each agent's memory as its tools see it, made once per process (its embedding client
     /// and its open index are reused by every turn; the gateway puts its watched ones here).
     memory_sources: std::sync::Mutex<std::collections::HashMap<String, MemorySource>>,
+    /// The profile's browser as this process drives it (`web_setup`), made on first use.
+    pub(crate) browser: std::sync::OnceLock<Arc<pincer_browser::runtime::ProfileRuntime>>,
 }
 
 impl App {
@@ -42,6 +44,7 @@ impl App {
             config_path,
             config: loaded.config,
             memory_sources: Default::default(),
+            browser: Default::default(),
         })
     }
 
@@ -212,6 +215,9 @@ impl App {
             agent_id,
             policy.clone(),
         )?);
+        let web = section.web.as_ref().or(self.config.tools.web.as_ref());
+        tools.extend(crate::web_setup::web_tools(self, web));
+        tools.extend(crate::web_setup::browser_tools(self, workspace)?);
         tools.extend(exec_tools(
             policy,
             processes.clone(),

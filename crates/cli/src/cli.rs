@@ -54,6 +54,11 @@ pub enum Command {
     /// Index and search the agent's Markdown memory (MEMORY.md, memory/*.md).
     #[command(subcommand)]
     Memory(crate::memory_cmd::MemoryCommand),
+    /// The dedicated browser of the `browser` tool: its status, or stop it.
+    #[command(subcommand)]
+    Browser(crate::browser_cmd::BrowserCommand),
+    /// What the web tools and the browser can do here, with this configuration.
+    Doctor,
     /// Run as a worker speaking pi's RPC protocol (`pi --mode rpc`) on stdin/stdout.
     Rpc(RpcArgs),
     /// Print shell completions (bash, zsh, fish, elvish, powershell).

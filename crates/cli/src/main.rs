@@ -6,6 +6,7 @@ mod app;
 mod ask;
 mod ask_result;
 mod auth_cmd;
+mod browser_cmd;
 mod channel_setup;
 mod chat;
 mod cli;
@@ -32,6 +33,7 @@ mod sessions_cmd;
 mod tools_cmd;
 mod turn_setup;
 mod vision_setup;
+mod web_setup;
 
 use std::process::ExitCode;
 
@@ -92,6 +94,10 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         }
         return config_cmd::run(&pincer_ai::env::ProcessEnv, command);
     }
+    if let Command::Browser(browser_cmd::BrowserCommand::Supervise { args }) = command {
+        // Started by the browser tool with everything it needs: no configuration read.
+        return browser_cmd::supervise_main(args).await;
+    }
     let app = app::App::load()?;
     match command {
         Command::Ask(args) => ask::run(&app, args).await,
@@ -103,6 +109,8 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Cron(command) => cron::run(&app, command).await,
         Command::Pairing(command) => pairing_cmd::run(&app, command).await,
         Command::Memory(command) => memory_cmd::run(&app, command).await,
+        Command::Browser(command) => browser_cmd::run(&app, command).await,
+        Command::Doctor => browser_cmd::doctor(&app).await,
         Command::Config(_)
         | Command::Completions { .. }
         | Command::Gateway(_)

@@ -27,6 +27,7 @@ mod streaming;
 mod strict_de;
 pub mod types;
 mod validate;
+mod web;
 
 pub use automation::{
     ActiveHoursConfig, CronConfig, CronRetryConfig, HeartbeatConfig, parse_clock_minutes,
@@ -63,3 +64,6 @@ pub use streaming::{
 };
 pub use types::*;
 pub use validate::{MAIN_AGENT_ID, is_valid_agent_id};
+pub use web::{
+    BrowserConfig, WebFetchConfig, WebSearchConfig, WebSearchProviderName, WebToolsConfig,
+};

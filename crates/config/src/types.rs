@@ -64,6 +64,9 @@ pub struct PincerConfig {
     /// The chat apps the gateway connects to, and who may talk to the agent there.
     #[serde(default)]
     pub channels: ChannelsConfig,
+    /// The dedicated Chromium the `browser` tool drives.
+    #[serde(default)]
+    pub browser: crate::web::BrowserConfig,
 }
 
 /// `messages` (OpenClaw's section of the same name).
@@ -448,6 +451,9 @@ pub struct ToolsConfig {
     /// How received media is understood (`audio`: voice notes transcribed to text).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub media: Option<MediaToolsConfig>,
+    /// `web_fetch` and `web_search`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub web: Option<crate::web::WebToolsConfig>,
 }
 
 /// `tools.media`.

@@ -2,7 +2,8 @@
 //! article among boilerplate, redirect chains and loops, a redirect to a cloud metadata
 //! address, bodies that are huge, endless or trickle in, pages in Latin-1 and Windows-1251
 //! (declared in the header, in a `<meta>`, or not at all), malformed HTML, JSON, plain text,
-//! Markdown, a gzip-encoded page, a PDF, a PNG and a 404. It counts the requests per path
+//! Markdown, a gzip-encoded page, a PDF, a PNG, a 404, and `/app` (a button and a form to
+//! drive in a browser). It counts the requests per path
 //! so a test can tell a cache hit from a fetch.
 
 use std::collections::HashMap;
@@ -68,6 +69,20 @@ pub const ARTICLE_HTML: &str = r#"<!DOCTYPE html>
 </footer>
 </body>
 </html>
+"#;
+
+/// `/app`: a page to drive in a browser — a button that changes the heading and a form
+/// whose submit shows what was typed (no network, no scripts from elsewhere).
+pub const APP_HTML: &str = r#"<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>Fixture app</title></head>
+<body>
+<h1 id="status">Waiting</h1>
+<button onclick="document.getElementById('status').textContent = 'Clicked'">Change</button>
+<form onsubmit="event.preventDefault(); document.getElementById('status').textContent = 'Hello, ' + document.getElementById('name').value">
+<label for="name">Name</label> <input id="name" type="text">
+<button type="submit">Greet</button>
+</form>
+</body></html>
 "#;
 
 /// `/broken`: unclosed and misnested tags, stray `<` and `&`, a tag left open at the end.
@@ -168,6 +183,7 @@ impl Drop for FakeSite {
 fn router(hits: Hits) -> Router {
     Router::new()
         .route("/article", get(|| async { html(ARTICLE_HTML) }))
+        .route("/app", get(|| async { html(APP_HTML) }))
         .route("/redirect/{n}", get(redirect_chain))
         .route("/loop", get(|| async { Redirect::to("/loop") }))
         .route(

@@ -21,9 +21,9 @@
 pub mod fake_discord;
 pub mod fake_feishu;
 pub mod fake_search;
+pub mod fake_site;
 pub mod fake_slack;
 mod fake_support;
-pub mod fake_site;
 pub mod fake_telegram;
 mod multipart;
 

@@ -3,9 +3,12 @@
 //!
 //! - `full`: every tool, including ones from plugins and MCP servers.
 //! - `coding`: the file tools (`read write edit ls grep find`), `exec` and `process`, the
-//!   memory tools (`memory_search memory_get`) and the basics — what a coding agent needs.
-//! - `messaging`: the basics plus read-only `read` and `ls` and the memory tools — a chat
-//!   agent may look at its workspace and its memory but not change them or run commands.
+//!   memory tools (`memory_search memory_get`), `web_search` and `web_fetch`, and the
+//!   basics — what a coding agent needs.
+//! - `messaging`: the basics plus read-only `read` and `ls`, the memory tools and
+//!   `web_search`/`web_fetch` — a chat agent may look at its workspace, its memory and the
+//!   web but not change files or run commands.
+//! - `browser` (a real Chromium) is only in `full`, or where `allow` names it.
 //! - `minimal`: `time.now` and `tools.echo` only — nothing that touches the machine.
 //!
 //! A [`ToolFilter`] adds names with `allow` and removes them with `deny`; deny always wins.
@@ -26,7 +29,7 @@ pub const BASIC_TOOLS: [&str; 5] = [
     "fs.read_file",
 ];
 
-const CODING: [&str; 15] = [
+const CODING: [&str; 17] = [
     "read",
     "write",
     "edit",
@@ -37,6 +40,8 @@ const CODING: [&str; 15] = [
     "process",
     "memory_search",
     "memory_get",
+    "web_search",
+    "web_fetch",
     "time.now",
     "tools.echo",
     "shell.pwd",
@@ -44,7 +49,7 @@ const CODING: [&str; 15] = [
     "fs.read_file",
 ];
 
-const MESSAGING: [&str; 9] = [
+const MESSAGING: [&str; 11] = [
     "time.now",
     "tools.echo",
     "shell.pwd",
@@ -54,6 +59,8 @@ const MESSAGING: [&str; 9] = [
     "ls",
     "memory_search",
     "memory_get",
+    "web_search",
+    "web_fetch",
 ];
 
 const MINIMAL: [&str; 2] = ["time.now", "tools.echo"];

@@ -290,6 +290,7 @@ async fn serve_until_signal(
     // Kept until the gateway stops: each keeps an agent's memory index current.
     let _memory_watchers = crate::memory_setup::start_watchers(&app).await;
     let gateway = app.config.gateway.clone();
+    let app_for_shutdown = Arc::clone(&app);
     let runtime = Arc::new(crate::gateway::runtime::GatewayRuntime::new(
         app,
         processes.clone(),
@@ -372,6 +373,13 @@ async fn serve_until_signal(
     // Nor its RPC workers.
     if let Some(rpc) = runtime.rpc_runner() {
         rpc.shutdown().await;
+    }
+    // Nor the browser its agents drove.
+    if let Some(browser) = app_for_shutdown.browser_runtime_if_started() {
+        use pincer_browser::BrowserRuntime as _;
+        if let Err(e) = browser.stop().await {
+            tracing::warn!("the browser did not stop: {e}");
+        }
     }
     match result {
         Ok(Ok(())) if shutdown.is_cancelled() => {

@@ -31,3 +31,4 @@ mod pairing_cli;
 mod rpc_interop;
 mod rpc_worker;
 mod security;
+mod web_tools;

@@ -109,6 +109,7 @@ fn a_full_config_loads_every_section() {
                 allow: vec!["git".into(), "cargo".into()],
             }),
             media: None,
+            web: None,
         })
     );
     assert_eq!(

@@ -26,8 +26,8 @@ fn the_schema_describes_every_top_level_section() {
     assert_eq!(
         properties,
         [
-            "$schema", "agent", "agents", "auth", "bindings", "channels", "cron", "gateway",
-            "messages", "models", "roles", "session", "skills", "tools"
+            "$schema", "agent", "agents", "auth", "bindings", "browser", "channels", "cron",
+            "gateway", "messages", "models", "roles", "session", "skills", "tools"
         ]
     );
     let defs = schema["$defs"].as_object().unwrap();
@@ -150,4 +150,38 @@ fn debug_of_the_config_shows_no_credential() {
     assert_eq!(printed.matches("SECRET").count(), 0, "{printed}");
     assert_eq!(printed.matches("Secret(***)").count(), 13, "{printed}");
     assert!(printed.contains("app_id: Some(\"cli_a\")"), "{printed}");
+}
+
+#[test]
+fn the_web_tools_and_the_browser_are_configured_strictly() {
+    let config = crate::common::parse(
+        r#"{
+  tools: { web: {
+    search: { provider: "searxng", baseUrl: "http://127.0.0.1:8888", maxResults: 3 },
+    fetch: { allowHosts: ["nas.lan"], allowPrivateNetwork: false, cacheTtlMinutes: 0 },
+  } },
+  browser: { headless: false, allowEvaluate: true, idleTimeoutMinutes: 5 },
+}"#,
+    );
+    let web = config.tools.web.unwrap();
+    let search = web.search.unwrap();
+    assert_eq!(search.provider, Some(WebSearchProviderName::Searxng));
+    assert_eq!(search.max_results, Some(3));
+    assert_eq!(web.fetch.unwrap().allow_hosts, ["nas.lan"]);
+    assert_eq!(config.browser.headless, Some(false));
+    assert_eq!(config.browser.allow_evaluate, Some(true));
+    assert_eq!(config.browser.idle_timeout_minutes, Some(5));
+    // A typo or an unknown provider is an error naming the key.
+    let typo = crate::common::error_of(r#"{ browser: { allowEvaluat: true } }"#);
+    assert!(typo.to_string().contains("allowEvaluat"), "{typo}");
+    let provider =
+        crate::common::error_of(r#"{ tools: { web: { search: { provider: "bing" } } } }"#);
+    assert!(provider.to_string().contains("bing"), "{provider}");
+    // The search key is masked when printed.
+    let raw = json!({"tools": {"web": {"search": {"apiKey": "BSA-secret-key-123456"}}}});
+    let masked = redact(&raw);
+    assert_ne!(
+        masked["tools"]["web"]["search"]["apiKey"],
+        "BSA-secret-key-123456"
+    );
 }

@@ -28,12 +28,15 @@ fn profiles_name_their_tools() {
     for name in files.into_iter().chain(exec_and_memory).chain(["time.now"]) {
         assert!(coding.permits(name), "{name}");
     }
-    assert!(!coding.permits("send_message"));
+    assert!(coding.permits("web_search") && coding.permits("web_fetch"));
+    assert!(!coding.permits("send_message") && !coding.permits("browser"));
     let messaging = ToolFilter::profile(ToolProfile::Messaging);
     assert!(messaging.permits("read") && messaging.permits("ls"));
     assert!(messaging.permits("fs.read_file") && messaging.permits("shell.pwd"));
     assert!(messaging.permits("memory_search") && messaging.permits("memory_get"));
+    assert!(messaging.permits("web_search") && messaging.permits("web_fetch"));
     assert!(!messaging.permits("write") && !messaging.permits("exec"));
+    assert!(!messaging.permits("browser") && full.permits("browser"));
     let minimal = ToolFilter::profile(ToolProfile::Minimal);
     assert!(minimal.permits("time.now") && minimal.permits("tools.echo"));
     assert!(!minimal.permits("shell.pwd") && !minimal.permits("read"));
