@@ -16,6 +16,11 @@
 //! [`FakeSlack`] is a fake Slack (Socket Mode envelopes with acks and redelivery, and the Web
 //! API subset the adapter uses); see [`fake_slack`].
 //!
+//! [`FakeSearch`](fake_search::FakeSearch) answers as Brave, Tavily, Perplexity and SearXNG do
+//! (the `web_search` providers), and [`FakeSite`](fake_site::FakeSite) is a fixture web site
+//! for `web_fetch` and the browser tool (an article among boilerplate, redirects, bodies that
+//! are huge or never end, odd charsets, a page with a button and a form).
+//!
 //! The mock LLM server and the other test doubles are in `pincer-testkit`.
 
 pub mod fake_discord;
