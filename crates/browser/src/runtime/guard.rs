@@ -74,7 +74,10 @@ pub(crate) async fn log(supervisor_log: &Path, message: &str) {
     let mut options = tokio::fs::OpenOptions::new();
     options.create(true).append(true).mode(0o600);
     if let Ok(mut file) = options.open(supervisor_log).await {
+        // tokio's File writes on the blocking pool: without the flush the line may still
+        // be in flight when the file is dropped (and the next line, or a reader, overtakes it).
         let _ = file.write_all(line.as_bytes()).await;
+        let _ = file.flush().await;
     }
 }
 

@@ -135,7 +135,14 @@ async fn save(dir: &Path, stem: &str, ext: &str, bytes: &[u8]) -> Result<PathBuf
             .await
         {
             Ok(mut file) => {
-                file.write_all(bytes).await.map_err(|e| {
+                // The flush waits for tokio's background write: the path is returned only
+                // once the whole file is there (a short-lived `pincer tools invoke` exits
+                // right after).
+                let written = match file.write_all(bytes).await {
+                    Ok(()) => file.flush().await,
+                    Err(e) => Err(e),
+                };
+                written.map_err(|e| {
                     ToolError::failed(format!("cannot write {}: {e}", path.display()))
                 })?;
                 return Ok(path);
