@@ -6,7 +6,7 @@
 //! them apart, as their real hosts never collide.
 //!
 //! Every request is recorded (method, path, query string, headers, body). Results are
-//! canned ("Result 1 for <query>", …) unless scripted per query; faults (a status with an
+//! canned (`Result 1 for <query>`, …) unless scripted per query; faults (a status with an
 //! optional `Retry-After`, a garbage body, a slow answer) can be queued for the next
 //! requests. A missing or wrong key gets the provider's real 401 answer.
 

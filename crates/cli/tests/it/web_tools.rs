@@ -135,6 +135,28 @@ async fn web_fetch_prints_readable_markdown_of_a_local_page_when_its_host_is_all
         "{text}"
     );
     assert!(text.contains("<<<UNTRUSTED_WEB_CONTENT"), "{text}");
+    // The article as Markdown, its links kept (relative ones made absolute); no boilerplate.
+    for part in [
+        "Title: Otters Learn to Use Tools",
+        "## Why it matters",
+        "[Marine Institute](https://marine.example.org/otters)",
+        &format!(
+            "[Journal of Coastal Behaviour]({})",
+            site.url("/journal/otters-2026")
+        ),
+    ] {
+        assert!(text.contains(part), "{part}: {text}");
+    }
+    for boilerplate in [
+        "cookies",
+        "Subscribe",
+        "Most read",
+        "ADVERTISEMENT",
+        "Copyright",
+    ] {
+        assert!(!text.contains(boilerplate), "{boilerplate}: {text}");
+    }
+    assert_eq!(result["data"]["title"], "Otters Learn to Use Tools");
     assert_eq!(result["data"]["extractor"], "readability");
     assert_eq!(result["data"]["status"], 200);
     // A second fetch of the same page comes from the cache under $PINCER_HOME/cache/web.
@@ -356,6 +378,27 @@ async fn a_gateway_turn_opens_the_browser_and_stopping_the_gateway_ends_it() {
     );
     assert_eq!(site.hits("/app"), 1);
     assert!(!processes_with(&needle).is_empty(), "Chromium runs");
+    // The gateway's system prompt describes the web tools in OpenClaw's order and words.
+    let system = llm.requests()[0].body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let tooling: Vec<&str> = system
+        .lines()
+        .filter(|l| {
+            ["- web_search:", "- web_fetch:", "- browser:"]
+                .iter()
+                .any(|p| l.starts_with(p))
+        })
+        .collect();
+    assert_eq!(
+        tooling,
+        [
+            "- web_search: Search the web",
+            "- web_fetch: Fetch and extract readable content from a URL",
+            "- browser: Control web browser",
+        ]
+    );
     // The session's tab is recorded for it.
     let tabs = std::fs::read_to_string(home.path().join("browser/default/tabs.json")).unwrap();
     assert!(tabs.contains("agent:main:main"), "{tabs}");

@@ -171,7 +171,7 @@ fn json_response(status: StatusCode, body: &Value) -> Response {
         .into_response()
 }
 
-/// "Result i for <query>" at `https://example.com/<slug>/i`.
+/// `Result i for <query>` at `https://example.com/<slug>/i`.
 pub(crate) fn canned(query: &str, n: usize) -> Vec<FakeHit> {
     let slug: String = query
         .split(|c: char| !c.is_alphanumeric())
