@@ -149,6 +149,19 @@ pub enum Command {
     Think(Option<Setting>),
 }
 
+impl Command {
+    /// Whether the command changes the session everyone in the chat shares (starts it over,
+    /// stops its reply, sets its model or thinking level) rather than only showing something.
+    /// In group chats only the channel's owners may use these.
+    pub fn changes_session(&self) -> bool {
+        match self {
+            Self::NewSession { .. } | Self::Stop => true,
+            Self::Model(setting) | Self::Think(setting) => setting.is_some(),
+            Self::Status | Self::Help => false,
+        }
+    }
+}
+
 /// The command `text` starts with (an alias followed by white space or the end, after
 /// leading white space), and the rest of the text, trimmed.
 pub fn parse_command(text: &str) -> Option<(&'static ChatCommand, &str)> {
@@ -231,6 +244,17 @@ pub fn status_lines(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_showing_commands_leave_the_session_alone() {
+        let changes = |text: &str| parse(text).map(|c| c.changes_session());
+        for text in ["/new", "/reset hi", "/stop", "/model openai/gpt-5", "/think low"] {
+            assert_eq!(changes(text), Some(true), "{text}");
+        }
+        for text in ["/status", "/help", "/model", "/think"] {
+            assert_eq!(changes(text), Some(false), "{text}");
+        }
+    }
 
     #[test]
     fn commands_are_read_from_the_table() {

@@ -248,3 +248,50 @@ async fn a_voice_note_reaches_the_model_as_its_transcript() {
         drop(gateway);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_a_group_only_the_owner_changes_the_shared_session() {
+    const GROUP: i64 = -100_555;
+    const MEMBER: i64 = 7;
+    let (llm, fake, _home, gateway) = FakeTelegram::started(
+        Scenario::new(),
+        &format!(
+            "allowFrom: [\"{OWNER}\"], groupPolicy: \"open\", \
+             groups: {{ \"{GROUP}\": {{ requireMention: false }} }}"
+        ),
+    )
+    .await;
+    // A member may look, not change: /think and /new are refused, /status answered.
+    fake.inject_message(InjectMessage::supergroup(GROUP, MEMBER, "/think high"));
+    let sent = fake.wait_for_messages(1, T).await;
+    assert_eq!(
+        sent[0].plain_text,
+        "⚠️ Only the owner can use /think in a group (add your id to channels.telegram.allowFrom)."
+    );
+    fake.inject_message(InjectMessage::supergroup(GROUP, MEMBER, "/new"));
+    let sent = fake.wait_for_messages(2, T).await;
+    assert_eq!(
+        sent[1].plain_text,
+        "⚠️ Only the owner can use /new in a group (add your id to channels.telegram.allowFrom)."
+    );
+    fake.inject_message(InjectMessage::supergroup(GROUP, MEMBER, "/status"));
+    let sent = fake.wait_for_messages(3, T).await;
+    assert!(
+        sent[2]
+            .plain_text
+            .starts_with("session:  agent:main:telegram:group:-100555"),
+        "{}",
+        sent[2].plain_text
+    );
+    assert!(
+        sent[2].plain_text.contains("thinking: default"),
+        "{}",
+        sent[2].plain_text
+    );
+    // The owner may, in the same group.
+    fake.inject_message(InjectMessage::supergroup(GROUP, OWNER, "/think high"));
+    let sent = fake.wait_for_messages(4, T).await;
+    assert_eq!(sent[3].plain_text, "thinking: high");
+    assert!(llm.requests().is_empty(), "no model call for any of them");
+    drop(gateway);
+}

@@ -23,7 +23,8 @@ pub use code::{CODE_ALPHABET, CODE_LENGTH, generate_code, is_valid_code};
 pub use error::{PairingError, is_valid_name};
 pub use messages::{approved_notice, owner_notice, pairing_full_reply, pairing_reply};
 pub use policy::{
-    DmAccess, DmPolicy, GroupAccess, GroupPolicy, dm_access, entry_matches, group_access, is_listed,
+    DmAccess, DmPolicy, GroupAccess, GroupPolicy, dm_access, entry_matches, group_access,
+    is_listed, is_owner,
 };
 pub use store::{
     Approved, DEFAULT_LOCK_TIMEOUT, DEFAULT_MAX_PENDING, DEFAULT_TTL, PairingRequestOutcome,

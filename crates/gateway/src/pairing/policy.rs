@@ -126,6 +126,18 @@ pub fn dm_access(
     }
 }
 
+/// Whether a sender known by `sender_ids` is one of the channel's owners: listed in its
+/// configured `allowFrom` or approved by pairing (`stored_allow_from`). `"*"` makes nobody an
+/// owner (it admits everyone to talk, not to command). In groups, only owners may use the
+/// chat commands that change the shared session (OpenClaw's command authorization).
+pub fn is_owner(
+    configured_allow_from: &[String],
+    stored_allow_from: &[String],
+    sender_ids: &[&str],
+) -> bool {
+    is_listed(configured_allow_from, sender_ids) || is_listed(stored_allow_from, sender_ids)
+}
+
 /// Decides a message in group `group_id` from a sender known by `sender_ids` (see the
 /// module doc). `mentioned` is true when the bot is mentioned or the message replies to it.
 pub fn group_access(

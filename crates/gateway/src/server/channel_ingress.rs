@@ -9,7 +9,9 @@
 //! 4. moves its files from the adapters' staging directory into the routed agent's
 //!    workspace inbox (`inbox/<date>/…`, see [`pincer_turns::media_inbox`]) so `read` can open them,
 //! 5. answers a chat command itself (`/new` resets the session; `/status`, `/model`,
-//!    `/think`, `/stop`, `/help`: see `methods/chat_commands.rs`), or else
+//!    `/think`, `/stop`, `/help`: see `methods/chat_commands.rs`) — in a group, the ones that
+//!    change the shared session only for the channel's owners (`allowFrom`, approved by
+//!    pairing, or a sender named in `groupAllowFrom`) — or else
 //! 6. submits it as a run with the session's queue mode, in arrival order,
 //!
 //! and for each run it started, keeps "typing…" up until the run ends, then sends the reply
@@ -35,7 +37,7 @@ use super::runs::{GatewayEvent, RunState, Submitted};
 use super::runtime::{TurnRequest, on_blocking_pool};
 use crate::pairing::{
     DmAccess, DmPolicy, GroupAccess, GroupPolicy, PairingRequestOutcome, PairingStore, dm_access,
-    group_access, owner_notice, pairing_full_reply, pairing_reply,
+    group_access, is_owner, owner_notice, pairing_full_reply, pairing_reply,
 };
 use pincer_channel_port::supervisor::{Backoff, supervise};
 use pincer_channel_port::{
@@ -311,7 +313,21 @@ impl ChannelIngress {
             message.message_id
         );
         let mut text = route.text.clone();
-        match commands::parse(&text) {
+        let command = commands::parse(&text);
+        if let Some(command) = &command
+            && command.changes_session()
+            && message.chat.kind != ChatKind::Direct
+            && !self.sent_by_owner(endpoint, &message).await
+        {
+            let refusal = format!(
+                "⚠️ Only the owner can use {} in a group (add your id to channels.{}.allowFrom).",
+                text.split_whitespace().next().unwrap_or_default(),
+                message.channel
+            );
+            self.spawn_send(&message, refusal, Some(message.message_id.clone()));
+            return Media::Kept;
+        }
+        match command {
             Some(Command::NewSession { rest }) => {
                 let key = route.session_key.clone();
                 #[expect(clippy::disallowed_methods, reason = "inside SessionStore::run")]
@@ -419,16 +435,7 @@ impl ChannelIngress {
                 ) == GroupAccess::Allow
             });
         }
-        let (channel, account) = (message.channel.clone(), message.account_id.clone());
-        #[expect(clippy::disallowed_methods, reason = "inside on_store")]
-        let stored = self
-            .on_store(move |store| store.allow_from(&channel, account.as_deref()))
-            .await
-            .unwrap_or(Ok(Vec::new()))
-            .unwrap_or_else(|e| {
-                tracing::error!(error = %e, "cannot read the approved senders");
-                Vec::new()
-            });
+        let stored = self.approved_senders(message).await;
         match dm_access(access.dm_policy, &access.allow_from, &stored, &ids) {
             DmAccess::Allow => true,
             DmAccess::Ignore => {
@@ -440,6 +447,35 @@ impl ChannelIngress {
                 false
             }
         }
+    }
+
+    /// The senders approved by pairing on the message's channel and account.
+    async fn approved_senders(self: &Arc<Self>, message: &Inbound) -> Vec<String> {
+        let (channel, account) = (message.channel.clone(), message.account_id.clone());
+        #[expect(clippy::disallowed_methods, reason = "inside on_store")]
+        self.on_store(move |store| store.allow_from(&channel, account.as_deref()))
+            .await
+            .unwrap_or(Ok(Vec::new()))
+            .unwrap_or_else(|e| {
+                tracing::error!(error = %e, "cannot read the approved senders");
+                Vec::new()
+            })
+    }
+
+    /// Whether the message's sender may command a group's session: one of the channel's
+    /// owners (see [`is_owner`]) or a sender named in `groupAllowFrom`.
+    async fn sent_by_owner(self: &Arc<Self>, endpoint: &Endpoint, message: &Inbound) -> bool {
+        let mut ids: Vec<&str> = vec![message.sender.id.as_str()];
+        ids.extend(message.sender.aliases.iter().map(String::as_str));
+        if is_owner(
+            &endpoint.access.allow_from,
+            &endpoint.access.group_allow_from,
+            &ids,
+        ) {
+            return true;
+        }
+        let stored = self.approved_senders(message).await;
+        is_owner(&[], &stored, &ids)
     }
 
     /// A stranger under `pairing`: one code per sender, sent once when the request is

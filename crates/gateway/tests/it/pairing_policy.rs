@@ -190,3 +190,15 @@ fn texts_sent_to_people() {
     assert_eq!(forged.lines().count(), 5, "{forged}");
     assert!(forged.ends_with("pincer pairing approve telegram ABCD2345"));
 }
+
+#[test]
+fn owners_are_listed_or_approved_and_a_wildcard_makes_none() {
+    use pincer_gateway::pairing::is_owner;
+    let list = |items: &[&str]| items.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    assert!(is_owner(&list(&["123"]), &[], &["123"]));
+    assert!(is_owner(&[], &list(&["telegram:123"]), &["123"]));
+    assert!(is_owner(&list(&["alice"]), &[], &["42", "@Alice"]));
+    assert!(!is_owner(&list(&["*"]), &list(&["*"]), &["123"]));
+    assert!(!is_owner(&list(&["123"]), &list(&["456"]), &["789"]));
+    assert!(!is_owner(&[], &[], &["123"]));
+}
