@@ -1,5 +1,5 @@
-//! The chat commands Pincer understands at the start of a message (`/new`, `/status`,
-//! `/model`, `/think`, `/stop`, `/help`): one table that the parser ([`parse`]), the gateway
+//! The chat commands Pincer understands at the start of a message (`/new`, `/compact`,
+//! `/status`, `/usage`, `/model`, `/think`, `/verbose`, `/queue`, `/stop`, `/help`): one table that the parser ([`parse`]), the gateway
 //! (which answers them for `chat.send` and every channel) and its `commands.list` read, and
 //! `pincer chat` completes, so a client is never offered a command the parser does not
 //! know, nor the parser taught one the list does not show.
@@ -21,6 +21,14 @@ pub enum CommandAction {
     Model,
     /// Show or set the session's thinking level.
     Think,
+    /// Show the session's token counts and cost so far.
+    Usage,
+    /// Show or set the session's queue mode.
+    Queue,
+    /// Show or set the session's verbose level.
+    Verbose,
+    /// Compact the session's transcript now.
+    Compact,
 }
 
 /// The group a command is shown under (OpenClaw's categories).
@@ -80,6 +88,15 @@ pub const COMMANDS: &[ChatCommand] = &[
         action: CommandAction::NewSession,
     },
     ChatCommand {
+        name: "compact",
+        aliases: &["/compact"],
+        usage: "/compact [instructions]",
+        description: "Compact this session's transcript now: keep its latest entries, archive the rest.",
+        category: CommandCategory::Session,
+        accepts_args: true,
+        action: CommandAction::Compact,
+    },
+    ChatCommand {
         name: "status",
         aliases: &["/status"],
         usage: "/status",
@@ -87,6 +104,15 @@ pub const COMMANDS: &[ChatCommand] = &[
         category: CommandCategory::Status,
         accepts_args: false,
         action: CommandAction::Status,
+    },
+    ChatCommand {
+        name: "usage",
+        aliases: &["/usage"],
+        usage: "/usage",
+        description: "Show this session's token counts and cost so far.",
+        category: CommandCategory::Status,
+        accepts_args: false,
+        action: CommandAction::Usage,
     },
     ChatCommand {
         name: "model",
@@ -105,6 +131,24 @@ pub const COMMANDS: &[ChatCommand] = &[
         category: CommandCategory::Options,
         accepts_args: true,
         action: CommandAction::Think,
+    },
+    ChatCommand {
+        name: "verbose",
+        aliases: &["/verbose", "/v"],
+        usage: "/verbose [on|off|default]",
+        description: "Show this session's verbose level, or set it.",
+        category: CommandCategory::Options,
+        accepts_args: true,
+        action: CommandAction::Verbose,
+    },
+    ChatCommand {
+        name: "queue",
+        aliases: &["/queue"],
+        usage: "/queue [steer|followup|collect|interrupt|default]",
+        description: "Show how this session takes a message while it is busy, or set it.",
+        category: CommandCategory::Options,
+        accepts_args: true,
+        action: CommandAction::Queue,
     },
     ChatCommand {
         name: "stop",
@@ -147,17 +191,31 @@ pub enum Command {
     Model(Option<Setting>),
     /// Show the thinking level (`None`) or set it.
     Think(Option<Setting>),
+    /// Show the token counts and cost.
+    Usage,
+    /// Show the queue mode (`None`) or set it.
+    Queue(Option<Setting>),
+    /// Show the verbose level (`None`) or set it.
+    Verbose(Option<Setting>),
+    /// Compact the transcript, with what the summary should keep if any was given.
+    Compact {
+        instructions: Option<String>,
+    },
 }
 
 impl Command {
     /// Whether the command changes the session everyone in the chat shares (starts it over,
-    /// stops its reply, sets its model or thinking level) rather than only showing something.
+    /// stops its reply, compacts it, sets its model, thinking, verbose level or queue mode)
+    /// rather than only showing something.
     /// In group chats only the channel's owners may use these.
     pub fn changes_session(&self) -> bool {
         match self {
-            Self::NewSession { .. } | Self::Stop => true,
-            Self::Model(setting) | Self::Think(setting) => setting.is_some(),
-            Self::Status | Self::Help => false,
+            Self::NewSession { .. } | Self::Stop | Self::Compact { .. } => true,
+            Self::Model(setting)
+            | Self::Think(setting)
+            | Self::Queue(setting)
+            | Self::Verbose(setting) => setting.is_some(),
+            Self::Status | Self::Help | Self::Usage => false,
         }
     }
 }
@@ -196,6 +254,12 @@ pub fn parse(text: &str) -> Option<Command> {
         CommandAction::Stop => Command::Stop,
         CommandAction::Model => Command::Model(setting()),
         CommandAction::Think => Command::Think(setting()),
+        CommandAction::Usage => Command::Usage,
+        CommandAction::Queue => Command::Queue(setting()),
+        CommandAction::Verbose => Command::Verbose(setting()),
+        CommandAction::Compact => Command::Compact {
+            instructions: arg.clone(),
+        },
     })
 }
 
@@ -248,10 +312,22 @@ mod tests {
     #[test]
     fn only_showing_commands_leave_the_session_alone() {
         let changes = |text: &str| parse(text).map(|c| c.changes_session());
-        for text in ["/new", "/reset hi", "/stop", "/model openai/gpt-5", "/think low"] {
+        for text in [
+            "/new",
+            "/reset hi",
+            "/stop",
+            "/model openai/gpt-5",
+            "/think low",
+            "/compact",
+            "/compact keep the plan",
+            "/queue collect",
+            "/verbose on",
+        ] {
             assert_eq!(changes(text), Some(true), "{text}");
         }
-        for text in ["/status", "/help", "/model", "/think"] {
+        for text in [
+            "/status", "/help", "/model", "/think", "/usage", "/queue", "/verbose",
+        ] {
             assert_eq!(changes(text), Some(false), "{text}");
         }
     }
@@ -295,6 +371,20 @@ mod tests {
             ),
             ("/think high", Some(Command::Think(value("high")))),
             ("/t reset", Some(Command::Think(Some(Setting::Default)))),
+            ("/usage", Some(Command::Usage)),
+            ("/usage now", None),
+            ("/queue", Some(Command::Queue(None))),
+            ("/queue collect", Some(Command::Queue(value("collect")))),
+            ("/verbose on", Some(Command::Verbose(value("on")))),
+            ("/v default", Some(Command::Verbose(Some(Setting::Default)))),
+            ("/compact", Some(Command::Compact { instructions: None })),
+            (
+                "/compact  keep the plan ",
+                Some(Command::Compact {
+                    instructions: Some("keep the plan".into()),
+                }),
+            ),
+            ("/compacted", None),
             ("/etc/hosts?", None),
             ("hello /new", None),
         ];

@@ -104,9 +104,13 @@ mod tests {
             [
                 "/new",
                 "/reset",
+                "/compact",
                 "/status",
+                "/usage",
                 "/model",
                 "/think",
+                "/verbose",
+                "/queue",
                 "/stop",
                 "/help",
                 "/sessions",

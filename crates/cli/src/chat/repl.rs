@@ -157,6 +157,14 @@ async fn handle(
             renderer.line(&super::session_lines(&rows, &current).join("\n"));
         }),
         ChatCommand::Shared(Command::Stop) => backend.stop().await.map(|t| renderer.line(&t)),
+        ChatCommand::Shared(
+            Command::Usage | Command::Queue(_) | Command::Verbose(_) | Command::Compact { .. },
+        ) => {
+            // The gateway answers these for its clients; the terminal does not have them yet.
+            renderer
+                .line("That command is answered by the gateway's clients, not `pincer chat` yet.");
+            Ok(())
+        }
     };
     if let Err(e) = result {
         renderer.end(&Ending::Failed(format!("{e:#}")));

@@ -1,5 +1,6 @@
 //! The chat commands the gateway answers itself, for `chat.send` and every channel alike:
-//! `/status`, `/help`, `/stop`, `/model [ref|default]` and `/think [level|default]`
+//! `/status`, `/help`, `/stop`, `/model [ref|default]` and `/think [level|default]`, and
+//! `/usage`, `/queue`, `/verbose` and `/compact` (in `chat_commands_more.rs`)
 //! ([`pincer_turns::commands`]; `/new` is the session's reset, handled where the message
 //! arrives). The model never sees them: the answer comes from the session's index entry,
 //! the agent's defaults and the runs, and a setting goes where `sessions.patch` puts it.
@@ -20,6 +21,7 @@ use serde_json::{Value, json};
 use super::super::Gateway;
 use super::catalog::{configured_models, thinking_level};
 use super::chat::injected_message;
+use super::chat_commands_more as more;
 use super::session_events::broadcast_message;
 use super::sessions::announce;
 use super::transcript_ids::{COMMAND_EXCHANGE, Identity, exchange_data};
@@ -126,6 +128,10 @@ async fn reply(
                 thinking_of(gw, agent_id, entry.as_ref())
             ))
         }
+        Command::Usage => more::usage(gw, agent_id, key).await,
+        Command::Queue(setting) => more::queue(gw, agent_id, key, setting).await,
+        Command::Verbose(setting) => more::verbose(gw, agent_id, key, setting).await,
+        Command::Compact { instructions } => more::compact(gw, agent_id, key, instructions).await,
         Command::NewSession { .. } => Err("/new is answered where the message arrives".into()),
     }
 }
@@ -159,7 +165,11 @@ fn known_model(gw: &Gateway, agent_id: &str, name: &str) -> Result<String, Strin
     ))
 }
 
-async fn entry(gw: &Gateway, agent_id: &str, key: &str) -> Result<Option<SessionEntry>, String> {
+pub(super) async fn entry(
+    gw: &Gateway,
+    agent_id: &str,
+    key: &str,
+) -> Result<Option<SessionEntry>, String> {
     let key = key.to_owned();
     gw.runtime
         .sessions(agent_id)
@@ -169,7 +179,12 @@ async fn entry(gw: &Gateway, agent_id: &str, key: &str) -> Result<Option<Session
 }
 
 /// Patches the session (created first if it has no entry yet) and tells subscribers.
-async fn set(gw: &Gateway, agent_id: &str, key: &str, patch: Value) -> Result<(), String> {
+pub(super) async fn set(
+    gw: &Gateway,
+    agent_id: &str,
+    key: &str,
+    patch: Value,
+) -> Result<(), String> {
     let patch_key = key.to_owned();
     gw.runtime
         .sessions(agent_id)

@@ -19,6 +19,7 @@ mod catalog;
 pub mod channels;
 mod chat;
 mod chat_commands;
+mod chat_commands_more;
 mod chat_media;
 mod cron;
 mod cron_history;

@@ -1,5 +1,5 @@
 //! The chat commands `chat.send` answers without the model (`/status`, `/model`, `/think`,
-//! `/stop`, `/help`), over a real WebSocket: what OpenClaw's TUI sends as text. The answer
+//! `/stop`, `/help`, `/usage`, `/queue`, `/verbose`, `/compact`), over a real WebSocket: what OpenClaw's TUI sends as text. The answer
 //! is the run's `chat` final, `chat.send` settles (`ok`), the exchange shows in the history
 //! where it was typed and reaches subscribers, and the model never sees it.
 
@@ -170,7 +170,10 @@ async fn stop_aborts_the_running_reply_and_help_lists_the_commands() {
         .collect();
     assert_eq!(
         names,
-        ["new", "reset", "status", "model", "think", "stop", "help"]
+        [
+            "new", "reset", "compact", "status", "usage", "model", "think", "verbose", "queue",
+            "stop", "help"
+        ]
     );
     for name in names {
         assert!(
@@ -188,4 +191,113 @@ async fn stop_aborts_the_running_reply_and_help_lists_the_commands() {
         })
         .await;
     assert_eq!(server.llm.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn usage_queue_and_verbose_are_answered_and_kept_on_the_session() {
+    let server = start(hi_scenario()).await;
+    let (_watcher, mut client) = clients(&server.url).await;
+    assert_eq!(
+        command(&mut client, "/usage", "u-0").await,
+        "replies:    0\ntokens in:  0\ntokens out: 0\ncache:      0 read, 0 written\n\
+         cost:       $0.0000\ncontext:    unknown"
+    );
+    client.chat_send(KEY, "ping", "r-1").await;
+    client
+        .until(|f| {
+            f["event"] == "chat"
+                && f["payload"]["runId"] == "r-1"
+                && f["payload"]["state"] == "final"
+        })
+        .await;
+    let usage = command(&mut client, "/usage", "u-1").await;
+    // The counts are the reply's, as the session's index entry has them (the prompt's size
+    // is not this test's business); the mock reply costs nothing.
+    let row = &client.ok("sessions.list", json!({})).await["sessions"][0];
+    let (input, output) = (&row["inputTokens"], &row["outputTokens"]);
+    assert_eq!(
+        usage,
+        format!(
+            "replies:    1\ntokens in:  {input}\ntokens out: {output}\n\
+             cache:      0 read, 0 written\ncost:       $0.0000\ncontext:    {}",
+            row["totalTokens"]
+        )
+    );
+    assert_eq!(output, 1);
+
+    let answers = [
+        ("/queue", "queue: steer (default)"),
+        ("/queue collect", "queue: collect"),
+        (
+            "/queue sometimes",
+            "Queue mode \"sometimes\" is not one of steer, followup, collect, interrupt (or default).",
+        ),
+        ("/queue follow-up", "queue: followup"),
+        ("/verbose", "verbose: off"),
+        ("/verbose on", "verbose: on"),
+        (
+            "/verbose loud",
+            "Verbose level \"loud\" is not one of on, off (or default).",
+        ),
+    ];
+    for (i, (typed, answer)) in answers.into_iter().enumerate() {
+        let run_id = format!("q-{i}");
+        assert_eq!(
+            command(&mut client, typed, &run_id).await,
+            answer,
+            "{typed}"
+        );
+    }
+    let list = client.ok("sessions.list", json!({})).await;
+    assert_eq!(list["sessions"][0]["verboseLevel"], "on");
+    assert_eq!(list["sessions"][0]["queueMode"], "followup");
+    assert_eq!(
+        command(&mut client, "/queue default", "q-9").await,
+        "queue: steer (default)"
+    );
+    assert_eq!(
+        command(&mut client, "/verbose default", "q-10").await,
+        "verbose: off"
+    );
+    let list = client.ok("sessions.list", json!({})).await;
+    assert_eq!(list["sessions"][0].get("queueMode"), None, "{list}");
+    assert_eq!(list["sessions"][0].get("verboseLevel"), None, "{list}");
+    // The model saw none of it.
+    assert_eq!(server.llm.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn compact_goes_through_sessions_compact_and_is_refused_while_a_reply_runs() {
+    let server = start(hi_scenario()).await;
+    let (_watcher, mut client) = clients(&server.url).await;
+    assert_eq!(
+        command(&mut client, "/compact", "c-0").await,
+        "Nothing to compact: this session has no messages yet."
+    );
+    client.chat_send(KEY, "ping", "r-1").await;
+    client
+        .until(|f| {
+            f["event"] == "chat"
+                && f["payload"]["runId"] == "r-1"
+                && f["payload"]["state"] == "final"
+        })
+        .await;
+    assert_eq!(
+        command(&mut client, "/compact keep the plan", "c-1").await,
+        "Nothing to compact: the transcript has 6 entries, within the 400 kept.\n\
+         (Compaction keeps the latest entries as they are: instructions are not used.)"
+    );
+
+    let busy_key = "agent:main:busy";
+    let (_w, mut busy_client) = busy(&server.url, busy_key, "slow-1").await;
+    let res = busy_client.chat_send(busy_key, "/compact", "c-2").await;
+    assert_eq!(res["payload"]["status"], "ok", "{res}");
+    let frames = busy_client
+        .until(|f| f["event"] == "chat" && f["payload"]["runId"] == "c-2")
+        .await;
+    let event = &frames.last().unwrap()["payload"];
+    assert_eq!(
+        event["message"]["content"][0]["text"],
+        format!("Session {busy_key} is still active; try again in a moment.")
+    );
 }

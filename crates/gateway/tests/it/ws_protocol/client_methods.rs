@@ -233,9 +233,13 @@ async fn commands_list_offers_pincers_chat_commands() {
         json!({"commands": [
             entry("new", &["/new"], "session", true, "Begin a fresh session; any text after it is the new session's first message."),
             entry("reset", &["/reset"], "session", true, "Same as /new: archive this session and begin a fresh one."),
+            entry("compact", &["/compact"], "session", true, "Compact this session's transcript now: keep its latest entries, archive the rest."),
             entry("status", &["/status"], "status", false, "Show the session, its model, thinking level and token counts."),
+            entry("usage", &["/usage"], "status", false, "Show this session's token counts and cost so far."),
             entry("model", &["/model", "/models"], "options", true, "Show this session's model, or set it (`default` goes back to the agent's)."),
             entry("think", &["/think", "/thinking", "/t"], "options", true, "Show this session's thinking level, or set it."),
+            entry("verbose", &["/verbose", "/v"], "options", true, "Show this session's verbose level, or set it."),
+            entry("queue", &["/queue"], "options", true, "Show how this session takes a message while it is busy, or set it."),
             entry("stop", &["/stop", "/abort"], "session", false, "Stop the session's running reply."),
             entry("help", &["/help", "/commands"], "status", false, "Show the chat commands."),
         ]})
