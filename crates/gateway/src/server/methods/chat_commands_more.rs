@@ -157,10 +157,10 @@ pub(super) async fn compact(
     let answer = serde_json::to_value(answer).map_err(|e| e.to_string())?;
     let kept = answer["kept"].as_u64().unwrap_or(0);
     let mut text = if answer["compacted"] == true {
-        let before = before.map_or_else(|| "an unknown number of".to_owned(), |t| t.to_string());
+        let before = before.map_or_else(String::new, |t| format!("; {t} tokens were in context"));
         format!(
-            "Compacted: kept the last {kept} transcript entries and archived the rest; \
-             {before} tokens were in context, the count starts again with the next reply."
+            "Compacted: kept the last {kept} transcript entries and archived the rest{before}. \
+             The token count starts again with the next reply."
         )
     } else if answer["reason"].is_string() {
         "Nothing to compact: this session has no messages yet.".to_owned()

@@ -301,3 +301,39 @@ async fn compact_goes_through_sessions_compact_and_is_refused_while_a_reply_runs
         format!("Session {busy_key} is still active; try again in a moment.")
     );
 }
+
+#[tokio::test]
+async fn compact_archives_all_but_the_latest_entries_and_clears_the_counts() {
+    let server = start(hi_scenario()).await;
+    let (_watcher, mut client) = clients(&server.url).await;
+    client.chat_send(KEY, "ping", "r-1").await;
+    client
+        .until(|f| {
+            f["event"] == "chat"
+                && f["payload"]["runId"] == "r-1"
+                && f["payload"]["state"] == "final"
+        })
+        .await;
+    let total = client.ok("sessions.list", json!({})).await["sessions"][0]["totalTokens"].clone();
+    assert!(total.as_u64().is_some_and(|t| t > 0), "{total}");
+    // Each exchange is one transcript entry: enough of them to pass the 400 kept.
+    for i in 0..400 {
+        command(&mut client, "/verbose", &format!("v-{i}")).await;
+    }
+    assert_eq!(
+        command(&mut client, "/compact", "c-1").await,
+        format!(
+            "Compacted: kept the last 400 transcript entries and archived the rest; {total} \
+             tokens were in context. The token count starts again with the next reply."
+        )
+    );
+    let row = &client.ok("sessions.list", json!({})).await["sessions"][0];
+    assert_eq!(row.get("totalTokens"), None, "{row}");
+    // The first answer was kept as one more entry, so the next compaction trims that one;
+    // with the counts cleared there is no token count to tell.
+    assert_eq!(
+        command(&mut client, "/compact", "c-2").await,
+        "Compacted: kept the last 400 transcript entries and archived the rest. The token \
+         count starts again with the next reply."
+    );
+}
