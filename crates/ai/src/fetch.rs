@@ -31,6 +31,34 @@ pub enum FetchError {
 
 /// The body of `GET url`, within `limits`.
 pub async fn fetch_capped(url: &str, limits: FetchLimits) -> Result<Vec<u8>, FetchError> {
+    let client = reqwest::Client::builder()
+        .user_agent(concat!("pincer/", env!("CARGO_PKG_VERSION")))
+        .timeout(limits.timeout)
+        .redirect(reqwest::redirect::Policy::limited(limits.max_redirects))
+        .build()
+        .map_err(|e| FetchError::Failed(crate::error_text::error_chain(&e)))?;
+    fetch_capped_with(&client, url, limits).await
+}
+
+/// [`fetch_capped`] on a client the caller built (one that checks where it connects, say);
+/// `limits.timeout` bounds the whole exchange here, whatever the client's own settings, and
+/// its redirect policy is the client's.
+pub async fn fetch_capped_with(
+    client: &reqwest::Client,
+    url: &str,
+    limits: FetchLimits,
+) -> Result<Vec<u8>, FetchError> {
+    match tokio::time::timeout(limits.timeout, fetch_body(client, url, limits)).await {
+        Ok(result) => result,
+        Err(_) => Err(FetchError::Timeout(limits.timeout)),
+    }
+}
+
+async fn fetch_body(
+    client: &reqwest::Client,
+    url: &str,
+    limits: FetchLimits,
+) -> Result<Vec<u8>, FetchError> {
     let failed = |e: reqwest::Error| {
         if e.is_timeout() {
             FetchError::Timeout(limits.timeout)
@@ -38,12 +66,6 @@ pub async fn fetch_capped(url: &str, limits: FetchLimits) -> Result<Vec<u8>, Fet
             FetchError::Failed(crate::error_text::error_chain(&e))
         }
     };
-    let client = reqwest::Client::builder()
-        .user_agent(concat!("pincer/", env!("CARGO_PKG_VERSION")))
-        .timeout(limits.timeout)
-        .redirect(reqwest::redirect::Policy::limited(limits.max_redirects))
-        .build()
-        .map_err(failed)?;
     let mut response = client.get(url).send().await.map_err(failed)?;
     let status = response.status();
     if !status.is_success() {

@@ -215,8 +215,7 @@ impl App {
             agent_id,
             policy.clone(),
         )?);
-        let web = section.web.as_ref().or(self.config.tools.web.as_ref());
-        tools.extend(crate::web_setup::web_tools(self, web));
+        tools.extend(crate::web_setup::web_tools(self, self.web_config(agent_id)));
         tools.extend(crate::web_setup::browser_tools(self, workspace)?);
         tools.extend(exec_tools(
             policy,

@@ -31,7 +31,6 @@ use crate::credentials::SharedCredentials;
 const DESCRIBE_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long an image download may take, redirects included.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
-const FETCH_REDIRECTS: usize = 3;
 /// Most tokens of an answer (OpenClaw's, unless the model's own limit is lower).
 const MAX_ANSWER_TOKENS: u64 = 4096;
 
@@ -50,6 +49,9 @@ pub fn image_tool(app: &App, agent_id: &str, policy: PathPolicy) -> Result<Arc<d
         default_model: defaults.model.clone(),
         custom_providers: app.custom_providers(),
         credentials: SharedCredentials::new(app, None)?,
+        fetch_policy: crate::web_setup::fetch_policy(
+            app.web_config(agent_id).and_then(|w| w.fetch.as_ref()),
+        ),
     }));
     Ok(pincer_agent::typed(ImageTool::new(
         policy,
@@ -66,6 +68,9 @@ struct Setup {
     default_model: Option<ModelSelection>,
     custom_providers: Vec<String>,
     credentials: SharedCredentials,
+    /// Where an image URL may be fetched from: `web_fetch`'s policy (`tools.web.fetch`),
+    /// so a prompt cannot point the tool at the local network or a metadata service.
+    fetch_policy: pincer_web::ssrf::NetworkPolicy,
 }
 
 #[derive(Clone)]
@@ -88,7 +93,8 @@ impl VisionModel for AppVision {
     }
 
     fn fetch(&self, url: String, limit: u64) -> BoxFuture<'static, Result<Vec<u8>, String>> {
-        Box::pin(fetch(url, limit))
+        let policy = self.0.fetch_policy.clone();
+        Box::pin(fetch(policy, url, limit))
     }
 }
 
@@ -220,17 +226,28 @@ impl Call {
 }
 
 /// GETs `url`, at most `limit` bytes ([`pincer_ai::fetch::fetch_capped`]).
-async fn fetch(url: String, limit: u64) -> Result<Vec<u8>, String> {
-    use pincer_ai::fetch::{FetchError, FetchLimits, fetch_capped};
+async fn fetch(
+    policy: pincer_web::ssrf::NetworkPolicy,
+    url: String,
+    limit: u64,
+) -> Result<Vec<u8>, String> {
+    use pincer_ai::fetch::{FetchError, FetchLimits, fetch_capped_with};
+    let checked = policy.check_url(&url).map_err(|e| e.to_string())?;
+    // Names are checked where the client connects (and every redirect again).
+    let client =
+        pincer_web::fetch::http::client(&policy, pincer_web::fetch::USER_AGENT, FETCH_TIMEOUT)
+            .map_err(|e| e.to_string())?;
     let limits = FetchLimits {
         max_bytes: limit,
         timeout: FETCH_TIMEOUT,
-        max_redirects: FETCH_REDIRECTS,
+        max_redirects: pincer_web::ssrf::MAX_REDIRECTS,
     };
-    fetch_capped(&url, limits).await.map_err(|e| match e {
-        FetchError::TooLarge { .. } => {
-            format!("larger than {limit} bytes, the most the image tool takes")
-        }
-        other => other.to_string(),
-    })
+    fetch_capped_with(&client, checked.as_str(), limits)
+        .await
+        .map_err(|e| match e {
+            FetchError::TooLarge { .. } => {
+                format!("larger than {limit} bytes, the most the image tool takes")
+            }
+            other => other.to_string(),
+        })
 }

@@ -45,13 +45,9 @@ pub fn fetch_options(app: &App, config: Option<&WebFetchConfig>) -> WebFetchOpti
         pdf_text: pdf_text(),
         ..WebFetchOptions::default()
     };
+    options.policy = fetch_policy(config);
     let Some(config) = config else {
         return options;
-    };
-    options.policy = NetworkPolicy {
-        allow_private_network: config.allow_private_network.unwrap_or(false),
-        allow_hosts: config.allow_hosts.clone(),
-        ..NetworkPolicy::default()
     };
     if let Some(chars) = config.max_chars {
         options.max_chars = chars;
@@ -72,6 +68,18 @@ pub fn fetch_options(app: &App, config: Option<&WebFetchConfig>) -> WebFetchOpti
         options.user_agent = agent.clone();
     }
     options
+}
+
+/// What `web_fetch` (and the `image` tool's downloads) may reach: `tools.web.fetch`'s
+/// `allowPrivateNetwork` and `allowHosts`.
+pub fn fetch_policy(config: Option<&WebFetchConfig>) -> NetworkPolicy {
+    NetworkPolicy {
+        allow_private_network: config
+            .and_then(|c| c.allow_private_network)
+            .unwrap_or(false),
+        allow_hosts: config.map(|c| c.allow_hosts.clone()).unwrap_or_default(),
+        ..NetworkPolicy::default()
+    }
 }
 
 /// The configured search provider with its key (from the config, else its environment
@@ -174,6 +182,15 @@ fn browser_policy(config: &BrowserConfig) -> NetworkPolicy {
 }
 
 impl App {
+    /// The `tools.web` section that applies to `agent_id`: its own tools section's, else
+    /// the global one.
+    pub fn web_config(&self, agent_id: &str) -> Option<&WebToolsConfig> {
+        self.agent_entry(agent_id)
+            .and_then(|a| a.tools.as_ref())
+            .and_then(|t| t.web.as_ref())
+            .or(self.config.tools.web.as_ref())
+    }
+
     /// The profile's browser as this process sees it, made on first use; an error when
     /// `browser.defaultProfile` cannot be a directory name.
     pub fn browser_runtime(&self) -> anyhow::Result<Arc<dyn pincer_browser::BrowserRuntime>> {

@@ -3,7 +3,9 @@
 //! else the agent's own model when it takes images) gets one request of the prompt and the
 //! exact image part, and its answer comes back to the agent as the tool's result. Without a
 //! model that takes images the tool says so and no vision call is made. An http URL is
-//! fetched (from a one-answer server on 127.0.0.1) with the size cap enforced as it arrives.
+//! fetched (from a one-answer server on 127.0.0.1, allowed by `tools.web.fetch.allowHosts`)
+//! with the size cap enforced as it arrives; without the allowance, or towards a metadata
+//! address, the download is refused before any connection.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -47,7 +49,10 @@ async fn setup_with(agent_model: &str, image_model: Option<&str>, args: Value) -
         .unwrap_or_default();
     home.use_mock(
         &server,
-        &format!("agents: {{ defaults: {{ model: \"{agent_model}\" {image_model} }} }},"),
+        &format!(
+            "agents: {{ defaults: {{ model: \"{agent_model}\" {image_model} }} }},\n  \
+             tools: {{ web: {{ fetch: {{ allowHosts: [\"127.0.0.1\"] }} }} }},"
+        ),
     );
     let workspace = home.path().join("agents/main/workspace");
     std::fs::create_dir_all(&workspace).unwrap();
@@ -203,6 +208,38 @@ async fn an_http_image_that_fails_or_is_too_big_is_a_tool_error() {
         assert_eq!(
             tool_result_sent(&server),
             json!(format!("cannot fetch {url}: {error}"))
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_url_on_the_local_network_is_refused_unless_allowed() {
+    let url = format!("{}/pic.png", image_host(200, PNG.to_vec()).await);
+    for (target, refusal) in [
+        (
+            url.clone(),
+            "refused 127.0.0.1: it is 127.0.0.1, a loopback address; to allow it set \
+             tools.web.fetch.allowPrivateNetwork: true or add \"127.0.0.1\" to \
+             tools.web.fetch.allowHosts",
+        ),
+        (
+            "http://169.254.169.254/latest/meta-data/pic.png".to_owned(),
+            "refused 169.254.169.254: it is 169.254.169.254, a cloud metadata service \
+             address; to reach it anyway add \"169.254.169.254\" to tools.web.fetch.allowHosts",
+        ),
+    ] {
+        let (server, home) =
+            setup_with("mock/backup", Some("mock/primary"), json!({"url": target})).await;
+        // The same home without the allowance for 127.0.0.1.
+        home.use_mock(
+            &server,
+            "agents: { defaults: { model: \"mock/backup\", imageModel: \"mock/primary\" } },",
+        );
+        home.run_ok(&["ask", QUESTION]);
+        assert_eq!(server.requests().len(), 2, "no vision call");
+        assert_eq!(
+            tool_result_sent(&server),
+            json!(format!("cannot fetch {target}: {refusal}"))
         );
     }
 }
