@@ -32,7 +32,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Gateway;
 use super::block_delivery::{BlockReply, BlockStreaming};
-use super::methods::answer_command;
+use super::methods::{answer_command, queue_mode_of};
 use super::runs::{GatewayEvent, RunState, Submitted};
 use super::runtime::{TurnRequest, on_blocking_pool};
 use crate::pairing::{
@@ -368,7 +368,14 @@ impl ChannelIngress {
             media,
             ..TurnRequest::user(&route.agent_id, &route.session_key, text)
         };
-        let mode = self.gw.runs.queue_settings().mode;
+        // The session's own mode (`/queue`), else the config's.
+        let mode = queue_mode_of(
+            &self.gw,
+            &route.agent_id,
+            &route.session_key,
+            self.gw.runs.queue_settings().mode,
+        )
+        .await;
         // Subscribed before the run can start, so a streamed reply misses none of its text.
         let streaming = endpoint
             .block_streaming

@@ -32,6 +32,7 @@ use super::attachments::{self, Attachments};
 use super::blocking;
 use super::params::{Later, NonEmpty, parse};
 use super::queue::{QueueFields, QueueModeParam, queue_fields, queue_mode_or};
+use super::queue_mode_of;
 use super::session_events::broadcast_message;
 use super::sessions::announce;
 use super::transcript_ids::with_identity;
@@ -82,6 +83,7 @@ pub(super) async fn send(gw: &Arc<Gateway>, p: &Value) -> Result<ChatSendRespons
     let key = params.session_key.0;
     let mut message = params.message;
     let run_id = params.idempotency_key.0;
+    let asked = params.queue_mode.is_some();
     let mode = queue_mode_or(params.queue_mode, gw.runs.queue_settings().mode);
     let agent_id = agent_of_key(gw, &key);
     match commands::parse(&message) {
@@ -114,6 +116,12 @@ pub(super) async fn send(gw: &Arc<Gateway>, p: &Value) -> Result<ChatSendRespons
         }
         None => {}
     }
+    // A mode the request names wins; else the session's own (`/queue`), else the config's.
+    let mode = if asked {
+        mode
+    } else {
+        queue_mode_of(gw, &agent_id, &key, mode).await
+    };
     let media = attachments::receive(gw, &run_id, &agent_id, attached).await?;
     let request = TurnRequest {
         agent_id,

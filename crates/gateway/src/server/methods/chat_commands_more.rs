@@ -19,12 +19,32 @@ use super::sessions;
 
 /// The session's queue mode, if it has its own (`/queue`): what a message to it does while
 /// it is busy, when the request names none.
-pub(in crate::server) fn session_queue_mode(entry: &SessionEntry) -> Option<QueueMode> {
+fn session_queue_mode(entry: &SessionEntry) -> Option<QueueMode> {
     entry
         .extra
         .get("queueMode")
         .and_then(Value::as_str)
         .and_then(QueueMode::parse)
+}
+
+/// The mode a message to session `key` that names none is queued with: the session's own
+/// (`/queue`), else `default` (the configured one; also when the entry cannot be read).
+pub(in crate::server) async fn queue_mode_of(
+    gw: &Gateway,
+    agent_id: &str,
+    key: &str,
+    default: QueueMode,
+) -> QueueMode {
+    match entry(gw, agent_id, key).await {
+        Ok(entry) => entry
+            .as_ref()
+            .and_then(session_queue_mode)
+            .unwrap_or(default),
+        Err(e) => {
+            tracing::warn!(error = %e, key, "cannot read the session's queue mode");
+            default
+        }
+    }
 }
 
 /// `/usage`: what the session's replies so far cost, summed over its transcript.

@@ -45,6 +45,7 @@ use super::session_keys::known_agent_of_key;
 
 pub(super) use chat::injected_message;
 pub(super) use chat_commands::answer as answer_command;
+pub(super) use chat_commands_more::queue_mode_of;
 pub use session_events::{Change, Subscriptions, broadcast_change, message_observer, spawn_change};
 pub(super) use system::{WakeMode, wake_main};
 

@@ -337,3 +337,20 @@ async fn compact_archives_all_but_the_latest_entries_and_clears_the_counts() {
          count starts again with the next reply."
     );
 }
+
+#[tokio::test]
+async fn a_sessions_queue_mode_takes_a_busy_sessions_message_unless_the_request_names_one() {
+    let server = start(hi_scenario()).await;
+    let (_watcher, mut client) = busy(&server.url, KEY, "slow-1").await;
+    assert_eq!(
+        command(&mut client, "/queue followup", "q-1").await,
+        "queue: followup"
+    );
+    let res = client.chat_send(KEY, "ping", "m-1").await;
+    assert_eq!(
+        res["payload"],
+        json!({"runId": "m-1", "status": "queued", "queueMode": "followup"})
+    );
+    let res = client.chat_send_in("steer", KEY, "ping", "m-2").await;
+    assert_eq!(res["payload"]["queueMode"], "steer", "{res}");
+}
