@@ -8,8 +8,9 @@
 //! 3. routes it (bindings, `/agent` prefix, default agent; session key per chat and thread),
 //! 4. moves its files from the adapters' staging directory into the routed agent's
 //!    workspace inbox (`inbox/<date>/…`, see [`pincer_turns::media_inbox`]) so `read` can open them,
-//! 5. answers a chat command itself (`/new` resets the session; `/status`, `/model`,
-//!    `/think`, `/stop`, `/help`: see `methods/chat_commands.rs`) — in a group, the ones that
+//! 5. answers a chat command itself (`/new` resets the session; `/compact`, `/status`,
+//!    `/usage`, `/model`, `/think`, `/verbose`, `/queue`, `/stop`, `/help`: see
+//!    `methods/chat_commands.rs`) — in a group, the ones that
 //!    change the shared session only for the channel's owners (`allowFrom`, approved by
 //!    pairing, or a sender named in `groupAllowFrom`) — or else
 //! 6. submits it as a run with the session's queue mode, in arrival order,
