@@ -157,6 +157,18 @@ const PIXEL = Buffer.from(
   "base64");
 const mockUrl = env("WEBCHAT_MOCK_URL");
 // The image parts of the user messages of the mock's last request.
+// An earlier reply in the page matches the waits for a final reply before the new one has
+// arrived (a slow worker): wait (bounded, 10 s) until the last request carries `count`
+// pictures, then return what it carries.
+async function lastRequestImagesOnce(count) {
+  let images = await lastRequestImages();
+  for (let i = 0; i < 100 && images.length !== count; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    images = await lastRequestImages();
+  }
+  return images;
+}
+
 async function lastRequestImages() {
   const requests = await (await fetch(`${mockUrl}/__mock/requests`)).json();
   const messages = requests[requests.length - 1].body.messages;
@@ -171,7 +183,7 @@ await check("attaches a picture by the button: thumbnail, sent to the model, kep
   await page.waitForSelector('.msg.user:has-text("what is in this picture") img.thumb');
   await page.waitForSelector('.msg.assistant[data-state="final"]:has-text("mock: ")');
   assert((await page.locator("#pending .chip").count()) === 0, "the pending list is emptied");
-  const images = await lastRequestImages();
+  const images = await lastRequestImagesOnce(1);
   assert(images.length === 1 && images[0] === `data:image/png;base64,${PIXEL.toString("base64")}`,
     `the model got the picture: ${JSON.stringify(images).slice(0, 200)}`);
   await page.reload();
@@ -201,7 +213,7 @@ await check("a pasted and a dropped file are attached too", async () => {
   await sendMessage("and this one");
   await page.waitForSelector('.msg.user:has-text("and this one") img.thumb');
   await page.waitForSelector('.msg.assistant[data-state="final"]:has-text("mock: ")');
-  const images = await lastRequestImages();
+  const images = await lastRequestImagesOnce(2);
   assert(images.length === 2, `both pictures of the session reach the model: ${images.length}`);
 });
 

@@ -116,11 +116,16 @@ pub(crate) async fn run_browser(
         tokio::select! {
             _ = running.child.wait() => {
                 // Gone by itself: clean up after it unless another process is already
-                // replacing it (then it holds the lock and handles the stale record).
-                if let Ok(_lock) = record::lock(&paths.lock(), LOCK_PATIENCE).await {
+                // replacing it (then it holds the lock and handles the stale record, and
+                // waits for this process to exit before it starts a new browser). The lock
+                // is held until the cleanup is over: the cleanup ends every process of the
+                // profile, and a browser started meanwhile would be one of them.
+                let lock = record::lock(&paths.lock(), LOCK_PATIENCE).await.ok();
+                if lock.is_some() {
                     record::remove_if_pid(&paths.record(), running.pid).await;
                 }
                 running.shut_down().await;
+                drop(lock);
                 return Ended::Exited;
             }
             () = stop.cancelled() => {

@@ -47,6 +47,9 @@ pub const DEFAULT_PROFILE: &str = "default";
 
 /// How long `ensure_running` waits for `/json/version` from a recorded browser.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a new start waits for the cleanup of an in-process browser that died (its
+/// wait for the lock, then SIGTERM, SIGKILL and the profile's stragglers, each bounded).
+const OLD_TASK_WAIT: Duration = Duration::from_secs(15);
 /// How long `stop` waits for the browser and its supervisor to exit before killing.
 const STOP_WAIT: Duration = Duration::from_secs(8);
 
@@ -203,6 +206,9 @@ impl ProfileRuntime {
         // it wrote its record) would hold the profile's singleton lock.
         if let Some(old) = self.take_direct() {
             old.stop.cancel();
+            // Its cleanup ends every process of the profile: it must be over before the
+            // new browser starts, or the new one is ended with the old.
+            let _ = tokio::time::timeout(OLD_TASK_WAIT, old.task).await;
         }
         procs::reap_profile(&self.paths.user_data_arg(), Duration::from_secs(5)).await;
         record::remove(&self.paths.record()).await?;
