@@ -8,9 +8,7 @@ use serde::Deserialize;
 use url::Url;
 
 use super::http::{Transport, endpoint};
-use super::render::{
-    AGE_MAX_CHARS, SNIPPET_MAX_CHARS, TITLE_MAX_CHARS, clean_line, clean_url, strip_tags,
-};
+use super::render::{hit, strip_tags};
 use super::{
     Freshness, ProviderKind, SearchError, SearchHit, SearchProvider, SearchRequest, SearchResults,
 };
@@ -142,17 +140,12 @@ pub(crate) fn parse(body: &[u8], request: &SearchRequest) -> Result<SearchResult
     let results: Vec<SearchHit> = items
         .into_iter()
         .filter_map(|item| {
-            let text = |s: Option<&str>, max| clean_line(&strip_tags(s.unwrap_or_default()), max);
-            Some(SearchHit {
-                url: clean_url(item.url.as_deref()?)?,
-                title: text(item.title.as_deref(), TITLE_MAX_CHARS),
-                snippet: text(item.description.as_deref(), SNIPPET_MAX_CHARS),
-                age: item
-                    .age
-                    .or(item.page_age)
-                    .map(|a| clean_line(&a, AGE_MAX_CHARS))
-                    .filter(|a| !a.is_empty()),
-            })
+            hit(
+                item.url.as_deref(),
+                &strip_tags(item.title.as_deref().unwrap_or_default()),
+                &strip_tags(item.description.as_deref().unwrap_or_default()),
+                item.age.or(item.page_age).as_deref(),
+            )
         })
         .take(request.count)
         .collect();

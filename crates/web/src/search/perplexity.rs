@@ -16,7 +16,7 @@ use url::Url;
 
 use super::http::{Transport, endpoint};
 use super::render::{
-    AGE_MAX_CHARS, SNIPPET_MAX_CHARS, TITLE_MAX_CHARS, clean_answer, clean_line, clean_url,
+    SNIPPET_MAX_CHARS, TITLE_MAX_CHARS, clean_age, clean_answer, clean_line, clean_url,
 };
 use super::{
     Freshness, ProviderKind, SearchError, SearchHit, SearchProvider, SearchRequest, SearchResults,
@@ -234,9 +234,7 @@ fn hit(
         title,
         url,
         snippet: clean_line(snippet.unwrap_or_default(), SNIPPET_MAX_CHARS),
-        age: date
-            .map(|d| clean_line(d, AGE_MAX_CHARS))
-            .filter(|d| !d.is_empty()),
+        age: clean_age(date),
     })
 }
 

@@ -10,7 +10,7 @@
 use std::fmt::Write as _;
 use std::hash::{BuildHasher, Hasher};
 
-use super::{ProviderKind, SearchResults};
+use super::{ProviderKind, SearchHit, SearchResults};
 
 /// The opening marker's name: `<<<UNTRUSTED_WEB_CONTENT id="…">>>`.
 pub const UNTRUSTED_BEGIN: &str = "UNTRUSTED_WEB_CONTENT";
@@ -73,6 +73,28 @@ pub(crate) fn clean_answer(text: &str) -> String {
         }
     }
     out
+}
+
+/// One result from a provider's raw fields, each cleaned and bounded; `None` without a
+/// usable http(s) URL. Every provider builds its hits here, so they are cut alike.
+pub(crate) fn hit(
+    url: Option<&str>,
+    title: &str,
+    snippet: &str,
+    age: Option<&str>,
+) -> Option<SearchHit> {
+    Some(SearchHit {
+        url: clean_url(url?)?,
+        title: clean_line(title, TITLE_MAX_CHARS),
+        snippet: clean_line(snippet, SNIPPET_MAX_CHARS),
+        age: clean_age(age),
+    })
+}
+
+/// A publication date or age as shown, bounded; `None` when it is blank.
+pub(crate) fn clean_age(age: Option<&str>) -> Option<String> {
+    age.map(|a| clean_line(a, AGE_MAX_CHARS))
+        .filter(|a| !a.is_empty())
 }
 
 /// `raw` if it is an http(s) URL of sane length without spaces.

@@ -13,9 +13,7 @@ use serde_json::{Value, json};
 use url::Url;
 
 use super::http::{Transport, endpoint};
-use super::render::{
-    AGE_MAX_CHARS, SNIPPET_MAX_CHARS, TITLE_MAX_CHARS, clean_answer, clean_line, clean_url,
-};
+use super::render::{clean_answer, hit};
 use super::{
     Freshness, ProviderKind, SearchError, SearchHit, SearchProvider, SearchRequest, SearchResults,
 };
@@ -125,18 +123,12 @@ pub(crate) fn parse(body: &[u8], request: &SearchRequest) -> Result<SearchResult
         .results
         .into_iter()
         .filter_map(|item| {
-            Some(SearchHit {
-                url: clean_url(item.url.as_deref()?)?,
-                title: clean_line(item.title.as_deref().unwrap_or_default(), TITLE_MAX_CHARS),
-                snippet: clean_line(
-                    item.content.as_deref().unwrap_or_default(),
-                    SNIPPET_MAX_CHARS,
-                ),
-                age: item
-                    .published_date
-                    .map(|d| clean_line(&d, AGE_MAX_CHARS))
-                    .filter(|d| !d.is_empty()),
-            })
+            hit(
+                item.url.as_deref(),
+                item.title.as_deref().unwrap_or_default(),
+                item.content.as_deref().unwrap_or_default(),
+                item.published_date.as_deref(),
+            )
         })
         .take(request.count)
         .collect();
