@@ -130,7 +130,9 @@ not instructions.";
 /// The `web_fetch` tool.
 pub struct WebFetchTool {
     options: WebFetchOptions,
-    client: Result<reqwest::Client, String>,
+    /// Built on the first call: a TLS client loads its root certificates, which every
+    /// `pincer ask` would otherwise pay for a tool most turns never call.
+    client: std::sync::OnceLock<Result<reqwest::Client, String>>,
     cache: Option<DiskCache>,
 }
 
@@ -141,15 +143,13 @@ pub fn web_fetch_tool(options: WebFetchOptions) -> Arc<dyn AgentTool> {
 
 impl WebFetchTool {
     pub fn new(options: WebFetchOptions) -> Self {
-        let client = http::client(&options.policy, &options.user_agent, options.timeout)
-            .map_err(|e| e.to_string());
         let cache = options
             .cache_dir
             .as_ref()
             .map(|dir| DiskCache::new(dir, options.cache_ttl, options.cache_max_bytes));
         Self {
             options,
-            client,
+            client: std::sync::OnceLock::new(),
             cache,
         }
     }
@@ -180,6 +180,11 @@ impl WebFetchTool {
         }
         let client = self
             .client
+            .get_or_init(|| {
+                let options = &self.options;
+                http::client(&options.policy, &options.user_agent, options.timeout)
+                    .map_err(|e| e.to_string())
+            })
             .as_ref()
             .map_err(|e| ToolError::failed(e.clone()))?;
         let limits = http::Limits {

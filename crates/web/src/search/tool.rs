@@ -52,7 +52,10 @@ pub fn web_search_tool(options: Option<SearchOptions>) -> Arc<dyn AgentTool> {
 }
 
 struct WebSearchTool {
-    setup: Result<Ready, SearchError>,
+    options: Option<SearchOptions>,
+    /// Built on the first call: the provider's TLS client loads root certificates, which
+    /// every `pincer ask` would otherwise pay for a tool most turns never call.
+    setup: std::sync::OnceLock<Result<Ready, SearchError>>,
 }
 
 struct Ready {
@@ -63,15 +66,21 @@ struct Ready {
 
 impl WebSearchTool {
     fn new(options: Option<SearchOptions>) -> Self {
-        let setup = match options {
+        Self {
+            options,
+            setup: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn setup(&self) -> &Result<Ready, SearchError> {
+        self.setup.get_or_init(|| match &self.options {
             None => Err(SearchError::NotConfigured),
-            Some(options) => build_provider(&options).map(|provider| Ready {
+            Some(options) => build_provider(options).map(|provider| Ready {
                 provider,
                 memo: Memo::new(options.cache_ttl),
                 default_count: options.default_count.clamp(1, MAX_COUNT),
             }),
-        };
-        Self { setup }
+        })
     }
 }
 
@@ -87,7 +96,7 @@ impl TypedTool for WebSearchTool {
 
     async fn run(&self, args: WebSearchArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let ready = self
-            .setup
+            .setup()
             .as_ref()
             .map_err(|e| ToolError::failed(e.to_string()))?;
         let request = request(&args, ready.default_count)?;
