@@ -112,7 +112,15 @@ pub struct ServeOptions {
     /// The directory of OpenClaw's Control UI to serve at `/control/`
     /// (`gateway.controlUi.root`); `None` leaves it off.
     pub control_ui_root: Option<std::path::PathBuf>,
+    /// Called with the server's state once it exists and its channels are started, before
+    /// any heartbeat, cron job or client runs a turn: where the composition root binds the
+    /// ports that tools reach the running server through (they should keep a
+    /// `Weak<Gateway>`: the server's runtime holds the tools).
+    pub on_start: Vec<OnStart>,
 }
+
+/// A hook run as the server starts (see [`ServeOptions::on_start`]).
+pub type OnStart = Arc<dyn Fn(&Arc<Gateway>) + Send + Sync>;
 
 impl ServeOptions {
     /// Options with OpenClaw's default run cap.
@@ -135,6 +143,7 @@ impl ServeOptions {
             max_connections: MAX_CONNECTIONS,
             preauth_limits: PreauthLimits::default(),
             control_ui_root: None,
+            on_start: Vec::new(),
         }
     }
 }
@@ -231,6 +240,9 @@ pub async fn serve(
     if let Some(channel_options) = channel_options {
         let ingress = channel_ingress::start(&gateway, channel_options, &shutdown);
         let _ = gateway.channels.set(ingress);
+    }
+    for hook in &options.on_start {
+        hook(&gateway);
     }
     options.heartbeats.start(&gateway, options.heartbeat);
     let cron_task = gateway.cron.clone().map(|cron| {

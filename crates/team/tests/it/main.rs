@@ -1,0 +1,3 @@
+//! The integration tests of pincer-team, one module per tool family.
+
+mod slot;
