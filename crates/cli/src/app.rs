@@ -14,7 +14,7 @@ use pincer_config::{AgentEntry, ExecSecurityName, PincerConfig, ToolProfileName,
 use pincer_store::SessionStore;
 use pincer_tools::{
     ExecSecurity, MemorySource, PathPolicy, ProcessRegistry, ToolFilter, ToolProfile, basic_tools,
-    exec_tools, file_tools,
+    exec_tools_notifying, file_tools,
 };
 
 /// What every command starts from.
@@ -217,11 +217,12 @@ impl App {
         )?);
         tools.extend(crate::web_setup::web_tools(self, self.web_config(agent_id)));
         tools.extend(crate::web_setup::browser_tools(self, workspace)?);
-        tools.extend(exec_tools(
+        tools.extend(exec_tools_notifying(
             policy,
             processes.clone(),
             exec_security(section),
             agent_id,
+            section.exec.as_ref().and_then(|e| e.notify_on_exit),
         ));
         if let Some(source) = self.memory_source(agent_id)? {
             tools.extend(pincer_tools::memory_tools(source));

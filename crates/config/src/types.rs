@@ -506,6 +506,11 @@ pub struct ExecConfig {
     /// Program names `allowlist` permits.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allow: Vec<String>,
+    /// Whether a backgrounded command's exit is queued for its session as a system event
+    /// and wakes the agent (a heartbeat) (default true, as OpenClaw). A call's own
+    /// `notifyOnExit` wins over it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notify_on_exit: Option<bool>,
 }
 
 /// `tools.exec.security`.

@@ -14,7 +14,7 @@ pub mod paths;
 pub mod profile;
 
 pub use basic::basic_tools;
-pub use exec::{ExecExitNotice, ExecSecurity, ProcessRegistry, exec_tools};
+pub use exec::{ExecExitNotice, ExecSecurity, ProcessRegistry, exec_tools, exec_tools_notifying};
 pub use files::file_tools;
 pub use image::{ImageTool, VisionModel};
 pub use memory::{MemorySource, memory_tools};

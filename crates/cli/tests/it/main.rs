@@ -23,6 +23,7 @@ mod gateway_config;
 mod gateway_control_ui;
 mod gateway_crash;
 mod gateway_exec;
+mod gateway_exec_notify;
 mod gateway_prompts;
 mod gateway_rpc_dialogs;
 mod gateway_rpc_runner;

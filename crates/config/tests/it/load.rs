@@ -107,6 +107,7 @@ fn a_full_config_loads_every_section() {
             exec: Some(ExecConfig {
                 security: Some(ExecSecurityName::Allowlist),
                 allow: vec!["git".into(), "cargo".into()],
+                notify_on_exit: None,
             }),
             media: None,
             web: None,

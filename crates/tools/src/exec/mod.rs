@@ -58,11 +58,27 @@ pub fn exec_tools(
     security: ExecSecurity,
     scope: &str,
 ) -> Vec<Arc<dyn AgentTool>> {
+    exec_tools_notifying(policy, registry, security, scope, None)
+}
+
+/// [`exec_tools`] whose `exec` announces a backgrounded command's exit as `notify_on_exit`
+/// says (the agent's `tools.exec.notifyOnExit`) unless a call says otherwise; `None`: the
+/// registry's default.
+pub fn exec_tools_notifying(
+    policy: PathPolicy,
+    registry: ProcessRegistry,
+    security: ExecSecurity,
+    scope: &str,
+    notify_on_exit: Option<bool>,
+) -> Vec<Arc<dyn AgentTool>> {
     if security == ExecSecurity::Deny {
         return Vec::new();
     }
     vec![
-        typed(ExecTool::new(policy, registry.clone(), security, scope)),
+        typed(
+            ExecTool::new(policy, registry.clone(), security, scope)
+                .with_notify_on_exit(notify_on_exit),
+        ),
         typed(ProcessTool::new(registry, scope)),
     ]
 }

@@ -143,9 +143,15 @@ impl ProcessRegistry {
         }
     }
 
-    /// Whether new sessions announce their exit (default on).
+    /// Whether new sessions announce their exit when neither the call nor the agent's
+    /// tool says (default on).
     pub fn set_notify_on_exit(&self, notify: bool) {
         self.inner.notify_on_exit.store(notify, Ordering::Relaxed);
+    }
+
+    /// The default [`set_notify_on_exit`](Self::set_notify_on_exit) set.
+    pub fn notify_on_exit(&self) -> bool {
+        self.inner.notify_on_exit.load(Ordering::Relaxed)
     }
 
     fn sessions(&self) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {
@@ -207,7 +213,6 @@ impl ProcessRegistry {
         }
         self.prune();
         spec.id = self.new_id();
-        spec.notify_on_exit = self.inner.notify_on_exit.load(Ordering::Relaxed);
         spec.record_dir = self.inner.record_dir.get().cloned();
         let weak = Arc::downgrade(&self.inner);
         let hook: ExitHook = Box::new(move |s: &Session| notify(&weak, s));

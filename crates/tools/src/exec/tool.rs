@@ -55,6 +55,10 @@ pub struct ExecArgs {
     /// Run in a pseudo-terminal, for programs that need a TTY (colours, interactive
     /// prompts). Output is what the terminal shows; input sent with process write is echoed.
     pub pty: Option<bool>,
+    /// Whether you are told when this command exits after it went to the background
+    /// (default: the configured `tools.exec.notifyOnExit`, normally true). false: follow it
+    /// with the process tool instead.
+    pub notify_on_exit: Option<bool>,
 }
 
 /// Runs shell commands in the workspace.
@@ -63,6 +67,8 @@ pub struct ExecTool {
     registry: ProcessRegistry,
     security: ExecSecurity,
     scope: String,
+    /// The agent's `tools.exec.notifyOnExit`; `None`: the registry's default.
+    notify_on_exit: Option<bool>,
 }
 
 impl ExecTool {
@@ -77,7 +83,15 @@ impl ExecTool {
             registry,
             security,
             scope: scope.into(),
+            notify_on_exit: None,
         }
+    }
+
+    /// Whether this agent's backgrounded commands announce their exit when a call does not
+    /// say (`None`: the registry's default, see [`ProcessRegistry::set_notify_on_exit`]).
+    pub fn with_notify_on_exit(mut self, notify: Option<bool>) -> Self {
+        self.notify_on_exit = notify;
+        self
     }
 
     fn check_security(&self, command: &str) -> Result<(), ToolError> {
@@ -110,7 +124,7 @@ impl TypedTool for ExecTool {
          If it has not finished after yieldMs (default 10000) it keeps running in the \
          background and you get a sessionId; use the process tool (poll/log/write/kill) to \
          follow up. background: true returns at once. You are notified when a background \
-         command exits. Processes a command leaves behind with `&` are killed when it \
+         command exits (unless notifyOnExit is false). Processes a command leaves behind with `&` are killed when it \
          exits; run long-lived servers with background: true instead.";
 
     async fn run(&self, args: ExecArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
@@ -151,7 +165,10 @@ impl TypedTool for ExecTool {
                 cwd,
                 env: env.into_iter().collect(),
                 timeout,
-                notify_on_exit: true,
+                notify_on_exit: args
+                    .notify_on_exit
+                    .or(self.notify_on_exit)
+                    .unwrap_or_else(|| self.registry.notify_on_exit()),
                 pty: args.pty == Some(true),
                 record_dir: None,
             })

@@ -9,6 +9,7 @@ mod exec;
 mod exec_allowlist;
 mod exec_allowlist_differential;
 mod exec_limits;
+mod exec_notify;
 mod exec_orphans;
 mod files_edit;
 mod files_read;
