@@ -109,6 +109,12 @@ pub enum ChannelError {
     /// The connection failed or dropped.
     #[error("{channel}: connection failed: {message}")]
     Connection { channel: String, message: String },
+    /// The adapter cannot do this (`react`, `edit`, `delete` on a platform without them).
+    #[error("{channel} does not support {action}")]
+    Unsupported {
+        channel: String,
+        action: &'static str,
+    },
 }
 
 /// What the gateway needs from a chat app's adapter.
@@ -133,6 +139,51 @@ pub trait ChannelAdapter: Send + Sync + 'static {
     /// Shows "typing…" in `chat` once (platforms keep it a few seconds; the gateway
     /// repeats it for the whole turn).
     fn typing<'a>(&'a self, chat: &'a ChatRef) -> BoxFuture<'a, Result<(), ChannelError>>;
+    /// Adds the bot's reaction `emoji` to message `message_id` of `chat`, or with `remove`
+    /// takes the bot's reactions there back (the `message` tool's `react`). Default:
+    /// [`ChannelError::Unsupported`].
+    fn react<'a>(
+        &'a self,
+        chat: &'a ChatRef,
+        message_id: &'a str,
+        emoji: &'a str,
+        remove: bool,
+    ) -> BoxFuture<'a, Result<(), ChannelError>> {
+        let _ = (chat, message_id, emoji, remove);
+        Box::pin(std::future::ready(Err(self.unsupported("react"))))
+    }
+    /// Replaces the text of message `message_id` (one the bot sent) with `text`, Markdown
+    /// rendered for the platform and within one message's limit. Default: unsupported.
+    fn edit<'a>(
+        &'a self,
+        chat: &'a ChatRef,
+        message_id: &'a str,
+        text: &'a str,
+    ) -> BoxFuture<'a, Result<(), ChannelError>> {
+        let _ = (chat, message_id, text);
+        Box::pin(std::future::ready(Err(self.unsupported("edit"))))
+    }
+    /// Deletes message `message_id` of `chat`. Default: unsupported.
+    fn delete<'a>(
+        &'a self,
+        chat: &'a ChatRef,
+        message_id: &'a str,
+    ) -> BoxFuture<'a, Result<(), ChannelError>> {
+        let _ = (chat, message_id);
+        Box::pin(std::future::ready(Err(self.unsupported("delete"))))
+    }
+    /// The actions besides `send` this adapter supports (`react`, `edit`, `delete`), for
+    /// error messages. Default: none.
+    fn message_actions(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// [`ChannelError::Unsupported`] for `action` on this adapter's channel.
+    fn unsupported(&self, action: &'static str) -> ChannelError {
+        ChannelError::Unsupported {
+            channel: self.channel().to_owned(),
+            action,
+        }
+    }
 }
 
 /// The truth about one adapter's connection.

@@ -27,7 +27,8 @@ use pincer_channel_port::{ChannelError, InboundMedia};
 /// `show_typing`; its channel is `$channel` and its account `self.$settings.account_id`.
 /// What the trait adds around them, boxing each future, is the same for every adapter.
 macro_rules! channel_adapter {
-    ($adapter:ty, channel: $channel:expr, settings: $($settings:ident).+, receive: $receive:ident) => {
+    ($adapter:ty, channel: $channel:expr, settings: $($settings:ident).+, receive: $receive:ident
+     $(, more: { $($more:tt)* })?) => {
         impl pincer_channel_port::ChannelAdapter for $adapter {
             fn channel(&self) -> &str {
                 $channel
@@ -58,6 +59,9 @@ macro_rules! channel_adapter {
             ) -> futures_util::future::BoxFuture<'a, Result<(), ChannelError>> {
                 Box::pin(self.show_typing(chat))
             }
+
+            // The adapter's own `react` / `edit` / `delete`, where it has them.
+            $($($more)*)?
         }
     };
 }

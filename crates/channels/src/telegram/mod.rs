@@ -2,8 +2,10 @@
 //! loses nor repeats what was already handed over), `sendMessage` in HTML parse mode (one
 //! Markdown rendering split at 4096 chars; a chunk Telegram cannot parse is sent again as
 //! plain text), `sendChatAction`, files both ways (`getFile` + download within the size
-//! limit; `sendDocument` / `sendPhoto`), forum topics, mentions and replies to the bot.
+//! limit; `sendDocument` / `sendPhoto`), forum topics, mentions and replies to the bot;
+//! reactions, edits and deletions for the `message` tool (`actions.rs`).
 
+mod actions;
 mod api;
 mod updates;
 
@@ -384,7 +386,38 @@ impl TelegramAdapter {
     }
 }
 
-channel_adapter!(TelegramAdapter, channel: CHANNEL, settings: settings, receive: poll);
+channel_adapter!(TelegramAdapter, channel: CHANNEL, settings: settings, receive: poll, more: {
+    fn react<'a>(
+        &'a self,
+        chat: &'a ChatRef,
+        message_id: &'a str,
+        emoji: &'a str,
+        remove: bool,
+    ) -> futures_util::future::BoxFuture<'a, Result<(), ChannelError>> {
+        Box::pin(self.set_reaction(chat, message_id, emoji, remove))
+    }
+
+    fn edit<'a>(
+        &'a self,
+        chat: &'a ChatRef,
+        message_id: &'a str,
+        text: &'a str,
+    ) -> futures_util::future::BoxFuture<'a, Result<(), ChannelError>> {
+        Box::pin(self.edit_text(chat, message_id, text))
+    }
+
+    fn delete<'a>(
+        &'a self,
+        chat: &'a ChatRef,
+        message_id: &'a str,
+    ) -> futures_util::future::BoxFuture<'a, Result<(), ChannelError>> {
+        Box::pin(self.delete_message(chat, message_id))
+    }
+
+    fn message_actions(&self) -> &'static [&'static str] {
+        actions::ACTIONS
+    }
+});
 
 /// `text` without `handle` (the bot's `@name`, matched without regard to ASCII case:
 /// usernames are ASCII, and ASCII lowercasing keeps byte offsets), whitespace tidied.

@@ -19,7 +19,7 @@ use super::params::{Params, percent_decode};
 use super::state::{Failure, Inner, RecordedCall, SentFile, SentMessage, Shared, now};
 
 /// Longest message text, in UTF-16 code units after entity parsing.
-const MAX_TEXT: usize = 4096;
+pub(super) const MAX_TEXT: usize = 4096;
 /// Longest caption, same unit.
 const MAX_CAPTION: usize = 1024;
 /// Longest `getUpdates` long poll honoured.
@@ -36,6 +36,9 @@ const METHODS: &[&str] = &[
     "getFile",
     "setMyCommands",
     "deleteWebhook",
+    "editMessageText",
+    "setMessageReaction",
+    "deleteMessage",
 ];
 
 const CHAT_ACTIONS: &[&str] = &[
@@ -61,7 +64,7 @@ pub(crate) struct ApiError {
 }
 
 impl ApiError {
-    fn new(status: u16, description: impl Into<String>) -> Self {
+    pub(super) fn new(status: u16, description: impl Into<String>) -> Self {
         Self {
             status,
             description: description.into(),
@@ -69,7 +72,7 @@ impl ApiError {
         }
     }
 
-    fn bad_request(message: impl std::fmt::Display) -> Self {
+    pub(super) fn bad_request(message: impl std::fmt::Display) -> Self {
         Self::new(400, format!("Bad Request: {message}"))
     }
 }
@@ -99,7 +102,7 @@ impl IntoResponse for ApiError {
     }
 }
 
-type ApiResult = Result<Value, ApiError>;
+pub(super) type ApiResult = Result<Value, ApiError>;
 
 fn ok(result: Value) -> Response {
     Json(json!({"ok": true, "result": result})).into_response()
@@ -192,6 +195,9 @@ async fn handle(
         "getFile" => get_file(&shared, &params),
         "setMyCommands" => set_my_commands(&shared, &params),
         "deleteWebhook" => Ok(Value::Bool(true)),
+        "editMessageText" => super::actions::edit_message_text(&shared, &params),
+        "setMessageReaction" => super::actions::set_message_reaction(&shared, &params),
+        "deleteMessage" => super::actions::delete_message(&shared, &params),
         _ => Err(ApiError::new(404, "Not Found: method not found")),
     };
     match result {
@@ -227,7 +233,7 @@ fn get_me(shared: &Shared) -> Value {
     user
 }
 
-fn int(params: &Params, name: &str) -> Result<Option<i64>, ApiError> {
+pub(super) fn int(params: &Params, name: &str) -> Result<Option<i64>, ApiError> {
     params.int(name).map_err(ApiError::bad_request)
 }
 
@@ -244,7 +250,7 @@ async fn get_updates(shared: &Shared, params: &Params) -> ApiResult {
     Ok(Value::Array(updates.unwrap_or_default()))
 }
 
-fn chat_id(params: &Params) -> Result<i64, ApiError> {
+pub(super) fn chat_id(params: &Params) -> Result<i64, ApiError> {
     match params.int("chat_id") {
         Ok(Some(id)) => Ok(id),
         Ok(None) => Err(ApiError::bad_request("chat_id is empty")),
@@ -270,7 +276,7 @@ fn reply_to(params: &Params) -> Result<Option<i64>, ApiError> {
 }
 
 /// Checks `text` for `parse_mode` and returns its visible text.
-fn visible_text(text: &str, parse_mode: Option<&str>) -> Result<String, ApiError> {
+pub(super) fn visible_text(text: &str, parse_mode: Option<&str>) -> Result<String, ApiError> {
     match parse_mode {
         None => Ok(text.to_owned()),
         Some(mode) if mode.eq_ignore_ascii_case("html") => parse_html(text)
@@ -284,7 +290,7 @@ fn visible_text(text: &str, parse_mode: Option<&str>) -> Result<String, ApiError
     }
 }
 
-fn utf16_len(text: &str) -> usize {
+pub(super) fn utf16_len(text: &str) -> usize {
     text.encode_utf16().count()
 }
 

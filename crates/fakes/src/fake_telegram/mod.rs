@@ -20,7 +20,8 @@
 //! - `sendChatAction` (known actions only), `sendDocument` / `sendPhoto` (multipart upload,
 //!   or a known `file_id`; caption up to 1024), `getFile` and downloads at
 //!   `/file/bot<TOKEN>/<file_path>`, `setMyCommands` (command names checked),
-//!   `deleteWebhook`.
+//!   `deleteWebhook`; `editMessageText`, `setMessageReaction` and `deleteMessage` on
+//!   messages the fake knows (edits only of the bot's own), recorded.
 //! - Test controls on [`FakeTelegram`]: injected messages (with `mention` / `bot_command`
 //!   entities computed with UTF-16 offsets) and raw updates, registered files, redelivery of
 //!   a confirmed update, one-shot failures (`429` with `retry_after`, `502`, …), dropped
@@ -29,7 +30,8 @@
 //!   same controls over HTTP, for the `pincer-fake-telegram` binary.
 //!
 //! Not covered: webhooks (`setWebhook`), the 409 conflict of two concurrent `getUpdates`,
-//! `allowed_updates` filtering (recorded only), editing/deleting messages, inline keyboards
+//! `allowed_updates` filtering (recorded only), the 48-hour limits on editing and deleting,
+//! the list of emoji Telegram allows as reactions, inline keyboards
 //! and callback queries, media groups and other media types, MarkdownV2 validation, entity
 //! lists in answers, checking that a photo is an image, per-chat message ids (ids are
 //! global and increasing), and rate limits other than injected ones.
@@ -48,6 +50,7 @@
 //! # }
 //! ```
 
+mod actions;
 mod api;
 mod conn;
 mod control;
@@ -64,7 +67,7 @@ use bytes::Bytes;
 use serde_json::Value;
 
 pub use inject::{ChatType, InjectMessage, RegisteredFile, detect_entities};
-pub use state::{RecordedCall, SentFile, SentMessage};
+pub use state::{EditedMessage, Reaction, RecordedCall, SentFile, SentMessage};
 
 use crate::fake_support::Server;
 use conn::{AbortableListener, ConnHandle};
@@ -279,4 +282,10 @@ crate::fake_support::records!(FakeTelegram {
     sent_files / wait_for_files => sent_files: SentFile;
     /// Every call with the right token and its parameters, in order.
     requests => calls: RecordedCall;
+    /// Messages edited with `editMessageText`.
+    edited_messages / wait_for_edits => edited_messages: EditedMessage;
+    /// Every `setMessageReaction`.
+    reactions / wait_for_reactions => reactions: Reaction;
+    /// `(chat_id, message_id)` of every `deleteMessage`.
+    deleted_messages / wait_for_deletions => deleted_messages: (i64, i64);
 });

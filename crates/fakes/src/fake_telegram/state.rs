@@ -46,6 +46,27 @@ pub struct SentFile {
     pub bytes: Vec<u8>,
 }
 
+/// A message the bot edited with `editMessageText`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EditedMessage {
+    pub chat_id: i64,
+    pub message_id: i64,
+    /// The new text exactly as sent.
+    pub text: String,
+    /// The new visible text.
+    pub plain_text: String,
+    pub parse_mode: Option<String>,
+}
+
+/// A `setMessageReaction`: the bot's reactions on a message after the call (empty: all
+/// taken back).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Reaction {
+    pub chat_id: i64,
+    pub message_id: i64,
+    pub emoji: Vec<String>,
+}
+
 /// One API call with a valid token, in arrival order.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RecordedCall {
@@ -94,6 +115,10 @@ pub(crate) struct Inner {
     pub sent_files: Vec<SentFile>,
     pub get_updates_offsets: Vec<i64>,
     pub my_commands: Option<Value>,
+    pub edited_messages: Vec<EditedMessage>,
+    pub reactions: Vec<Reaction>,
+    /// `(chat_id, message_id)` of every `deleteMessage`.
+    pub deleted_messages: Vec<(i64, i64)>,
 }
 
 /// What the handlers share: the config, the stop token, the base URL and [`Inner`].
@@ -131,6 +156,9 @@ impl Inner {
             sent_files: Vec::new(),
             get_updates_offsets: Vec::new(),
             my_commands: None,
+            edited_messages: Vec::new(),
+            reactions: Vec::new(),
+            deleted_messages: Vec::new(),
         }
     }
 }
@@ -177,6 +205,21 @@ impl Inner {
             }
             self.messages.insert((chat_id, message_id), stored);
         }
+    }
+
+    /// A message injected or sent in `chat_id`, by id.
+    pub fn message(&self, chat_id: i64, message_id: i64) -> Option<&Value> {
+        self.messages.get(&(chat_id, message_id))
+    }
+
+    /// A message's stored form, to change it (an edit).
+    pub fn message_mut(&mut self, chat_id: i64, message_id: i64) -> Option<&mut Value> {
+        self.messages.get_mut(&(chat_id, message_id))
+    }
+
+    /// Forgets a deleted message; `false` when there was none.
+    pub fn forget_message(&mut self, chat_id: i64, message_id: i64) -> bool {
+        self.messages.remove(&(chat_id, message_id)).is_some()
     }
 
     /// The `reply_to_message` for a reply to `message_id` in `chat`.
@@ -398,5 +441,8 @@ impl Inner {
         self.chat_actions.clear();
         self.sent_files.clear();
         self.get_updates_offsets.clear();
+        self.edited_messages.clear();
+        self.reactions.clear();
+        self.deleted_messages.clear();
     }
 }
