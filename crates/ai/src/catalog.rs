@@ -12,6 +12,8 @@ use serde_json::Value;
 use crate::env::{EnvSource, base_url_var};
 use crate::model::{Compat, InputKind, Model, ModelCost, apis};
 
+mod proxied;
+
 const BUILTIN_MODELS: &str = include_str!("../data/models.json");
 const EXTRA_MODELS: &str = include_str!("../data/extra-models.json");
 
@@ -97,7 +99,9 @@ pub struct ModelsConfig {
 pub struct ProviderConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
-    /// Wire API: openai-completions, openai-responses, anthropic-messages, google-generative-ai.
+    /// Wire API: openai-completions, openai-responses, anthropic-messages, google-generative-ai,
+    /// or `proxy` (pi's proxy at `baseUrl`, the key its bearer token; each model's id names
+    /// the model it stands for, e.g. `anthropic/claude-sonnet-4-5`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api: Option<String>,
     /// An environment-variable name, a literal key, or `!command` whose output is the key.
@@ -144,6 +148,8 @@ pub struct CustomModel {
 pub struct ModelRegistry {
     models: Vec<Model>,
     keys: HashMap<String, KeySpec>,
+    /// The model each proxied model (`api: "proxy"`) stands for, by its `provider/id`.
+    proxied: HashMap<String, Model>,
 }
 
 impl ModelRegistry {
@@ -159,6 +165,7 @@ impl ModelRegistry {
         Ok(Self {
             models,
             keys: HashMap::new(),
+            proxied: HashMap::new(),
         })
     }
 
@@ -189,7 +196,12 @@ impl ModelRegistry {
 
     /// Merge an already parsed models configuration (see [`ModelRegistry::apply_models_config`]).
     pub fn apply_models(&mut self, config: &ModelsConfig) -> Result<(), CatalogError> {
-        for (provider, cfg) in &config.providers {
+        // Proxy providers last: their models name models of the others.
+        let (proxies, direct): (Vec<_>, Vec<_>) = config
+            .providers
+            .iter()
+            .partition(|(_, cfg)| cfg.api.as_deref() == Some(apis::PROXY));
+        for (provider, cfg) in direct.into_iter().chain(proxies) {
             self.apply_provider(provider, cfg.clone())?;
         }
         Ok(())
@@ -229,14 +241,27 @@ impl ModelRegistry {
             });
             let Some(api) = api else {
                 return Err(err(format!(
-                    "model \"{}\" needs an \"api\" (one of {}, {}, {}, {})",
+                    "model \"{}\" needs an \"api\" (one of {}, {}, {}, {}, {})",
                     custom.id,
                     apis::OPENAI_COMPLETIONS,
                     apis::OPENAI_RESPONSES,
                     apis::ANTHROPIC_MESSAGES,
-                    apis::GOOGLE_GENERATIVE_AI
+                    apis::GOOGLE_GENERATIVE_AI,
+                    apis::PROXY
                 )));
             };
+            if api == apis::PROXY {
+                let model = self.proxied_model(
+                    provider,
+                    cfg.base_url.as_deref(),
+                    cfg.headers.as_ref(),
+                    custom,
+                )?;
+                self.models
+                    .retain(|m| !(m.provider == model.provider && m.id == model.id));
+                self.models.push(model);
+                continue;
+            }
             let base_url = custom
                 .base_url
                 .clone()
@@ -526,7 +551,7 @@ mod tests {
             .to_string();
         assert_eq!(
             err,
-            "models configuration: provider \"x\": model \"m\" needs an \"api\" (one of openai-completions, openai-responses, anthropic-messages, google-generative-ai)"
+            "models configuration: provider \"x\": model \"m\" needs an \"api\" (one of openai-completions, openai-responses, anthropic-messages, google-generative-ai, proxy)"
         );
         let err = registry
             .apply_models_config("{providers: {")

@@ -19,6 +19,9 @@ pub mod apis {
     pub const GOOGLE_GENERATIVE_AI: &str = "google-generative-ai";
     /// The offline provider that needs no key (see `providers::stub`).
     pub const STUB: &str = "stub";
+    /// pi's proxy (`streamProxy`): a configured provider whose models are other providers'
+    /// models reached through a proxy server (see `providers::proxy`).
+    pub const PROXY: &str = "proxy";
 }
 
 /// Kinds of input a model accepts.

@@ -29,9 +29,15 @@ pub struct Llm {
 
 impl Llm {
     pub fn new(app: &App) -> Result<Self> {
+        let registry = app.registry()?;
+        let client = LlmClient::with_env(Arc::clone(&app.env));
+        // Providers of `api: "proxy"` (pi's proxy) stream through it.
+        if let Some(proxy) = registry.proxy_api() {
+            client.apis().register(proxy, None);
+        }
         Ok(Self {
-            registry: Arc::new(app.registry()?),
-            client: LlmClient::with_env(Arc::clone(&app.env)),
+            registry: Arc::new(registry),
+            client,
             keyed: Mutex::default(),
         })
     }

@@ -1,7 +1,8 @@
 //! pi's proxy stream (`streamProxy`): instead of calling a provider, POST
 //! `{proxyUrl}/api/stream` with `{model, context, options}` and read the server's SSE of
 //! bandwidth-stripped events (`ProxyAssistantMessageEvent`), rebuilding the message here.
-//! Used by apps whose server holds the provider keys.
+//! Used by apps whose server holds the provider keys: directly ([`ProxyProvider`]) or as
+//! the `proxy` API of a configured provider ([`ConfiguredProxy`]).
 
 use std::collections::HashMap;
 
@@ -9,11 +10,14 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::builder::MessageBuilder;
+use crate::client::LazyHttpClient;
 use crate::error::ErrorKind;
 use crate::event::AssistantStream;
 use crate::framing::SseEvent;
-use crate::http::{DecodeError, Decoded, HttpCall, StreamDecoder, spawn_http_stream};
-use crate::model::Model;
+use crate::http::{
+    DecodeError, Decoded, HttpCall, StreamDecoder, failed_stream, spawn_http_stream,
+};
+use crate::model::{Model, apis};
 use crate::options::StreamOptions;
 use crate::providers::join_url;
 use crate::registry::ApiProvider;
@@ -81,6 +85,63 @@ impl ApiProvider for ProxyProvider {
         let call = self.build_request(model, context, &options);
         spawn_http_stream(
             self.client.clone(),
+            model.clone(),
+            call,
+            Box::new(ProxyDecoder::default()),
+            options,
+        )
+    }
+}
+
+/// The `proxy` API of the models configuration: each model's proxy is its `baseUrl`, its
+/// bearer token the provider's key, and the model sent is the one it stands for
+/// (`upstream`, by the proxied model's `provider/id`). The reply is the proxied model's,
+/// as the user chose it.
+#[derive(Debug, Clone)]
+pub struct ConfiguredProxy {
+    upstream: HashMap<String, Model>,
+    client: LazyHttpClient,
+}
+
+impl ConfiguredProxy {
+    pub fn new(upstream: HashMap<String, Model>) -> Self {
+        Self {
+            upstream,
+            client: LazyHttpClient::new(),
+        }
+    }
+}
+
+impl ApiProvider for ConfiguredProxy {
+    fn api(&self) -> &str {
+        apis::PROXY
+    }
+
+    fn stream(&self, model: &Model, context: &Context, options: StreamOptions) -> AssistantStream {
+        let Some(upstream) = self.upstream.get(&model.reference()) else {
+            return failed_stream(
+                model,
+                ErrorKind::Config,
+                format!(
+                    "{}: a proxy model must name the model it stands for as provider/id",
+                    model.reference()
+                ),
+            );
+        };
+        let Some(token) = options.api_key.clone().filter(|k| !k.is_empty()) else {
+            return failed_stream(
+                model,
+                ErrorKind::Auth,
+                format!(
+                    "no token for the proxy provider {0}: set models.providers.{0}.apiKey",
+                    model.provider
+                ),
+            );
+        };
+        let proxy = ProxyProvider::new(model.base_url.clone(), token, self.client.get().clone());
+        let call = proxy.build_request(upstream, context, &options);
+        spawn_http_stream(
+            self.client.get().clone(),
             model.clone(),
             call,
             Box::new(ProxyDecoder::default()),

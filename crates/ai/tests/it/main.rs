@@ -7,5 +7,6 @@ mod common;
 mod embeddings;
 mod faults;
 mod proxy_and_stub;
+mod proxy_config;
 mod streaming;
 mod transcription;

@@ -8,6 +8,7 @@ mod ask;
 mod ask_image_tool;
 mod ask_media;
 mod ask_memory;
+mod ask_proxy;
 mod channel_block_streaming;
 mod channel_conformance;
 mod channel_discord;
