@@ -178,6 +178,7 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
             auth,
             llm: &crate::turn_setup::Llm::new(app)?,
             channel: "cli",
+            thinking: None,
         },
     )?;
     let attempts = prepared.attempts;

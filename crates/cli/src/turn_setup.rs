@@ -65,6 +65,9 @@ pub struct AgentSetup<'a> {
     pub llm: &'a Llm,
     /// Where the turn comes from (`cli`, `webchat`, …), for the prompt's runtime line.
     pub channel: &'a str,
+    /// This turn's own thinking level (`chat.send`'s `thinking`, a cron job's), above the
+    /// session's.
+    pub thinking: Option<ThinkingLevel>,
 }
 
 /// An agent ready to run.
@@ -88,7 +91,9 @@ pub fn prepare_agent(app: &App, setup: AgentSetup<'_>) -> Result<PreparedAgent> 
     let mut config = AgentConfig::new(choice.primary.clone(), stream_fn);
     config.tools = setup.tools;
     config.session_key = Some(Arc::from(setup.session_key));
-    config.thinking_level = thinking_level(app, setup.agent_id, setup.entry);
+    config.thinking_level = setup
+        .thinking
+        .unwrap_or_else(|| thinking_level(app, setup.agent_id, setup.entry));
     if let Some(compaction) = &app.config.agents.defaults.compaction {
         let c = &mut config.compaction;
         c.enabled = compaction.enabled.unwrap_or(c.enabled);

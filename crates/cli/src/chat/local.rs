@@ -102,6 +102,7 @@ impl<'a> Local<'a> {
                 auth,
                 llm: &self.llm,
                 channel: "cli",
+                thinking: None,
             },
         )
     }

@@ -258,7 +258,9 @@ fn payload(args: &CronJobArgs, current: Option<&CronPayload>) -> Result<Option<V
             turn.model = Some(model.clone());
         }
         if let Some(thinking) = &args.thinking {
-            turn.thinking = Some(thinking.clone());
+            let level = pincer_gateway::server::parse_thinking(thinking)
+                .map_err(|e| anyhow!("--thinking: {e}"))?;
+            turn.thinking = Some(level.as_str().to_owned());
         }
         if let Some(seconds) = args.timeout_seconds {
             turn.timeout_seconds = Some(seconds);

@@ -287,6 +287,7 @@ impl Runtime for GatewayRuntime {
                 auth: self.credentials.for_turn().map_err(agent)?,
                 llm: &self.llm,
                 channel: "webchat",
+                thinking: request.thinking,
             },
         )
         .map_err(agent)?;

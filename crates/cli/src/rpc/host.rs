@@ -56,6 +56,7 @@ impl AppHost {
                 auth,
                 llm: &self.llm,
                 channel: "rpc",
+                thinking: None,
             },
         )?;
         Ok(prepared.config)

@@ -28,6 +28,7 @@ mod gateway_exec_notify;
 mod gateway_prompts;
 mod gateway_rpc_dialogs;
 mod gateway_rpc_runner;
+mod gateway_thinking;
 mod memory;
 mod pairing_cli;
 mod rpc_interop;

@@ -92,13 +92,14 @@ async fn run_isolated(
     agent_id: String,
     job: CronJob,
 ) -> CronRunOutput {
-    let (text, timeout, model) = match &job.payload {
+    let (text, timeout, model, thinking) = match &job.payload {
         CronPayload::AgentTurn(turn) => (
             turn.message.clone(),
             turn.timeout_seconds.map(Duration::from_secs),
             turn.model.clone().filter(|m| !m.trim().is_empty()),
+            job_thinking(&job.id, turn.thinking.as_deref()),
         ),
-        CronPayload::SystemEvent(event) => (event.text.clone(), None, None),
+        CronPayload::SystemEvent(event) => (event.text.clone(), None, None, None),
     };
     let session_key = pincer_turns::router::cron_session_key(&job.id);
     let run_id = format!("cron-{}-{}", job.id, gw.clock.now_ms());
@@ -112,6 +113,7 @@ async fn run_isolated(
             model,
         },
         media: Vec::new(),
+        thinking,
     };
     gw.runs.start(Arc::clone(&gw.runtime), &run_id, request);
     let timeout = timeout.unwrap_or(DEFAULT_TURN_TIMEOUT);
@@ -179,6 +181,20 @@ async fn run_isolated(
         }
     }
     out
+}
+
+/// A job's `payload.thinking` as a level. A level the store holds but Pincer does not know
+/// (written by hand, or by a newer OpenClaw) does not fail the run: as OpenClaw does, the run
+/// falls back to the session's or the configured level, and the log says so.
+fn job_thinking(job_id: &str, level: Option<&str>) -> Option<pincer_ai::ThinkingLevel> {
+    let level = level.map(str::trim).filter(|l| !l.is_empty())?;
+    match super::runtime::parse_thinking(level) {
+        Ok(level) => Some(level),
+        Err(e) => {
+            tracing::warn!(job = job_id, error = %e, "ignoring the job's thinking level");
+            None
+        }
+    }
 }
 
 /// The channel `delivery` names, unless it is `last` (or none).

@@ -207,6 +207,7 @@ impl AgentHeartbeat {
                 deliver,
             },
             media: Vec::new(),
+            thinking: None,
         };
         if !gw
             .runs

@@ -263,6 +263,7 @@ async fn hook_agent(
         message: message.to_owned(),
         origin: TurnOrigin::User,
         media: Vec::new(),
+        thinking: None,
     };
     let started = gw.runs.start(Arc::clone(&gw.runtime), &run_id, request);
     let replay = !matches!(started, Started::New { .. });

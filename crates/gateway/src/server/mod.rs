@@ -54,6 +54,7 @@ pub use heartbeat_runner::Heartbeats;
 pub use queue::{QueueMode, QueueSettings};
 pub use runs::Runs;
 pub use runtime::{ModelDefaults, PlanError, Runtime, TurnOrigin, TurnRequest};
+pub use runtime::parse_thinking;
 pub use ws_limits::PreauthLimits;
 
 use pincer_automation::cron::CronService;

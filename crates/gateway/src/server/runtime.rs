@@ -23,6 +23,9 @@ pub struct TurnRequest {
     /// named in the message, images sent to a model that takes them
     /// ([`pincer_turns::media_input`]).
     pub media: Vec<pincer_channel_port::InboundMedia>,
+    /// This turn's thinking level (`chat.send`'s `thinking`, a cron job's `payload.thinking`),
+    /// above the session's `/think`; `None`: the session's, else the configured one.
+    pub thinking: Option<pincer_ai::ThinkingLevel>,
 }
 
 impl TurnRequest {
@@ -34,8 +37,19 @@ impl TurnRequest {
             message: message.into(),
             origin: TurnOrigin::User,
             media: Vec::new(),
+            thinking: None,
         }
     }
+}
+
+/// A thinking level as a request names it (`off|minimal|low|medium|high|xhigh`, any case),
+/// or the error a client sees.
+pub fn parse_thinking(level: &str) -> Result<pincer_ai::ThinkingLevel, String> {
+    serde_json::from_value(serde_json::json!(level.trim().to_ascii_lowercase())).map_err(|_| {
+        format!(
+            "invalid thinking level {level:?}: use one of off, minimal, low, medium, high, xhigh"
+        )
+    })
 }
 
 /// Why a turn runs.

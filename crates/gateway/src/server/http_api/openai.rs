@@ -323,6 +323,7 @@ pub(super) async fn chat_completions(
         message: input,
         origin: TurnOrigin::User,
         media,
+        thinking: None,
     };
     // Subscribe before the run starts so no delta is missed.
     let events = body.stream.then(|| gw.runs.subscribe());

@@ -317,6 +317,7 @@ pub(super) async fn create(
         message: input.text,
         origin: TurnOrigin::User,
         media,
+        thinking: None,
     };
     // Subscribe before the run starts so no delta is missed.
     let events = body.stream.then(|| gw.runs.subscribe());

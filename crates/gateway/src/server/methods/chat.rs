@@ -59,6 +59,9 @@ pub(crate) struct ChatSendParams {
     queue_mode: Option<QueueModeParam>,
     /// Files sent with the message (see `attachments.rs`).
     attachments: Option<Attachments>,
+    /// This turn's thinking level (`off|minimal|low|medium|high|xhigh`), above the
+    /// session's `/think`.
+    thinking: Option<String>,
 }
 
 /// `chat.send`'s answer.
@@ -76,6 +79,7 @@ pub(super) struct ChatSendResponse {
 
 pub(super) async fn send(gw: &Arc<Gateway>, p: &Value) -> Result<ChatSendResponse, MethodError> {
     let params: ChatSendParams = parse(p)?;
+    let thinking = thinking_param(params.thinking.as_deref())?;
     let attached = params.attachments.unwrap_or_default();
     if params.message.trim().is_empty() && attached.is_empty() {
         return Err(MethodError::invalid("message or attachment required"));
@@ -129,6 +133,7 @@ pub(super) async fn send(gw: &Arc<Gateway>, p: &Value) -> Result<ChatSendRespons
         message,
         origin: TurnOrigin::User,
         media,
+        thinking,
     };
     let submitted = gw
         .runs
@@ -318,6 +323,16 @@ pub(super) async fn inject(gw: &Gateway, p: &Value) -> Result<ChatInjectResponse
     })
 }
 
+/// A request's `thinking`: absent or blank is no override; an unknown level is refused.
+fn thinking_param(level: Option<&str>) -> Result<Option<pincer_ai::ThinkingLevel>, MethodError> {
+    match level.map(str::trim).filter(|l| !l.is_empty()) {
+        None => Ok(None),
+        Some(level) => super::super::runtime::parse_thinking(level)
+            .map(Some)
+            .map_err(MethodError::invalid),
+    }
+}
+
 /// The note as OpenClaw stores it: an assistant message, the label as a bracketed first line.
 pub(crate) fn injected_message(text: &str, label: Option<&str>) -> AssistantMessage {
     let text = match label {
@@ -349,6 +364,8 @@ pub(crate) struct AgentParams {
     session_key: Later<String>,
     /// Files sent with the message (see `attachments.rs`).
     attachments: Option<Attachments>,
+    /// This turn's thinking level, as `chat.send`'s.
+    thinking: Option<String>,
 }
 
 /// `agent`'s interim answer (the final one is the run's [`final_payload`]).
@@ -374,6 +391,7 @@ pub(super) async fn agent(
     send: &FrameSender,
 ) -> Result<Value, MethodError> {
     let params: AgentParams = parse(p)?;
+    let thinking = thinking_param(params.thinking.as_deref())?;
     let message = params.message.0;
     let run_id = params.idempotency_key.0;
     let mode = queue_mode_or(params.queue_mode, gw.runs.queue_settings().mode);
@@ -394,6 +412,7 @@ pub(super) async fn agent(
         message,
         origin: TurnOrigin::User,
         media,
+        thinking,
     };
     let submitted = gw
         .runs

@@ -224,6 +224,7 @@ pub(super) async fn create(gw: &Arc<Gateway>, p: &Value) -> Result<Created, Meth
                 message,
                 origin: TurnOrigin::User,
                 media: Vec::new(),
+                thinking: None,
             };
             let mode = queue_mode_or(None, gw.runs.queue_settings().mode);
             let submitted = gw
