@@ -29,6 +29,7 @@ mod gateway_prompts;
 mod gateway_rpc_dialogs;
 mod gateway_rpc_runner;
 mod gateway_thinking;
+mod gateway_tool_updates;
 mod memory;
 mod pairing_cli;
 mod rpc_interop;

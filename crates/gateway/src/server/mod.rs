@@ -32,6 +32,7 @@ mod session_keys;
 mod state;
 mod transcript_trim;
 pub mod turn_events;
+mod tool_updates;
 mod writer;
 mod ws_limits;
 mod ws_upgrade;

@@ -58,6 +58,8 @@ pub struct RunEmitter {
     /// Text not yet sent in a `chat` delta, and when the last one went out.
     pending_delta: String,
     last_chat_delta: Option<Instant>,
+    /// Running tool calls' last `update` events (throttled per call).
+    tool_updates: super::tool_updates::ToolUpdates,
 }
 
 impl RunEmitter {
@@ -73,6 +75,7 @@ impl RunEmitter {
             text: String::new(),
             pending_delta: String::new(),
             last_chat_delta: None,
+            tool_updates: Default::default(),
         }
     }
 
@@ -172,7 +175,9 @@ impl RunEmitter {
             } => self.flush_chat_delta(),
             // A heartbeat may end in silence: its tool calls would leave a reply-less trace
             // on every client showing the session.
-            AgentEvent::ToolExecutionStart { .. } | AgentEvent::ToolExecutionEnd { .. }
+            AgentEvent::ToolExecutionStart { .. }
+            | AgentEvent::ToolExecutionUpdate { .. }
+            | AgentEvent::ToolExecutionEnd { .. }
                 if matches!(self.origin, TurnOrigin::Heartbeat { .. }) => {}
             AgentEvent::ToolExecutionStart {
                 tool_call_id,
@@ -182,18 +187,31 @@ impl RunEmitter {
                 "tool",
                 json!({ "phase": "start", "name": tool_name, "toolCallId": tool_call_id, "args": args }),
             ),
+            // Throttled per call: one that is not due falls through to the end.
+            AgentEvent::ToolExecutionUpdate {
+                tool_call_id,
+                tool_name,
+                partial_result,
+                ..
+            } if self.tool_updates.due(tool_call_id) => {
+                let data = super::tool_updates::update_data(tool_name, tool_call_id, partial_result);
+                self.agent("tool", data);
+            }
             AgentEvent::ToolExecutionEnd {
                 tool_call_id,
                 tool_name,
                 result,
                 is_error,
-            } => self.agent(
-                "tool",
-                json!({
-                    "phase": "result", "name": tool_name, "toolCallId": tool_call_id,
-                    "isError": is_error, "result": result.text_content(),
-                }),
-            ),
+            } => {
+                self.tool_updates.ended(tool_call_id);
+                self.agent(
+                    "tool",
+                    json!({
+                        "phase": "result", "name": tool_name, "toolCallId": tool_call_id,
+                        "isError": is_error, "result": result.text_content(),
+                    }),
+                );
+            }
             _ => {}
         }
     }
