@@ -394,9 +394,9 @@ impl ChannelIngress {
         // Otherwise answered by the run that took it, or already answered.
         if leads {
             let this = Arc::clone(self);
-            let agent_id = route.agent_id.clone();
+            let (agent_id, key) = (route.agent_id.clone(), route.session_key.clone());
             tokio::spawn(async move {
-                this.deliver(&message, &run_id, &agent_id, started, streaming)
+                this.deliver(&message, &run_id, &agent_id, &key, started, streaming)
                     .await;
             });
         }
@@ -569,12 +569,17 @@ impl ChannelIngress {
         message: &Inbound,
         run_id: &str,
         agent_id: &str,
+        session_key: &str,
         started: SystemTime,
         streaming: Option<(BlockStreaming, broadcast::Receiver<Arc<GatewayEvent>>)>,
     ) {
         let Some(endpoint) = self.endpoint(&message.channel, message.account_id.as_deref()) else {
             return;
         };
+        // `sendPolicy: deny` (checked once, as the reply begins): the run goes on unheard.
+        if !super::send_policy::may_deliver(&self.gw, agent_id, session_key).await {
+            return;
+        }
         if let Some((settings, events)) = streaming {
             let reply = BlockReply {
                 ingress: self,

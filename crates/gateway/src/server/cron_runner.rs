@@ -279,6 +279,7 @@ async fn announce(gw: &Gateway, agent_id: &str, job: &CronJob, text: &str) -> Re
     );
     if let Some(channels) = gw.channels.get()
         && let Some((channel, account, to)) = channels.last_route(&key)
+        && super::send_policy::may_deliver(gw, agent_id, &key).await
     {
         let channels = std::sync::Arc::clone(channels);
         let (agent_id, text) = (agent_id.to_owned(), text.to_owned());

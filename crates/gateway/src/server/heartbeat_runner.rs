@@ -248,6 +248,9 @@ impl AgentHeartbeat {
         let Some(channels) = self.gw.channels.get() else {
             return;
         };
+        if !super::send_policy::may_deliver(&self.gw, &self.agent_id, key).await {
+            return;
+        }
         let last = channels.last_route(key);
         let (channel, account, to) = match &self.settings.target {
             HeartbeatTarget::None => return,

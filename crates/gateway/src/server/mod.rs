@@ -28,6 +28,7 @@ mod presence;
 pub mod queue;
 pub mod runs;
 pub mod runtime;
+mod send_policy;
 mod session_keys;
 mod state;
 mod transcript_trim;

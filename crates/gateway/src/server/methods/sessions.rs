@@ -196,7 +196,15 @@ pub(super) async fn patch(gw: &Gateway, p: &Value) -> Result<SessionsPatchRespon
                 LEVELS.join(", ")
             )));
         }
-        patch.insert(name.clone(), value.clone());
+        // Stored normalized (`null` clears); anything else is refused, as OpenClaw does.
+        let value = match name.as_str() {
+            "sendPolicy" if !value.is_null() => {
+                let policy = value.as_str().unwrap_or_default();
+                json!(super::super::send_policy::normalize(policy).map_err(MethodError::invalid)?)
+            }
+            _ => value.clone(),
+        };
+        patch.insert(name.clone(), value);
     }
     let agent_id = agent_of_key(gw, &key);
     let store = gw.runtime.sessions(&agent_id);

@@ -1,0 +1,126 @@
+//! Session controls a chat channel obeys (on the fake Telegram): `sendPolicy: deny` keeps a
+//! session's replies, heartbeat replies and cron announcements out of the chat while its
+//! turns still run and WebSocket clients still see them.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use crate::common::channels::GATEWAY_TOKEN;
+use crate::common::fake_channel::{FakeChannel, T};
+use crate::common::gateway::{WsClient, text_of};
+use crate::common::{json_of, mock};
+use pincer_fakes::fake_telegram::{FakeTelegram, InjectMessage};
+use pincer_testkit::{Match, Reply, Rule, Scenario};
+use serde_json::{Value, json};
+
+const OWNER: i64 = 1001;
+const MAIN: &str = "agent:main:main";
+
+/// Reads frames until a `chat` final of session `key` whose message reads `text`.
+async fn final_with(client: &mut WsClient, key: &str, text: &str) -> Value {
+    loop {
+        let frame = client.frame().await.expect("a chat final");
+        let payload = &frame["payload"];
+        if frame["event"] == "chat"
+            && payload["state"] == "final"
+            && payload["sessionKey"] == key
+            && text_of(&payload["message"]) == text
+        {
+            return payload.clone();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn send_policy_deny_keeps_every_reply_out_of_the_chat() {
+    let llm = mock(
+        Scenario::new()
+            .rule(Rule::when(Match::last_user("hello")).reply(Reply::text("hi")))
+            .rule(Rule::when(Match::last_user("are you there?")).reply(Reply::text("quietly here")))
+            .rule(
+                Rule::when(Match::last_user_contains("stretch reminder"))
+                    .reply(Reply::text("Time to stretch!")),
+            )
+            .rule(
+                Rule::when(Match::last_user_contains("cron ping"))
+                    .reply(Reply::text("cron says hi")),
+            )
+            .rule(Rule::when(Match::last_user("and now?")).reply(Reply::text("heard again"))),
+    )
+    .await;
+    let fake = FakeTelegram::start().await;
+    // Timer beats a day apart: only the wake below runs one.
+    let (home, gateway) = fake.gateway_with(&llm, &FakeTelegram::owner_only(), "24h", "");
+    // The owner's DM is the main session, and the chat it last heard from.
+    fake.inject_message(InjectMessage::private(OWNER, "hello"));
+    fake.wait_for_messages(1, T).await;
+    let mut client = WsClient::connect(gateway.port, GATEWAY_TOKEN).await;
+
+    let refused = client
+        .call(
+            "sessions.patch",
+            json!({"key": MAIN, "sendPolicy": "maybe"}),
+        )
+        .await;
+    assert_eq!(
+        refused["error"]["message"], "invalid sendPolicy (use \"allow\"|\"deny\")",
+        "{refused}"
+    );
+    let set = client
+        .call("sessions.patch", json!({"key": MAIN, "sendPolicy": "Deny"}))
+        .await;
+    assert_eq!(set["payload"]["entry"]["sendPolicy"], "deny", "{set}");
+
+    // A channel turn runs and is stored; clients see it; the chat does not.
+    fake.inject_message(InjectMessage::private(OWNER, "are you there?"));
+    final_with(&mut client, MAIN, "quietly here").await;
+    let history = client.history(MAIN).await;
+    let texts: Vec<String> = history["payload"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(text_of)
+        .collect();
+    assert!(texts.contains(&"quietly here".to_owned()), "{texts:?}");
+
+    // A heartbeat's kept reply goes to clients only.
+    let woke = client
+        .call("wake", json!({"mode": "now", "text": "stretch reminder"}))
+        .await;
+    assert_eq!(woke["ok"], true, "{woke}");
+    final_with(&mut client, MAIN, "Time to stretch!").await;
+
+    // So does a cron announcement to the main session.
+    let job = json_of(&home.run(&[
+        "cron",
+        "add",
+        "--json",
+        "--every",
+        "1h",
+        "--message",
+        "cron ping",
+        "--announce",
+    ]));
+    home.run_ok(&["cron", "run", job["id"].as_str().unwrap()]);
+    let note = format!("[cron: {}]\n\ncron says hi", job["name"].as_str().unwrap());
+    final_with(&mut client, MAIN, &note).await;
+
+    assert_eq!(
+        fake.quiet(Duration::from_millis(1500)).await,
+        1,
+        "{:?}",
+        fake.sent_messages()
+    );
+
+    // Cleared, the session is heard again.
+    let cleared = client
+        .call("sessions.patch", json!({"key": MAIN, "sendPolicy": null}))
+        .await;
+    assert_eq!(cleared["ok"], true, "{cleared}");
+    fake.inject_message(InjectMessage::private(OWNER, "and now?"));
+    let sent = fake.wait_for_messages(2, T).await;
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert_eq!(sent[1].text, "heard again");
+    drop(gateway);
+}
