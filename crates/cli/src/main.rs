@@ -21,6 +21,8 @@ mod manual_tools;
 mod media_setup;
 mod memory_cmd;
 mod memory_setup;
+mod message_cmd;
+mod message_setup;
 mod models_cmd;
 mod output;
 mod pairing_cmd;
@@ -30,6 +32,7 @@ mod report;
 mod rpc;
 mod service;
 mod sessions_cmd;
+mod team_setup;
 mod tools_cmd;
 mod turn_setup;
 mod vision_setup;
@@ -108,6 +111,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Models(args) => models_cmd::run(&app, args),
         Command::Cron(command) => cron::run(&app, command).await,
         Command::Pairing(command) => pairing_cmd::run(&app, command).await,
+        Command::Message(command) => message_cmd::run(&app, command).await,
         Command::Memory(command) => memory_cmd::run(&app, command).await,
         Command::Browser(command) => browser_cmd::run(&app, command).await,
         Command::Doctor => browser_cmd::doctor(&app).await,

@@ -16,6 +16,7 @@ mod keypath;
 mod load;
 mod locate;
 mod memory;
+mod message_tool;
 pub mod origin;
 mod paths;
 mod queue_mode;
@@ -25,6 +26,7 @@ mod runner;
 mod schema;
 mod streaming;
 mod strict_de;
+mod team;
 pub mod types;
 mod validate;
 mod web;
@@ -52,6 +54,7 @@ pub use memory::{
     MemoryHybridConfig, MemoryLocalConfig, MemoryMmrConfig, MemoryProviderName, MemoryQueryConfig,
     MemoryRemoteConfig, MemorySearchConfig, MemorySyncConfig,
 };
+pub use message_tool::MessageToolConfig;
 pub use paths::{CONFIG_FILE_NAME, config_path, pincer_home};
 pub use queue_mode::{QUEUE_MODE_NAMES, QueueMode, UnknownQueueMode};
 pub use raw::{MAX_DEPTH, parse_raw};
@@ -61,6 +64,10 @@ pub use schema::schema_json;
 pub use streaming::{
     BlockStreamingBreak, BlockStreamingChunkConfig, BlockStreamingCoalesceConfig,
     BlockStreamingDefault, BreakPreference, StreamingFields,
+};
+pub use team::{
+    AgentToAgentConfig, DelegationConfig, SessionAgentToAgentConfig, SessionToolsConfig,
+    SessionToolsVisibility, SubagentsConfig,
 };
 pub use types::*;
 pub use validate::{MAIN_AGENT_ID, is_valid_agent_id};

@@ -164,6 +164,12 @@ pub struct AgentDefaults {
     /// channel's own `blockStreamingCoalesce` wins.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block_streaming_coalesce: Option<BlockStreamingCoalesceConfig>,
+    /// Background sub-agents (`sessions_spawn`): slots, model, nesting, allowed agents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagents: Option<crate::team::SubagentsConfig>,
+    /// `delegate_to_agent`: the agents tasks may be handed to, and its limits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delegation: Option<crate::team::DelegationConfig>,
 }
 
 /// One entry of `agents.list`.
@@ -199,6 +205,12 @@ pub struct AgentEntry {
     /// Overrides `agents.defaults.memorySearch` field by field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_search: Option<MemorySearchConfig>,
+    /// Overrides `agents.defaults.subagents` field by field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagents: Option<crate::team::SubagentsConfig>,
+    /// Overrides `agents.defaults.delegation` field by field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delegation: Option<crate::team::DelegationConfig>,
 }
 
 /// `gatewayPrompts`: which protocol sections gateway turns append to the system prompt.
@@ -363,6 +375,9 @@ pub struct SessionConfig {
     /// Retention of old sessions.
     #[serde(default)]
     pub maintenance: SessionMaintenance,
+    /// `sessions_send`'s reply-back ping-pong.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_to_agent: Option<crate::team::SessionAgentToAgentConfig>,
 }
 
 impl SessionConfig {
@@ -454,6 +469,15 @@ pub struct ToolsConfig {
     /// `web_fetch` and `web_search`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub web: Option<crate::web::WebToolsConfig>,
+    /// Which sessions the session tools see (`visibility`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<crate::team::SessionToolsConfig>,
+    /// Whether agents may reach each other's sessions (off by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_to_agent: Option<crate::team::AgentToAgentConfig>,
+    /// The `message` tool: which chats it may write to (`allowTargets`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<crate::message_tool::MessageToolConfig>,
 }
 
 /// `tools.media`.

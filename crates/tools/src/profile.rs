@@ -7,7 +7,11 @@
 //!   basics — what a coding agent needs.
 //! - `messaging`: the basics plus read-only `read` and `ls`, the memory tools and
 //!   `web_search`/`web_fetch` — a chat agent may look at its workspace, its memory and the
-//!   web but not change files or run commands.
+//!   web but not change files or run commands; and `message` (write to a chat on a
+//!   channel, as OpenClaw's `group:messaging`).
+//! - The session tools: `coding` has all of them (`sessions_list`, `sessions_history`,
+//!   `sessions_send`, `sessions_spawn`, `session_status`, `agents_list`, `subagents`,
+//!   `delegate_to_agent`), `messaging` the four that read and message sessions.
 //! - `browser` (a real Chromium) is only in `full`, or where `allow` names it.
 //! - `minimal`: `time.now` and `tools.echo` only — nothing that touches the machine.
 //!
@@ -29,7 +33,7 @@ pub const BASIC_TOOLS: [&str; 5] = [
     "fs.read_file",
 ];
 
-const CODING: [&str; 17] = [
+const CODING: [&str; 25] = [
     "read",
     "write",
     "edit",
@@ -42,6 +46,14 @@ const CODING: [&str; 17] = [
     "memory_get",
     "web_search",
     "web_fetch",
+    "sessions_list",
+    "sessions_history",
+    "sessions_send",
+    "sessions_spawn",
+    "session_status",
+    "agents_list",
+    "subagents",
+    "delegate_to_agent",
     "time.now",
     "tools.echo",
     "shell.pwd",
@@ -49,7 +61,7 @@ const CODING: [&str; 17] = [
     "fs.read_file",
 ];
 
-const MESSAGING: [&str; 11] = [
+const MESSAGING: [&str; 16] = [
     "time.now",
     "tools.echo",
     "shell.pwd",
@@ -61,6 +73,11 @@ const MESSAGING: [&str; 11] = [
     "memory_get",
     "web_search",
     "web_fetch",
+    "sessions_list",
+    "sessions_history",
+    "sessions_send",
+    "session_status",
+    "message",
 ];
 
 const MINIMAL: [&str; 2] = ["time.now", "tools.echo"];

@@ -1,5 +1,5 @@
 //! The chat commands Pincer understands at the start of a message (`/new`, `/compact`,
-//! `/status`, `/usage`, `/model`, `/think`, `/verbose`, `/queue`, `/stop`, `/help`): one table that the parser ([`parse`]), the gateway
+//! `/status`, `/usage`, `/model`, `/think`, `/verbose`, `/activation`, `/queue`, `/stop`, `/help`): one table that the parser ([`parse`]), the gateway
 //! (which answers them for `chat.send` and every channel) and its `commands.list` read, and
 //! `pincer chat` completes, so a client is never offered a command the parser does not
 //! know, nor the parser taught one the list does not show.
@@ -27,8 +27,12 @@ pub enum CommandAction {
     Queue,
     /// Show or set the session's verbose level.
     Verbose,
+    /// Set whether a group's session answers every message or only mentions.
+    Activation,
     /// Compact the session's transcript now.
     Compact,
+    /// List, inspect, message or stop the session's sub-agents.
+    Subagents,
 }
 
 /// The group a command is shown under (OpenClaw's categories).
@@ -142,6 +146,15 @@ pub const COMMANDS: &[ChatCommand] = &[
         action: CommandAction::Verbose,
     },
     ChatCommand {
+        name: "activation",
+        aliases: &["/activation"],
+        usage: "/activation mention|always",
+        description: "In a group: answer only when mentioned, or every message.",
+        category: CommandCategory::Options,
+        accepts_args: true,
+        action: CommandAction::Activation,
+    },
+    ChatCommand {
         name: "queue",
         aliases: &["/queue"],
         usage: "/queue [steer|followup|collect|interrupt|default]",
@@ -158,6 +171,16 @@ pub const COMMANDS: &[ChatCommand] = &[
         category: CommandCategory::Session,
         accepts_args: false,
         action: CommandAction::Stop,
+    },
+    ChatCommand {
+        name: "subagents",
+        aliases: &["/subagents"],
+        usage: "/subagents [list|info|log|send|stop] [#n|all] [message]",
+        description: "This session's background sub-agents: list them, show one, read its log, \
+            send it a message or stop it.",
+        category: CommandCategory::Session,
+        accepts_args: true,
+        action: CommandAction::Subagents,
     },
     ChatCommand {
         name: "help",
@@ -197,10 +220,14 @@ pub enum Command {
     Queue(Option<Setting>),
     /// Show the verbose level (`None`) or set it.
     Verbose(Option<Setting>),
+    /// Set a group session's activation (`None`: how to use it).
+    Activation(Option<Setting>),
     /// Compact the transcript, with what the summary should keep if any was given.
     Compact {
         instructions: Option<String>,
     },
+    /// `/subagents` with what followed it (`list` when nothing did).
+    Subagents { args: Option<String> },
 }
 
 impl Command {
@@ -214,7 +241,12 @@ impl Command {
             Self::Model(setting)
             | Self::Think(setting)
             | Self::Queue(setting)
-            | Self::Verbose(setting) => setting.is_some(),
+            | Self::Verbose(setting)
+            | Self::Activation(setting) => setting.is_some(),
+            Self::Subagents { args } => args.as_deref().is_some_and(|a| {
+                let verb = a.split_whitespace().next().unwrap_or_default();
+                matches!(verb, "stop" | "kill" | "send" | "steer")
+            }),
             Self::Status | Self::Help | Self::Usage => false,
         }
     }
@@ -257,9 +289,11 @@ pub fn parse(text: &str) -> Option<Command> {
         CommandAction::Usage => Command::Usage,
         CommandAction::Queue => Command::Queue(setting()),
         CommandAction::Verbose => Command::Verbose(setting()),
+        CommandAction::Activation => Command::Activation(setting()),
         CommandAction::Compact => Command::Compact {
             instructions: arg.clone(),
         },
+        CommandAction::Subagents => Command::Subagents { args: arg.clone() },
     })
 }
 

@@ -1,8 +1,10 @@
 //! The in-process backend of `pincer chat`: each message is one turn run here, composed
 //! as `pincer ask` composes it (`turn_setup::prepare_agent`, `run_turn`), on the session
 //! the chat was opened on. The session's model and thinking level live in its index entry
-//! (`model`, `thinkingLevel`), where the gateway's `sessions.patch` puts them too, so a
-//! session chatted with here and over a gateway behaves the same.
+//! (`model`, `thinkingLevel`, `queueMode`, `verboseLevel`), where the gateway's
+//! `sessions.patch` puts them too, so a session chatted with here and over a gateway
+//! behaves the same; `/usage`, `/queue`, `/verbose` and `/compact` answer with the
+//! gateway's own texts.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -19,7 +21,12 @@ use super::Interrupts;
 use super::render::{Ending, Renderer, Shown};
 use crate::app::App;
 use crate::turn_setup::{AgentSetup, Llm, PreparedAgent, prepare_agent};
-use pincer_turns::commands::{Setting, status_lines};
+use pincer_turns::command_answers::{
+    configured_model_refs, queue_text, queue_value, unknown_model_text, usage_text, usage_totals,
+    verbose_text, verbose_value,
+};
+use pincer_turns::commands::{Command, Setting, status_lines};
+use pincer_turns::compact::{COMPACT_TIMEOUT, compact_reply, compact_session};
 
 /// Where and as whom the chat runs, from the command line.
 pub struct LocalOptions {
@@ -186,10 +193,17 @@ impl<'a> Local<'a> {
                 return Ok(format!("model: {model}"));
             }
             Some(Setting::Default) => Value::Null,
-            Some(Setting::Value(reference)) => {
-                let model = self.llm.registry.resolve(&reference)?.reference();
-                json!(model)
-            }
+            Some(Setting::Value(reference)) => match self.llm.registry.resolve(&reference) {
+                Ok(model) => json!(model.reference()),
+                // Answered as the gateway answers it: with the models one may name.
+                Err(_) => bail!(
+                    "{}",
+                    unknown_model_text(
+                        &reference,
+                        &configured_model_refs(&self.app.config, &self.agent_id)
+                    )
+                ),
+            },
         };
         self.patch(json!({ "model": value }))?;
         // The session's choice now; `--model` was only where the chat started.
@@ -240,6 +254,80 @@ impl<'a> Local<'a> {
             config.thinking_level.as_str(),
             "in process",
         ))
+    }
+
+    /// `/usage`, `/queue`, `/verbose` and `/compact`, answered as the gateway answers them
+    /// (the same texts and checks: [`pincer_turns::command_answers`],
+    /// [`pincer_turns::compact`]). Ctrl-C stops a compaction.
+    pub async fn answer(&mut self, command: Command, ctrl_c: &mut Interrupts) -> Result<String> {
+        let bad = anyhow::Error::msg;
+        match command {
+            Command::Usage => {
+                let totals = usage_totals(&self.store, &self.key)?;
+                let entry = self.entry()?;
+                Ok(usage_text(&totals, entry.and_then(|e| e.total_tokens)))
+            }
+            Command::Queue(setting) => {
+                if let Some(setting) = setting {
+                    self.patch(json!({ "queueMode": queue_value(setting).map_err(bad)? }))?;
+                }
+                let default = self.app.config.messages.queue.mode.unwrap_or_default();
+                Ok(queue_text(self.entry()?.as_ref(), default))
+            }
+            Command::Verbose(setting) => {
+                if let Some(setting) = setting {
+                    self.patch(json!({ "verboseLevel": verbose_value(setting).map_err(bad)? }))?;
+                }
+                Ok(verbose_text(self.entry()?.as_ref()))
+            }
+            Command::Compact { instructions } => self.compact(instructions, ctrl_c).await,
+            Command::Activation(_) => {
+                Ok("⚙️ Group activation only applies to group chats.".to_owned())
+            }
+            Command::Subagents { .. } => Ok("Sub-agents run in the gateway: chat through it \
+                 (`pincer chat --url ws://127.0.0.1:18789`) to list them."
+                .to_owned()),
+            _ => bail!("that command is answered by a gateway (`pincer chat --url …`)"),
+        }
+    }
+
+    /// `/compact [instructions]`: the older conversation summarised by the model the next
+    /// turn would use.
+    async fn compact(
+        &mut self,
+        instructions: Option<String>,
+        ctrl_c: &mut Interrupts,
+    ) -> Result<String> {
+        ctrl_c.forget_earlier();
+        let Some(entry) = self.entry()? else {
+            return Ok("⚙️ Compaction unavailable (missing session id).".to_owned());
+        };
+        let config = self.prepare(Some(&entry))?.config;
+        let window = config.model.context_window;
+        let abort = pincer_ai::CancellationToken::new();
+        let plan = TurnPlan {
+            store: self.store.clone(),
+            session_key: self.key.clone(),
+            new_session: false,
+            agent: config,
+            input: Vec::new(),
+            session_patch: None,
+            retention: None,
+            abort: Some(abort.clone()),
+            rpc: None,
+            memory: None,
+        };
+        let outcome = {
+            let compaction = compact_session(plan, instructions.as_deref(), COMPACT_TIMEOUT);
+            tokio::pin!(compaction);
+            loop {
+                tokio::select! {
+                    outcome = &mut compaction => break outcome,
+                    () = ctrl_c.next() => abort.cancel(),
+                }
+            }
+        };
+        Ok(compact_reply(&outcome, entry.total_tokens, window))
     }
 
     /// `/sessions`: the agent's sessions, most recent first.

@@ -158,13 +158,13 @@ async fn handle(
         }),
         ChatCommand::Shared(Command::Stop) => backend.stop().await.map(|t| renderer.line(&t)),
         ChatCommand::Shared(
-            Command::Usage | Command::Queue(_) | Command::Verbose(_) | Command::Compact { .. },
-        ) => {
-            // The gateway answers these for its clients; the terminal does not have them yet.
-            renderer
-                .line("That command is answered by the gateway's clients, not `pincer chat` yet.");
-            Ok(())
-        }
+            command @ (Command::Usage
+            | Command::Queue(_)
+            | Command::Verbose(_)
+            | Command::Activation(_)
+            | Command::Compact { .. }
+            | Command::Subagents { .. }),
+        ) => backend.answer(line, command, renderer, ctrl_c).await,
     };
     if let Err(e) = result {
         renderer.end(&Ending::Failed(format!("{e:#}")));

@@ -297,6 +297,12 @@ async fn serve_until_signal(
         cron.clone(),
     )?);
     let mut options = ServeOptions::new(token.clone(), runtime.clone());
+    options.team = Some(runtime.team());
+    options
+        .on_start
+        .push(pincer_gateway::server::message_port::bind_message_port(
+            runtime.message_port(),
+        ));
     options.browser = BrowserPolicy {
         allowed_hosts: gateway.allowed_hosts,
         allowed_origins: gateway.control_ui.allowed_origins,

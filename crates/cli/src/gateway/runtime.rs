@@ -39,6 +39,11 @@ pub struct GatewayRuntime {
     maintained: Mutex<HashMap<String, std::time::Instant>>,
     /// The worker pool when turns run on RPC workers (`agent.runner: "rpc"`).
     rpc: Option<RpcRunner>,
+    /// What the session tools, sub-agents and delegations share (bound to the server as
+    /// it starts).
+    team: Arc<pincer_team::Team>,
+    /// The `message` tool's way to the channels, bound as the server starts.
+    message_port: pincer_team::PortSlot<dyn pincer_team::message::MessagePort>,
 }
 
 /// The tool profiles by name, as `tools.catalog` lists them.
@@ -61,6 +66,7 @@ impl GatewayRuntime {
         let credentials = SharedCredentials::new(&app, None)?;
         let llm = Llm::new(&app)?;
         let rpc = RpcRunner::from_config(&app)?;
+        let app_config = app.config.clone();
         Ok(Self {
             app,
             processes,
@@ -71,7 +77,20 @@ impl GatewayRuntime {
             stores: Mutex::default(),
             maintained: Mutex::default(),
             rpc,
+            team: pincer_team::Team::new(crate::team_setup::team_settings(&app_config)),
+            message_port: pincer_team::PortSlot::new(),
         })
+    }
+
+    /// The team tools' shared state, for the server (`/subagents`, `subagents.*`).
+    pub fn team(&self) -> Arc<pincer_team::Team> {
+        Arc::clone(&self.team)
+    }
+
+    /// The slot the `message` tools send through: bound by the server as it starts
+    /// (`pincer_gateway::server::message_port::bind_message_port`).
+    pub fn message_port(&self) -> pincer_team::PortSlot<dyn pincer_team::message::MessagePort> {
+        self.message_port.clone()
     }
 
     /// The RPC runner's pool, when turns run on workers (stopped with the gateway).
@@ -103,13 +122,19 @@ impl GatewayRuntime {
         if let Some(tools) = cache.get(agent_id) {
             return Ok(tools.clone());
         }
-        let extra = self
+        let mut extra: Vec<Arc<dyn AgentTool>> = self
             .cron
             .iter()
             .map(|cron| {
                 pincer_automation::cron::tool::cron_tool(Arc::clone(cron), agent_id.to_owned())
             })
             .collect();
+        extra.extend(self.team.tools(agent_id));
+        extra.push(crate::message_setup::message_tool(
+            &self.app,
+            agent_id,
+            self.message_port.clone(),
+        )?);
         let tools = self
             .app
             .tools_with(agent_id, workspace, &self.processes, extra, &[])?;
@@ -267,6 +292,10 @@ impl Runtime for GatewayRuntime {
         let tools = self
             .agent_tools(&request.agent_id, &workspace)
             .map_err(agent)?;
+        // A sub-agent or delegate past its nesting limit loses the tools that go deeper.
+        let tools = self
+            .team
+            .tools_for_session(&request.agent_id, &request.session_key, tools);
         // An isolated cron run starts a fresh session each time (OpenClaw's), on the
         // job's own model when it names one.
         let (new_session, cron_model) = match &request.origin {

@@ -16,11 +16,13 @@ pub mod control_ui;
 mod cron_runner;
 pub mod dialogs;
 pub mod frames;
+mod group_activation;
 mod health;
 pub mod heartbeat_runner;
 mod http_api;
 mod lanes;
 mod listen;
+pub mod message_port;
 pub mod methods;
 pub mod origin;
 pub mod preauth_io;
@@ -31,6 +33,7 @@ pub mod runtime;
 mod send_policy;
 mod session_keys;
 mod state;
+pub mod team_port;
 mod transcript_trim;
 pub mod turn_events;
 mod tool_updates;
@@ -120,6 +123,9 @@ pub struct ServeOptions {
     /// ports that tools reach the running server through (they should keep a
     /// `Weak<Gateway>`: the server's runtime holds the tools).
     pub on_start: Vec<OnStart>,
+    /// The team tools' shared state (sub-agents, delegations): bound to this server as it
+    /// starts, and behind `/subagents` and the `subagents.*` methods. `None`: no team tools.
+    pub team: Option<Arc<pincer_team::Team>>,
 }
 
 /// A hook run as the server starts (see [`ServeOptions::on_start`]).
@@ -147,6 +153,7 @@ impl ServeOptions {
             preauth_limits: PreauthLimits::default(),
             control_ui_root: None,
             on_start: Vec::new(),
+            team: None,
         }
     }
 }
@@ -191,6 +198,8 @@ pub struct Gateway {
     pub cron: Option<Arc<CronService>>,
     /// The chat channels, once started.
     pub channels: std::sync::OnceLock<Arc<channel_ingress::ChannelIngress>>,
+    /// The team tools' shared state, if the agents have them.
+    pub team: Option<Arc<pincer_team::Team>>,
     /// Who is connected and the health snapshot, with their state versions.
     state: state::SharedState,
     /// Which `Host` and `Origin` headers are accepted.
@@ -231,6 +240,7 @@ pub async fn serve(
         clock: options.clock,
         cron: options.cron,
         channels: std::sync::OnceLock::new(),
+        team: options.team.clone(),
         state,
         browser: options.browser,
         pending: ws_limits::PendingConnections::new(options.preauth_limits),
@@ -243,6 +253,10 @@ pub async fn serve(
     if let Some(channel_options) = channel_options {
         let ingress = channel_ingress::start(&gateway, channel_options, &shutdown);
         let _ = gateway.channels.set(ingress);
+    }
+    if let Some(team) = &gateway.team {
+        team.slot()
+            .bind(Arc::new(team_port::GatewaySessions::new(&gateway)));
     }
     for hook in &options.on_start {
         hook(&gateway);

@@ -207,7 +207,7 @@ pub(super) struct ModelsListResponse {
 }
 
 /// The agent's model choice: its own, else the defaults'.
-pub(super) fn model_selection<'a>(
+pub(in crate::server) fn model_selection<'a>(
     config: &'a PincerConfig,
     agent_id: &str,
 ) -> Option<&'a pincer_config::ModelSelection> {

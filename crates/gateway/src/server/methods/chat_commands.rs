@@ -131,14 +131,22 @@ async fn reply(
         Command::Usage => more::usage(gw, agent_id, key).await,
         Command::Queue(setting) => more::queue(gw, agent_id, key, setting).await,
         Command::Verbose(setting) => more::verbose(gw, agent_id, key, setting).await,
+        Command::Activation(setting) => {
+            super::chat_commands_activation::activation(gw, agent_id, key, setting).await
+        }
         Command::Compact { instructions } => more::compact(gw, agent_id, key, instructions).await,
+        Command::Subagents { args } => super::chat_commands_subagents::subagents(gw, key, args).await,
         Command::NewSession { .. } => Err("/new is answered where the message arrives".into()),
     }
 }
 
 /// The model a reference names: a configured one (`provider/id`, or an id only one
 /// configured provider has) or one Pincer's catalog knows by `provider/id`.
-fn known_model(gw: &Gateway, agent_id: &str, name: &str) -> Result<String, String> {
+pub(in crate::server) fn known_model(
+    gw: &Gateway,
+    agent_id: &str,
+    name: &str,
+) -> Result<String, String> {
     let configured: Vec<String> = configured_models(gw, agent_id)
         .iter()
         .map(|m| m.reference())
@@ -155,13 +163,9 @@ fn known_model(gw: &Gateway, agent_id: &str, name: &str) -> Result<String, Strin
     if let [only] = by_id.as_slice() {
         return Ok((*only).clone());
     }
-    let listed = if configured.is_empty() {
-        "none is configured".to_owned()
-    } else {
-        format!("configured: {}", configured.join(", "))
-    };
-    Err(format!(
-        "Unknown model {name:?}: name one as provider/model ({listed})."
+    Err(pincer_turns::command_answers::unknown_model_text(
+        name,
+        &configured,
     ))
 }
 

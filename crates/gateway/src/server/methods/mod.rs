@@ -19,16 +19,20 @@ mod catalog;
 pub mod channels;
 mod chat;
 mod chat_commands;
+mod chat_commands_activation;
 mod chat_commands_more;
+mod chat_commands_subagents;
 mod chat_media;
 mod cron;
 mod cron_history;
 mod info;
 mod params;
 mod queue;
+mod send;
 mod session_events;
 mod session_life;
 mod sessions;
+mod subagents;
 mod system;
 mod transcript_ids;
 
@@ -45,6 +49,8 @@ use super::session_keys::known_agent_of_key;
 
 pub(super) use chat::injected_message;
 pub(super) use chat_commands::answer as answer_command;
+pub(super) use catalog::model_selection;
+pub(super) use chat_commands::known_model;
 pub(super) use chat_commands_more::queue_mode_of;
 pub use session_events::{Change, Subscriptions, broadcast_change, message_observer, spawn_change};
 pub(super) use system::{WakeMode, wake_main};
@@ -186,6 +192,14 @@ methods! {
     SystemInfo = "system.info", Read, NoParams;
     LogsTail = "logs.tail", Read, info::LogsTailParams;
     UpdateStatus = "update.status", Admin, NoParams;
+    // An operator's message to a chat (not gated by tools.message.allowTargets).
+    Send = "send", Write, send::SendParams;
+    // Background sub-agents (Pincer's own: OpenClaw's clients have no such methods).
+    SubagentsList = "subagents.list", Read, subagents::SubagentsListParams;
+    SubagentsInfo = "subagents.info", Read, subagents::SubagentParams;
+    SubagentsLog = "subagents.log", Read, subagents::SubagentParams;
+    SubagentsSend = "subagents.send", Write, subagents::SubagentParams;
+    SubagentsStop = "subagents.stop", Write, subagents::SubagentParams;
     // OpenClaw's features Pincer does not have: empty answers (methods/absent.rs).
     PluginsControlUiList = "plugins.controlUi.list", Read, NoParams;
     PluginSurfaceRefresh = "plugin.surface.refresh", Read, NoParams;
@@ -394,6 +408,12 @@ pub async fn call(
         Method::SystemInfo => info::system_info(gw).await,
         Method::LogsTail => payload(info::logs_tail(gw, p).await?),
         Method::UpdateStatus => payload(info::update_status()),
+        Method::Send => payload(send::send(gw, p).await?),
+        Method::SubagentsList => subagents::list(gw, p),
+        Method::SubagentsInfo
+        | Method::SubagentsLog
+        | Method::SubagentsSend
+        | Method::SubagentsStop => subagents::call(gw, method, p).await,
         Method::PluginsControlUiList
         | Method::PluginSurfaceRefresh
         | Method::ExecApprovalList
