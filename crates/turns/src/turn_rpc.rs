@@ -109,6 +109,12 @@ fn file_len(path: &Path) -> Option<u64> {
     std::fs::metadata(path).ok().map(|m| m.len())
 }
 
+/// The error of a background turn that found no idle worker with its profile: it was
+/// skipped, not failed (the heartbeat reports it as `skipped`, and the run's system
+/// events wait for the next turn).
+pub const NO_IDLE_WORKER: &str =
+    "no idle agent worker has this session's profile; the background turn is skipped";
+
 /// Where a turn runs when it runs on a worker.
 #[derive(Clone)]
 pub struct RpcTarget {
@@ -117,8 +123,10 @@ pub struct RpcTarget {
     pub profile: CapabilityProfile,
     /// Among requests waiting for a worker, higher goes first (users before cron).
     pub priority: u8,
-    /// Background turns (the heartbeat) take an idle worker or start one while the pool
-    /// has room, but never wait for one or evict one: a user is never held up by them.
+    /// Background turns (the heartbeat) only take an idle worker whose profile matches
+    /// (pi-gateway's `findBestMatch`): they never start, evict or wait for one, so a user is
+    /// never held up by them. Without one they fail with [`NO_IDLE_WORKER`] before
+    /// anything is written.
     pub background: bool,
     /// Where the worker's dialogs go (set by the server for each run); `None`: answered
     /// automatically.
@@ -139,14 +147,10 @@ impl RpcTarget {
     async fn acquire(&self, key: &str) -> Result<PooledWorker, TurnError> {
         let pool = self.turns.pool();
         if self.background {
-            if let Some(worker) = pool.find_best_match(key, &self.profile).await {
-                return Ok(worker);
-            }
-            if !pool.has_room() {
-                return Err(TurnError::Worker(
-                    "every agent worker is busy; this background turn is skipped".into(),
-                ));
-            }
+            return pool
+                .find_best_match(key, &self.profile)
+                .await
+                .ok_or_else(|| TurnError::Worker(NO_IDLE_WORKER.into()));
         }
         pool.acquire(key, &self.profile, self.priority)
             .await

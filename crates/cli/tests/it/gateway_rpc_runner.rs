@@ -430,6 +430,45 @@ async fn a_heartbeat_runs_on_a_worker_and_its_pruned_ack_is_not_in_the_next_cont
     drop(gateway);
 }
 
+async fn a_heartbeat_never_starts_a_worker_and_leaves_its_events_for_the_next_turn(kind: Workers) {
+    let llm = mock(
+        Scenario::new()
+            .rule(Rule::when(Match::last_user_contains("hello")).reply(Reply::text("hi"))),
+    )
+    .await;
+    // Timer beats a day apart: only the wake below runs one. No turn ran: no worker yet.
+    let (_home, gateway, mut client) = rpc_gateway(&llm, kind, "24h", 2).await;
+    assert_eq!(workers(&gateway), Vec::<u32>::new());
+
+    let woke = client
+        .call("wake", json!({"mode": "now", "text": "the build finished"}))
+        .await;
+    assert_eq!(woke["ok"], true, "{woke}");
+    let beat = client.event("heartbeat").await;
+    assert_eq!(
+        (&beat["payload"]["status"], &beat["payload"]["skipReason"]),
+        (&json!("skipped"), &json!("no-idle-worker")),
+        "{beat}"
+    );
+    assert_eq!(
+        workers(&gateway),
+        Vec::<u32>::new(),
+        "no worker was started"
+    );
+    assert!(llm.requests().is_empty());
+
+    // The wake's event was not lost: the next turn (which may start a worker) carries it.
+    client.chat_until(KEY, "hello", "after", "final").await;
+    let last = llm.requests().last().unwrap().body.clone();
+    let users = user_texts(&last["messages"]);
+    assert_eq!(users.len(), 1, "{last}");
+    assert!(
+        users[0].contains("the build finished") && users[0].ends_with("hello"),
+        "{users:?}"
+    );
+    drop(gateway);
+}
+
 async fn a_run_waiting_for_a_worker_can_be_aborted_and_then_waits_no_more(kind: Workers) {
     let answer = Rule::when(Match::last_user("next")).reply(Reply::text("next reply"));
     let (llm, _home, gateway, mut client) = telling(kind, 1, "tell me a story", answer).await;
@@ -483,4 +522,5 @@ on_both! {
     a_message_sent_while_busy_is_steered_into_the_worker_turn => steering_on_pincer_workers, steering_on_pi_workers;
     a_heartbeat_runs_on_a_worker_and_its_pruned_ack_is_not_in_the_next_context => heartbeat_on_pincer_workers, heartbeat_on_pi_workers;
     a_run_waiting_for_a_worker_can_be_aborted_and_then_waits_no_more => abort_while_waiting_on_pincer_workers, abort_while_waiting_on_pi_workers;
+    a_heartbeat_never_starts_a_worker_and_leaves_its_events_for_the_next_turn => heartbeat_skips_without_idle_pincer_worker, heartbeat_skips_without_idle_pi_worker;
 }

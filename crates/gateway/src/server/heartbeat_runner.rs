@@ -223,6 +223,10 @@ impl AgentHeartbeat {
                 return self.end(&request, started, Ended::Failed(message));
             }
         };
+        // On an RPC pool the heartbeat only takes an idle worker (never starts one).
+        if result.error.as_deref() == Some(pincer_turns::turn_rpc::NO_IDLE_WORKER) {
+            return self.end(&request, started, Ended::Skipped("no-idle-worker"));
+        }
         let ended = if let Some(error) = &result.error {
             Ended::Failed(error.clone())
         } else {

@@ -580,7 +580,14 @@ impl Runs {
         };
         match run_open_steerable_turn(turn, steer, |event| emitter.on_agent_event(event)).await {
             Ok(outcome) => emitter.finished(&outcome, abort.is_cancelled()),
-            Err(e) => emitter.failed_before_start(&e.to_string(), abort.is_cancelled()),
+            Err(e) => {
+                let message = e.to_string();
+                if message == pincer_turns::turn_rpc::NO_IDLE_WORKER {
+                    // Skipped before the worker saw anything: the events wait for the next turn.
+                    self.system_events.restore(&key, events);
+                }
+                emitter.failed_before_start(&message, abort.is_cancelled())
+            }
         }
     }
 

@@ -294,7 +294,9 @@ impl RunEmitter {
         );
         let state = if aborted { "aborted" } else { "error" };
         let silent = match self.origin {
-            TurnOrigin::Heartbeat { deliver, .. } => !deliver || aborted,
+            TurnOrigin::Heartbeat { deliver, .. } => {
+                !deliver || aborted || message == pincer_turns::turn_rpc::NO_IDLE_WORKER
+            }
             _ => false,
         };
         if !silent {
