@@ -10,7 +10,9 @@
 //! It knows nothing of transports: the gateway's server (`pincer-gateway`) calls it.
 
 pub mod chunker;
+pub mod command_answers;
 pub mod commands;
+pub mod compact;
 pub mod dedupe;
 pub mod failover;
 pub mod media_image;

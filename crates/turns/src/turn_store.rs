@@ -289,6 +289,41 @@ pub(crate) async fn close(
     .await
 }
 
+/// Appends `result` to the session's transcript as pi's `compaction` entry (and counts it,
+/// `compactionCount`, in the same step), its first kept message found on the current
+/// branch. `None`, with nothing written, when that message is not there.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "runs on the blocking pool: Recorder::record and compact::compact_session"
+)]
+pub(crate) fn record_compaction(
+    store: &SessionStore,
+    session: &mut OpenSession,
+    result: &pincer_agent::compaction::CompactionResult,
+) -> Result<Option<pincer_store::Entry>, StoreError> {
+    let transcript = &session.transcript;
+    let leaf = transcript.leaf_id().map(str::to_owned).unwrap_or_default();
+    let kept = transcript
+        .branch(&leaf)
+        .into_iter()
+        .rev()
+        .find_map(|e| match &e.body {
+            EntryBody::Message(m) if m.message == result.first_kept_message => Some(e.id.clone()),
+            _ => None,
+        });
+    let Some(first_kept_entry_id) = kept else {
+        return Ok(None);
+    };
+    let entry = CompactionEntry {
+        summary: result.summary.clone(),
+        first_kept_entry_id,
+        tokens_before: result.tokens_before,
+        details: serde_json::to_value(&result.details).ok(),
+        from_hook: None,
+    };
+    store.record_compaction(session, entry).map(Some)
+}
+
 /// Turns agent events into transcript entries.
 #[derive(Default)]
 pub(crate) struct Recorder {
@@ -392,37 +427,15 @@ impl Recorder {
             }
             AgentEvent::CompactionEnd(end) => {
                 let Some(result) = &end.result else { return };
-                let transcript = &session.transcript;
-                // The first kept message is on the current branch; find its entry.
-                let leaf = transcript.leaf_id().map(str::to_owned).unwrap_or_default();
-                let kept = transcript
-                    .branch(&leaf)
-                    .into_iter()
-                    .rev()
-                    .find_map(|e| match &e.body {
-                        EntryBody::Message(m) if m.message == result.first_kept_message => {
-                            Some(e.id.clone())
-                        }
-                        _ => None,
-                    });
-                match kept {
-                    Some(first_kept_entry_id) => {
-                        let entry = CompactionEntry {
-                            summary: result.summary.clone(),
-                            first_kept_entry_id,
-                            tokens_before: result.tokens_before,
-                            details: serde_json::to_value(&result.details).ok(),
-                            from_hook: None,
-                        };
-                        // Appended and counted (`compactionCount`) in one step.
-                        if let Err(e) = store.record_compaction(session, entry) {
-                            tracing::error!(error = %e, "cannot record the compaction");
-                            self.errors.push(e.to_string());
-                        }
-                    }
-                    None => tracing::warn!(
+                match record_compaction(store, session, result) {
+                    Ok(Some(_)) => {}
+                    Ok(None) => tracing::warn!(
                         "compaction's first kept message is not in the transcript; the full history stays in context on resume"
                     ),
+                    Err(e) => {
+                        tracing::error!(error = %e, "cannot record the compaction");
+                        self.errors.push(e.to_string());
+                    }
                 }
             }
             _ => {}

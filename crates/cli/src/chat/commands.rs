@@ -1,5 +1,6 @@
 //! The chat commands a line may be: the ones every chat surface shares (`/new`, `/reset`,
-//! `/model`, `/think`, `/status`, `/stop`, `/help`: [`pincer_turns::commands`], the table
+//! `/model`, `/think`, `/status`, `/stop`, `/help`, `/usage`, `/queue`, `/verbose`,
+//! `/compact`: [`pincer_turns::commands`], the table
 //! the gateway answers from too) and the terminal's own, `/sessions` and `/exit`. Anything
 //! else — including a line that merely starts with a slash, like a path — is a message for
 //! the agent.

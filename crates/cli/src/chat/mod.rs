@@ -1,7 +1,8 @@
 //! `pincer chat`: an interactive chat with an agent in the terminal, for people who live
 //! in a shell. Replies stream, tool calls show as one line each, the prompt has history
 //! and editing, and the chat commands (`/new`, `/model`, `/think`, `/status`, `/stop`,
-//! `/sessions`) work as they do on the channels. It runs the agent in process, as
+//! `/usage`, `/queue`, `/verbose`, `/compact`, `/sessions`) work as they do on the
+//! channels. It runs the agent in process, as
 //! `pincer ask` does, or talks to a running gateway (`--url ws://… --token …`).
 //!
 //! The pieces: `repl` (the loop), `editor` (the line editor and history), `commands`
@@ -29,7 +30,7 @@ use self::local::{Local, LocalOptions};
 use self::remote::Remote;
 use self::render::{Ending, Renderer};
 use crate::app::App;
-use pincer_turns::commands::Setting;
+use pincer_turns::commands::{Command, Setting};
 
 /// The environment variable that gives `--token` when it is not on the command line.
 const TOKEN_ENV: &str = "PINCER_GATEWAY_TOKEN";
@@ -210,6 +211,27 @@ impl Backend<'_> {
             Self::Local(local) => local.sessions(),
             Self::Remote(remote) => remote.sessions().await,
         }
+    }
+
+    /// `/usage`, `/queue`, `/verbose`, `/compact`: answered here in process; through a
+    /// gateway the line goes as typed, for the gateway to answer as it answers every client.
+    async fn answer(
+        &mut self,
+        line: &str,
+        command: Command,
+        renderer: &mut Renderer,
+        ctrl_c: &mut Interrupts,
+    ) -> Result<()> {
+        match self {
+            Self::Local(local) => renderer.line(&local.answer(command, ctrl_c).await?),
+            Self::Remote(remote) => {
+                let ending = remote
+                    .send(line.trim().to_owned(), renderer, ctrl_c)
+                    .await?;
+                renderer.end(&ending);
+            }
+        }
+        Ok(())
     }
 
     async fn stop(&mut self) -> Result<String> {

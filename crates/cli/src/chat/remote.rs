@@ -3,8 +3,10 @@
 //! needs: a message is `chat.send` with our own run id (its
 //! `idempotencyKey`), its reply streams as `agent` events of that run (`assistant` deltas,
 //! `tool` start/result) and ends with its `chat` event (`final`, `aborted`, `error`).
-//! Ctrl-C is `chat.abort` of the run. `/new` is sent as a message: the gateway recognises
-//! it itself. `/model` and `/think` are `sessions.patch`, `/status` and `/sessions` read
+//! Ctrl-C is `chat.abort` of the run. `/new`, `/usage`, `/queue`, `/verbose` and
+//! `/compact` are sent as messages: the gateway answers them itself (the answer is the
+//! run's `chat` final), and so is `/model` (the gateway checks the model). `/think` is
+//! `sessions.patch`, `/status` and `/sessions` read
 //! `sessions.list`, `/stop` is `chat.abort` of every run of the session.
 
 use std::time::Duration;
@@ -169,13 +171,47 @@ impl Remote {
         }
     }
 
-    /// `/model`: shows the session's model, or sets it (`sessions.patch`).
+    /// `/model`: shows the session's model, or sets it. Typed to the gateway, which checks
+    /// the model (`sessions.patch` takes any name) and names the ones it has when it does
+    /// not know it.
     pub async fn model(&mut self, setting: Option<Setting>) -> Result<String> {
-        if let Some(setting) = setting {
-            self.patch("model", setting).await?;
+        let line = match setting {
+            None => "/model".to_owned(),
+            Some(Setting::Default) => "/model default".to_owned(),
+            Some(Setting::Value(name)) => format!("/model {name}"),
+        };
+        self.answer_of(line).await
+    }
+
+    /// The gateway's answer to a chat command typed as `line` (the text of the run's `chat`
+    /// final), for a caller that shows it itself.
+    async fn answer_of(&mut self, line: String) -> Result<String> {
+        let run_id = format!(
+            "chat-{:016x}{:016x}",
+            pincer_base::id::random_u64(),
+            pincer_base::id::random_u64()
+        );
+        let send_id = self
+            .request(
+                "chat.send",
+                json!({ "sessionKey": self.key, "message": line, "idempotencyKey": run_id }),
+            )
+            .await?;
+        loop {
+            match self.next_frame().await? {
+                Frame::Response { id, ok, error, .. } if id == send_id && !ok => {
+                    anyhow::bail!("{error}")
+                }
+                Frame::Event { name, payload }
+                    if name == "chat"
+                        && payload["runId"] == run_id.as_str()
+                        && payload["state"] == "final" =>
+                {
+                    return Ok(final_text(&payload));
+                }
+                _ => {}
+            }
         }
-        let (entry, defaults) = self.session().await?;
-        Ok(format!("model: {}", model_of(entry.as_ref(), &defaults)))
     }
 
     /// `/think`: shows the session's thinking level, or sets it (`sessions.patch`).
@@ -310,14 +346,7 @@ fn chat_ending(payload: &Value, renderer: &mut Renderer) -> Option<Ending> {
     match payload["state"].as_str()? {
         "final" => {
             if !renderer.showed_text() {
-                let text: String = payload["message"]["content"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter(|block| block["type"] == "text")
-                    .filter_map(|block| block["text"].as_str())
-                    .collect();
-                renderer.text(&text);
+                renderer.text(&final_text(payload));
             }
             Some(Ending::Done)
         }
@@ -330,6 +359,17 @@ fn chat_ending(payload: &Value, renderer: &mut Renderer) -> Option<Ending> {
         )),
         _ => None,
     }
+}
+
+/// The text of a `chat` final's message.
+fn final_text(payload: &Value) -> String {
+    payload["message"]["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|block| block["type"] == "text")
+        .filter_map(|block| block["text"].as_str())
+        .collect()
 }
 
 /// The session's model as `provider/model`: Pincer keeps it whole in `model`, OpenClaw

@@ -283,6 +283,16 @@ impl Lanes {
         }
     }
 
+    /// Aborts the turn holding the gate of `key`, if one does; whether one did.
+    pub fn abort_active(&self, key: &str) -> bool {
+        let lanes = self.lock();
+        let active = lanes.get(key).and_then(|lane| lane.active.as_ref());
+        if let Some(active) = active {
+            active.abort.cancel();
+        }
+        active.is_some()
+    }
+
     /// Whether `key` has a turn admitted, running or being gathered.
     pub fn is_busy(&self, key: &str) -> bool {
         self.lock().get(key).is_some_and(|lane| lane.pending > 0)

@@ -1,31 +1,31 @@
 //! The chat commands added after the first five, answered like them (see
 //! `chat_commands.rs`): `/usage` (token counts and cost summed over the transcript's
 //! replies), `/queue [mode|default]` and `/verbose [on|off|default]` (kept on the session's
-//! index entry as `queueMode` and `verboseLevel`, where `sessions.patch` keeps its fields)
-//! and `/compact` (the `sessions.compact` path itself, so it is refused the same way while
-//! a turn runs or waits).
+//! index entry as `queueMode` and `verboseLevel`, where `sessions.patch` keeps its fields),
+//! all three worded by [`pincer_turns::command_answers`] as `pincer chat` words them, and
+//! `/compact [instructions]`: a summary of the older conversation by the session's model
+//! ([`pincer_turns::compact`]), in the session's lane, as OpenClaw's `/compact` does it (the
+//! running reply is stopped first). WS `sessions.compact` stays OpenClaw's trim.
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use pincer_ai::Message;
-use pincer_config::{QUEUE_MODE_NAMES, QueueMode};
-use pincer_store::{EntryBody, SessionEntry, SessionStore, StoreError};
+use pincer_config::QueueMode;
+use pincer_turns::command_answers::{
+    queue_text, queue_value, session_queue_mode, usage_text, usage_totals, verbose_text,
+    verbose_value,
+};
 use pincer_turns::commands::Setting;
-use serde_json::{Value, json};
+use pincer_turns::compact::{COMPACT_TIMEOUT, CompactError, compact_reply, compact_session};
+use serde_json::json;
 
 use super::super::Gateway;
+use super::super::runtime::{TurnRequest, on_blocking_pool};
 use super::chat_commands::{entry, set};
-use super::sessions;
+use super::sessions::announce;
 
-/// The session's queue mode, if it has its own (`/queue`): what a message to it does while
-/// it is busy, when the request names none.
-fn session_queue_mode(entry: &SessionEntry) -> Option<QueueMode> {
-    entry
-        .extra
-        .get("queueMode")
-        .and_then(Value::as_str)
-        .and_then(QueueMode::parse)
-}
+/// How long `/compact` waits for the reply it stopped to end (OpenClaw's 15 s).
+const STOP_WAIT: Duration = Duration::from_secs(15);
 
 /// The mode a message to session `key` that names none is queued with: the session's own
 /// (`/queue`), else `default` (the configured one; also when the entry cannot be read).
@@ -57,59 +57,7 @@ pub(super) async fn usage(gw: &Gateway, agent_id: &str, key: &str) -> Result<Str
         .await
         .map_err(|e| format!("Cannot read the session: {e}"))?;
     let entry = entry(gw, agent_id, key).await?;
-    let context = entry
-        .as_ref()
-        .and_then(|e| e.total_tokens)
-        .map_or_else(|| "unknown".to_owned(), |t| t.to_string());
-    Ok([
-        format!("replies:    {}", totals.replies),
-        format!("tokens in:  {}", totals.input),
-        format!("tokens out: {}", totals.output),
-        format!(
-            "cache:      {} read, {} written",
-            totals.cache_read, totals.cache_write
-        ),
-        format!("cost:       ${:.4}", totals.cost),
-        format!("context:    {context}"),
-    ]
-    .join("\n"))
-}
-
-#[derive(Default)]
-struct Totals {
-    replies: u64,
-    input: u64,
-    output: u64,
-    cache_read: u64,
-    cache_write: u64,
-    cost: f64,
-}
-
-/// Sums the usage of every reply in the session's transcript (none before its first).
-#[expect(
-    clippy::disallowed_methods,
-    reason = "runs on the blocking pool: SessionStore::run"
-)]
-fn usage_totals(store: &SessionStore, key: &str) -> Result<Totals, StoreError> {
-    let mut totals = Totals::default();
-    if store.entry(key)?.is_none() {
-        return Ok(totals);
-    }
-    let session = store.resume(key)?;
-    for entry in session.transcript.entries() {
-        if let EntryBody::Message(m) = &entry.body
-            && let Message::Assistant(reply) = &m.message
-        {
-            let u = &reply.usage;
-            totals.replies += 1;
-            totals.input += u.input;
-            totals.output += u.output;
-            totals.cache_read += u.cache_read;
-            totals.cache_write += u.cache_write;
-            totals.cost += u.cost.total;
-        }
-    }
-    Ok(totals)
+    Ok(usage_text(&totals, entry.and_then(|e| e.total_tokens)))
 }
 
 /// `/queue [mode|default]`: shows or sets the session's queue mode.
@@ -120,23 +68,16 @@ pub(super) async fn queue(
     setting: Option<Setting>,
 ) -> Result<String, String> {
     if let Some(setting) = setting {
-        let value = match setting {
-            Setting::Default => Value::Null,
-            Setting::Value(name) => json!(
-                QueueMode::parse(&name)
-                    .ok_or_else(|| format!(
-                        "Queue mode {name:?} is not one of {QUEUE_MODE_NAMES} (or default)."
-                    ))?
-                    .as_str()
-            ),
-        };
-        set(gw, agent_id, key, json!({ "queueMode": value })).await?;
+        set(
+            gw,
+            agent_id,
+            key,
+            json!({ "queueMode": queue_value(setting)? }),
+        )
+        .await?;
     }
     let entry = entry(gw, agent_id, key).await?;
-    Ok(match entry.as_ref().and_then(session_queue_mode) {
-        Some(mode) => format!("queue: {mode}"),
-        None => format!("queue: {} (default)", gw.runs.queue_settings().mode),
-    })
+    Ok(queue_text(entry.as_ref(), gw.runs.queue_settings().mode))
 }
 
 /// `/verbose [on|off|default]`: shows or sets the session's verbose level.
@@ -147,51 +88,48 @@ pub(super) async fn verbose(
     setting: Option<Setting>,
 ) -> Result<String, String> {
     if let Some(setting) = setting {
-        let value = match setting {
-            Setting::Default => Value::Null,
-            Setting::Value(level) if level == "on" || level == "off" => json!(level),
-            Setting::Value(level) => {
-                return Err(format!(
-                    "Verbose level {level:?} is not one of on, off (or default)."
-                ));
-            }
-        };
-        set(gw, agent_id, key, json!({ "verboseLevel": value })).await?;
+        set(
+            gw,
+            agent_id,
+            key,
+            json!({ "verboseLevel": verbose_value(setting)? }),
+        )
+        .await?;
     }
     let entry = entry(gw, agent_id, key).await?;
-    let level = entry.and_then(|e| e.verbose_level);
-    Ok(format!("verbose: {}", level.as_deref().unwrap_or("off")))
+    Ok(verbose_text(entry.as_ref()))
 }
 
-/// `/compact [instructions]`: `sessions.compact` on the session, told in words.
+/// `/compact [instructions]`: the session's older conversation summarised by the model its
+/// turns use, `instructions` appended to the summary prompt. The reply running on the
+/// session is stopped and the compaction waits for the lane (turns sent meanwhile wait for
+/// it); the answer is OpenClaw's one line (`⚙️ Compacted (12k → 3.4k) • Context …`).
 pub(super) async fn compact(
     gw: &Arc<Gateway>,
     agent_id: &str,
     key: &str,
     instructions: Option<String>,
 ) -> Result<String, String> {
-    let before = entry(gw, agent_id, key).await?.and_then(|e| e.total_tokens);
-    let answer = sessions::compact(gw, &json!({ "key": key }))
-        .await
-        .map_err(|e| e.message)?;
-    let answer = serde_json::to_value(answer).map_err(|e| e.to_string())?;
-    let kept = answer["kept"].as_u64().unwrap_or(0);
-    let mut text = if answer["compacted"] == true {
-        let before = before.map_or_else(String::new, |t| format!("; {t} tokens were in context"));
-        format!(
-            "Compacted: kept the last {kept} transcript entries and archived the rest{before}. \
-             The token count starts again with the next reply."
-        )
-    } else if answer["reason"].is_string() {
-        "Nothing to compact: this session has no messages yet.".to_owned()
-    } else {
-        format!("Nothing to compact: the transcript has {kept} entries, within the 400 kept.")
+    let Some(before) = entry(gw, agent_id, key).await? else {
+        return Ok("⚙️ Compaction unavailable (missing session id).".to_owned());
     };
-    if instructions.is_some() {
-        // The compaction keeps entries as written; it writes no summary to steer.
-        text.push_str(
-            "\n(Compaction keeps the latest entries as they are: instructions are not used.)",
-        );
+    let Some(hold) = gw.runs.hold_lane(key, true, STOP_WAIT).await else {
+        return Ok("⚙️ Compaction unavailable: the previous run is still stopping.".to_owned());
+    };
+    // The plan a turn would get: the session's model, stream function and compaction
+    // settings (its input is not used).
+    let request = TurnRequest::user(agent_id, key, "");
+    let plan = on_blocking_pool(&gw.runtime, move |runtime| runtime.plan(request))
+        .await
+        .map_err(|e| format!("⚙️ Compaction failed: {e}"))?
+        .map_err(|e| format!("⚙️ Compaction failed: {e}"))?;
+    let window = plan.agent.model.context_window;
+    let outcome = compact_session(plan, instructions.as_deref(), COMPACT_TIMEOUT).await;
+    drop(hold);
+    match &outcome {
+        Ok(_) => announce(gw, agent_id.to_owned(), key, "compact"),
+        Err(CompactError::NothingToCompact) => {}
+        Err(e) => tracing::warn!(error = %e, key, "/compact failed"),
     }
-    Ok(text)
+    Ok(compact_reply(&outcome, before.total_tokens, window))
 }
