@@ -51,6 +51,9 @@ pub enum Command {
     /// Approve who may message the agent on chat channels (DM pairing).
     #[command(subcommand)]
     Pairing(PairingCommand),
+    /// Send a message to a chat on a running channel (through the gateway).
+    #[command(subcommand)]
+    Message(crate::message_cmd::MessageCommand),
     /// Index and search the agent's Markdown memory (MEMORY.md, memory/*.md).
     #[command(subcommand)]
     Memory(crate::memory_cmd::MemoryCommand),

@@ -111,6 +111,7 @@ fn a_full_config_loads_every_section() {
             }),
             media: None,
             web: None,
+            ..ToolsConfig::default()
         })
     );
     assert_eq!(

@@ -624,7 +624,8 @@ impl ChannelIngress {
     }
 
     /// Sends with retries: a rate limit waits as long as the platform asks, a connection
-    /// error backs off; an API refusal is not retried. The error says why it was given up.
+    /// error backs off; an API refusal is not retried. The ids of the messages sent, or why
+    /// it was given up.
     pub(super) async fn send(
         &self,
         endpoint: &Endpoint,
@@ -632,7 +633,7 @@ impl ChannelIngress {
         text: String,
         media: Vec<PathBuf>,
         reply_to: Option<&str>,
-    ) -> Result<(), String> {
+    ) -> Result<Vec<String>, String> {
         let outbound = Outbound {
             chat: chat.clone(),
             text,
@@ -642,7 +643,7 @@ impl ChannelIngress {
         let mut delay = Duration::from_secs(1);
         for attempt in 1..=SEND_ATTEMPTS {
             match endpoint.adapter.send(&outbound).await {
-                Ok(_) => return Ok(()),
+                Ok(ids) => return Ok(ids),
                 Err(ChannelError::RateLimited {
                     retry_after_secs, ..
                 }) if attempt < SEND_ATTEMPTS => {
@@ -687,7 +688,47 @@ impl ChannelIngress {
             id: to.to_owned(),
             thread: None,
         };
-        self.send(endpoint, &chat, text, media, None).await
+        self.send(endpoint, &chat, text, media, None)
+            .await
+            .map(|_| ())
+    }
+
+    /// The running channel accounts (channel, account), sorted.
+    pub(super) fn accounts(&self) -> Vec<EndpointKey> {
+        let mut keys: Vec<EndpointKey> = self.endpoints.keys().cloned().collect();
+        keys.sort();
+        keys
+    }
+
+    /// The endpoint of `channel`'s `account`; without an account, the channel's default
+    /// one, else its only one. With the account it resolved to.
+    pub(super) fn endpoint_for(
+        &self,
+        channel: &str,
+        account: Option<&str>,
+    ) -> Option<(&Endpoint, Option<String>)> {
+        if let Some(endpoint) = self.endpoint(channel, account) {
+            return Some((endpoint, account.map(str::to_owned)));
+        }
+        if account.is_some() {
+            return None;
+        }
+        let mut of_channel = self.endpoints.iter().filter(|((c, _), _)| c == channel);
+        match (of_channel.next(), of_channel.next()) {
+            (Some(((_, account), endpoint)), None) => Some((endpoint, account.clone())),
+            _ => None,
+        }
+    }
+
+    /// Whether a session of agent `agent_id` heard from chat `chat_id` of `channel` since
+    /// the gateway started.
+    pub(super) fn heard_from(&self, agent_id: &str, channel: &str, chat_id: &str) -> bool {
+        let prefix = format!("agent:{agent_id}:");
+        self.last
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .any(|(key, (c, _, chat))| key.starts_with(&prefix) && c == channel && chat == chat_id)
     }
 
     /// Where `session_key` last heard from a channel: (channel, account, chat id).
