@@ -1,6 +1,7 @@
 //! Session controls a chat channel obeys (on the fake Telegram): `sendPolicy: deny` keeps a
 //! session's replies, heartbeat replies and cron announcements out of the chat while its
-//! turns still run and WebSocket clients still see them.
+//! turns still run and WebSocket clients still see them; a group session's `groupActivation`
+//! (`sessions.patch` or `/activation mention|always`) overrides the channel's `requireMention`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -122,5 +123,111 @@ async fn send_policy_deny_keeps_every_reply_out_of_the_chat() {
     let sent = fake.wait_for_messages(2, T).await;
     assert_eq!(sent.len(), 2, "{sent:?}");
     assert_eq!(sent[1].text, "heard again");
+    drop(gateway);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn group_activation_overrides_require_mention_per_group() {
+    const GROUP: i64 = -100_555;
+    const FREE_GROUP: i64 = -100_777;
+    const MEMBER: i64 = 7;
+    let llm = mock(
+        Scenario::new()
+            .rule(Rule::when(Match::last_user("anyone?")).reply(Reply::text("me")))
+            .rule(Rule::when(Match::last_user("still there?")).reply(Reply::text("yes"))),
+    )
+    .await;
+    let fake = FakeTelegram::start().await;
+    // GROUP needs a mention (the default); FREE_GROUP does not.
+    let (_home, gateway) = fake.gateway(
+        &llm,
+        &format!(
+            "allowFrom: [\"{OWNER}\"], groupPolicy: \"open\", \
+             groups: {{ \"{FREE_GROUP}\": {{ requireMention: false }} }}"
+        ),
+    );
+    let mention = |text: &str| format!("@{} {text}", fake.bot_username());
+
+    fake.inject_message(InjectMessage::supergroup(GROUP, MEMBER, "anyone?"));
+    assert_eq!(fake.quiet(Duration::from_millis(2000)).await, 0);
+
+    // A member may not change it; the owner may, by a mention that carries the command.
+    fake.inject_message(InjectMessage::supergroup(
+        GROUP,
+        MEMBER,
+        mention("/activation always"),
+    ));
+    let sent = fake.wait_for_messages(1, T).await;
+    assert_eq!(
+        sent[0].plain_text,
+        "⚠️ Only the owner can use /activation in a group (add your id to channels.telegram.allowFrom)."
+    );
+    fake.inject_message(InjectMessage::supergroup(
+        GROUP,
+        OWNER,
+        mention("/activation sometimes"),
+    ));
+    let sent = fake.wait_for_messages(2, T).await;
+    assert_eq!(sent[1].plain_text, "⚙️ Usage: /activation mention|always");
+    fake.inject_message(InjectMessage::supergroup(
+        GROUP,
+        OWNER,
+        mention("/activation always"),
+    ));
+    let sent = fake.wait_for_messages(3, T).await;
+    assert_eq!(sent[2].plain_text, "⚙️ Group activation set to always.");
+
+    // Now every message in GROUP is answered.
+    fake.inject_message(InjectMessage::supergroup(GROUP, MEMBER, "anyone?"));
+    let sent = fake.wait_for_messages(4, T).await;
+    assert_eq!(sent[3].text, "me");
+    assert_eq!(sent[3].chat_id, GROUP);
+
+    // `sessions.patch` does the same the other way round: FREE_GROUP wants a mention now.
+    fake.inject_message(InjectMessage::supergroup(FREE_GROUP, MEMBER, "anyone?"));
+    fake.wait_for_messages(5, T).await;
+    let free_key = format!("agent:main:telegram:group:{FREE_GROUP}");
+    let mut client = WsClient::connect(gateway.port, GATEWAY_TOKEN).await;
+    let refused = client
+        .call(
+            "sessions.patch",
+            json!({"key": free_key, "groupActivation": "sometimes"}),
+        )
+        .await;
+    assert_eq!(
+        refused["error"]["message"], "invalid groupActivation (use \"mention\"|\"always\")",
+        "{refused}"
+    );
+    let set = client
+        .call(
+            "sessions.patch",
+            json!({"key": free_key, "groupActivation": "Mention"}),
+        )
+        .await;
+    assert_eq!(
+        set["payload"]["entry"]["groupActivation"], "mention",
+        "{set}"
+    );
+    fake.inject_message(InjectMessage::supergroup(
+        FREE_GROUP,
+        MEMBER,
+        "still there?",
+    ));
+    assert_eq!(fake.quiet(Duration::from_millis(2000)).await, 5);
+    fake.inject_message(InjectMessage::supergroup(
+        FREE_GROUP,
+        MEMBER,
+        mention("still there?"),
+    ));
+    let sent = fake.wait_for_messages(6, T).await;
+    assert_eq!(sent[5].text, "yes");
+
+    // In a DM it means nothing.
+    fake.inject_message(InjectMessage::private(OWNER, "/activation always"));
+    let sent = fake.wait_for_messages(7, T).await;
+    assert_eq!(
+        sent[6].plain_text,
+        "⚙️ Group activation only applies to group chats."
+    );
     drop(gateway);
 }

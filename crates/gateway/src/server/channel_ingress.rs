@@ -49,7 +49,7 @@ use pincer_turns::commands::{self, Command};
 use pincer_turns::dedupe::{DEFAULT_DEDUPE_CAPACITY, DEFAULT_DEDUPE_TTL, Dedupe, DedupeKey};
 use pincer_turns::media_inbox::{discard_media, receive_into};
 use pincer_turns::media_reply::check_media_paths;
-use pincer_turns::router::{ChatKind, RouteInput};
+use pincer_turns::router::ChatKind;
 
 /// How often "typing…" is sent again while a turn runs (platforms show it ~5 s).
 pub(super) const TYPING_EVERY: Duration = Duration::from_secs(4);
@@ -285,19 +285,10 @@ impl ChannelIngress {
                 return Media::Kept;
             }
         }
-        let route = self.gw.runtime.route(&RouteInput {
-            channel: message.channel.clone(),
-            account_id: message.account_id.clone(),
-            chat_kind: message.chat.kind,
-            peer_id: match message.chat.kind {
-                ChatKind::Direct => message.sender.id.clone(),
-                _ => message.chat.id.clone(),
-            },
-            thread: message.chat.thread.clone(),
-            guild_id: message.guild_id.clone(),
-            team_id: message.team_id.clone(),
-            text: message.text.clone(),
-        });
+        let route = self
+            .gw
+            .runtime
+            .route(&super::group_activation::route_input(&message));
         self.last.lock().unwrap_or_else(|e| e.into_inner()).insert(
             route.session_key.clone(),
             (
@@ -427,7 +418,13 @@ impl ChannelIngress {
         let mut ids: Vec<&str> = vec![message.sender.id.as_str()];
         ids.extend(message.sender.aliases.iter().map(String::as_str));
         if message.chat.kind != ChatKind::Direct {
-            let require_mention = access.requires_mention(&message.chat.id);
+            // The group session's `groupActivation` wins over the channel's rule.
+            let require_mention = super::group_activation::requires_mention(
+                &self.gw,
+                message,
+                access.requires_mention(&message.chat.id),
+            )
+            .await;
             // A Discord guild (or Slack team) in groupAllowFrom admits all its channels.
             let containers = std::iter::once(message.chat.id.as_str())
                 .chain(message.guild_id.as_deref())

@@ -202,6 +202,10 @@ pub(super) async fn patch(gw: &Gateway, p: &Value) -> Result<SessionsPatchRespon
                 let policy = value.as_str().unwrap_or_default();
                 json!(super::super::send_policy::normalize(policy).map_err(MethodError::invalid)?)
             }
+            "groupActivation" if !value.is_null() => {
+                let mode = value.as_str().unwrap_or_default();
+                json!(super::super::group_activation::normalize(mode).map_err(MethodError::invalid)?)
+            }
             _ => value.clone(),
         };
         patch.insert(name.clone(), value);

@@ -171,8 +171,8 @@ async fn stop_aborts_the_running_reply_and_help_lists_the_commands() {
     assert_eq!(
         names,
         [
-            "new", "reset", "compact", "status", "usage", "model", "think", "verbose", "queue",
-            "stop", "help"
+            "new", "reset", "compact", "status", "usage", "model", "think", "verbose",
+            "activation", "queue", "stop", "help"
         ]
     );
     for name in names {

@@ -239,6 +239,7 @@ async fn commands_list_offers_pincers_chat_commands() {
             entry("model", &["/model", "/models"], "options", true, "Show this session's model, or set it (`default` goes back to the agent's)."),
             entry("think", &["/think", "/thinking", "/t"], "options", true, "Show this session's thinking level, or set it."),
             entry("verbose", &["/verbose", "/v"], "options", true, "Show this session's verbose level, or set it."),
+            entry("activation", &["/activation"], "options", true, "In a group: answer only when mentioned, or every message."),
             entry("queue", &["/queue"], "options", true, "Show how this session takes a message while it is busy, or set it."),
             entry("stop", &["/stop", "/abort"], "session", false, "Stop the session's running reply."),
             entry("help", &["/help", "/commands"], "status", false, "Show the chat commands."),
