@@ -33,6 +33,7 @@ mod gateway_rpc_runner;
 mod gateway_thinking;
 mod gateway_tool_updates;
 mod memory;
+mod message_tool;
 mod pairing_cli;
 mod rpc_interop;
 mod rpc_worker;
