@@ -457,3 +457,69 @@ async fn a_chat_whose_gateway_goes_away_ends_with_1() {
         "{stderr}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminal_chat_answers_usage_queue_verbose_and_compacts() {
+    let usage = pincer_testkit::UsageSpec {
+        input: Some(1000),
+        output: Some(200),
+        ..Default::default()
+    };
+    let summary = "The user said hello.";
+    let llm = mock(
+        crate::common::answers([
+            ("hello", Reply::text("Hi!").with_usage(usage)),
+            ("and now?", Reply::text("Still here.").with_usage(usage)),
+        ])
+        .rule(
+            Rule::when(Match::last_user_contains("Additional focus: the greeting"))
+                .reply(Reply::text(summary)),
+        ),
+    )
+    .await;
+    let home = Home::new();
+    // A compaction keeps about 4 tokens: all of the first exchange (3), the second of two.
+    home.use_mock(
+        &llm,
+        "agents: { defaults: { model: \"mock/primary\", compaction: { keepRecentTokens: 4 } } },",
+    );
+    let mut term = Terminal::spawn(&home, &["chat"]);
+    term.prompt().await;
+    term.say("hello", "Hi!\n").await;
+    term.say("/queue followup", "queue: followup\n").await;
+    term.say("/verbose on", "verbose: on\n").await;
+    term.enter("/usage").await;
+    let usage = lines(&term.expect("context:    1200\n").await);
+    assert_eq!(
+        usage[usage.len() - 6..],
+        [
+            "replies:    1",
+            "tokens in:  1000",
+            "tokens out: 200",
+            "cache:      0 read, 0 written",
+            "cost:       $0.0000",
+            "context:    1200"
+        ]
+    );
+    term.prompt().await;
+    term.say(
+        "/compact",
+        "⚙️ Compaction skipped: nothing compactable in this session yet • Context 1.2k/128k (1%)\n",
+    )
+    .await;
+    term.say("and now?", "Still here.\n").await;
+    // The summary and the kept exchange, chars / 4 each.
+    let tokens = |text: &str| (text.chars().count() as u64).div_ceil(4);
+    let after = tokens(&format!(
+        "The conversation history before this point was compacted into the following summary:\n\n<summary>\n{summary}\n</summary>"
+    )) + tokens("and now?")
+        + tokens("Still here.");
+    term.say(
+        "/compact the greeting",
+        &format!("⚙️ Compacted (1.2k → {after}) • Context {after}/128k (0%)\n"),
+    )
+    .await;
+    term.leave_with("\x04").await;
+    let asked = llm.requests().last().unwrap().body.to_string();
+    assert!(asked.contains("[User]: hello"), "{asked}");
+}

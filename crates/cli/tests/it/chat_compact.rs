@@ -273,3 +273,113 @@ async fn pincer_chat_compacts_in_process_and_through_a_gateway() {
     assert_eq!(lines[3..], [compacted_line().as_str(), "Prepare."], "{out}");
     check_compaction(&llm, &home, TURNS.len());
 }
+
+/// What `pincer chat` prints for [`COMMANDS_TYPED`] on stdout, in order: a reply, then the
+/// answers, then `/reset`'s (its session id left out). `wrong` are the answers to a
+/// wrong verbose level and an unknown model: on stdout through a gateway (its answers),
+/// on stderr as errors in process.
+const COMMANDS_TYPED: &str = "when is the launch?\n/usage\n/queue\n/queue collect\n/verbose on\n/verbose loud\n/model nope/x\n/reset\n";
+
+fn answers_of(out: &str) -> Vec<String> {
+    out.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| match l.split_once("sessionId=") {
+            Some((start, _)) => format!("{start}sessionId=…"),
+            None => l.to_owned(),
+        })
+        .collect()
+}
+
+const WRONG: [&str; 2] = [
+    "Verbose level \"loud\" is not one of on, off (or default).",
+    "Unknown model \"nope/x\": name one as provider/model (configured: mock/primary, mock/backup).",
+];
+
+fn expected_answers(wrong_on_stdout: bool) -> Vec<String> {
+    let mut lines: Vec<String> = [
+        TURNS[0].1,
+        "replies:    1",
+        "tokens in:  1000",
+        "tokens out: 200",
+        "cache:      0 read, 0 written",
+        "cost:       $0.0000",
+        "context:    1200",
+        "queue: steer (default)",
+        "queue: collect",
+        "verbose: on",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    if wrong_on_stdout {
+        lines.extend(WRONG.map(str::to_owned));
+    }
+    lines.push("New session started. sessionId=…".to_owned());
+    lines
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pincer_chat_answers_usage_queue_verbose_reset_and_unknown_models() {
+    // In process.
+    let llm = mock(scenario()).await;
+    let home = Home::new();
+    home.use_mock(
+        &llm,
+        &format!("agents: {{ defaults: {{ model: \"mock/primary\", {DEFAULTS} }} }},"),
+    );
+    let run = home.run_with_stdin(&["chat"], COMMANDS_TYPED);
+    run.assert_ok();
+    assert_eq!(answers_of(&run.stdout()), expected_answers(false));
+    let errors: Vec<String> = run
+        .stderr()
+        .lines()
+        .filter_map(|l| l.strip_prefix("error: "))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(errors, WRONG, "{}", run.stderr());
+    // The settings are the session's, where the gateway keeps them; /reset started a new
+    // session under the key and kept them, as /new does.
+    let index: Value = serde_json::from_str(
+        &std::fs::read_to_string(home.sessions_dir().join("sessions.json")).unwrap(),
+    )
+    .unwrap();
+    let entry = &index[KEY];
+    assert_eq!(
+        (&entry["queueMode"], &entry["verboseLevel"], &entry["model"]),
+        (&json!("collect"), &json!("on"), &Value::Null),
+        "{index}"
+    );
+    // `pincer ask` takes /reset as /new too.
+    let asked = home.run_ok(&["ask", "/reset"]);
+    assert!(
+        asked
+            .stdout()
+            .starts_with("New session started. sessionId="),
+        "{}",
+        asked.stdout()
+    );
+
+    // Through a gateway: every line goes to the gateway, which answers it.
+    let llm = mock(scenario()).await;
+    let (home, port) = gateway_home_in(Home::new(), &llm, "tok", DEFAULTS, "");
+    let _gateway = Foreground::start(&home, &["gateway", "run"]);
+    let url = format!("ws://127.0.0.1:{port}/");
+    let run = home.run_with_stdin(&["chat", "--url", &url, "--token", "tok"], COMMANDS_TYPED);
+    run.assert_ok();
+    assert_eq!(answers_of(&run.stdout()), expected_answers(true));
+    // The unknown model was not set.
+    let mut client = WsClient::connect(port, "tok").await;
+    let row = &client.call("sessions.list", json!({})).await["payload"]["sessions"][0];
+    assert_eq!(row.get("model"), None, "{row}");
+    // /reset through chat.send, as a chat client sends it.
+    let old = row["sessionId"].clone();
+    let answer = command(&mut client, "/reset", "n-1").await;
+    let row = &client.call("sessions.list", json!({})).await["payload"]["sessions"][0];
+    assert_eq!(
+        answer,
+        format!(
+            "New session started. sessionId={}",
+            row["sessionId"].as_str().unwrap()
+        )
+    );
+    assert_ne!(row["sessionId"], old);
+}

@@ -345,6 +345,18 @@ impl ChannelIngress {
                     }
                 }
             }
+            Some(command @ Command::Compact { .. }) => {
+                // A compaction waits for the session's lane and a model's summary: the
+                // other chats' messages do not wait for it.
+                let (this, message) = (Arc::clone(self), message.clone());
+                let (agent_id, key) = (route.agent_id.clone(), route.session_key.clone());
+                tokio::spawn(async move {
+                    let answer =
+                        answer_command(&this.gw, &agent_id, &key, &run_id, &text, command).await;
+                    this.spawn_send(&message, answer, Some(message.message_id.clone()));
+                });
+                return Media::Kept;
+            }
             Some(command) => {
                 let (agent_id, key) = (&route.agent_id, &route.session_key);
                 let answer = answer_command(&self.gw, agent_id, key, &run_id, &text, command).await;
