@@ -95,7 +95,7 @@ pub const COMMANDS: &[ChatCommand] = &[
         name: "compact",
         aliases: &["/compact"],
         usage: "/compact [instructions]",
-        description: "Compact this session's transcript now: keep its latest entries, archive the rest.",
+        description: "Summarise this session's older conversation now (the latest is kept as it is); text after it says what the summary should keep.",
         category: CommandCategory::Session,
         accepts_args: true,
         action: CommandAction::Compact,

@@ -233,7 +233,7 @@ async fn commands_list_offers_pincers_chat_commands() {
         json!({"commands": [
             entry("new", &["/new"], "session", true, "Begin a fresh session; any text after it is the new session's first message."),
             entry("reset", &["/reset"], "session", true, "Same as /new: archive this session and begin a fresh one."),
-            entry("compact", &["/compact"], "session", true, "Compact this session's transcript now: keep its latest entries, archive the rest."),
+            entry("compact", &["/compact"], "session", true, "Summarise this session's older conversation now (the latest is kept as it is); text after it says what the summary should keep."),
             entry("status", &["/status"], "status", false, "Show the session, its model, thinking level and token counts."),
             entry("usage", &["/usage"], "status", false, "Show this session's token counts and cost so far."),
             entry("model", &["/model", "/models"], "options", true, "Show this session's model, or set it (`default` goes back to the agent's)."),
