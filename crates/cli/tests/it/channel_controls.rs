@@ -1,12 +1,14 @@
 //! Session controls a chat channel obeys (on the fake Telegram): `sendPolicy: deny` keeps a
 //! session's replies, heartbeat replies and cron announcements out of the chat while its
 //! turns still run and WebSocket clients still see them; a group session's `groupActivation`
-//! (`sessions.patch` or `/activation mention|always`) overrides the channel's `requireMention`.
+//! (`sessions.patch` or `/activation mention|always`) overrides the channel's `requireMention`;
+//! `/verbose on` sends a line per tool call before the reply.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;
 
+use crate::common::Script as _;
 use crate::common::channels::GATEWAY_TOKEN;
 use crate::common::fake_channel::{FakeChannel, T};
 use crate::common::gateway::{WsClient, text_of};
@@ -229,5 +231,56 @@ async fn group_activation_overrides_require_mention_per_group() {
         sent[6].plain_text,
         "⚙️ Group activation only applies to group chats."
     );
+    drop(gateway);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verbose_on_tells_the_chat_of_each_tool_call_before_the_reply() {
+    let script = Scenario::new()
+        .tool_turn(
+            "read my notes",
+            "read",
+            json!({"path": "notes.md"}),
+            "read them",
+        )
+        .tool_turn(
+            "list the files",
+            "exec",
+            json!({"command": "ls"}),
+            "listed them",
+        )
+        .tool_turn(
+            "note it",
+            "write",
+            json!({"path": "out.md", "content": "noted"}),
+            "noted it",
+        );
+    let (_llm, fake, home, gateway) = FakeTelegram::started_for_owner(script).await;
+    std::fs::write(
+        home.path().join("agents/main/workspace/notes.md"),
+        "buy milk\n",
+    )
+    .ok();
+    fake.inject_message(InjectMessage::private(OWNER, "/verbose on"));
+    let sent = fake.wait_for_messages(1, T).await;
+    assert_eq!(sent[0].plain_text, "verbose: on");
+
+    fake.inject_message(InjectMessage::private(OWNER, "read my notes"));
+    let sent = fake.wait_for_messages(3, T).await;
+    assert_eq!(sent[1].text, "📖 Read: <code>notes.md</code>");
+    assert_eq!(sent[2].text, "read them");
+
+    // A command stays out of the chat at `on`.
+    fake.inject_message(InjectMessage::private(OWNER, "list the files"));
+    let sent = fake.wait_for_messages(5, T).await;
+    assert_eq!(sent[3].text, "🛠️ Exec");
+    assert_eq!(sent[4].text, "listed them");
+
+    fake.inject_message(InjectMessage::private(OWNER, "/verbose off"));
+    fake.wait_for_messages(6, T).await;
+    fake.inject_message(InjectMessage::private(OWNER, "note it"));
+    let sent = fake.wait_for_messages(7, T).await;
+    assert_eq!(sent[6].text, "noted it");
+    assert_eq!(fake.quiet(Duration::from_millis(1000)).await, 7);
     drop(gateway);
 }

@@ -380,10 +380,9 @@ impl ChannelIngress {
             self.gw.runs.queue_settings().mode,
         )
         .await;
-        // Subscribed before the run can start, so a streamed reply misses none of its text.
-        let streaming = endpoint
-            .block_streaming
-            .map(|settings| (settings, self.gw.runs.subscribe()));
+        // Subscribed before the run can start, so a streamed reply misses none of its text
+        // (nor a verbose chat a tool call).
+        let events = self.gw.runs.subscribe();
         let submitted = self
             .gw
             .runs
@@ -399,7 +398,7 @@ impl ChannelIngress {
             let this = Arc::clone(self);
             let (agent_id, key) = (route.agent_id.clone(), route.session_key.clone());
             tokio::spawn(async move {
-                this.deliver(&message, &run_id, &agent_id, &key, started, streaming)
+                this.deliver(&message, &run_id, &agent_id, &key, started, events)
                     .await;
             });
         }
@@ -571,8 +570,10 @@ impl ChannelIngress {
         let _ = self.send(endpoint, &chat, text, Vec::new(), None).await;
     }
 
-    /// Keeps "typing…" up until run `run_id` ends, then sends its reply; with `streaming`,
-    /// in blocks as it is written ([`BlockReply`]).
+    /// Keeps "typing…" up until run `run_id` ends, then sends its reply; with block
+    /// streaming, in blocks as it is written ([`BlockReply`]). A verbose session's chat
+    /// first hears of each tool call (`tool_summaries.rs`). `events` was subscribed before
+    /// the run began.
     async fn deliver(
         &self,
         message: &Inbound,
@@ -580,16 +581,18 @@ impl ChannelIngress {
         agent_id: &str,
         session_key: &str,
         started: SystemTime,
-        streaming: Option<(BlockStreaming, broadcast::Receiver<Arc<GatewayEvent>>)>,
+        events: broadcast::Receiver<Arc<GatewayEvent>>,
     ) {
         let Some(endpoint) = self.endpoint(&message.channel, message.account_id.as_deref()) else {
             return;
         };
         // `sendPolicy: deny` (checked once, as the reply begins): the run goes on unheard.
-        if !super::send_policy::may_deliver(&self.gw, agent_id, session_key).await {
+        let Some(verbose) =
+            super::send_policy::channel_reply(&self.gw, agent_id, session_key).await
+        else {
             return;
-        }
-        if let Some((settings, events)) = streaming {
+        };
+        if let Some(settings) = endpoint.block_streaming {
             let reply = BlockReply {
                 ingress: self,
                 endpoint,
@@ -600,16 +603,36 @@ impl ChannelIngress {
             };
             return reply.deliver(settings, events).await;
         }
+        let mut summaries = std::pin::pin!(super::tool_summaries::relay(
+            self,
+            endpoint,
+            &message.chat,
+            run_id,
+            verbose,
+            events
+        ));
+        let mut summarised = verbose == super::tool_summaries::Verbose::Off;
         let result = loop {
             if let Err(e) = endpoint.adapter.typing(&message.chat).await {
                 tracing::debug!(error = %e, "typing indicator failed");
             }
-            match self.gw.runs.wait(run_id, TYPING_EVERY).await {
-                Some((RunState::Done(result), _)) => break result,
-                Some((RunState::Running, _)) => {}
-                None => return,
+            tokio::select! {
+                () = &mut summaries, if !summarised => summarised = true,
+                state = self.gw.runs.wait(run_id, TYPING_EVERY) => match state {
+                    Some((RunState::Done(result), _)) => break result,
+                    Some((RunState::Running, _)) => {}
+                    None => return,
+                },
             }
         };
+        // The run's last summaries (its events are in already) go out before its reply.
+        if !summarised
+            && tokio::time::timeout(super::tool_summaries::GRACE, summaries)
+                .await
+                .is_err()
+        {
+            tracing::debug!(run = run_id, "tool summaries cut short");
+        }
         let text = if result.aborted {
             return;
         } else if let Some(error) = result.error.as_deref().filter(|_| result.text.is_empty()) {

@@ -36,6 +36,7 @@ mod state;
 pub mod team_port;
 mod transcript_trim;
 pub mod turn_events;
+mod tool_summaries;
 mod tool_updates;
 mod writer;
 mod ws_limits;

@@ -7,6 +7,7 @@
 use pincer_store::SessionEntry;
 
 use super::Gateway;
+use super::tool_summaries::Verbose;
 
 /// The policy that stops delivery.
 const DENY: &str = "deny";
@@ -15,6 +16,27 @@ const DENY: &str = "deny";
 /// the session's entry on the blocking pool; when it cannot be read the answer is no (the
 /// policy is a privacy control: an unreadable index must not open it), and the log says so.
 pub(super) async fn may_deliver(gw: &Gateway, agent_id: &str, session_key: &str) -> bool {
+    deliverable_entry(gw, agent_id, session_key).await.is_some()
+}
+
+/// How a channel turn's reply goes out: `None` when it may not ([`may_deliver`]), else
+/// how much of its tool calls the chat hears about (the session's `verboseLevel`, read in
+/// the same trip).
+pub(super) async fn channel_reply(
+    gw: &Gateway,
+    agent_id: &str,
+    session_key: &str,
+) -> Option<Verbose> {
+    let entry = deliverable_entry(gw, agent_id, session_key).await?;
+    Some(Verbose::of(entry.as_ref()))
+}
+
+/// The session's entry (`Some(None)`: it has none yet) when its policy allows delivery.
+async fn deliverable_entry(
+    gw: &Gateway,
+    agent_id: &str,
+    session_key: &str,
+) -> Option<Option<SessionEntry>> {
     let key = session_key.to_owned();
     #[expect(clippy::disallowed_methods, reason = "inside SessionStore::run")]
     let entry = gw
@@ -23,16 +45,14 @@ pub(super) async fn may_deliver(gw: &Gateway, agent_id: &str, session_key: &str)
         .run(move |store| store.entry(&key))
         .await;
     match entry {
-        Ok(entry) => {
-            let allowed = allows(entry.as_ref());
-            if !allowed {
-                tracing::info!(session = %session_key, "sendPolicy deny: reply not sent to the channel");
-            }
-            allowed
+        Ok(entry) if allows(entry.as_ref()) => Some(entry),
+        Ok(_) => {
+            tracing::info!(session = %session_key, "sendPolicy deny: reply not sent to the channel");
+            None
         }
         Err(e) => {
             tracing::error!(session = %session_key, error = %e, "cannot read the session's sendPolicy; reply not sent");
-            false
+            None
         }
     }
 }
