@@ -4,7 +4,8 @@
 //!
 //! Gateway turns also get the gateway's protocol sections (heartbeat, cron, media) for the
 //! features the agent has; a one-shot `pincer ask` turn does not, since no heartbeat poll,
-//! cron event or channel attachment can reach it.
+//! cron event or channel attachment can reach it, nor does a `pincer rpc` worker's (its
+//! gateway appends them, see `rpc::runner`).
 
 use std::path::Path;
 
@@ -75,9 +76,12 @@ pub fn system_prompt(
 
 /// The channel of `pincer ask`'s one-shot turns; every other channel is the gateway's.
 const CLI_CHANNEL: &str = "cli";
+/// The channel of a `pincer rpc` worker's turns: the gateway that drives it passes its
+/// sections with `--append-system-prompt` (as to a pi worker), so the worker adds none.
+const RPC_CHANNEL: &str = "rpc";
 
 fn is_gateway_turn(channel: &str) -> bool {
-    channel != CLI_CHANNEL
+    channel != CLI_CHANNEL && channel != RPC_CHANNEL
 }
 
 /// Which protocol sections `agent_id`'s gateway turns get: a feature's section when the

@@ -22,6 +22,7 @@ mod paths;
 mod queue_mode;
 mod raw;
 mod redact;
+mod roles;
 mod runner;
 mod schema;
 mod streaming;
@@ -59,6 +60,7 @@ pub use paths::{CONFIG_FILE_NAME, config_path, pincer_home};
 pub use queue_mode::{QUEUE_MODE_NAMES, QueueMode, UnknownQueueMode};
 pub use raw::{MAX_DEPTH, parse_raw};
 pub use redact::{is_secret_key, mask, redact, redacted_get};
+pub use roles::RoleCapabilities;
 pub use runner::{AgentRunnerConfig, PoolConfig, RunnerKind};
 pub use schema::schema_json;
 pub use streaming::{

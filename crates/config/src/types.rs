@@ -575,6 +575,10 @@ pub struct RolesConfig {
     /// Per channel id.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub channels: BTreeMap<String, ChannelRoles>,
+    /// What each role's RPC workers are started with (tools, prompts, skills, pi's agent
+    /// directory), by role name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub capabilities: BTreeMap<String, crate::roles::RoleCapabilities>,
 }
 
 /// Roles of one channel.

@@ -20,6 +20,11 @@
 //! `then`. `garbage` writes three non-protocol lines (not JSON, not UTF-8, no `type`);
 //! `huge_line` writes one line of [`HUGE_LINE_BYTES`]; `hang` stops reading and answering for
 //! good; `close_stdout` points stdout at /dev/null and carries on; `exit:N` exits with N.
+//!
+//! With [`TRACE_ENV`] naming a file, each worker also appends to it, as JSON lines, how it
+//! was started (`{"pid", "argv", "env"}`: its arguments after the program and its `PI_*`
+//! environment) and then every command it receives (`{"pid", "received"}`), so a test of
+//! several workers sharing one script can tell them apart.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, Write};
@@ -29,6 +34,9 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
+
+/// The environment variable naming the trace file (see the module doc).
+pub const TRACE_ENV: &str = "PINCER_MOCK_RPC_TRACE";
 
 /// Length of the line `huge_line` writes: over the client's 16 MiB limit.
 pub const HUGE_LINE_BYTES: usize = 20 * 1024 * 1024;
@@ -91,6 +99,7 @@ pub fn run(script: MockRpcScript, log: Option<&Path>) -> i32 {
         None => None,
     };
     let out: Out = Arc::new(Mutex::new(std::io::stdout()));
+    let mut trace = Trace::open();
     let mut rules = script.rules;
     let stdin = std::io::stdin();
     let mut line = Vec::new();
@@ -105,6 +114,7 @@ pub fn run(script: MockRpcScript, log: Option<&Path>) -> i32 {
         }
         let text = String::from_utf8_lossy(&line);
         let text = text.trim_end_matches('\n').trim_end_matches('\r');
+        trace.received(text);
         let command = match serde_json::from_str::<Value>(text) {
             Ok(Value::Object(obj)) => obj,
             _ => {
@@ -149,6 +159,39 @@ pub fn run(script: MockRpcScript, log: Option<&Path>) -> i32 {
             });
         } else {
             answer(&out, &command, &ty, &rule);
+        }
+    }
+}
+
+/// The trace file of [`TRACE_ENV`], if one is named.
+struct Trace(Option<File>);
+
+impl Trace {
+    fn open() -> Self {
+        let Some(path) = std::env::var_os(TRACE_ENV) else {
+            return Self(None);
+        };
+        let file = OpenOptions::new().create(true).append(true).open(path);
+        let mut trace = Self(file.ok());
+        let env: Map<String, Value> = std::env::vars()
+            .filter(|(k, _)| k.starts_with("PI_"))
+            .map(|(k, v)| (k, Value::String(v)))
+            .collect();
+        let argv: Vec<String> = std::env::args().skip(1).collect();
+        trace.write(json!({"pid": std::process::id(), "argv": argv, "env": env}));
+        trace
+    }
+
+    fn received(&mut self, line: &str) {
+        let received =
+            serde_json::from_str::<Value>(line).unwrap_or_else(|_| Value::String(line.into()));
+        self.write(json!({"pid": std::process::id(), "received": received}));
+    }
+
+    fn write(&mut self, value: Value) {
+        if let Some(file) = self.0.as_mut() {
+            // One write per line: workers append to the same file at once.
+            let _ = file.write_all(format!("{value}\n").as_bytes());
         }
     }
 }

@@ -48,6 +48,22 @@ pub fn gateway_prompt_sections(features: GatewayPromptFeatures) -> Vec<PromptSec
     sections
 }
 
+/// `sections` as the system prompt shows them (`## <title>` then the body, blank lines
+/// between), for a worker that is told them with `--append-system-prompt`.
+pub fn render_sections(sections: &[PromptSection]) -> String {
+    sections
+        .iter()
+        .map(|s| {
+            let body = s.body.trim_end();
+            match s.title.trim() {
+                "" => body.to_owned(),
+                title => format!("## {title}\n{body}"),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
 fn section(title: &str, body: String) -> PromptSection {
     PromptSection {
         title: title.to_owned(),

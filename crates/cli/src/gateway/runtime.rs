@@ -258,7 +258,12 @@ impl Runtime for GatewayRuntime {
     }
 
     fn route(&self, input: &pincer_turns::router::RouteInput) -> pincer_turns::router::Route {
-        pincer_turns::router::resolve_route(&self.app.config, input)
+        let route = pincer_turns::router::resolve_route(&self.app.config, input);
+        // The session's role decides which workers may serve its turns.
+        if let Some(rpc) = &self.rpc {
+            rpc.note_route(&route);
+        }
+        route
     }
 
     fn runner_status(&self) -> serde_json::Value {
@@ -332,6 +337,7 @@ impl Runtime for GatewayRuntime {
             runner.target(
                 app,
                 &request.agent_id,
+                &request.session_key,
                 &workspace,
                 &prepared.config,
                 &request.origin,

@@ -36,6 +36,9 @@ pub fn main(args: RpcArgs) -> Result<ExitCode> {
     for ignored in args.extension.iter().chain(&args.prompt_template) {
         tracing::warn!(%ignored, "extensions and prompt templates are pi's; ignored");
     }
+    for ignored in &args.skill {
+        tracing::warn!(%ignored, "skills come from the agent's skill directories; --skill ignored");
+    }
     let agent_id = app.agent_id(args.agent.as_deref())?;
     let session_dir = args
         .session_dir

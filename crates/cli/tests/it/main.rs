@@ -29,6 +29,7 @@ mod gateway_exec;
 mod gateway_exec_notify;
 mod gateway_prompts;
 mod gateway_rpc_dialogs;
+mod gateway_rpc_roles;
 mod gateway_rpc_runner;
 mod gateway_thinking;
 mod gateway_tool_updates;

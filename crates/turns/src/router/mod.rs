@@ -21,7 +21,7 @@ pub use agent_id::{
 };
 pub use bindings::binding_score;
 pub use pincer_channel_port::{ChatKind, ThreadRef};
-pub use roles::{DEFAULT_ROLE, resolve_role};
+pub use roles::{DEFAULT_ROLE, resolve_role, resolve_role_for_key};
 pub use session_key::{
     ChatAddress, DEFAULT_ACCOUNT_ID, DEFAULT_MAIN_KEY, GLOBAL_SESSION_KEY, MAX_SESSION_KEY_CHARS,
     ParsedSessionKey, SessionKind, SessionTarget, chat_session_key, cron_session_key,

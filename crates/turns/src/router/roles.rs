@@ -6,7 +6,7 @@ use pincer_config::RolesConfig;
 
 use super::ChatKind;
 use super::RouteInput;
-use super::session_key::normalize_channel;
+use super::session_key::{SessionTarget, normalize_channel, parse_session_key};
 
 /// The role when the config names none.
 pub const DEFAULT_ROLE: &str = "default";
@@ -36,4 +36,32 @@ pub fn resolve_role(roles: &RolesConfig, input: &RouteInput) -> String {
         .default
         .clone()
         .unwrap_or_else(|| DEFAULT_ROLE.to_string())
+}
+
+/// The role of a session known only by its key (a turn asked for over WebSocket, a
+/// heartbeat, a cron run): [`resolve_role`] for the chat the key names — its channel and
+/// group id, or its channel for a DM — and `roles.default` for keys naming no chat (the
+/// main session, named and cron sessions). A Discord guild or Slack team is not in the
+/// key, so only a route knows their roles; the caller prefers the role its last route gave.
+pub fn resolve_role_for_key(roles: &RolesConfig, session_key: &str) -> String {
+    let input = match parse_session_key(session_key).map(|k| k.target) {
+        Ok(SessionTarget::Chat { channel, kind, id }) => RouteInput {
+            channel,
+            chat_kind: kind,
+            peer_id: id,
+            ..RouteInput::default()
+        },
+        Ok(SessionTarget::Direct {
+            channel: Some(channel),
+            peer,
+            ..
+        }) => RouteInput {
+            channel,
+            chat_kind: ChatKind::Direct,
+            peer_id: peer,
+            ..RouteInput::default()
+        },
+        _ => RouteInput::default(),
+    };
+    resolve_role(roles, &input)
 }

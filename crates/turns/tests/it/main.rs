@@ -11,6 +11,7 @@ mod chunker;
 mod dedupe;
 mod prompt;
 mod router_keys;
+mod router_roles;
 mod router_route;
 mod skills;
 mod turn;

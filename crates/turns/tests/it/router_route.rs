@@ -453,6 +453,7 @@ fn roles_resolve_from_the_most_specific_entry() {
     let roles = RolesConfig {
         default: Some("fallback".into()),
         channels,
+        ..RolesConfig::default()
     };
     let in_guild = |chat: &str| RouteInput {
         guild_id: Some("g1".into()),
