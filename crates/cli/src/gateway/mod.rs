@@ -296,6 +296,9 @@ async fn serve_until_signal(
         processes.clone(),
         cron.clone(),
     )?);
+    if let Some(rpc) = runtime.rpc_runner() {
+        rpc.set_gateway_port(addr.port());
+    }
     let mut options = ServeOptions::new(token.clone(), runtime.clone());
     options.team = Some(runtime.team());
     options

@@ -248,6 +248,21 @@ impl Runtime for GatewayRuntime {
         }
     }
 
+    fn agent_tool(
+        &self,
+        agent_id: &str,
+        session_key: &str,
+        name: &str,
+    ) -> Option<Arc<dyn AgentTool>> {
+        let workspace = self.app.workspace(agent_id);
+        pincer_turns::workspace::ensure_workspace(&workspace).ok()?;
+        let tools = self.agent_tools(agent_id, &workspace).ok()?;
+        self.team
+            .tools_for_session(agent_id, session_key, tools)
+            .into_iter()
+            .find(|t| t.name() == name)
+    }
+
     fn config_redacted(&self) -> (String, serde_json::Value) {
         let path = &self.app.config_path;
         let raw = pincer_config::read_raw(path)

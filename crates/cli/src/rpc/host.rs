@@ -35,10 +35,18 @@ impl AppHost {
 
     fn compose(&self, request: &ConfigRequest<'_>) -> Result<AgentConfig> {
         let app = &self.app;
-        let tools = app.tools(
+        // A worker the gateway started reaches the tools that live there.
+        let extra = if app.env.var(super::gateway_tools::GATEWAY_TOOLS_ENV).is_some() {
+            let endpoint = crate::gateway::client::Endpoint::resolve(app)?;
+            super::gateway_tools::gateway_tools(request.agent_id, endpoint)
+        } else {
+            Vec::new()
+        };
+        let tools = app.tools_with(
             request.agent_id,
             request.cwd,
             &self.processes,
+            extra,
             request.tools,
         )?;
         let auth = crate::credentials::for_run(app, None)?;
@@ -101,6 +109,18 @@ impl WorkerHost for AppHost {
                 description: s.description.clone(),
             })
             .collect()
+    }
+
+    /// The session of the agent's store whose transcript `session_file` is.
+    fn session_key(&self, agent_id: &str, session_file: &Path) -> Option<String> {
+        let id = session_file.file_stem()?.to_str()?;
+        self.app
+            .sessions(agent_id)
+            .list()
+            .ok()?
+            .into_iter()
+            .find(|(_, entry)| entry.session_id == id)
+            .map(|(key, _)| key)
     }
 
     fn shutdown(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {

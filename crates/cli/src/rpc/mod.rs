@@ -2,5 +2,6 @@
 //! program's configuration), the host it runs on, and the gateway's pool of workers.
 
 pub mod cmd;
+pub mod gateway_tools;
 mod host;
 pub mod runner;

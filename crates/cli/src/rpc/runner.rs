@@ -46,6 +46,8 @@ pub struct RpcRunner {
     maintenance: CancellationToken,
     /// The role each session's last route resolved, by session key.
     routed: Mutex<HashMap<String, String>>,
+    /// Where the gateway listens, for its own workers to call back (`tools.invoke`).
+    gateway_port: std::sync::OnceLock<u16>,
 }
 
 /// Starts each worker as `program base_args… profile args…` in the profile's directory.
@@ -108,7 +110,14 @@ impl RpcRunner {
             home: app.home.clone(),
             maintenance,
             routed: Mutex::default(),
+            gateway_port: std::sync::OnceLock::new(),
         }))
+    }
+
+    /// Tells the runner where the gateway listens: its own workers then get the tools that
+    /// live in the gateway (see `gateway_tools.rs`).
+    pub fn set_gateway_port(&self, port: u16) {
+        let _ = self.gateway_port.set(port);
     }
 
     /// Remembers the role `route` resolved for its session, for the session's turns.
@@ -149,6 +158,10 @@ impl RpcRunner {
         if self.own_workers {
             hard_args.extend(["--agent".to_owned(), agent_id.to_owned()]);
             env.insert("PINCER_HOME".to_owned(), self.home.display().to_string());
+            if let Some(port) = self.gateway_port.get() {
+                env.insert("PINCER_GATEWAY_PORT".to_owned(), port.to_string());
+                env.insert(super::gateway_tools::GATEWAY_TOOLS_ENV.to_owned(), "1".to_owned());
+            }
         }
         // A worker's own sessions (before it is pointed at the gateway's) stay out of
         // the user's pi directory.

@@ -325,3 +325,69 @@ async fn a_sub_agent_researches_in_the_background_and_its_result_arrives_as_its_
     drop(home);
     drop(gateway);
 }
+
+/// `delegate_to_agent` on an RPC pool: `main`'s turn runs on a `pincer rpc` worker, whose
+/// stand-in tool runs the delegation in the gateway (`tools.invoke`), which takes a worker
+/// of its own for the `delegate:…` session and brings `ops`'s answer back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delegate_to_agent_runs_on_an_rpc_pool() {
+    let llm = mock(
+        Scenario::new()
+            .rule(
+                Rule::when(Match::last_user("check the disk with ops")).reply(Reply::tool_call(
+                    "delegate_to_agent",
+                    json!({"agentId": "ops", "task": "check the disk", "mode": "sync"}),
+                )),
+            )
+            .rule(
+                Rule::when(Match::tool_result("delegate_to_agent"))
+                    .reply(Reply::text("ops checked it")),
+            )
+            .rule(
+                Rule::when(Match::last_user_contains("check the disk").with_model("backup"))
+                    .reply(Reply::text("disk is 40% full")),
+            ),
+    )
+    .await;
+    let home = Home::new();
+    let port = free_port();
+    home.use_mock(
+        &llm,
+        &format!(
+            "agents: {{ defaults: {{ model: \"mock/primary\", heartbeat: {{ every: \"0m\" }}, delegation: {{ allowAgents: [\"ops\"] }} }},\n\
+               list: [{{ id: \"main\", default: true }}, {{ id: \"ops\", model: \"mock/backup\" }}] }},\n\
+             gateway: {{ port: {port}, auth: {{ token: \"{TOKEN}\" }} }},\n\
+             agent: {{ runner: \"rpc\", pool: {{ min: 0, max: 3 }} }},"
+        ),
+    );
+    let gateway = Foreground::start(&home, &["gateway", "run"]);
+    let mut client = WsClient::connect(port, TOKEN).await;
+    let done = client
+        .chat_until(
+            "agent:main:main",
+            "check the disk with ops",
+            "run-delegate",
+            "final",
+        )
+        .await;
+    assert_eq!(
+        crate::common::gateway::text_of(&done["payload"]["message"]),
+        "ops checked it",
+        "{done}"
+    );
+    let result: Value = serde_json::from_str(&tool_result_text(&llm, "delegate_to_agent")).unwrap();
+    assert_eq!(
+        result,
+        json!({"status": "completed", "response": "disk is 40% full"})
+    );
+    assert!(asked(
+        &llm,
+        "backup",
+        "[Delegated task from agent \"main\" (session agent:main:main)]\ncheck the disk"
+    ));
+    // The delegate ran on a worker of its own: the pool started two.
+    let health = client.call("health", json!({})).await;
+    assert_eq!(health["payload"]["agentRunner"]["kind"], "rpc", "{health}");
+    assert_eq!(health["payload"]["agentRunner"]["spawned"], 2, "{health}");
+    drop(gateway);
+}

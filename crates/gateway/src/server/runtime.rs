@@ -139,6 +139,18 @@ pub trait Runtime: Send + Sync + 'static {
     /// The tools an agent has (`tools.list`): `{name, description, inputSchema}`. Called on
     /// the blocking pool: it may create the agent's workspace.
     fn tools(&self, agent_id: &str) -> Vec<serde_json::Value>;
+    /// The tool `name` as a turn of `agent_id` in `session_key` would have it (`tools.invoke`);
+    /// `None` when that turn has no such tool. Blocking (it may create the workspace): the
+    /// server calls it on the blocking pool.
+    fn agent_tool(
+        &self,
+        agent_id: &str,
+        session_key: &str,
+        name: &str,
+    ) -> Option<Arc<dyn pincer_agent::AgentTool>> {
+        let _ = (agent_id, session_key, name);
+        None
+    }
     /// The configuration with secrets masked (`config.get`), and the file it is in.
     /// Blocking (it reads the file): the server calls it on the blocking pool.
     fn config_redacted(&self) -> (String, serde_json::Value);

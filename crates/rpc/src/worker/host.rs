@@ -62,6 +62,13 @@ pub trait WorkerHost: Send + Sync {
     /// The skills an agent working in `cwd` has (`get_commands`).
     fn skills(&self, cwd: &Path) -> Vec<SkillCommand>;
 
+    /// The gateway session whose transcript `session_file` is, if the host can tell (its
+    /// tools then act for that session). Blocking: the worker calls it off its thread.
+    fn session_key(&self, agent_id: &str, session_file: &Path) -> Option<String> {
+        let _ = (agent_id, session_file);
+        None
+    }
+
     /// Stops what the agent's tools left running (the worker is ending).
     fn shutdown(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>>;
 }

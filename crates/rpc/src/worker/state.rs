@@ -32,6 +32,9 @@ pub struct Worker {
     /// The open session file; `new_session` and `switch_session` replace it, mutex and all,
     /// and the agent's events task keeps the one it was started with.
     session: Arc<Mutex<SessionFile>>,
+    /// The gateway session the current session file belongs to (the host's answer), for
+    /// the tools' context.
+    session_key: Option<Arc<str>>,
     /// The events task of the current agent.
     forwarder: Option<tokio::task::JoinHandle<()>>,
     steering_mode: QueueMode,
@@ -69,6 +72,7 @@ impl Worker {
             out,
             agent: Agent::new(config.clone()),
             session: Arc::new(Mutex::new(session)),
+            session_key: None,
             forwarder: None,
             // pi's defaults.
             steering_mode: QueueMode::OneAtATime,
@@ -80,8 +84,20 @@ impl Worker {
             bash_cancel: None,
             queues: Arc::default(),
         };
+        worker.session_key = worker.find_session_key().await;
         worker.install(config, messages);
         Ok(worker)
+    }
+
+    /// Asks the host which gateway session the current session file is.
+    async fn find_session_key(&self) -> Option<Arc<str>> {
+        let (host, agent) = (Arc::clone(&self.host), self.options.agent_id.clone());
+        let path = self.session().path().to_owned();
+        off_thread(move || host.session_key(&agent, &path))
+            .await
+            .ok()
+            .flatten()
+            .map(Arc::from)
     }
 
     fn session(&self) -> MutexGuard<'_, SessionFile> {
@@ -92,6 +108,9 @@ impl Worker {
     /// the session file.
     fn install(&mut self, mut config: AgentConfig, messages: Vec<Message>) {
         config.messages = messages;
+        if let Some(key) = &self.session_key {
+            config.session_key = Some(Arc::clone(key));
+        }
         config.steering_mode = self.steering_mode;
         config.follow_up_mode = self.follow_up_mode;
         config.compaction = pincer_agent::compaction::CompactionSettings {
@@ -244,6 +263,7 @@ impl Worker {
         // A new mutex, not a new value in the old one: a late append of the old agent
         // (already on the blocking pool) still goes to the old file.
         self.session = Arc::new(Mutex::new(session));
+        self.session_key = self.find_session_key().await;
         self.install(config, Vec::new());
         Ok(json!({ "cancelled": false }))
     }
@@ -259,6 +279,7 @@ impl Worker {
         // A new mutex, not a new value in the old one: a late append of the old agent
         // (already on the blocking pool) still goes to the old file.
         self.session = Arc::new(Mutex::new(session));
+        self.session_key = self.find_session_key().await;
         self.install(config, messages);
         Ok(json!({ "cancelled": false }))
     }

@@ -34,6 +34,7 @@ mod session_life;
 mod sessions;
 mod subagents;
 mod system;
+mod tools_invoke;
 mod transcript_ids;
 
 use std::sync::Arc;
@@ -194,6 +195,9 @@ methods! {
     UpdateStatus = "update.status", Admin, NoParams;
     // An operator's message to a chat (not gated by tools.message.allowTargets).
     Send = "send", Write, send::SendParams;
+    // Runs an agent's tool in the gateway (OpenClaw's; Pincer's RPC workers reach the
+    // session tools through it). A tool may run commands: admins only.
+    ToolsInvoke = "tools.invoke", Admin, tools_invoke::ToolsInvokeParams;
     // Background sub-agents (Pincer's own: OpenClaw's clients have no such methods).
     SubagentsList = "subagents.list", Read, subagents::SubagentsListParams;
     SubagentsInfo = "subagents.info", Read, subagents::SubagentParams;
@@ -410,6 +414,7 @@ pub async fn call(
         Method::UpdateStatus => payload(info::update_status()),
         Method::Send => payload(send::send(gw, p).await?),
         Method::SubagentsList => subagents::list(gw, p),
+        Method::ToolsInvoke => tools_invoke::invoke(gw, p).await,
         Method::SubagentsInfo
         | Method::SubagentsLog
         | Method::SubagentsSend
