@@ -46,6 +46,7 @@ macro_rules! conformance {
                 a_file_over_the_limit_is_refused_and_nothing_is_kept,
                 a_dropped_connection_loses_and_repeats_nothing,
                 a_cron_announcement_reaches_a_user_by_id,
+                the_chat_commands_are_answered_without_the_model,
             );
         }
     };
@@ -490,5 +491,42 @@ async fn a_cron_announcement_reaches_a_user_by_id<F: FakeChannel>() {
     assert_eq!(sent.len(), 1, "{sent:?}");
     assert_eq!(sent[0].text, format!("Today: {} meetings.", F::bold("3")));
     fake.check_announced(&sent[0]).await;
+    drop(gateway);
+}
+
+async fn the_chat_commands_are_answered_without_the_model<F: FakeChannel>() {
+    let (typed, asked) = F::HELLO;
+    let llm =
+        mock(Scenario::new().rule(Rule::when(Match::last_user(asked)).reply(Reply::text("hi"))))
+            .await;
+    let fake = F::start().await;
+    let (_home, gateway) = fake.gateway(&llm, &F::owner_only());
+    fake.inject_dm(F::OWNER, typed);
+    fake.wait_for_sent(1, T).await;
+
+    let answers = [
+        ("/think low", "thinking: low"),
+        ("/model", "model: mock/primary"),
+        ("/model mock/backup", "model: mock/backup"),
+        ("/stop", "Nothing is running on this session."),
+        (
+            "/subagents",
+            "No sub-agents. The agent starts one with sessions_spawn (\"research X in the background\").",
+        ),
+    ];
+    for (i, (command, answer)) in answers.iter().enumerate() {
+        fake.inject_dm(F::OWNER, command);
+        let sent = fake.wait_for_sent(i + 2, T).await;
+        assert_eq!(sent[i + 1].plain, *answer, "{command}");
+    }
+    fake.inject_dm(F::OWNER, "/status");
+    let sent = fake.wait_for_sent(answers.len() + 2, T).await;
+    let status = &sent[answers.len() + 1].plain;
+    assert!(
+        status.starts_with("session:  agent:main:main\n"),
+        "{status}"
+    );
+    assert!(status.contains("thinking: low"), "{status}");
+    assert_eq!(llm.requests().len(), 1, "no model call for a command");
     drop(gateway);
 }
