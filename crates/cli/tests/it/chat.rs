@@ -321,7 +321,8 @@ async fn a_piped_chat_answers_each_line() {
     assert_eq!(
         run.stderr(),
         "error: thinking level \"loud\" is not one of off, minimal, low, medium, high, xhigh\n\
-         error: unknown model \"mock/nope\"; list the models of mock with `pincer models`\n"
+         error: Unknown model \"mock/nope\": name one as provider/model (configured: \
+         mock/primary, mock/backup).\n"
     );
     let lines = lines(&out);
     assert_eq!(lines[..3], ["Hi!", "thinking: low", "model: mock/primary"]);
