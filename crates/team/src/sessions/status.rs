@@ -90,6 +90,7 @@ impl TypedTool for SessionStatus {
             .and_then(|a| a.model);
         let model = entry.model.clone().or(default_model);
         let runs = port.active_runs(&target.key);
+        let facts = transcript_facts(&port, &target.agent_id, &target.key).await;
         let mut card = Map::new();
         card.insert("sessionKey".into(), json!(target.key));
         card.insert("agentId".into(), json!(target.agent_id));
@@ -106,6 +107,10 @@ impl TypedTool for SessionStatus {
         );
         card.insert("totalTokens".into(), json!(entry.total_tokens.unwrap_or(0)));
         card.insert("compactions".into(), json!(entry.compaction_count));
+        card.insert("costUsd".into(), json!(facts.cost));
+        if let Some(error) = &facts.last_error {
+            card.insert("lastError".into(), json!(error));
+        }
         card.insert("activeRuns".into(), json!(runs.len()));
         card.insert("updatedAt".into(), json!(entry.updated_at));
         if let Some(record) = self.team.registry().get(&target.key) {
@@ -118,6 +123,50 @@ impl TypedTool for SessionStatus {
         let text = render(&card);
         Ok(ToolOutput::text(text).with_details(Value::Object(card)))
     }
+}
+
+/// What the card reads from the transcript.
+#[derive(Default)]
+struct TranscriptFacts {
+    /// What the replies cost, in dollars.
+    cost: f64,
+    /// The last reply's error, if it failed.
+    last_error: Option<String>,
+}
+
+/// The session's cost so far and its last reply's error (an unreadable transcript reads as
+/// none: the card still shows the rest).
+async fn transcript_facts(
+    port: &Arc<dyn crate::port::SessionPort>,
+    agent_id: &str,
+    key: &str,
+) -> TranscriptFacts {
+    let store = port.store(agent_id);
+    let key = key.to_owned();
+    let read = store
+        .run(move |store| {
+            let session = store.resume(&key)?;
+            let mut facts = TranscriptFacts::default();
+            for entry in session.transcript.entries() {
+                if let pincer_store::EntryBody::Message(m) = &entry.body
+                    && let pincer_ai::Message::Assistant(reply) = &m.message
+                {
+                    facts.cost += reply.usage.cost.total;
+                    facts.last_error = match reply.stop_reason {
+                        pincer_ai::StopReason::Error => Some(
+                            reply
+                                .error_message
+                                .clone()
+                                .unwrap_or_else(|| "unknown error".to_owned()),
+                        ),
+                        _ => None,
+                    };
+                }
+            }
+            Ok(facts)
+        })
+        .await;
+    read.unwrap_or_default()
 }
 
 /// The card as the model reads it.
@@ -133,10 +182,11 @@ fn render(card: &Map<String, Value>) -> String {
         format!("Session: {} (agent {})", s("sessionKey"), s("agentId")),
         format!("Model: {} · Thinking: {}", s("model"), s("thinkingLevel")),
         format!(
-            "Tokens: {} in / {} out ({} total) · Compactions: {}",
+            "Tokens: {} in / {} out ({} total) · Cost: ${:.4} · Compactions: {}",
             n("inputTokens"),
             n("outputTokens"),
             n("totalTokens"),
+            card.get("costUsd").and_then(Value::as_f64).unwrap_or(0.0),
             n("compactions")
         ),
         match n("activeRuns") {
@@ -145,6 +195,9 @@ fn render(card: &Map<String, Value>) -> String {
             k => format!("Queue: {k} runs going or waiting"),
         },
     ];
+    if card.contains_key("lastError") {
+        lines.push(format!("Last error: {}", s("lastError")));
+    }
     if card.contains_key("parentSessionKey") {
         lines.push(format!(
             "Spawned by: {} ({})",

@@ -336,7 +336,7 @@ async fn session_status_shows_the_card_and_switches_the_model() {
     .unwrap();
     assert_eq!(
         card.text_content(),
-        "Session: agent:main:main (agent main)\nModel: mock/main · Thinking: default\nTokens: 0 in / 0 out (0 total) · Compactions: 0\nQueue: idle"
+        "Session: agent:main:main (agent main)\nModel: mock/main · Thinking: default\nTokens: 0 in / 0 out (0 total) · Cost: $0.0000 · Compactions: 0\nQueue: idle"
     );
     let bad = call(
         &team,
@@ -376,4 +376,42 @@ async fn session_status_shows_the_card_and_switches_the_model() {
         .unwrap()
         .unwrap();
     assert_eq!(entry.model.as_deref(), Some("mock/other"));
+}
+
+#[tokio::test]
+async fn session_status_tells_the_cost_and_the_last_error() {
+    let port = FakePort::new(&["main"], |_| Some("ok".into()));
+    let store = port.store("main");
+    let mut session = store.get_or_create("agent:main:main").unwrap();
+    let mut paid = pincer_ai::AssistantMessage {
+        content: vec![pincer_ai::ContentBlock::text("hello")],
+        ..Default::default()
+    };
+    paid.usage.cost.total = 0.0125;
+    session
+        .transcript
+        .append_message(pincer_ai::Message::Assistant(paid))
+        .unwrap();
+    session
+        .transcript
+        .append_message(pincer_ai::Message::Assistant(pincer_ai::AssistantMessage {
+            stop_reason: pincer_ai::StopReason::Error,
+            error_message: Some("429 rate limited".into()),
+            ..Default::default()
+        }))
+        .unwrap();
+    let team = team(TeamSettings::default(), &port);
+    let card = call(
+        &team,
+        "main",
+        "agent:main:main",
+        "session_status",
+        json!({}),
+    )
+    .await
+    .unwrap();
+    let text = card.text_content();
+    assert!(text.contains("· Cost: $0.0125 ·"), "{text}");
+    assert!(text.ends_with("\nLast error: 429 rate limited"), "{text}");
+    assert_eq!(card.details.unwrap()["lastError"], "429 rate limited");
 }
