@@ -49,7 +49,7 @@ fn matches_allow(patterns: &[String], agent_id: &str) -> bool {
 
 /// A case-insensitive match of `pattern` with `*` wildcards (no backtracking: each
 /// literal part is found in order).
-pub(crate) fn glob_matches(pattern: &str, text: &str) -> bool {
+pub fn glob_matches(pattern: &str, text: &str) -> bool {
     if pattern.is_empty() {
         return false;
     }
