@@ -383,3 +383,30 @@ async fn pincer_chat_answers_usage_queue_verbose_reset_and_unknown_models() {
     );
     assert_ne!(row["sessionId"], old);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compact_on_rpc_workers_is_seen_by_the_next_worker_turn() {
+    let llm = mock(scenario()).await;
+    let (home, port) = gateway_home_in(
+        Home::new(),
+        &llm,
+        "tok",
+        DEFAULTS,
+        "agent: { runner: \"rpc\", pool: { min: 0, max: 1 } },",
+    );
+    let _gateway = Foreground::start(&home, &["gateway", "run"]);
+    let mut client = WsClient::connect(port, "tok").await;
+    for (i, (asked, _)) in TURNS.iter().enumerate() {
+        client
+            .chat_until(KEY, asked, &format!("r-{i}"), "final")
+            .await;
+    }
+    let before = llm.requests().len();
+    assert_eq!(
+        command(&mut client, "/compact focus on the dates", "c-1").await,
+        compacted_line()
+    );
+    // The worker that served the session reads it again: the summary is its context now.
+    client.chat_until(KEY, "what next?", "r-9", "final").await;
+    check_compaction(&llm, &home, before);
+}
