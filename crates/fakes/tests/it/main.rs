@@ -10,4 +10,5 @@ mod fake_discord;
 mod fake_feishu;
 mod fake_slack;
 mod fake_telegram;
+mod fake_telegram_edit;
 mod fake_telegram_send;

@@ -310,3 +310,67 @@ fn timed_out() -> MessageError {
         MESSAGE_DEADLINE.as_secs()
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chat(channel: &str, to: &str, thread: Option<&str>) -> ChatRef {
+        target_chat(&ChatTarget {
+            channel: channel.into(),
+            account_id: None,
+            to: to.into(),
+            thread_id: thread.map(str::to_owned),
+        })
+    }
+
+    #[test]
+    fn a_targets_prefix_says_its_kind_and_a_thread_its_place() {
+        let direct = |id: &str| ChatRef {
+            kind: ChatKind::Direct,
+            id: id.into(),
+            thread: None,
+        };
+        assert_eq!(chat("telegram", " 123 ", None), direct("123"));
+        assert_eq!(chat("slack", "user:U1", None), direct("U1"));
+        assert_eq!(
+            chat("discord", "Channel:42", None),
+            ChatRef {
+                kind: ChatKind::Channel,
+                ..direct("42")
+            }
+        );
+        assert_eq!(
+            chat("telegram", "group:-100", Some("7")),
+            ChatRef {
+                kind: ChatKind::Group,
+                id: "-100".into(),
+                thread: Some(ThreadRef::Topic("7".into())),
+            }
+        );
+        // A thread without a kind: a channel's thread.
+        assert_eq!(
+            chat("discord", "42", Some(" 99 ")),
+            ChatRef {
+                kind: ChatKind::Channel,
+                id: "42".into(),
+                thread: Some(ThreadRef::Thread("99".into())),
+            }
+        );
+        assert_eq!(chat("slack", "C1", Some("  ")), direct("C1"));
+    }
+
+    #[test]
+    fn a_session_keys_thread_is_found() {
+        assert_eq!(
+            thread_of_key("agent:main:telegram:group:-100:topic:7").as_deref(),
+            Some("7")
+        );
+        assert_eq!(
+            thread_of_key("agent:main:discord:channel:1:thread:99").as_deref(),
+            Some("99")
+        );
+        assert_eq!(thread_of_key("agent:main:main"), None);
+        assert_eq!(thread_of_key("agent:main:x:topic:"), None);
+    }
+}

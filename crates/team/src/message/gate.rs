@@ -12,13 +12,16 @@ use std::str::FromStr;
 /// compares the bare chat id.
 const KIND_PREFIXES: [&str; 3] = ["user:", "channel:", "group:"];
 
-/// `to` without a kind prefix (`user:U1` → `U1`), trimmed.
+/// `to` without its kind prefixes (`user:U1` → `U1`), trimmed.
 pub fn bare_chat_id(to: &str) -> &str {
-    let to = to.trim();
-    KIND_PREFIXES
+    let mut id = to.trim();
+    while let Some(rest) = KIND_PREFIXES
         .iter()
-        .find_map(|prefix| strip_prefix_ignore_case(to, prefix))
-        .unwrap_or(to)
+        .find_map(|prefix| strip_prefix_ignore_case(id, prefix))
+    {
+        id = rest.trim();
+    }
+    id
 }
 
 fn strip_prefix_ignore_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {

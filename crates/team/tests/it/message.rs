@@ -185,6 +185,35 @@ fn malformed_allow_targets_are_refused_by_name() {
 }
 
 #[test]
+fn a_rule_prints_back_to_itself() {
+    for entry in [
+        "telegram:user:user:5",
+        "slack:user: U1 ",
+        "Discord:channel:*",
+        "feishu:oc_1:2",
+        "x:ünï",
+    ] {
+        let rule: TargetRule = entry.parse().unwrap();
+        assert_eq!(
+            rule.to_string().parse::<TargetRule>().unwrap(),
+            rule,
+            "{entry}"
+        );
+    }
+    assert_eq!(
+        "telegram:user:user:5"
+            .parse::<TargetRule>()
+            .unwrap()
+            .to_string(),
+        "telegram:5"
+    );
+    assert_eq!(
+        "Discord:channel:*".parse::<TargetRule>().unwrap(),
+        TargetRule::Channel("discord".into())
+    );
+}
+
+#[test]
 fn the_gate_names_chats_by_channel_and_bare_id() {
     let allow = AllowTargets::parse(&["telegram:-100200", "slack:*"]).unwrap();
     assert!(allow.names("telegram", "-100200"));
