@@ -534,7 +534,8 @@ mod tests {
                 "cron.run",
                 "pairing.approve",
                 "pairing.revoke",
-                "update.status"
+                "update.status",
+                "tools.invoke"
             ]
         );
     }

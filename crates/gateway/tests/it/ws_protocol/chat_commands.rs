@@ -172,7 +172,7 @@ async fn stop_aborts_the_running_reply_and_help_lists_the_commands() {
         names,
         [
             "new", "reset", "compact", "status", "usage", "model", "think", "verbose",
-            "activation", "queue", "stop", "help"
+            "activation", "queue", "stop", "subagents", "help"
         ]
     );
     for name in names {

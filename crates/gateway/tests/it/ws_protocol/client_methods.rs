@@ -242,6 +242,7 @@ async fn commands_list_offers_pincers_chat_commands() {
             entry("activation", &["/activation"], "options", true, "In a group: answer only when mentioned, or every message."),
             entry("queue", &["/queue"], "options", true, "Show how this session takes a message while it is busy, or set it."),
             entry("stop", &["/stop", "/abort"], "session", false, "Stop the session's running reply."),
+            entry("subagents", &["/subagents"], "session", true, "This session's background sub-agents: list them, show one, read its log, send it a message or stop it."),
             entry("help", &["/help", "/commands"], "status", false, "Show the chat commands."),
         ]})
     );
