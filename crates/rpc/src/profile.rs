@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 /// What a worker is started with.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct CapabilityProfile {
-    /// Who the worker acts as (pi-gateway's role; Pincer: the agent id).
+    /// Who the worker acts as (pi-gateway's role; Pincer's gateway: `<agent id>/<role>`).
     pub role: String,
     pub cwd: PathBuf,
     /// Arguments fixed for the process's life, in order (`--tools a,b`, `--system-prompt …`,
