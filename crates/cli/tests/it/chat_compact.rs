@@ -54,7 +54,8 @@ fn scenario() -> Scenario {
         scenario = scenario
             .rule(Rule::when(Match::last_user(asked)).reply(Reply::text(answer).with_usage(usage)));
     }
-    scenario.rule(Rule::when(Match::last_user("what next?")).reply(Reply::text("Prepare.")))
+    scenario
+        .rule(Rule::when(Match::last_user_contains("what next?")).reply(Reply::text("Prepare.")))
 }
 
 /// chars / 4, rounded up: how compaction estimates a text's tokens.
@@ -82,7 +83,9 @@ fn compacted_line() -> String {
 /// Checks what the compaction asked and kept: one summary request with the instructions
 /// and the summarised exchanges (not the kept one), the `compaction` entry in the
 /// transcript, and the next turn's request starting from the summary.
-fn check_compaction(llm: &MockLlm, home: &Home, requests_before: usize) {
+/// `told`: the gateway told the agent of the compaction as a system event with the next
+/// message, as OpenClaw does (`pincer chat` in process has no system events).
+fn check_compaction(llm: &MockLlm, home: &Home, requests_before: usize, told: bool) {
     let requests = llm.requests();
     let summary_request = &requests[requests_before].body;
     let messages = summary_request["messages"].as_array().unwrap();
@@ -119,13 +122,27 @@ fn check_compaction(llm: &MockLlm, home: &Home, requests_before: usize) {
     assert_eq!(text_of(&kept["message"]), TURNS[2].0);
 
     let next = &requests.last().unwrap().body;
-    let users: Vec<String> = next["messages"]
+    let mut users: Vec<String> = next["messages"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|m| m["role"] == "user")
         .map(text_of)
         .collect();
+    if told {
+        let last = users.pop().unwrap();
+        let event = compacted_line().replace("⚙️ ", "");
+        let told = last
+            .strip_prefix("System: [")
+            .and_then(|rest| rest.split_once("] "))
+            .map(|(_, rest)| rest);
+        assert_eq!(
+            told,
+            Some(format!("{event}\n\nwhat next?").as_str()),
+            "{last}"
+        );
+        users.push("what next?".to_owned());
+    }
     assert_eq!(
         users,
         [
@@ -187,7 +204,7 @@ async fn compact_through_chat_send_summarises_with_the_instructions() {
         "{row}"
     );
     client.chat_until(KEY, "what next?", "r-9", "final").await;
-    check_compaction(&llm, &home, before);
+    check_compaction(&llm, &home, before, true);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -213,7 +230,7 @@ async fn compact_in_a_telegram_chat_summarises_with_the_instructions() {
     fake.inject_dm(owner, "what next?");
     let sent = fake.wait_for_sent(5, T).await;
     assert_eq!(sent[4].plain, "Prepare.");
-    check_compaction(&llm, &home, before);
+    check_compaction(&llm, &home, before, true);
 }
 
 /// The `compaction` entries of `home`'s transcript.
@@ -255,7 +272,7 @@ async fn pincer_chat_compacts_in_process_and_through_a_gateway() {
         ],
         "{out}"
     );
-    check_compaction(&llm, &home, TURNS.len());
+    check_compaction(&llm, &home, TURNS.len(), false);
     assert_eq!(compactions(&home).len(), 1);
 
     // Through a gateway: the line goes as typed and the gateway answers it.
@@ -271,7 +288,7 @@ async fn pincer_chat_compacts_in_process_and_through_a_gateway() {
     let out = run.stdout();
     let lines: Vec<&str> = out.lines().filter(|l| !l.trim().is_empty()).collect();
     assert_eq!(lines[3..], [compacted_line().as_str(), "Prepare."], "{out}");
-    check_compaction(&llm, &home, TURNS.len());
+    check_compaction(&llm, &home, TURNS.len(), true);
 }
 
 /// What `pincer chat` prints for [`COMMANDS_TYPED`] on stdout, in order: a reply, then the
@@ -408,5 +425,5 @@ async fn compact_on_rpc_workers_is_seen_by_the_next_worker_turn() {
     );
     // The worker that served the session reads it again: the summary is its context now.
     client.chat_until(KEY, "what next?", "r-9", "final").await;
-    check_compaction(&llm, &home, before);
+    check_compaction(&llm, &home, before, true);
 }

@@ -131,5 +131,14 @@ pub(super) async fn compact(
         Err(CompactError::NothingToCompact) => {}
         Err(e) => tracing::warn!(error = %e, key, "/compact failed"),
     }
-    Ok(compact_reply(&outcome, before.total_tokens, window))
+    let reply = compact_reply(&outcome, before.total_tokens, window);
+    // As OpenClaw does, the agent hears of it with the session's next message.
+    let line = reply.trim_start_matches("⚙️ ");
+    if let Err(e) = gw
+        .system_events
+        .inject(key, line, gw.system_events.now_ms())
+    {
+        tracing::warn!(error = %e, key, "cannot tell the agent of the compaction");
+    }
+    Ok(reply)
 }
