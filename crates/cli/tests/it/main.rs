@@ -11,6 +11,7 @@ mod ask_memory;
 mod ask_proxy;
 mod channel_block_streaming;
 mod channel_controls;
+mod channel_status;
 mod channel_conformance;
 mod channel_discord;
 mod channel_feishu;

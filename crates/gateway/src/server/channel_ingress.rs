@@ -763,6 +763,11 @@ impl ChannelIngress {
             .any(|(key, (c, _, chat))| key.starts_with(&prefix) && c == channel && chat == chat_id)
     }
 
+    /// The access rules of `channel`'s `account`, if it runs here (for `status`).
+    pub(super) fn access(&self, channel: &str, account: Option<&str>) -> Option<&AccessSettings> {
+        self.endpoint(channel, account).map(|e| &e.access)
+    }
+
     /// Where `session_key` last heard from a channel: (channel, account, chat id).
     pub fn last_route(&self, session_key: &str) -> Option<LastRoute> {
         self.last

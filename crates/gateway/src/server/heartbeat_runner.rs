@@ -38,6 +38,8 @@ pub struct Heartbeats {
 #[derive(Default)]
 struct Inner {
     wakes: HashMap<String, HeartbeatWake>,
+    /// Where each agent's heartbeat replies go (for `status`).
+    targets: HashMap<String, HeartbeatTarget>,
     /// The last `heartbeat` event's payload (`last-heartbeat`).
     last_event: Option<Value>,
 }
@@ -74,6 +76,11 @@ impl Heartbeats {
         self.lock().wakes.get(agent_id).map(HeartbeatWake::status)
     }
 
+    /// Where `agent_id`'s heartbeat replies go, if it has a heartbeat.
+    pub fn target(&self, agent_id: &str) -> Option<HeartbeatTarget> {
+        self.lock().targets.get(agent_id).cloned()
+    }
+
     /// Every agent with a heartbeat and its clock's state, by agent id.
     pub fn statuses(&self) -> Vec<(String, WakeStatus)> {
         let mut all: Vec<(String, WakeStatus)> = self
@@ -95,6 +102,9 @@ impl Heartbeats {
     pub(super) fn start(&self, gw: &Arc<Gateway>, settings: Vec<(String, HeartbeatSettings)>) {
         for (agent_id, settings) in settings {
             let every = settings.every();
+            self.lock()
+                .targets
+                .insert(agent_id.clone(), settings.target.clone());
             let runner = AgentHeartbeat {
                 gw: Arc::clone(gw),
                 agent_id: agent_id.clone(),

@@ -33,6 +33,7 @@ pub mod runtime;
 mod send_policy;
 mod session_keys;
 mod state;
+mod status_summary;
 pub mod team_port;
 mod transcript_trim;
 pub mod turn_events;

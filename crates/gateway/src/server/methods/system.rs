@@ -268,9 +268,9 @@ pub(super) fn status(gw: &Gateway) -> StatusResponse {
             .peek_texts(&gw.runtime.main_session_key(&agent)),
         heartbeat: HeartbeatStatus {
             default_agent_id: agent,
-            agents: Vec::new(),
+            agents: super::super::status_summary::heartbeat_agents(gw),
         },
-        channel_summary: Vec::new(),
+        channel_summary: super::super::status_summary::channel_summary(gw),
     }
 }
 
