@@ -138,6 +138,7 @@ impl TypedTool for DelegateToAgent {
             result: None,
             delegated: true,
         });
+        self.team.save().await;
         let message = format!(
             "[Delegated task from agent \"{}\" (session {})]\n{task}",
             caller.agent_id, caller.key
@@ -160,7 +161,7 @@ impl TypedTool for DelegateToAgent {
                 return Err(ToolError::Aborted);
             }
         };
-        Ok(match waited {
+        let answered = match waited {
             None => {
                 port.abort(&key);
                 self.finish(&key, SpawnStatus::TimedOut, None);
@@ -185,7 +186,9 @@ impl TypedTool for DelegateToAgent {
                 self.finish(&key, SpawnStatus::Done, Some(o.text.clone()));
                 answer("completed", Some(&o.text))
             }
-        })
+        };
+        self.team.save().await;
+        Ok(answered)
     }
 }
 

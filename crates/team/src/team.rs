@@ -32,6 +32,8 @@ pub struct Team {
     registry: SpawnRegistry,
     subagent_slots: Arc<Semaphore>,
     delegate_slots: Arc<Semaphore>,
+    /// Where the records are saved (`None`: in memory only).
+    state_file: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for Team {
@@ -44,7 +46,13 @@ impl std::fmt::Debug for Team {
 }
 
 impl Team {
+    /// A team whose records live in memory only.
     pub fn new(settings: TeamSettings) -> Arc<Self> {
+        Self::with_state(settings, None)
+    }
+
+    /// A team that saves its records to `state_file` (see [`Team::recover`]).
+    pub fn with_state(settings: TeamSettings, state_file: Option<std::path::PathBuf>) -> Arc<Self> {
         let subagent_slots = Arc::new(Semaphore::new(settings.subagents.max_concurrent.max(1)));
         let delegate_slots = Arc::new(Semaphore::new(settings.delegation.max_concurrent.max(1)));
         Arc::new(Self {
@@ -53,6 +61,7 @@ impl Team {
             registry: SpawnRegistry::default(),
             subagent_slots,
             delegate_slots,
+            state_file,
         })
     }
 
@@ -68,6 +77,10 @@ impl Team {
     /// The spawned sessions.
     pub fn registry(&self) -> &SpawnRegistry {
         &self.registry
+    }
+
+    pub(crate) fn state_file(&self) -> Option<&std::path::Path> {
+        self.state_file.as_deref()
     }
 
     pub(crate) fn subagent_slots(&self) -> &Arc<Semaphore> {

@@ -67,6 +67,7 @@ impl GatewayRuntime {
         let llm = Llm::new(&app)?;
         let rpc = RpcRunner::from_config(&app)?;
         let app_config = app.config.clone();
+        let subagent_records = app.home.join("subagents").join("runs.json");
         Ok(Self {
             app,
             processes,
@@ -77,7 +78,10 @@ impl GatewayRuntime {
             stores: Mutex::default(),
             maintained: Mutex::default(),
             rpc,
-            team: pincer_team::Team::new(crate::team_setup::team_settings(&app_config)),
+            team: pincer_team::Team::with_state(
+                crate::team_setup::team_settings(&app_config),
+                Some(subagent_records),
+            ),
             message_port: pincer_team::PortSlot::new(),
         })
     }

@@ -259,6 +259,11 @@ pub async fn serve(
     if let Some(team) = &gateway.team {
         team.slot()
             .bind(Arc::new(team_port::GatewaySessions::new(&gateway)));
+        // Sub-agents the last gateway left unfinished are announced as interrupted.
+        tokio::spawn({
+            let team = Arc::clone(team);
+            async move { team.recover().await }
+        });
     }
     for hook in &options.on_start {
         hook(&gateway);

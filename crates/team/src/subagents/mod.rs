@@ -5,6 +5,7 @@
 
 pub mod announce;
 pub mod control;
+pub mod persist;
 pub mod registry;
 pub mod run;
 pub mod spawn;

@@ -1,16 +1,18 @@
 //! The sub-agents (and delegations) this gateway started: who spawned which session, how
-//! deep, what it was asked and how it ended. In memory: a restart forgets the list (the
-//! child sessions' transcripts stay in their agent's store). Finished runs are dropped
-//! from the list `archiveAfterMinutes` after they end.
+//! deep, what it was asked and how it ended. Kept in memory and saved as they change (see
+//! `persist.rs`), so a restart neither forgets them nor leaves their requesters waiting.
+//! Finished runs are dropped from the list `archiveAfterMinutes` after they end.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use pincer_base::now_ms;
+use serde::{Deserialize, Serialize};
 
 /// Where a sub-agent stands.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "state", content = "error")]
 pub enum SpawnStatus {
     /// Waiting for a free sub-agent slot (`maxConcurrent`).
     Queued,
@@ -41,7 +43,8 @@ impl SpawnStatus {
 }
 
 /// One spawned session.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct SpawnRecord {
     pub run_id: String,
     pub child_key: String,
@@ -167,6 +170,13 @@ impl SpawnRegistry {
         let cutoff = now_ms() - i64::try_from(after.as_millis()).unwrap_or(i64::MAX);
         self.lock()
             .retain(|_, r| !r.status.is_finished() || r.ended_at.is_none_or(|t| t > cutoff));
+    }
+
+    /// Every record, delegations too (what is saved).
+    pub fn snapshot(&self) -> Vec<SpawnRecord> {
+        let mut list: Vec<SpawnRecord> = self.lock().values().cloned().collect();
+        list.sort_by(|a, b| (a.created_at, &a.run_id).cmp(&(b.created_at, &b.run_id)));
+        list
     }
 
     /// Sub-agents queued or running.

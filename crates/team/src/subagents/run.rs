@@ -28,13 +28,16 @@ pub(crate) async fn run(
         return;
     };
     if record.status != SpawnStatus::Queued {
-        // Stopped while it waited for a slot: announced by the stop.
+        // Stopped while it waited for a slot.
+        team.save().await;
+        super::announce::announce(&port, &record, timeout).await;
         return;
     }
     team.registry().update(&child_key, |r| {
         r.status = SpawnStatus::Running;
         r.started_at = Some(pincer_base::now_ms());
     });
+    team.save().await;
     let message = format!(
         "[Sub-agent task from session {} (agent \"{}\")]\n{}\n\nYou are a sub-agent working in \
          the background: do the task with your tools, then reply with the complete result — \
@@ -66,6 +69,7 @@ pub(crate) async fn run(
         r.result = result.clone();
         r.ended_at = Some(pincer_base::now_ms());
     });
+    team.save().await;
     drop(_slot);
     if let Some(record) = team.registry().get(&child_key) {
         super::announce::announce(&port, &record, timeout).await;

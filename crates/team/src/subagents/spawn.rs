@@ -189,6 +189,7 @@ impl TypedTool for SessionsSpawn {
             result: None,
             delegated: false,
         });
+        self.team.save().await;
         tokio::spawn(super::run::run(
             Arc::clone(&self.team),
             port,

@@ -250,3 +250,101 @@ async fn nesting_stops_at_max_spawn_depth_and_sub_agents_lose_the_session_tools(
         "unknown thinking level \"huge\": use one of off, minimal, low, medium, high, xhigh"
     );
 }
+
+#[tokio::test]
+async fn a_restart_announces_the_sub_agents_the_last_gateway_left_unfinished() {
+    let port = FakePort::new(&["main"], |turn| {
+        (!turn.session_key.contains(":subagent:"))
+            .then(|| "Sorry, that task was cut short.".to_owned())
+    });
+    let file = port.dir.path().join("subagents").join("runs.json");
+    let before = pincer_team::Team::with_state(TeamSettings::default(), Some(file.clone()));
+    assert!(
+        before
+            .slot()
+            .bind(port.clone() as Arc<dyn pincer_team::SessionPort>)
+    );
+    call(
+        &before,
+        "main",
+        "agent:main:main",
+        "sessions_spawn",
+        json!({"task": "long job", "label": "job"}),
+    )
+    .await
+    .unwrap();
+    eventually(|| {
+        control::list(&before, Scope::All)
+            .first()
+            .is_some_and(|r| r.status.as_str() == "running")
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let saved: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(
+        saved["runs"][0]["status"],
+        json!({"state": "running"}),
+        "{saved}"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+    }
+
+    // A new gateway (the old one died with the run).
+    let after_port = FakePort::new(&["main"], |_| {
+        Some("Sorry, that task was cut short.".to_owned())
+    });
+    let after = pincer_team::Team::with_state(TeamSettings::default(), Some(file.clone()));
+    assert!(
+        after
+            .slot()
+            .bind(after_port.clone() as Arc<dyn pincer_team::SessionPort>)
+    );
+    after.recover().await;
+    let records = control::list(&after, Scope::All);
+    assert_eq!(records[0].status.as_str(), "error");
+    eventually(|| !after_port.delivered().is_empty()).await;
+    let told = &after_port.turns()[0];
+    assert_eq!(told.session_key, "agent:main:main");
+    assert!(
+        told.message.starts_with(
+            "[Sub-agent \"job\" failed: interrupted: the gateway stopped while it ran after "
+        ),
+        "{}",
+        told.message
+    );
+    assert_eq!(
+        after_port.delivered()[0].2,
+        "Sorry, that task was cut short."
+    );
+}
+
+#[tokio::test]
+async fn a_corrupt_record_file_is_set_aside_not_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("runs.json");
+    std::fs::write(&file, b"{ not json").unwrap();
+    let err = pincer_team::subagents::persist::load(&file)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with(&format!("{} is not a sub-agent list (", file.display())),
+        "{err}"
+    );
+    assert!(!file.exists());
+    let aside: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(aside.len(), 1);
+    assert!(aside[0].starts_with("runs.json.corrupt."), "{aside:?}");
+    assert_eq!(
+        std::fs::read(dir.path().join(&aside[0])).unwrap(),
+        b"{ not json"
+    );
+}
