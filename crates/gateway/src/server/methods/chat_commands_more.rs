@@ -103,7 +103,8 @@ pub(super) async fn verbose(
 /// `/compact [instructions]`: the session's older conversation summarised by the model its
 /// turns use, `instructions` appended to the summary prompt. The reply running on the
 /// session is stopped and the compaction waits for the lane (turns sent meanwhile wait for
-/// it); the answer is OpenClaw's one line (`⚙️ Compacted (12k → 3.4k) • Context …`).
+/// it); the answer is OpenClaw's one line (`⚙️ Compacted (12k → 3.4k) • Context …`),
+/// also queued for the agent as a system event of the session.
 pub(super) async fn compact(
     gw: &Arc<Gateway>,
     agent_id: &str,
