@@ -558,7 +558,8 @@ pub struct SkillsConfig {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SkillsLoad {
-    /// Extra skill directories, lowest precedence.
+    /// Extra skill directories (each holding skill directories, or itself one skill's
+    /// directory or SKILL.md), lowest precedence.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extra_dirs: Vec<String>,
 }

@@ -18,9 +18,25 @@ pub fn main(args: RpcArgs) -> Result<ExitCode> {
     if args.mode.as_deref().is_some_and(|m| m != "rpc") {
         bail!("pincer rpc only speaks --mode rpc");
     }
-    let app = Arc::new(crate::app::App::load()?);
+    let mut app = crate::app::App::load()?;
     app.ensure_home()?;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    // pi's `--skill`: one skill's directory or SKILL.md, loaded besides the agent's own
+    // (lowest precedence), as the gateway passes a role's skills.
+    app.config.skills.load.extra_dirs.extend(
+        args.skill
+            .iter()
+            .map(|path| path.trim())
+            .filter(|path| !path.is_empty())
+            .map(|path| {
+                if path.starts_with('~') {
+                    path.to_owned()
+                } else {
+                    cwd.join(path).display().to_string()
+                }
+            }),
+    );
+    let app = Arc::new(app);
     let thinking = args
         .thinking
         .as_deref()
@@ -35,9 +51,6 @@ pub fn main(args: RpcArgs) -> Result<ExitCode> {
     });
     for ignored in args.extension.iter().chain(&args.prompt_template) {
         tracing::warn!(%ignored, "extensions and prompt templates are pi's; ignored");
-    }
-    for ignored in &args.skill {
-        tracing::warn!(%ignored, "skills come from the agent's skill directories; --skill ignored");
     }
     let agent_id = app.agent_id(args.agent.as_deref())?;
     let session_dir = args

@@ -442,3 +442,41 @@ async fn bash_output_reaches_the_next_prompt() {
     );
     assert!(user.contains("Command exited with code 3"), "{user}");
 }
+
+/// A role's worker (issue 22): `--skill` loads that one skill besides the agent's,
+/// `--append-system-prompt` ends the prompt, and the worker adds no gateway sections of
+/// its own (its gateway passes them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn skill_and_append_system_prompt_flags_shape_the_prompt() {
+    let (home, llm) = home_with(replies(&[("hi", "hello")])).await;
+    let lib = home.dir.path().join("lib");
+    for name in ["deploy", "rollback"] {
+        std::fs::create_dir_all(lib.join(name)).unwrap();
+        std::fs::write(
+            lib.join(name).join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: Does {name}\n---\n"),
+        )
+        .unwrap();
+    }
+    let skill = lib.join("deploy").display().to_string();
+    let mut worker = Worker::start(
+        &home,
+        &[
+            "--skill",
+            &skill,
+            "--append-system-prompt",
+            "You run deployments.",
+        ],
+    );
+    worker.call("p1", json!({"type": "prompt", "message": "hi"}));
+    worker.until("agent_end");
+    assert_eq!(worker.finish(), Some(0));
+    let system = llm.requests()[0].body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(system.contains("Does deploy"), "{system}");
+    assert!(!system.contains("Does rollback"), "{system}");
+    assert!(system.ends_with("\n\nYou run deployments."), "{system}");
+    assert!(!system.contains("Protocol"), "{system}");
+}

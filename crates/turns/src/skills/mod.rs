@@ -38,7 +38,8 @@ pub enum SkillSource {
     PersonalAgents,
     /// `$PINCER_HOME/skills`: skills shared by every agent.
     Managed,
-    /// `skills.load.extraDirs`, lowest precedence.
+    /// `skills.load.extraDirs` (a directory of skills, or one skill's directory or
+    /// SKILL.md), lowest precedence.
     Extra,
 }
 
@@ -279,6 +280,17 @@ pub fn load_skills_from_roots(roots: &[SkillRoot]) -> SkillSet {
     reason = "runs on the blocking pool: load_skills, called by Runtime::plan (on the pool) and the CLI's one-shot commands"
 )]
 fn skill_files_in(root: &SkillRoot, issues: &mut Vec<SkillIssue>) -> Vec<PathBuf> {
+    // An extra root may be one skill: its directory or its SKILL.md (pi's `--skill`).
+    if root.source == SkillSource::Extra {
+        let is_file = |p: &Path| fs::metadata(p).is_ok_and(|meta| meta.is_file());
+        if root.dir.file_name().is_some_and(|n| n == SKILL_FILE) && is_file(&root.dir) {
+            return vec![root.dir.clone()];
+        }
+        let own = root.dir.join(SKILL_FILE);
+        if is_file(&own) {
+            return vec![own];
+        }
+    }
     let entries = match fs::read_dir(&root.dir) {
         Ok(entries) => entries,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Vec::new(),

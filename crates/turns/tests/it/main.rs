@@ -14,5 +14,6 @@ mod router_keys;
 mod router_roles;
 mod router_route;
 mod skills;
+mod skills_single;
 mod turn;
 mod workspace;
