@@ -111,8 +111,10 @@ mod tests {
                 "/model",
                 "/think",
                 "/verbose",
+                "/activation",
                 "/queue",
                 "/stop",
+                "/subagents",
                 "/help",
                 "/sessions",
                 "/exit"
