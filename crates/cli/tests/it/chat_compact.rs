@@ -39,6 +39,11 @@ const DEFAULTS: &str = "heartbeat: { every: \"0m\" }, compaction: { keepRecentTo
 /// The summary request (its focus), the three exchanges (each reporting a 1200-token
 /// context), and a reply after the compaction.
 fn scenario() -> Scenario {
+    scenario_with(Reply::text(SUMMARY))
+}
+
+/// [`scenario`] with `summary` as the summary request's reply.
+fn scenario_with(summary: Reply) -> Scenario {
     let usage = UsageSpec {
         input: Some(1000),
         output: Some(200),
@@ -48,7 +53,7 @@ fn scenario() -> Scenario {
         Rule::when(Match::last_user_contains(
             "Additional focus: focus on the dates",
         ))
-        .reply(Reply::text(SUMMARY)),
+        .reply(summary),
     );
     for (asked, answer) in TURNS {
         scenario = scenario
@@ -425,5 +430,61 @@ async fn compact_on_rpc_workers_is_seen_by_the_next_worker_turn() {
     );
     // The worker that served the session reads it again: the summary is its context now.
     client.chat_until(KEY, "what next?", "r-9", "final").await;
+    check_compaction(&llm, &home, before, true);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_sent_while_compacting_waits_for_the_summary() {
+    // The summary streams for about a second.
+    let slow = Reply::text(SUMMARY).with_chunk_size(6).with_delay_ms(100);
+    let llm = mock(scenario_with(slow)).await;
+    let (home, port) = gateway_home_in(Home::new(), &llm, "tok", DEFAULTS, "");
+    let _gateway = Foreground::start(&home, &["gateway", "run"]);
+    let mut client = WsClient::connect(port, "tok").await;
+    for (i, (asked, _)) in TURNS.iter().enumerate() {
+        client
+            .chat_until(KEY, asked, &format!("r-{i}"), "final")
+            .await;
+    }
+    let before = llm.requests().len();
+    let compact = client
+        .send_request(
+            "chat.send",
+            json!({"sessionKey": KEY, "message": "/compact focus on the dates", "idempotencyKey": "c-1"}),
+        )
+        .await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while llm.requests().len() == before {
+        assert!(std::time::Instant::now() < deadline, "no summary request");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    // The session is busy with the compaction: the message waits its turn.
+    let sent = client
+        .call(
+            "chat.send",
+            json!({"sessionKey": KEY, "message": "what next?", "idempotencyKey": "r-9"}),
+        )
+        .await;
+    assert_eq!(sent["payload"]["status"], "queued", "{sent}");
+    // The compaction's answer comes first, then the waiting message's reply.
+    let (mut finals, mut settled) = (Vec::new(), false);
+    while finals.len() < 2 || !settled {
+        let frame = client.frame().await.expect("frames");
+        let payload = &frame["payload"];
+        if frame["type"] == "res" && frame["id"] == compact {
+            assert_eq!(payload["status"], "ok", "{frame}");
+            settled = true;
+        } else if frame["event"] == "chat" && payload["state"] == "final" {
+            let run = payload["runId"].as_str().unwrap();
+            finals.push(format!("{run} {}", text_of(&payload["message"])));
+        }
+    }
+    assert_eq!(
+        finals,
+        [
+            format!("c-1 {}", compacted_line()),
+            "r-9 Prepare.".to_owned()
+        ]
+    );
     check_compaction(&llm, &home, before, true);
 }

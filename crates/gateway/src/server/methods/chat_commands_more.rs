@@ -126,14 +126,14 @@ pub(super) async fn compact(
         .map_err(|e| format!("⚙️ Compaction failed: {e}"))?;
     let window = plan.agent.model.context_window;
     let outcome = compact_session(plan, instructions.as_deref(), COMPACT_TIMEOUT).await;
-    drop(hold);
     match &outcome {
         Ok(_) => announce(gw, agent_id.to_owned(), key, "compact"),
         Err(CompactError::NothingToCompact) => {}
         Err(e) => tracing::warn!(error = %e, key, "/compact failed"),
     }
     let reply = compact_reply(&outcome, before.total_tokens, window);
-    // As OpenClaw does, the agent hears of it with the session's next message.
+    // As OpenClaw does, the agent hears of it with the session's next message: queued
+    // before the lane is let go, so a turn that waited for it reads it.
     let line = reply.trim_start_matches("⚙️ ");
     if let Err(e) = gw
         .system_events
@@ -141,5 +141,6 @@ pub(super) async fn compact(
     {
         tracing::warn!(error = %e, key, "cannot tell the agent of the compaction");
     }
+    drop(hold);
     Ok(reply)
 }
