@@ -112,6 +112,42 @@ async fn a_chat_that_never_talked_is_refused_unless_allow_targets_names_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chat_that_talked_is_remembered_across_a_restart() {
+    let llm = pinging_llm().await;
+    let fake = FakeTelegram::start().await;
+    let (home, gateway) = start_gateway(&fake, &llm, "");
+    fake.inject_message(InjectMessage::private(OWNER, "hello"));
+    fake.wait_for_messages(1, T).await;
+    // The session's index entry keeps the chat (OpenClaw's lastChannel / lastTo).
+    let index = home.sessions_dir().join("sessions.json");
+    let deadline = std::time::Instant::now() + T;
+    let entry = loop {
+        let sessions: Value =
+            serde_json::from_str(&tokio::fs::read_to_string(&index).await.unwrap()).unwrap();
+        let entry = sessions["agent:main:main"].clone();
+        if entry["lastTo"] == OWNER.to_string() || std::time::Instant::now() > deadline {
+            break entry;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert_eq!(entry["lastChannel"], "telegram", "{entry}");
+    assert_eq!(entry["lastTo"], OWNER.to_string(), "{entry}");
+    assert_eq!(entry["lastAccountId"], "default", "{entry}");
+    drop(gateway);
+
+    // A new gateway has heard from no one yet; a session without a chat pings the owner.
+    let gateway = Foreground::start(&home, &["gateway", "run"]);
+    let mut client = WsClient::connect(gateway.port, GATEWAY_TOKEN).await;
+    client
+        .start_chat("agent:main:ops", &format!("ping {OWNER}"), "run-ops")
+        .await;
+    let sent = fake.wait_for_messages(2, T).await;
+    assert_eq!(sent[1].chat_id, OWNER);
+    assert_eq!(sent[1].plain_text, "Ping from the agent");
+    drop(gateway);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_agent_reacts_edits_and_deletes() {
     // Message ids are deterministic on the fake: the owner's "hello" is 1, the reply 2.
     let llm = mock(

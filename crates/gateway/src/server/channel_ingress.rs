@@ -289,14 +289,18 @@ impl ChannelIngress {
             .gw
             .runtime
             .route(&super::group_activation::route_input(&message));
-        self.last.lock().unwrap_or_else(|e| e.into_inner()).insert(
-            route.session_key.clone(),
-            (
-                message.channel.clone(),
-                message.account_id.clone(),
-                message.chat.id.clone(),
-            ),
+        let heard_from: LastRoute = (
+            message.channel.clone(),
+            message.account_id.clone(),
+            message.chat.id.clone(),
         );
+        let new_route = self
+            .last
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(route.session_key.clone(), heard_from.clone())
+            .as_ref()
+            != Some(&heard_from);
         let run_id = format!(
             "{}:{}:{}:{}",
             message.channel,
@@ -393,6 +397,9 @@ impl ChannelIngress {
             Submitted::Collected { batch_run_id, .. } => *batch_run_id == run_id,
             Submitted::Steered { .. } | Submitted::InFlight | Submitted::Finished(_) => false,
         };
+        if new_route {
+            self.persist_route(&route.agent_id, &route.session_key, &run_id, heard_from);
+        }
         // Otherwise answered by the run that took it, or already answered.
         if leads {
             let this = Arc::clone(self);
@@ -403,6 +410,37 @@ impl ChannelIngress {
             });
         }
         Media::HandedOver
+    }
+
+    /// Keeps the chat a session heard from in its index entry (`lastChannel`, `lastTo`,
+    /// `lastAccountId`) once run `run_id` ends (a new session's entry is made by its turn),
+    /// so it outlives a restart: the `message` tool's "chats that talked to the agent",
+    /// `sessions.list`. Called only when the route changed (at most once per session and
+    /// gateway run otherwise).
+    fn persist_route(self: &Arc<Self>, agent_id: &str, key: &str, run_id: &str, route: LastRoute) {
+        let this = Arc::clone(self);
+        let (agent_id, key, run_id) = (agent_id.to_owned(), key.to_owned(), run_id.to_owned());
+        tokio::spawn(async move {
+            while let Some((RunState::Running, _)) = this.gw.runs.wait(&run_id, TYPING_EVERY).await
+            {
+            }
+            let (channel, account, to) = route;
+            let account = account.unwrap_or_else(|| "default".to_owned());
+            let stats = pincer_store::TurnStats::default().routed(channel, to, account);
+            #[expect(clippy::disallowed_methods, reason = "inside SessionStore::run")]
+            let recorded = this
+                .gw
+                .runtime
+                .sessions(&agent_id)
+                .run(move |store| match store.entry(&key)? {
+                    Some(_) => store.record_turn(&key, &stats).map(|_| ()),
+                    None => Ok(()),
+                })
+                .await;
+            if let Err(e) = recorded {
+                tracing::warn!(error = %e, "could not keep the chat a session heard from");
+            }
+        });
     }
 
     /// Sends `text` to `message`'s chat on its own task: a slow or rate-limited platform
