@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use pincer_agent::compaction::{CompactionError, estimate_tokens};
+use pincer_agent::compaction::{CompactionError, estimate_context_tokens, estimate_tokens};
 use pincer_agent::{Agent, AgentError};
 use pincer_store::{StoreError, on_blocking_pool};
 
@@ -31,6 +31,15 @@ pub struct Compacted {
     pub summary: String,
     /// The transcript entry of the first message kept as it was.
     pub first_kept_entry_id: String,
+}
+
+/// What `/compact` did, and the session's context before it.
+#[derive(Debug)]
+pub struct CompactAttempt {
+    pub outcome: Result<Compacted, CompactError>,
+    /// pi's estimate of the context before: the last reply's reported context plus what
+    /// followed it (`None`: the session could not be read, or there is none).
+    pub context_tokens: Option<u64>,
 }
 
 /// Why a session was not compacted.
@@ -58,6 +67,21 @@ pub async fn compact_session(
     plan: TurnPlan,
     instructions: Option<&str>,
     timeout: Duration,
+) -> CompactAttempt {
+    let mut context_tokens = None;
+    let outcome = compact(plan, instructions, timeout, &mut context_tokens).await;
+    CompactAttempt {
+        outcome,
+        context_tokens,
+    }
+}
+
+/// [`compact_session`]; `context_tokens` gets the context's estimate once it is read.
+async fn compact(
+    plan: TurnPlan,
+    instructions: Option<&str>,
+    timeout: Duration,
+    context_tokens: &mut Option<u64>,
 ) -> Result<Compacted, CompactError> {
     let TurnPlan {
         store,
@@ -83,6 +107,7 @@ pub async fn compact_session(
     let Some((mut session, messages)) = opened else {
         return Err(CompactError::NothingToCompact);
     };
+    *context_tokens = Some(estimate_context_tokens(&messages));
     agent.messages = messages;
     let agent = Agent::new(agent);
     let abort = abort.unwrap_or_default();
@@ -135,14 +160,10 @@ pub async fn compact_session(
 }
 
 /// The answer to `/compact`, as OpenClaw words it: what happened, then the context now
-/// (`context_tokens` is the session's count before, shown when nothing was compacted) of
-/// the model's window (`0`: unknown).
-pub fn compact_reply(
-    outcome: &Result<Compacted, CompactError>,
-    context_tokens: Option<u64>,
-    context_window: u64,
-) -> String {
-    let (label, context) = match outcome {
+/// (after a compaction, else as it was) of the model's window (`0`: unknown).
+pub fn compact_reply(attempt: &CompactAttempt, context_window: u64) -> String {
+    let context_tokens = attempt.context_tokens;
+    let (label, context) = match &attempt.outcome {
         Ok(done) => (
             format!(
                 "Compacted ({} → {})",
@@ -232,34 +253,38 @@ mod tests {
 
     #[test]
     fn the_answer_says_what_happened_and_the_context_now() {
-        let done = Ok(Compacted {
-            tokens_before: 12_345,
-            tokens_after: 3_412,
-            summary: "s".into(),
-            first_kept_entry_id: "e".into(),
-        });
+        let attempt = |outcome, context_tokens| CompactAttempt {
+            outcome,
+            context_tokens,
+        };
+        let done = || {
+            Ok(Compacted {
+                tokens_before: 12_345,
+                tokens_after: 3_412,
+                summary: "s".into(),
+                first_kept_entry_id: "e".into(),
+            })
+        };
         assert_eq!(
-            compact_reply(&done, Some(12_000), 200_000),
+            compact_reply(&attempt(done(), Some(12_345)), 200_000),
             "⚙️ Compacted (12k → 3.4k) • Context 3.4k/200k (2%)"
         );
         assert_eq!(
-            compact_reply(&done, None, 0),
+            compact_reply(&attempt(done(), None), 0),
             "⚙️ Compacted (12k → 3.4k) • Context 3.4k/?"
         );
+        let nothing = || Err(CompactError::NothingToCompact);
         assert_eq!(
-            compact_reply(&Err(CompactError::NothingToCompact), Some(640), 128_000),
+            compact_reply(&attempt(nothing(), Some(640)), 128_000),
             "⚙️ Compaction skipped: nothing compactable in this session yet • Context 640/128k (1%)"
         );
         assert_eq!(
-            compact_reply(&Err(CompactError::NothingToCompact), None, 128_000),
+            compact_reply(&attempt(nothing(), None), 128_000),
             "⚙️ Compaction skipped: nothing compactable in this session yet • Context ?/128k"
         );
+        let failed = Err(CompactError::Failed("Summarization failed: 500".into()));
         assert_eq!(
-            compact_reply(
-                &Err(CompactError::Failed("Summarization failed: 500".into())),
-                Some(2_000),
-                0
-            ),
+            compact_reply(&attempt(failed, Some(2_000)), 0),
             "⚙️ Compaction failed: Summarization failed: 500 • Context 2.0k/?"
         );
     }

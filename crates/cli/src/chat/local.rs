@@ -317,7 +317,7 @@ impl<'a> Local<'a> {
             rpc: None,
             memory: None,
         };
-        let outcome = {
+        let attempt = {
             let compaction = compact_session(plan, instructions.as_deref(), COMPACT_TIMEOUT);
             tokio::pin!(compaction);
             loop {
@@ -327,7 +327,7 @@ impl<'a> Local<'a> {
                 }
             }
         };
-        Ok(compact_reply(&outcome, entry.total_tokens, window))
+        Ok(compact_reply(&attempt, window))
     }
 
     /// `/sessions`: the agent's sessions, most recent first.

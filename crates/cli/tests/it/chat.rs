@@ -524,3 +524,53 @@ async fn a_terminal_chat_answers_usage_queue_verbose_and_compacts() {
     let asked = llm.requests().last().unwrap().body.to_string();
     assert!(asked.contains("[User]: hello"), "{asked}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_stops_a_compaction_and_nothing_is_compacted() {
+    let usage = pincer_testkit::UsageSpec {
+        input: Some(1000),
+        output: Some(200),
+        ..Default::default()
+    };
+    let llm = mock(
+        crate::common::answers([
+            ("hello", Reply::text("Hi!").with_usage(usage)),
+            ("and now?", Reply::text("Still here.").with_usage(usage)),
+        ])
+        .rule(
+            Rule::when(Match::last_user_contains("summary")).reply(
+                Reply::text("a summary that takes its time")
+                    .with_chunk_size(2)
+                    .with_delay_ms(300),
+            ),
+        ),
+    )
+    .await;
+    let home = Home::new();
+    home.use_mock(
+        &llm,
+        "agents: { defaults: { model: \"mock/primary\", compaction: { keepRecentTokens: 4 } } },",
+    );
+    let mut term = Terminal::spawn(&home, &["chat"]);
+    term.prompt().await;
+    term.say("hello", "Hi!\n").await;
+    term.say("and now?", "Still here.\n").await;
+    term.enter("/compact").await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while llm.requests().len() < 3 {
+        assert!(tokio::time::Instant::now() < deadline, "no summary request");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    term.type_keys("\x03").await;
+    term.expect("⚙️ Compaction failed: Compaction cancelled • Context 1.2k/128k (1%)\n")
+        .await;
+    term.prompt().await;
+    term.leave_with("\x04").await;
+    let transcript = std::fs::read_dir(home.sessions_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .unwrap();
+    let text = std::fs::read_to_string(transcript).unwrap();
+    assert!(!text.contains("\"type\":\"compaction\""), "{text}");
+}

@@ -111,9 +111,9 @@ pub(super) async fn compact(
     key: &str,
     instructions: Option<String>,
 ) -> Result<String, String> {
-    let Some(before) = entry(gw, agent_id, key).await? else {
+    if entry(gw, agent_id, key).await?.is_none() {
         return Ok("⚙️ Compaction unavailable (missing session id).".to_owned());
-    };
+    }
     let Some(hold) = gw.runs.hold_lane(key, true, STOP_WAIT).await else {
         return Ok("⚙️ Compaction unavailable: the previous run is still stopping.".to_owned());
     };
@@ -125,13 +125,13 @@ pub(super) async fn compact(
         .map_err(|e| format!("⚙️ Compaction failed: {e}"))?
         .map_err(|e| format!("⚙️ Compaction failed: {e}"))?;
     let window = plan.agent.model.context_window;
-    let outcome = compact_session(plan, instructions.as_deref(), COMPACT_TIMEOUT).await;
-    match &outcome {
+    let attempt = compact_session(plan, instructions.as_deref(), COMPACT_TIMEOUT).await;
+    match &attempt.outcome {
         Ok(_) => announce(gw, agent_id.to_owned(), key, "compact"),
         Err(CompactError::NothingToCompact) => {}
         Err(e) => tracing::warn!(error = %e, key, "/compact failed"),
     }
-    let reply = compact_reply(&outcome, before.total_tokens, window);
+    let reply = compact_reply(&attempt, window);
     // As OpenClaw does, the agent hears of it with the session's next message: queued
     // before the lane is let go, so a turn that waited for it reads it.
     let line = reply.trim_start_matches("⚙️ ");

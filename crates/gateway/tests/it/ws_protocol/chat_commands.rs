@@ -309,10 +309,13 @@ async fn compact_stops_the_running_reply_first_as_openclaw_does() {
         .until(|f| f["event"] == "chat" && f["payload"]["runId"] == "c-2")
         .await;
     let event = &frames.last().unwrap()["payload"];
-    assert_eq!(
-        event["message"]["content"][0]["text"],
-        "⚙️ Compaction skipped: nothing compactable in this session yet • Context ?/128k"
-    );
+    // The context: "slow" and as much of the stopped reply as had streamed, chars / 4.
+    let text = event["message"]["content"][0]["text"].as_str().unwrap();
+    let context = text
+        .strip_prefix("⚙️ Compaction skipped: nothing compactable in this session yet • Context ")
+        .and_then(|rest| rest.strip_suffix("/128k (0%)"))
+        .and_then(|n| n.parse::<u64>().ok());
+    assert!(context.is_some_and(|n| (1..=6).contains(&n)), "{text}");
     // The reply that was streaming ended aborted before the compaction looked.
     let frames = watcher
         .until(|f| {
