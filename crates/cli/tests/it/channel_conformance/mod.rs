@@ -527,6 +527,13 @@ async fn the_chat_commands_are_answered_without_the_model<F: FakeChannel>() {
         "{status}"
     );
     assert!(status.contains("thinking: low"), "{status}");
+    fake.inject_dm(F::OWNER, "/compact");
+    let sent = fake.wait_for_sent(answers.len() + 3, T).await;
+    let compacted = &sent[answers.len() + 2].plain;
+    assert!(
+        compacted.starts_with("⚙️ Compaction skipped: nothing compactable in this session yet"),
+        "{compacted}"
+    );
     assert_eq!(llm.requests().len(), 1, "no model call for a command");
     drop(gateway);
 }
