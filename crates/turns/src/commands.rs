@@ -227,7 +227,9 @@ pub enum Command {
         instructions: Option<String>,
     },
     /// `/subagents` with what followed it (`list` when nothing did).
-    Subagents { args: Option<String> },
+    Subagents {
+        args: Option<String>,
+    },
 }
 
 impl Command {

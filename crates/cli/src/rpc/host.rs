@@ -36,7 +36,11 @@ impl AppHost {
     fn compose(&self, request: &ConfigRequest<'_>) -> Result<AgentConfig> {
         let app = &self.app;
         // A worker the gateway started reaches the tools that live there.
-        let extra = if app.env.var(super::gateway_tools::GATEWAY_TOOLS_ENV).is_some() {
+        let extra = if app
+            .env
+            .var(super::gateway_tools::GATEWAY_TOOLS_ENV)
+            .is_some()
+        {
             let endpoint = crate::gateway::client::Endpoint::resolve(app)?;
             super::gateway_tools::gateway_tools(request.agent_id, endpoint)
         } else {

@@ -160,7 +160,10 @@ impl RpcRunner {
             env.insert("PINCER_HOME".to_owned(), self.home.display().to_string());
             if let Some(port) = self.gateway_port.get() {
                 env.insert("PINCER_GATEWAY_PORT".to_owned(), port.to_string());
-                env.insert(super::gateway_tools::GATEWAY_TOOLS_ENV.to_owned(), "1".to_owned());
+                env.insert(
+                    super::gateway_tools::GATEWAY_TOOLS_ENV.to_owned(),
+                    "1".to_owned(),
+                );
             }
         }
         // A worker's own sessions (before it is pointed at the gateway's) stay out of

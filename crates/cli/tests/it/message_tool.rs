@@ -125,7 +125,9 @@ async fn a_chat_that_talked_is_remembered_across_a_restart() {
         let sessions: Value =
             serde_json::from_str(&tokio::fs::read_to_string(&index).await.unwrap()).unwrap();
         let entry = sessions["agent:main:main"].clone();
-        if entry["lastTo"] == OWNER.to_string() || std::time::Instant::now() > deadline {
+        if entry["lastTo"].as_str() == Some(OWNER.to_string().as_str())
+            || std::time::Instant::now() > deadline
+        {
             break entry;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;

@@ -78,7 +78,8 @@ pub(super) enum Admission {
     /// Run as a turn of its own; wait for `gate` first.
     Run {
         gate: Arc<tokio::sync::Mutex<()>>,
-        ticket: Ticket,
+        /// Boxed: a ticket carries the whole request, the other answers a few words.
+        ticket: Box<Ticket>,
         /// The session was busy: the turn waits behind others.
         queued: bool,
         /// The active turn this message aborted (interrupt mode).
@@ -199,7 +200,7 @@ impl Lanes {
         lane.pending += 1;
         Admission::Run {
             gate: Arc::clone(&lane.gate),
-            ticket,
+            ticket: Box::new(ticket),
             queued,
             interrupted,
         }

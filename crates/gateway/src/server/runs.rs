@@ -322,7 +322,7 @@ impl Runs {
                 queued,
                 interrupted,
             } => {
-                self.spawn_turn(runtime, key, gate, Work::Single(ticket));
+                self.spawn_turn(runtime, key, gate, Work::Single(*ticket));
                 if queued {
                     Submitted::Queued {
                         accepted_at,

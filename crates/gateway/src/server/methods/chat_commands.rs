@@ -135,7 +135,9 @@ async fn reply(
             super::chat_commands_activation::activation(gw, agent_id, key, setting).await
         }
         Command::Compact { instructions } => more::compact(gw, agent_id, key, instructions).await,
-        Command::Subagents { args } => super::chat_commands_subagents::subagents(gw, key, args).await,
+        Command::Subagents { args } => {
+            super::chat_commands_subagents::subagents(gw, key, args).await
+        }
         Command::NewSession { .. } => Err("/new is answered where the message arrives".into()),
     }
 }

@@ -48,9 +48,9 @@ use super::frames::{MethodError, Request, codes};
 use super::runtime::on_blocking_pool;
 use super::session_keys::known_agent_of_key;
 
+pub(super) use catalog::model_selection;
 pub(super) use chat::injected_message;
 pub(super) use chat_commands::answer as answer_command;
-pub(super) use catalog::model_selection;
 pub(super) use chat_commands::known_model;
 pub(super) use chat_commands_more::queue_mode_of;
 pub use session_events::{Change, Subscriptions, broadcast_change, message_observer, spawn_change};

@@ -204,7 +204,10 @@ pub(super) async fn patch(gw: &Gateway, p: &Value) -> Result<SessionsPatchRespon
             }
             "groupActivation" if !value.is_null() => {
                 let mode = value.as_str().unwrap_or_default();
-                json!(super::super::group_activation::normalize(mode).map_err(MethodError::invalid)?)
+                json!(
+                    super::super::group_activation::normalize(mode)
+                        .map_err(MethodError::invalid)?
+                )
             }
             _ => value.clone(),
         };

@@ -171,8 +171,19 @@ async fn stop_aborts_the_running_reply_and_help_lists_the_commands() {
     assert_eq!(
         names,
         [
-            "new", "reset", "compact", "status", "usage", "model", "think", "verbose",
-            "activation", "queue", "stop", "subagents", "help"
+            "new",
+            "reset",
+            "compact",
+            "status",
+            "usage",
+            "model",
+            "think",
+            "verbose",
+            "activation",
+            "queue",
+            "stop",
+            "subagents",
+            "help"
         ]
     );
     for name in names {
