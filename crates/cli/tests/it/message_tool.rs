@@ -291,6 +291,16 @@ async fn ws_send_reaches_the_chat() {
         json!({"runId": "k-1", "messageId": id, "channel": "telegram", "chatId": "4004",
                "messageIds": [id]})
     );
+    // A retry of k-1 (the client never heard back) gets the first answer; nothing is sent.
+    let again = client
+        .call(
+            "send",
+            json!({"to": "4004", "message": "_hi_ from ws", "idempotencyKey": "k-1"}),
+        )
+        .await;
+    assert_eq!(again["payload"], answer["payload"]);
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert_eq!(fake.sent_messages().len(), 1, "sent once");
 
     let error = |answer: &Value| answer["error"]["message"].as_str().unwrap().to_owned();
     let bad = client

@@ -202,6 +202,8 @@ pub struct Gateway {
     pub channels: std::sync::OnceLock<Arc<channel_ingress::ChannelIngress>>,
     /// The team tools' shared state, if the agents have them.
     pub team: Option<Arc<pincer_team::Team>>,
+    /// Recent `send` answers, for retries.
+    sent: methods::SentLog,
     /// Who is connected and the health snapshot, with their state versions.
     state: state::SharedState,
     /// Which `Host` and `Origin` headers are accepted.
@@ -243,6 +245,7 @@ pub async fn serve(
         cron: options.cron,
         channels: std::sync::OnceLock::new(),
         team: options.team.clone(),
+        sent: methods::SentLog::default(),
         state,
         browser: options.browser,
         pending: ws_limits::PendingConnections::new(options.preauth_limits),

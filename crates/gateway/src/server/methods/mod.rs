@@ -53,6 +53,7 @@ pub(super) use chat::injected_message;
 pub(super) use chat_commands::answer as answer_command;
 pub(super) use chat_commands::known_model;
 pub(super) use chat_commands_more::queue_mode_of;
+pub use send::SentLog;
 pub use session_events::{Change, Subscriptions, broadcast_change, message_observer, spawn_change};
 pub(super) use system::{WakeMode, wake_main};
 

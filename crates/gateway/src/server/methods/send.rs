@@ -3,9 +3,11 @@
 //! tool's sends do (`server/message_port.rs`: the adapter's rendering and splitting,
 //! retries), but is not gated by `tools.message.allowTargets`: the caller holds
 //! `operator.write`. Files (`mediaUrl`, `mediaUrls`) are paths in the agent's workspace
-//! (`agentId`, else the default agent); URLs are not fetched.
+//! (`agentId`, else the default agent); URLs are not fetched. A retry with the same
+//! `idempotencyKey` gets the first answer and sends nothing.
 
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -41,8 +43,36 @@ pub(crate) struct SendParams {
     idempotency_key: NonEmpty,
 }
 
+/// Answers remembered for retries.
+const REMEMBERED_SENDS: usize = 1000;
+
+/// The answers of recent sends by `idempotencyKey`: a client that retries a send it never
+/// heard back from gets the first answer, and the chat gets the message once.
+#[derive(Debug, Default)]
+pub struct SentLog {
+    answers: Mutex<VecDeque<(String, SendResponse)>>,
+}
+
+impl SentLog {
+    fn get(&self, key: &str) -> Option<SendResponse> {
+        let answers = self.answers.lock().unwrap_or_else(|e| e.into_inner());
+        answers
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, a)| a.clone())
+    }
+
+    fn remember(&self, key: String, answer: SendResponse) {
+        let mut answers = self.answers.lock().unwrap_or_else(|e| e.into_inner());
+        if answers.len() >= REMEMBERED_SENDS {
+            answers.pop_front();
+        }
+        answers.push_back((key, answer));
+    }
+}
+
 /// The answer: OpenClaw's `{runId, messageId, channel, chatId}`, plus every id sent.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct SendResponse {
     run_id: String,
@@ -60,6 +90,9 @@ fn given(value: Option<String>) -> Option<String> {
 
 pub(super) async fn send(gw: &Arc<Gateway>, p: &Value) -> Result<SendResponse, MethodError> {
     let params: SendParams = parse(p)?;
+    if let Some(answer) = gw.sent.get(&params.idempotency_key.0) {
+        return Ok(answer);
+    }
     let text = params.message.unwrap_or_default();
     let mut media: Vec<String> = given(params.media_url).into_iter().collect();
     media.extend(
@@ -106,14 +139,16 @@ pub(super) async fn send(gw: &Arc<Gateway>, p: &Value) -> Result<SendResponse, M
         MessageError::Failed(_) => MethodError::unavailable(e.to_string()),
         other => MethodError::invalid(other.to_string()),
     })?;
-    Ok(SendResponse {
-        run_id: params.idempotency_key.0,
+    let answer = SendResponse {
+        run_id: params.idempotency_key.0.clone(),
         message_id: receipt.message_ids.last().cloned(),
         channel: receipt.channel,
         chat_id,
         account_id: receipt.account_id,
         message_ids: receipt.message_ids,
-    })
+    };
+    gw.sent.remember(params.idempotency_key.0, answer.clone());
+    Ok(answer)
 }
 
 /// The one channel running, when the request names none.
