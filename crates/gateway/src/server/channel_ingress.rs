@@ -21,35 +21,33 @@
 //! protocol text (`HEARTBEAT_OK`) stripped, `MEDIA:` lines as attachments (only workspace
 //! files and temp files this turn made; see [`pincer_turns::media_reply`]), rendered and split
 //! by the adapter. A failed send is retried (rate limits honoured) before it is given up on.
+//! The way out (delivery, sends with retries, `MEDIA:` files) is in `channel_ingress/delivery.rs`.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::Gateway;
-use super::block_delivery::{BlockReply, BlockStreaming};
+use super::block_delivery::BlockStreaming;
 use super::methods::{answer_command, queue_mode_of};
-use super::runs::{GatewayEvent, RunState, Submitted};
-use super::runtime::{TurnRequest, on_blocking_pool};
+use super::runs::{RunState, Submitted};
+use super::runtime::TurnRequest;
 use crate::pairing::{
     DmAccess, DmPolicy, GroupAccess, GroupPolicy, PairingRequestOutcome, PairingStore, dm_access,
     group_access, is_owner, owner_notice, pairing_full_reply, pairing_reply,
 };
 use pincer_channel_port::supervisor::{Backoff, supervise};
-use pincer_channel_port::{
-    ChannelAdapter, ChannelError, ChannelHealth, ChatRef, Inbound, InboundMedia, InboundSink,
-    Outbound,
-};
+use pincer_channel_port::{ChannelAdapter, ChannelHealth, ChatRef, Inbound, InboundSink};
 use pincer_turns::commands::{self, Command};
 use pincer_turns::dedupe::{DEFAULT_DEDUPE_CAPACITY, DEFAULT_DEDUPE_TTL, Dedupe, DedupeKey};
-use pincer_turns::media_inbox::{discard_media, receive_into};
-use pincer_turns::media_reply::check_media_paths;
+use pincer_turns::media_inbox::discard_media;
 use pincer_turns::router::ChatKind;
+
+mod delivery;
 
 /// How often "typing…" is sent again while a turn runs (platforms show it ~5 s).
 pub(super) const TYPING_EVERY: Duration = Duration::from_secs(4);
@@ -608,161 +606,6 @@ impl ChannelIngress {
         let _ = self.send(endpoint, &chat, text, Vec::new(), None).await;
     }
 
-    /// Keeps "typing…" up until run `run_id` ends, then sends its reply; with block
-    /// streaming, in blocks as it is written ([`BlockReply`]). A verbose session's chat
-    /// first hears of each tool call (`tool_summaries.rs`). `events` was subscribed before
-    /// the run began.
-    async fn deliver(
-        &self,
-        message: &Inbound,
-        run_id: &str,
-        agent_id: &str,
-        session_key: &str,
-        started: SystemTime,
-        events: broadcast::Receiver<Arc<GatewayEvent>>,
-    ) {
-        let Some(endpoint) = self.endpoint(&message.channel, message.account_id.as_deref()) else {
-            return;
-        };
-        // `sendPolicy: deny` (checked once, as the reply begins): the run goes on unheard.
-        let Some(verbose) =
-            super::send_policy::channel_reply(&self.gw, agent_id, session_key).await
-        else {
-            return;
-        };
-        if let Some(settings) = endpoint.block_streaming {
-            let reply = BlockReply {
-                ingress: self,
-                endpoint,
-                message,
-                run_id,
-                agent_id,
-                started,
-            };
-            return reply.deliver(settings, events).await;
-        }
-        let mut summaries = std::pin::pin!(super::tool_summaries::relay(
-            self,
-            endpoint,
-            &message.chat,
-            run_id,
-            verbose,
-            events
-        ));
-        let mut summarised = verbose == super::tool_summaries::Verbose::Off;
-        let result = loop {
-            if let Err(e) = endpoint.adapter.typing(&message.chat).await {
-                tracing::debug!(error = %e, "typing indicator failed");
-            }
-            tokio::select! {
-                () = &mut summaries, if !summarised => summarised = true,
-                state = self.gw.runs.wait(run_id, TYPING_EVERY) => match state {
-                    Some((RunState::Done(result), _)) => break result,
-                    Some((RunState::Running, _)) => {}
-                    None => return,
-                },
-            }
-        };
-        // The run's last summaries (its events are in already) go out before its reply.
-        if !summarised
-            && tokio::time::timeout(super::tool_summaries::GRACE, summaries)
-                .await
-                .is_err()
-        {
-            tracing::debug!(run = run_id, "tool summaries cut short");
-        }
-        let text = if result.aborted {
-            return;
-        } else if let Some(error) = result.error.as_deref().filter(|_| result.text.is_empty()) {
-            format!("⚠️ {error}")
-        } else {
-            result.text.clone()
-        };
-        let Some(text) = pincer_automation::heartbeat::sanitize_for_delivery(&text) else {
-            return;
-        };
-        let (text, media) = self.media_paths(agent_id, &text, Some(started)).await;
-        let _ = self
-            .send(
-                endpoint,
-                &message.chat,
-                text,
-                media,
-                Some(&message.message_id),
-            )
-            .await;
-    }
-
-    /// Sends with retries: a rate limit waits as long as the platform asks, a connection
-    /// error backs off; an API refusal is not retried. The ids of the messages sent, or why
-    /// it was given up.
-    pub(super) async fn send(
-        &self,
-        endpoint: &Endpoint,
-        chat: &ChatRef,
-        text: String,
-        media: Vec<PathBuf>,
-        reply_to: Option<&str>,
-    ) -> Result<Vec<String>, String> {
-        let outbound = Outbound {
-            chat: chat.clone(),
-            text,
-            media,
-            reply_to: reply_to.map(str::to_owned),
-        };
-        let mut delay = Duration::from_secs(1);
-        for attempt in 1..=SEND_ATTEMPTS {
-            match endpoint.adapter.send(&outbound).await {
-                Ok(ids) => return Ok(ids),
-                Err(ChannelError::RateLimited {
-                    retry_after_secs, ..
-                }) if attempt < SEND_ATTEMPTS => {
-                    tokio::time::sleep(Duration::from_secs(retry_after_secs.min(300))).await;
-                }
-                Err(ChannelError::Connection { message, .. }) if attempt < SEND_ATTEMPTS => {
-                    tracing::warn!(%message, attempt, "sending failed; retrying");
-                    tokio::time::sleep(delay).await;
-                    delay *= 2;
-                }
-                Err(e) => {
-                    tracing::error!(error = %e, chat = %chat.id, "could not send a message");
-                    return Err(e.to_string());
-                }
-            }
-        }
-        Err("sending kept failing".into())
-    }
-
-    /// Sends `text` (a reply: protocol text stripped, `MEDIA:` lines as files relative to
-    /// `agent_id`'s workspace) to chat `to` of a channel account: heartbeat and cron
-    /// deliveries.
-    pub async fn deliver_to(
-        &self,
-        channel: &str,
-        account: Option<&str>,
-        to: &str,
-        agent_id: &str,
-        text: &str,
-    ) -> Result<(), String> {
-        let endpoint = self.endpoint(channel, account).ok_or_else(|| {
-            format!(
-                "channel {channel:?} is not running on this gateway (see channels in the config)"
-            )
-        })?;
-        let Some(text) = pincer_automation::heartbeat::sanitize_for_delivery(text) else {
-            return Ok(());
-        };
-        let (text, media) = self.media_paths(agent_id, &text, None).await;
-        let chat = ChatRef {
-            kind: ChatKind::Direct,
-            id: to.to_owned(),
-            thread: None,
-        };
-        self.send(endpoint, &chat, text, media, None)
-            .await
-            .map(|_| ())
-    }
-
     /// The running channel accounts (channel, account), sorted.
     pub(super) fn accounts(&self) -> Vec<EndpointKey> {
         let mut keys: Vec<EndpointKey> = self.endpoints.keys().cloned().collect();
@@ -813,53 +656,6 @@ impl ChannelIngress {
             .unwrap_or_else(|e| e.into_inner())
             .get(session_key)
             .cloned()
-    }
-
-    /// `text` without its `MEDIA:` lines, and the files among them that may be sent
-    /// ([`check_media_paths`]: the agent's workspace, or temp files this turn made — a reply
-    /// steered by what it read must not mail out `~/.ssh` to a group). A refused file is
-    /// named in the text instead. Without `started` (heartbeat, cron) only the workspace.
-    pub(super) async fn media_paths(
-        &self,
-        agent_id: &str,
-        text: &str,
-        started: Option<SystemTime>,
-    ) -> (String, Vec<PathBuf>) {
-        let (mut text, paths) = pincer_turns::media_reply::parse_media_lines(text);
-        if paths.is_empty() {
-            return (text, Vec::new());
-        }
-        let agent_id = agent_id.to_owned();
-        #[expect(clippy::disallowed_methods, reason = "inside on_blocking_pool")]
-        let checked = on_blocking_pool(&self.gw.runtime, move |runtime| {
-            let workspace = runtime.workspace(&agent_id);
-            check_media_paths(&paths, workspace.as_deref(), started)
-        })
-        .await;
-        let (allowed, notes) = checked.unwrap_or_else(|e| {
-            tracing::error!(error = %e, "checking MEDIA paths failed");
-            (
-                Vec::new(),
-                vec!["(not sent: the files could not be checked)".to_owned()],
-            )
-        });
-        for note in notes {
-            text.push_str(&format!("\n\n{note}"));
-        }
-        (text, allowed)
-    }
-
-    /// `media` moved into `agent_id`'s workspace inbox ([`receive_into`]).
-    async fn to_inbox(&self, agent_id: &str, media: &[InboundMedia]) -> Vec<InboundMedia> {
-        if media.is_empty() {
-            return Vec::new();
-        }
-        // The runtime may create the workspace: on the blocking pool.
-        let agent = agent_id.to_owned();
-        match on_blocking_pool(&self.gw.runtime, move |runtime| runtime.workspace(&agent)).await {
-            Ok(Some(workspace)) => receive_into(workspace, media).await,
-            _ => media.to_vec(),
-        }
     }
 }
 
