@@ -21,14 +21,16 @@ pub(crate) async fn run(
     timeout: Option<Duration>,
     cleanup: Cleanup,
 ) {
-    let Ok(_slot) = Arc::clone(team.subagent_slots()).acquire_owned().await else {
+    let Ok(slot) = Arc::clone(team.subagent_slots()).acquire_owned().await else {
         return;
     };
     let Some(record) = team.registry().get(&child_key) else {
         return;
     };
     if record.status != SpawnStatus::Queued {
-        // Stopped while it waited for a slot.
+        // Stopped while it waited for a slot: the slot is not its to keep while the
+        // requester is told.
+        drop(slot);
         team.save().await;
         super::announce::announce(&port, &record, timeout).await;
         return;
@@ -70,7 +72,7 @@ pub(crate) async fn run(
         r.ended_at = Some(pincer_base::now_ms());
     });
     team.save().await;
-    drop(_slot);
+    drop(slot);
     if let Some(record) = team.registry().get(&child_key) {
         super::announce::announce(&port, &record, timeout).await;
     }
