@@ -141,28 +141,22 @@ impl SpawnRegistry {
         false
     }
 
-    /// The sub-agents `requester_key` spawned (not delegations), oldest first.
-    pub fn spawned_by(&self, requester_key: &str) -> Vec<SpawnRecord> {
-        let mut list: Vec<SpawnRecord> = self
-            .lock()
-            .values()
-            .filter(|r| r.requester_key == requester_key && !r.delegated)
-            .cloned()
-            .collect();
+    /// The records `keep` picks, oldest first.
+    fn sorted(&self, keep: impl Fn(&SpawnRecord) -> bool) -> Vec<SpawnRecord> {
+        let mut list: Vec<SpawnRecord> =
+            self.lock().values().filter(|r| keep(r)).cloned().collect();
         list.sort_by(|a, b| (a.created_at, &a.run_id).cmp(&(b.created_at, &b.run_id)));
         list
     }
 
+    /// The sub-agents `requester_key` spawned (not delegations), oldest first.
+    pub fn spawned_by(&self, requester_key: &str) -> Vec<SpawnRecord> {
+        self.sorted(|r| r.requester_key == requester_key && !r.delegated)
+    }
+
     /// Every listed sub-agent, oldest first.
     pub fn all(&self) -> Vec<SpawnRecord> {
-        let mut list: Vec<SpawnRecord> = self
-            .lock()
-            .values()
-            .filter(|r| !r.delegated)
-            .cloned()
-            .collect();
-        list.sort_by(|a, b| (a.created_at, &a.run_id).cmp(&(b.created_at, &b.run_id)));
-        list
+        self.sorted(|r| !r.delegated)
     }
 
     /// Drops the runs that ended more than `after` ago.
@@ -174,9 +168,7 @@ impl SpawnRegistry {
 
     /// Every record, delegations too (what is saved).
     pub fn snapshot(&self) -> Vec<SpawnRecord> {
-        let mut list: Vec<SpawnRecord> = self.lock().values().cloned().collect();
-        list.sort_by(|a, b| (a.created_at, &a.run_id).cmp(&(b.created_at, &b.run_id)));
-        list
+        self.sorted(|_| true)
     }
 
     /// Sub-agents queued or running.
