@@ -1,0 +1,1 @@
+//! pincer-mcp integration tests.
