@@ -60,6 +60,9 @@ pub enum Command {
     /// The dedicated browser of the `browser` tool: its status, or stop it.
     #[command(subcommand)]
     Browser(crate::browser_cmd::BrowserCommand),
+    /// The configured MCP servers: list them, their status and tools, call a tool by hand.
+    #[command(subcommand)]
+    Mcp(crate::mcp_cmd::McpCommand),
     /// What the web tools and the browser can do here, with this configuration.
     Doctor,
     /// Run as a worker speaking pi's RPC protocol (`pi --mode rpc`) on stdin/stdout.

@@ -18,6 +18,7 @@ mod heartbeat_setup;
 mod log_writer;
 mod malloc_arenas;
 mod manual_tools;
+mod mcp_cmd;
 mod media_setup;
 mod memory_cmd;
 mod memory_setup;
@@ -114,6 +115,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Message(command) => message_cmd::run(&app, command).await,
         Command::Memory(command) => memory_cmd::run(&app, command).await,
         Command::Browser(command) => browser_cmd::run(&app, command).await,
+        Command::Mcp(command) => mcp_cmd::run(&app, command).await,
         Command::Doctor => browser_cmd::doctor(&app).await,
         Command::Config(_)
         | Command::Completions { .. }
