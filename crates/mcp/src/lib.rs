@@ -2,3 +2,5 @@
 //! (`mcp.servers.<name>`) become agent tools named `<server>__<tool>`; as a server,
 //! `pincer mcp serve` and the gateway's `/mcp` offer Pincer's sessions, memory and cron to
 //! MCP clients.
+
+pub mod server;
