@@ -535,6 +535,23 @@ pub struct ExecConfig {
     /// `notifyOnExit` wins over it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notify_on_exit: Option<bool>,
+    /// When a command waits for the owner's approval (OpenClaw's `ask`): `off` (default),
+    /// `on-miss` (when the allowlist and `exec-approvals.json` do not match it) or `always`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ask: Option<ExecAskName>,
+    /// How long a command waits for an approval before it is denied, in ms (default
+    /// 1800000, OpenClaw's 30 minutes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval_timeout_ms: Option<u64>,
+}
+
+/// `tools.exec.ask`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExecAskName {
+    Off,
+    OnMiss,
+    Always,
 }
 
 /// `tools.exec.security`.

@@ -108,6 +108,7 @@ fn a_full_config_loads_every_section() {
                 security: Some(ExecSecurityName::Allowlist),
                 allow: vec!["git".into(), "cargo".into()],
                 notify_on_exit: None,
+                ..ExecConfig::default()
             }),
             media: None,
             web: None,

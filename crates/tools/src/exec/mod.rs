@@ -22,18 +22,22 @@ use pincer_agent::{AgentTool, typed};
 use crate::paths::PathPolicy;
 
 pub mod allowlist;
+pub mod approval;
+pub mod approvals_file;
 pub mod env;
 pub mod orphans;
 pub mod output;
 pub mod process_tool;
 pub mod pty;
 pub mod registry;
+pub mod sandboxed;
 pub mod session;
 pub mod tool;
 
 pub use orphans::{ReapReport, reap_orphans};
 pub use process_tool::{ProcessAction, ProcessArgs, ProcessTool};
 pub use registry::{ExecExitNotice, ExitCallback, LookupError, ProcessRegistry};
+pub use sandboxed::ExecSandbox;
 pub use session::{SessionSnapshot, SessionStatus};
 pub use tool::{ExecArgs, ExecTool};
 
@@ -71,13 +75,27 @@ pub fn exec_tools_notifying(
     scope: &str,
     notify_on_exit: Option<bool>,
 ) -> Vec<Arc<dyn AgentTool>> {
+    exec_tools_approving(policy, registry, security, scope, notify_on_exit, None)
+}
+
+/// [`exec_tools_notifying`] whose `exec` asks before running as `approval` says
+/// (`tools.exec.ask`, see [`approval`]).
+pub fn exec_tools_approving(
+    policy: PathPolicy,
+    registry: ProcessRegistry,
+    security: ExecSecurity,
+    scope: &str,
+    notify_on_exit: Option<bool>,
+    approval: Option<approval::ExecApproval>,
+) -> Vec<Arc<dyn AgentTool>> {
     if security == ExecSecurity::Deny {
         return Vec::new();
     }
     vec![
         typed(
             ExecTool::new(policy, registry.clone(), security, scope)
-                .with_notify_on_exit(notify_on_exit),
+                .with_notify_on_exit(notify_on_exit)
+                .with_approval(approval),
         ),
         typed(ProcessTool::new(registry, scope)),
     ]

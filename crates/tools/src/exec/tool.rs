@@ -69,6 +69,10 @@ pub struct ExecTool {
     scope: String,
     /// The agent's `tools.exec.notifyOnExit`; `None`: the registry's default.
     notify_on_exit: Option<bool>,
+    /// `tools.exec.ask` and who answers (`None`: never asks).
+    approval: Option<super::approval::ExecApproval>,
+    /// The agent's sandbox (`None`: commands run with the user's rights).
+    sandbox: Option<super::ExecSandbox>,
 }
 
 impl ExecTool {
@@ -84,7 +88,21 @@ impl ExecTool {
             security,
             scope: scope.into(),
             notify_on_exit: None,
+            approval: None,
+            sandbox: None,
         }
+    }
+
+    /// Runs commands in `sandbox` (see [`super::sandboxed`]).
+    pub fn with_sandbox(mut self, sandbox: Option<super::ExecSandbox>) -> Self {
+        self.sandbox = sandbox;
+        self
+    }
+
+    /// Asks before running, as `approval` says (see [`super::approval`]).
+    pub fn with_approval(mut self, approval: Option<super::approval::ExecApproval>) -> Self {
+        self.approval = approval.filter(|a| a.asks());
+        self
     }
 
     /// Whether this agent's backgrounded commands announce their exit when a call does not
@@ -131,7 +149,9 @@ impl TypedTool for ExecTool {
         if args.command.trim().is_empty() {
             return Err(ToolError::failed("command is empty"));
         }
-        self.check_security(&args.command)?;
+        if self.approval.is_none() {
+            self.check_security(&args.command)?;
+        }
         let strict = !matches!(self.security, ExecSecurity::Full);
         let env =
             env::build(args.env.as_ref(), strict).map_err(|e| ToolError::failed(e.to_string()))?;
@@ -145,6 +165,17 @@ impl TypedTool for ExecTool {
                 self.policy.display(&cwd)
             )));
         }
+        if let Some(approval) = &self.approval {
+            let caller = super::approval::Caller {
+                agent_id: &self.scope,
+                session_key: ctx.session_key(),
+                tool_call_id: &ctx.call_id,
+                cancel: &ctx.cancel,
+            };
+            approval
+                .authorize(&self.security, &args.command, &cwd, caller)
+                .await?;
+        }
         let timeout = match args.timeout {
             Some(secs) if secs.is_finite() && secs > 0.0 => Duration::try_from_secs_f64(secs)
                 .unwrap_or(Duration::MAX)
@@ -156,6 +187,9 @@ impl TypedTool for ExecTool {
             }
             None => Duration::from_secs(DEFAULT_TIMEOUT_SECS),
         };
+        let sandbox = self.sandbox.as_ref().and_then(|s| {
+            s.policy_for(&self.scope, ctx.session_key(), self.policy.workspace_dir(), &cwd)
+        });
         let session = self
             .registry
             .spawn(SpawnSpec {
@@ -171,6 +205,7 @@ impl TypedTool for ExecTool {
                     .unwrap_or_else(|| self.registry.notify_on_exit()),
                 pty: args.pty == Some(true),
                 record_dir: None,
+                sandbox,
             })
             .map_err(|e| ToolError::failed(e.to_string()))?;
 
