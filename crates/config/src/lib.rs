@@ -15,6 +15,7 @@ mod gateway;
 mod keypath;
 mod load;
 mod locate;
+mod mcp;
 mod memory;
 mod message_tool;
 pub mod origin;
@@ -50,6 +51,10 @@ pub use gateway::{
 pub use keypath::{KeyPath, PathSegment};
 pub use load::{LoadedConfig, MAX_CONFIG_BYTES, ParsedConfig, load, parse_str, read_raw, save};
 pub use locate::locate;
+pub use mcp::{
+    DEFAULT_MCP_IDLE_TIMEOUT_MS, DEFAULT_MCP_STARTUP_TIMEOUT_MS, DEFAULT_MCP_TOOL_TIMEOUT_MS,
+    McpConfig, McpServerConfig, is_valid_mcp_server_name,
+};
 pub use memory::{
     CompactionConfig, MemoryChunkingConfig, MemoryDecayConfig, MemoryFlushConfig,
     MemoryHybridConfig, MemoryLocalConfig, MemoryMmrConfig, MemoryProviderName, MemoryQueryConfig,

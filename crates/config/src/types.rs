@@ -67,6 +67,9 @@ pub struct PincerConfig {
     /// The dedicated Chromium the `browser` tool drives.
     #[serde(default)]
     pub browser: crate::web::BrowserConfig,
+    /// MCP servers whose tools the agents get (`mcp.servers.<name>`).
+    #[serde(default)]
+    pub mcp: crate::mcp::McpConfig,
 }
 
 /// `messages` (OpenClaw's section of the same name).
@@ -211,6 +214,9 @@ pub struct AgentEntry {
     /// Overrides `agents.defaults.delegation` field by field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delegation: Option<crate::team::DelegationConfig>,
+    /// The MCP servers (`mcp.servers` names) whose tools this agent gets (default: all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp: Option<Vec<String>>,
 }
 
 /// `gatewayPrompts`: which protocol sections gateway turns append to the system prompt.

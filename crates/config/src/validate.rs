@@ -170,6 +170,7 @@ pub(crate) fn check(config: &PincerConfig) -> Vec<RuleViolation> {
     if config.gateway.http.max_connections == Some(0) {
         fail(http.key("maxConnections"), "must be at least 1".to_owned());
     }
+    crate::mcp::check(config, &mut fail);
     out
 }
 

@@ -4,3 +4,7 @@
 //! MCP clients.
 
 pub mod server;
+
+pub mod client;
+
+pub use client::{McpError, McpManager, McpServerStatus, ServerState};
