@@ -25,6 +25,7 @@ mod raw;
 mod redact;
 mod roles;
 mod runner;
+mod sandbox;
 mod schema;
 mod streaming;
 mod strict_de;
@@ -62,6 +63,9 @@ pub use memory::{
 };
 pub use message_tool::MessageToolConfig;
 pub use paths::{CONFIG_FILE_NAME, config_path, pincer_home};
+pub use sandbox::{
+    ResolvedSandbox, SandboxBackendName, SandboxConfig, SandboxModeName, SandboxSetting,
+};
 pub use queue_mode::{QUEUE_MODE_NAMES, QueueMode, UnknownQueueMode};
 pub use raw::{MAX_DEPTH, parse_raw};
 pub use redact::{is_secret_key, mask, redact, redacted_get};

@@ -173,6 +173,10 @@ pub struct AgentDefaults {
     /// `delegate_to_agent`: the agents tasks may be handed to, and its limits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delegation: Option<crate::team::DelegationConfig>,
+    /// Every agent's sandbox for its commands (below `tools.exec.sandbox` and each agent's
+    /// own `sandbox`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<crate::sandbox::SandboxSetting>,
 }
 
 /// One entry of `agents.list`.
@@ -217,6 +221,10 @@ pub struct AgentEntry {
     /// The MCP servers (`mcp.servers` names) whose tools this agent gets (default: all).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp: Option<Vec<String>>,
+    /// This agent's sandbox for its commands (over `tools.exec.sandbox` and
+    /// `agents.defaults.sandbox`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<crate::sandbox::SandboxSetting>,
 }
 
 /// `gatewayPrompts`: which protocol sections gateway turns append to the system prompt.
@@ -549,6 +557,10 @@ pub struct ExecConfig {
     /// 1800000, OpenClaw's 30 minutes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval_timeout_ms: Option<u64>,
+    /// Run commands in a sandbox: "off" (default), "bwrap", "landlock", or
+    /// `{ mode: off|non-main|all, backend, network, readOnly, readWrite }`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<crate::sandbox::SandboxSetting>,
 }
 
 /// `tools.exec.ask`.

@@ -218,7 +218,7 @@ fn unknown_keys_are_named_with_their_line_at_every_depth() {
     );
     assert_eq!(
         error_of("{agents: {list: [\n  {id: 'a'},\n  {id: 'b',\n   /* c */ 'colour': 'red'},\n]}}"),
-        "pincer.json5:4:12: agents.list[1].colour: unknown key (known keys: id, default, name, workspace, model, thinkingLevel, tools, heartbeat, gatewayPrompts, memorySearch, subagents, delegation, mcp)"
+        "pincer.json5:4:12: agents.list[1].colour: unknown key (known keys: id, default, name, workspace, model, thinkingLevel, tools, heartbeat, gatewayPrompts, memorySearch, subagents, delegation, mcp, sandbox)"
     );
     assert_eq!(
         error_of(

@@ -88,6 +88,19 @@ pub fn exec_tools_approving(
     notify_on_exit: Option<bool>,
     approval: Option<approval::ExecApproval>,
 ) -> Vec<Arc<dyn AgentTool>> {
+    exec_tools_sandboxed(policy, registry, security, scope, notify_on_exit, approval, None)
+}
+
+/// [`exec_tools_approving`] whose `exec` runs commands in `sandbox` (see [`sandboxed`]).
+pub fn exec_tools_sandboxed(
+    policy: PathPolicy,
+    registry: ProcessRegistry,
+    security: ExecSecurity,
+    scope: &str,
+    notify_on_exit: Option<bool>,
+    approval: Option<approval::ExecApproval>,
+    sandbox: Option<ExecSandbox>,
+) -> Vec<Arc<dyn AgentTool>> {
     if security == ExecSecurity::Deny {
         return Vec::new();
     }
@@ -95,7 +108,8 @@ pub fn exec_tools_approving(
         typed(
             ExecTool::new(policy, registry.clone(), security, scope)
                 .with_notify_on_exit(notify_on_exit)
-                .with_approval(approval),
+                .with_approval(approval)
+                .with_sandbox(sandbox),
         ),
         typed(ProcessTool::new(registry, scope)),
     ]

@@ -86,7 +86,7 @@ pub(super) fn spawn(spec: &SpawnSpec) -> io::Result<Spawned> {
     let (pty, pts) = pty_process::open().map_err(into_io)?;
     pty.resize(pty_process::Size::new(WINDOW_SIZE.0, WINDOW_SIZE.1))
         .map_err(into_io)?;
-    let mut command = spec.shell();
+    let mut command = spec.shell()?;
     if !spec.env.iter().any(|(k, _)| k == "TERM") {
         command.env("TERM", DEFAULT_TERM);
     }

@@ -9,7 +9,8 @@
 //! When the shell exits, whatever it left behind in its group (`cmd &`) is killed: no
 //! process outlives its session, nor its owner ([`super::orphans`]: a death signal on the
 //! shell, a watchdog per group, a record of the group for the next gateway start). A process that leaves the group (`setsid`) escapes this;
-//! that needs a cgroup or sandbox, not done here.
+//! that needs a cgroup or a sandbox: bwrap's PID namespace ([`super::sandboxed`]) dies
+//! with bwrap, which is in the group.
 
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
@@ -116,21 +117,25 @@ pub struct SpawnSpec {
     pub pty: bool,
     /// Where live process groups are recorded for [`super::orphans::reap_orphans`].
     pub record_dir: Option<PathBuf>,
+    /// Run inside this sandbox ([`super::sandboxed`]); `None`: with the user's rights.
+    pub sandbox: Option<pincer_sandbox::SandboxPolicy>,
 }
 
 impl SpawnSpec {
     /// `sh -c <command>` in `cwd` with exactly `env`, killed when dropped: what both the
-    /// piped and the pty spawn start from.
-    pub(super) fn shell(&self) -> tokio::process::Command {
-        let mut command = tokio::process::Command::new("sh");
+    /// piped and the pty spawn start from. In a sandbox, what runs is the sandbox's
+    /// wrapper (bwrap, or `pincer sandbox-exec`), which then runs the shell; an
+    /// unavailable sandbox is an error, never a fallback.
+    pub(super) fn shell(&self) -> std::io::Result<tokio::process::Command> {
+        let (program, args) = super::sandboxed::shell_command(self)?;
+        let mut command = tokio::process::Command::new(program);
         command
-            .arg("-c")
-            .arg(&self.command)
+            .args(args)
             .current_dir(&self.cwd)
             .env_clear()
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .kill_on_drop(true);
-        command
+        Ok(command)
     }
 }
 
@@ -252,7 +257,7 @@ pub fn spawn(spec: SpawnSpec, on_exit: ExitHook) -> std::io::Result<std::sync::A
 fn spawn_piped(spec: &SpawnSpec) -> std::io::Result<Spawned> {
     let (reader, writer) = std::io::pipe()?;
     let writer_err = writer.try_clone()?;
-    let mut command = spec.shell();
+    let mut command = spec.shell()?;
     command
         .stdin(Stdio::piped())
         .stdout(Stdio::from(writer))
