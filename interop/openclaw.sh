@@ -43,7 +43,7 @@ check chat.history 'len(r["messages"]) == 2 and r["messages"][1]["content"][0]["
 check config.get '"mock-key" not in json.dumps(r) and r["config"]["agents"]["defaults"]["model"] == "mock/gpt-4o-mini"' "$(call config.get)"
 check models.list '[(m["id"], m["provider"], m["tags"], m["available"]) for m in r["models"]] == [("gpt-4o-mini", "mock", ["default"], True)]' "$(call models.list --params '{"view":"configured"}')"
 check agents.list 'r["defaultId"] == "main" and [(a["id"], a["model"]["primary"]) for a in r["agents"]] == [("main", "mock/gpt-4o-mini")]' "$(call agents.list)"
-check commands.list '[(c["name"], c["textAliases"][0]) for c in r["commands"]] == [("new", "/new"), ("reset", "/reset"), ("compact", "/compact"), ("status", "/status"), ("usage", "/usage"), ("model", "/model"), ("think", "/think"), ("verbose", "/verbose"), ("activation", "/activation"), ("queue", "/queue"), ("stop", "/stop"), ("subagents", "/subagents"), ("help", "/help")]' "$(call commands.list --params '{"scope":"text"}')"
+check commands.list '[(c["name"], c["textAliases"][0]) for c in r["commands"]] == [("new", "/new"), ("reset", "/reset"), ("compact", "/compact"), ("status", "/status"), ("usage", "/usage"), ("model", "/model"), ("think", "/think"), ("verbose", "/verbose"), ("activation", "/activation"), ("queue", "/queue"), ("stop", "/stop"), ("subagents", "/subagents"), ("approve", "/approve"), ("help", "/help")]' "$(call commands.list --params '{"scope":"text"}')"
 cron() {
   HOME="$work/home" "$node" "$openclaw" cron "$@" --url "ws://127.0.0.1:$port" --token "$token"
 }

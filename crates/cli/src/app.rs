@@ -14,7 +14,7 @@ use pincer_config::{AgentEntry, ExecSecurityName, PincerConfig, ToolProfileName,
 use pincer_store::SessionStore;
 use pincer_tools::{
     ExecSecurity, MemorySource, PathPolicy, ProcessRegistry, ToolFilter, ToolProfile, basic_tools,
-    exec_tools_notifying, file_tools,
+    file_tools,
 };
 
 /// What every command starts from.
@@ -28,6 +28,9 @@ pub struct App {
     memory_sources: std::sync::Mutex<std::collections::HashMap<String, MemorySource>>,
     /// The profile's browser as this process drives it (`web_setup`), made on first use.
     pub(crate) browser: std::sync::OnceLock<Arc<pincer_browser::runtime::ProfileRuntime>>,
+    /// Who answers `exec`'s approval requests (`tools.exec.ask`): bound by the gateway as
+    /// it starts, empty without one (see `approval_setup`).
+    pub exec_approver: pincer_team::PortSlot<dyn pincer_tools::exec::approval::ExecApprover>,
 }
 
 impl App {
@@ -45,6 +48,7 @@ impl App {
             config: loaded.config,
             memory_sources: Default::default(),
             browser: Default::default(),
+            exec_approver: Default::default(),
         })
     }
 
@@ -217,12 +221,13 @@ impl App {
         )?);
         tools.extend(crate::web_setup::web_tools(self, self.web_config(agent_id)));
         tools.extend(crate::web_setup::browser_tools(self, workspace)?);
-        tools.extend(exec_tools_notifying(
+        tools.extend(pincer_tools::exec::exec_tools_approving(
             policy,
             processes.clone(),
             exec_security(section),
             agent_id,
             section.exec.as_ref().and_then(|e| e.notify_on_exit),
+            crate::approval_setup::exec_approval(self, section),
         ));
         if let Some(source) = self.memory_source(agent_id)? {
             tools.extend(pincer_tools::memory_tools(source));

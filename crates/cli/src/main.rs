@@ -16,6 +16,7 @@ mod cron;
 mod gateway;
 mod heartbeat_setup;
 mod log_writer;
+mod approval_setup;
 mod malloc_arenas;
 mod manual_tools;
 mod mcp_cmd;

@@ -1,5 +1,5 @@
 //! The chat commands Pincer understands at the start of a message (`/new`, `/compact`,
-//! `/status`, `/usage`, `/model`, `/think`, `/verbose`, `/activation`, `/queue`, `/stop`, `/help`): one table that the parser ([`parse`]), the gateway
+//! `/status`, `/usage`, `/model`, `/think`, `/verbose`, `/activation`, `/queue`, `/stop`, `/approve`, `/help`): one table that the parser ([`parse`]), the gateway
 //! (which answers them for `chat.send` and every channel) and its `commands.list` read, and
 //! `pincer chat` completes, so a client is never offered a command the parser does not
 //! know, nor the parser taught one the list does not show.
@@ -33,6 +33,8 @@ pub enum CommandAction {
     Compact,
     /// List, inspect, message or stop the session's sub-agents.
     Subagents,
+    /// Answer a pending exec approval.
+    Approve,
 }
 
 /// The group a command is shown under (OpenClaw's categories).
@@ -183,6 +185,15 @@ pub const COMMANDS: &[ChatCommand] = &[
         action: CommandAction::Subagents,
     },
     ChatCommand {
+        name: "approve",
+        aliases: &["/approve"],
+        usage: "/approve <id> allow-once|allow-always|deny",
+        description: "Answer a command waiting for your approval (tools.exec.ask).",
+        category: CommandCategory::Session,
+        accepts_args: true,
+        action: CommandAction::Approve,
+    },
+    ChatCommand {
         name: "help",
         aliases: &["/help", "/commands"],
         usage: "/help",
@@ -230,6 +241,10 @@ pub enum Command {
     Subagents {
         args: Option<String>,
     },
+    /// `/approve` with what followed it (`<id> <decision>`).
+    Approve {
+        args: Option<String>,
+    },
 }
 
 impl Command {
@@ -239,7 +254,9 @@ impl Command {
     /// In group chats only the channel's owners may use these.
     pub fn changes_session(&self) -> bool {
         match self {
-            Self::NewSession { .. } | Self::Stop | Self::Compact { .. } => true,
+            Self::NewSession { .. } | Self::Stop | Self::Compact { .. } | Self::Approve { .. } => {
+                true
+            }
             Self::Model(setting)
             | Self::Think(setting)
             | Self::Queue(setting)
@@ -296,6 +313,7 @@ pub fn parse(text: &str) -> Option<Command> {
             instructions: arg.clone(),
         },
         CommandAction::Subagents => Command::Subagents { args: arg.clone() },
+        CommandAction::Approve => Command::Approve { args: arg.clone() },
     })
 }
 
@@ -358,6 +376,7 @@ mod tests {
             "/compact keep the plan",
             "/queue collect",
             "/verbose on",
+            "/approve abc allow-once",
         ] {
             assert_eq!(changes(text), Some(true), "{text}");
         }

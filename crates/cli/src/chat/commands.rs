@@ -115,6 +115,7 @@ mod tests {
                 "/queue",
                 "/stop",
                 "/subagents",
+                "/approve",
                 "/help",
                 "/sessions",
                 "/exit"

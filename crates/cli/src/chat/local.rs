@@ -287,6 +287,9 @@ impl<'a> Local<'a> {
             Command::Subagents { .. } => Ok("Sub-agents run in the gateway: chat through it \
                  (`pincer chat --url ws://127.0.0.1:18789`) to list them."
                 .to_owned()),
+            Command::Approve { .. } => Ok("Nothing waits for approval here: exec approvals \
+                 (tools.exec.ask) are answered through the gateway."
+                .to_owned()),
             _ => bail!("that command is answered by a gateway (`pincer chat --url …`)"),
         }
     }

@@ -163,7 +163,8 @@ async fn handle(
             | Command::Verbose(_)
             | Command::Activation(_)
             | Command::Compact { .. }
-            | Command::Subagents { .. }),
+            | Command::Subagents { .. }
+            | Command::Approve { .. }),
         ) => backend.answer(line, command, renderer, ctrl_c).await,
     };
     if let Err(e) = result {

@@ -291,6 +291,7 @@ async fn serve_until_signal(
     let _memory_watchers = crate::memory_setup::start_watchers(&app).await;
     let gateway = app.config.gateway.clone();
     let app_for_shutdown = Arc::clone(&app);
+    let exec_approver = app.exec_approver.clone();
     let runtime = Arc::new(crate::gateway::runtime::GatewayRuntime::new(
         app,
         processes.clone(),
@@ -305,6 +306,11 @@ async fn serve_until_signal(
         .on_start
         .push(pincer_gateway::server::message_port::bind_message_port(
             runtime.message_port(),
+        ));
+    options
+        .on_start
+        .push(pincer_gateway::server::approvals::bind_exec_approvals(
+            exec_approver,
         ));
     options.browser = BrowserPolicy {
         allowed_hosts: gateway.allowed_hosts,

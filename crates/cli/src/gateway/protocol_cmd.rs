@@ -40,7 +40,7 @@ mod tests {
     fn it_prints_each_method_with_its_scope_and_params() {
         let protocol: Value = serde_json::from_str(&render().unwrap()).unwrap();
         assert_eq!(protocol["protocol"], json!({"min": 3, "max": 4}));
-        assert_eq!(protocol["methods"].as_array().unwrap().len(), 95);
+        assert_eq!(protocol["methods"].as_array().unwrap().len(), 98);
         assert_eq!(protocol["methods"][0]["name"], "health");
 
         let abort = method(&protocol, "chat.abort");

@@ -22,6 +22,7 @@ mod chat_compact;
 mod codex_login;
 mod commands;
 mod cron_cli;
+mod exec_approvals;
 mod gateway;
 mod gateway_config;
 mod gateway_control_ui;

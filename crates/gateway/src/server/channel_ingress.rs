@@ -347,6 +347,13 @@ impl ChannelIngress {
                     }
                 }
             }
+            Some(Command::Approve { args }) => {
+                let answer =
+                    super::approvals::chat::approve_from_chat(&self.gw, &message, args.as_deref())
+                        .await;
+                self.spawn_send(&message, answer, Some(message.message_id.clone()));
+                return Media::Kept;
+            }
             Some(command @ Command::Compact { .. }) => {
                 // A compaction waits for the session's lane and a model's summary: the
                 // other chats' messages do not wait for it.

@@ -374,6 +374,10 @@ async fn serve_requests<S>(
             event = events.recv() => match event {
                 // Session events go only to the connections that subscribed to them.
                 Ok(event) if !caller.sessions.wants(event.event, &event.payload) => {}
+                // An approval shows the command line: only for those who may answer it.
+                Ok(event)
+                    if event.event.starts_with("exec.approval.")
+                        && !caller.may("operator.approvals") => {}
                 Ok(event) => out.text(event.frame(out.next_seq())),
                 Err(broadcast::error::RecvError::Lagged(_)) => {
                     out.abort(POLICY_VIOLATION, "client too slow: events were dropped");

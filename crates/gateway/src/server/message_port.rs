@@ -174,6 +174,22 @@ pub(super) async fn send(
     })
 }
 
+/// Sends `text` as it is to `target` (no `MEDIA:` lines read: for text the gateway itself
+/// writes around untrusted content, such as an exec approval's command line).
+pub(super) async fn send_text(
+    gw: &Arc<Gateway>,
+    target: &ChatTarget,
+    text: String,
+) -> Result<Vec<String>, MessageError> {
+    let (ingress, endpoint, _) = endpoint_of(gw, target)?;
+    let chat = target_chat(target);
+    let sent = ingress.send(endpoint, &chat, text, Vec::new(), None);
+    tokio::time::timeout(MESSAGE_DEADLINE, sent)
+        .await
+        .map_err(|_| timed_out())?
+        .map_err(MessageError::Failed)
+}
+
 /// The running channels, the endpoint of `target`'s channel account and the account.
 fn endpoint_of<'a>(
     gw: &'a Arc<Gateway>,

@@ -8,6 +8,7 @@
 //! aborts running turns (their partial replies are saved), waits for them to end (bounded) and
 //! returns.
 
+pub mod approvals;
 mod auth;
 pub mod block_delivery;
 pub mod channel_ingress;
@@ -202,6 +203,8 @@ pub struct Gateway {
     pub channels: std::sync::OnceLock<Arc<channel_ingress::ChannelIngress>>,
     /// The team tools' shared state, if the agents have them.
     pub team: Option<Arc<pincer_team::Team>>,
+    /// Commands waiting for the owner's approval (`tools.exec.ask`).
+    pub approvals: approvals::Approvals,
     /// Recent `send` answers, for retries.
     sent: methods::SentLog,
     /// Who is connected and the health snapshot, with their state versions.
@@ -245,6 +248,7 @@ pub async fn serve(
         cron: options.cron,
         channels: std::sync::OnceLock::new(),
         team: options.team.clone(),
+        approvals: approvals::Approvals::default(),
         sent: methods::SentLog::default(),
         state,
         browser: options.browser,

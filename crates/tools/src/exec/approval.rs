@@ -220,9 +220,9 @@ impl ExecApproval {
                  command without asking the user."
             ))),
             Outcome::TimedOut => Err(ToolError::failed(format!(
-                "exec denied: nobody approved `{command}` within {}s (approval timed out). \
+                "exec denied: nobody approved `{command}` within {} (approval timed out). \
                  Do not retry this command without asking the user.",
-                self.timeout.as_secs()
+                shown(self.timeout)
             ))),
             Outcome::Unavailable(why) => Err(ToolError::failed(format!(
                 "exec denied: `{command}` needs approval (tools.exec.ask: {}) but {why}. \
@@ -271,6 +271,14 @@ impl ExecApproval {
             Ok(Err(e)) => tracing::warn!(error = %e, "cannot record an allow-always approval"),
             Err(e) => tracing::warn!(error = %e, "recording an allow-always approval failed"),
         }
+    }
+}
+
+/// `1800 s`, `300 ms`.
+fn shown(d: Duration) -> String {
+    match d.as_millis() {
+        ms if ms % 1000 == 0 => format!("{} s", ms / 1000),
+        ms => format!("{ms} ms"),
     }
 }
 

@@ -366,7 +366,7 @@ mod tests {
     fn command_patterns_bind_the_exact_trimmed_line() {
         let p = command_pattern("echo hi");
         assert_eq!(p, command_pattern("  echo hi\n"));
-        assert_ne!(p, command_pattern("echo hi "));
+        assert_ne!(p, command_pattern("echo hi!"));
         assert_ne!(p, command_pattern("echo  hi"));
         assert_eq!(p.len(), "=command:".len() + 16);
         let mut file = ApprovalsFile::empty();

@@ -243,6 +243,12 @@ impl WsClient {
     /// [`WsClient::connect`] declaring `caps` (e.g. `extension-ui`).
     #[allow(dead_code)]
     pub async fn connect_with_caps(port: u16, token: &str, caps: &[&str]) -> Self {
+        Self::connect_as(port, token, caps, &["operator.read", "operator.write"]).await
+    }
+
+    /// [`WsClient::connect`] declaring `caps` and asking for `scopes`.
+    #[allow(dead_code)]
+    pub async fn connect_as(port: u16, token: &str, caps: &[&str], scopes: &[&str]) -> Self {
         let (ws, _) = tokio_tungstenite::connect_async(format!("ws://127.0.0.1:{port}/"))
             .await
             .unwrap();
@@ -255,7 +261,7 @@ impl WsClient {
                 json!({"minProtocol": 3, "maxProtocol": 4,
                        "client": {"id": "test", "version": "1", "platform": "linux", "mode": "test"},
                        "auth": {"token": token}, "role": "operator", "caps": caps,
-                       "scopes": ["operator.read", "operator.write"]}),
+                       "scopes": scopes}),
             )
             .await;
         assert_eq!(hello["ok"], true, "{hello}");

@@ -1,4 +1,4 @@
-//! Answers for what OpenClaw has and Pincer does not: plugins, approvals, questions, boards,
+//! Answers for what OpenClaw has and Pincer does not: plugins, plugin approvals, questions, boards,
 //! projects, GitHub links, voice, session groups and members, mentions, tasks, paired nodes
 //! and devices, remote environments, artifacts, the usage history, the skill library.
 //! OpenClaw's own clients (the Control UI, the TUI) call these while they load and treat
@@ -38,7 +38,6 @@ const ABSENT: &[(Method, Answer)] = &[
         Method::PluginSurfaceRefresh,
         |p| json!({"surface": echo(p, "surface"), "pluginSurfaceUrls": {}}),
     ),
-    (Method::ExecApprovalList, |_| json!([])),
     (Method::PluginApprovalList, |_| json!([])),
     (Method::OpenclawApprovalList, |_| json!([])),
     (Method::QuestionList, |_| json!({"questions": []})),

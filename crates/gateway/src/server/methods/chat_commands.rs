@@ -138,6 +138,13 @@ async fn reply(
         Command::Subagents { args } => {
             super::chat_commands_subagents::subagents(gw, key, args).await
         }
+        // Only the chat an approval went to may answer it there (`channel_ingress`);
+        // operator clients answer with `exec.approval.resolve`.
+        Command::Approve { .. } => Err(
+            "⚠️ /approve works in the chat the approval request was sent to; here, use the \
+             Allow/Deny buttons (exec.approval.resolve)."
+                .to_owned(),
+        ),
         Command::NewSession { .. } => Err("/new is answered where the message arrives".into()),
     }
 }

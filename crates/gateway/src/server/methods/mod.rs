@@ -25,6 +25,7 @@ mod chat_commands_subagents;
 mod chat_media;
 mod cron;
 mod cron_history;
+mod exec_approvals;
 mod info;
 mod params;
 mod queue;
@@ -205,10 +206,14 @@ methods! {
     SubagentsLog = "subagents.log", Read, subagents::SubagentParams;
     SubagentsSend = "subagents.send", Write, subagents::SubagentParams;
     SubagentsStop = "subagents.stop", Write, subagents::SubagentParams;
+    // Commands waiting for the owner's approval (tools.exec.ask; methods/exec_approvals.rs).
+    ExecApprovalList = "exec.approval.list", Approvals, NoParams;
+    ExecApprovalGet = "exec.approval.get", Approvals, exec_approvals::ApprovalIdParams;
+    ExecApprovalResolve = "exec.approval.resolve", Approvals, exec_approvals::ApprovalResolveParams;
+    ExecApprovalWaitDecision = "exec.approval.waitDecision", Approvals, exec_approvals::ApprovalIdParams;
     // OpenClaw's features Pincer does not have: empty answers (methods/absent.rs).
     PluginsControlUiList = "plugins.controlUi.list", Read, NoParams;
     PluginSurfaceRefresh = "plugin.surface.refresh", Read, NoParams;
-    ExecApprovalList = "exec.approval.list", Approvals, NoParams;
     PluginApprovalList = "plugin.approval.list", Approvals, NoParams;
     OpenclawApprovalList = "openclaw.approval.list", Approvals, NoParams;
     QuestionList = "question.list", Questions, NoParams;
@@ -257,6 +262,8 @@ pub const EVENTS: &[&str] = &[
     "extension_ui_request",
     session_events::SESSIONS_CHANGED,
     session_events::SESSION_MESSAGE,
+    super::approvals::REQUESTED,
+    super::approvals::RESOLVED,
 ];
 
 /// The protocol this server speaks, as `pincer gateway protocol` prints it: the versions,
@@ -372,10 +379,10 @@ pub async fn call(
         Method::SessionsSubscribe => session_life::subscribe(gw, caller, p).await,
         Method::SessionsUnsubscribe => Ok(session_life::unsubscribe(caller)),
         Method::SessionsMessagesSubscribe => {
-            payload(session_life::messages_subscribe(caller, p, true)?)
+            payload(session_life::messages_subscribe(gw, caller, p, true)?)
         }
         Method::SessionsMessagesUnsubscribe => {
-            payload(session_life::messages_subscribe(caller, p, false)?)
+            payload(session_life::messages_subscribe(gw, caller, p, false)?)
         }
         Method::SessionsDescribe => payload(session_life::describe(gw, p).await?),
         Method::SessionsCreate => payload(session_life::create(gw, p).await?),
@@ -420,9 +427,12 @@ pub async fn call(
         | Method::SubagentsLog
         | Method::SubagentsSend
         | Method::SubagentsStop => subagents::call(gw, method, p).await,
+        Method::ExecApprovalList => Ok(exec_approvals::list(gw)),
+        Method::ExecApprovalGet => exec_approvals::get(gw, p),
+        Method::ExecApprovalResolve => exec_approvals::resolve(gw, p),
+        Method::ExecApprovalWaitDecision => exec_approvals::wait_decision(gw, p).await,
         Method::PluginsControlUiList
         | Method::PluginSurfaceRefresh
-        | Method::ExecApprovalList
         | Method::PluginApprovalList
         | Method::OpenclawApprovalList
         | Method::QuestionList

@@ -6,7 +6,7 @@
 //!   `sessions.changed` and `session.message` for every session (see `session_events.rs`).
 //!   With list params, the answer also carries the list (`{subscribed, list}`).
 //! - `sessions.messages.subscribe` / `.unsubscribe {key}`: one session's `session.message`.
-//!   `includeApprovals` gets an empty replay (Pincer holds no approvals).
+//!   `includeApprovals` replays the session's pending exec approvals (`approvalReplay`).
 //! - `sessions.describe {key}`: `{session}`, the live row, or `null` for an unknown key.
 //! - `sessions.create {key?, agentId?, parentSessionKey?, label?, message?, ...}`: a new
 //!   session `agent:<agentId>:<key>` (a key already `agent:`-qualified is kept; none gives
@@ -69,7 +69,7 @@ pub(super) fn unsubscribe(caller: &Caller) -> Value {
 pub(crate) struct SessionMessagesParams {
     key: NonEmpty,
     agent_id: Option<String>,
-    /// Replay the session's pending approvals (always none here).
+    /// Replay the session's pending exec approvals.
     include_approvals: Option<bool>,
 }
 
@@ -83,6 +83,7 @@ pub(super) struct MessagesSubscribed {
 }
 
 pub(super) fn messages_subscribe(
+    gw: &Gateway,
     caller: &Caller,
     p: &Value,
     on: bool,
@@ -92,8 +93,15 @@ pub(super) fn messages_subscribe(
     let key = params.key.0;
     caller.sessions.set_key(&key, on);
     let approval_replay = (on && params.include_approvals == Some(true)).then(|| {
+        let approvals: Vec<Value> = gw
+            .approvals
+            .list()
+            .iter()
+            .filter(|a| a.request.session_key.as_deref() == Some(key.as_str()))
+            .map(|a| a.entry_json())
+            .collect();
         json!({
-            "sessionKey": key, "updatedAtMs": pincer_ai::now_ms(), "approvals": [],
+            "sessionKey": key, "updatedAtMs": pincer_ai::now_ms(), "approvals": approvals,
             "truncated": false,
         })
     });

@@ -183,6 +183,7 @@ async fn stop_aborts_the_running_reply_and_help_lists_the_commands() {
             "queue",
             "stop",
             "subagents",
+            "approve",
             "help"
         ]
     );

@@ -243,6 +243,7 @@ async fn commands_list_offers_pincers_chat_commands() {
             entry("queue", &["/queue"], "options", true, "Show how this session takes a message while it is busy, or set it."),
             entry("stop", &["/stop", "/abort"], "session", false, "Stop the session's running reply."),
             entry("subagents", &["/subagents"], "session", true, "This session's background sub-agents: list them, show one, read its log, send it a message or stop it."),
+            entry("approve", &["/approve"], "session", true, "Answer a command waiting for your approval (tools.exec.ask)."),
             entry("help", &["/help", "/commands"], "status", false, "Show the chat commands."),
         ]})
     );
