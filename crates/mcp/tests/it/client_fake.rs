@@ -1,0 +1,185 @@
+//! The client against a misbehaving server of our own (`fake_server.py`): one that never
+//! answers `initialize`, one that writes lines that are not JSON-RPC, a huge result, a
+//! tool with an invalid schema, a name already taken, a server exiting mid-call, and a
+//! call that outlives `toolTimeoutMs`.
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use pincer_agent::{AgentTool, ToolError};
+use pincer_config::McpServerConfig;
+use pincer_mcp::ServerState;
+use serde_json::json;
+
+use super::support::{ctx, manager, stdio, text, wait_dead};
+
+const SCRIPT: &str = include_str!("fake_server.py");
+
+/// The fake server in `mode`, or `None` (printed) without python3.
+fn fake(dir: &tempfile::TempDir, mode: &str) -> Option<McpServerConfig> {
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("python3 is missing");
+        }
+        eprintln!("skipped: python3 is not installed");
+        return None;
+    }
+    let path = dir.path().join("fake_server.py");
+    std::fs::write(&path, SCRIPT).unwrap();
+    Some(stdio("python3", &[path.to_str().unwrap(), mode]))
+}
+
+fn find(tools: &[std::sync::Arc<dyn AgentTool>], name: &str) -> std::sync::Arc<dyn AgentTool> {
+    tools
+        .iter()
+        .find(|t| t.name() == name)
+        .unwrap_or_else(|| panic!("no {name}"))
+        .clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_initializes_times_out_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(mut config) = fake(&dir, "silent") else {
+        return;
+    };
+    config.startup_timeout_ms = Some(500);
+    let mcp = manager(vec![("mute", config)]);
+    let started = Instant::now();
+    let tools = mcp.tools_for(None, &HashSet::new()).await;
+    assert!(tools.is_empty());
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let status = mcp.server_status("mute").unwrap();
+    assert_eq!(status.state, ServerState::Failed);
+    assert_eq!(
+        status.error.as_deref(),
+        Some("the server did not complete initialize within 500 ms")
+    );
+    // Within the back-off the next use fails at once, naming the cause.
+    let err = mcp.start("mute").await.unwrap_err().to_string();
+    assert!(
+        err.starts_with("the server did not complete initialize within 500 ms (next attempt in"),
+        "{err}"
+    );
+    mcp.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_lines_huge_results_bad_schemas_and_taken_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(config) = fake(&dir, "garbage") else {
+        return;
+    };
+    let mcp = manager(vec![("bad", config)]);
+    let taken: HashSet<String> = ["bad__echo".to_owned()].into();
+    let tools = mcp.tools_for(None, &taken).await;
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+    names.sort();
+    // The nameless entry is skipped; `bad__echo` was taken by another tool.
+    assert_eq!(
+        names,
+        [
+            "bad__badschema",
+            "bad__crash",
+            "bad__echo_2",
+            "bad__huge",
+            "bad__sleep"
+        ]
+    );
+    assert_eq!(
+        find(&tools, "bad__badschema").parameters(),
+        &json!({"type": "object"})
+    );
+    let echo = find(&tools, "bad__echo_2");
+    let out = echo.execute(json!({"text": "hi"}), ctx()).await.unwrap();
+    assert_eq!(text(&out), "echo: hi");
+    let err = echo.execute(json!("not an object"), ctx()).await;
+    assert!(
+        matches!(err, Err(ToolError::InvalidArguments { .. })),
+        "{err:?}"
+    );
+
+    let huge = find(&tools, "bad__huge")
+        .execute(json!({}), ctx())
+        .await
+        .unwrap();
+    let body = text(&huge);
+    assert_eq!(
+        body.len(),
+        100 * 1024 + "\n[output truncated: 197600 more bytes not shown (limit 102400 bytes)]".len()
+    );
+    assert!(
+        body.ends_with("\n[output truncated: 197600 more bytes not shown (limit 102400 bytes)]")
+    );
+    assert_eq!(huge.details, Some(json!({"truncated": true})));
+    mcp.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_mid_call_is_a_tool_error_and_the_next_call_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(config) = fake(&dir, "normal") else {
+        return;
+    };
+    let mcp = manager(vec![("f", config)]);
+    let tools = mcp.tools_for(None, &HashSet::new()).await;
+    let pid = mcp.server_status("f").unwrap().pid.unwrap();
+    let err = find(&tools, "f__crash").execute(json!({}), ctx()).await;
+    let Err(ToolError::Failed(message)) = err else {
+        panic!("{err:?}")
+    };
+    assert!(
+        message.starts_with("the MCP server f stopped answering"),
+        "{message}"
+    );
+    assert!(wait_dead(pid).await);
+    let out = find(&tools, "f__echo")
+        .execute(json!({"text": "back"}), ctx())
+        .await
+        .unwrap();
+    assert_eq!(text(&out), "echo: back");
+    assert_ne!(mcp.server_status("f").unwrap().pid, Some(pid));
+    mcp.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_past_tool_timeout_fails_and_is_cancelled() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(mut config) = fake(&dir, "normal") else {
+        return;
+    };
+    config.tool_timeout_ms = Some(300);
+    let mcp = manager(vec![("f", config)]);
+    let tools = mcp.tools_for(None, &HashSet::new()).await;
+    let err = find(&tools, "f__sleep").execute(json!({}), ctx()).await;
+    assert_eq!(
+        err,
+        Err(ToolError::Failed(
+            "the MCP tool sleep on f did not answer within 300 ms (toolTimeoutMs)".into()
+        ))
+    );
+    // The server is still usable afterwards.
+    let out = find(&tools, "f__echo")
+        .execute(json!({"text": "ok"}), ctx())
+        .await
+        .unwrap();
+    assert_eq!(text(&out), "echo: ok");
+    mcp.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_program_fails_with_its_name() {
+    let mcp = manager(vec![("nope", stdio("/nonexistent/mcp-server", &[]))]);
+    assert!(mcp.tools_for(None, &HashSet::new()).await.is_empty());
+    let status = mcp.server_status("nope").unwrap();
+    assert_eq!(status.state, ServerState::Failed);
+    let error = status.error.unwrap();
+    assert!(
+        error.starts_with("cannot start the server: /nonexistent/mcp-server:"),
+        "{error}"
+    );
+}
