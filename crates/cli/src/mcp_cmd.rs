@@ -11,6 +11,10 @@ use crate::app::App;
 
 #[derive(Debug, Subcommand)]
 pub enum McpCommand {
+    /// Serve Pincer to MCP clients (editors, desktop assistants) on stdin/stdout: tools
+    /// ask, sessions_list, sessions_history, memory_search, cron_list and cron_add,
+    /// answered by the running gateway.
+    Serve,
     /// The configured MCP servers (without starting them).
     List {
         /// Print JSON.
@@ -51,6 +55,7 @@ pub enum McpCommand {
 
 pub async fn run(_app: &App, command: McpCommand) -> Result<ExitCode> {
     match command {
+        McpCommand::Serve => crate::mcp_serve::run(_app).await,
         McpCommand::List { .. }
         | McpCommand::Status { .. }
         | McpCommand::Tools { .. }

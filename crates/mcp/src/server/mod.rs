@@ -32,8 +32,9 @@ pub const SERVER_NAME: &str = "pincer";
 /// Why serving stopped early.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
+    /// Boxed: rmcp's error is large, and this one is returned once.
     #[error("the MCP client did not complete the handshake: {0}")]
-    Initialize(#[from] rmcp::service::ServerInitializeError),
+    Initialize(Box<rmcp::service::ServerInitializeError>),
     #[error("the MCP server stopped: {0}")]
     Stopped(#[from] tokio::task::JoinError),
 }
@@ -143,7 +144,10 @@ impl ServerHandler for PincerServer {
 
 /// Serves `server` on stdin/stdout until the client closes them.
 pub async fn serve_stdio(server: PincerServer) -> Result<(), ServeError> {
-    let running = server.serve(rmcp::transport::stdio()).await?;
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| ServeError::Initialize(Box::new(e)))?;
     running.waiting().await?;
     Ok(())
 }
