@@ -20,6 +20,7 @@ mod approval_setup;
 mod malloc_arenas;
 mod manual_tools;
 mod mcp_cmd;
+mod mcp_http;
 mod mcp_serve;
 mod media_setup;
 mod memory_cmd;

@@ -302,6 +302,10 @@ async fn serve_until_signal(
     }
     let mut options = ServeOptions::new(token.clone(), runtime.clone());
     options.team = Some(runtime.team());
+    // The MCP server at /mcp (the tools of `pincer mcp serve`), behind the gateway token.
+    let (mcp_routes, bind_mcp) = crate::mcp_http::routes();
+    options.extra_routes = Some(mcp_routes);
+    options.on_start.push(bind_mcp);
     options
         .on_start
         .push(pincer_gateway::server::message_port::bind_message_port(

@@ -2,7 +2,8 @@
 //! way an editor runs it: against a real `pincer gateway run` on the mock LLM (ask, then the
 //! session in sessions_list and sessions_history, memory_search finding a note, cron_add
 //! then cron_list, malformed arguments, cancellation stopping the run), and without any
-//! gateway (the tools say to start it).
+//! gateway (the tools say to start it); and the same tools at the gateway's `/mcp` over
+//! Streamable HTTP, behind its token.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -14,13 +15,14 @@ use rmcp::model::{
     Request,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
-use rmcp::transport::TokioChildProcess;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt as _};
 use serde_json::{Value, json};
 
 use crate::common;
 use common::Home;
-use common::gateway::{free_port, gateway_home, long_story, run_and_connect};
+use common::gateway::{free_port, gateway_home, http_status_with, long_story, run_and_connect};
 use pincer_testkit::{Match, Reply, Rule, Scenario};
 
 const TOKEN: &str = "mcp-serve-token";
@@ -312,5 +314,71 @@ async fn without_a_gateway_the_server_lists_its_tools_and_says_to_start_it() {
             "{said}"
         );
     }
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gateway_serves_the_same_tools_at_mcp_behind_its_token() {
+    let llm = common::mock(
+        Scenario::new()
+            .rule(Rule::when(Match::last_user("ping")).reply(Reply::text("Pong over HTTP."))),
+    )
+    .await;
+    let (home, port) = gateway_home(&llm, TOKEN);
+    let (_gateway, _ws) = run_and_connect(&home, port, TOKEN).await;
+    // Refused before MCP without the token, or with another.
+    for (headers, want) in [
+        ("", "HTTP/1.1 401 Unauthorized"),
+        (
+            "Authorization: Bearer nope\r\n",
+            "HTTP/1.1 401 Unauthorized",
+        ),
+    ] {
+        let status = http_status_with(port, "/mcp", headers).unwrap();
+        assert_eq!(status, want, "{headers:?}");
+    }
+
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(format!("http://127.0.0.1:{port}/mcp"))
+            .auth_header(TOKEN);
+    let client = Recorder::default()
+        .serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .unwrap();
+    let info = client.peer_info().unwrap();
+    assert_eq!(info.server_info.as_ref().unwrap().name, "pincer");
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names, TOOLS);
+
+    let reply = call(&client, "ask", json!({"message": "ping"}))
+        .await
+        .unwrap();
+    assert_eq!(text(&reply), "Pong over HTTP.");
+    // Progress came as SSE events of the call's response.
+    let mut progress = client.service().progress.lock().unwrap().clone();
+    progress.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let streamed: String = progress.into_iter().map(|p| p.1).collect();
+    assert_eq!(streamed, "Pong over HTTP.");
+    let history = json_text(
+        &call(
+            &client,
+            "sessions_history",
+            json!({"sessionKey": "agent:main:mcp"}),
+        )
+        .await
+        .unwrap(),
+    );
+    let texts: Vec<&str> = history["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["ping", "Pong over HTTP."]);
+    assert_invalid_params(
+        call(&client, "ask", json!({})).await,
+        "missing field `message`",
+    );
     client.cancel().await.unwrap();
 }

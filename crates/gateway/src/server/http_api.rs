@@ -82,6 +82,20 @@ fn is_json(headers: &HeaderMap) -> bool {
     })
 }
 
+/// Guards the routes the binary adds ([`super::ServeOptions::extra_routes`]): the bearer
+/// token as for the endpoints here, a refusal in the hooks' shape.
+pub(super) async fn require_token(
+    State(gw): State<Arc<Gateway>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    request: Request,
+    next: Next,
+) -> Response {
+    match authorize(&gw, request.headers(), request.uri(), peer) {
+        Ok(()) => next.run(request).await,
+        Err(denied) => denied.hook(),
+    }
+}
+
 /// Why a request was refused before it reached its endpoint.
 #[derive(Debug, Clone, PartialEq)]
 enum Denied {

@@ -129,6 +129,9 @@ pub struct ServeOptions {
     /// The team tools' shared state (sub-agents, delegations): bound to this server as it
     /// starts, and behind `/subagents` and the `subagents.*` methods. `None`: no team tools.
     pub team: Option<Arc<pincer_team::Team>>,
+    /// Routes the binary adds next to the gateway's own (the MCP server's `/mcp`): behind
+    /// the same host and origin checks, and the gateway token as `Authorization: Bearer`.
+    pub extra_routes: Option<Router>,
 }
 
 /// A hook run as the server starts (see [`ServeOptions::on_start`]).
@@ -157,6 +160,7 @@ impl ServeOptions {
             control_ui_root: None,
             on_start: Vec::new(),
             team: None,
+            extra_routes: None,
         }
     }
 }
@@ -292,12 +296,18 @@ pub async fn serve(
         Arc::clone(&gateway),
         options.health_refresh_interval,
     ));
-    let app = Router::new()
+    let mut app = Router::new()
         .route("/", get(root))
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(|| async { "ready" }))
         .merge(http_api::routes())
-        .merge(control_ui::routes(options.control_ui_root))
+        .merge(control_ui::routes(options.control_ui_root));
+    if let Some(extra) = options.extra_routes {
+        app = app.merge(extra.with_state::<Arc<Gateway>>(()).route_layer(
+            axum::middleware::from_fn_with_state(Arc::clone(&gateway), http_api::require_token),
+        ));
+    }
+    let app = app
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&gateway),
             origin::guard,

@@ -8,6 +8,7 @@
 
 mod ask;
 pub mod frames;
+pub mod http;
 pub mod port;
 pub mod tools;
 
