@@ -69,6 +69,10 @@ pub struct McpServerConfig {
     /// Never the tools matching one of these globs (wins over `allowTools`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deny_tools: Vec<String>,
+    /// Run the server under bubblewrap: the system read-only, only `cwd` (required)
+    /// writable, no network, a private /tmp (stdio servers only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<bool>,
 }
 
 impl McpServerConfig {
@@ -149,11 +153,12 @@ pub(crate) fn check(config: &crate::PincerConfig, fail: &mut impl FnMut(KeyPath,
                         format!("must be an http:// or https:// URL, not \"{url}\""),
                     );
                 }
-                for key in ["args", "env", "cwd"] {
+                for key in ["args", "env", "cwd", "sandbox"] {
                     let set = match key {
                         "args" => !server.args.is_empty(),
                         "env" => !server.env.is_empty(),
-                        _ => server.cwd.is_some(),
+                        "cwd" => server.cwd.is_some(),
+                        _ => server.sandbox.is_some(),
                     };
                     if set {
                         fail(at.key(key), "only for stdio servers (`command`)".to_owned());

@@ -152,8 +152,22 @@ fn spawn(
     stderr_tail: &StderrTail,
 ) -> Result<(rmcp::transport::TokioChildProcess, Option<u32>), McpError> {
     use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
-    let mut cmd = tokio::process::Command::new(command);
-    cmd.args(&config.args).envs(&config.env);
+    let (program, args) = match (&config.sandbox, &config.cwd) {
+        (Some(true), Some(cwd)) => {
+            // Only its directory writable, no network, the rest of the system read-only.
+            let policy =
+                pincer_sandbox::SandboxPolicy::new(pincer_sandbox::SandboxMode::Bwrap, cwd);
+            let args: Vec<std::ffi::OsString> = config.args.iter().map(Into::into).collect();
+            pincer_sandbox::wrap(&policy, command.as_ref(), &args)
+                .map_err(|e| McpError::Spawn(format!("{command}: sandbox: {e}")))?
+        }
+        (Some(true), None) => {
+            return Err(McpError::Config("`sandbox` needs `cwd`".to_owned()));
+        }
+        _ => (command.into(), config.args.iter().map(Into::into).collect()),
+    };
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.args(args).envs(&config.env);
     if let Some(cwd) = &config.cwd {
         cmd.current_dir(cwd);
     }

@@ -87,7 +87,8 @@ async fn garbage_lines_huge_results_bad_schemas_and_taken_names() {
             "bad__crash",
             "bad__echo_2",
             "bad__huge",
-            "bad__sleep"
+            "bad__sleep",
+            "bad__touch"
         ]
     );
     assert_eq!(
@@ -182,4 +183,40 @@ async fn a_missing_program_fails_with_its_name() {
         error.starts_with("cannot start the server: /nonexistent/mcp-server:"),
         "{error}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sandboxed_server_writes_only_its_own_directory() {
+    if std::process::Command::new("bwrap")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "bwrap is missing"
+        );
+        eprintln!("skipped: bwrap is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let Some(mut config) = fake(&dir, "normal") else {
+        return;
+    };
+    config.cwd = Some(dir.path().to_str().unwrap().to_owned());
+    config.sandbox = Some(true);
+    // Outside the server's directory and outside /tmp (a private tmpfs in the sandbox).
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let mcp = manager(vec![("box", config)]);
+    let tools = mcp.tools_for(None, &HashSet::new()).await;
+    let touch = find(&tools, "box__touch");
+    let inside = dir.path().join("made.txt");
+    let out = touch.execute(json!({"path": inside}), ctx()).await.unwrap();
+    assert_eq!(text(&out), "wrote");
+    assert!(inside.exists());
+    let denied = outside.path().join("escaped.txt");
+    let out = touch.execute(json!({"path": denied}), ctx()).await.unwrap();
+    assert_eq!(text(&out), "error: Read-only file system");
+    assert!(!denied.exists());
+    mcp.shutdown().await;
 }

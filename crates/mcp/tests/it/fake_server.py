@@ -8,6 +8,7 @@
 #     badschema  a tool whose inputSchema is a string
 #     crash      exits in the middle of the call
 #     sleep      never answers (for timeouts and cancellation); logs cancellations to stderr
+#     touch      writes a file at `path`; answers "wrote" or the error
 import json
 import sys
 
@@ -18,6 +19,7 @@ TOOLS = [
     {"name": "badschema", "description": "Invalid schema", "inputSchema": "not a schema"},
     {"name": "crash", "description": "Exits mid-call", "inputSchema": {"type": "object"}},
     {"name": "sleep", "description": "Never answers", "inputSchema": {"type": "object"}},
+    {"name": "touch", "description": "Writes a file", "inputSchema": {"type": "object"}},
     {"description": "no name: skipped", "inputSchema": {"type": "object"}},
 ]
 
@@ -62,6 +64,13 @@ for line in sys.stdin:
             sys.exit(3)
         elif name == "sleep":
             continue
+        elif name == "touch":
+            try:
+                with open(args["path"], "w") as f:
+                    f.write("x")
+                text = "wrote"
+            except OSError as e:
+                text = "error: " + e.strerror
         else:
             send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32602, "message": "unknown tool " + name}})
             continue
