@@ -221,13 +221,14 @@ impl App {
         )?);
         tools.extend(crate::web_setup::web_tools(self, self.web_config(agent_id)));
         tools.extend(crate::web_setup::browser_tools(self, workspace)?);
-        tools.extend(pincer_tools::exec::exec_tools_approving(
+        tools.extend(pincer_tools::exec::exec_tools_sandboxed(
             policy,
             processes.clone(),
             exec_security(section),
             agent_id,
             section.exec.as_ref().and_then(|e| e.notify_on_exit),
             crate::approval_setup::exec_approval(self, section),
+            crate::sandbox_cmd::exec_sandbox(self, agent_id)?,
         ));
         if let Some(source) = self.memory_source(agent_id)? {
             tools.extend(pincer_tools::memory_tools(source));

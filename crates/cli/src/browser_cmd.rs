@@ -111,6 +111,11 @@ pub async fn doctor(app: &App) -> Result<ExitCode> {
         let status = app.browser_runtime()?.status().await?;
         println!("{}", browser_line(&status));
     }
+    // Runs bwrap once: off the async thread.
+    let support = tokio::task::spawn_blocking(pincer_sandbox::probe).await?;
+    for line in crate::sandbox_cmd::doctor_lines(app, &support) {
+        println!("{line}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -63,7 +63,8 @@ pub enum Command {
     /// The configured MCP servers: list them, their status and tools, call a tool by hand.
     #[command(subcommand)]
     Mcp(crate::mcp_cmd::McpCommand),
-    /// What the web tools and the browser can do here, with this configuration.
+    /// What the web tools, the browser and the exec sandboxes can do here, with this
+    /// configuration.
     Doctor,
     /// Run as a worker speaking pi's RPC protocol (`pi --mode rpc`) on stdin/stdout.
     Rpc(RpcArgs),

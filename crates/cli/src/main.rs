@@ -34,6 +34,7 @@ mod private_home;
 mod prompt;
 mod report;
 mod rpc;
+mod sandbox_cmd;
 mod service;
 mod sessions_cmd;
 mod team_setup;
@@ -51,6 +52,11 @@ use crate::cli::{Cli, Command};
 fn main() -> ExitCode {
     // First, while this is the only thread: see `private_home`.
     private_home::restrict_umask();
+    // Hidden, and before anything else: Landlock must be applied while this is the only
+    // thread, just before the exec.
+    if let Some(code) = sandbox_cmd::intercept() {
+        return code;
+    }
     let cli = Cli::parse();
     let command = match cli.command {
         // The gateway sets up its own logging and runtime (a daemon logs to a file, with

@@ -82,6 +82,23 @@ impl WorkerHost for AppHost {
             .map_err(|e| HostError::new(format!("{e:#}")))
     }
 
+    /// The agent's exec sandbox, for the user's `bash` commands as for the model's `exec`.
+    fn bash_sandbox(
+        &self,
+        agent_id: &str,
+        session_key: Option<&str>,
+        cwd: &Path,
+    ) -> Result<Option<pincer_sandbox::SandboxPolicy>, HostError> {
+        let sandbox = crate::sandbox_cmd::exec_sandbox(&self.app, agent_id)
+            .map_err(|e| HostError::new(format!("{e:#}")))?;
+        let Some(sandbox) = sandbox else {
+            return Ok(None);
+        };
+        let workspace = std::fs::canonicalize(cwd)
+            .map_err(|e| HostError::new(format!("{}: {e}", cwd.display())))?;
+        Ok(sandbox.policy_for(agent_id, session_key, &workspace, &workspace))
+    }
+
     fn models(&self) -> Vec<Model> {
         self.llm.registry.models().to_vec()
     }

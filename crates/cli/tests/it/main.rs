@@ -41,6 +41,7 @@ mod message_tool;
 mod pairing_cli;
 mod rpc_interop;
 mod rpc_worker;
+mod sandbox_exec;
 mod security;
 mod team;
 mod web_tools;

@@ -41,16 +41,23 @@ impl BashResult {
 }
 
 /// Runs `command` with `sh -c` in `cwd`, stdout and stderr together, until it exits or
-/// `cancel` fires (then it is killed).
+/// `cancel` fires (then it is killed). In `sandbox` when given (the agent's exec sandbox:
+/// the wrapper runs the shell; an unavailable sandbox is an error, not a fallback).
 pub async fn run(
     command: &str,
     cwd: &Path,
     cancel: CancellationToken,
+    sandbox: Option<&pincer_sandbox::SandboxPolicy>,
 ) -> std::io::Result<BashResult> {
-    let mut child = tokio::process::Command::new("sh")
-        .arg("-c")
-        // stderr joins stdout in order, as a terminal shows them.
-        .arg(format!("exec 2>&1; {command}"))
+    // stderr joins stdout in order, as a terminal shows them.
+    let args: Vec<std::ffi::OsString> = vec!["-c".into(), format!("exec 2>&1; {command}").into()];
+    let (program, args) = match sandbox {
+        None => ("sh".into(), args),
+        Some(policy) => pincer_sandbox::wrap(policy, "/bin/sh".as_ref(), &args)
+            .map_err(|e| std::io::Error::other(e.to_string()))?,
+    };
+    let mut child = tokio::process::Command::new(program)
+        .args(args)
         .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

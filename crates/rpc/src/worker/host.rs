@@ -69,6 +69,19 @@ pub trait WorkerHost: Send + Sync {
         None
     }
 
+    /// The sandbox the user's `bash` commands run in for `agent_id` in session
+    /// `session_key` (the agent's `exec` sandbox); `None`: unsandboxed. An error refuses
+    /// the command.
+    fn bash_sandbox(
+        &self,
+        agent_id: &str,
+        session_key: Option<&str>,
+        cwd: &Path,
+    ) -> Result<Option<pincer_sandbox::SandboxPolicy>, HostError> {
+        let _ = (agent_id, session_key, cwd);
+        Ok(None)
+    }
+
     /// Stops what the agent's tools left running (the worker is ending).
     fn shutdown(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>>;
 }

@@ -485,8 +485,19 @@ impl Worker {
         }
         let cwd = self.options.cwd.clone();
         let pending = Arc::clone(&self.pending_bash);
+        let sandbox =
+            match self
+                .host
+                .bash_sandbox(&self.options.agent_id, self.session_key.as_deref(), &cwd)
+            {
+                Ok(sandbox) => sandbox,
+                Err(e) => {
+                    respond(Err(WorkerError::Bash(std::io::Error::other(e.to_string()))));
+                    return;
+                }
+            };
         tokio::spawn(async move {
-            match crate::worker::bash::run(&command, &cwd, cancel).await {
+            match crate::worker::bash::run(&command, &cwd, cancel, sandbox.as_ref()).await {
                 Ok(result) => {
                     pending
                         .lock()
