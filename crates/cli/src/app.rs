@@ -31,6 +31,8 @@ pub struct App {
     /// Who answers `exec`'s approval requests (`tools.exec.ask`): bound by the gateway as
     /// it starts, empty without one (see `approval_setup`).
     pub exec_approver: pincer_team::PortSlot<dyn pincer_tools::exec::approval::ExecApprover>,
+    /// The MCP servers' tools (`mcp.servers`), shared by every agent of the process.
+    pub mcp: Arc<pincer_mcp::McpManager>,
 }
 
 impl App {
@@ -41,6 +43,7 @@ impl App {
         crate::private_home::secure_home(&home)?;
         let config_path = pincer_config::config_path(&home);
         let loaded = pincer_config::load(&config_path, env.as_ref())?;
+        let mcp = pincer_mcp::McpManager::new(&loaded.config.mcp);
         Ok(Self {
             env,
             home,
@@ -49,6 +52,7 @@ impl App {
             memory_sources: Default::default(),
             browser: Default::default(),
             exec_approver: Default::default(),
+            mcp,
         })
     }
 
@@ -234,6 +238,8 @@ impl App {
             tools.extend(pincer_tools::memory_tools(source));
         }
         tools.extend(extra);
+        let mcp = self.mcp_tools(agent_id, &tools);
+        tools.extend(mcp);
         let mut tools = tool_filter(section).apply(tools);
         if !only.is_empty() {
             tools.retain(|t| only.iter().any(|name| name == t.name()));
@@ -243,6 +249,28 @@ impl App {
 }
 
 impl App {
+    /// The MCP servers the agent uses (`agents.list[].mcp`; `None`: all).
+    fn mcp_selection(&self, agent_id: &str) -> Option<&[String]> {
+        self.agent_entry(agent_id).and_then(|a| a.mcp.as_deref())
+    }
+
+    /// Start the agent's MCP servers that are not running, so its next tool list has their
+    /// tools (a server that fails is left out; `pincer mcp status` says why).
+    pub async fn prepare_mcp(&self, agent_id: &str) {
+        if !self.mcp.is_empty() {
+            self.mcp.prepare(self.mcp_selection(agent_id)).await;
+        }
+    }
+
+    /// The tools of the agent's running MCP servers, named apart from `others`.
+    fn mcp_tools(&self, agent_id: &str, others: &[Arc<dyn AgentTool>]) -> Vec<Arc<dyn AgentTool>> {
+        if self.mcp.is_empty() {
+            return Vec::new();
+        }
+        let taken = others.iter().map(|t| t.name().to_owned()).collect();
+        self.mcp.tools(self.mcp_selection(agent_id), &taken)
+    }
+
     /// The agent's memory for its tools (`None` when `memorySearch.enabled` is false).
     fn memory_source(&self, agent_id: &str) -> Result<Option<MemorySource>> {
         let mut sources = self

@@ -94,6 +94,7 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
         .with_context(|| format!("cannot prepare the workspace {}", workspace.display()))?;
     let processes = ProcessRegistry::new();
     let tools = if args.tools_on() {
+        app.prepare_mcp(&agent_id).await;
         app.tools(&agent_id, &workspace, &processes, &args.tool_allow)?
     } else {
         Vec::new()

@@ -112,20 +112,27 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         return browser_cmd::supervise_main(args).await;
     }
     let app = app::App::load()?;
+    let result = run_command(&app, command).await;
+    // MCP servers started by this command (and their process groups) end with it.
+    app.mcp.shutdown().await;
+    result
+}
+
+async fn run_command(app: &app::App, command: Command) -> anyhow::Result<ExitCode> {
     match command {
-        Command::Ask(args) => ask::run(&app, args).await,
-        Command::Chat(args) => chat::run(&app, args).await,
-        Command::Tools(command) => tools_cmd::run(&app, command).await,
-        Command::Sessions(command) => sessions_cmd::run(&app, command),
-        Command::Auth(command) => auth_cmd::run(&app, command).await,
-        Command::Models(args) => models_cmd::run(&app, args),
-        Command::Cron(command) => cron::run(&app, command).await,
-        Command::Pairing(command) => pairing_cmd::run(&app, command).await,
-        Command::Message(command) => message_cmd::run(&app, command).await,
-        Command::Memory(command) => memory_cmd::run(&app, command).await,
-        Command::Browser(command) => browser_cmd::run(&app, command).await,
-        Command::Mcp(command) => mcp_cmd::run(&app, command).await,
-        Command::Doctor => browser_cmd::doctor(&app).await,
+        Command::Ask(args) => ask::run(app, args).await,
+        Command::Chat(args) => chat::run(app, args).await,
+        Command::Tools(command) => tools_cmd::run(app, command).await,
+        Command::Sessions(command) => sessions_cmd::run(app, command),
+        Command::Auth(command) => auth_cmd::run(app, command).await,
+        Command::Models(args) => models_cmd::run(app, args),
+        Command::Cron(command) => cron::run(app, command).await,
+        Command::Pairing(command) => pairing_cmd::run(app, command).await,
+        Command::Message(command) => message_cmd::run(app, command).await,
+        Command::Memory(command) => memory_cmd::run(app, command).await,
+        Command::Browser(command) => browser_cmd::run(app, command).await,
+        Command::Mcp(command) => mcp_cmd::run(app, command).await,
+        Command::Doctor => browser_cmd::doctor(app).await,
         Command::Config(_)
         | Command::Completions { .. }
         | Command::Gateway(_)

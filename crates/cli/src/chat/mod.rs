@@ -82,7 +82,11 @@ pub async fn run(app: &App, args: ChatArgs) -> Result<ExitCode> {
             Backend::Remote(Box::new(remote))
         }
         None => Backend::Local(Box::new(Local::open(
-            app,
+            {
+                // The agent's MCP servers are started before its tools are listed.
+                app.prepare_mcp(&app.agent_id(args.agent.as_deref())?).await;
+                app
+            },
             LocalOptions {
                 agent: args.agent,
                 session: args.session,

@@ -393,6 +393,8 @@ async fn serve_until_signal(
     if let Some(rpc) = runtime.rpc_runner() {
         rpc.shutdown().await;
     }
+    // Nor the MCP servers (and their process groups).
+    app_for_shutdown.mcp.shutdown().await;
     // Nor the browser its agents drove.
     if let Some(browser) = app_for_shutdown.browser_runtime_if_started() {
         use pincer_browser::BrowserRuntime as _;

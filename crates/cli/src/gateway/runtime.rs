@@ -122,8 +122,14 @@ impl GatewayRuntime {
         agent_id: &str,
         workspace: &std::path::Path,
     ) -> Result<Vec<Arc<dyn AgentTool>>> {
+        // MCP tools change (servers start, stop, send list_changed): with MCP servers the
+        // list is built afresh for every turn, after starting the agent's servers.
+        let with_mcp = !self.app.mcp.is_empty();
+        if with_mcp {
+            prepare_mcp_blocking(&self.app, agent_id);
+        }
         let mut cache = self.tools.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(tools) = cache.get(agent_id) {
+        if let Some(tools) = cache.get(agent_id).filter(|_| !with_mcp) {
             return Ok(tools.clone());
         }
         let mut extra: Vec<Arc<dyn AgentTool>> = self
@@ -144,6 +150,22 @@ impl GatewayRuntime {
             .tools_with(agent_id, workspace, &self.processes, extra, &[])?;
         cache.insert(agent_id.to_owned(), tools.clone());
         Ok(tools)
+    }
+}
+
+/// Start the agent's MCP servers from a blocking thread (tools are built on the blocking
+/// pool); on a single-threaded runtime, where it cannot wait, start them in the
+/// background for the next turn instead.
+fn prepare_mcp_blocking(app: &Arc<crate::app::App>, agent_id: &str) {
+    let Ok(handle) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread {
+        tokio::task::block_in_place(|| handle.block_on(app.prepare_mcp(agent_id)));
+    } else {
+        let app = Arc::clone(app);
+        let agent_id = agent_id.to_owned();
+        handle.spawn(async move { app.prepare_mcp(&agent_id).await });
     }
 }
 
@@ -283,6 +305,17 @@ impl Runtime for GatewayRuntime {
             rpc.note_route(&route);
         }
         route
+    }
+
+    fn status_extras(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut extras = serde_json::Map::new();
+        if !self.app.mcp.is_empty() {
+            extras.insert(
+                "mcp".to_owned(),
+                serde_json::json!({ "servers": self.app.mcp.status() }),
+            );
+        }
+        extras
     }
 
     fn runner_status(&self) -> serde_json::Value {

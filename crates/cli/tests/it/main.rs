@@ -35,6 +35,7 @@ mod gateway_rpc_roles;
 mod gateway_rpc_runner;
 mod gateway_thinking;
 mod gateway_tool_updates;
+mod mcp_client;
 mod mcp_serve;
 mod memory;
 mod message_tool;

@@ -154,6 +154,11 @@ pub trait Runtime: Send + Sync + 'static {
     /// The configuration with secrets masked (`config.get`), and the file it is in.
     /// Blocking (it reads the file): the server calls it on the blocking pool.
     fn config_redacted(&self) -> (String, serde_json::Value);
+    /// More sections of the `status` answer, by key (e.g. `mcp`: the MCP servers), from
+    /// parts of the composition root the gateway does not know.
+    fn status_extras(&self) -> serde_json::Map<String, serde_json::Value> {
+        serde_json::Map::new()
+    }
     /// Who runs the turns, for `health`: `{kind: "embedded"}`, or the RPC pool's numbers.
     fn runner_status(&self) -> serde_json::Value {
         serde_json::json!({ "kind": "embedded" })

@@ -2,6 +2,8 @@
 //! tools listed under `<server>__<tool>`, calls with text, images, resources and progress,
 //! cancellation, a killed server started again, and shutdown leaving no process.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -3,6 +3,8 @@
 //! tool with an invalid schema, a name already taken, a server exiting mid-call, and a
 //! call that outlives `toolTimeoutMs`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 

@@ -1,5 +1,7 @@
 //! Finding node and the npm servers, and building managers around them.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -247,6 +247,9 @@ pub(super) struct StatusResponse {
     heartbeat: HeartbeatStatus,
     channel_summary: Vec<Value>,
     queued_system_events: Vec<String>,
+    /// Sections the runtime adds (see `Runtime::status_extras`).
+    #[serde(flatten)]
+    extras: serde_json::Map<String, Value>,
 }
 
 #[derive(Serialize)]
@@ -271,6 +274,7 @@ pub(super) fn status(gw: &Gateway) -> StatusResponse {
             agents: super::super::status_summary::heartbeat_agents(gw),
         },
         channel_summary: super::super::status_summary::channel_summary(gw),
+        extras: gw.runtime.status_extras(),
     }
 }
 
