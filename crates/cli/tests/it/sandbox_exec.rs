@@ -5,6 +5,8 @@
 //! workspace succeeds. Skipped with a printed reason where the kernel lacks Landlock or
 //! bwrap is missing (a missing bwrap fails under `CI=true`: CI installs it).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::net::TcpListener;
 use std::path::Path;
 use std::time::{Duration, Instant};
