@@ -27,7 +27,7 @@ fn the_schema_describes_every_top_level_section() {
         properties,
         [
             "$schema", "agent", "agents", "auth", "bindings", "browser", "channels", "cron",
-            "gateway", "messages", "models", "roles", "session", "skills", "tools"
+            "gateway", "mcp", "messages", "models", "roles", "session", "skills", "tools"
         ]
     );
     let defs = schema["$defs"].as_object().unwrap();
