@@ -161,6 +161,33 @@ pub fn doctor_lines(app: &App, support: &Support) -> Vec<String> {
     lines
 }
 
+/// The WS `status` field `sandbox` (`None` when no agent has one): each sandboxed agent's
+/// backend, mode and network, whether bwrap is on `PATH` and the Landlock ABI (both cheap:
+/// a lookup and a syscall; `pincer doctor` runs bwrap to be sure).
+pub fn status_value(app: &App) -> Option<serde_json::Value> {
+    let agents: serde_json::Map<String, serde_json::Value> =
+        pincer_turns::router::known_agent_ids(&app.config)
+            .into_iter()
+            .filter_map(|agent| {
+                let r = resolved(app, &agent)?;
+                let value = serde_json::json!({
+                    "backend": r.backend,
+                    "mode": r.mode,
+                    "network": r.network,
+                });
+                Some((agent, value))
+            })
+            .collect();
+    if agents.is_empty() {
+        return None;
+    }
+    Some(serde_json::json!({
+        "agents": agents,
+        "bwrapFound": pincer_sandbox::bwrap::locate().is_some(),
+        "landlockAbi": pincer_sandbox::lock::abi(),
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

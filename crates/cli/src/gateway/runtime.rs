@@ -315,6 +315,9 @@ impl Runtime for GatewayRuntime {
                 serde_json::json!({ "servers": self.app.mcp.status() }),
             );
         }
+        if let Some(sandbox) = crate::sandbox_cmd::status_value(&self.app) {
+            extras.insert("sandbox".to_owned(), sandbox);
+        }
         extras
     }
 

@@ -377,3 +377,41 @@ async fn the_rpc_workers_bash_runs_in_the_agents_sandbox() {
     .await
     .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gateways_exec_is_sandboxed_and_status_says_so() {
+    use crate::common::gateway::{gateway_home_in, run_and_connect};
+    if !bwrap_installed() {
+        return;
+    }
+    let llm = mock(Scenario::new().tool_turn(
+        "etc",
+        "exec",
+        json!({"command": "touch /etc/pincer-sandbox-gw; echo rc=$?"}),
+        "ok",
+    ))
+    .await;
+    let (home, port) = gateway_home_in(
+        Home::new(),
+        &llm,
+        "sandbox-token",
+        "",
+        "tools: { exec: { sandbox: { backend: \"bwrap\", mode: \"non-main\" } } },",
+    );
+    let (_gateway, mut client) = run_and_connect(&home, port, "sandbox-token").await;
+    client
+        .chat_until("agent:main:work", "etc", "r1", "final")
+        .await;
+    let result = last_tool_result(&llm);
+    assert!(result.ends_with("rc=1"), "{result}");
+    assert!(!Path::new("/etc/pincer-sandbox-gw").exists());
+    let status = client.call("status", json!({})).await;
+    assert_eq!(
+        status["payload"]["sandbox"],
+        json!({
+            "agents": {"main": {"backend": "bwrap", "mode": "non-main", "network": false}},
+            "bwrapFound": true,
+            "landlockAbi": pincer_sandbox::lock::abi(),
+        })
+    );
+}
