@@ -63,14 +63,14 @@ pub use memory::{
 };
 pub use message_tool::MessageToolConfig;
 pub use paths::{CONFIG_FILE_NAME, config_path, pincer_home};
-pub use sandbox::{
-    ResolvedSandbox, SandboxBackendName, SandboxConfig, SandboxModeName, SandboxSetting,
-};
 pub use queue_mode::{QUEUE_MODE_NAMES, QueueMode, UnknownQueueMode};
 pub use raw::{MAX_DEPTH, parse_raw};
 pub use redact::{is_secret_key, mask, redact, redacted_get};
 pub use roles::RoleCapabilities;
 pub use runner::{AgentRunnerConfig, PoolConfig, RunnerKind};
+pub use sandbox::{
+    ResolvedSandbox, SandboxBackendName, SandboxConfig, SandboxModeName, SandboxSetting,
+};
 pub use schema::schema_json;
 pub use streaming::{
     BlockStreamingBreak, BlockStreamingChunkConfig, BlockStreamingCoalesceConfig,
