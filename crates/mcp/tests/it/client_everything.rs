@@ -224,3 +224,58 @@ async fn filesystem_reads_a_file_and_deny_tools_hides_writes() {
     );
     mcp.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn everything_over_streamable_http_with_a_header() {
+    let Some(entry) = npm_server("server-everything") else {
+        return;
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = std::process::Command::new("node")
+        .args([entry.as_str(), "streamableHttp"])
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed even when an assertion fails.
+    let _server = KillOnDrop(child);
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let config = pincer_config::McpServerConfig {
+        url: Some(url),
+        headers: [("Authorization".to_owned(), "Bearer test-token".to_owned())].into(),
+        ..Default::default()
+    };
+    let mcp = manager(vec![("web", config)]);
+    let tools = mcp.tools_for(None, &HashSet::new()).await;
+    let status = mcp.server_status("web").unwrap();
+    assert_eq!(status.state, ServerState::Ready, "{status:?}");
+    assert_eq!(status.transport, "http");
+    assert_eq!(status.pid, None);
+    let echo = tools.iter().find(|t| t.name() == "web__echo").unwrap();
+    let out = echo
+        .execute(json!({"message": "over http"}), ctx())
+        .await
+        .unwrap();
+    assert_eq!(text(&out), "Echo: over http");
+    mcp.shutdown().await;
+}
+
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

@@ -88,6 +88,7 @@ async fn garbage_lines_huge_results_bad_schemas_and_taken_names() {
             "bad__badschema",
             "bad__crash",
             "bad__echo_2",
+            "bad__grow",
             "bad__huge",
             "bad__sleep",
             "bad__touch"
@@ -220,5 +221,64 @@ async fn a_sandboxed_server_writes_only_its_own_directory() {
     let out = touch.execute(json!({"path": denied}), ctx()).await.unwrap();
     assert_eq!(text(&out), "error: Read-only file system");
     assert!(!denied.exists());
+    mcp.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_tool_list_is_read_again_before_the_next_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(config) = fake(&dir, "normal") else {
+        return;
+    };
+    let mcp = manager(vec![("f", config)]);
+    let tools = mcp.tools_for(None, &HashSet::new()).await;
+    assert!(!tools.iter().any(|t| t.name() == "f__extra"));
+    let out = find(&tools, "f__grow")
+        .execute(json!({}), ctx())
+        .await
+        .unwrap();
+    assert_eq!(text(&out), "grown");
+    // The notification arrives with (or just after) the answer.
+    let mut found = false;
+    for _ in 0..50 {
+        let tools = mcp.tools_for(None, &HashSet::new()).await;
+        if tools.iter().any(|t| t.name() == "f__extra") {
+            found = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(found, "f__extra never appeared");
+    mcp.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_server_is_stopped_and_started_again_when_needed() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(config) = fake(&dir, "normal") else {
+        return;
+    };
+    let mcp = pincer_mcp::McpManager::new(&pincer_config::McpConfig {
+        servers: [("f".to_owned(), config)].into(),
+        idle_timeout_ms: Some(200),
+    });
+    let tools = mcp.tools_for(None, &HashSet::new()).await;
+    let pid = mcp.server_status("f").unwrap().pid.unwrap();
+    let mut stopped = false;
+    for _ in 0..60 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        if mcp.server_status("f").unwrap().state == ServerState::Stopped {
+            stopped = true;
+            break;
+        }
+    }
+    assert!(stopped, "{:?}", mcp.server_status("f"));
+    assert!(wait_dead(pid).await);
+    let out = find(&tools, "f__echo")
+        .execute(json!({"text": "again"}), ctx())
+        .await
+        .unwrap();
+    assert_eq!(text(&out), "echo: again");
+    assert_eq!(mcp.server_status("f").unwrap().state, ServerState::Ready);
     mcp.shutdown().await;
 }

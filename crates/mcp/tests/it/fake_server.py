@@ -9,6 +9,7 @@
 #     crash      exits in the middle of the call
 #     sleep      never answers (for timeouts and cancellation); logs cancellations to stderr
 #     touch      writes a file at `path`; answers "wrote" or the error
+#     grow       adds a tool `extra` and sends notifications/tools/list_changed
 import json
 import sys
 
@@ -20,6 +21,7 @@ TOOLS = [
     {"name": "crash", "description": "Exits mid-call", "inputSchema": {"type": "object"}},
     {"name": "sleep", "description": "Never answers", "inputSchema": {"type": "object"}},
     {"name": "touch", "description": "Writes a file", "inputSchema": {"type": "object"}},
+    {"name": "grow", "description": "Adds a tool", "inputSchema": {"type": "object"}},
     {"description": "no name: skipped", "inputSchema": {"type": "object"}},
 ]
 
@@ -64,6 +66,10 @@ for line in sys.stdin:
             sys.exit(3)
         elif name == "sleep":
             continue
+        elif name == "grow":
+            TOOLS.append({"name": "extra", "description": "Added later", "inputSchema": {"type": "object"}})
+            send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+            text = "grown"
         elif name == "touch":
             try:
                 with open(args["path"], "w") as f:
