@@ -24,7 +24,7 @@ fn describe(tool: &dyn AgentTool) -> Value {
     })
 }
 
-fn agent_tools(
+async fn agent_tools(
     app: &App,
     agent: &AgentArg,
     processes: &ProcessRegistry,
@@ -32,6 +32,8 @@ fn agent_tools(
     let agent_id = app.agent_id(agent.agent.as_deref())?;
     let workspace = app.workspace(&agent_id);
     pincer_turns::workspace::ensure_workspace(&workspace)?;
+    // The agent's MCP servers are started, so their tools are listed (and runnable).
+    app.prepare_mcp(&agent_id).await;
     app.tools(&agent_id, &workspace, processes, &[])
 }
 
@@ -40,13 +42,13 @@ pub async fn run(app: &App, command: ToolsCommand) -> Result<ExitCode> {
     let processes = ProcessRegistry::new();
     let code = match command {
         ToolsCommand::List(agent) => {
-            let tools = agent_tools(app, &agent, &processes)?;
+            let tools = agent_tools(app, &agent, &processes).await?;
             let list: Vec<Value> = tools.iter().map(|t| describe(t.as_ref())).collect();
             println!("{}", serde_json::to_string_pretty(&list)?);
             ExitCode::SUCCESS
         }
         ToolsCommand::Info { name, agent } => {
-            let tools = agent_tools(app, &agent, &processes)?;
+            let tools = agent_tools(app, &agent, &processes).await?;
             match tools.iter().find(|t| t.name() == name) {
                 Some(tool) => {
                     println!(
@@ -62,7 +64,7 @@ pub async fn run(app: &App, command: ToolsCommand) -> Result<ExitCode> {
             }
         }
         ToolsCommand::Invoke { name, args, agent } => {
-            let tools = agent_tools(app, &agent, &processes)?;
+            let tools = agent_tools(app, &agent, &processes).await?;
             let log = invoke(&tools, &name, &args).await;
             let ok = log.results.first().is_some_and(|r| r.result.ok);
             if let Some(record) = log.results.first() {

@@ -149,6 +149,18 @@ async fn mcp_list_tools_call_and_status() {
         json!({"servers": [{"name": "fs", "transport": "stdio", "enabled": true,
             "target": format!("node {entry} {}", dir.display())}]})
     );
+    // `pincer tools list` lists the agent's MCP tools with the built-ins.
+    let all = json_of(&home.run_ok(&["tools", "list"]));
+    let names: Vec<&str> = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"fs__read_text_file") && names.contains(&"read"),
+        "{names:?}"
+    );
     let tools = home.run_ok(&["mcp", "tools", "fs"]).stdout();
     assert!(
         tools.lines().any(|l| l.starts_with("fs__read_text_file\t")),
