@@ -75,9 +75,23 @@ pub fn main(args: RpcArgs) -> Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    // The agent's MCP servers start before the worker reads its first prompt (its tools are
+    // listed when a turn is composed), waiting at most a few seconds: a slower server
+    // goes on starting in the background for later turns. They stop with the worker.
+    let mcp = Arc::clone(&app.mcp);
+    let mcp_selection = app
+        .agent_entry(&options.agent_id)
+        .and_then(|a| a.mcp.clone());
     runtime.block_on(async {
+        if !mcp.is_empty() {
+            let warm = Arc::clone(&mcp);
+            let started = tokio::spawn(async move { warm.prepare(mcp_selection.as_deref()).await });
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), started).await;
+        }
         let host = Arc::new(AppHost::new(app)?);
-        serve(host, options).await?;
+        let served = serve(host, options).await;
+        mcp.shutdown().await;
+        served?;
         anyhow::Ok(())
     })?;
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));

@@ -219,6 +219,17 @@ fn bad_mcp_config_is_refused_with_the_key() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_gateway_gives_agents_mcp_tools_reports_them_in_status_and_stops_them() {
+    gateway_turn_with_mcp("").await;
+}
+
+/// The same turn on an RPC worker (`agent.runner: "rpc"`): the worker starts the agent's
+/// MCP servers itself before its first turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_rpc_worker_gives_its_turn_the_mcp_tools() {
+    gateway_turn_with_mcp("agent: { runner: \"rpc\", pool: { min: 0, max: 1 } },").await;
+}
+
+async fn gateway_turn_with_mcp(runner: &str) {
     use common::Script as _;
     use common::gateway::{Foreground, WsClient, free_port};
     const TOKEN: &str = "mcp-client-token";
@@ -239,7 +250,8 @@ async fn the_gateway_gives_agents_mcp_tools_reports_them_in_status_and_stops_the
         &format!(
             "agents: {{ defaults: {{ model: \"mock/backup\" }} }},\n  \
              gateway: {{ port: {port}, auth: {{ token: \"{TOKEN}\" }} }},\n  \
-             mcp: {{ servers: {{ fs: {{ command: \"node\", args: [{entry:?}, {dir:?}] }} }} }},",
+             mcp: {{ servers: {{ fs: {{ command: \"node\", args: [{entry:?}, {dir:?}] }} }} }},\n  \
+             {runner}",
             dir = dir.to_str().unwrap()
         ),
     );
@@ -261,6 +273,22 @@ async fn the_gateway_gives_agents_mcp_tools_reports_them_in_status_and_stops_the
         .clone();
     assert_eq!(last["content"], json!("hello from the note"));
 
+    if !runner.is_empty() {
+        // The worker (the gateway's child) started its own server: a grandchild running
+        // server-filesystem.
+        let worker_servers: Vec<u32> = children(gateway.child.id())
+            .into_iter()
+            .flat_map(children)
+            .filter(|pid| {
+                std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains("server-filesystem"))
+            })
+            .collect();
+        assert_eq!(worker_servers.len(), 1, "{worker_servers:?}");
+        gateway.signal(nix::sys::signal::Signal::SIGTERM);
+        gateway.wait();
+        return;
+    }
     let status = client.call("status", json!({})).await;
     let fs = &status["payload"]["mcp"]["servers"][0];
     assert_eq!(fs["name"], "fs", "{status}");
@@ -275,4 +303,26 @@ async fn the_gateway_gives_agents_mcp_tools_reports_them_in_status_and_stops_the
         !common::gateway::alive(pid)
     });
     assert!(gone, "the MCP server outlived the gateway");
+}
+
+/// The processes whose parent is `pid`.
+fn children(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid …`: comm may hold spaces, so split after its `)`.
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if ppid == Some(pid) {
+            out.push(child);
+        }
+    }
+    out
 }
