@@ -107,8 +107,13 @@ async fn always_holds_each_command_until_an_operator_answers() {
     assert_eq!(request["ask"], "always");
     assert_eq!(request["host"], "gateway");
     assert_eq!(request["allowedDecisions"], json!(["allow-once", "deny"]));
-    let workspace = home.path().join("workspace").canonicalize().unwrap();
-    assert_eq!(request["cwd"], workspace.display().to_string());
+    // The agent's workspace, where the command runs.
+    let workspace = std::path::PathBuf::from(request["cwd"].as_str().unwrap());
+    assert!(
+        workspace.is_absolute() && workspace.is_dir(),
+        "{workspace:?}"
+    );
+    assert!(workspace.starts_with(home.dir.path()), "{workspace:?}");
     let created = requested["createdAtMs"].as_i64().unwrap();
     assert_eq!(requested["expiresAtMs"].as_i64().unwrap() - created, 60_000);
     // Held: the model has not been sent a result.
@@ -246,18 +251,26 @@ async fn always_holds_each_command_until_an_operator_answers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nobody_answering_denies_after_the_timeout() {
     let llm = mock(exec_turns(&[("wait it", "echo nobody > late.txt")])).await;
-    let (home, _gateway, mut approver, mut plain) =
+    let (_home, _gateway, mut approver, mut plain) =
         start(&llm, "ask: \"always\", approvalTimeoutMs: 400").await;
     plain.start_chat(KEY, "wait it", "w1").await;
     let requested = approver.event("exec.approval.requested").await["payload"].clone();
     let id = requested["id"].as_str().unwrap().to_owned();
-    // waitDecision ends with the timeout, undecided.
-    let waited = approver
-        .call("exec.approval.waitDecision", json!({ "id": id }))
+    // waitDecision ends with the timeout, undecided, and the end is announced.
+    let wait_id = approver
+        .send_request("exec.approval.waitDecision", json!({ "id": id }))
         .await;
+    let (mut waited, mut resolved) = (Value::Null, Value::Null);
+    while waited.is_null() || resolved.is_null() {
+        let frame = approver.frame().await.expect("a frame");
+        if frame["id"] == wait_id.as_str() {
+            waited = frame;
+        } else if frame["event"] == "exec.approval.resolved" {
+            resolved = frame["payload"].clone();
+        }
+    }
     assert_eq!(waited["payload"]["id"], id.as_str(), "{waited}");
     assert_eq!(waited["payload"]["decision"], Value::Null, "{waited}");
-    let resolved = approver.event("exec.approval.resolved").await["payload"].clone();
     assert_eq!(resolved["resolvedBy"], "timeout");
     assert_eq!(resolved["decision"], "deny");
     final_without_approvals(&mut plain, "w1").await;
@@ -273,7 +286,8 @@ async fn nobody_answering_denies_after_the_timeout() {
         )
         .await;
     assert_eq!(error_message(&late), "unknown or expired approval id");
-    assert!(!home.path().join("workspace/late.txt").exists());
+    let workspace = requested["request"]["cwd"].as_str().unwrap();
+    assert!(!std::path::Path::new(workspace).join("late.txt").exists());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -287,7 +301,7 @@ async fn allow_always_is_remembered_for_exactly_that_command() {
     .await;
     let (home, _gateway, mut approver, mut plain) = start(
         &llm,
-        "ask: \"on-miss\", allow: [\"git\"], approvalTimeoutMs: 60000",
+        "ask: \"on-miss\", security: \"allowlist\", allow: [\"git\"], approvalTimeoutMs: 60000",
     )
     .await;
 
@@ -385,14 +399,14 @@ async fn the_owners_chat_gets_the_request_and_approves_it_with_a_command() {
     assert_eq!(requested["request"]["turnSourceTo"], OWNER.to_string());
     let sent = fake.wait_for_messages(1, T).await;
     assert_eq!(sent[0].chat_id, OWNER);
-    let workspace = home.path().join("workspace").canonicalize().unwrap();
+    let workspace = requested["request"]["cwd"].as_str().unwrap();
     assert_eq!(
         sent[0].plain_text,
         format!(
-            "🔒 Exec approval required\nID: {id}\nCommand:\necho from-telegram\nCWD: {}\n\
+            "🔒 Exec approval required\nID: {id}\nCommand:\n\necho from-telegram\n\nCWD: {}\n\
              Agent: main\nSession: {KEY}\nExpires in: 1 min (then denied)\n\
              Reply with: /approve {id} allow-once|deny",
-            workspace.display()
+            workspace
         )
     );
 
