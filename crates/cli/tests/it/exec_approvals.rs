@@ -411,7 +411,7 @@ async fn the_owners_chat_gets_the_request_and_approves_it_with_a_command() {
     );
 
     // A malformed answer gets the usage; the owner's answer releases the command.
-    fake.inject_message(InjectMessage::private(OWNER, &format!("/approve {id}")));
+    fake.inject_message(InjectMessage::private(OWNER, format!("/approve {id}")));
     let sent = fake.wait_for_messages(2, T).await;
     assert_eq!(
         sent[1].plain_text,
@@ -420,7 +420,7 @@ async fn the_owners_chat_gets_the_request_and_approves_it_with_a_command() {
     );
     fake.inject_message(InjectMessage::private(
         OWNER,
-        &format!("/approve {id} allow-once"),
+        format!("/approve {id} allow-once"),
     ));
     let sent = fake.wait_for_messages(4, T).await;
     let texts: Vec<&str> = sent[2..].iter().map(|m| m.plain_text.as_str()).collect();
