@@ -2,8 +2,8 @@
 //! command held until an operator with `operator.approvals` answers over WebSocket
 //! (allow-once runs it, deny and the timeout refuse it, the agent told each outcome in its
 //! tool result), the methods' errors, `allow-always` recorded in `exec-approvals.json` and
-//! honoured for exactly that command line, and the request in the owner's Telegram chat
-//! answered there with `/approve`.
+//! honoured for exactly that command line, the request in the owner's Telegram chat
+//! answered there with `/approve`, and `pincer ask` (no gateway) denying with a reason.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -432,4 +432,24 @@ async fn the_owners_chat_gets_the_request_and_approves_it_with_a_command() {
     assert_eq!(last_tool_result(&llm), "from-telegram");
     let resolved = approver.event("exec.approval.resolved").await["payload"].clone();
     assert_eq!(resolved["resolvedBy"], format!("telegram:{OWNER}"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_gateway_a_command_that_needs_approval_is_denied() {
+    let llm = mock(exec_turns(&[("run it", "echo unasked > unasked.txt")])).await;
+    let home = Home::new();
+    home.use_mock(
+        &llm,
+        "agents: { defaults: { model: \"mock/primary\" } },\n\
+         tools: { exec: { ask: \"always\" } },",
+    );
+    let run = home.run(&["ask", "run it"]);
+    run.assert_ok();
+    assert_eq!(
+        last_tool_result(&llm),
+        "exec denied: `echo unasked > unasked.txt` needs approval (tools.exec.ask: always) but \
+         nobody can approve it here: approvals are answered through the gateway (`pincer \
+         gateway run`, then exec.approval.resolve, the web chat or /approve in the session's \
+         chat). Do not retry this command without asking the user."
+    );
 }
