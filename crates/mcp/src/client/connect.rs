@@ -92,6 +92,7 @@ pub type StderrTail = Arc<Mutex<VecDeque<String>>>;
 pub async fn connect(
     name: &str,
     config: &McpServerConfig,
+    hide: &[std::path::PathBuf],
     stderr_tail: &StderrTail,
 ) -> Result<Connection, McpError> {
     let handler = Handler {
@@ -101,7 +102,7 @@ pub async fn connect(
     };
     let timeout = Duration::from_millis(config.startup_timeout_ms());
     let (service, pid) = if let Some(command) = &config.command {
-        let (transport, pid) = spawn(name, command, config, stderr_tail)?;
+        let (transport, pid) = spawn(name, command, config, hide, stderr_tail)?;
         // A timed-out handshake drops the transport, which kills the process group.
         let service = tokio::time::timeout(timeout, handler.clone().serve(transport))
             .await
@@ -149,14 +150,17 @@ fn spawn(
     name: &str,
     command: &str,
     config: &McpServerConfig,
+    hide: &[std::path::PathBuf],
     stderr_tail: &StderrTail,
 ) -> Result<(rmcp::transport::TokioChildProcess, Option<u32>), McpError> {
     use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
     let (program, args) = match (&config.sandbox, &config.cwd) {
         (Some(true), Some(cwd)) => {
-            // Only its directory writable, no network, the rest of the system read-only.
-            let policy =
+            // Only its directory writable, no network, the rest of the system read-only,
+            // Pincer's own state (keys, transcripts) not there at all.
+            let mut policy =
                 pincer_sandbox::SandboxPolicy::new(pincer_sandbox::SandboxMode::Bwrap, cwd);
+            policy.hide = hide.to_vec();
             let args: Vec<std::ffi::OsString> = config.args.iter().map(Into::into).collect();
             pincer_sandbox::wrap(&policy, command.as_ref(), &args)
                 .map_err(|e| McpError::Spawn(format!("{command}: sandbox: {e}")))?

@@ -30,11 +30,19 @@ pub struct McpManager {
 impl McpManager {
     /// A manager for `config.servers` (nothing is started yet).
     pub fn new(config: &McpConfig) -> Arc<Self> {
+        Self::hiding(config, Vec::new())
+    }
+
+    /// [`Self::new`] whose sandboxed servers (`sandbox: true`) cannot see `hide`.
+    pub fn hiding(config: &McpConfig, hide: Vec<std::path::PathBuf>) -> Arc<Self> {
         Arc::new(Self {
             servers: config
                 .servers
                 .iter()
-                .map(|(name, c)| (name.clone(), Arc::new(Server::new(name.clone(), c.clone()))))
+                .map(|(name, c)| {
+                    let server = Server::new(name.clone(), c.clone(), hide.clone());
+                    (name.clone(), Arc::new(server))
+                })
                 .collect(),
             idle: config.idle_timeout_ms().map(Duration::from_millis),
             reaper: AtomicBool::new(false),

@@ -69,6 +69,8 @@ struct Inner {
 pub struct Server {
     pub name: String,
     pub config: McpServerConfig,
+    /// Paths a sandboxed stdio server must not see (`$PINCER_HOME`: keys and transcripts).
+    hide: Vec<std::path::PathBuf>,
     inner: tokio::sync::Mutex<Inner>,
     snapshot: Mutex<Snapshot>,
     stderr_tail: StderrTail,
@@ -76,10 +78,11 @@ pub struct Server {
 }
 
 impl Server {
-    pub fn new(name: String, config: McpServerConfig) -> Self {
+    pub fn new(name: String, config: McpServerConfig, hide: Vec<std::path::PathBuf>) -> Self {
         Self {
             name,
             config,
+            hide,
             inner: tokio::sync::Mutex::new(Inner {
                 conn: None,
                 failures: 0,
@@ -204,7 +207,8 @@ impl Server {
     }
 
     async fn start(&self) -> Result<Arc<Connection>, McpError> {
-        let conn = connect::connect(&self.name, &self.config, &self.stderr_tail).await?;
+        let conn =
+            connect::connect(&self.name, &self.config, &self.hide, &self.stderr_tail).await?;
         let tools = connect::list_tools(conn.peer()).await?;
         let prompts = if conn.has_prompts {
             connect::list_prompt_names(conn.peer())

@@ -13,7 +13,7 @@ use pincer_config::McpServerConfig;
 use pincer_mcp::ServerState;
 use serde_json::json;
 
-use super::support::{ctx, manager, stdio, text, wait_dead};
+use super::support::{ctx, manager, manager_hiding, stdio, text, wait_dead};
 
 const SCRIPT: &str = include_str!("fake_server.py");
 
@@ -210,7 +210,11 @@ async fn a_sandboxed_server_writes_only_its_own_directory() {
     config.sandbox = Some(true);
     // Outside the server's directory and outside /tmp (a private tmpfs in the sandbox).
     let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let mcp = manager(vec![("box", config)]);
+    // Pincer's own state, hidden even where it lies inside the writable directory.
+    let secret = dir.path().join("pincer-home");
+    std::fs::create_dir(&secret).unwrap();
+    std::fs::write(secret.join("auth-profiles.json"), "{}").unwrap();
+    let mcp = manager_hiding(vec![("box", config)], vec![secret.clone()]);
     let tools = mcp.tools_for(None, &HashSet::new()).await;
     let touch = find(&tools, "box__touch");
     let inside = dir.path().join("made.txt");
@@ -221,6 +225,21 @@ async fn a_sandboxed_server_writes_only_its_own_directory() {
     let out = touch.execute(json!({"path": denied}), ctx()).await.unwrap();
     assert_eq!(text(&out), "error: Read-only file system");
     assert!(!denied.exists());
+    // The hidden directory is an empty scratch space: the real one's file is not there
+    // to overwrite, and nothing written reaches it.
+    let planted = secret.join("auth-profiles.json");
+    let out = touch
+        .execute(json!({"path": planted}), ctx())
+        .await
+        .unwrap();
+    assert_eq!(text(&out), "wrote");
+    assert_eq!(std::fs::read_to_string(&planted).unwrap(), "{}");
+    let planted_new = secret.join("planted.txt");
+    touch
+        .execute(json!({"path": planted_new}), ctx())
+        .await
+        .unwrap();
+    assert!(!planted_new.exists());
     mcp.shutdown().await;
 }
 

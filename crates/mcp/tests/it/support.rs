@@ -50,6 +50,14 @@ pub fn stdio(command: &str, args: &[&str]) -> McpServerConfig {
 }
 
 pub fn manager(servers: Vec<(&str, McpServerConfig)>) -> Arc<McpManager> {
+    manager_hiding(servers, Vec::new())
+}
+
+/// [`manager`] whose sandboxed servers cannot see `hide`.
+pub fn manager_hiding(
+    servers: Vec<(&str, McpServerConfig)>,
+    hide: Vec<std::path::PathBuf>,
+) -> Arc<McpManager> {
     let config = McpConfig {
         servers: servers
             .into_iter()
@@ -57,7 +65,7 @@ pub fn manager(servers: Vec<(&str, McpServerConfig)>) -> Arc<McpManager> {
             .collect::<BTreeMap<_, _>>(),
         idle_timeout_ms: Some(0),
     };
-    McpManager::new(&config)
+    McpManager::hiding(&config, hide)
 }
 
 pub fn ctx() -> ToolContext {
