@@ -3,6 +3,7 @@
 //! Errors print as one clear message on stderr with exit code 1 (clap's usage errors: 2).
 
 mod app;
+mod approval_setup;
 mod ask;
 mod ask_result;
 mod auth_cmd;
@@ -16,7 +17,6 @@ mod cron;
 mod gateway;
 mod heartbeat_setup;
 mod log_writer;
-mod approval_setup;
 mod malloc_arenas;
 mod manual_tools;
 mod mcp_cmd;

@@ -98,12 +98,22 @@ fn bwrap_denies_system_writes_secrets_network_and_writes_outside() {
         &p,
         "touch /etc/pincer-sandbox-test && echo wrote || echo denied",
     );
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "denied\n", "{}", text(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "denied\n",
+        "{}",
+        text(&out)
+    );
     assert!(!Path::new("/etc/pincer-sandbox-test").exists());
 
     let out = sh(&p, &format!("cat {} || echo hidden", s.secret.display()));
     assert!(!text(&out).contains("sk-secret"), "{}", text(&out));
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "hidden\n", "{}", text(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "hidden\n",
+        "{}",
+        text(&out)
+    );
 
     let out = sh(&p, &connect_script(port));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "refused\n");

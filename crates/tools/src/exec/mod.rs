@@ -88,7 +88,15 @@ pub fn exec_tools_approving(
     notify_on_exit: Option<bool>,
     approval: Option<approval::ExecApproval>,
 ) -> Vec<Arc<dyn AgentTool>> {
-    exec_tools_sandboxed(policy, registry, security, scope, notify_on_exit, approval, None)
+    exec_tools_sandboxed(
+        policy,
+        registry,
+        security,
+        scope,
+        notify_on_exit,
+        approval,
+        None,
+    )
 }
 
 /// [`exec_tools_approving`] whose `exec` runs commands in `sandbox` (see [`sandboxed`]).

@@ -188,7 +188,12 @@ impl TypedTool for ExecTool {
             None => Duration::from_secs(DEFAULT_TIMEOUT_SECS),
         };
         let sandbox = self.sandbox.as_ref().and_then(|s| {
-            s.policy_for(&self.scope, ctx.session_key(), self.policy.workspace_dir(), &cwd)
+            s.policy_for(
+                &self.scope,
+                ctx.session_key(),
+                self.policy.workspace_dir(),
+                &cwd,
+            )
         });
         let session = self
             .registry
