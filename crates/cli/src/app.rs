@@ -43,7 +43,8 @@ impl App {
         crate::private_home::secure_home(&home)?;
         let config_path = pincer_config::config_path(&home);
         let loaded = pincer_config::load(&config_path, env.as_ref())?;
-        let mcp = pincer_mcp::McpManager::hiding(&loaded.config.mcp, vec![home.clone()]);
+        let mcp = pincer_mcp::McpManager::hiding(&loaded.config.mcp, vec![home.clone()])
+            .with_auth_dir(crate::mcp_login::auth_dir(&home));
         Ok(Self {
             env,
             home,

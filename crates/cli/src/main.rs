@@ -21,6 +21,7 @@ mod malloc_arenas;
 mod manual_tools;
 mod mcp_cmd;
 mod mcp_http;
+mod mcp_login;
 mod mcp_serve;
 mod media_setup;
 mod memory_cmd;

@@ -1,6 +1,6 @@
 //! `pincer mcp list|status|tools|call`: the configured MCP servers (`mcp.servers.<name>`)
 //! from the terminal — which are configured, whether they start, which tools they offer,
-//! and calling one of their tools by hand.
+//! and calling one of their tools by hand. `login|logout` (OAuth) are in `mcp_login`.
 
 use std::process::ExitCode;
 
@@ -52,6 +52,20 @@ pub enum McpCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Authorize Pincer with an HTTP server that requires OAuth: prints the URL to open,
+    /// waits for the browser's redirect on 127.0.0.1 (5 minutes), saves the tokens in
+    /// `$PINCER_HOME/mcp-auth/<server>.json`.
+    Login {
+        /// The server's name (`mcp.servers.<name>`).
+        #[arg(value_name = "SERVER")]
+        server: String,
+    },
+    /// Forget the OAuth tokens of a server (`pincer mcp login` saved them).
+    Logout {
+        /// The server's name (`mcp.servers.<name>`).
+        #[arg(value_name = "SERVER")]
+        server: String,
+    },
 }
 
 pub async fn run(app: &App, command: McpCommand) -> Result<ExitCode> {
@@ -66,6 +80,8 @@ pub async fn run(app: &App, command: McpCommand) -> Result<ExitCode> {
             args,
             json,
         } => call(app, &server, &tool, &args, json).await,
+        McpCommand::Login { server } => crate::mcp_login::login(app, &server).await,
+        McpCommand::Logout { server } => crate::mcp_login::logout(app, &server).await,
     }
 }
 

@@ -54,7 +54,7 @@ pub use load::{LoadedConfig, MAX_CONFIG_BYTES, ParsedConfig, load, parse_str, re
 pub use locate::locate;
 pub use mcp::{
     DEFAULT_MCP_IDLE_TIMEOUT_MS, DEFAULT_MCP_STARTUP_TIMEOUT_MS, DEFAULT_MCP_TOOL_TIMEOUT_MS,
-    McpConfig, McpServerConfig, is_valid_mcp_server_name,
+    McpConfig, McpOAuthConfig, McpServerConfig, is_valid_mcp_server_name,
 };
 pub use memory::{
     CompactionConfig, MemoryChunkingConfig, MemoryDecayConfig, MemoryFlushConfig,

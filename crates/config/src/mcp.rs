@@ -73,6 +73,24 @@ pub struct McpServerConfig {
     /// writable, no network, a private /tmp (stdio servers only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<bool>,
+    /// OAuth for an HTTP server that requires it (`pincer mcp login <name>`): a client
+    /// registered in advance. Without it, Pincer registers itself dynamically.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<McpOAuthConfig>,
+}
+
+/// `mcp.servers.<name>.oauth`: a client registered with the server's authorization server.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct McpOAuthConfig {
+    /// The client id.
+    pub client_id: String,
+    /// The client secret (confidential clients only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    /// The scopes asked for (default: what the server advertises).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
 }
 
 impl McpServerConfig {

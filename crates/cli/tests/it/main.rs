@@ -36,6 +36,7 @@ mod gateway_rpc_runner;
 mod gateway_thinking;
 mod gateway_tool_updates;
 mod mcp_client;
+mod mcp_oauth;
 mod mcp_serve;
 mod memory;
 mod message_tool;

@@ -93,6 +93,7 @@ pub async fn connect(
     name: &str,
     config: &McpServerConfig,
     hide: &[std::path::PathBuf],
+    auth_dir: Option<&std::path::Path>,
     stderr_tail: &StderrTail,
 ) -> Result<Connection, McpError> {
     let handler = Handler {
@@ -110,11 +111,42 @@ pub async fn connect(
             .map_err(|e| McpError::Initialize(with_tail(e.to_string(), stderr_tail)))?;
         (service, pid)
     } else if let Some(url) = &config.url {
-        let transport = http_transport(url, &config.headers)?;
-        let service = tokio::time::timeout(timeout, handler.clone().serve(transport))
-            .await
-            .map_err(|_| McpError::StartTimeout(timeout.as_millis() as u64))?
-            .map_err(|e| McpError::Initialize(e.to_string()))?;
+        let http = http_config(url, &config.headers)?;
+        let client = match auth_dir {
+            Some(dir) => {
+                let path = super::auth::credentials_path(dir, name);
+                let start = super::auth::auth_client(url, config, path);
+                tokio::time::timeout(timeout, start)
+                    .await
+                    .map_err(|_| McpError::StartTimeout(timeout.as_millis() as u64))??
+            }
+            None => None,
+        };
+        // A 401 without credentials: the one thing to say is how to get them.
+        let failed = |e: rmcp::service::ClientInitializeError| {
+            if super::auth::is_auth_required(&e) {
+                McpError::NeedsLogin(name.to_owned())
+            } else {
+                McpError::Initialize(e.to_string())
+            }
+        };
+        let service = match client {
+            Some(client) => {
+                let transport =
+                    rmcp::transport::StreamableHttpClientTransport::with_client(client, http);
+                tokio::time::timeout(timeout, handler.clone().serve(transport))
+                    .await
+                    .map_err(|_| McpError::StartTimeout(timeout.as_millis() as u64))?
+                    .map_err(failed)?
+            }
+            None => {
+                let transport = rmcp::transport::StreamableHttpClientTransport::from_config(http);
+                tokio::time::timeout(timeout, handler.clone().serve(transport))
+                    .await
+                    .map_err(|_| McpError::StartTimeout(timeout.as_millis() as u64))?
+                    .map_err(failed)?
+            }
+        };
         (service, None)
     } else {
         return Err(McpError::Config("needs `command` or `url`".to_owned()));
@@ -226,10 +258,11 @@ async fn log_stderr(server: Arc<str>, mut stderr: tokio::process::ChildStderr, t
     emit(&mut line, &mut cut);
 }
 
-fn http_transport(
+fn http_config(
     url: &str,
     headers: &std::collections::BTreeMap<String, String>,
-) -> Result<rmcp::transport::StreamableHttpClientTransport<reqwest::Client>, McpError> {
+) -> Result<rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig, McpError>
+{
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
     let mut custom = HashMap::new();
@@ -246,10 +279,7 @@ fn http_transport(
             .map_err(|e| McpError::Config(format!("header {key:?}: {e}")))?;
         custom.insert(name, value);
     }
-    config = config.custom_headers(custom);
-    Ok(rmcp::transport::StreamableHttpClientTransport::from_config(
-        config,
-    ))
+    Ok(config.custom_headers(custom))
 }
 
 /// A tool as listed by the server, read leniently: one malformed entry does not hide the

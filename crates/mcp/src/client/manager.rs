@@ -62,6 +62,22 @@ impl McpManager {
         }
     }
 
+    /// Keeps the OAuth credentials of HTTP servers in `dir` (`$PINCER_HOME/mcp-auth`,
+    /// written by `pincer mcp login`). Call right after building the manager.
+    pub fn with_auth_dir(self: Arc<Self>, dir: std::path::PathBuf) -> Arc<Self> {
+        match Arc::try_unwrap(self) {
+            Ok(mut this) => {
+                for server in this.servers.values_mut() {
+                    if let Some(server) = Arc::get_mut(server) {
+                        server.auth_dir = Some(dir.clone());
+                    }
+                }
+                Arc::new(this)
+            }
+            Err(this) => this,
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.servers.is_empty()
     }

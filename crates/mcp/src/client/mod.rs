@@ -5,6 +5,7 @@
 //! `resources` are the agent tools, `result` maps what a tool returned and `names` makes
 //! tool names providers accept.
 
+pub mod auth;
 mod connect;
 mod manager;
 pub mod names;
@@ -39,4 +40,9 @@ pub enum McpError {
     Backoff { error: String, retry_in_s: u64 },
     #[error("the MCP manager has shut down")]
     ShutDown,
+    /// The server answered 401 and there are no credentials for it.
+    #[error("needs login: run pincer mcp login {0}")]
+    NeedsLogin(String),
+    #[error("OAuth: {0}")]
+    OAuth(String),
 }

@@ -71,6 +71,8 @@ pub struct Server {
     pub config: McpServerConfig,
     /// Paths a sandboxed stdio server must not see (`$PINCER_HOME`: keys and transcripts).
     hide: Vec<std::path::PathBuf>,
+    /// Where OAuth credentials are kept (`$PINCER_HOME/mcp-auth`); `None`: no OAuth.
+    pub(super) auth_dir: Option<std::path::PathBuf>,
     inner: tokio::sync::Mutex<Inner>,
     snapshot: Mutex<Snapshot>,
     stderr_tail: StderrTail,
@@ -83,6 +85,7 @@ impl Server {
             name,
             config,
             hide,
+            auth_dir: None,
             inner: tokio::sync::Mutex::new(Inner {
                 conn: None,
                 failures: 0,
@@ -207,8 +210,14 @@ impl Server {
     }
 
     async fn start(&self) -> Result<Arc<Connection>, McpError> {
-        let conn =
-            connect::connect(&self.name, &self.config, &self.hide, &self.stderr_tail).await?;
+        let conn = connect::connect(
+            &self.name,
+            &self.config,
+            &self.hide,
+            self.auth_dir.as_deref(),
+            &self.stderr_tail,
+        )
+        .await?;
         let tools = connect::list_tools(conn.peer()).await?;
         let prompts = if conn.has_prompts {
             connect::list_prompt_names(conn.peer())
