@@ -33,6 +33,11 @@ impl FileCredentialStore {
     }
 }
 
+/// A credentials file's content (rmcp's [`StoredCredentials`] as JSON).
+pub fn parse_credentials(bytes: &[u8]) -> Result<StoredCredentials, serde_json::Error> {
+    serde_json::from_slice(bytes)
+}
+
 fn store_error(path: &Path, e: impl std::fmt::Display) -> AuthError {
     AuthError::CredentialStoreError(format!("{}: {e}", path.display()))
 }
@@ -61,7 +66,7 @@ impl CredentialStore for FileCredentialStore {
         .map_err(|e| store_error(&self.path, e))??;
         match bytes {
             None => Ok(None),
-            Some(bytes) => serde_json::from_slice(&bytes)
+            Some(bytes) => parse_credentials(&bytes)
                 .map(Some)
                 .map_err(|e| store_error(&self.path, format!("not valid credentials: {e}"))),
         }
