@@ -163,6 +163,9 @@ pub(crate) fn check(config: &crate::PincerConfig, fail: &mut impl FnMut(KeyPath,
                         "only for HTTP servers (`url`)".to_owned(),
                     );
                 }
+                if server.oauth.is_some() {
+                    fail(at.key("oauth"), "only for HTTP servers (`url`)".to_owned());
+                }
             }
             (None, Some(url)) => {
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
@@ -183,6 +186,14 @@ pub(crate) fn check(config: &crate::PincerConfig, fail: &mut impl FnMut(KeyPath,
                     }
                 }
             }
+        }
+        if let Some(oauth) = &server.oauth
+            && oauth.client_id.trim().is_empty()
+        {
+            fail(
+                at.key("oauth").key("clientId"),
+                "must not be empty".to_owned(),
+            );
         }
         for (key, value) in [
             ("toolTimeoutMs", server.tool_timeout_ms),

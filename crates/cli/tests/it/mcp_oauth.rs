@@ -37,6 +37,9 @@ enum Fault {
 struct State {
     base: String,
     fault: Fault,
+    /// The client id `/authorize` and `/token` expect.
+    client: String,
+    registrations: u32,
     /// code → (PKCE challenge, redirect_uri)
     codes: Vec<(String, String, String)>,
     access: Option<String>,
@@ -121,6 +124,7 @@ async fn handle(
         ),
         ("POST", "/register") => {
             let request: Value = serde_json::from_str(&body).unwrap_or_default();
+            state.registrations += 1;
             json_reply(
                 StatusCode::CREATED,
                 json!({"client_id": "client-1", "redirect_uris": request["redirect_uris"],
@@ -129,7 +133,7 @@ async fn handle(
         }
         ("GET", "/authorize") => {
             assert_eq!(field(&query, "code_challenge_method"), Some("S256"));
-            assert_eq!(field(&query, "client_id"), Some("client-1"));
+            assert_eq!(field(&query, "client_id"), Some(state.client.as_str()));
             let code = format!("code-{}", state.codes.len() + 1);
             let redirect = field(&query, "redirect_uri").unwrap().to_owned();
             let challenge = field(&query, "code_challenge").unwrap().to_owned();
@@ -151,8 +155,10 @@ async fn handle(
                     let verifier = field(&pairs, "code_verifier").unwrap_or_default();
                     let computed = base64::engine::general_purpose::URL_SAFE_NO_PAD
                         .encode(sha2::Sha256::digest(verifier.as_bytes()));
+                    let client = state.client.clone();
                     let known = state.codes.iter().any(|(c, challenge, redirect)| {
                         c == code
+                            && field(&pairs, "client_id") == Some(client.as_str())
                             && *challenge == computed
                             && Some(redirect.as_str()) == field(&pairs, "redirect_uri")
                     });
@@ -237,11 +243,16 @@ fn mcp(method: &Method, body: &str, token: &str) -> Response {
 }
 
 async fn serve(fault: Fault) -> Shared {
+    serve_for(fault, "client-1").await
+}
+
+async fn serve_for(fault: Fault, client: &str) -> Shared {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
     let shared: Shared = Arc::new(Mutex::new(State {
         base,
         fault,
+        client: client.to_owned(),
         ..State::default()
     }));
     let app = axum::Router::new()
@@ -252,10 +263,15 @@ async fn serve(fault: Fault) -> Shared {
 }
 
 fn home_for(shared: &Shared) -> Home {
+    home_with(shared, "")
+}
+
+/// A home whose server `remote` is the test server, with `extra` keys.
+fn home_with(shared: &Shared, extra: &str) -> Home {
     let home = Home::new();
     let base = shared.lock().unwrap().base.clone();
     home.write_config(&format!(
-        "{{ mcp: {{ servers: {{ remote: {{ url: \"{base}/mcp\" }} }} }} }}"
+        "{{ mcp: {{ servers: {{ remote: {{ url: \"{base}/mcp\" {extra} }} }} }} }}"
     ));
     home
 }
@@ -389,4 +405,66 @@ async fn a_malformed_token_answer_is_a_clear_error() {
         "{stderr}"
     );
     assert!(!home.path().join("mcp-auth/remote.json").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_configured_client_id_is_used_without_registering() {
+    let shared = serve_for(Fault::None, "pre-registered").await;
+    let home = home_with(
+        &shared,
+        ", oauth: { clientId: \"pre-registered\", scopes: [\"mcp\"] }",
+    );
+    let (ok, stdout, stderr) = login(&home).await;
+    assert!(ok, "{stdout}{stderr}");
+    assert_eq!(shared.lock().unwrap().registrations, 0);
+    let file = home.path().join("mcp-auth/remote.json");
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(saved["client_id"], "pre-registered");
+    let call = home.run_ok(&["mcp", "call", "remote", "whoami"]);
+    assert_eq!(call.stdout(), "called with at-2\n");
+}
+
+#[test]
+fn oauth_config_is_checked() {
+    let home = Home::new();
+    home.write_config(
+        "{ mcp: { servers: { local: { command: \"x\", oauth: { clientId: \"a\" } }, \
+         remote: { url: \"http://h/mcp\", oauth: { clientId: \" \" } }, \
+         typo: { url: \"http://h/mcp\", oauth: { clientID: \"a\" } } } } }",
+    );
+    let run = home.run(&["mcp", "list"]);
+    assert_eq!(run.code(), 1);
+    crate::common::assert_contains(
+        &run.stderr(),
+        &["mcp.servers.typo.oauth.clientID: unknown key, did you mean `clientId`?"],
+    );
+    home.write_config(
+        "{ mcp: { servers: { local: { command: \"x\", oauth: { clientId: \"a\" } }, \
+         remote: { url: \"http://h/mcp\", oauth: { clientId: \" \" } } } } }",
+    );
+    let run = home.run(&["mcp", "list"]);
+    assert_eq!(run.code(), 1);
+    crate::common::assert_contains(
+        &run.stderr(),
+        &[
+            "mcp.servers.local.oauth: only for HTTP servers (`url`)",
+            "mcp.servers.remote.oauth.clientId: must not be empty",
+        ],
+    );
+}
+
+#[test]
+fn login_needs_a_configured_http_server() {
+    let home = Home::new();
+    home.write_config("{ mcp: { servers: { local: { command: \"x\" } } } }");
+    home.run(&["mcp", "login", "nope"])
+        .assert_fails(1, "no MCP server \"nope\" in mcp.servers");
+    home.run(&["mcp", "login", "local"]).assert_fails(
+        1,
+        "MCP server local has no `url`: OAuth is for HTTP servers",
+    );
+    assert_eq!(
+        home.run_ok(&["mcp", "logout", "local"]).stdout(),
+        "Not logged in to local\n"
+    );
 }
