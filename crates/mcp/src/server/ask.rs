@@ -97,19 +97,39 @@ pub async fn ask(
                      sessions_history for its answer)"
                 ));
             }
-            RunStep::Done(text) if text.is_empty() => return Ok(streamed),
-            RunStep::Done(text) => return Ok(text),
+            RunStep::Done(text) => {
+                let text = if text.is_empty() {
+                    streamed.clone()
+                } else {
+                    text
+                };
+                // Deltas that did not arrive before the final (the gateway sends `agent` and
+                // `chat` events on separate paths) still reach the client as progress, so the
+                // progress messages always add up to the reply.
+                if let (Some(progress), Some(rest)) = (&progress, text.strip_prefix(&streamed)) {
+                    notify(progress, &mut steps, rest).await;
+                }
+                return Ok(text);
+            }
             RunStep::Failed(message) => return Err(AskError::Run(message)),
             RunStep::Aborted => return Err(AskError::Run("the run was stopped".into())),
         };
         if let Some(progress) = &progress {
-            steps += 1;
-            let message: String = note.chars().take(PROGRESS_CHARS).collect();
-            let param = ProgressNotificationParam::new(progress.token.clone(), f64::from(steps))
-                .with_message(message);
-            // A client that went away cannot be told; the run goes on to its end or cancel.
-            let _ = progress.peer.notify_progress(param).await;
+            notify(progress, &mut steps, &note).await;
         }
+    }
+}
+
+/// `note` as progress messages of at most [`PROGRESS_CHARS`] characters each (split, not
+/// cut, so streamed text arrives whole).
+async fn notify(progress: &Progress, steps: &mut u32, note: &str) {
+    let chars: Vec<char> = note.chars().collect();
+    for chunk in chars.chunks(PROGRESS_CHARS) {
+        *steps += 1;
+        let param = ProgressNotificationParam::new(progress.token.clone(), f64::from(*steps))
+            .with_message(chunk.iter().collect::<String>());
+        // A client that went away cannot be told; the run goes on to its end or cancel.
+        let _ = progress.peer.notify_progress(param).await;
     }
 }
 
