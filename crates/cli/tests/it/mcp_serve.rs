@@ -129,7 +129,23 @@ async fn an_mcp_client_asks_reads_sessions_and_schedules_through_the_gateway() {
     assert_eq!(text(&reply), "Pong from the mock.");
     // rmcp's client sends a progress token with every request: the reply streamed as
     // progress. Its handler runs each notification as a task of its own, so they are put
-    // back in order by their progress values (1, 2, 3, …: increasing, as MCP asks).
+    // back in order by their progress values (1, 2, 3, …: increasing, as MCP asks). The
+    // last of those tasks may still be running when the answer is in: wait for the text.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let got: String = client
+            .service()
+            .progress
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|p| p.1.clone())
+            .collect();
+        if got.len() >= "Pong from the mock.".len() || std::time::Instant::now() > deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let mut progress = client.service().progress.lock().unwrap().clone();
     progress.sort_by(|a, b| a.0.total_cmp(&b.0));
     let steps: Vec<f64> = progress.iter().map(|p| p.0).collect();
