@@ -54,7 +54,12 @@ await check("ask", async () => {
     { onprogress: (p) => progress.push(p.message ?? ""), timeout: 60_000 });
   assertEq(result.isError ?? false, false, "isError");
   assertEq(textOf(result), "pong from pincer over MCP", "reply");
-  assertEq(progress.join(""), "pong from pincer over MCP", "progress messages");
+  // The SDK drops progress that arrives after the answer, and rmcp may write the answer
+  // ahead of the last notifications: what arrived is the reply's beginning, in order.
+  const streamed = progress.join("");
+  if (streamed.length === 0 || !"pong from pincer over MCP".startsWith(streamed)) {
+    throw new Error(`progress messages: got ${JSON.stringify(streamed)}, want a non-empty prefix of the reply`);
+  }
 });
 await check("sessions_list", async () => {
   const result = await client.callTool({ name: "sessions_list", arguments: {} });
