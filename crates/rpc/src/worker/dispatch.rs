@@ -106,9 +106,9 @@ pub(crate) async fn dispatch(worker: &mut Worker, out: &Output, request: RpcRequ
         RpcCommand::GetLastAssistantText => Ok(Some(worker.get_last_assistant_text())),
         RpcCommand::SetSessionName { name } => worker.set_session_name(&name).await.map(|()| None),
         RpcCommand::GetCommands => Ok(Some(worker.get_commands())),
-        RpcCommand::ExportHtml { .. } | RpcCommand::Fork { .. } | RpcCommand::GetForkMessages => {
-            Err(WorkerError::Unsupported(name))
-        }
+        RpcCommand::ExportHtml { output_path } => worker.export_html(output_path).await.map(Some),
+        RpcCommand::Fork { entry_id } => worker.fork(&entry_id).await.map(Some),
+        RpcCommand::GetForkMessages => worker.get_fork_messages().await.map(Some),
     };
     respond(result);
 }

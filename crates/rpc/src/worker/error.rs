@@ -30,9 +30,18 @@ pub enum WorkerError {
     /// it always was, and not a separate cause).
     #[error("cannot run the command: {0}")]
     Bash(std::io::Error),
-    /// One of pi's interactive-session commands (`export_html`, `fork`, …).
-    #[error("{0} is not supported by pincer rpc (pi's interactive-session features)")]
-    Unsupported(&'static str),
+    /// `fork` of an entry that is not a user message of the session (pi's text).
+    #[error("Invalid entry ID for forking")]
+    InvalidForkEntry,
+    /// `export_html` before the session file exists (pi's text).
+    #[error("Nothing to export yet - start a conversation first")]
+    NothingToExport,
+    #[error("cannot write the export {}", path.display())]
+    Export {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     /// The agent refused (`compact`).
     #[error(transparent)]
     Agent(#[from] pincer_agent::AgentError),

@@ -9,6 +9,8 @@
 mod bash;
 mod dispatch;
 pub mod error;
+mod export;
+mod fork;
 pub mod host;
 mod output;
 mod parts;

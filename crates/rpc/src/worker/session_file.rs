@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use pincer_ai::Message;
 use pincer_store::{
-    EntryBody, ModelChangeEntry, SessionHeader, SessionInfoEntry, ThinkingLevelChangeEntry,
+    Entry, EntryBody, ModelChangeEntry, SessionHeader, SessionInfoEntry, ThinkingLevelChangeEntry,
     Transcript,
 };
 
@@ -26,11 +26,12 @@ pub struct SessionFile {
 }
 
 enum State {
-    /// Not on disk yet: the header and the entries to write first.
+    /// Not on disk yet: the header and the entries to write first (with their ids and
+    /// parents: a fork's carry those of the session it branched from).
     Pending {
         path: PathBuf,
         header: SessionHeader,
-        entries: Vec<EntryBody>,
+        entries: Vec<Entry>,
     },
     Open(Transcript),
 }
@@ -46,27 +47,36 @@ impl SessionFile {
         model_id: &str,
         thinking: &str,
     ) -> Result<Self> {
+        let mut session = Self::pending(dir, cwd, parent_session, Vec::new());
+        session.record(EntryBody::ModelChange(ModelChangeEntry {
+            provider: provider.to_owned(),
+            model_id: model_id.to_owned(),
+        }))?;
+        session.record(EntryBody::ThinkingLevelChange(ThinkingLevelChangeEntry {
+            thinking_level: thinking.to_owned(),
+        }))?;
+        Ok(session)
+    }
+
+    /// A session not on disk yet, named as pi names its files, holding `entries`.
+    pub(crate) fn pending(
+        dir: &Path,
+        cwd: &Path,
+        parent_session: Option<String>,
+        entries: Vec<Entry>,
+    ) -> Self {
         let id = pincer_store::ids::session_id();
         let mut header = SessionHeader::new(&id, cwd.display().to_string());
         header.parent_session = parent_session;
         let stamp = header.timestamp.replace([':', '.'], "-");
         let path = dir.join(format!("{stamp}_{id}.jsonl"));
-        let entries = vec![
-            EntryBody::ModelChange(ModelChangeEntry {
-                provider: provider.to_owned(),
-                model_id: model_id.to_owned(),
-            }),
-            EntryBody::ThinkingLevelChange(ThinkingLevelChangeEntry {
-                thinking_level: thinking.to_owned(),
-            }),
-        ];
-        Ok(Self {
+        Self {
             state: State::Pending {
                 path,
                 header,
                 entries,
             },
-        })
+        }
     }
 
     /// Opens the session file at `path` (a torn last line is repaired, as on every load).
@@ -88,7 +98,7 @@ impl SessionFile {
     }
 
     /// The transcript, written to disk first if it is not yet.
-    fn transcript(&mut self) -> Result<&mut Transcript> {
+    pub(crate) fn transcript(&mut self) -> Result<&mut Transcript> {
         if let State::Pending {
             path,
             header,
@@ -107,9 +117,13 @@ impl SessionFile {
                         source,
                     }
                 })?;
-            for body in entries.drain(..) {
-                transcript.append_body(body)?;
+            // One fsync for them all (a fork may carry a long conversation).
+            transcript.set_sync_each_append(false);
+            for entry in entries.drain(..) {
+                transcript.append(entry)?;
             }
+            transcript.sync()?;
+            transcript.set_sync_each_append(true);
             self.state = State::Open(transcript);
         }
         match &mut self.state {
@@ -121,7 +135,10 @@ impl SessionFile {
     /// Adds `body`: to the file, or to what is written with the first message.
     fn record(&mut self, body: EntryBody) -> Result<()> {
         match &mut self.state {
-            State::Pending { entries, .. } => entries.push(body),
+            State::Pending { entries, .. } => {
+                let parent = entries.last().map(|e| e.id.clone());
+                entries.push(Entry::new(parent, body));
+            }
             State::Open(transcript) => {
                 transcript.append_body(body)?;
             }
@@ -142,6 +159,24 @@ impl SessionFile {
         match &self.state {
             State::Pending { path, .. } => path,
             State::Open(transcript) => transcript.path(),
+        }
+    }
+
+    /// Whether the session is not on disk yet but holds messages (a fork's).
+    pub(crate) fn pending_has_messages(&self) -> bool {
+        match &self.state {
+            State::Pending { entries, .. } => entries
+                .iter()
+                .any(|e| matches!(e.body, EntryBody::Message(_))),
+            State::Open(_) => false,
+        }
+    }
+
+    /// The transcript, when the session is on disk.
+    pub(crate) fn written(&self) -> Option<&Transcript> {
+        match &self.state {
+            State::Pending { .. } => None,
+            State::Open(transcript) => Some(transcript),
         }
     }
 
@@ -185,7 +220,7 @@ impl SessionFile {
             _ => None,
         };
         match &self.state {
-            State::Pending { entries, .. } => entries.iter().rev().find_map(name_of),
+            State::Pending { entries, .. } => entries.iter().rev().find_map(|e| name_of(&e.body)),
             State::Open(transcript) => transcript
                 .entries()
                 .iter()

@@ -134,13 +134,18 @@ async fn refusals_carry_the_workers_texts() {
             "configured model \"nope\" is not provider/model"
         )
     );
+    // Before the first message there is no file to export or fork (pi's texts).
     assert_eq!(
         h.send(r#"{"id":"4","type":"export_html"}"#).await,
         refused(
             "4",
             "export_html",
-            "export_html is not supported by pincer rpc (pi's interactive-session features)"
+            "Nothing to export yet - start a conversation first"
         )
+    );
+    assert_eq!(
+        h.send(r#"{"id":"5","type":"fork","entryId":"abc"}"#).await,
+        refused("5", "fork", "Invalid entry ID for forking")
     );
 }
 
@@ -177,20 +182,162 @@ async fn host_answers_reach_the_client_in_pis_shape() {
     assert_eq!(models["data"]["models"], json!([stub::model()]));
 }
 
+impl Harness {
+    /// Runs `message` to its `agent_end`; returns the event types after the response.
+    async fn run(&mut self, message: &str) -> Vec<String> {
+        let prompt = json!({"id": "p", "type": "prompt", "message": message}).to_string();
+        assert_eq!(
+            self.send(&prompt).await,
+            json!({"id": "p", "type": "response", "command": "prompt", "success": true})
+        );
+        let mut events = Vec::new();
+        while events.last().is_none_or(|t| t != "agent_end") {
+            let line = self.lines.recv().await.unwrap();
+            let value: Value = serde_json::from_str(&line).unwrap();
+            events.push(value["type"].as_str().unwrap().to_owned());
+        }
+        events
+    }
+
+    async fn data(&mut self, line: &str) -> Value {
+        let response = self.send(line).await;
+        assert_eq!(response["success"], true, "{response}");
+        response["data"].clone()
+    }
+}
+
+/// The role and text of each message of `get_messages`.
+fn conversation(messages: &Value) -> Vec<String> {
+    messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let text = match &m["content"] {
+                Value::String(s) => s.clone(),
+                Value::Array(blocks) => blocks.iter().filter_map(|b| b["text"].as_str()).collect(),
+                _ => String::new(),
+            };
+            let role = m["role"].as_str().unwrap();
+            // The stub's replies are long; their first word is enough.
+            let text = if role == "assistant" {
+                text.split_whitespace().next().unwrap_or("").to_owned()
+            } else {
+                text
+            };
+            format!("{role}:{text}")
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_fork_is_a_new_session_branching_before_the_chosen_message() {
+    let mut h = Harness::new(&[]).await;
+    h.run("first").await;
+    h.run("second").await;
+    let old_file = h.data(r#"{"type":"get_state"}"#).await["sessionFile"].clone();
+    let listed = h.data(r#"{"type":"get_fork_messages"}"#).await;
+    let messages = listed["messages"].as_array().unwrap();
+    let texts: Vec<&str> = messages
+        .iter()
+        .map(|m| m["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["first", "second"]);
+    assert_eq!(messages[0].as_object().unwrap().len(), 2, "{listed}");
+    let second = messages[1]["entryId"].as_str().unwrap().to_owned();
+
+    let fork = json!({"id": "f", "type": "fork", "entryId": second}).to_string();
+    assert_eq!(
+        h.send(&fork).await,
+        json!({"id": "f", "type": "response", "command": "fork", "success": true,
+               "data": {"text": "second", "cancelled": false}})
+    );
+    let state = h.data(r#"{"type":"get_state"}"#).await;
+    assert_ne!(state["sessionFile"], old_file);
+    let before = conversation(&h.data(r#"{"type":"get_messages"}"#).await["messages"]);
+    assert_eq!(before.len(), 2, "{before:?}");
+    assert_eq!(before[0], "user:first");
+
+    // The next prompt continues the branch, in the new file; the old file is untouched.
+    h.run("again").await;
+    let after = conversation(&h.data(r#"{"type":"get_messages"}"#).await["messages"]);
+    assert_eq!(after[..2], before[..]);
+    assert_eq!(after[2], "user:again");
+    assert_eq!(after.len(), 4);
+    let file = std::fs::read_to_string(state["sessionFile"].as_str().unwrap()).unwrap();
+    let header: Value = serde_json::from_str(file.lines().next().unwrap()).unwrap();
+    assert_eq!(header["parentSession"], old_file);
+    let old = std::fs::read_to_string(old_file.as_str().unwrap()).unwrap();
+    assert!(!old.contains("again"));
+    assert!(file.contains("\"again\"") && !file.contains("\"second\""));
+    // The entries keep pi's tree: each one's parent is the entry before it.
+    let entries: Vec<Value> = file
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for pair in entries.windows(2) {
+        assert_eq!(pair[1]["parentId"], pair[0]["id"], "{file}");
+    }
+
+    // An entry that is not a user message cannot be forked from.
+    let first_entry = entries[0]["id"].as_str().unwrap();
+    let bad = json!({"id": "b", "type": "fork", "entryId": first_entry}).to_string();
+    assert_eq!(
+        h.send(&bad).await,
+        refused("b", "fork", "Invalid entry ID for forking")
+    );
+}
+
+#[tokio::test]
+async fn export_html_writes_the_page_where_asked_or_by_pis_default_name() {
+    let mut h = Harness::new(&[]).await;
+    h.run("<script>alert(1)</script>").await;
+    let dir = h._dir.path().to_owned();
+    assert_eq!(
+        h.send(r#"{"id":"e","type":"export_html","outputPath":"out/page.html"}"#)
+            .await,
+        json!({"id": "e", "type": "response", "command": "export_html", "success": true,
+               "data": {"path": "out/page.html"}})
+    );
+    let html = std::fs::read_to_string(dir.join("out/page.html")).unwrap();
+    assert!(
+        html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "{html}"
+    );
+    assert!(!html.contains("<script"));
+
+    let file = h.data(r#"{"type":"get_state"}"#).await["sessionFile"].clone();
+    let stem = std::path::Path::new(file.as_str().unwrap())
+        .file_stem()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let data = h.data(r#"{"type":"export_html"}"#).await;
+    let name = format!("pincer-session-{stem}.html");
+    assert_eq!(data, json!({"path": name}));
+    assert!(dir.join(&name).is_file());
+
+    // A path that cannot be written is an error response, not a crash.
+    std::fs::write(dir.join("blocker"), "").unwrap();
+    let refused_write = h
+        .send(r#"{"id":"x","type":"export_html","outputPath":"blocker/page.html"}"#)
+        .await;
+    assert_eq!(refused_write["success"], false);
+    assert!(
+        refused_write["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("cannot write the export "),
+        "{refused_write}"
+    );
+}
+
 #[tokio::test]
 async fn a_runs_messages_are_in_the_session_file_once_its_events_are_out() {
     let mut h = Harness::new(&[]).await;
-    assert_eq!(
-        h.send(r#"{"id":"p","type":"prompt","message":"hello"}"#)
-            .await,
-        json!({"id": "p", "type": "response", "command": "prompt", "success": true})
-    );
-    let mut events = Vec::new();
-    while events.last().is_none_or(|t| t != "agent_end") {
-        let line = h.lines.recv().await.unwrap();
-        let value: Value = serde_json::from_str(&line).unwrap();
-        events.push(value["type"].as_str().unwrap().to_owned());
-    }
+    let events = h.run("hello").await;
     assert_eq!(events.first().map(String::as_str), Some("agent_start"));
     let state = h.send(r#"{"id":"s","type":"get_state"}"#).await;
     let path = state["data"]["sessionFile"].as_str().unwrap().to_owned();

@@ -6,7 +6,6 @@
 //! Commands answer at once; a `prompt` answers once it is accepted and the run goes on in
 //! the background (pi's order: the response, then `agent_start` …).
 
-use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use pincer_agent::{Agent, AgentConfig, AgentEvent, QueueMode};
@@ -18,8 +17,10 @@ use crate::worker::WorkerOptions;
 use crate::worker::error::{SessionFileError, WorkerError};
 use crate::worker::host::{ConfigRequest, WorkerHost};
 use crate::worker::output::{EventEncoder, Output};
-use crate::worker::parts::{Queues, SessionStats, parse_thinking_level, user_message, user_text};
+use crate::worker::parts::{Queues, parse_thinking_level, user_message, user_text};
 use crate::worker::session_file::SessionFile;
+
+mod session_cmds;
 
 type Result<T, E = WorkerError> = std::result::Result<T, E>;
 
@@ -246,44 +247,6 @@ impl Worker {
         self.agent.abort();
     }
 
-    /// `new_session`: a fresh session file (the old one stays); `{cancelled: false}`.
-    pub async fn new_session(&mut self, parent_session: Option<String>) -> Result<Value> {
-        self.agent.abort();
-        self.agent.wait_for_idle().await;
-        let config = self.current_config()?;
-        let state = self.agent.state();
-        let session = SessionFile::create(
-            &self.options.session_dir,
-            &self.options.cwd,
-            parent_session,
-            &state.model.provider,
-            &state.model.id,
-            state.thinking_level.as_str(),
-        )?;
-        // A new mutex, not a new value in the old one: a late append of the old agent
-        // (already on the blocking pool) still goes to the old file.
-        self.session = Arc::new(Mutex::new(session));
-        self.session_key = self.find_session_key().await;
-        self.install(config, Vec::new());
-        Ok(json!({ "cancelled": false }))
-    }
-
-    /// `switch_session{sessionPath}`: continues another session file.
-    pub async fn switch_session(&mut self, path: &Path) -> Result<Value> {
-        self.agent.abort();
-        self.agent.wait_for_idle().await;
-        let path = path.to_owned();
-        let session = off_thread(move || SessionFile::open(&path)).await??;
-        let config = self.current_config()?;
-        let messages = session.messages();
-        // A new mutex, not a new value in the old one: a late append of the old agent
-        // (already on the blocking pool) still goes to the old file.
-        self.session = Arc::new(Mutex::new(session));
-        self.session_key = self.find_session_key().await;
-        self.install(config, messages);
-        Ok(json!({ "cancelled": false }))
-    }
-
     /// `get_state`.
     pub fn get_state(&self) -> Value {
         let state = self.agent.state();
@@ -435,40 +398,6 @@ impl Worker {
                 _ => None,
             });
         json!({ "text": text })
-    }
-
-    /// `get_session_stats`.
-    pub fn get_session_stats(&self) -> Value {
-        let messages = self.agent.state().messages;
-        let mut stats = SessionStats::default();
-        for message in &messages {
-            stats.add(message);
-        }
-        let session = self.session();
-        json!({
-            "sessionFile": session.path().display().to_string(),
-            "sessionId": session.id(),
-            "userMessages": stats.user,
-            "assistantMessages": stats.assistant,
-            "toolCalls": stats.tool_calls,
-            "toolResults": stats.tool_results,
-            "totalMessages": messages.len(),
-            "tokens": {
-                "input": stats.input, "output": stats.output, "cacheRead": stats.cache_read,
-                "cacheWrite": stats.cache_write,
-                "total": stats.input + stats.output + stats.cache_read + stats.cache_write,
-            },
-            "cost": stats.cost,
-        })
-    }
-
-    pub async fn set_session_name(&self, name: &str) -> Result<()> {
-        let name = name.trim();
-        if name.is_empty() {
-            return Err(WorkerError::EmptySessionName);
-        }
-        let name = name.to_owned();
-        Ok(on_session(&self.session, move |session| session.set_name(&name)).await??)
     }
 
     /// The agent (for work that answers later: `compact`).
