@@ -287,10 +287,11 @@ pub enum GatewayCommand {
     Run(GatewayRunArgs),
     /// Start the gateway: detached with --daemon, else in the foreground like `run`.
     Start(GatewayStartArgs),
-    /// Whether the daemon runs, as JSON.
-    Status,
-    /// Stop the daemon (SIGTERM, then SIGKILL after 5 s).
-    Stop,
+    /// Whether the daemon runs, as JSON (with its channels and run settings).
+    Status(GatewayChannelArg),
+    /// Stop the daemon (SIGTERM, then SIGKILL after 5 s); with --channel only when that is
+    /// the gateway's only channel.
+    Stop(GatewayChannelArg),
     /// Print the gateway token clients must present (created on first use).
     Token,
     /// Show or change the `gateway` section of the configuration (port, bind, token).
@@ -306,12 +307,31 @@ pub enum GatewayConfigCommand {
     Set(GatewayConfigSetArgs),
     /// The gateway settings and whether each is the default or set in the config.
     Show {
-        /// Print JSON `{configPath, config: {port, bind, token}}`.
+        /// Print JSON `{channel, configPath, config: {key: {value, source}}}`.
         #[arg(long)]
         json: bool,
+        /// The settings as this channel sees them (`gateway.channels.<channel>` over
+        /// `gateway.default`).
+        #[arg(long, value_parser = crate::gateway::run_settings::parse_channel)]
+        channel: Option<String>,
     },
-    /// Remove the `gateway` section: back to the defaults.
-    Clear,
+    /// Without --channel: the `gateway` section's settings (port, bind, token, debug and
+    /// `gateway.default`), back to the defaults; with --channel only that channel's layer.
+    Clear {
+        #[arg(long, value_parser = crate::gateway::run_settings::parse_channel)]
+        channel: Option<String>,
+    },
+}
+
+/// `gateway status|stop [--channel c]`.
+#[derive(Debug, Args, Clone)]
+pub struct GatewayChannelArg {
+    /// Only this channel of the gateway.
+    #[arg(long, value_parser = crate::gateway::run_settings::parse_channel)]
+    pub channel: Option<String>,
+    /// Print JSON (the default for `status`).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `gateway config set`. Values are taken as text and checked by the command, so a bad
@@ -327,6 +347,10 @@ pub struct GatewayConfigSetArgs {
     /// The token clients present (instead of the generated token file).
     #[arg(long)]
     pub token: Option<String>,
+    /// The run settings (`gateway.default`, or with one --channel the pairing settings of
+    /// `gateway.channels.<channel>`); `--debug` sets `gateway.debug`.
+    #[command(flatten)]
+    pub turn: crate::gateway::run_settings::TurnArgs,
 }
 
 /// Where the gateway listens and how clients authenticate. Port and bind not given here
@@ -358,6 +382,9 @@ pub struct GatewayRunArgs {
     /// package's dist/control-ui (default: gateway.controlUi.root in the config).
     #[arg(long = "control-ui", value_name = "DIR")]
     pub control_ui: Option<std::path::PathBuf>,
+    /// lainclaw's run settings, over the config for this run.
+    #[command(flatten)]
+    pub turn: crate::gateway::run_settings::TurnArgs,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -370,6 +397,9 @@ pub struct GatewayStartArgs {
     /// Serve OpenClaw's Control UI from DIR at /control/ (as `gateway run --control-ui`).
     #[arg(long = "control-ui", value_name = "DIR")]
     pub control_ui: Option<std::path::PathBuf>,
+    /// lainclaw's run settings, over the config for this run.
+    #[command(flatten)]
+    pub turn: crate::gateway::run_settings::TurnArgs,
 }
 
 /// How clients authenticate to the gateway.

@@ -49,6 +49,15 @@ pub struct ServiceState {
     pub state_path: PathBuf,
     pub command: String,
     pub argv: Vec<String>,
+    /// The first chat channel the daemon runs (lainclaw's `channel`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+    /// Every chat channel it runs.
+    #[serde(default)]
+    pub channels: Vec<String>,
+    /// Its run settings with their sources ([`crate::gateway::run_settings::RunSettings::report`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<serde_json::Value>,
 }
 
 impl ServiceState {

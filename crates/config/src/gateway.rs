@@ -53,6 +53,64 @@ pub struct GatewayConfig {
     /// Limits of the HTTP server.
     #[serde(default, skip_serializing_if = "GatewayHttpConfig::is_empty")]
     pub http: GatewayHttpConfig,
+    /// Show where each reply came from: channel replies begin with a
+    /// `[provider/model:profile]` line (default false; `gateway start --debug` for one run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub debug: Option<bool>,
+    /// lainclaw's run settings for every channel (`gateway config set`); `gateway start`
+    /// flags override them for one run.
+    #[serde(default, skip_serializing_if = "GatewayRunSettings::is_empty")]
+    pub default: GatewayRunSettings,
+    /// Per channel (`feishu`, `telegram`, …): the pairing settings of `default` overridden
+    /// for that channel (`gateway config set --channel <name>`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub channels: std::collections::BTreeMap<String, GatewayRunSettings>,
+}
+
+/// `gateway.default` and `gateway.channels.<name>`: lainclaw's `gateway start` settings.
+/// The model, tool and memory settings apply gateway-wide (`default` only); the pairing
+/// settings may differ per channel.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GatewayRunSettings {
+    /// Provider every turn uses (its default model), above the agents' configured model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// Auth profile every turn uses (`pincer auth status` lists them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// Whether the model may use tools (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub with_tools: Option<bool>,
+    /// Only these tools (empty: every tool the agent has).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_allow: Option<Vec<String>>,
+    /// Most tool rounds of one turn, at least 1 (default: the agent's own limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_max_steps: Option<std::num::NonZeroU32>,
+    /// Session memory on or off for every turn (default: each session's own switch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<bool>,
+    /// Who may message the agent directly: `open`, `allowlist`, `pairing` or `disabled`
+    /// (replaces the channel's `dmPolicy`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairing_policy: Option<crate::channels::DmPolicyName>,
+    /// Sender ids allowed to message the agent (replaces the channel's `allowFrom`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairing_allow_from: Option<Vec<String>>,
+    /// How long a pairing request stays pending, in ms (default 3600000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairing_pending_ttl_ms: Option<std::num::NonZeroU64>,
+    /// Most pending pairing requests per channel (default 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairing_pending_max: Option<std::num::NonZeroU32>,
+}
+
+impl GatewayRunSettings {
+    /// Nothing set.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 /// `gateway.controlUi`.

@@ -47,7 +47,7 @@ pub use edit::{get, parse_cli_value, set, unset};
 pub use error::{ConfigError, ConfigIssue, SourcePosition};
 pub use gateway::{
     ControlUiConfig, DEFAULT_GATEWAY_PORT, GatewayAuthConfig, GatewayBind, GatewayConfig,
-    GatewayHttpConfig, InvalidBind,
+    GatewayHttpConfig, GatewayRunSettings, InvalidBind,
 };
 pub use keypath::{KeyPath, PathSegment};
 pub use load::{LoadedConfig, MAX_CONFIG_BYTES, ParsedConfig, load, parse_str, read_raw, save};

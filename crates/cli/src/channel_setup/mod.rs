@@ -7,9 +7,13 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 
-use pincer_config::{DiscordConfig, FeishuConfig, SlackConfig, TelegramConfig};
-use pincer_gateway::pairing::PairingStore;
-use pincer_gateway::server::channel_ingress::{ChannelEndpoint, ChannelOptions, NotifyTarget};
+use pincer_config::{DiscordConfig, DmPolicyName, FeishuConfig, SlackConfig, TelegramConfig};
+use pincer_gateway::pairing::{DmPolicy, PairingStore};
+use pincer_gateway::server::channel_ingress::{
+    AccessSettings, ChannelEndpoint, ChannelOptions, NotifyTarget,
+};
+
+use crate::gateway::run_settings::{ChannelSettings, RunSettings};
 
 use crate::app::App;
 
@@ -23,9 +27,30 @@ mod slack;
 #[cfg(feature = "telegram")]
 mod telegram;
 
-/// The channels to start; `None` when no channel is configured.
-pub fn channel_options(app: &App) -> Result<Option<ChannelOptions>> {
-    let channels = &app.config.channels;
+/// The channels to start; `None` when no channel is configured. `settings` (a gateway
+/// run's flags over `gateway.default` / `gateway.channels`) picks the channels and replaces
+/// their DM policy, allow list and pairing limits.
+pub fn channel_options(
+    app: &App,
+    settings: Option<&RunSettings>,
+) -> Result<Option<ChannelOptions>> {
+    let mut channels = app.config.channels.clone();
+    if let Some(settings) = settings {
+        let run = |name: &str| settings.channels.iter().any(|c| c == name);
+        if !run("telegram") {
+            channels.telegram = None;
+        }
+        if !run("discord") {
+            channels.discord = None;
+        }
+        if !run("slack") {
+            channels.slack = None;
+        }
+        if !run("feishu") {
+            channels.feishu = None;
+        }
+    }
+    let channels = &channels;
     if channels.configured().is_empty() {
         return Ok(None);
     }
@@ -50,6 +75,13 @@ pub fn channel_options(app: &App) -> Result<Option<ChannelOptions>> {
     if endpoints.is_empty() {
         return Ok(None);
     }
+    if let Some(settings) = settings {
+        for endpoint in &mut endpoints {
+            if let Some(own) = settings.channel(endpoint.adapter.channel()) {
+                overlay_access(&mut endpoint.access, own);
+            }
+        }
+    }
     let pairing_notify = app
         .config
         .channels
@@ -62,14 +94,53 @@ pub fn channel_options(app: &App) -> Result<Option<ChannelOptions>> {
         });
     Ok(Some(ChannelOptions {
         endpoints,
-        pairing: Some(pairing_store(app)),
+        pairing: Some(match settings {
+            Some(settings) => with_limits(pairing_store_plain(app), settings.store_limits()),
+            None => pairing_store(app),
+        }),
         pairing_notify,
     }))
 }
 
-/// The pairing store of this home.
+/// A run's `pairingPolicy` / `pairingAllowFrom` over the channel's `dmPolicy` /
+/// `allowFrom`. lainclaw's `open` admits everyone, so it brings the `"*"` Pincer's `open`
+/// asks for.
+fn overlay_access(access: &mut AccessSettings, own: &ChannelSettings) {
+    if let Some(allow) = &own.pairing_allow_from.value {
+        access.allow_from = allow.clone();
+    }
+    if let Some(policy) = own.policy() {
+        access.dm_policy = match policy {
+            DmPolicyName::Pairing => DmPolicy::Pairing,
+            DmPolicyName::Allowlist => DmPolicy::Allowlist,
+            DmPolicyName::Open => DmPolicy::Open,
+            DmPolicyName::Disabled => DmPolicy::Disabled,
+        };
+        if policy == DmPolicyName::Open && !access.allow_from.iter().any(|e| e == "*") {
+            access.allow_from.push("*".to_owned());
+        }
+    }
+}
+
+/// The pairing store of this home, with each channel's pending TTL and maximum from the
+/// config (`gateway.channels.<name>` over `gateway.default`, else 1 h and 3).
 pub fn pairing_store(app: &App) -> PairingStore {
+    with_limits(
+        pairing_store_plain(app),
+        crate::gateway::run_settings::store_limits(&app.config),
+    )
+}
+
+fn pairing_store_plain(app: &App) -> PairingStore {
     PairingStore::new(app.home.join("credentials"))
+}
+
+fn with_limits(store: PairingStore, limits: Vec<(String, Duration, usize)>) -> PairingStore {
+    limits
+        .into_iter()
+        .fold(store, |store, (channel, ttl, max)| {
+            store.with_channel_limits(&channel, ttl, max)
+        })
 }
 
 /// The adapters of one channel, or an error when this build left the channel out.

@@ -1,5 +1,7 @@
-//! `pincer gateway config set|show|clear`, lainclaw's commands, over the `gateway` section
-//! of `pincer.json5` (port, bind, auth.token). Edits go through pincer-config: the whole
+//! `pincer gateway config set|show|clear [--channel c]`, lainclaw's commands, over the
+//! `gateway` section of `pincer.json5`: the gateway-wide layer (port, bind, auth.token,
+//! debug and `gateway.default`, the run settings of every channel) and per channel
+//! `gateway.channels.<c>` (its pairing settings, over `default`). Edits go through pincer-config: the whole
 //! document is checked before it is written (atomically, 0600), so a bad value never
 //! reaches the file. `show` masks the token the way `pincer config get` does.
 
@@ -10,9 +12,10 @@ use anyhow::{Result, anyhow, bail};
 use pincer_ai::env::EnvSource;
 use pincer_config::{GatewayBind, KeyPath};
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value, json};
 
 use crate::cli::{GatewayConfigCommand, GatewayConfigSetArgs};
+use crate::gateway::run_settings::{DEFAULT_PENDING_MAX, DEFAULT_PENDING_TTL_MS, TurnArgs};
 use crate::service;
 
 /// The section this command owns.
@@ -23,35 +26,81 @@ pub fn run(env: &dyn EnvSource, command: GatewayConfigCommand) -> Result<ExitCod
     let path = pincer_config::config_path(&home);
     match command {
         GatewayConfigCommand::Set(args) => set(env, &home, &path, args)?,
-        GatewayConfigCommand::Show { json } => show(env, &path, json)?,
-        GatewayConfigCommand::Clear => clear(env, &home, &path)?,
+        GatewayConfigCommand::Show { json, channel } => show(env, &path, json, channel)?,
+        GatewayConfigCommand::Clear { channel } => clear(env, &home, &path, channel)?,
     }
     Ok(ExitCode::SUCCESS)
 }
 
+/// The run settings of `gateway.default` that may also be set per channel.
+const PAIRING_KEYS: [&str; 4] = [
+    "pairingPolicy",
+    "pairingAllowFrom",
+    "pairingPendingTtlMs",
+    "pairingPendingMax",
+];
+
 /// `gateway config set`: each value checked here first (for a message in command-line
-/// words), then the document as a whole by pincer-config before it is saved.
+/// words), then the document as a whole by pincer-config before it is saved. Without
+/// `--channel` the settings go to the gateway-wide layer (`gateway.port|bind|auth.token|
+/// debug`, `gateway.default.*`); with it, the pairing settings to `gateway.channels.<c>`.
 fn set(env: &dyn EnvSource, home: &Path, path: &Path, args: GatewayConfigSetArgs) -> Result<()> {
-    let mut changes: Vec<(&[&str], Value)> = Vec::new();
+    let channel = match args.turn.channels.as_slice() {
+        [] => None,
+        [one] => Some(one.clone()),
+        _ => bail!("give at most one --channel to `gateway config set`"),
+    };
+    let mut changes: Vec<(Vec<String>, Value)> = Vec::new();
+    let wide = |keys: &[&str]| keys.iter().map(|k| (*k).to_owned()).collect::<Vec<_>>();
     if let Some(port) = &args.port {
-        changes.push((&["port"], Value::from(parse_port(port)?)));
+        changes.push((wide(&["port"]), Value::from(parse_port(port)?)));
     }
     if let Some(bind) = &args.bind {
-        changes.push((&["bind"], Value::from(parse_bind(bind)?.to_string())));
+        changes.push((wide(&["bind"]), Value::from(parse_bind(bind)?.to_string())));
     }
     if let Some(token) = &args.token {
         check_token(token)?;
-        changes.push((&["auth", "token"], Value::from(token.as_str())));
+        changes.push((wide(&["auth", "token"]), Value::from(token.as_str())));
+    }
+    if args.turn.debug {
+        changes.push((wide(&["debug"]), Value::Bool(true)));
+    }
+    // The flags' own JSON: `to_args` knows every one, `layer_values` reads them back.
+    for (key, value) in layer_values(&args.turn) {
+        let layer = match (&channel, PAIRING_KEYS.contains(&key)) {
+            (Some(channel), true) => vec!["channels".to_owned(), channel.clone()],
+            _ => vec!["default".to_owned()],
+        };
+        let mut keys = layer;
+        keys.push(key.to_owned());
+        changes.push((keys, value));
+    }
+    if let Some(channel) = &channel {
+        let wide_keys: Vec<String> = changes
+            .iter()
+            .filter(|(keys, _)| keys.first().map(String::as_str) != Some("channels"))
+            .map(|(keys, _)| keys.last().cloned().unwrap_or_default())
+            .collect();
+        if !wide_keys.is_empty() {
+            bail!(
+                "{} apply to every channel: set them without --channel (per channel, \
+                 --channel {channel} takes only --pairing-policy, --pairing-allow-from, \
+                 --pairing-pending-ttl-ms and --pairing-pending-max)",
+                wide_keys.join(", ")
+            );
+        }
     }
     if changes.is_empty() {
         bail!(
-            "nothing to set: give --port N, --bind loopback|lan|<ip address> and/or --token T \
+            "nothing to set: give --port N, --bind loopback|lan|<ip address> and/or --token T, \
+             or run settings such as --provider, --tool-max-steps N, --pairing-policy P \
              (`pincer gateway config show` prints the current settings)"
         );
     }
     let mut raw = read(path)?;
     for (keys, value) in changes {
-        pincer_config::set(&mut raw, &key_path(keys), value)?;
+        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        pincer_config::set(&mut raw, &key_path(&keys), value)?;
     }
     save(env, home, path, &raw)?;
     println!("gateway config updated");
@@ -59,24 +108,101 @@ fn set(env: &dyn EnvSource, home: &Path, path: &Path, args: GatewayConfigSetArgs
     Ok(())
 }
 
-/// `gateway config clear`: the section removed; the rest of the file is kept.
-fn clear(env: &dyn EnvSource, home: &Path, path: &Path) -> Result<()> {
-    // No file, or no section: already the defaults, and nothing is written.
-    if let Some(mut raw) = pincer_config::read_raw(path)?
-        && pincer_config::unset(&mut raw, &key_path(&[])).is_some()
-    {
-        save(env, home, path, &raw)?;
-        note_running_daemon(home);
+/// The run settings given to `gateway config set`, as config keys and JSON values.
+fn layer_values(turn: &TurnArgs) -> Vec<(&'static str, Value)> {
+    let mut out: Vec<(&'static str, Value)> = Vec::new();
+    if let Some(v) = &turn.provider {
+        out.push(("provider", Value::from(v.as_str())));
+    }
+    if let Some(v) = &turn.profile {
+        out.push(("profile", Value::from(v.as_str())));
+    }
+    let with_tools = if turn.no_with_tools {
+        Some(false)
+    } else {
+        turn.with_tools
+    };
+    if let Some(v) = with_tools {
+        out.push(("withTools", Value::Bool(v)));
+    }
+    if let Some(v) = &turn.tool_allow {
+        out.push(("toolAllow", Value::from(v.clone())));
+    }
+    if let Some(v) = turn.tool_max_steps {
+        out.push(("toolMaxSteps", Value::from(v)));
+    }
+    let memory = if turn.no_memory {
+        Some(false)
+    } else {
+        turn.memory
+    };
+    if let Some(v) = memory {
+        out.push(("memory", Value::Bool(v)));
+    }
+    if let Some(v) = turn.pairing_policy {
+        out.push((
+            "pairingPolicy",
+            serde_json::to_value(v).unwrap_or(Value::Null),
+        ));
+    }
+    if let Some(v) = &turn.pairing_allow_from {
+        out.push(("pairingAllowFrom", Value::from(v.clone())));
+    }
+    if let Some(v) = turn.pairing_pending_ttl_ms {
+        out.push(("pairingPendingTtlMs", Value::from(v)));
+    }
+    if let Some(v) = turn.pairing_pending_max {
+        out.push(("pairingPendingMax", Value::from(v)));
+    }
+    out
+}
+
+/// `gateway config clear`: without a channel the gateway-wide layer (everything in the
+/// section but `channels`), with one only `gateway.channels.<channel>`. The rest of the
+/// file is kept.
+fn clear(env: &dyn EnvSource, home: &Path, path: &Path, channel: Option<String>) -> Result<()> {
+    // No file, or nothing to clear: already the defaults, and nothing is written.
+    if let Some(mut raw) = pincer_config::read_raw(path)? {
+        let changed = match &channel {
+            Some(channel) => {
+                let removed =
+                    pincer_config::unset(&mut raw, &key_path(&["channels", channel])).is_some();
+                // An empty `channels` map left behind goes too.
+                if removed && is_empty_object(pincer_config::get(&raw, &key_path(&["channels"]))) {
+                    pincer_config::unset(&mut raw, &key_path(&["channels"]));
+                }
+                removed
+            }
+            None => {
+                let keep = pincer_config::get(&raw, &key_path(&["channels"])).cloned();
+                let removed = pincer_config::unset(&mut raw, &key_path(&[])).is_some();
+                if let Some(channels) = keep {
+                    pincer_config::set(&mut raw, &key_path(&["channels"]), channels)?;
+                }
+                removed
+            }
+        };
+        if changed {
+            save(env, home, path, &raw)?;
+            note_running_daemon(home);
+        }
     }
     println!("gateway config cleared");
     Ok(())
 }
 
-/// One setting as `show` reports it: lainclaw's `{value, source}`.
+fn is_empty_object(value: Option<&Value>) -> bool {
+    value.is_some_and(|v| v.as_object().is_some_and(serde_json::Map::is_empty))
+}
+
+/// One setting as `show` reports it: lainclaw's `{value, source}`, plus the layer that set
+/// it (`default` or `channels.<name>`) when it is set.
 #[derive(Serialize)]
 struct Setting {
     value: Value,
     source: Source,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    layer: Option<String>,
 }
 
 #[derive(Serialize, Clone, Copy, PartialEq, Eq)]
@@ -88,34 +214,33 @@ enum Source {
     Override,
 }
 
-impl Source {
-    fn of(configured: bool) -> Self {
-        if configured {
-            Self::Override
-        } else {
-            Self::Default
+impl Setting {
+    fn of(value: Value, configured: bool) -> Self {
+        Self {
+            value,
+            source: if configured {
+                Source::Override
+            } else {
+                Source::Default
+            },
+            layer: None,
         }
     }
 }
 
 #[derive(Serialize)]
-struct Settings {
-    port: Setting,
-    bind: Setting,
-    token: Setting,
-}
-
-#[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ShowReport<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    channel: Option<&'a str>,
     config_path: &'a Path,
-    config: Settings,
+    config: Map<String, Value>,
 }
 
-/// `gateway config show [--json]`. The values are the loaded (checked, `${ENV}`
-/// substituted) config's; the token is shown masked, or as written when it is a
-/// `${NAME}` reference.
-fn show(env: &dyn EnvSource, path: &Path, json: bool) -> Result<()> {
+/// `gateway config show [--json] [--channel c]`. The values are the loaded (checked,
+/// `${ENV}` substituted) config's; the token is shown masked, or as written when it is a
+/// `${NAME}` reference. With a channel, its pairing settings override the default layer's.
+fn show(env: &dyn EnvSource, path: &Path, json: bool, channel: Option<String>) -> Result<()> {
     let loaded = pincer_config::load(path, env).map_err(|e| {
         anyhow!(
             "{e}\nfix the file, or change it with `pincer config set|unset` \
@@ -128,51 +253,106 @@ fn show(env: &dyn EnvSource, path: &Path, json: bool) -> Result<()> {
             .unwrap_or(Value::Null),
         None => Value::Null,
     };
-    let report = ShowReport {
-        config_path: path,
-        config: Settings {
-            port: Setting {
-                value: gateway.port().into(),
-                source: Source::of(gateway.port.is_some()),
+    let mut settings: Vec<(&str, Setting)> = vec![
+        (
+            "port",
+            Setting::of(gateway.port().into(), gateway.port.is_some()),
+        ),
+        (
+            "bind",
+            Setting::of(gateway.bind().to_string().into(), gateway.bind.is_some()),
+        ),
+        ("token", Setting::of(token.clone(), !token.is_null())),
+    ];
+    if gateway.debug.is_some() {
+        settings.push(("debug", Setting::of(gateway.debug.into(), true)));
+    }
+    let layers = serde_json::to_value(&gateway.default).unwrap_or(Value::Null);
+    let own = channel
+        .as_deref()
+        .and_then(|c| gateway.channels.get(c))
+        .and_then(|s| serde_json::to_value(s).ok())
+        .unwrap_or(Value::Null);
+    let defaults: [(&str, Value); 10] = [
+        ("provider", Value::Null),
+        ("profile", Value::Null),
+        ("withTools", Value::Bool(true)),
+        ("toolAllow", json!([])),
+        ("toolMaxSteps", Value::Null),
+        ("memory", Value::Null),
+        ("pairingPolicy", Value::Null),
+        ("pairingAllowFrom", Value::Null),
+        ("pairingPendingTtlMs", json!(DEFAULT_PENDING_TTL_MS)),
+        ("pairingPendingMax", json!(DEFAULT_PENDING_MAX)),
+    ];
+    for (key, default) in defaults {
+        let setting = match (&channel, own.get(key), layers.get(key)) {
+            (Some(channel), Some(value), _) => Setting {
+                layer: Some(format!("channels.{channel}")),
+                ..Setting::of(value.clone(), true)
             },
-            bind: Setting {
-                value: gateway.bind().to_string().into(),
-                source: Source::of(gateway.bind.is_some()),
+            (_, _, Some(value)) => Setting {
+                layer: Some("default".to_owned()),
+                ..Setting::of(value.clone(), true)
             },
-            token: Setting {
-                source: Source::of(!token.is_null()),
-                value: token,
-            },
-        },
-    };
+            _ => Setting::of(default, false),
+        };
+        settings.push((key, setting));
+    }
     if json {
+        let config: Map<String, Value> = settings
+            .iter()
+            .map(|(k, s)| {
+                (
+                    (*k).to_owned(),
+                    serde_json::to_value(s).unwrap_or(Value::Null),
+                )
+            })
+            .collect();
+        let report = ShowReport {
+            channel: channel.as_deref(),
+            config_path: path,
+            config,
+        };
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
     }
-    let settings = &report.config;
     println!("config: {}", path.display());
-    println!("port: {}", line(&settings.port));
-    println!("bind: {}", line(&settings.bind));
-    match settings.token.source {
-        Source::Override => println!("token: {}", line(&settings.token)),
-        Source::Default => {
-            println!("token: not set (default: the token file, see `pincer gateway token`)")
+    if let Some(channel) = &channel {
+        println!("channel: {channel}");
+    }
+    for (key, setting) in &settings {
+        if *key == "token" && setting.source == Source::Default {
+            println!("token: not set (default: the token file, see `pincer gateway token`)");
+        } else {
+            println!("{key}: {}", line(setting));
         }
     }
     Ok(())
 }
 
-/// `18789 (default)`, `abc***xyz (override)`.
+/// `18789 (default)`, `abc***xyz (override)`, `allowlist (override, channels.feishu)`.
 fn line(setting: &Setting) -> String {
     let value = match &setting.value {
         Value::String(s) => s.clone(),
+        Value::Null => "not set".to_owned(),
+        Value::Array(items) if items.is_empty() => "[]".to_owned(),
+        Value::Array(items) => items
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| v.to_string())
+            })
+            .collect::<Vec<_>>()
+            .join(","),
         other => other.to_string(),
     };
-    let source = match setting.source {
-        Source::Default => "default",
-        Source::Override => "override",
-    };
-    format!("{value} ({source})")
+    match (setting.source, &setting.layer) {
+        (Source::Default, _) => format!("{value} (default)"),
+        (Source::Override, Some(layer)) => format!("{value} (override, {layer})"),
+        (Source::Override, None) => format!("{value} (override)"),
+    }
 }
 
 fn parse_port(value: &str) -> Result<u16> {

@@ -12,9 +12,11 @@ use anyhow::{Context as _, Result, bail};
 use nix::sys::signal::Signal;
 use pincer_ai::env::ProcessEnv;
 use serde::Serialize;
+use serde_json::{Value, json};
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::cli::GatewayStartArgs;
+use crate::gateway::run_settings::RunSettings;
 use crate::gateway::{Listen, check_auth_allowed, resolve_token, url};
 use crate::log_writer::open_append;
 use crate::service::{self, ServiceState};
@@ -48,6 +50,9 @@ pub async fn start(start: GatewayStartArgs) -> Result<ExitCode> {
     // whatever its environment.
     let listen = Listen::resolve(&args, &app.config.gateway);
     check_auth_allowed(&listen)?;
+    // Checked here (a `--channel` that is not configured), recorded for `gateway status`,
+    // and passed on as the same flags.
+    let settings = RunSettings::resolve(&start.turn, &app.config)?;
     app.ensure_home()?;
     if let Some(daemon) = service::running_daemon(&home) {
         bail!(
@@ -86,6 +91,7 @@ pub async fn start(start: GatewayStartArgs) -> Result<ExitCode> {
     if let Some(dir) = control_ui {
         args.extend(["--control-ui".into(), dir.into_os_string()]);
     }
+    args.extend(start.turn.to_args().into_iter().map(Into::into));
     // stdin is /dev/null and stdout/stderr the log (appended): nothing ties the daemon to
     // this terminal or to a pipe of whoever ran `start`. It detaches itself (`setsid`, see
     // `gateway::detach`).
@@ -143,6 +149,9 @@ pub async fn start(start: GatewayStartArgs) -> Result<ExitCode> {
         state_path: state_path.clone(),
         command: exe.to_string_lossy().into_owned(),
         argv,
+        channel: settings.channels.first().cloned(),
+        channels: settings.channels.clone(),
+        run: Some(settings.report()),
     };
     if let Err(e) = service::write_state(&state) {
         // Without the file nothing could find (and stop) the daemon: do not leave it.
@@ -200,7 +209,8 @@ fn print_log_tail(path: &Path, from: u64) {
 
 /// The JSON of `gateway status`, in lainclaw's field order. `port`, `bind`, `command` and
 /// `argv` are the service file's even when it is stale (what was last started); `pid` and
-/// `startedAt` only while that process is alive.
+/// `startedAt` only while that process is alive. `channel` / `channels` are the chat channels
+/// the daemon runs (each `running` with it), `settings` its run settings with their sources.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct StatusReport<'a> {
@@ -214,11 +224,15 @@ struct StatusReport<'a> {
     log_path: &'a Path,
     command: Option<&'a str>,
     argv: Option<&'a [String]>,
+    channel: Option<&'a str>,
+    channels: Vec<Value>,
+    settings: Option<&'a Value>,
 }
 
-/// `pincer gateway status`: lainclaw's JSON. Running means the recorded pid is a live
-/// gateway process and `/readyz` answers; a stale file is `stopped`.
-pub async fn status() -> Result<ExitCode> {
+/// `pincer gateway status [--channel c]`: lainclaw's JSON. Running means the recorded pid
+/// is a live gateway process and `/readyz` answers; a stale file is `stopped`. With
+/// `--channel`, the status is that channel's: `stopped` when the daemon does not run it.
+pub async fn status(channel: Option<String>) -> Result<ExitCode> {
     let home = home()?;
     let state_path = service::state_path(&home);
     let state = service::read_state_lenient(&state_path);
@@ -238,9 +252,33 @@ pub async fn status() -> Result<ExitCode> {
             s.log_path.display()
         );
     }
+    let word = |on: bool| if on { "running" } else { "stopped" };
+    let recorded: &[String] = state.as_ref().map(|s| s.channels.as_slice()).unwrap_or(&[]);
+    let run = state.as_ref().and_then(|s| s.run.as_ref());
+    let channel_settings = |name: &str| {
+        run.and_then(|r| r["channels"].as_array())
+            .and_then(|list| list.iter().find(|c| c["channel"] == name))
+            .map(|c| c["settings"].clone())
+            .unwrap_or(Value::Null)
+    };
+    let channels: Vec<Value> = recorded
+        .iter()
+        .filter(|name| channel.as_deref().is_none_or(|c| c == name.as_str()))
+        .map(|name| {
+            json!({
+                "channel": name,
+                "status": word(running),
+                "settings": channel_settings(name),
+            })
+        })
+        .collect();
+    let channel_running = match &channel {
+        Some(c) => running && recorded.iter().any(|r| r == c),
+        None => running,
+    };
     let out = StatusReport {
-        status: if running { "running" } else { "stopped" },
-        running,
+        status: word(channel_running),
+        running: channel_running,
         pid: alive.map(|s| s.pid),
         port: state.as_ref().map(|s| s.port),
         bind: state.as_ref().map(|s| s.bind.as_str()),
@@ -249,13 +287,20 @@ pub async fn status() -> Result<ExitCode> {
         log_path: &service::log_path(&home),
         command: state.as_ref().map(|s| s.command.as_str()),
         argv: state.as_ref().map(|s| s.argv.as_slice()),
+        channel: channel
+            .as_deref()
+            .or_else(|| state.as_ref().and_then(|s| s.channel.as_deref())),
+        channels,
+        settings: run.map(|r| &r["settings"]),
     };
     println!("{}", serde_json::to_string_pretty(&out)?);
     Ok(ExitCode::SUCCESS)
 }
 
-/// `pincer gateway stop`.
-pub async fn stop() -> Result<ExitCode> {
+/// `pincer gateway stop [--channel c]`. The gateway runs its channels in one process and
+/// cannot stop one of them alone: `--channel` stops the gateway only when that is its only
+/// channel, and refuses (exit 1, saying why) when it runs others too.
+pub async fn stop(channel: Option<String>) -> Result<ExitCode> {
     let home = home()?;
     let state_path = service::state_path(&home);
     let Some(daemon) = service::running_daemon(&home) else {
@@ -263,6 +308,30 @@ pub async fn stop() -> Result<ExitCode> {
         println!("gateway service already stopped");
         return Ok(ExitCode::SUCCESS);
     };
+    if let Some(channel) = &channel {
+        let runs = &daemon.channels;
+        if !runs.iter().any(|c| c == channel) {
+            println!(
+                "channel {channel} is not running (the gateway, pid {}, runs: {})",
+                daemon.pid,
+                if runs.is_empty() {
+                    "no chat channel".to_owned()
+                } else {
+                    runs.join(", ")
+                }
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        if runs.len() > 1 {
+            bail!(
+                "the gateway (pid {}) runs {} in one process and cannot stop {channel} alone; \
+                 `pincer gateway stop` stops them all (then `pincer gateway start --daemon \
+                 --channel …` with the ones to keep)",
+                daemon.pid,
+                runs.join(", ")
+            );
+        }
+    }
     let pid = daemon.pid;
     service::send_signal(pid, Signal::SIGTERM)?;
     if !wait_until_gone(pid, STOP_GRACE).await {

@@ -16,6 +16,7 @@ pub mod client;
 mod config_cmd;
 mod daemon;
 mod protocol_cmd;
+pub mod run_settings;
 mod runtime;
 
 use std::net::SocketAddr;
@@ -54,14 +55,15 @@ pub fn main(args: GatewayArgs) -> Result<ExitCode> {
             listen: start.listen,
             detached: false,
             control_ui: start.control_ui,
+            turn: start.turn,
         }),
-        GatewayCommand::Status => {
+        GatewayCommand::Status(arg) => {
             crate::init_logging();
-            current_thread()?.block_on(crate::gateway::daemon::status())
+            current_thread()?.block_on(crate::gateway::daemon::status(arg.channel))
         }
-        GatewayCommand::Stop => {
+        GatewayCommand::Stop(arg) => {
             crate::init_logging();
-            current_thread()?.block_on(crate::gateway::daemon::stop())
+            current_thread()?.block_on(crate::gateway::daemon::stop(arg.channel))
         }
         GatewayCommand::Token => {
             crate::init_logging();
@@ -185,6 +187,7 @@ fn run_gateway(args: GatewayRunArgs) -> Result<ExitCode> {
     let app = Arc::new(crate::app::App::load()?);
     let listen = Listen::resolve(&args.listen, &app.config.gateway);
     check_auth_allowed(&listen)?;
+    let settings = run_settings::RunSettings::resolve(&args.turn, &app.config)?;
     let control_ui = control_ui_root(args.control_ui.as_deref(), &app)?;
     app.ensure_home()?;
     let token = resolve_token(
@@ -210,6 +213,7 @@ fn run_gateway(args: GatewayRunArgs) -> Result<ExitCode> {
         args.detached,
         open_files,
         control_ui,
+        settings,
     ));
     // Tasks stuck past the grace period must not hold the exit.
     runtime.shutdown_timeout(Duration::from_secs(1));
@@ -256,6 +260,7 @@ async fn serve_until_signal(
     detached: bool,
     open_files: Option<u64>,
     control_ui: Option<PathBuf>,
+    settings: run_settings::RunSettings,
 ) -> Result<ExitCode> {
     // Registered before the port is announced, so a SIGTERM sent as soon as the gateway
     // is up is a clean stop, not the default kill.
@@ -286,7 +291,7 @@ async fn serve_until_signal(
     let queue = queue_settings(&app.config.messages.queue);
     let heartbeat = crate::heartbeat_setup::heartbeat_settings(&app.config)?;
     let (cron, _cron_lock) = open_cron(&app);
-    let channels = crate::channel_setup::channel_options(&app)?;
+    let channels = crate::channel_setup::channel_options(&app, Some(&settings))?;
     // Kept until the gateway stops: each keeps an agent's memory index current.
     let _memory_watchers = crate::memory_setup::start_watchers(&app).await;
     let gateway = app.config.gateway.clone();
@@ -296,6 +301,7 @@ async fn serve_until_signal(
         app,
         processes.clone(),
         cron.clone(),
+        settings,
     )?);
     if let Some(rpc) = runtime.rpc_runner() {
         rpc.set_gateway_port(addr.port());

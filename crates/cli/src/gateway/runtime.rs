@@ -17,6 +17,7 @@ use pincer_turns::turn::TurnPlan;
 
 use crate::app::App;
 use crate::credentials::SharedCredentials;
+use crate::gateway::run_settings::RunSettings;
 use crate::rpc::runner::RpcRunner;
 use crate::turn_setup::{AgentSetup, Llm, prepare_agent};
 
@@ -44,6 +45,8 @@ pub struct GatewayRuntime {
     team: Arc<pincer_team::Team>,
     /// The `message` tool's way to the channels, bound as the server starts.
     message_port: pincer_team::PortSlot<dyn pincer_team::message::MessagePort>,
+    /// The run's `gateway start` settings (flags over `gateway.default`).
+    settings: RunSettings,
 }
 
 /// The tool profiles by name, as `tools.catalog` lists them.
@@ -62,8 +65,9 @@ impl GatewayRuntime {
         app: Arc<App>,
         processes: ProcessRegistry,
         cron: Option<Arc<CronService>>,
+        settings: RunSettings,
     ) -> Result<Self> {
-        let credentials = SharedCredentials::new(&app, None)?;
+        let credentials = SharedCredentials::new(&app, settings.profile.value.as_deref())?;
         let llm = Llm::new(&app)?;
         let rpc = RpcRunner::from_config(&app)?;
         let app_config = app.config.clone();
@@ -83,7 +87,24 @@ impl GatewayRuntime {
                 Some(subagent_records),
             ),
             message_port: pincer_team::PortSlot::new(),
+            settings,
         })
+    }
+
+    /// The tools this run lets the model use: none with tools off, else those of
+    /// `toolAllow` (all when it is empty).
+    fn allowed_tools(&self, tools: Vec<Arc<dyn AgentTool>>) -> Vec<Arc<dyn AgentTool>> {
+        if !self.settings.with_tools.value {
+            return Vec::new();
+        }
+        let allow = &self.settings.tool_allow.value;
+        if allow.is_empty() {
+            return tools;
+        }
+        tools
+            .into_iter()
+            .filter(|t| allow.iter().any(|name| name == t.name()))
+            .collect()
     }
 
     /// The team tools' shared state, for the server (`/subagents`, `subagents.*`).
@@ -356,6 +377,7 @@ impl Runtime for GatewayRuntime {
         let tools = self
             .team
             .tools_for_session(&request.agent_id, &request.session_key, tools);
+        let tools = self.allowed_tools(tools);
         // An isolated cron run starts a fresh session each time (OpenClaw's), on the
         // job's own model when it names one.
         let (new_session, cron_model) = match &request.origin {
@@ -370,7 +392,7 @@ impl Runtime for GatewayRuntime {
                 workspace: &workspace,
                 // A fresh session does not inherit the old one's overrides.
                 entry: if new_session { None } else { entry.as_ref() },
-                cli_provider: None,
+                cli_provider: self.settings.provider.value.as_deref(),
                 cli_model: cron_model,
                 tools,
                 auth: self.credentials.for_turn().map_err(agent)?,
@@ -380,6 +402,10 @@ impl Runtime for GatewayRuntime {
             },
         )
         .map_err(agent)?;
+        let mut prepared = prepared;
+        if let Some(max) = self.settings.tool_max_steps.value {
+            prepared.config.max_tool_rounds = Some(max as usize);
+        }
         // Blocking (files read, voice notes transcribed): `plan` runs on the blocking pool.
         let input = crate::media_setup::user_message(
             app,
@@ -404,7 +430,11 @@ impl Runtime for GatewayRuntime {
             new_session,
             agent: prepared.config,
             input: vec![input],
-            session_patch: None,
+            session_patch: self
+                .settings
+                .memory
+                .value
+                .map(|on| serde_json::json!({ "memoryEnabled": on })),
             retention: if self.maintenance_due(&request.agent_id) {
                 crate::media_setup::prune_inbox(app, &request.agent_id, &workspace);
                 Some(app.retention().map_err(agent)?)

@@ -19,13 +19,33 @@ fn config_json(home: &Home) -> Value {
 fn default_settings(home: &Home) -> Value {
     json!({
         "configPath": home.path().join("pincer.json5").to_str().unwrap(),
-        "config": {
+        "config": with_run_defaults(json!({
             "port": {"value": 18789, "source": "default"},
             "bind": {"value": "loopback", "source": "default"},
             "token": {"value": null, "source": "default"},
-        },
+        })),
     })
 }
+
+/// `config` of `show --json` with the run settings (none set) after port, bind and token.
+fn with_run_defaults(mut config: Value) -> Value {
+    let defaults = json!({
+        "provider": null, "profile": null, "withTools": true, "toolAllow": [],
+        "toolMaxSteps": null, "memory": null, "pairingPolicy": null,
+        "pairingAllowFrom": null, "pairingPendingTtlMs": 3_600_000, "pairingPendingMax": 3,
+    });
+    for (key, value) in defaults.as_object().unwrap() {
+        config[key] = json!({"value": value, "source": "default"});
+    }
+    config
+}
+
+/// The lines of `show` for the run settings, none set.
+const RUN_DEFAULTS_TEXT: &str = "provider: not set (default)\nprofile: not set (default)\n\
+    withTools: true (default)\ntoolAllow: [] (default)\ntoolMaxSteps: not set (default)\n\
+    memory: not set (default)\npairingPolicy: not set (default)\n\
+    pairingAllowFrom: not set (default)\npairingPendingTtlMs: 3600000 (default)\n\
+    pairingPendingMax: 3 (default)\n";
 
 #[test]
 fn gateway_config_set_show_clear_round_trip() {
@@ -39,7 +59,7 @@ fn gateway_config_set_show_clear_round_trip() {
         show.stdout(),
         format!(
             "config: {}\nport: 18789 (default)\nbind: loopback (default)\n\
-             token: not set (default: the token file, see `pincer gateway token`)\n",
+             token: not set (default: the token file, see `pincer gateway token`)\n{RUN_DEFAULTS_TEXT}",
             config_path.display()
         )
     );
@@ -76,7 +96,7 @@ fn gateway_config_set_show_clear_round_trip() {
     assert_eq!(
         show.stdout(),
         format!(
-            "config: {}\nport: 9124 (override)\nbind: 127.0.0.1 (override)\ntoken: abc***xyz (override)\n",
+            "config: {}\nport: 9124 (override)\nbind: 127.0.0.1 (override)\ntoken: abc***xyz (override)\n{RUN_DEFAULTS_TEXT}",
             config_path.display()
         )
     );
@@ -86,11 +106,11 @@ fn gateway_config_set_show_clear_round_trip() {
         shown,
         json!({
             "configPath": config_path.to_str().unwrap(),
-            "config": {
+            "config": with_run_defaults(json!({
                 "port": {"value": 9124, "source": "override"},
                 "bind": {"value": "127.0.0.1", "source": "override"},
                 "token": {"value": "abc***xyz", "source": "override"},
-            },
+            })),
         })
     );
     assert!(!show.stdout().contains("0123456789"));

@@ -30,6 +30,7 @@ mod gateway_crash;
 mod gateway_exec;
 mod gateway_exec_notify;
 mod gateway_prompts;
+mod gateway_run_settings;
 mod gateway_rpc_dialogs;
 mod gateway_rpc_roles;
 mod gateway_rpc_runner;

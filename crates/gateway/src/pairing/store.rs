@@ -31,7 +31,7 @@
     reason = "blocking file work, run on the blocking pool by ChannelIngress::on_store (and by the CLI)"
 )]
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -121,6 +121,8 @@ pub struct PairingStore {
     clock: Arc<dyn Clock>,
     ttl_ms: i64,
     max_pending: usize,
+    /// Channels with their own TTL (ms) and maximum (`gateway.channels.<name>`).
+    channel_limits: HashMap<String, (i64, usize)>,
     lock_timeout: Duration,
     mutex: Mutex<()>,
 }
@@ -151,6 +153,7 @@ impl PairingStore {
             clock: Arc::new(SystemClock),
             ttl_ms: duration_ms(DEFAULT_TTL),
             max_pending: DEFAULT_MAX_PENDING,
+            channel_limits: HashMap::new(),
             lock_timeout: DEFAULT_LOCK_TIMEOUT,
             mutex: Mutex::new(()),
         }
@@ -172,6 +175,21 @@ impl PairingStore {
     pub fn with_max_pending(mut self, max: usize) -> Self {
         self.max_pending = max;
         self
+    }
+
+    /// `channel`'s own TTL and maximum, instead of the store's.
+    pub fn with_channel_limits(mut self, channel: &str, ttl: Duration, max: usize) -> Self {
+        self.channel_limits
+            .insert(channel.to_owned(), (duration_ms(ttl), max));
+        self
+    }
+
+    /// The TTL (ms) and maximum of pending requests on `channel`.
+    fn limits(&self, channel: &str) -> (i64, usize) {
+        self.channel_limits
+            .get(channel)
+            .copied()
+            .unwrap_or((self.ttl_ms, self.max_pending))
     }
 
     /// How long a change waits for another process's lock before failing with
@@ -223,7 +241,7 @@ impl PairingStore {
         let _lock = self.lock_channel(channel)?;
         let now = self.clock.now_ms();
         let mut file = read_pairing(&path)?;
-        let pruned = self.prune(&mut file, now);
+        let pruned = self.prune(channel, &mut file, now);
 
         if let Some(existing) = file
             .requests
@@ -251,7 +269,7 @@ impl PairingStore {
             return Ok(PairingRequestOutcome::Existing { code });
         }
 
-        if file.requests.len() >= self.max_pending {
+        if file.requests.len() >= self.limits(channel).1 {
             if pruned {
                 write_json(&path, &file)?;
             }
@@ -340,7 +358,7 @@ impl PairingStore {
         let _lock = self.lock_channel(channel)?;
         let now = self.clock.now_ms();
         let mut file = read_pairing(&path)?;
-        let pruned = self.prune(&mut file, now);
+        let pruned = self.prune(channel, &mut file, now);
         let Some(index) = file
             .requests
             .iter()
@@ -462,7 +480,7 @@ impl PairingStore {
         let _lock = self.lock_channel(channel)?;
         let now = self.clock.now_ms();
         let mut file = read_pairing(&path)?;
-        if self.prune(&mut file, now) {
+        if self.prune(channel, &mut file, now) {
             write_json(&path, &file)?;
         }
         let mut out: Vec<PendingRequest> = file
@@ -483,7 +501,7 @@ impl PairingStore {
                     meta: r.meta,
                     created_at_ms: created,
                     last_seen_at_ms: last_seen,
-                    expires_at_ms: created.saturating_add(self.ttl_ms),
+                    expires_at_ms: created.saturating_add(self.limits(channel).0),
                 })
             })
             .collect();
@@ -493,11 +511,12 @@ impl PairingStore {
 
     /// Drops expired requests; whether any went. A `createdAt` that cannot be read counts as
     /// expired (as in OpenClaw): its age is unknown.
-    fn prune(&self, file: &mut PairingFile, now: i64) -> bool {
+    fn prune(&self, channel: &str, file: &mut PairingFile, now: i64) -> bool {
+        let (ttl_ms, _) = self.limits(channel);
         let before = file.requests.len();
         file.requests.retain(|r| {
             parse_absolute_ms(&r.created_at)
-                .is_some_and(|created| now.saturating_sub(created) <= self.ttl_ms)
+                .is_some_and(|created| now.saturating_sub(created) <= ttl_ms)
         });
         file.requests.len() < before
     }
