@@ -60,6 +60,13 @@ pub fn api_key_vars(provider: &str) -> &'static [&'static str] {
         "deepseek" => &["DEEPSEEK_API_KEY"],
         "cerebras" => &["CEREBRAS_API_KEY"],
         "zai" => &["ZAI_API_KEY"],
+        // A Bedrock API key, sent as a bearer token; without one, SigV4 from the AWS chain.
+        "amazon-bedrock" => &["AWS_BEARER_TOKEN_BEDROCK"],
+        "vercel-ai-gateway" => &["AI_GATEWAY_API_KEY"],
+        "minimax" => &["MINIMAX_API_KEY"],
+        "minimax-cn" => &["MINIMAX_CN_API_KEY"],
+        "opencode" | "opencode-go" => &["OPENCODE_API_KEY"],
+        "kimi-coding" => &["KIMI_API_KEY"],
         _ => &[],
     }
 }
@@ -75,6 +82,8 @@ pub fn base_url_var(provider: &str) -> Option<&'static str> {
         "openai" => Some("OPENAI_BASE_URL"),
         "anthropic" => Some("ANTHROPIC_BASE_URL"),
         "google" => Some("GEMINI_BASE_URL"),
+        // The AWS SDKs' service-specific endpoint variable.
+        "amazon-bedrock" => Some("AWS_ENDPOINT_URL_BEDROCK_RUNTIME"),
         _ => None,
     }
 }

@@ -1,10 +1,13 @@
 //! Byte-level framing of streamed HTTP bodies: a line splitter that copes with CR, LF and
 //! CRLF split across chunks and with UTF-8 characters split across chunks, plus the SSE
-//! event framer and the NDJSON framer built on it.
+//! event framer and the NDJSON framer built on it; AWS's binary event stream is in
+//! [`event_stream`].
 //!
 //! Hand-written (not a crate) because this is the hottest loop of the LLM layer and the
 //! job is small: it reuses its buffers and hands out borrowed events, with size caps so a
 //! hostile server cannot make it allocate without bound.
+
+pub mod event_stream;
 
 /// Default cap on one line or one event's data: 16 MiB.
 pub const DEFAULT_MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;

@@ -1,7 +1,14 @@
 //! The streaming HTTP driver every built-in provider shares: send with retry (honouring
-//! `Retry-After`), check status and content type, frame the body (SSE or NDJSON), hand
-//! events to the provider's decoder, and turn every failure into one `error` event.
+//! `Retry-After`), check status and content type, frame the body (SSE, NDJSON or AWS's
+//! binary event stream), hand events to the provider's decoder, and turn every failure into
+//! one `error` event. Requests signed per attempt (AWS SigV4) go through [`signer`].
 
+mod aws_events;
+mod signer;
+
+pub use signer::{RequestSigner, SignError};
+
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
@@ -13,6 +20,7 @@ use crate::builder::MessageBuilder;
 use crate::error::{ErrorKind, classify_status};
 use crate::error_text::{error_chain, error_detail, excerpt, key_or_rate_hint, status_message};
 use crate::event::{AssistantMessageEvent, AssistantStream};
+use crate::framing::event_stream::{EventStreamError, EventStreamFramer};
 use crate::framing::{FrameError, NdjsonFramer, SseEvent, SseFramer};
 use crate::model::Model;
 use crate::options::{NoRetry, RetryPolicy, StreamOptions};
@@ -25,6 +33,10 @@ const GOOGLE_ERROR_ARRAY: &[&str] = &["/0/error/message"];
 pub enum Framing {
     Sse,
     Ndjson,
+    /// AWS's binary event stream (`application/vnd.amazon.eventstream`): each message reaches
+    /// the decoder as an event named by its `:event-type` (or `:exception-type`) header with
+    /// its payload as data.
+    AwsEventStream,
 }
 
 /// A fully built request.
@@ -34,6 +46,8 @@ pub struct HttpCall {
     pub headers: Vec<(String, String)>,
     pub body: Value,
     pub framing: Framing,
+    /// Signs every attempt over the exact bytes sent (AWS SigV4); None for key headers.
+    pub signer: Option<Arc<dyn RequestSigner>>,
 }
 
 impl HttpCall {
@@ -44,6 +58,7 @@ impl HttpCall {
             headers,
             body,
             framing: Framing::Sse,
+            signer: None,
         }
     }
 }
@@ -60,6 +75,12 @@ pub type Decoded = Result<(), DecodeError>;
 
 impl From<FrameError> for DecodeError {
     fn from(e: FrameError) -> Self {
+        Self(e.to_string())
+    }
+}
+
+impl From<EventStreamError> for DecodeError {
+    fn from(e: EventStreamError) -> Self {
         Self(e.to_string())
     }
 }
@@ -125,7 +146,9 @@ impl Sink {
     }
 }
 
-async fn run(
+/// The driver's body: send, then frame and decode into `tx` (providers that prepare their
+/// request asynchronously call it from their own task).
+pub(crate) async fn run(
     client: reqwest::Client,
     model: Model,
     call: HttpCall,
@@ -223,6 +246,7 @@ async fn run(
 enum BodyFramer {
     Sse(SseFramer),
     Ndjson(NdjsonFramer),
+    AwsEventStream(EventStreamFramer),
 }
 
 impl BodyFramer {
@@ -272,6 +296,7 @@ impl BodyFramer {
         match framing {
             Framing::Sse => Self::Sse(SseFramer::default()),
             Framing::Ndjson => Self::Ndjson(NdjsonFramer::default()),
+            Framing::AwsEventStream => Self::AwsEventStream(EventStreamFramer::default()),
         }
     }
 
@@ -284,6 +309,9 @@ impl BodyFramer {
         match self {
             Self::Sse(f) => f.feed(chunk, &mut |ev| deliver(decoder, ev, out)),
             Self::Ndjson(f) => f.feed(chunk, &mut |doc| deliver(decoder, ndjson_event(doc), out)),
+            Self::AwsEventStream(f) => {
+                f.feed(chunk, &mut |m| aws_events::deliver(decoder, &m, out))
+            }
         }
     }
 
@@ -291,6 +319,7 @@ impl BodyFramer {
         match self {
             Self::Sse(f) => f.finish(&mut |ev| deliver(decoder, ev, out)),
             Self::Ndjson(f) => f.finish(&mut |doc| deliver(decoder, ndjson_event(doc), out)),
+            Self::AwsEventStream(f) => Ok(f.finish()?),
         }
     }
 }
@@ -304,7 +333,7 @@ fn ndjson_event(doc: &str) -> SseEvent<'_> {
 }
 
 /// Events after the message finished (trailing usage chunks aside) are ignored.
-fn deliver(
+pub(super) fn deliver(
     decoder: &mut dyn StreamDecoder,
     event: SseEvent<'_>,
     out: &mut MessageBuilder,
@@ -361,10 +390,27 @@ async fn send_with_retry(
         )
     };
     let mut attempt = 0u32;
+    // Credentials the server refused are refreshed once per call (see `RequestSigner`).
+    let mut refreshed = false;
     loop {
         let mut request = client.post(&call.url).body(body.clone());
         for (name, value) in &call.headers {
             request = request.header(name, value);
+        }
+        if let Some(signer) = &call.signer {
+            let signed = tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Err(aborted()),
+                signed = signer.sign(&call.url, &call.headers, &body) => signed,
+            };
+            match signed {
+                Ok(headers) => {
+                    for (name, value) in headers {
+                        request = request.header(name, value);
+                    }
+                }
+                Err(e) => return Err((e.kind, format!("{label}: {}", e.message))),
+            }
         }
         let sent = tokio::select! {
             biased;
@@ -377,10 +423,20 @@ async fn send_with_retry(
                 let status = response.status();
                 let retry_after = retry_after(response.headers());
                 let text = read_error_body(response, idle).await;
+                if let (401 | 403, Some(signer), false) = (status.as_u16(), &call.signer, refreshed)
+                {
+                    refreshed = true;
+                    if signer.refresh(status.as_u16(), &text).await {
+                        continue;
+                    }
+                }
                 let detail = error_detail(&text, GOOGLE_ERROR_ARRAY);
                 let retry_after = retry_after.or_else(|| retry_delay_in_body(&text));
                 let kind = classify_status(status.as_u16(), &text, retry_after);
-                let message = status_message(label, status, &detail);
+                let mut message = status_message(label, status, &detail);
+                if refreshed && kind == ErrorKind::Auth {
+                    message.push_str(" (refused again after refreshing the credentials once)");
+                }
                 (kind, message, retry_after)
             }
             Ok(Err(e)) => {
@@ -488,6 +544,7 @@ fn check_content_type(
                 || value.starts_with("application/jsonl")
                 || value.starts_with("application/json")
         }
+        Framing::AwsEventStream => value.starts_with("application/vnd.amazon.eventstream"),
     };
     if ok {
         Ok(())
@@ -495,6 +552,7 @@ fn check_content_type(
         let expected = match framing {
             Framing::Sse => "text/event-stream",
             Framing::Ndjson => "application/x-ndjson",
+            Framing::AwsEventStream => "application/vnd.amazon.eventstream",
         };
         Err(format!(
             "{label}: expected a {expected} stream but the server sent {value}; is the base URL right?"

@@ -22,6 +22,8 @@ pub mod apis {
     /// pi's proxy (`streamProxy`): a configured provider whose models are other providers'
     /// models reached through a proxy server (see `providers::proxy`).
     pub const PROXY: &str = "proxy";
+    /// Amazon Bedrock's `ConverseStream` (provider `amazon-bedrock`, see `providers::bedrock`).
+    pub const BEDROCK_CONVERSE_STREAM: &str = "bedrock-converse-stream";
 }
 
 /// Kinds of input a model accepts.

@@ -47,6 +47,7 @@ macro_rules! wire_api {
 }
 
 pub mod anthropic;
+pub mod bedrock;
 mod borrowed_str;
 pub mod google;
 pub mod openai_completions;
@@ -154,6 +155,11 @@ pub fn builtins(client: impl Into<LazyHttpClient>) -> Vec<Arc<dyn ApiProvider>> 
         http(openai_responses::OpenAiCodexResponses, &client),
         http(anthropic::AnthropicMessages, &client),
         http(google::GoogleGenerativeAi, &client),
+        // Credentials from the process environment; `LlmClient::with_env` swaps in its own.
+        Arc::new(bedrock::BedrockProvider::new(
+            client.clone(),
+            Arc::new(crate::env::ProcessEnv),
+        )),
         Arc::new(stub::StubProvider),
     ]
 }
