@@ -9,8 +9,64 @@ use std::sync::Arc;
 
 use futures_util::StreamExt;
 use pincer_ai::env::MapEnv;
-use pincer_ai::{AssistantMessageEvent, Context, LlmClient, Message, ModelRegistry, StreamOptions};
+use pincer_ai::{AssistantMessageEvent, Context, Message, ModelRegistry, StreamOptions};
 use pincer_testkit::{MockLlm, Reply, Scenario};
+
+mod google_cloud {
+    //! google-vertex and google-gemini-cli against the mock: a service-account file whose
+    //! `token_uri` is the mock's token endpoint (Vertex's Application Default Credentials),
+    //! and a Cloud Code Assist key as a `google-gemini-cli` sign-in resolves to.
+
+    use std::path::PathBuf;
+    use std::sync::Arc;
+
+    use pincer_ai::env::MapEnv;
+    use pincer_ai::providers::google::GoogleVertex;
+    use pincer_ai::{ApiRegistry, LazyHttpClient, LlmClient, ModelRegistry};
+    use pincer_testkit::google_cloud::{MOCK_CODE_ASSIST_PROJECT, service_account_json};
+
+    /// The model references this adds to the example's list.
+    pub const MODELS: [&str; 2] = [
+        "google-vertex/gemini-2.5-flash",
+        "google-gemini-cli/gemini-2.5-flash",
+    ];
+
+    /// Writes the credential file under the temp dir; returns the variables that find it.
+    pub fn env_vars(url: &str) -> std::io::Result<Vec<(&'static str, String)>> {
+        let dir: PathBuf =
+            std::env::temp_dir().join(format!("pincer-chat-example-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        let file = dir.join("service-account.json");
+        std::fs::write(
+            &file,
+            service_account_json(
+                &format!("{url}/token"),
+                "example@mock-project.iam.gserviceaccount.com",
+            ),
+        )?;
+        Ok(vec![
+            ("GOOGLE_APPLICATION_CREDENTIALS", file.display().to_string()),
+            ("GOOGLE_CLOUD_PROJECT", "mock-project".to_owned()),
+            ("GOOGLE_CLOUD_LOCATION", "us-central1".to_owned()),
+        ])
+    }
+
+    /// A client whose Vertex provider reads `env`, with the Code Assist key set.
+    pub fn client(env: Arc<MapEnv>, models: &mut ModelRegistry, url: &str) -> LlmClient {
+        models.set_base_url("google-vertex", url);
+        models.set_base_url("google-gemini-cli", url);
+        let apis = ApiRegistry::with_builtins(LazyHttpClient::new());
+        apis.register(
+            Arc::new(GoogleVertex::new(LazyHttpClient::new()).with_env(env.clone())),
+            None,
+        );
+        let client = LlmClient::from_parts(Arc::new(apis), env);
+        let key =
+            serde_json::json!({"token": "ya29.example", "projectId": MOCK_CODE_ASSIST_PROJECT});
+        client.set_api_key("google-gemini-cli", key.to_string());
+        client
+    }
+}
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -30,7 +86,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let url = server.url();
 
     // Point the built-in providers at the mock, as a user points them at a proxy.
-    let env = MapEnv::new([
+    let mut vars = vec![
         ("OPENAI_BASE_URL", format!("{url}/v1")),
         ("ANTHROPIC_BASE_URL", url.clone()),
         ("GEMINI_BASE_URL", format!("{url}/v1beta")),
@@ -38,11 +94,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("ANTHROPIC_API_KEY", "mock-key".to_owned()),
         ("GEMINI_API_KEY", "mock-key".to_owned()),
         ("DEEPSEEK_API_KEY", "mock-key".to_owned()),
-    ]);
+        ("AZURE_OPENAI_BASE_URL", format!("{url}/openai/v1")),
+        ("AZURE_OPENAI_API_KEY", "mock-key".to_owned()),
+    ];
+    vars.extend(google_cloud::env_vars(&url)?);
+    let env = Arc::new(MapEnv::new(vars));
     let mut models = ModelRegistry::builtin()?;
-    models.apply_env_overrides(&env);
+    models.apply_env_overrides(env.as_ref());
     models.set_base_url("deepseek", &format!("{url}/v1"));
-    let client = LlmClient::with_env(Arc::new(env));
+    let client = google_cloud::client(env, &mut models, &url);
 
     let dim = |text: &str| {
         if std::io::stdout().is_terminal() {
@@ -61,7 +121,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "openai/gpt-4o-mini",
         "anthropic/claude-haiku-4-5",
         "google/gemini-2.5-flash",
-    ] {
+        "azure-openai-responses/gpt-4o-mini",
+    ]
+    .into_iter()
+    .chain(google_cloud::MODELS)
+    {
         let model = models.resolve(reference)?;
         print!("[{} via {}] ", model.reference(), model.api);
         let mut stream = client.stream(model, &context, StreamOptions::default());

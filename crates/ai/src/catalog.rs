@@ -16,6 +16,8 @@ mod proxied;
 
 const BUILTIN_MODELS: &str = include_str!("../data/models.json");
 const EXTRA_MODELS: &str = include_str!("../data/extra-models.json");
+/// A few of pi's google-vertex and google-gemini-cli models (Vertex AI, Cloud Code Assist).
+const GOOGLE_CLOUD_MODELS: &str = include_str!("../data/google-cloud.json");
 
 /// Why a catalog or models configuration could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -156,7 +158,7 @@ impl ModelRegistry {
     /// The built-in catalog, the DeepSeek entries and the offline stub.
     pub fn builtin() -> Result<Self, CatalogError> {
         let mut models = Vec::new();
-        for data in [BUILTIN_MODELS, EXTRA_MODELS] {
+        for data in [BUILTIN_MODELS, EXTRA_MODELS, GOOGLE_CLOUD_MODELS] {
             let file: CatalogFile =
                 serde_json::from_str(data).map_err(|e| CatalogError::Builtin(e.to_string()))?;
             models.extend(file.models);

@@ -50,6 +50,8 @@ pub fn api_key_vars(provider: &str) -> &'static [&'static str] {
         "anthropic" => &["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"],
         "openai" => &["OPENAI_API_KEY"],
         "google" => &["GEMINI_API_KEY"],
+        // Vertex express mode; without it Vertex uses Application Default Credentials.
+        "google-vertex" => &["GOOGLE_CLOUD_API_KEY"],
         "github-copilot" => &["COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"],
         "azure-openai-responses" => &["AZURE_OPENAI_API_KEY"],
         "xai" => &["XAI_API_KEY"],

@@ -17,6 +17,10 @@ pub mod apis {
     pub const OPENAI_CODEX_RESPONSES: &str = "openai-codex-responses";
     pub const ANTHROPIC_MESSAGES: &str = "anthropic-messages";
     pub const GOOGLE_GENERATIVE_AI: &str = "google-generative-ai";
+    /// Gemini on Vertex AI (Application Default Credentials or an express-mode key).
+    pub const GOOGLE_VERTEX: &str = "google-vertex";
+    /// Gemini through Google Cloud Code Assist (a `google-gemini-cli` sign-in).
+    pub const GOOGLE_GEMINI_CLI: &str = "google-gemini-cli";
     /// The offline provider that needs no key (see `providers::stub`).
     pub const STUB: &str = "stub";
     /// pi's proxy (`streamProxy`): a configured provider whose models are other providers'

@@ -39,6 +39,28 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/v1/messages", speaks(Api::AnthropicMessages))
         .route("/v1beta/models/{*target}", post(google))
         .route("/api/stream", speaks(Api::Proxy))
+        // Google Cloud: Vertex AI (ADC and express mode), Cloud Code Assist, token endpoint.
+        .route(
+            "/v1/projects/{project}/locations/{location}/publishers/google/models/{*target}",
+            post(crate::google_cloud::vertex),
+        )
+        .route(
+            "/v1/publishers/google/models/{*target}",
+            post(crate::google_cloud::vertex_express),
+        )
+        .route(
+            "/v1internal:streamGenerateContent",
+            post(crate::google_cloud::code_assist),
+        )
+        .route(
+            "/v1internal:loadCodeAssist",
+            post(crate::google_cloud::load_code_assist),
+        )
+        .route(
+            "/v1internal:onboardUser",
+            post(crate::google_cloud::onboard_user),
+        )
+        .route("/token", post(crate::google_cloud::token))
         .route("/v1/embeddings", speaks(Api::OpenAiEmbeddings))
         .route("/embeddings", speaks(Api::OpenAiEmbeddings))
         .route("/api/embed", speaks(Api::OllamaEmbeddings))
@@ -139,7 +161,7 @@ pub(crate) fn has_bearer_token(headers: &HeaderMap) -> bool {
         .is_some_and(|token| !token.trim().is_empty())
 }
 
-async fn answer(
+pub(crate) async fn answer(
     state: Arc<AppState>,
     api: Api,
     request: Request,
@@ -169,6 +191,16 @@ async fn answer(
             let message = format!("invalid JSON body: {err}");
             return protocol_error(api, StatusCode::BAD_REQUEST, &message);
         }
+    };
+    // Cloud Code Assist wraps a Gemini request; its frames are wrapped on the way out.
+    let code_assist = crate::google_cloud::is_code_assist(parts.uri.path());
+    let (body_json, google_target) = if code_assist {
+        match crate::google_cloud::unwrap_request(body_json) {
+            Ok((inner, target)) => (inner, Some(target)),
+            Err(message) => return protocol_error(api, StatusCode::BAD_REQUEST, &message),
+        }
+    } else {
+        (body_json, google_target)
     };
     // Embedding requests keep their texts for the answer; chat requests go to the script.
     let (parsed, embedding) = if api.is_embeddings() {
@@ -215,10 +247,13 @@ async fn answer(
     if parsed.delivery != Delivery::Sse {
         return json_response(StatusCode::OK, &wire::document(api, plan, parsed.delivery));
     }
-    let frames = match &decision.cached {
+    let mut frames = match &decision.cached {
         Some(frames) => frames.to_vec(),
         None => wire::frames(api, plan),
     };
+    if code_assist {
+        frames = crate::google_cloud::wrap_frames(frames);
+    }
     let layout = Layout {
         api,
         fault,

@@ -44,6 +44,7 @@ mod api;
 mod body;
 mod embed;
 mod engine;
+pub mod google_cloud;
 pub mod files;
 mod handlers;
 pub mod mock_rpc;

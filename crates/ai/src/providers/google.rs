@@ -5,10 +5,18 @@
 //! - [`request`](self::request): URL, headers and body.
 //! - [`decode`](self::decode): the stream decoder.
 //! - [`schema`](self::schema): JSON Schema → Gemini schema ([`gemini_schema`]).
+//! - [`vertex`] (`google-vertex`) and [`gemini_cli`] (`google-gemini-cli`): the same body and
+//!   stream on Vertex AI and on Cloud Code Assist; [`adc`]: Vertex's credentials.
 
+pub mod adc;
 mod decode;
+pub mod gemini_cli;
 mod request;
 mod schema;
+pub mod vertex;
+
+pub use gemini_cli::GoogleGeminiCli;
+pub use vertex::{GoogleVertex, VertexSettings};
 
 #[cfg(test)]
 mod tests;

@@ -155,6 +155,8 @@ pub fn builtins(client: impl Into<LazyHttpClient>) -> Vec<Arc<dyn ApiProvider>> 
         http(openai_responses::OpenAiCodexResponses, &client),
         http(anthropic::AnthropicMessages, &client),
         http(google::GoogleGenerativeAi, &client),
+        http(google::GoogleGeminiCli, &client),
+        Arc::new(google::GoogleVertex::new(client.clone())),
         // Credentials from the process environment; `LlmClient::with_env` swaps in its own.
         Arc::new(bedrock::BedrockProvider::new(
             client.clone(),

@@ -6,6 +6,7 @@ mod common;
 
 mod embeddings;
 mod faults;
+mod google_cloud;
 mod proxy_and_stub;
 mod proxy_config;
 mod streaming;

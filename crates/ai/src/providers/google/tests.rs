@@ -8,6 +8,7 @@ use serde_json::json;
 use crate::model::Model;
 use crate::test_support;
 
+mod cloud;
 mod decode;
 mod request;
 
