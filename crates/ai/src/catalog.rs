@@ -18,6 +18,8 @@ const BUILTIN_MODELS: &str = include_str!("../data/models.json");
 const EXTRA_MODELS: &str = include_str!("../data/extra-models.json");
 /// A few of pi's google-vertex and google-gemini-cli models (Vertex AI, Cloud Code Assist).
 const GOOGLE_CLOUD_MODELS: &str = include_str!("../data/google-cloud.json");
+/// GitHub Copilot's models (pi's list): each speaks the wire API of its vendor.
+const COPILOT_MODELS: &str = include_str!("../data/github-copilot.json");
 
 /// Why a catalog or models configuration could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -158,7 +160,7 @@ impl ModelRegistry {
     /// The built-in catalog, the DeepSeek entries and the offline stub.
     pub fn builtin() -> Result<Self, CatalogError> {
         let mut models = Vec::new();
-        for data in [BUILTIN_MODELS, EXTRA_MODELS, GOOGLE_CLOUD_MODELS] {
+        for data in [BUILTIN_MODELS, EXTRA_MODELS, GOOGLE_CLOUD_MODELS, COPILOT_MODELS] {
             let file: CatalogFile =
                 serde_json::from_str(data).map_err(|e| CatalogError::Builtin(e.to_string()))?;
             models.extend(file.models);
@@ -414,6 +416,7 @@ mod tests {
             "mistral",
             "openrouter",
             "openai-codex",
+            "github-copilot",
             "stub",
         ] {
             assert!(providers.contains(&p), "missing provider {p}");

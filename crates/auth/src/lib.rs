@@ -20,7 +20,10 @@ pub use file::{
     AuthProfiles, Credential, CredentialKind, OAuthCredential, PROFILES_FILE_NAME,
     PROFILES_FILE_VERSION, Profile, ProfileId, UsageStats,
 };
-pub use oauth::{CodexLogin, CodexOAuth, CodexOAuthConfig, LoginStart, OAuthError};
+pub use oauth::{
+    AnthropicOAuth, AnthropicOAuthConfig, CodexLogin, CodexOAuth, CodexOAuthConfig, CopilotOAuth,
+    CopilotOAuthConfig, LoginStart, OAuthError,
+};
 pub use resolve::{KeyResolver, REFRESH_MARGIN_MS, ResolvedCredential};
 pub use rotation::{
     CooldownPolicy, Failure, FailureKind, Resting, Rotation, failure_from_error, failure_kind,

@@ -19,7 +19,11 @@ use pincer_ai::env::{EnvSource, env_api_key};
 
 use crate::error::AuthError;
 use crate::file::{AuthProfiles, Credential, CredentialKind, OAuthCredential, ProfileId};
-use crate::oauth::{CODEX_PROVIDER, CodexOAuth, OAuthError};
+use crate::oauth::{
+    ANTHROPIC_PROVIDER, AnthropicOAuth, CODEX_PROVIDER, COPILOT_PROVIDER, CodexOAuth, CopilotOAuth,
+    OAuthError,
+};
+use crate::oauth::gemini_cli::{GEMINI_CLI_PROVIDER, GeminiCliOAuth};
 use crate::rotation::{CooldownPolicy, Failure, FailureKind};
 use crate::secret::Secret;
 use crate::store::AuthStore;
@@ -46,6 +50,9 @@ pub struct KeyResolver {
     order: BTreeMap<String, Vec<String>>,
     policy: CooldownPolicy,
     codex: Option<CodexOAuth>,
+    gemini_cli: Option<GeminiCliOAuth>,
+    copilot: Option<CopilotOAuth>,
+    anthropic: Option<AnthropicOAuth>,
     refresh_gates: Mutex<HashMap<ProfileId, Arc<tokio::sync::Mutex<()>>>>,
 }
 
@@ -67,6 +74,9 @@ impl KeyResolver {
             order: BTreeMap::new(),
             policy: CooldownPolicy::default(),
             codex: None,
+            gemini_cli: None,
+            copilot: None,
+            anthropic: None,
             refresh_gates: Mutex::new(HashMap::new()),
         }
     }
@@ -86,6 +96,79 @@ impl KeyResolver {
     pub fn with_codex(mut self, codex: CodexOAuth) -> Self {
         self.codex = Some(codex);
         self
+    }
+
+    /// Refreshes expired google-gemini-cli (Cloud Code Assist) sign-ins with `gemini_cli`.
+    pub fn with_gemini_cli(mut self, gemini_cli: GeminiCliOAuth) -> Self {
+        self.gemini_cli = Some(gemini_cli);
+        self
+    }
+
+    /// Exchanges github-copilot profiles' GitHub tokens (and the environment's) for
+    /// Copilot tokens with `copilot`.
+    pub fn with_copilot(mut self, copilot: CopilotOAuth) -> Self {
+        self.copilot = Some(copilot);
+        self
+    }
+
+    /// Refreshes expired anthropic (Claude Pro/Max) sign-ins with `anthropic`.
+    pub fn with_anthropic(mut self, anthropic: AnthropicOAuth) -> Self {
+        self.anthropic = Some(anthropic);
+        self
+    }
+
+    /// The Copilot token for the environment's GitHub token (`COPILOT_GITHUB_TOKEN`,
+    /// `GH_TOKEN`, `GITHUB_TOKEN`), exchanged once and reused until it is due; `Ok(None)`
+    /// when the environment has none or no Copilot client is configured.
+    pub async fn copilot_env_token(
+        &self,
+        env: &dyn EnvSource,
+        now_ms: u64,
+    ) -> Result<Option<Secret>, AuthError> {
+        let (Some(copilot), Some(github)) = (&self.copilot, env_api_key(env, COPILOT_PROVIDER))
+        else {
+            return Ok(None);
+        };
+        copilot
+            .exchange_cached(&Secret::new(github), now_ms, REFRESH_MARGIN_MS)
+            .await
+            .map(|c| Some(c.access))
+            .map_err(|source| AuthError::Refresh {
+                id: ProfileId::from("github-copilot:env"),
+                source,
+            })
+    }
+
+    /// After the provider refused `rejected` (a 401 mid-use): forget it and fetch a new
+    /// one, once. For an OAuth profile the stored tokens are refreshed (unless someone
+    /// already did); for the environment's Copilot exchange the cache is dropped.
+    pub async fn renew_rejected(
+        &self,
+        provider: &str,
+        profile: Option<&ProfileId>,
+        rejected: &str,
+        env: &dyn EnvSource,
+        now_ms: u64,
+    ) -> Result<Option<Secret>, AuthError> {
+        match profile {
+            None if provider == COPILOT_PROVIDER => {
+                if let Some(copilot) = &self.copilot {
+                    copilot.forget_cached(rejected);
+                }
+                self.copilot_env_token(env, now_ms).await
+            }
+            None => Ok(None),
+            Some(id) => {
+                let file = self.load().await?;
+                if !matches!(file.profile(id)?.credential, Credential::OAuth(_)) {
+                    return Ok(None);
+                }
+                let fresh = self
+                    .refresh_single_flight_inner(id, provider, now_ms, Some(rejected))
+                    .await?;
+                Ok(Some(fresh.access))
+            }
+        }
     }
 
     pub fn store(&self) -> &AuthStore {
@@ -114,6 +197,17 @@ impl KeyResolver {
         }
 
         let rotation = file.rotation(provider, &self.order, now_ms);
+        if rotation.is_empty() && provider == COPILOT_PROVIDER && self.copilot.is_some() {
+            // An environment GitHub token is not what Copilot's API takes: exchange it.
+            return Ok(self.copilot_env_token(env, now_ms).await?.map(|secret| {
+                ResolvedCredential {
+                    profile_id: None,
+                    kind: CredentialKind::Token,
+                    secret,
+                    account_id: None,
+                }
+            }));
+        }
         if rotation.is_empty() {
             return Ok(env_api_key(env, provider).map(|key| ResolvedCredential {
                 profile_id: None,
@@ -198,7 +292,7 @@ impl KeyResolver {
         let resolved = |secret: &Secret, account_id: Option<String>| ResolvedCredential {
             profile_id: Some(id.clone()),
             kind: profile.kind(),
-            secret: secret.clone(),
+            secret: present(&profile.provider, secret, account_id.as_deref()),
             account_id,
         };
         match &profile.credential {
@@ -233,6 +327,20 @@ impl KeyResolver {
         provider: &str,
         now_ms: u64,
     ) -> Result<OAuthCredential, AuthError> {
+        self.refresh_single_flight_inner(id, provider, now_ms, None)
+            .await
+    }
+
+    /// [`Self::refresh_single_flight`]; with `rejected`, the stored access token was
+    /// refused by the provider: refresh it even though it has not expired, unless it has
+    /// already been replaced.
+    async fn refresh_single_flight_inner(
+        &self,
+        id: &ProfileId,
+        provider: &str,
+        now_ms: u64,
+        rejected: Option<&str>,
+    ) -> Result<OAuthCredential, AuthError> {
         let gate = self.gate(id);
         let _in_process = gate.lock().await;
         let store = self.store.clone();
@@ -248,21 +356,31 @@ impl KeyResolver {
                 });
             }
         };
-        if !needs_refresh(&current, now_ms) {
+        let replaced = rejected.is_some_and(|r| current.access.expose() != r);
+        if replaced || (rejected.is_none() && !needs_refresh(&current, now_ms)) {
             return Ok(current);
         }
-        let refresher = match (provider, &self.codex) {
-            (CODEX_PROVIDER, Some(codex)) => codex,
-            _ => {
-                return Err(AuthError::Refresh {
-                    id: id.clone(),
-                    source: OAuthError::RefreshUnsupported {
-                        provider: provider.to_owned(),
-                    },
-                });
+        let refreshed = match (provider, &self.codex, &self.copilot, &self.anthropic) {
+            (CODEX_PROVIDER, Some(codex), _, _) => codex.refresh(&current.refresh, now_ms).await,
+            (COPILOT_PROVIDER, _, Some(copilot), _) => {
+                // A Copilot profile's account id is its GitHub Enterprise domain.
+                let domain = current.account_id.as_deref();
+                copilot.refresh(&current.refresh, domain, now_ms).await
             }
+            (ANTHROPIC_PROVIDER, _, _, Some(anthropic)) => {
+                anthropic.refresh(&current.refresh, now_ms).await
+            }
+            (GEMINI_CLI_PROVIDER, ..) => match &self.gemini_cli {
+                Some(gemini_cli) => gemini_cli.refresh(&current, now_ms).await,
+                None => Err(OAuthError::RefreshUnsupported {
+                    provider: provider.to_owned(),
+                }),
+            },
+            _ => Err(OAuthError::RefreshUnsupported {
+                provider: provider.to_owned(),
+            }),
         };
-        let fresh = match refresher.refresh(&current.refresh, now_ms).await {
+        let fresh = match refreshed {
             Ok(fresh) => fresh,
             Err(source) => {
                 if matches!(source, OAuthError::LoginRequired { .. }) {
@@ -288,6 +406,17 @@ impl KeyResolver {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         gates.entry(id.clone()).or_default().clone()
+    }
+}
+
+/// What a call presents: the secret itself, except for google-gemini-cli sign-ins, whose
+/// calls need the Cloud Code Assist project too (pi's `{"token", "projectId"}`).
+fn present(provider: &str, secret: &Secret, account_id: Option<&str>) -> Secret {
+    match account_id {
+        Some(project) if provider == GEMINI_CLI_PROVIDER => Secret::new(
+            crate::oauth::gemini_cli::api_key(secret.expose(), project),
+        ),
+        _ => secret.clone(),
     }
 }
 

@@ -18,7 +18,7 @@ use crate::app::App;
 use crate::cli::AuthCommand;
 
 /// How long the login waits for the browser before it only waits for a paste.
-const CALLBACK_WAIT: Duration = Duration::from_secs(60);
+pub(crate) const CALLBACK_WAIT: Duration = Duration::from_secs(60);
 
 pub async fn run(app: &App, command: AuthCommand) -> Result<ExitCode> {
     app.ensure_home()?;
@@ -28,9 +28,27 @@ pub async fn run(app: &App, command: AuthCommand) -> Result<ExitCode> {
             provider,
             name,
             paste,
+            oauth,
+            enterprise,
         } => {
             if provider == CODEX_PROVIDER {
                 return codex_login(app, &store, paste).await;
+            }
+            if provider == pincer_auth::oauth::COPILOT_PROVIDER {
+                return crate::auth_logins::copilot_login(
+                    app,
+                    &store,
+                    name.as_deref(),
+                    enterprise.as_deref(),
+                )
+                .await;
+            }
+            // A person at a terminal signs in (Claude Pro/Max); a piped key is stored.
+            if provider == pincer_auth::oauth::ANTHROPIC_PROVIDER
+                && (oauth || std::io::stdin().is_terminal())
+            {
+                return crate::auth_logins::anthropic_login(app, &store, name.as_deref(), paste)
+                    .await;
             }
             let registry = app.registry()?;
             if !registry.providers().contains(&provider.as_str()) {
@@ -234,12 +252,12 @@ async fn codex_login(app: &App, store: &AuthStore, paste_only: bool) -> Result<E
     Ok(ExitCode::SUCCESS)
 }
 
-type Pasted =
+pub(crate) type Pasted =
     std::sync::Arc<tokio::sync::Mutex<tokio::sync::mpsc::Receiver<std::io::Result<String>>>>;
 
 /// Reads one line of standard input on a thread of its own (a detached thread, so a login
 /// finished by the browser never waits for it).
-fn paste_reader() -> Pasted {
+pub(crate) fn paste_reader() -> Pasted {
     let (tx, rx) = tokio::sync::mpsc::channel(1);
     std::thread::spawn(move || {
         let mut line = String::new();
@@ -250,7 +268,7 @@ fn paste_reader() -> Pasted {
 }
 
 /// The next non-empty pasted line; `None` when standard input ends first.
-async fn next_paste(pasted: &Pasted) -> Result<Option<String>> {
+pub(crate) async fn next_paste(pasted: &Pasted) -> Result<Option<String>> {
     match pasted.lock().await.recv().await {
         Some(Ok(line)) if !line.trim().is_empty() => Ok(Some(line.trim().to_owned())),
         Some(Ok(_)) | None => Ok(None),

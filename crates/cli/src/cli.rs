@@ -229,12 +229,20 @@ pub enum AuthCommand {
         /// Profile name (default `default`).
         #[arg(long)]
         name: Option<String>,
-        /// openai-codex: do not wait for the browser callback; paste the code instead.
+        /// openai-codex, anthropic: do not wait for the browser callback; paste the code
+        /// instead.
         #[arg(long)]
         paste: bool,
     },
     /// The stored profiles, with masked secrets and their state.
     Status,
+        /// anthropic: sign in with Claude Pro/Max (OAuth) even though standard input is
+        /// not a terminal (a piped standard input otherwise means an API key).
+        #[arg(long)]
+        oauth: bool,
+        /// github-copilot: the GitHub Enterprise domain (e.g. company.ghe.com).
+        #[arg(long, value_name = "DOMAIN")]
+        enterprise: Option<String>,
     /// Prefer this profile for its provider.
     Use { profile: String },
     /// Remove a profile, or every profile with --all.

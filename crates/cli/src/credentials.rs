@@ -61,7 +61,13 @@ impl SharedCredentials {
             .with_policy(policy)
             .with_codex(pincer_auth::CodexOAuth::new(
                 crate::auth_cmd::codex_config(app),
-            )?);
+            )?)
+            .with_copilot(pincer_auth::CopilotOAuth::new(
+                crate::auth_logins::copilot_config(app, None),
+            ))
+            .with_anthropic(pincer_auth::AnthropicOAuth::new(
+                crate::auth_logins::anthropic_config(app),
+            ));
         Ok(Self(ProfileCredentials {
             resolver: Arc::new(resolver),
             store,
@@ -168,6 +174,20 @@ impl ProfileCredentials {
                 .await
                 .map(|_| Vec::new());
         };
+        if ids.is_empty() && provider == pincer_auth::oauth::COPILOT_PROVIDER {
+            // The environment's GitHub token, exchanged for a Copilot token.
+            let env = self
+                .resolver
+                .copilot_env_token(self.env.as_ref(), now)
+                .await?;
+            return Ok(env
+                .map(|secret| Credential {
+                    profile_id: None,
+                    secret: Some(secret),
+                })
+                .into_iter()
+                .collect());
+        }
         let mut out = Vec::new();
         let mut last_error = None;
         for id in ids {
@@ -203,6 +223,39 @@ impl CredentialSource for ProfileCredentials {
         Box::pin(async move {
             if let Err(e) = resolver.mark_success(&id, now()).await {
                 tracing::warn!(profile = %id, error = %e, "cannot record the profile's success");
+            }
+        })
+    }
+
+    fn renew(
+        &self,
+        provider: &str,
+        profile_id: Option<&str>,
+        rejected: &pincer_base::Secret,
+    ) -> BoxFuture<'static, Option<Credential>> {
+        let this = self.clone();
+        let (provider, id) = (provider.to_owned(), profile_id.map(ProfileId::from));
+        let rejected = rejected.clone();
+        Box::pin(async move {
+            let renewed = this
+                .resolver
+                .renew_rejected(
+                    &provider,
+                    id.as_ref(),
+                    rejected.expose(),
+                    this.env.as_ref(),
+                    now(),
+                )
+                .await;
+            match renewed {
+                Ok(secret) => secret.map(|secret| Credential {
+                    profile_id: id.map(|p| p.to_string()),
+                    secret: Some(secret),
+                }),
+                Err(e) => {
+                    tracing::warn!(%provider, error = %e, "cannot renew the refused credential");
+                    None
+                }
             }
         })
     }

@@ -48,6 +48,7 @@ pub mod google_cloud;
 pub mod files;
 mod handlers;
 pub mod mock_rpc;
+pub mod github_copilot;
 pub mod oauth;
 mod plan;
 pub mod procfs;

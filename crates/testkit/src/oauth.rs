@@ -12,6 +12,10 @@
 //! - Access tokens are unsigned JWTs (`header.payload.signature`, base64url) whose payload
 //!   carries `"https://api.openai.com/auth": {"chatgpt_account_id": …}`.
 //!
+//! - `POST /v1/oauth/token` is the same endpoint taking JSON, as Anthropic's (the Claude
+//!   sign-in); [`FakeOAuthServer::set_access_token_prefix`] makes access tokens look like
+//!   Anthropic's (`sk-ant-oat01-…`) instead of JWTs.
+//!
 //! Every request is recorded. The server checks PKCE with its own code (sha2 + base64), not
 //! Pincer's, so a bug in Pincer's PKCE cannot hide behind the same bug here.
 
@@ -102,6 +106,8 @@ struct Inner {
     used_refresh: HashSet<String>,
     issued: u64,
     requests: Vec<OAuthRequest>,
+    /// Access tokens are `<prefix><serial>` instead of JWTs when set.
+    access_prefix: Option<String>,
 }
 
 type Shared = Arc<Mutex<Inner>>;
@@ -147,10 +153,12 @@ impl FakeOAuthServer {
             used_refresh: HashSet::new(),
             issued: 0,
             requests: Vec::new(),
+            access_prefix: None,
         }));
         let app = Router::new()
             .route("/oauth/authorize", get(authorize))
             .route("/oauth/token", post(token))
+            .route("/v1/oauth/token", post(json_token))
             .with_state(shared.clone());
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
@@ -206,6 +214,11 @@ impl FakeOAuthServer {
         lock(&self.shared).refresh_failure = failure;
     }
 
+    /// Issues access tokens `<prefix><serial>` (Anthropic's `sk-ant-oat01-`) instead of JWTs.
+    pub fn set_access_token_prefix(&self, prefix: &str) {
+        lock(&self.shared).access_prefix = Some(prefix.to_owned());
+    }
+
     /// Makes the authorize endpoint redirect with `error=access_denied`.
     pub fn deny_authorization(&self, deny: bool) {
         lock(&self.shared).deny = deny;
@@ -228,7 +241,7 @@ impl FakeOAuthServer {
     pub fn token_requests(&self, grant: &str) -> Vec<OAuthRequest> {
         self.requests()
             .into_iter()
-            .filter(|r| r.path == "/oauth/token" && r.grant_type() == Some(grant))
+            .filter(|r| r.path.ends_with("/oauth/token") && r.grant_type() == Some(grant))
             .collect()
     }
 
@@ -350,11 +363,27 @@ async fn authorize(
 
 async fn token(State(shared): State<Shared>, body: Bytes) -> Response {
     let form: BTreeMap<String, String> = form_urlencoded::parse(&body).into_owned().collect();
+    token_answer(shared, "/oauth/token", form).await
+}
+
+/// The token endpoint taking a JSON object of strings (Anthropic's); anything else is a 400.
+async fn json_token(State(shared): State<Shared>, body: Bytes) -> Response {
+    let Ok(form) = serde_json::from_slice::<BTreeMap<String, String>>(&body) else {
+        return oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "the body must be a JSON object of strings",
+        );
+    };
+    token_answer(shared, "/v1/oauth/token", form).await
+}
+
+async fn token_answer(shared: Shared, path: &str, form: BTreeMap<String, String>) -> Response {
     let delay = {
         let mut inner = lock(&shared);
         inner.requests.push(OAuthRequest {
             method: "POST".into(),
-            path: "/oauth/token".into(),
+            path: path.into(),
             params: form.clone(),
         });
         inner.refresh_delay
@@ -459,7 +488,10 @@ fn issue_tokens(inner: &mut Inner, account_id: &str) -> Response {
         .live_refresh
         .insert(refresh_token.clone(), account_id.to_owned());
     let body = json!({
-        "access_token": fake_access_token(account_id, serial, inner.expires_in),
+        "access_token": match &inner.access_prefix {
+            Some(prefix) => format!("{prefix}{serial}"),
+            None => fake_access_token(account_id, serial, inner.expires_in),
+        },
         "refresh_token": refresh_token,
         "id_token": fake_jwt(&json!({"email": "user@example.invalid", OPENAI_AUTH_CLAIM: {"chatgpt_account_id": account_id}})),
         "token_type": "Bearer",

@@ -49,6 +49,17 @@ pub trait CredentialSource: Send + Sync {
         kind: &ErrorKind,
         message: &str,
     ) -> BoxFuture<'static, ()>;
+    /// The provider refused `rejected` (an auth failure before any output): a renewed
+    /// credential to try once more — an OAuth token refreshed early, a Copilot token
+    /// exchanged again — or `None`. Asked at most once per credential and call.
+    fn renew(
+        &self,
+        _provider: &str,
+        _profile_id: Option<&str>,
+        _rejected: &Secret,
+    ) -> BoxFuture<'static, Option<Credential>> {
+        Box::pin(async { None })
+    }
 }
 
 /// No profiles: every call uses the client's own key resolution.
@@ -192,57 +203,87 @@ impl Job {
                     continue;
                 }
             };
-            for (cred_index, credential) in credentials.iter().enumerate() {
+            for (cred_index, first) in credentials.iter().enumerate() {
                 let last_chance = model_index + 1 == models && cred_index + 1 == credentials.len();
-                let mut options = self.options.clone();
-                if let Some(secret) = &credential.secret {
-                    options.api_key = Some(secret.expose().to_owned());
-                }
-                if !last_chance {
-                    // With somewhere else to go, waiting out a rate limit here only delays
-                    // the answer: fail over at once and keep the retries for the last try.
-                    options.retry = RetryPolicy {
-                        max_retries: 0,
-                        ..options.retry
-                    };
-                }
-                let stream = self.client.stream(model, &self.context, options);
-                match forward_unless_early_failure(stream, &tx).await {
-                    Outcome::Forwarded { terminal } => {
-                        // Book-keeping first: the consumer drops the stream (and so aborts
-                        // this task) as soon as it has the terminal event.
-                        let succeeded =
-                            matches!(terminal, Some(AssistantMessageEvent::Done { .. }));
-                        if let (true, Some(id)) = (succeeded, &credential.profile_id) {
-                            self.credentials.succeeded(&model.provider, id).await;
-                        }
-                        self.attempts.log().answered = Some(Answer {
-                            model: model.reference(),
-                            profile_id: credential.profile_id.clone(),
-                        });
-                        if let Some(terminal) = terminal {
-                            let _ = tx.send(terminal).await;
-                        }
-                        return;
+                let mut renewed: Option<Credential> = None;
+                loop {
+                    let credential = renewed.as_ref().unwrap_or(first);
+                    let mut options = self.options.clone();
+                    if let Some(secret) = &credential.secret {
+                        options.api_key = Some(secret.expose().to_owned());
                     }
-                    Outcome::ReceiverGone => return,
-                    Outcome::FailedEarly(event) => {
-                        if let AssistantMessageEvent::Error { error, kind, .. } = &event {
-                            let message = error.error_message.clone().unwrap_or_default();
-                            if let Some(id) = &credential.profile_id {
-                                self.credentials
-                                    .failed(&model.provider, id, kind, &message)
-                                    .await;
+                    if !last_chance {
+                        // With somewhere else to go, waiting out a rate limit here only delays
+                        // the answer: fail over at once and keep the retries for the last try.
+                        options.retry = RetryPolicy {
+                            max_retries: 0,
+                            ..options.retry
+                        };
+                    }
+                    let stream = self.client.stream(model, &self.context, options);
+                    match forward_unless_early_failure(stream, &tx).await {
+                        Outcome::Forwarded { terminal } => {
+                            // Book-keeping first: the consumer drops the stream (and so aborts
+                            // this task) as soon as it has the terminal event.
+                            let succeeded =
+                                matches!(terminal, Some(AssistantMessageEvent::Done { .. }));
+                            if let (true, Some(id)) = (succeeded, &credential.profile_id) {
+                                self.credentials.succeeded(&model.provider, id).await;
                             }
-                            self.attempts.push(Attempt {
+                            self.attempts.log().answered = Some(Answer {
                                 model: model.reference(),
                                 profile_id: credential.profile_id.clone(),
-                                kind: kind.code(),
-                                message,
                             });
+                            if let Some(terminal) = terminal {
+                                let _ = tx.send(terminal).await;
+                            }
+                            return;
                         }
-                        last_error = Some(event);
+                        Outcome::ReceiverGone => return,
+                        Outcome::FailedEarly(event) => {
+                            if let AssistantMessageEvent::Error { error, kind, .. } = &event {
+                                let message = error.error_message.clone().unwrap_or_default();
+                                if let Some(id) = &credential.profile_id {
+                                    self.credentials
+                                        .failed(&model.provider, id, kind, &message)
+                                        .await;
+                                }
+                                self.attempts.push(Attempt {
+                                    model: model.reference(),
+                                    profile_id: credential.profile_id.clone(),
+                                    kind: kind.code(),
+                                    message,
+                                });
+                            }
+                            let rejected = matches!(
+                                &event,
+                                AssistantMessageEvent::Error {
+                                    kind: ErrorKind::Auth,
+                                    ..
+                                }
+                            );
+                            last_error = Some(event);
+                            if let (true, None, Some(secret)) =
+                                (rejected, &renewed, &credential.secret)
+                            {
+                                // Refused mid-use (a token revoked or expired early): renew it
+                                // once; a second refusal is final.
+                                let fresh = self
+                                    .credentials
+                                    .renew(
+                                        &model.provider,
+                                        credential.profile_id.as_deref(),
+                                        secret,
+                                    )
+                                    .await;
+                                if let Some(fresh) = fresh {
+                                    renewed = Some(fresh);
+                                    continue;
+                                }
+                            }
+                        }
                     }
+                    break;
                 }
             }
         }

@@ -13,15 +13,39 @@ pub(crate) mod transform;
 #[cfg(test)]
 mod tests;
 
-use crate::http::HttpCall;
-use crate::model::apis;
-use crate::providers::RequestInput;
+use crate::http::{HttpCall, StreamDecoder};
+use crate::model::{Model, apis};
+use crate::providers::{RequestInput, WireApi};
 
 pub(crate) use request::f32_to_json;
 
-wire_api! {
-    /// The `anthropic-messages` wire API.
-    AnthropicMessages: apis::ANTHROPIC_MESSAGES => build_request, decode::AnthropicDecoder::new
+/// The `anthropic-messages` wire API. Written out rather than by `wire_api!`: in OAuth
+/// mode the decoder needs the request's tool names to map Claude Code's spelling back.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AnthropicMessages;
+
+impl WireApi for AnthropicMessages {
+    fn api(&self) -> &'static str {
+        apis::ANTHROPIC_MESSAGES
+    }
+
+    fn build_request(&self, input: RequestInput<'_>) -> Result<HttpCall, String> {
+        build_request(input)
+    }
+
+    fn decoder(&self, model: &Model) -> Box<dyn StreamDecoder> {
+        Box::new(decode::AnthropicDecoder::new(model))
+    }
+
+    fn decoder_for(&self, input: &RequestInput<'_>) -> Box<dyn StreamDecoder> {
+        match request::Auth::detect(input.model, input.api_key) {
+            request::Auth::OauthToken => Box::new(decode::AnthropicDecoder::with_oauth_tools(
+                input.model,
+                input.context.tools.iter().map(|t| t.name.clone()).collect(),
+            )),
+            _ => self.decoder(input.model),
+        }
+    }
 }
 
 /// The auth kind shapes both the headers and the body, so it is detected once.
@@ -29,7 +53,13 @@ fn build_request(input: RequestInput<'_>) -> Result<HttpCall, String> {
     let auth = request::Auth::detect(input.model, input.api_key);
     Ok(HttpCall::sse(
         request::url(input.model),
-        request::headers(input.model, input.options, input.api_key, auth),
+        request::headers(
+            input.model,
+            input.context,
+            input.options,
+            input.api_key,
+            auth,
+        ),
         request::body(input.model, input.context, input.options, auth),
     ))
 }

@@ -49,6 +49,7 @@ macro_rules! wire_api {
 pub mod anthropic;
 pub mod bedrock;
 mod borrowed_str;
+pub mod copilot;
 pub mod google;
 pub mod openai_completions;
 pub mod openai_responses;
@@ -67,6 +68,12 @@ pub trait WireApi: Send + Sync + 'static {
 
     /// A fresh decoder for one response.
     fn decoder(&self, model: &Model) -> Box<dyn StreamDecoder>;
+
+    /// A fresh decoder for the response to the request built from `input` (an API whose
+    /// decoding depends on the request — Anthropic's OAuth tool names — overrides this).
+    fn decoder_for(&self, input: &RequestInput<'_>) -> Box<dyn StreamDecoder> {
+        self.decoder(input.model)
+    }
 }
 
 /// What [`WireApi::build_request`] builds one request from.
@@ -123,6 +130,9 @@ impl<W: WireApi> ApiProvider for HttpProvider<W> {
                 ),
             );
         }
+        // GitHub Copilot: the token names the API host to use (its `proxy-ep`).
+        let copilot_model = copilot::with_token_base_url(model, key.as_deref());
+        let model = copilot_model.as_ref().unwrap_or(model);
         let input = RequestInput {
             model,
             context,
@@ -134,7 +144,7 @@ impl<W: WireApi> ApiProvider for HttpProvider<W> {
                 self.client.get().clone(),
                 model.clone(),
                 call,
-                self.wire.decoder(model),
+                self.wire.decoder_for(&input),
                 options,
             ),
             Err(message) => failed_stream(

@@ -2,19 +2,24 @@
 //! endpoint, JWT claims) and the one provider that uses them today, openai-codex
 //! ([`codex`]: ChatGPT sign-in, exactly as pi-ai and the Codex CLI do it).
 
+pub mod anthropic;
 pub mod callback;
 pub mod codex;
+pub mod gemini_cli;
+pub mod copilot;
 pub mod jwt;
 pub mod pkce;
 pub mod token;
 
 use std::net::SocketAddr;
 
+pub use anthropic::{ANTHROPIC_PROVIDER, AnthropicLogin, AnthropicOAuth, AnthropicOAuthConfig};
 pub use callback::CallbackListener;
 pub use codex::{
     CODEX_CLIENT_ID, CODEX_PROVIDER, CodexLogin, CodexOAuth, CodexOAuthConfig, LoginStart,
     PastedAuthorization, parse_authorization_input,
 };
+pub use copilot::{COPILOT_PROVIDER, CopilotOAuth, CopilotOAuthConfig, DeviceCode};
 pub use jwt::{JwtError, OPENAI_AUTH_CLAIM, chatgpt_account_id, decode_jwt_payload};
 pub use pkce::{Pkce, random_state};
 pub use token::{TokenGrant, parse_token_error, parse_token_response};
@@ -89,6 +94,13 @@ pub enum OAuthError {
     /// A client could not be built from the configuration.
     #[error("invalid OAuth configuration: {0}")]
     Config(String),
+    /// Cloud Code Assist would not name or provision the user's project (google-gemini-cli).
+    #[error("Cloud Code Assist: {0}")]
+    CodeAssist(String),
+    /// The device code expired before the user entered it (github-copilot).
+    #[error("the device code expired before sign-in finished{}; run the login again",
+        if *.slowed_down { " (after slow_down answers: often clock drift in a VM or WSL; sync the clock)" } else { "" })]
+    DeviceCodeExpired { slowed_down: bool },
 }
 
 impl OAuthError {

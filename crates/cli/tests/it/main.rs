@@ -4,6 +4,7 @@
 
 mod common;
 
+mod anthropic_login;
 mod ask;
 mod ask_image_tool;
 mod ask_media;
@@ -21,6 +22,7 @@ mod chat;
 mod chat_compact;
 mod codex_login;
 mod commands;
+mod copilot_login;
 mod cron_cli;
 mod exec_approvals;
 mod gateway;

@@ -101,6 +101,9 @@ pub(super) struct AnthropicDecoder {
     /// `message_delta` reported a stop reason: the reply is complete even if
     /// `message_stop` never arrives.
     stop_seen: bool,
+    /// OAuth mode: the request's tool names, which tool calls in Claude Code's spelling
+    /// (`Read`) are mapped back to (`read`).
+    oauth_tools: Option<Vec<String>>,
 }
 
 impl AnthropicDecoder {
@@ -109,6 +112,15 @@ impl AnthropicDecoder {
             label: model.reference(),
             open: Vec::new(),
             stop_seen: false,
+            oauth_tools: None,
+        }
+    }
+
+    /// A decoder for an OAuth-mode request that offered `tools`.
+    pub(super) fn with_oauth_tools(model: &Model, tools: Vec<String>) -> Self {
+        Self {
+            oauth_tools: Some(tools),
+            ..Self::new(model)
         }
     }
 
@@ -152,7 +164,14 @@ impl AnthropicDecoder {
                 out.thinking_delta(i, REDACTED_THINKING_TEXT);
                 i
             }
-            Some("tool_use") => out.toolcall_start(text(&block.id), text(&block.name)),
+            Some("tool_use") => {
+                let name = text(&block.name);
+                let name = match &self.oauth_tools {
+                    Some(tools) => super::request::from_claude_code_name(name, tools),
+                    None => name,
+                };
+                out.toolcall_start(text(&block.id), name)
+            }
             _ => return,
         };
         self.open.push((index, builder_index));

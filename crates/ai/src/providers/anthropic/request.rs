@@ -16,10 +16,49 @@ const API_VERSION: &str = "2023-06-01";
 const FINE_GRAINED_TOOL_STREAMING: &str = "fine-grained-tool-streaming-2025-05-14";
 const INTERLEAVED_THINKING: &str = "interleaved-thinking-2025-05-14";
 /// Claude Code version pi impersonates for OAuth (subscription) tokens.
-const CLAUDE_CODE_VERSION: &str = "2.1.2";
+const CLAUDE_CODE_VERSION: &str = "2.1.75";
 /// Anthropic only accepts OAuth tokens on requests that present as Claude Code.
 pub(super) const CLAUDE_CODE_IDENTITY: &str =
     "You are Claude Code, Anthropic's official CLI for Claude.";
+/// Claude Code 2.x's tool names in their canonical casing (pi's table): in OAuth mode our
+/// tools of the same names (any casing) go out spelled like this and come back as ours.
+pub(super) const CLAUDE_CODE_TOOLS: [&str; 17] = [
+    "Read",
+    "Write",
+    "Edit",
+    "Bash",
+    "Grep",
+    "Glob",
+    "AskUserQuestion",
+    "EnterPlanMode",
+    "ExitPlanMode",
+    "KillShell",
+    "NotebookEdit",
+    "Skill",
+    "Task",
+    "TaskOutput",
+    "TodoWrite",
+    "WebFetch",
+    "WebSearch",
+];
+
+/// `name` in Claude Code's casing when it is one of its tools (case-insensitively).
+pub(crate) fn to_claude_code_name(name: &str) -> &str {
+    CLAUDE_CODE_TOOLS
+        .iter()
+        .find(|cc| cc.eq_ignore_ascii_case(name))
+        .copied()
+        .unwrap_or(name)
+}
+
+/// The name of our tool that `name` (as the model sent it) stands for: the first of
+/// `tools` equal to it ignoring case, else `name` unchanged.
+pub(crate) fn from_claude_code_name<'a>(name: &'a str, tools: &'a [String]) -> &'a str {
+    tools
+        .iter()
+        .find(|t| t.eq_ignore_ascii_case(name))
+        .map_or(name, String::as_str)
+}
 /// pi's default output cap when the caller sets none (`buildBaseOptions`).
 const DEFAULT_MAX_TOKENS_CAP: u64 = 32_000;
 /// Output tokens pi keeps free when a thinking budget would eat the whole cap.
@@ -51,12 +90,13 @@ impl Auth {
 /// them last.
 pub(super) fn headers(
     model: &Model,
+    context: &Context,
     options: &StreamOptions,
     api_key: Option<&str>,
     auth: Auth,
 ) -> Vec<(String, String)> {
     let mut headers = common_headers(model, options);
-    let mut ours: Vec<(&str, String)> = vec![("anthropic-version", API_VERSION.to_owned())];
+    let mut ours: Vec<(&'static str, String)> = vec![("anthropic-version", API_VERSION.to_owned())];
     let betas = match auth {
         Auth::Copilot => INTERLEAVED_THINKING.to_owned(),
         Auth::ApiKey => format!("{FINE_GRAINED_TOOL_STREAMING},{INTERLEAVED_THINKING}"),
@@ -74,11 +114,11 @@ pub(super) fn headers(
         }
     }
     if auth == Auth::OauthToken {
-        ours.push((
-            "user-agent",
-            format!("claude-cli/{CLAUDE_CODE_VERSION} (external, cli)"),
-        ));
+        ours.push(("user-agent", format!("claude-cli/{CLAUDE_CODE_VERSION}")));
         ours.push(("x-app", "cli".to_owned()));
+    }
+    if auth == Auth::Copilot {
+        ours.extend(crate::providers::copilot::dynamic_headers(context));
     }
     for (name, value) in ours {
         if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
@@ -169,6 +209,9 @@ pub(super) fn body(model: &Model, context: &Context, options: &StreamOptions, au
         });
         body.insert("tools".into(), Value::Array(tools.collect()));
     }
+    if auth == Auth::OauthToken {
+        claude_code_tool_names(&mut body);
+    }
     match thinking {
         Thinking::Off => {}
         Thinking::Adaptive(effort) => {
@@ -183,6 +226,32 @@ pub(super) fn body(model: &Model, context: &Context, options: &StreamOptions, au
         }
     }
     Value::Object(body)
+}
+
+/// OAuth mode: tool definitions and replayed tool calls carry Claude Code's spelling.
+fn claude_code_tool_names(body: &mut Map<String, Value>) {
+    let rename = |slot: Option<&mut Value>| {
+        if let Some(Value::String(name)) = slot {
+            let canonical = to_claude_code_name(name);
+            if canonical != name {
+                *name = canonical.to_owned();
+            }
+        }
+    };
+    if let Some(Value::Array(tools)) = body.get_mut("tools") {
+        for tool in tools {
+            rename(tool.get_mut("name"));
+        }
+    }
+    if let Some(Value::Array(messages)) = body.get_mut("messages") {
+        for message in messages {
+            if let Some(Value::Array(blocks)) = message.get_mut("content") {
+                for block in blocks.iter_mut().filter(|b| b["type"] == "tool_use") {
+                    rename(block.get_mut("name"));
+                }
+            }
+        }
+    }
 }
 
 /// `{type: "ephemeral"}` (with a one-hour TTL for long retention on Anthropic's own API,

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use super::*;
 use crate::error::ErrorKind;
 use crate::event::AssistantMessageEvent as E;
+use crate::providers::WireApi as _;
 use crate::providers::anthropic::AnthropicMessages;
 use crate::test_support::{
     self, assert_bad_bodies_end_once, assert_ending, assert_protocol_error, assert_text_reply,
@@ -377,4 +378,52 @@ decoder_split_tests! {
     split: text_body(),
     view: <[E]>::to_vec,
     noise: text_body(),
+}
+
+#[test]
+fn oauth_mode_maps_claude_code_tool_names_back() {
+    let body = sse(&[
+        start(10, 0, 0),
+        block_start(
+            0,
+            json!({"type": "tool_use", "id": "toolu_01A", "name": "Read", "input": {}}),
+        ),
+        json_delta(0, "{\"path\": \"a.txt\"}"),
+        stop(0),
+        block_start(
+            1,
+            json!({"type": "tool_use", "id": "toolu_01B", "name": "Grep", "input": {}}),
+        ),
+        json_delta(1, "{}"),
+        stop(1),
+        message_delta("tool_use", 9),
+        message_stop(),
+    ]);
+    let model = model(MODEL);
+    let context = Context {
+        tools: vec![Tool {
+            name: "read".into(),
+            description: String::new(),
+            parameters: json!({"type": "object"}),
+        }],
+        ..Context::default()
+    };
+    let options = crate::options::StreamOptions::default();
+    let input = |key| crate::providers::RequestInput {
+        model: &model,
+        context: &context,
+        options: &options,
+        api_key: Some(key),
+    };
+    let names = |key: &'static str| {
+        let mut decoder = AnthropicMessages.decoder_for(&input(key));
+        let events = test_support::decode_with(&model, decoder.as_mut(), &[body.as_bytes()]);
+        test_support::tool_calls(&done_message(&events, StopReason::ToolUse))
+            .into_iter()
+            .map(|(_, name, _)| name)
+            .collect::<Vec<_>>()
+    };
+    // `Grep` is no tool of ours: it stays as the model spelled it.
+    assert_eq!(names("sk-ant-oat01-t"), ["read", "Grep"]);
+    assert_eq!(names("sk-ant-api03-k"), ["Read", "Grep"]);
 }

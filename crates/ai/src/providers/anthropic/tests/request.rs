@@ -138,11 +138,11 @@ fn oauth_cross_model_replay_and_long_cache() {
         call.body["messages"],
         json!([
             {"role": "user", "content": "go"},
-            {"role": "assistant", "content": [
+            {"role": "assistant", "content": [ // OAuth: Claude Code's tool names
                 {"type": "text", "text": "hmm"},
-                {"type": "tool_use", "id": "call_1_fc_1", "name": "read", "input": {"path": "a"}},
-                {"type": "tool_use", "id": "call_2_fc_2", "name": "read", "input": {"path": "b"}},
-                {"type": "tool_use", "id": "call_3", "name": "read", "input": {"path": "c"}}]},
+                {"type": "tool_use", "id": "call_1_fc_1", "name": "Read", "input": {"path": "a"}},
+                {"type": "tool_use", "id": "call_2_fc_2", "name": "Read", "input": {"path": "b"}},
+                {"type": "tool_use", "id": "call_3", "name": "Read", "input": {"path": "c"}}]},
             {"role": "user", "content": [res("call_1_fc_1", "A", false), res("call_2_fc_2", "B", false),
                                          res("call_3", "No result provided", true)]},
             {"role": "user", "content": [{"type": "text", "text": "thanks", "cache_control": long}]}
@@ -201,10 +201,7 @@ fn api_key_and_oauth_headers() {
             "claude-code-20250219,oauth-2025-04-20,fine-grained-tool-streaming-2025-05-14,interleaved-thinking-2025-05-14"
         )
     );
-    assert_eq!(
-        header(&call, "user-agent"),
-        Some("claude-cli/2.1.2 (external, cli)")
-    );
+    assert_eq!(header(&call, "user-agent"), Some("claude-cli/2.1.75"));
     assert_eq!(header(&call, "x-app"), Some("cli"));
 
     // The caller's headers win, as pi merges them last.
@@ -233,5 +230,86 @@ fn tool_schema_refs_are_inlined() {
         call.body["tools"][0]["input_schema"],
         json!({"type": "object",
         "properties": {"mode": {"type": "string", "enum": ["a"]}}, "required": []})
+    );
+}
+
+#[test]
+fn oauth_mode_presents_as_claude_code_with_its_tool_names() {
+    let mut context = context();
+    context.tools.push(Tool {
+        name: "memory_search".into(),
+        description: "Search memory".into(),
+        parameters: json!({"type": "object", "properties": {}}),
+    });
+    let options = StreamOptions {
+        cache_retention: CacheRetention::None,
+        ..StreamOptions::default()
+    };
+    let call = build(&model(MODEL), &context, &options, "sk-ant-oat01-t");
+    assert_eq!(
+        call.body["system"],
+        json!([
+            {"type": "text", "text": "You are Claude Code, Anthropic's official CLI for Claude."},
+            {"type": "text", "text": "You are helpful."}
+        ])
+    );
+    let names: Vec<&str> = call.body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Read", "memory_search"]);
+    // The replayed call to our `read` goes out as Claude Code's `Read` too.
+    assert_eq!(
+        call.body["messages"][1]["content"][2],
+        json!({"type": "tool_use", "id": "toolu_01", "name": "Read", "input": {"path": "a.txt"}})
+    );
+
+    // With an API key nothing is renamed and there is no identity prefix.
+    let call = build(&model(MODEL), &context, &options, "sk-ant-api03-x");
+    assert_eq!(call.body["tools"][0]["name"], json!("read"));
+    assert_eq!(
+        call.body["system"],
+        json!([{"type": "text", "text": "You are helpful."}])
+    );
+}
+
+#[test]
+fn claude_code_names_map_both_ways() {
+    use crate::providers::anthropic::request::{from_claude_code_name, to_claude_code_name};
+    assert_eq!(to_claude_code_name("read"), "Read");
+    assert_eq!(to_claude_code_name("WEBFETCH"), "WebFetch");
+    assert_eq!(to_claude_code_name("todowrite"), "TodoWrite");
+    assert_eq!(to_claude_code_name("exec"), "exec");
+    let tools = ["read".to_owned(), "bash".to_owned()];
+    assert_eq!(from_claude_code_name("Read", &tools), "read");
+    assert_eq!(from_claude_code_name("Bash", &tools), "bash");
+    assert_eq!(from_claude_code_name("Grep", &tools), "Grep");
+}
+
+#[test]
+fn copilot_anthropic_requests_carry_the_dynamic_headers() {
+    let copilot = test_support::model(
+        "anthropic-messages",
+        "github-copilot",
+        "https://api.individual.githubcopilot.com",
+        json!({"id": "claude-sonnet-4.5", "name": "Claude", "reasoning": true,
+        "input": ["text", "image"], "contextWindow": 128000, "maxTokens": 32000}),
+    );
+    // The context ends with a tool result holding no image, but the user sent one.
+    let call = build(
+        &copilot,
+        &context(),
+        &StreamOptions::default(),
+        "tid=1;exp=2",
+    );
+    assert_eq!(header(&call, "authorization"), Some("Bearer tid=1;exp=2"));
+    assert_eq!(header(&call, "x-initiator"), Some("agent"));
+    assert_eq!(header(&call, "openai-intent"), Some("conversation-edits"));
+    assert_eq!(header(&call, "copilot-vision-request"), Some("true"));
+    assert_eq!(
+        header(&call, "anthropic-beta"),
+        Some("interleaved-thinking-2025-05-14")
     );
 }
