@@ -207,7 +207,8 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
             }
         })
     };
-    let mut printer = (!args.json).then(StreamPrinter::new);
+    // With --debug the reply is printed whole after its source line, not streamed.
+    let mut printer = (!args.json && !args.debug).then(StreamPrinter::new);
     let plan = TurnPlan {
         store,
         session_key: key.clone(),
@@ -284,9 +285,24 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
             message,
         });
     }
+    // lainclaw: no source prefix unless asked for.
+    let shown = |text: String, profile: Option<&str>| {
+        if args.debug {
+            let source =
+                crate::gateway::run_settings::debug_source(&reply.provider, &reply.model, profile);
+            format!("{source}\n{text}")
+        } else {
+            text
+        }
+    };
+    if !args.json && args.debug {
+        let profile_id = answered.as_ref().and_then(|a| a.profile_id.clone());
+        println!("{}", shown(reply.text(), profile_id.as_deref()));
+    }
     if args.json {
         let profile_id = answered.and_then(|a| a.profile_id);
         let (route, stage) = route_and_stage(&reply, profile_id.as_deref(), wants_summary);
+        let shown_text = shown(reply.text(), profile_id.as_deref());
         let result = AskResult {
             provider: Some(reply.provider.clone()),
             model: Some(reply.model.clone()),
@@ -302,7 +318,7 @@ pub async fn run(app: &App, args: AskArgs) -> Result<ExitCode> {
                 .file
                 .as_ref()
                 .map(|f| f.display().to_string()),
-            ..AskResult::new(&cx, route, stage, reply.text(), outcome.session_id)
+            ..AskResult::new(&cx, route, stage, shown_text, outcome.session_id)
         };
         print_result(&args, result)?;
     }

@@ -131,6 +131,9 @@ pub struct AskArgs {
     /// Print lainclaw's JSON result object instead of streaming text.
     #[arg(long)]
     pub json: bool,
+    /// Begin the reply with where it came from (`[provider/model:profile]`), for tracing.
+    #[arg(long)]
+    pub debug: bool,
     /// Attach an image (PNG, JPEG, GIF or WebP; repeatable; `-` reads it from standard
     /// input): copied into the agent's workspace inbox and shown to a model that takes images.
     #[arg(long = "image", value_name = "PATH")]

@@ -341,3 +341,50 @@ fn pairing_ttl_from_the_config_hides_and_refuses_expired_requests() {
     let approve = home.run(&["pairing", "approve", "feishu", &code]);
     assert_eq!(approve.code(), 1, "{}", approve.stdout());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_replies_carry_a_source_prefix_only_with_debug() {
+    let (_llm, home) = Home::on_script(script()).await;
+    assert_eq!(home.run_ok(&["ask", "hello"]).stdout(), "hi there\n");
+    assert_eq!(
+        home.run_ok(&["ask", "--debug", "hello"]).stdout(),
+        "[mock/primary:env]\nhi there\n"
+    );
+    assert_eq!(home.ask_json(&["hello"])["result"], "hi there");
+    assert_eq!(
+        home.ask_json(&["--debug", "hello"])["result"],
+        "[mock/primary:env]\nhi there"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn channel_replies_carry_a_source_prefix_with_gateway_debug() {
+    use crate::common::gateway::Foreground;
+    let llm = mock(script()).await;
+    let fake = <FakeFeishu as FakeChannel>::start().await;
+    let home = feishu_home(&llm, &fake);
+    let config = std::fs::read_to_string(home.path().join("pincer.json5")).unwrap();
+
+    // `--debug` for one run, with the pinned-profile-less label `auto`.
+    let gateway = Foreground::start(
+        &home,
+        &["gateway", "run", "--debug", "--pairing-policy", "open"],
+    );
+    fake.inject_message(InjectFeishuMessage::dm("ou_1", "hello"));
+    assert_eq!(
+        fake.wait_for_messages(1, T).await[0].text(),
+        "[mock/primary:auto]\nhi there"
+    );
+    drop(gateway);
+
+    // `gateway.debug: true` in the config does the same; without it (the other test) the
+    // reply is exactly the model's.
+    home.write_config(&config.replacen("gateway: {", "gateway: { debug: true,", 1));
+    let gateway = Foreground::start(&home, &["gateway", "run", "--pairing-policy", "open"]);
+    fake.inject_message(InjectFeishuMessage::dm("ou_2", "hello"));
+    assert_eq!(
+        fake.wait_for_messages(2, T).await[1].text(),
+        "[mock/primary:auto]\nhi there"
+    );
+    drop(gateway);
+}

@@ -116,6 +116,10 @@ pub struct ChannelOptions {
     /// Where pairing requests and approved senders are kept (`credentials/`).
     pub pairing: Option<PairingStore>,
     pub pairing_notify: Option<NotifyTarget>,
+    /// `Some(profile)`: each whole reply begins with a `[provider/model:profile]` line
+    /// saying where it came from (lainclaw's debug switch, `gateway.debug`); `None`: the
+    /// reply as written.
+    pub debug_source: Option<String>,
 }
 
 pub(super) struct Endpoint {
@@ -136,6 +140,7 @@ pub struct ChannelIngress {
     endpoints: HashMap<EndpointKey, Endpoint>,
     pairing: Option<Arc<PairingStore>>,
     notify: Option<NotifyTarget>,
+    debug_source: Option<String>,
     dedupe: Mutex<Dedupe>,
     /// Per session key, the channel account and chat it last heard from (heartbeat and
     /// cron deliveries to `last`).
@@ -178,6 +183,7 @@ pub fn start(
         endpoints,
         pairing: options.pairing.map(Arc::new),
         notify: options.pairing_notify,
+        debug_source: options.debug_source,
         dedupe: Mutex::new(Dedupe::new(DEFAULT_DEDUPE_CAPACITY, DEFAULT_DEDUPE_TTL)),
         last: Mutex::default(),
     });

@@ -293,6 +293,36 @@ fn ttl_and_limit_are_configurable() {
     created(store.request("slack", None, "U2", None).unwrap());
 }
 
+#[test]
+fn a_channel_may_have_its_own_ttl_and_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let clock = ManualClock::at(T0);
+    let store = PairingStore::new(tmp.path())
+        .with_clock(Arc::new(clock.clone()))
+        .with_channel_limits("feishu", Duration::from_secs(60), 1);
+    created(store.request("feishu", None, "ou_1", None).unwrap());
+    // The (max+1)-th pending request of feishu is refused; other channels keep 3.
+    assert_eq!(
+        store.request("feishu", None, "ou_2", None).unwrap(),
+        PairingRequestOutcome::Full
+    );
+    for id in ["U1", "U2", "U3"] {
+        created(store.request("slack", None, id, None).unwrap());
+    }
+    // Past feishu's 60 s its request is gone from lists and cannot be approved; slack's
+    // (an hour) are not.
+    clock.advance(Duration::from_secs(61));
+    assert_eq!(store.list(Some("feishu"), None).unwrap(), vec![]);
+    assert_eq!(store.list(Some("slack"), None).unwrap().len(), 3);
+    let code = created(store.request("feishu", None, "ou_2", None).unwrap());
+    assert_eq!(
+        store.list(Some("feishu"), None).unwrap()[0].expires_at_ms,
+        T0 + 61_000 + 60_000
+    );
+    clock.advance(Duration::from_secs(61));
+    assert!(store.approve("feishu", &code).is_err());
+}
+
 // --- approval ----------------------------------------------------------------------------
 
 #[test]

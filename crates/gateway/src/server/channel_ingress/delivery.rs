@@ -94,6 +94,11 @@ impl ChannelIngress {
             return;
         };
         let (text, media) = self.media_paths(agent_id, &text, Some(started)).await;
+        // Tracing only when asked for: by default the user sees the reply as written.
+        let text = match &self.debug_source {
+            Some(profile) => format!("[{}/{}:{profile}]\n{text}", result.provider, result.model),
+            None => text,
+        };
         let _ = self
             .send(
                 endpoint,
