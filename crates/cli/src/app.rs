@@ -33,6 +33,9 @@ pub struct App {
     pub exec_approver: pincer_team::PortSlot<dyn pincer_tools::exec::approval::ExecApprover>,
     /// The MCP servers' tools (`mcp.servers`), shared by every agent of the process.
     pub mcp: Arc<pincer_mcp::McpManager>,
+    /// Whether skills are found in the standard directories; `pincer rpc --no-skills`
+    /// (pi's flag) turns it off, leaving only `skills.load.extraDirs` (its `--skill`s).
+    pub discover_skills: bool,
 }
 
 impl App {
@@ -54,6 +57,7 @@ impl App {
             browser: Default::default(),
             exec_approver: Default::default(),
             mcp,
+            discover_skills: true,
         })
     }
 

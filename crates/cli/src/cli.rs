@@ -675,12 +675,14 @@ pub struct RpcArgs {
     /// pi's extension switches: Pincer has no extensions or prompt templates.
     #[arg(long)]
     pub no_extensions: bool,
+    /// No skill discovery: only the `--skill` paths load (pi's `--no-skills`).
     #[arg(long)]
     pub no_skills: bool,
     #[arg(long)]
     pub no_prompt_templates: bool,
     #[arg(long)]
     pub extension: Vec<String>,
+    /// One skill's directory or SKILL.md, or a directory of skills (repeatable).
     #[arg(long)]
     pub skill: Vec<String>,
     #[arg(long)]

@@ -31,14 +31,7 @@ pub fn system_prompt(
 ) -> Result<String> {
     let kind = parse_session_key(session_key).map_or(SessionKind::Main, |k| k.kind());
     let files = load_bootstrap_files(workspace, kind, &BootstrapLimits::from_config(&app.config))?;
-    let home_dir = app.env.var("HOME").map(std::path::PathBuf::from);
-    let skill_dirs = SkillDirs::new(
-        workspace,
-        home_dir.as_deref(),
-        &app.home,
-        &app.config.skills,
-    );
-    let skills = load_skills(&skill_dirs);
+    let skills = load_skills(&skill_dirs(app, workspace));
     for issue in &skills.issues {
         eprintln!("warning: skill skipped: {issue}");
     }
@@ -72,6 +65,20 @@ pub fn system_prompt(
         extra_sections: &extra_sections,
     };
     Ok(build_system_prompt(&inputs))
+}
+
+/// Where an agent working in `workspace` finds its skills: the standard directories (unless
+/// `App::discover_skills` is off) and `skills.load.extraDirs`.
+pub fn skill_dirs(app: &App, workspace: &Path) -> SkillDirs {
+    let home_dir = app.env.var("HOME").map(std::path::PathBuf::from);
+    let mut dirs = SkillDirs::new(
+        workspace,
+        home_dir.as_deref(),
+        &app.home,
+        &app.config.skills,
+    );
+    dirs.discover = app.discover_skills;
+    dirs
 }
 
 /// The channel of `pincer ask`'s one-shot turns; every other channel is the gateway's.

@@ -21,6 +21,12 @@ pub fn main(args: RpcArgs) -> Result<ExitCode> {
     let mut app = crate::app::App::load()?;
     app.ensure_home()?;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    // pi's `--no-skills`: no skill is discovered (the standard directories and
+    // `skills.load.extraDirs` alike); only the `--skill` paths load.
+    if args.no_skills {
+        app.discover_skills = false;
+        app.config.skills.load.extra_dirs.clear();
+    }
     // pi's `--skill`: one skill's directory or SKILL.md, loaded besides the agent's own
     // (lowest precedence), as the gateway passes a role's skills.
     app.config.skills.load.extra_dirs.extend(

@@ -3,7 +3,7 @@
 //! configured models, the agent's skills, and the background processes its tools start.
 
 use std::future::Future;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -115,13 +115,7 @@ impl WorkerHost for AppHost {
     }
 
     fn skills(&self, cwd: &Path) -> Vec<SkillCommand> {
-        let home_dir = self.app.env.var("HOME").map(PathBuf::from);
-        let dirs = pincer_turns::skills::SkillDirs::new(
-            cwd,
-            home_dir.as_deref(),
-            &self.app.home,
-            &self.app.config.skills,
-        );
+        let dirs = crate::prompt::skill_dirs(&self.app, cwd);
         pincer_turns::skills::load_skills(&dirs)
             .skills
             .iter()

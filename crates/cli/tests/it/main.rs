@@ -47,6 +47,7 @@ mod pairing_cli;
 mod rpc_interop;
 mod rpc_worker;
 mod sandbox_exec;
+mod rpc_session_cmds;
 mod security;
 mod team;
 mod web_tools;

@@ -309,3 +309,131 @@ async fn transcripts_cross_between_pi_and_pincer() {
         "Pincer appended to pi's file"
     );
 }
+
+/// The JSON types of `value`, keys kept: what two answers must share when their values
+/// (ids, paths, times) differ.
+fn type_shape(value: &Value) -> Value {
+    match value {
+        Value::Null => json!("null"),
+        Value::Bool(_) => json!("boolean"),
+        Value::Number(_) => json!("number"),
+        Value::String(_) => json!("string"),
+        Value::Array(items) => Value::Array(items.iter().take(1).map(type_shape).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), type_shape(v)))
+                .collect(),
+        ),
+    }
+}
+
+/// What a worker answers to pi's session-tree commands after two turns: the fork list, a
+/// fork before the second message, a fork of an unknown entry, the conversation after the
+/// fork and after one more turn, and `export_html` to a given path and to the default one.
+async fn session_tree_answers(client: &RpcClient, out: &Path) -> Vec<Value> {
+    run_turn(client, "hi", None).await;
+    run_turn(client, "list files", None).await;
+    let before = client.request(RpcCommand::GetState, T).await.unwrap();
+    let listed = client
+        .request(RpcCommand::GetForkMessages, T)
+        .await
+        .unwrap();
+    let second = listed["messages"][1]["entryId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let forked = client
+        .request(RpcCommand::Fork { entry_id: second }, T)
+        .await
+        .unwrap();
+    let unknown = match client
+        .request(
+            RpcCommand::Fork {
+                entry_id: "deadbeef".into(),
+            },
+            T,
+        )
+        .await
+    {
+        Err(pincer_rpc::RpcError::Command { command, message }) => json!([command, message]),
+        other => panic!("a fork of an unknown entry answered {other:?}"),
+    };
+    let after = client.request(RpcCommand::GetState, T).await.unwrap();
+    assert_ne!(
+        before["sessionFile"], after["sessionFile"],
+        "a fork is a new session file"
+    );
+    let branch = client.request(RpcCommand::GetMessages, T).await.unwrap();
+    run_turn(client, "hi", None).await;
+    let continued = client.request(RpcCommand::GetMessages, T).await.unwrap();
+    let exported = client
+        .request(
+            RpcCommand::ExportHtml {
+                output_path: Some(out.display().to_string()),
+            },
+            T,
+        )
+        .await
+        .unwrap();
+    let html = std::fs::read_to_string(out).unwrap();
+    // pi's page carries the session as base64 for its scripts, Pincer's as escaped HTML.
+    assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
+    let default = client
+        .request(RpcCommand::ExportHtml { output_path: None }, T)
+        .await
+        .unwrap();
+    let default_path = default["path"].as_str().unwrap();
+    assert!(default_path.ends_with(".html"), "{default}");
+    vec![
+        listed["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["text"].clone())
+            .collect(),
+        type_shape(&listed),
+        forked,
+        unknown,
+        json!(texts(&branch["messages"])),
+        json!(texts(&continued["messages"])),
+        json!(exported["path"] == json!(out.display().to_string())),
+        type_shape(&exported),
+        type_shape(&default),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs pi: bash interop/pi-rpc.sh"]
+async fn fork_and_export_html_answer_as_pi_does() {
+    let setup = Setup::new().await;
+    let mut results = Vec::new();
+    for who in ["pi", "pincer"] {
+        let sessions = setup.home.dir.path().join(format!("{who}-tree"));
+        let args = ["--session-dir", sessions.to_str().unwrap()];
+        let client = match who {
+            "pi" => setup.pi(&args),
+            _ => setup.pincer(&args),
+        };
+        let out = setup.home.dir.path().join(format!("{who}-export.html"));
+        results.push(session_tree_answers(&client, &out).await);
+        client.stop().await;
+    }
+    let labels = [
+        "fork messages",
+        "get_fork_messages shape",
+        "fork answer",
+        "fork of an unknown entry",
+        "the branch",
+        "the branch continued",
+        "export_html path as given",
+        "export_html shape",
+        "export_html default shape",
+    ];
+    for (i, label) in labels.iter().enumerate() {
+        assert_eq!(results[0][i], results[1][i], "{label}");
+    }
+    assert_eq!(
+        results[1][2],
+        json!({"text": "list files", "cancelled": false})
+    );
+}

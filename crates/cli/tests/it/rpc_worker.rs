@@ -17,7 +17,7 @@ use pincer_testkit::{Fault, Match, Reply, Rule, Scenario};
 use serde_json::{Value, json};
 
 /// A running worker; killed on drop.
-struct Worker {
+pub(crate) struct Worker {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<Value>,
@@ -26,7 +26,7 @@ struct Worker {
 }
 
 impl Worker {
-    fn start(home: &Home, extra: &[&str]) -> Self {
+    pub(crate) fn start(home: &Home, extra: &[&str]) -> Self {
         let sessions = home.dir.path().join("rpc-sessions");
         let sessions = sessions.to_str().unwrap().to_owned();
         let mut args = vec![
@@ -87,7 +87,7 @@ impl Worker {
     }
 
     /// Sends `command` (with `id`) and returns its response, keeping the events between.
-    fn call(&mut self, id: &str, mut command: Value) -> Value {
+    pub(crate) fn call(&mut self, id: &str, mut command: Value) -> Value {
         command["id"] = json!(id);
         self.send(command);
         loop {
@@ -99,7 +99,7 @@ impl Worker {
     }
 
     /// Reads until an event of `kind`; returns it.
-    fn until(&mut self, kind: &str) -> Value {
+    pub(crate) fn until(&mut self, kind: &str) -> Value {
         loop {
             let line = self.next();
             if line["type"] == kind {
@@ -117,7 +117,7 @@ impl Worker {
     }
 
     /// Closes stdin and waits for the exit code.
-    fn finish(mut self) -> Option<i32> {
+    pub(crate) fn finish(mut self) -> Option<i32> {
         drop(self.stdin.take());
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         loop {
@@ -159,7 +159,7 @@ fn text_of(message: &Value) -> String {
         .collect()
 }
 
-async fn home_with(scenario: Scenario) -> (Home, pincer_testkit::MockLlm) {
+pub(crate) async fn home_with(scenario: Scenario) -> (Home, pincer_testkit::MockLlm) {
     let llm = mock(scenario).await;
     let home = Home::new();
     home.use_mock(&llm, "");

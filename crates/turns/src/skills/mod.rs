@@ -59,6 +59,9 @@ pub struct SkillDirs {
     pub pincer_home: PathBuf,
     /// `skills.load.extraDirs`, already expanded.
     pub extra_dirs: Vec<PathBuf>,
+    /// Whether the standard roots (workspace, home, `$PINCER_HOME`) are searched; pi's
+    /// `--no-skills` turns it off, leaving only `extra_dirs`.
+    pub discover: bool,
 }
 
 impl SkillDirs {
@@ -84,11 +87,27 @@ impl SkillDirs {
             home_dir: home_dir.map(Path::to_path_buf),
             pincer_home: pincer_home.to_path_buf(),
             extra_dirs,
+            discover: true,
         }
+    }
+
+    /// Only `extra` (already expanded), no discovery: pi's `--no-skills` with its
+    /// `--skill` paths.
+    pub fn only(mut self, extra: Vec<PathBuf>) -> Self {
+        self.extra_dirs = extra;
+        self.discover = false;
+        self
     }
 
     /// The roots in precedence order, highest first.
     pub fn roots(&self) -> Vec<SkillRoot> {
+        let extra = self.extra_dirs.iter().map(|dir| SkillRoot {
+            source: SkillSource::Extra,
+            dir: dir.clone(),
+        });
+        if !self.discover {
+            return extra.collect();
+        }
         let mut roots = vec![
             SkillRoot {
                 source: SkillSource::Workspace,
@@ -109,10 +128,7 @@ impl SkillDirs {
             source: SkillSource::Managed,
             dir: self.pincer_home.join("skills"),
         });
-        roots.extend(self.extra_dirs.iter().map(|dir| SkillRoot {
-            source: SkillSource::Extra,
-            dir: dir.clone(),
-        }));
+        roots.extend(extra);
         roots
     }
 }

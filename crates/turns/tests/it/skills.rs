@@ -393,6 +393,45 @@ fn roots_follow_precedence_and_expand_extra_dirs() {
     );
 }
 
+/// pi's `--no-skills` with `--skill` paths: only those paths are searched, even with
+/// skills in every standard root.
+#[test]
+fn without_discovery_only_the_given_paths_are_searched() {
+    let l = layout();
+    for (i, root) in [
+        l.workspace.join("skills"),
+        l.home.join(".agents/skills"),
+        l.pincer_home.join("skills"),
+        l.extra.clone(),
+    ]
+    .iter()
+    .enumerate()
+    {
+        write_skill(root, &format!("s{i}"), &format!("s{i}"), "found");
+    }
+    let given = write_skill(&l.workspace, "given", "given", "the given one")
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let dirs = l.dirs().only(vec![given.clone()]);
+    assert_eq!(
+        dirs.roots(),
+        [SkillRoot {
+            source: SkillSource::Extra,
+            dir: given
+        }]
+    );
+    let names: Vec<String> = load_skills(&dirs)
+        .skills
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    assert_eq!(names, ["given"]);
+    assert!(load_skills(&l.dirs().only(Vec::new())).skills.is_empty());
+    // With discovery (the default) the standard roots are found too.
+    assert_eq!(load_skills(&l.dirs()).skills.len(), 4);
+}
+
 fn skill(name: &str, description: &str, location: &str, hidden: bool) -> Skill {
     Skill {
         name: name.into(),
