@@ -34,6 +34,10 @@ pub async fn run(app: &App, command: AuthCommand) -> Result<ExitCode> {
             if provider == CODEX_PROVIDER {
                 return codex_login(app, &store, paste).await;
             }
+            if provider == pincer_auth::oauth::gemini_cli::GEMINI_CLI_PROVIDER {
+                return crate::auth_gemini::gemini_cli_login(app, &store, name.as_deref(), paste)
+                    .await;
+            }
             if provider == pincer_auth::oauth::COPILOT_PROVIDER {
                 return crate::auth_logins::copilot_login(
                     app,

@@ -67,6 +67,9 @@ impl SharedCredentials {
             ))
             .with_anthropic(pincer_auth::AnthropicOAuth::new(
                 crate::auth_logins::anthropic_config(app),
+            ))
+            .with_gemini_cli(pincer_auth::oauth::gemini_cli::GeminiCliOAuth::new(
+                crate::auth_gemini::gemini_cli_config(app),
             ));
         Ok(Self(ProfileCredentials {
             resolver: Arc::new(resolver),

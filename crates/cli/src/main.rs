@@ -7,6 +7,7 @@ mod approval_setup;
 mod ask;
 mod ask_result;
 mod auth_cmd;
+mod auth_gemini;
 mod auth_logins;
 mod browser_cmd;
 mod channel_setup;

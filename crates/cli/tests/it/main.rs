@@ -37,6 +37,7 @@ mod gateway_rpc_dialogs;
 mod gateway_rpc_roles;
 mod gateway_rpc_runner;
 mod gateway_thinking;
+mod gemini_cli_login;
 mod gateway_tool_updates;
 mod mcp_client;
 mod mcp_oauth;
