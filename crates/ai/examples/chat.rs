@@ -96,13 +96,26 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("DEEPSEEK_API_KEY", "mock-key".to_owned()),
         ("AZURE_OPENAI_BASE_URL", format!("{url}/openai/v1")),
         ("AZURE_OPENAI_API_KEY", "mock-key".to_owned()),
+        // Amazon Bedrock: SigV4-signed with these keys (the mock refuses unsigned requests).
+        ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", url.clone()),
+        ("AWS_ACCESS_KEY_ID", "AKIDMOCKEXAMPLE".to_owned()),
+        ("AWS_SECRET_ACCESS_KEY", "mock-secret-key".to_owned()),
+        ("AWS_REGION", "us-east-1".to_owned()),
     ];
     vars.extend(google_cloud::env_vars(&url)?);
     let env = Arc::new(MapEnv::new(vars));
     let mut models = ModelRegistry::builtin()?;
     models.apply_env_overrides(env.as_ref());
     models.set_base_url("deepseek", &format!("{url}/v1"));
-    let client = google_cloud::client(env, &mut models, &url);
+    let client = google_cloud::client(env.clone(), &mut models, &url);
+    // Bedrock's credential chain reads the example's environment, not the process's.
+    client.apis().register(
+        Arc::new(pincer_ai::providers::bedrock::BedrockProvider::new(
+            pincer_ai::LazyHttpClient::new(),
+            env,
+        )),
+        None,
+    );
 
     let dim = |text: &str| {
         if std::io::stdout().is_terminal() {
@@ -122,6 +135,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "anthropic/claude-haiku-4-5",
         "google/gemini-2.5-flash",
         "azure-openai-responses/gpt-4o-mini",
+        "amazon-bedrock/us.anthropic.claude-haiku-4-5-20251001-v1:0",
     ]
     .into_iter()
     .chain(google_cloud::MODELS)

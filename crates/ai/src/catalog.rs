@@ -16,6 +16,8 @@ mod proxied;
 
 const BUILTIN_MODELS: &str = include_str!("../data/models.json");
 const EXTRA_MODELS: &str = include_str!("../data/extra-models.json");
+/// A handful of pi's amazon-bedrock models (Nova, Claude on Bedrock, …).
+const BEDROCK_MODELS: &str = include_str!("../data/amazon-bedrock.json");
 /// A few of pi's google-vertex and google-gemini-cli models (Vertex AI, Cloud Code Assist).
 const GOOGLE_CLOUD_MODELS: &str = include_str!("../data/google-cloud.json");
 /// GitHub Copilot's models (pi's list): each speaks the wire API of its vendor.
@@ -160,7 +162,13 @@ impl ModelRegistry {
     /// The built-in catalog, the DeepSeek entries and the offline stub.
     pub fn builtin() -> Result<Self, CatalogError> {
         let mut models = Vec::new();
-        for data in [BUILTIN_MODELS, EXTRA_MODELS, GOOGLE_CLOUD_MODELS, COPILOT_MODELS] {
+        for data in [
+            BUILTIN_MODELS,
+            EXTRA_MODELS,
+            GOOGLE_CLOUD_MODELS,
+            COPILOT_MODELS,
+            BEDROCK_MODELS,
+        ] {
             let file: CatalogFile =
                 serde_json::from_str(data).map_err(|e| CatalogError::Builtin(e.to_string()))?;
             models.extend(file.models);
@@ -416,6 +424,7 @@ mod tests {
             "mistral",
             "openrouter",
             "openai-codex",
+            "amazon-bedrock",
             "github-copilot",
             "stub",
         ] {
@@ -427,6 +436,7 @@ mod tests {
             apis::ANTHROPIC_MESSAGES,
             apis::GOOGLE_GENERATIVE_AI,
             apis::OPENAI_CODEX_RESPONSES,
+            apis::BEDROCK_CONVERSE_STREAM,
             apis::STUB,
         ];
         for model in registry.models() {

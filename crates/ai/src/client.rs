@@ -44,10 +44,17 @@ impl LlmClient {
 
     /// Built-in APIs and the given environment. The HTTP client is built on first use.
     pub fn with_env(env: Arc<dyn EnvSource>) -> Self {
-        Self::from_parts(
-            Arc::new(ApiRegistry::with_builtins(LazyHttpClient::new())),
-            env,
-        )
+        let http = LazyHttpClient::new();
+        let apis = ApiRegistry::with_builtins(http.clone());
+        // Bedrock's credential chain reads the same environment (AWS_PROFILE, …).
+        apis.register(
+            Arc::new(crate::providers::bedrock::BedrockProvider::new(
+                http,
+                Arc::clone(&env),
+            )),
+            None,
+        );
+        Self::from_parts(Arc::new(apis), env)
     }
 
     pub fn from_parts(apis: Arc<ApiRegistry>, env: Arc<dyn EnvSource>) -> Self {

@@ -21,6 +21,10 @@ pub enum Api {
     /// pi's proxy stream (`/api/stream`).
     #[serde(rename = "proxy")]
     Proxy,
+    /// Amazon Bedrock `ConverseStream` (`/model/{modelId}/converse-stream`), answered in AWS's
+    /// binary event stream; requests must carry a SigV4 `Authorization` or a bearer key.
+    #[serde(rename = "bedrock-converse-stream")]
+    BedrockConverseStream,
     /// OpenAI-compatible embeddings (`/v1/embeddings`).
     #[serde(rename = "openai-embeddings")]
     OpenAiEmbeddings,
@@ -66,6 +70,7 @@ impl Api {
             Api::AnthropicMessages => "anthropic-messages",
             Api::GoogleGenerativeAi => "google-generative-ai",
             Api::Proxy => "proxy",
+            Api::BedrockConverseStream => "bedrock-converse-stream",
             Api::OpenAiEmbeddings => "openai-embeddings",
             Api::GoogleEmbeddings => "google-embeddings",
             Api::OllamaEmbeddings => "ollama-embeddings",

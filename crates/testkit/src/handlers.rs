@@ -39,6 +39,7 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/v1/messages", speaks(Api::AnthropicMessages))
         .route("/v1beta/models/{*target}", post(google))
         .route("/api/stream", speaks(Api::Proxy))
+        .route("/model/{model}/converse-stream", post(crate::bedrock::converse_stream))
         // Google Cloud: Vertex AI (ADC and express mode), Cloud Code Assist, token endpoint.
         .route(
             "/v1/projects/{project}/locations/{location}/publishers/google/models/{*target}",
@@ -263,7 +264,11 @@ pub(crate) async fn answer(
     let steps = body::steps(&frames, &layout);
     let mut response = Response::new(body::body(steps, state.cancel.clone()));
     let headers = response.headers_mut();
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    let content_type = match api {
+        Api::BedrockConverseStream => "application/vnd.amazon.eventstream",
+        _ => "text/event-stream",
+    };
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     response
 }

@@ -41,6 +41,7 @@
 //! binary); [`mock_rpc_path`] finds (or builds) it for other crates' tests.
 
 mod api;
+mod bedrock;
 mod body;
 mod embed;
 mod engine;

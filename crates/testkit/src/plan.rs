@@ -99,6 +99,7 @@ pub(crate) fn split_chars(text: &str, size: usize) -> Vec<String> {
 fn generated_call_id(api: Api, seq: u64, index: usize) -> String {
     match api {
         Api::AnthropicMessages => format!("toolu_mock_{seq}_{index}"),
+        Api::BedrockConverseStream => format!("tooluse_mock_{seq}_{index}"),
         _ => format!("call_mock_{seq}_{index}"),
     }
 }

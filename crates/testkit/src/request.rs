@@ -77,7 +77,7 @@ impl ParsedRequest {
 
     /// Records one conversation message: user text or a tool result (`None` text and `None`
     /// result for assistant or system turns).
-    fn push_turn(&mut self, user_text: Option<String>, result: Option<ToolResult>) {
+    pub(crate) fn push_turn(&mut self, user_text: Option<String>, result: Option<ToolResult>) {
         if result.is_some() {
             self.tool_result = result;
         } else if let Some(text) = user_text {
@@ -89,7 +89,7 @@ impl ParsedRequest {
     }
 
     /// Remembers the tool name of call `id`, when the request gives both.
-    fn note_call(&mut self, id: Option<&str>, name: Option<&str>) {
+    pub(crate) fn note_call(&mut self, id: Option<&str>, name: Option<&str>) {
         if let (Some(id), Some(name)) = (id, name) {
             self.call_names.insert(id.to_owned(), name.to_owned());
         }
@@ -175,6 +175,7 @@ pub(crate) fn parse(
         Api::AnthropicMessages => parse_anthropic(body, body_bytes),
         Api::GoogleGenerativeAi => parse_google(body, body_bytes, google_target, query),
         Api::Proxy => parse_proxy(body, body_bytes),
+        Api::BedrockConverseStream => crate::bedrock::parse(body, body_bytes, google_target),
         Api::OpenAiEmbeddings | Api::GoogleEmbeddings | Api::OllamaEmbeddings => {
             crate::embed::parse(api, body, body_bytes, google_target)
         }

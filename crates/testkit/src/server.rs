@@ -155,7 +155,10 @@ impl MockLlm {
                 format!("{}/v1", self.url())
             }
             Api::GoogleGenerativeAi | Api::GoogleEmbeddings => format!("{}/v1beta", self.url()),
-            Api::AnthropicMessages | Api::Proxy | Api::OllamaEmbeddings => self.url(),
+            Api::AnthropicMessages
+            | Api::Proxy
+            | Api::OllamaEmbeddings
+            | Api::BedrockConverseStream => self.url(),
         }
     }
 

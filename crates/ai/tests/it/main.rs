@@ -4,6 +4,7 @@
 
 mod common;
 
+mod bedrock;
 mod embeddings;
 mod faults;
 mod google_cloud;

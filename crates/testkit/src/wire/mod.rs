@@ -2,6 +2,7 @@
 //! protocol-shaped error bodies and the deliberately broken frames used by faults.
 
 mod anthropic;
+mod bedrock;
 mod google;
 mod openai_chat;
 mod openai_responses;
@@ -96,6 +97,7 @@ pub(crate) fn frames(api: Api, plan: &Plan) -> Vec<Frame> {
         Api::AnthropicMessages => anthropic::frames(plan),
         Api::GoogleGenerativeAi => google::frames(plan),
         Api::Proxy => proxy::frames(plan),
+        Api::BedrockConverseStream => bedrock::frames(plan),
         // Embedding endpoints answer one document (crate::embed), never a stream.
         Api::OpenAiEmbeddings
         | Api::GoogleEmbeddings
@@ -113,6 +115,8 @@ pub(crate) fn document(api: Api, plan: &Plan, delivery: Delivery) -> Value {
         Api::GoogleGenerativeAi if delivery == Delivery::JsonArray => google::array(plan),
         Api::GoogleGenerativeAi => google::document(plan),
         Api::Proxy => proxy::document(plan),
+        // The mock answers ConverseStream only; Converse (one document) is not served.
+        Api::BedrockConverseStream => json!({"message": "the mock serves converse-stream only"}),
         // Embedding answers are rendered by crate::embed from the request's texts.
         Api::OpenAiEmbeddings
         | Api::GoogleEmbeddings
@@ -164,6 +168,7 @@ pub(crate) fn error_body(api: Api, status: u16, message: &str) -> Value {
             "error": {"code": status, "message": message, "status": google_status(status)}
         }),
         Api::Proxy | Api::OllamaEmbeddings => json!({"error": message}),
+        Api::BedrockConverseStream => json!({"message": message}),
     }
 }
 

@@ -1,0 +1,226 @@
+//! `bedrock-converse-stream` against the mock's Bedrock route: a reply streamed in AWS's
+//! event stream, SigV4-signed with credentials from the environment (the mock refuses
+//! unsigned requests), a Bedrock API key as a bearer token instead, and credentials the
+//! server calls expired: refreshed once, then a clear error.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use futures_util::future::BoxFuture;
+use pincer_ai::env::{EnvSource, MapEnv};
+use pincer_ai::providers::bedrock::BedrockProvider;
+use pincer_ai::providers::bedrock::credentials::{
+    AwsCredentials, CredentialError, CredentialSource,
+};
+use pincer_ai::{
+    ApiRegistry, Context, ErrorKind, LazyHttpClient, LlmClient, Message, ModelRegistry, StopReason,
+    StreamOptions,
+};
+use pincer_testkit::{Fault, Match, MockLlm, Reply, Rule, Scenario};
+use serde_json::json;
+
+const MODEL: &str = "amazon-bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0";
+
+fn hello(text: &str) -> Context {
+    Context {
+        system_prompt: Some("Be brief.".into()),
+        messages: vec![Message::user(text)],
+        tools: vec![],
+    }
+}
+
+async fn server() -> MockLlm {
+    let expired = json!({"message": "The security token included in the request is expired"});
+    let scenario = Scenario::new()
+        .rule(
+            Rule::when(Match::last_user("expire once"))
+                .times(1)
+                .fault(Fault::status(403).body(expired.clone())),
+        )
+        .rule(
+            Rule::when(Match::last_user("expire twice"))
+                .times(2)
+                .fault(Fault::status(403).body(expired)),
+        )
+        .default_reply(Reply::text("Hello from Bedrock.").with_thinking("Greet them."))
+        .chunk_size(5);
+    MockLlm::start(scenario).await.unwrap()
+}
+
+fn setup(env: &[(&str, String)]) -> (ModelRegistry, LlmClient) {
+    let env = MapEnv::new(env.iter().cloned());
+    let mut models = ModelRegistry::builtin().unwrap();
+    models.apply_env_overrides(&env);
+    (models, LlmClient::with_env(Arc::new(env)))
+}
+
+fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
+}
+
+#[tokio::test]
+async fn signed_with_environment_keys_streams_a_reply() {
+    let server = server().await;
+    let (models, client) = setup(&[
+        ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", server.url()),
+        ("AWS_ACCESS_KEY_ID", "AKIDMOCK".into()),
+        ("AWS_SECRET_ACCESS_KEY", "mock-secret".into()),
+        ("AWS_SESSION_TOKEN", "mock-session".into()),
+        ("AWS_REGION", "eu-central-1".into()),
+    ]);
+    let model = models.resolve(MODEL).unwrap();
+    assert_eq!(model.base_url, server.url());
+    let reply = client
+        .complete(model, &hello("hi"), StreamOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(reply.text(), "Hello from Bedrock.");
+    assert_eq!(reply.stop_reason, StopReason::Stop);
+    assert_eq!(reply.api, "bedrock-converse-stream");
+    assert!(
+        reply.usage.input > 0 && reply.usage.output > 0,
+        "{:?}",
+        reply.usage
+    );
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    let request = &requests[0];
+    assert_eq!(
+        request.path,
+        "/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse-stream"
+    );
+    let auth = header(&request.headers, "authorization").unwrap();
+    assert!(
+        auth.starts_with("AWS4-HMAC-SHA256 Credential=AKIDMOCK/")
+            && auth.contains("/eu-central-1/bedrock/aws4_request, SignedHeaders=host;x-amz-date;x-amz-security-token, Signature="),
+        "{auth}"
+    );
+    assert_eq!(
+        header(&request.headers, "x-amz-security-token"),
+        Some("mock-session")
+    );
+    assert_eq!(
+        request.body["messages"],
+        json!([{"role": "user", "content": [{"text": "hi"}, {"cachePoint": {"type": "default"}}]}])
+    );
+}
+
+#[tokio::test]
+async fn a_bedrock_api_key_is_a_bearer_token() {
+    let server = server().await;
+    let (models, client) = setup(&[
+        ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", server.url()),
+        ("AWS_BEARER_TOKEN_BEDROCK", "bedrock-api-key".into()),
+    ]);
+    let reply = client
+        .complete(
+            models.resolve(MODEL).unwrap(),
+            &hello("hi"),
+            StreamOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(reply.text(), "Hello from Bedrock.");
+    let request = &server.requests()[0];
+    assert_eq!(
+        header(&request.headers, "authorization"),
+        Some("Bearer bedrock-api-key")
+    );
+    assert_eq!(header(&request.headers, "x-amz-date"), None);
+}
+
+#[tokio::test]
+async fn without_credentials_the_error_says_what_to_set() {
+    let server = server().await;
+    let (models, client) = setup(&[
+        ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", server.url()),
+        ("AWS_EC2_METADATA_DISABLED", "true".into()),
+    ]);
+    let error = client
+        .complete(
+            models.resolve(MODEL).unwrap(),
+            &hello("hi"),
+            StreamOptions::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind, ErrorKind::Auth);
+    assert!(
+        error.message.contains(
+            ": no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE"
+        ),
+        "{}",
+        error.message
+    );
+    assert!(server.requests().is_empty());
+}
+
+/// Hands out `AKID1`, `AKID2`, … (each fetch is a new temporary credential).
+#[derive(Debug, Default)]
+struct Rotating(AtomicU32);
+
+impl CredentialSource for Rotating {
+    fn credentials(&self) -> BoxFuture<'_, Result<AwsCredentials, CredentialError>> {
+        let n = self.0.fetch_add(1, Ordering::SeqCst) + 1;
+        Box::pin(async move {
+            Ok(AwsCredentials::new(
+                &format!("AKID{n}"),
+                "s",
+                Some(format!("t{n}")),
+            ))
+        })
+    }
+}
+
+fn rotating_client(server: &MockLlm) -> (ModelRegistry, LlmClient) {
+    let env: Arc<dyn EnvSource> = Arc::new(MapEnv::new([("AWS_REGION", "us-west-2")]));
+    let apis = Arc::new(ApiRegistry::new());
+    apis.register(
+        Arc::new(BedrockProvider::with_credentials(
+            LazyHttpClient::new(),
+            Arc::clone(&env),
+            Arc::new(Rotating::default()),
+        )),
+        None,
+    );
+    let mut models = ModelRegistry::builtin().unwrap();
+    models.set_base_url("amazon-bedrock", &server.url());
+    (models, LlmClient::from_parts(apis, env))
+}
+
+#[tokio::test]
+async fn expired_credentials_are_refreshed_once() {
+    let server = server().await;
+    let (models, client) = rotating_client(&server);
+    let model = models.resolve(MODEL).unwrap();
+    let reply = client
+        .complete(model, &hello("expire once"), StreamOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(reply.text(), "Hello from Bedrock.");
+    let keys: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|r| header(&r.headers, "authorization").unwrap()[28..33].to_owned())
+        .collect();
+    assert_eq!(keys, ["AKID1", "AKID2"]);
+
+    server.clear_requests();
+    let error = client
+        .complete(model, &hello("expire twice"), StreamOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind, ErrorKind::Auth);
+    assert!(
+        error.message.contains("The security token included in the request is expired (refused again after refreshing the credentials once)"),
+        "{}",
+        error.message
+    );
+    assert_eq!(server.requests().len(), 2);
+}
