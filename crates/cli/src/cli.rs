@@ -315,7 +315,7 @@ pub enum GatewayCommand {
 #[derive(Debug, Subcommand)]
 pub enum GatewayConfigCommand {
     /// Set the port, bind address or token the gateway starts with (checked, then saved).
-    Set(GatewayConfigSetArgs),
+    Set(Box<GatewayConfigSetArgs>),
     /// The gateway settings and whether each is the default or set in the config.
     Show {
         /// Print JSON `{channel, configPath, config: {key: {value, source}}}`.

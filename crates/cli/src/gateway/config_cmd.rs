@@ -25,7 +25,7 @@ pub fn run(env: &dyn EnvSource, command: GatewayConfigCommand) -> Result<ExitCod
     let home = pincer_config::pincer_home(env)?;
     let path = pincer_config::config_path(&home);
     match command {
-        GatewayConfigCommand::Set(args) => set(env, &home, &path, args)?,
+        GatewayConfigCommand::Set(args) => set(env, &home, &path, *args)?,
         GatewayConfigCommand::Show { json, channel } => show(env, &path, json, channel)?,
         GatewayConfigCommand::Clear { channel } => clear(env, &home, &path, channel)?,
     }

@@ -212,12 +212,21 @@ fn run_gateway(args: GatewayRunArgs) -> Result<ExitCode> {
         token,
         args.detached,
         open_files,
-        control_ui,
-        settings,
+        RunExtras {
+            control_ui,
+            settings,
+        },
     ));
     // Tasks stuck past the grace period must not hold the exit.
     runtime.shutdown_timeout(Duration::from_secs(1));
     result
+}
+
+/// What a run serves besides the gateway itself: the Control UI's files, and lainclaw's
+/// run settings (flags over the config).
+struct RunExtras {
+    control_ui: Option<PathBuf>,
+    settings: run_settings::RunSettings,
 }
 
 /// Leaves the terminal's session. `gateway start --daemon` spawns this process plainly
@@ -259,9 +268,12 @@ async fn serve_until_signal(
     token: Option<pincer_base::Secret>,
     detached: bool,
     open_files: Option<u64>,
-    control_ui: Option<PathBuf>,
-    settings: run_settings::RunSettings,
+    extras: RunExtras,
 ) -> Result<ExitCode> {
+    let RunExtras {
+        control_ui,
+        settings,
+    } = extras;
     // Registered before the port is announced, so a SIGTERM sent as soon as the gateway
     // is up is a clean stop, not the default kill.
     let mut signals = StopSignals::new()?;

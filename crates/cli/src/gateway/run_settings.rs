@@ -307,7 +307,7 @@ impl RunSettings {
             with_tools: pick(args.with_tools(), &[default.with_tools], true),
             tool_allow: pick(
                 args.tool_allow.clone(),
-                &[default.tool_allow.clone()],
+                std::slice::from_ref(&default.tool_allow),
                 Vec::new(),
             ),
             tool_max_steps: pick(
