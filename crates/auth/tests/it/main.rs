@@ -4,6 +4,7 @@
 
 mod codex_login;
 mod common;
+mod copilot;
 mod profiles_file;
 mod resolve;
 mod rotation;
