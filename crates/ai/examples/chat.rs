@@ -108,6 +108,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     models.apply_env_overrides(env.as_ref());
     models.set_base_url("deepseek", &format!("{url}/v1"));
     let client = google_cloud::client(env.clone(), &mut models, &url);
+    // GitHub Copilot: the key is the Copilot token pincer-auth exchanges a GitHub token for.
+    models.set_base_url("github-copilot", &url);
+    client.set_api_key(
+        "github-copilot",
+        "tid=mock;exp=9999999999;proxy-ep=proxy.mock",
+    );
     // Bedrock's credential chain reads the example's environment, not the process's.
     client.apis().register(
         Arc::new(pincer_ai::providers::bedrock::BedrockProvider::new(
@@ -136,6 +142,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "google/gemini-2.5-flash",
         "azure-openai-responses/gpt-4o-mini",
         "amazon-bedrock/us.anthropic.claude-haiku-4-5-20251001-v1:0",
+        "github-copilot/gpt-4o",
     ]
     .into_iter()
     .chain(google_cloud::MODELS)
