@@ -224,10 +224,11 @@ pub enum SessionsCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum AuthCommand {
-    /// Store a credential: an API key (from standard input or a prompt), or the
-    /// openai-codex OAuth login.
+    /// Store a credential: an API key (from standard input or a prompt), or a sign-in:
+    /// openai-codex (ChatGPT), github-copilot (device code), anthropic (Claude Pro/Max,
+    /// when run at a terminal or with --oauth).
     Login {
-        /// Provider id, e.g. anthropic, openai, openai-codex.
+        /// Provider id, e.g. anthropic, openai, openai-codex, github-copilot.
         provider: String,
         /// Profile name (default `default`).
         #[arg(long)]
@@ -236,9 +237,6 @@ pub enum AuthCommand {
         /// instead.
         #[arg(long)]
         paste: bool,
-    },
-    /// The stored profiles, with masked secrets and their state.
-    Status,
         /// anthropic: sign in with Claude Pro/Max (OAuth) even though standard input is
         /// not a terminal (a piped standard input otherwise means an API key).
         #[arg(long)]
@@ -246,6 +244,9 @@ pub enum AuthCommand {
         /// github-copilot: the GitHub Enterprise domain (e.g. company.ghe.com).
         #[arg(long, value_name = "DOMAIN")]
         enterprise: Option<String>,
+    },
+    /// The stored profiles, with masked secrets and their state.
+    Status,
     /// Prefer this profile for its provider.
     Use { profile: String },
     /// Remove a profile, or every profile with --all.
