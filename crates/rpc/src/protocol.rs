@@ -26,7 +26,7 @@ pub enum StreamingBehavior {
 /// serialises as pi writes it (`all`, `one-at-a-time`).
 pub use pincer_agent::QueueMode;
 
-/// One command of pi's RPC protocol (0.73.1, minus `clone`). Unknown fields are ignored,
+/// One command of pi's RPC protocol (0.73.1). Unknown fields are ignored,
 /// as pi ignores them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(
@@ -101,6 +101,9 @@ pub enum RpcCommand {
     Fork {
         entry_id: String,
     },
+    /// `clone`: a new session holding the current branch whole (pi's fork "at" the leaf).
+    #[serde(rename = "clone")]
+    CloneSession,
     GetForkMessages,
     GetLastAssistantText,
     SetSessionName {
@@ -153,6 +156,7 @@ command_types! {
     ExportHtml => "export_html",
     SwitchSession => "switch_session",
     Fork => "fork",
+    CloneSession => "clone",
     GetForkMessages => "get_fork_messages",
     GetLastAssistantText => "get_last_assistant_text",
     SetSessionName => "set_session_name",

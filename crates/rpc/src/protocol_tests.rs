@@ -155,6 +155,7 @@ fn all_commands() -> Vec<(RpcCommand, &'static str)> {
             },
             r#"{"id":"req_1","type":"fork","entryId":"e1"}"#,
         ),
+        (CloneSession, r#"{"id":"req_1","type":"clone"}"#),
         (
             GetForkMessages,
             r#"{"id":"req_1","type":"get_fork_messages"}"#,
@@ -307,7 +308,11 @@ fn unknown_types_are_answered_without_id() {
         (r#"{"id":"x"}"#, "undefined", Some(json!("x"))),
         ("[]", "undefined", None),
         ("42", "undefined", None),
-        (r#"{"type":"clone","id":1}"#, "clone", Some(json!(1))),
+        (
+            r#"{"type":"navigate_tree","id":1}"#,
+            "navigate_tree",
+            Some(json!(1)),
+        ),
         (
             r#"{"type":"extension_ui_response","id":"u"}"#,
             "extension_ui_response",

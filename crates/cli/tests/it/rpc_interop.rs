@@ -329,7 +329,8 @@ fn type_shape(value: &Value) -> Value {
 
 /// What a worker answers to pi's session-tree commands after two turns: the fork list, a
 /// fork before the second message, a fork of an unknown entry, the conversation after the
-/// fork and after one more turn, and `export_html` to a given path and to the default one.
+/// fork and after one more turn, `export_html` to a given path and to the default one, and
+/// a `clone` of the branch.
 async fn session_tree_answers(client: &RpcClient, out: &Path) -> Vec<Value> {
     run_turn(client, "hi", None).await;
     run_turn(client, "list files", None).await;
@@ -384,6 +385,13 @@ async fn session_tree_answers(client: &RpcClient, out: &Path) -> Vec<Value> {
         .unwrap();
     let default_path = default["path"].as_str().unwrap();
     assert!(default_path.ends_with(".html"), "{default}");
+    let cloned = client.request(RpcCommand::CloneSession, T).await.unwrap();
+    let clone_state = client.request(RpcCommand::GetState, T).await.unwrap();
+    assert_ne!(
+        clone_state["sessionFile"], after["sessionFile"],
+        "a clone is a new file"
+    );
+    let clone_messages = client.request(RpcCommand::GetMessages, T).await.unwrap();
     vec![
         listed["messages"]
             .as_array()
@@ -399,6 +407,8 @@ async fn session_tree_answers(client: &RpcClient, out: &Path) -> Vec<Value> {
         json!(exported["path"] == json!(out.display().to_string())),
         type_shape(&exported),
         type_shape(&default),
+        cloned,
+        json!(texts(&clone_messages["messages"])),
     ]
 }
 
@@ -428,6 +438,8 @@ async fn fork_and_export_html_answer_as_pi_does() {
         "export_html path as given",
         "export_html shape",
         "export_html default shape",
+        "clone answer",
+        "the clone's conversation",
     ];
     for (i, label) in labels.iter().enumerate() {
         assert_eq!(results[0][i], results[1][i], "{label}");

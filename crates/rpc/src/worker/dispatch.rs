@@ -108,6 +108,7 @@ pub(crate) async fn dispatch(worker: &mut Worker, out: &Output, request: RpcRequ
         RpcCommand::GetCommands => Ok(Some(worker.get_commands())),
         RpcCommand::ExportHtml { output_path } => worker.export_html(output_path).await.map(Some),
         RpcCommand::Fork { entry_id } => worker.fork(&entry_id).await.map(Some),
+        RpcCommand::CloneSession => worker.clone_session().await.map(Some),
         RpcCommand::GetForkMessages => worker.get_fork_messages().await.map(Some),
     };
     respond(result);

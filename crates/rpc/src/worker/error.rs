@@ -33,6 +33,9 @@ pub enum WorkerError {
     /// `fork` of an entry that is not a user message of the session (pi's text).
     #[error("Invalid entry ID for forking")]
     InvalidForkEntry,
+    /// `clone` of a session without entries (pi's text).
+    #[error("Cannot clone session: no current entry selected")]
+    NothingToClone,
     /// `export_html` before the session file exists (pi's text).
     #[error("Nothing to export yet - start a conversation first")]
     NothingToExport,

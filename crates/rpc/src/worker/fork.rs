@@ -76,6 +76,20 @@ pub fn fork(transcript: &Transcript, entry_id: &str, dir: &Path, cwd: &Path) -> 
     })
 }
 
+/// A copy of the session's current branch whole (pi's `clone`: a fork at the leaf), not
+/// written yet; `None` for a session without entries.
+pub fn clone_branch(session: &SessionFile, dir: &Path, cwd: &Path) -> Option<SessionFile> {
+    let parent_session = Some(session.path().display().to_string());
+    let entries = match session.written() {
+        Some(transcript) => branch_with_labels(transcript, transcript.leaf_id()?),
+        None => session.pending_entries().to_vec(),
+    };
+    if entries.is_empty() {
+        return None;
+    }
+    Some(SessionFile::pending(dir, cwd, parent_session, entries))
+}
+
 /// The path root → `leaf` without its `label` entries (re-parented over them), then one `label` entry per labelled
 /// entry of the path with its label as it stands now (pi's way: labels elsewhere in the
 /// tree, and cleared ones, stay behind).
@@ -248,6 +262,37 @@ mod tests {
         assert_eq!(forked.text, "one");
         assert!(forked.session.written().is_none());
         assert!(forked.session.messages().is_empty());
+    }
+
+    #[test]
+    fn a_clone_holds_the_current_branch_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = transcript(dir.path());
+        let path = t.path().to_owned();
+        let source = SessionFile::open(&path).unwrap();
+        let mut cloned = clone_branch(&source, &dir.path().join("c"), Path::new("/w")).unwrap();
+        let written = cloned.transcript().unwrap();
+        // The leaf is the label f on e: a and e, then the labels of both re-made.
+        let ids: Vec<&str> = written
+            .entries()
+            .iter()
+            .map(|e| e.id.as_str())
+            .take(2)
+            .collect();
+        assert_eq!(ids, ["a", "e"]);
+        assert_eq!(written.entries().len(), 4);
+        assert_eq!(written.entries()[2].body, label("a", Some("start")));
+        assert_eq!(written.entries()[3].body, label("e", Some("x")));
+        assert_eq!(
+            written.entries()[3].parent_id,
+            Some(written.entries()[2].id.clone())
+        );
+        assert_eq!(
+            written.header().parent_session.as_deref(),
+            Some(path.to_str().unwrap())
+        );
+        let empty = SessionFile::pending(dir.path(), Path::new("/w"), None, Vec::new());
+        assert!(clone_branch(&empty, dir.path(), Path::new("/w")).is_none());
     }
 
     #[test]

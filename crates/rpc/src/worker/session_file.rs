@@ -162,6 +162,14 @@ impl SessionFile {
         }
     }
 
+    /// The entries waiting to be written with the first message (none once it is).
+    pub(crate) fn pending_entries(&self) -> &[Entry] {
+        match &self.state {
+            State::Pending { entries, .. } => entries,
+            State::Open(_) => &[],
+        }
+    }
+
     /// Whether the session is not on disk yet but holds messages (a fork's).
     pub(crate) fn pending_has_messages(&self) -> bool {
         match &self.state {

@@ -290,6 +290,31 @@ async fn a_fork_is_a_new_session_branching_before_the_chosen_message() {
 }
 
 #[tokio::test]
+async fn a_clone_continues_the_whole_branch_in_a_new_file() {
+    let mut h = Harness::new(&[]).await;
+    h.run("first").await;
+    let old_file = h.data(r#"{"type":"get_state"}"#).await["sessionFile"].clone();
+    assert_eq!(
+        h.send(r#"{"id":"c","type":"clone"}"#).await,
+        json!({"id": "c", "type": "response", "command": "clone", "success": true,
+               "data": {"cancelled": false}})
+    );
+    let state = h.data(r#"{"type":"get_state"}"#).await;
+    assert_ne!(state["sessionFile"], old_file);
+    let cloned = conversation(&h.data(r#"{"type":"get_messages"}"#).await["messages"]);
+    assert_eq!(cloned.len(), 2);
+    assert_eq!(cloned[0], "user:first");
+    // Written at once: it holds a conversation.
+    let file = std::fs::read_to_string(state["sessionFile"].as_str().unwrap()).unwrap();
+    assert!(file.contains("\"first\""));
+    h.run("second").await;
+    let after = conversation(&h.data(r#"{"type":"get_messages"}"#).await["messages"]);
+    assert_eq!(after.len(), 4);
+    let old = std::fs::read_to_string(old_file.as_str().unwrap()).unwrap();
+    assert!(!old.contains("\"second\""));
+}
+
+#[tokio::test]
 async fn export_html_writes_the_page_where_asked_or_by_pis_default_name() {
     let mut h = Harness::new(&[]).await;
     h.run("<script>alert(1)</script>").await;

@@ -1,6 +1,7 @@
 //! The worker's session commands: a new session, another session file, a fork of this one
-//! (pi's `fork`, `get_fork_messages`), the session's export as HTML (`export_html`), its
-//! name and its statistics. Every file read or write happens on the blocking pool.
+//! or a clone of its branch (pi's `fork`, `get_fork_messages`, `clone`), the session's
+//! export as HTML (`export_html`), its name and its statistics. Every file read or write
+//! happens on the blocking pool.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -10,7 +11,7 @@ use serde_json::{Value, json};
 use super::{Worker, off_thread, on_session};
 use crate::worker::error::{SessionFileError, WorkerError};
 use crate::worker::export::{ExportPage, default_file_name, render};
-use crate::worker::fork::{fork, fork_messages};
+use crate::worker::fork::{clone_branch, fork, fork_messages};
 use crate::worker::parts::SessionStats;
 use crate::worker::session_file::SessionFile;
 
@@ -105,25 +106,44 @@ impl Worker {
         })
         .await?
         .ok_or(WorkerError::InvalidForkEntry)?;
+        self.continue_in(forked.session).await?;
+        Ok(json!({ "text": forked.text, "cancelled": false }))
+    }
+
+    /// `clone`: a new session holding the current branch whole, continued from there;
+    /// answers pi's `{cancelled}`.
+    pub async fn clone_session(&mut self) -> Result<Value> {
+        let (dir, cwd) = (self.options.session_dir.clone(), self.options.cwd.clone());
+        let cloned = on_session(&self.session, move |session| {
+            clone_branch(session, &dir, &cwd)
+        })
+        .await?
+        .ok_or(WorkerError::NothingToClone)?;
+        self.continue_in(cloned).await?;
+        Ok(json!({ "cancelled": false }))
+    }
+
+    /// Stops the run and goes on in `session` (a fork's or a clone's, not written yet):
+    /// written now when it holds a conversation (pi writes a fork with a reply at once),
+    /// otherwise with its first message, as every new session.
+    async fn continue_in(&mut self, mut session: SessionFile) -> Result<()> {
         self.agent.abort();
         self.agent.wait_for_idle().await;
         let config = self.current_config()?;
-        let mut session = forked.session;
-        // Written now when it holds a conversation (pi writes a fork with a reply at once);
-        // otherwise with its first message, as every new session.
         let session = off_thread(move || {
-            let has_messages = session.pending_has_messages();
-            if has_messages {
+            if session.pending_has_messages() {
                 session.transcript()?;
             }
             Ok::<_, SessionFileError>(session)
         })
         .await??;
         let messages = session.messages();
+        // A new mutex, not a new value in the old one: a late append of the old agent
+        // (already on the blocking pool) still goes to the old file.
         self.session = Arc::new(Mutex::new(session));
         self.session_key = self.find_session_key().await;
         self.install(config, messages);
-        Ok(json!({ "text": forked.text, "cancelled": false }))
+        Ok(())
     }
 
     /// `get_fork_messages`: `{messages: [{entryId, text}]}`.
