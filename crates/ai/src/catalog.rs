@@ -9,13 +9,15 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::env::{EnvSource, base_url_var};
+use crate::env::{EnvSource, env_base_url};
 use crate::model::{Compat, InputKind, Model, ModelCost, apis};
 
 mod proxied;
 
 const BUILTIN_MODELS: &str = include_str!("../data/models.json");
 const EXTRA_MODELS: &str = include_str!("../data/extra-models.json");
+/// The other providers of pi's env-key table (Azure, Cerebras, Hugging Face, Z.AI, …).
+const PI_PROVIDER_MODELS: &str = include_str!("../data/pi-providers.json");
 /// A handful of pi's amazon-bedrock models (Nova, Claude on Bedrock, …).
 const BEDROCK_MODELS: &str = include_str!("../data/amazon-bedrock.json");
 /// A few of pi's google-vertex and google-gemini-cli models (Vertex AI, Cloud Code Assist).
@@ -165,6 +167,7 @@ impl ModelRegistry {
         for data in [
             BUILTIN_MODELS,
             EXTRA_MODELS,
+            PI_PROVIDER_MODELS,
             GOOGLE_CLOUD_MODELS,
             COPILOT_MODELS,
             BEDROCK_MODELS,
@@ -185,7 +188,7 @@ impl ModelRegistry {
     /// (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`, `GEMINI_BASE_URL`).
     pub fn apply_env_overrides(&mut self, env: &dyn EnvSource) {
         for model in &mut self.models {
-            if let Some(url) = base_url_var(&model.provider).and_then(|var| env.var(var)) {
+            if let Some(url) = env_base_url(env, &model.provider) {
                 model.base_url = url;
             }
         }
@@ -436,6 +439,7 @@ mod tests {
             apis::ANTHROPIC_MESSAGES,
             apis::GOOGLE_GENERATIVE_AI,
             apis::OPENAI_CODEX_RESPONSES,
+            apis::AZURE_OPENAI_RESPONSES,
             apis::BEDROCK_CONVERSE_STREAM,
             apis::STUB,
         ];

@@ -46,6 +46,14 @@ impl LlmClient {
     pub fn with_env(env: Arc<dyn EnvSource>) -> Self {
         let http = LazyHttpClient::new();
         let apis = ApiRegistry::with_builtins(http.clone());
+        // Azure reads its endpoint, version and Entra settings from the same environment.
+        apis.register(
+            Arc::new(crate::providers::openai_responses::AzureOpenAiResponses::new(
+                Arc::clone(&env),
+                http.clone(),
+            )),
+            None,
+        );
         // Bedrock's credential chain reads the same environment (AWS_PROFILE, …).
         apis.register(
             Arc::new(crate::providers::bedrock::BedrockProvider::new(

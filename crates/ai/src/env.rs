@@ -90,6 +90,15 @@ pub fn base_url_var(provider: &str) -> Option<&'static str> {
     }
 }
 
+/// The base URL the environment gives `provider`: its SDK's variable, or for Azure
+/// `AZURE_OPENAI_BASE_URL` or the endpoint of `AZURE_OPENAI_RESOURCE_NAME`.
+pub fn env_base_url(env: &dyn EnvSource, provider: &str) -> Option<String> {
+    if provider == crate::model::apis::AZURE_OPENAI_RESPONSES {
+        return crate::providers::openai_responses::azure::env_base_url(env);
+    }
+    base_url_var(provider).and_then(|var| env.var(var))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,6 +15,8 @@ pub mod apis {
     pub const OPENAI_RESPONSES: &str = "openai-responses";
     /// The Responses protocol of ChatGPT's Codex backend (openai-codex sign-ins).
     pub const OPENAI_CODEX_RESPONSES: &str = "openai-codex-responses";
+    /// The Responses protocol of an Azure OpenAI resource (deployments, `api-version`).
+    pub const AZURE_OPENAI_RESPONSES: &str = "azure-openai-responses";
     pub const ANTHROPIC_MESSAGES: &str = "anthropic-messages";
     pub const GOOGLE_GENERATIVE_AI: &str = "google-generative-ai";
     /// Gemini on Vertex AI (Application Default Credentials or an express-mode key).

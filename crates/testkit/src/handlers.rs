@@ -39,6 +39,13 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/v1/messages", speaks(Api::AnthropicMessages))
         .route("/v1beta/models/{*target}", post(google))
         .route("/api/stream", speaks(Api::Proxy))
+        // Azure OpenAI: the v1 path and the classic deployment path, and Entra ID tokens.
+        .route("/openai/v1/responses", post(crate::azure::responses))
+        .route(
+            "/openai/deployments/{deployment}/responses",
+            post(crate::azure::responses),
+        )
+        .route("/{tenant}/oauth2/v2.0/token", post(crate::azure::entra_token))
         .route("/model/{model}/converse-stream", post(crate::bedrock::converse_stream))
         // Google Cloud: Vertex AI (ADC and express mode), Cloud Code Assist, token endpoint.
         .route(

@@ -41,6 +41,7 @@
 //! binary); [`mock_rpc_path`] finds (or builds) it for other crates' tests.
 
 mod api;
+mod azure;
 mod bedrock;
 mod body;
 mod embed;
@@ -60,6 +61,7 @@ mod transcribe;
 mod wire;
 
 pub use api::Api;
+pub use azure::ENTRA_TOKEN_SECONDS;
 pub use embed::{DEFAULT_DIMS as DEFAULT_EMBEDDING_DIMS, mock_embedding};
 pub use mock_rpc::mock_rpc_path;
 pub use oauth::{FakeOAuthServer, RefreshFailure};

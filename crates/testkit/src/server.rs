@@ -162,6 +162,12 @@ impl MockLlm {
         }
     }
 
+    /// The base URL of an Azure OpenAI resource on this server (`{url}/openai/v1`); its
+    /// Entra ID token endpoint's authority is [`MockLlm::url`].
+    pub fn azure_base_url(&self) -> String {
+        format!("{}/openai/v1", self.url())
+    }
+
     /// The bound address.
     pub fn addr(&self) -> SocketAddr {
         self.addr

@@ -163,6 +163,9 @@ pub fn builtins(client: impl Into<LazyHttpClient>) -> Vec<Arc<dyn ApiProvider>> 
         http(openai_completions::OpenAiCompletions, &client),
         http(openai_responses::OpenAiResponses, &client),
         http(openai_responses::OpenAiCodexResponses, &client),
+        Arc::new(openai_responses::AzureOpenAiResponses::from_process_env(
+            client.clone(),
+        )),
         http(anthropic::AnthropicMessages, &client),
         http(google::GoogleGenerativeAi, &client),
         http(google::GoogleGeminiCli, &client),

@@ -4,15 +4,19 @@
 //! tool-call ids are `call_id|item_id` so both halves survive a round trip.
 //!
 //! `request` builds the body, `decoder` turns the SSE stream into builder calls; `codex` is
-//! the `openai-codex-responses` variant (ChatGPT's Codex backend) built on both.
+//! the `openai-codex-responses` variant (ChatGPT's Codex backend) built on both, `azure` the
+//! `azure-openai-responses` one (an Azure OpenAI resource; `entra` gets its Entra ID tokens).
 
+pub mod azure;
 mod codex;
 mod decoder;
+pub mod entra;
 mod request;
 
 #[cfg(test)]
 mod decoder_tests;
 
+pub use azure::AzureOpenAiResponses;
 pub use codex::OpenAiCodexResponses;
 
 use crate::http::HttpCall;

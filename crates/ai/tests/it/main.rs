@@ -4,8 +4,10 @@
 
 mod common;
 
+mod azure;
 mod bedrock;
 mod embeddings;
+mod env_providers;
 mod faults;
 mod google_cloud;
 mod proxy_and_stub;

@@ -10,6 +10,7 @@ mod ask_image_tool;
 mod ask_media;
 mod ask_memory;
 mod ask_proxy;
+mod ask_providers;
 mod channel_block_streaming;
 mod channel_conformance;
 mod channel_controls;
