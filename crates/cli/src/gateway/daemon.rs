@@ -53,6 +53,7 @@ pub async fn start(start: GatewayStartArgs) -> Result<ExitCode> {
     // Checked here (a `--channel` that is not configured), recorded for `gateway status`,
     // and passed on as the same flags.
     let settings = RunSettings::resolve(&start.turn, &app.config)?;
+    settings.check_profile(&app)?;
     app.ensure_home()?;
     if let Some(daemon) = service::running_daemon(&home) {
         bail!(

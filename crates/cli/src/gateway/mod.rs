@@ -188,6 +188,7 @@ fn run_gateway(args: GatewayRunArgs) -> Result<ExitCode> {
     let listen = Listen::resolve(&args.listen, &app.config.gateway);
     check_auth_allowed(&listen)?;
     let settings = run_settings::RunSettings::resolve(&args.turn, &app.config)?;
+    settings.check_profile(&app)?;
     let control_ui = control_ui_root(args.control_ui.as_deref(), &app)?;
     app.ensure_home()?;
     let token = resolve_token(

@@ -322,6 +322,18 @@ impl RunSettings {
         })
     }
 
+    /// A profile this run pins must exist: said at start, not by every turn.
+    pub fn check_profile(&self, app: &crate::app::App) -> Result<()> {
+        if let Some(profile) = &self.profile.value {
+            crate::credentials::for_run(app, Some(profile)).map_err(|e| {
+                e.context(format!(
+                    "--profile {profile}: no such auth profile (`pincer auth status` lists them)"
+                ))
+            })?;
+        }
+        Ok(())
+    }
+
     /// A channel's pairing settings.
     pub fn channel(&self, name: &str) -> Option<&ChannelSettings> {
         self.per_channel.get(name)

@@ -299,6 +299,17 @@ fn bad_run_flags_are_refused_naming_the_flag() {
             assert!(run.stderr().contains(message), "{all:?}: {}", run.stderr());
         }
     }
+    // A profile that does not exist is refused at start.
+    let run = home.run(&[
+        "gateway",
+        "start",
+        "--daemon",
+        "--port",
+        "0",
+        "--profile",
+        "nope",
+    ]);
+    run.assert_fails(1, "--profile nope: no such auth profile");
     // A channel Pincer has but this config does not.
     let run = home.run(&[
         "gateway",
@@ -387,4 +398,42 @@ async fn channel_replies_carry_a_source_prefix_with_gateway_debug() {
         "[mock/primary:auto]\nhi there"
     );
     drop(gateway);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_channel_refuses_to_stop_a_gateway_that_runs_other_channels_too() {
+    use pincer_fakes::fake_telegram::FakeTelegram;
+    let llm = mock(script()).await;
+    let feishu = <FakeFeishu as FakeChannel>::start().await;
+    let telegram = <FakeTelegram as FakeChannel>::start().await;
+    let (home, _port) = gateway_home_in(
+        Home::new(),
+        &llm,
+        GATEWAY_TOKEN,
+        "heartbeat: { every: \"0m\" }",
+        &format!(
+            "channels: {{ {}, {} }},",
+            feishu.config("dmPolicy: \"pairing\""),
+            telegram.config("dmPolicy: \"pairing\"")
+        ),
+    );
+    let _guard = DaemonGuard::new(&home);
+    home.run_ok(&["gateway", "start", "--daemon", "--port", "0"]);
+    let status = status_json(&home);
+    assert_eq!(status["channel"], "telegram", "{status}");
+    let names: Vec<&str> = status["channels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["channel"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["telegram", "feishu"]);
+    let refused = home.run(&["gateway", "stop", "--channel", "feishu"]);
+    refused.assert_fails(
+        1,
+        "runs telegram, feishu in one process and cannot stop feishu alone",
+    );
+    assert_eq!(status_json(&home)["status"], "running");
+    home.run_ok(&["gateway", "stop"]);
+    assert_eq!(status_json(&home)["status"], "stopped");
 }
