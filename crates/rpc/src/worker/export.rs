@@ -16,7 +16,7 @@ pub struct ExportPage<'a> {
     pub header: &'a SessionHeader,
     pub name: Option<&'a str>,
     /// The current branch, root first.
-    pub entries: &'a [Entry],
+    pub entries: &'a [&'a Entry],
     pub system_prompt: &'a str,
     pub tools: &'a [String],
 }
@@ -274,10 +274,11 @@ mod tests {
 
     fn page_with(entries: &[Entry]) -> String {
         let header = SessionHeader::new("sid-1", "/work");
+        let entries: Vec<&Entry> = entries.iter().collect();
         render(&ExportPage {
             header: &header,
             name: None,
-            entries,
+            entries: &entries,
             system_prompt: "be <brief>",
             tools: &["read".into(), "<b>".into()],
         })

@@ -339,10 +339,15 @@ async fn export_html_writes_the_page_where_asked_or_by_pis_default_name() {
         .to_str()
         .unwrap()
         .to_owned();
-    let data = h.data(r#"{"type":"export_html"}"#).await;
+    let data = h.data(r#"{"type":"export_html","outputPath":""}"#).await;
     let name = format!("pincer-session-{stem}.html");
     assert_eq!(data, json!({"path": name}));
     assert!(dir.join(&name).is_file());
+    // No path at all: the same default.
+    assert_eq!(
+        h.data(r#"{"type":"export_html"}"#).await,
+        json!({"path": name})
+    );
 
     // A path that cannot be written is an error response, not a crash.
     std::fs::write(dir.join("blocker"), "").unwrap();

@@ -162,7 +162,8 @@ impl Worker {
         let (shown, html) = on_session(&self.session, move |session| {
             let name = session.name();
             let transcript = session.written().ok_or(WorkerError::NothingToExport)?;
-            let shown = output_path.unwrap_or_else(|| {
+            // An empty path is no path, as in pi.
+            let shown = output_path.filter(|p| !p.is_empty()).unwrap_or_else(|| {
                 let stem = transcript
                     .path()
                     .file_stem()
@@ -170,9 +171,9 @@ impl Worker {
                     .unwrap_or_default();
                 default_file_name(&stem)
             });
-            let entries: Vec<_> = transcript
+            let entries = transcript
                 .leaf_id()
-                .map(|leaf| transcript.branch(leaf).into_iter().cloned().collect())
+                .map(|leaf| transcript.branch(leaf))
                 .unwrap_or_default();
             let html = render(&ExportPage {
                 header: transcript.header(),
