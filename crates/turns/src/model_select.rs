@@ -30,6 +30,18 @@ pub const DEFAULT_MODELS: &[(&str, &str)] = &[
     ("openrouter", "anthropic/claude-sonnet-4.5"),
     // Signed in with `pincer auth login openai-codex` (lainclaw's model).
     ("openai-codex", "gpt-5.4"),
+    // The rest of pi's key table, with pi's defaults (`defaultModelPerProvider`; Vercel's
+    // names the Opus 4.6 it lists, Cerebras' the GLM it has).
+    ("azure-openai-responses", "gpt-5.2"),
+    ("vercel-ai-gateway", "anthropic/claude-opus-4.6"),
+    ("cerebras", "zai-glm-4.7"),
+    ("zai", "glm-4.6"),
+    ("minimax", "MiniMax-M2.1"),
+    ("minimax-cn", "MiniMax-M2.1"),
+    ("huggingface", "moonshotai/Kimi-K2.5"),
+    ("opencode", "claude-opus-4-6"),
+    ("opencode-go", "kimi-k2.5"),
+    ("kimi-coding", "kimi-k2-thinking"),
 ];
 
 /// Where the chosen model came from (shown by `--json` and `pincer status`).
@@ -404,5 +416,29 @@ mod tests {
             }),
             "agents.defaults.model: unknown model \"openai/gpt-9\"; list the models of openai with `pincer models`"
         );
+    }
+
+    #[test]
+    fn every_default_model_is_in_the_catalog_and_a_lone_key_picks_it() {
+        let registry = ModelRegistry::builtin().unwrap();
+        for (provider, id) in DEFAULT_MODELS {
+            assert!(registry.find(provider, id).is_some(), "{provider}/{id}");
+        }
+        let request = ModelRequest {
+            cli_provider: None,
+            cli_model: None,
+            session: None,
+            agent: None,
+            defaults: None,
+        };
+        for (var, want) in [
+            ("CEREBRAS_API_KEY", "cerebras/zai-glm-4.7"),
+            ("HF_TOKEN", "huggingface/moonshotai/Kimi-K2.5"),
+            ("KIMI_API_KEY", "kimi-coding/kimi-k2-thinking"),
+            ("AZURE_OPENAI_API_KEY", "azure-openai-responses/gpt-5.2"),
+        ] {
+            let (model, source, _) = pick(&request, &MapEnv::new([(var, "k")]), &[], &[]);
+            assert_eq!((model.as_str(), source), (want, ModelSource::EnvKey(var)));
+        }
     }
 }
