@@ -163,10 +163,20 @@ impl KeyResolver {
                 if !matches!(file.profile(id)?.credential, Credential::OAuth(_)) {
                     return Ok(None);
                 }
+                // A gemini-cli call presented {token, projectId}; the token is what was refused.
+                let rejected = match provider {
+                    GEMINI_CLI_PROVIDER => crate::oauth::gemini_cli::access_of_key(rejected)
+                        .unwrap_or_else(|| rejected.to_owned()),
+                    _ => rejected.to_owned(),
+                };
                 let fresh = self
-                    .refresh_single_flight_inner(id, provider, now_ms, Some(rejected))
+                    .refresh_single_flight_inner(id, provider, now_ms, Some(&rejected))
                     .await?;
-                Ok(Some(fresh.access))
+                Ok(Some(present(
+                    provider,
+                    &fresh.access,
+                    fresh.account_id.as_deref(),
+                )))
             }
         }
     }
