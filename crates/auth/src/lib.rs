@@ -1,8 +1,9 @@
 //! pincer-auth: credentials. `auth-profiles.json` (API-key, token and OAuth profiles, 0600,
 //! atomic, locked read-modify-write: [`AuthStore`]), which profile a provider uses next and
 //! what a failure costs it ([`rotation`]), which credential a call uses, with OAuth refresh
-//! done once per profile at a time ([`KeyResolver`]), the openai-codex sign-in with PKCE
-//! ([`oauth::codex`]), and masking secrets for display ([`mask_secret`]).
+//! done once per profile at a time ([`KeyResolver`]), the sign-ins (openai-codex and
+//! anthropic with PKCE, github-copilot's device flow and Copilot token exchange: [`oauth`]),
+//! and masking secrets for display ([`mask_secret`]).
 
 pub mod edit;
 pub mod error;

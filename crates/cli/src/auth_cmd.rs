@@ -1,7 +1,8 @@
 //! `pincer auth login|status|use|logout`. An API key is read from standard input when it is
 //! not a terminal, else from a prompt that does not echo; the openai-codex login is the
 //! PKCE flow: open the printed URL, and the browser's redirect reaches a listener on
-//! localhost:1455 — or paste the redirect URL (or the code) at the prompt instead.
+//! localhost:1455 — or paste the redirect URL (or the code) at the prompt instead. The
+//! github-copilot and anthropic (Claude Pro/Max) sign-ins are in `auth_logins`.
 //! Secrets are never printed: keys show as `abc***xyz`.
 
 use std::io::{BufRead, IsTerminal, Read, Write};

@@ -1,6 +1,8 @@
 //! OAuth logins. The building blocks (PKCE, the loopback callback listener, the token
-//! endpoint, JWT claims) and the one provider that uses them today, openai-codex
-//! ([`codex`]: ChatGPT sign-in, exactly as pi-ai and the Codex CLI do it).
+//! endpoint, JWT claims) and the providers that use them: openai-codex ([`codex`]: ChatGPT
+//! sign-in, exactly as pi-ai and the Codex CLI do it), anthropic ([`anthropic`]: Claude
+//! Pro/Max), github-copilot ([`copilot`]: device flow, then the Copilot token exchange) and
+//! google-gemini-cli ([`gemini_cli`]).
 
 pub mod anthropic;
 pub mod callback;
