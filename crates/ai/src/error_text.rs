@@ -48,6 +48,10 @@ pub(crate) fn key_or_rate_hint(
     no_key_vars: impl FnOnce() -> String,
 ) -> Option<String> {
     match kind {
+        // Bedrock signs with the AWS credential chain unless it has an API key.
+        ErrorKind::Auth if key_provider == "amazon-bedrock" => Some(
+            "; check the AWS credentials (AWS_PROFILE, AWS_ACCESS_KEY_ID, …) and the model's access in the Bedrock console, or set AWS_BEARER_TOKEN_BEDROCK".into(),
+        ),
         ErrorKind::Auth => {
             let vars = crate::env::api_key_vars(key_provider);
             Some(if vars.is_empty() {

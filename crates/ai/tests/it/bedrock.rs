@@ -222,5 +222,10 @@ async fn expired_credentials_are_refreshed_once() {
         "{}",
         error.message
     );
+    assert!(
+        error.message.ends_with("; check the AWS credentials (AWS_PROFILE, AWS_ACCESS_KEY_ID, …) and the model's access in the Bedrock console, or set AWS_BEARER_TOKEN_BEDROCK"),
+        "{}",
+        error.message
+    );
     assert_eq!(server.requests().len(), 2);
 }

@@ -75,7 +75,7 @@ pub fn parse_credentials_json(
 }
 
 /// The text of `<tag>…</tag>` inside `xml`, entities decoded.
-fn xml_text<'a>(xml: &'a str, tag: &str) -> Option<String> {
+fn xml_text(xml: &str, tag: &str) -> Option<String> {
     let open = format!("<{tag}>");
     let start = xml.find(&open)? + open.len();
     let end = start + xml[start..].find(&format!("</{tag}>"))?;
