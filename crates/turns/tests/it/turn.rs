@@ -451,3 +451,97 @@ async fn a_tool_call_is_on_disk_while_its_tool_runs_and_every_message_after_the_
         });
     assert_eq!(result.as_deref(), Some("on disk"));
 }
+
+/// One profile of `mock` whose key the provider may refuse; renewing gives `key-a2` once.
+#[derive(Default)]
+struct RenewableProfile {
+    log: Mutex<Vec<String>>,
+}
+
+impl CredentialSource for RenewableProfile {
+    fn candidates(&self, provider: &str) -> BoxFuture<'static, Result<Vec<Credential>, String>> {
+        let list = if provider == "mock" {
+            vec![Credential {
+                profile_id: Some("mock:a".into()),
+                secret: Some("key-a".into()),
+            }]
+        } else {
+            Vec::new()
+        };
+        Box::pin(async move { Ok(list) })
+    }
+    fn succeeded(&self, _: &str, profile_id: &str) -> BoxFuture<'static, ()> {
+        self.log.lock().unwrap().push(format!("ok {profile_id}"));
+        Box::pin(async {})
+    }
+    fn failed(&self, _: &str, id: &str, kind: &ErrorKind, _: &str) -> BoxFuture<'static, ()> {
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("{} {id}", kind.code()));
+        Box::pin(async {})
+    }
+    fn renew(
+        &self,
+        _: &str,
+        profile_id: Option<&str>,
+        rejected: &pincer_base::Secret,
+    ) -> BoxFuture<'static, Option<Credential>> {
+        let mut log = self.log.lock().unwrap();
+        log.push(format!("renew {}", rejected.expose()));
+        let renewed = Credential {
+            profile_id: profile_id.map(str::to_owned),
+            secret: Some("key-a2".into()),
+        };
+        Box::pin(async move { Some(renewed) })
+    }
+}
+
+#[tokio::test]
+async fn a_refused_key_is_renewed_once_then_the_refusal_is_final() {
+    let scenario = Scenario::new()
+        .rule(
+            Rule::when(Match::last_user("hi"))
+                .times(1)
+                .fault(Fault::status(401)),
+        )
+        .rule(Rule::when(Match::last_user("hi")).reply(Reply::text("renewed")))
+        .rule(Rule::when(Match::last_user("again")).fault(Fault::status(401)));
+    let s = setup(scenario).await;
+    let creds = Arc::new(RenewableProfile::default());
+    let (config, _) = s.config(&[], creds.clone());
+    let outcome = run_turn(s.plan("k", "hi", config.clone()), |_| {})
+        .await
+        .unwrap();
+    assert_eq!(outcome.reply.unwrap().text(), "renewed");
+    assert_eq!(
+        *creds.log.lock().unwrap(),
+        ["auth mock:a", "renew key-a", "ok mock:a"]
+    );
+
+    // Refused again after renewing: no third try.
+    creds.log.lock().unwrap().clear();
+    let outcome = run_turn(s.plan("k", "again", config), |_| {})
+        .await
+        .unwrap();
+    assert_eq!(outcome.reply.unwrap().stop_reason, StopReason::Error);
+    assert_eq!(
+        *creds.log.lock().unwrap(),
+        ["auth mock:a", "renew key-a", "auth mock:a"]
+    );
+    let auth: Vec<String> = s
+        .server
+        .requests()
+        .iter()
+        .map(|r| r.header("authorization").unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(
+        auth,
+        [
+            "Bearer key-a",
+            "Bearer key-a2",
+            "Bearer key-a",
+            "Bearer key-a2"
+        ]
+    );
+}
