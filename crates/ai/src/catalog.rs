@@ -429,6 +429,8 @@ mod tests {
             "openai-codex",
             "amazon-bedrock",
             "github-copilot",
+            "google-vertex",
+            "google-gemini-cli",
             "stub",
         ] {
             assert!(providers.contains(&p), "missing provider {p}");
@@ -441,6 +443,8 @@ mod tests {
             apis::OPENAI_CODEX_RESPONSES,
             apis::AZURE_OPENAI_RESPONSES,
             apis::BEDROCK_CONVERSE_STREAM,
+            apis::GOOGLE_VERTEX,
+            apis::GOOGLE_GEMINI_CLI,
             apis::STUB,
         ];
         for model in registry.models() {
