@@ -11,7 +11,7 @@ use axum::extract::{Path, Request, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{MethodRouter, get, post};
+use axum::routing::{MethodRouter, get, post, put};
 use serde_json::{Value, json};
 
 use crate::api::Api;
@@ -47,6 +47,18 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         )
         .route("/{tenant}/oauth2/v2.0/token", post(crate::azure::entra_token))
         .route("/model/{model}/converse-stream", post(crate::bedrock::converse_stream))
+        // AWS credential sources for Bedrock's chain: IMDSv2, a container endpoint, STS.
+        .route("/latest/api/token", put(crate::aws_credentials::imds_token))
+        .route(
+            "/latest/meta-data/iam/security-credentials/",
+            get(crate::aws_credentials::imds_roles),
+        )
+        .route(
+            "/latest/meta-data/iam/security-credentials/{role}",
+            get(crate::aws_credentials::imds_role),
+        )
+        .route("/aws/container-credentials", get(crate::aws_credentials::container))
+        .route("/sts/", post(crate::aws_credentials::sts))
         // Google Cloud: Vertex AI (ADC and express mode), Cloud Code Assist, token endpoint.
         .route(
             "/v1/projects/{project}/locations/{location}/publishers/google/models/{*target}",

@@ -41,6 +41,7 @@
 //! binary); [`mock_rpc_path`] finds (or builds) it for other crates' tests.
 
 mod api;
+pub mod aws_credentials;
 mod azure;
 mod bedrock;
 mod body;

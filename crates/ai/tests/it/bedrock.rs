@@ -229,3 +229,110 @@ async fn expired_credentials_are_refreshed_once() {
     );
     assert_eq!(server.requests().len(), 2);
 }
+
+/// The access key id the mock's single recorded Bedrock request was signed with.
+fn signing_key(server: &MockLlm) -> String {
+    let requests = server.requests();
+    let bedrock: Vec<_> = requests
+        .iter()
+        .filter(|r| r.path.starts_with("/model/"))
+        .collect();
+    assert_eq!(bedrock.len(), 1, "{requests:?}");
+    let auth = header(&bedrock[0].headers, "authorization").unwrap();
+    auth["AWS4-HMAC-SHA256 Credential=".len()..]
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned()
+}
+
+async fn reply_with(env: &[(&str, String)]) -> (MockLlm, String) {
+    let server = server().await;
+    let mut vars = vec![("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", server.url())];
+    vars.extend(
+        env.iter()
+            .map(|(k, v)| (*k, v.replace("{url}", &server.url()))),
+    );
+    let (models, client) = setup(&vars);
+    let reply = client
+        .complete(
+            models.resolve(MODEL).unwrap(),
+            &hello("hi"),
+            StreamOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(reply.text(), "Hello from Bedrock.");
+    let key = signing_key(&server);
+    (server, key)
+}
+
+#[tokio::test]
+async fn instance_metadata_credentials() {
+    let (_server, key) = reply_with(&[("AWS_EC2_METADATA_SERVICE_ENDPOINT", "{url}".into())]).await;
+    assert_eq!(key, pincer_testkit::aws_credentials::IMDS_ACCESS_KEY);
+}
+
+#[tokio::test]
+async fn container_credentials() {
+    let (_server, key) = reply_with(&[
+        (
+            "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+            "{url}/aws/container-credentials".into(),
+        ),
+        (
+            "AWS_CONTAINER_AUTHORIZATION_TOKEN",
+            pincer_testkit::aws_credentials::MOCK_CONTAINER_TOKEN.into(),
+        ),
+        ("AWS_EC2_METADATA_DISABLED", "true".into()),
+    ])
+    .await;
+    assert_eq!(key, pincer_testkit::aws_credentials::CONTAINER_ACCESS_KEY);
+}
+
+#[tokio::test]
+async fn web_identity_credentials() {
+    let dir = std::env::temp_dir().join(format!("pincer-bedrock-wi-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let token = dir.join("token");
+    std::fs::write(&token, "eyJ.mock.jwt\n").unwrap();
+    let (_server, key) = reply_with(&[
+        ("AWS_WEB_IDENTITY_TOKEN_FILE", token.display().to_string()),
+        ("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/mock".into()),
+        ("AWS_ENDPOINT_URL_STS", "{url}/sts".into()),
+        ("AWS_EC2_METADATA_DISABLED", "true".into()),
+    ])
+    .await;
+    assert_eq!(key, pincer_testkit::aws_credentials::STS_ACCESS_KEY);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn a_profile_from_the_shared_files() {
+    let dir = std::env::temp_dir().join(format!("pincer-bedrock-profile-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join(".aws")).unwrap();
+    std::fs::write(
+        dir.join(".aws/credentials"),
+        "[work]\naws_access_key_id = AKIDPROFILE\naws_secret_access_key = s\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join(".aws/config"),
+        "[profile work]\nregion = ap-northeast-1\n",
+    )
+    .unwrap();
+    let (server, key) = reply_with(&[
+        ("HOME", dir.display().to_string()),
+        ("AWS_PROFILE", "work".into()),
+    ])
+    .await;
+    assert_eq!(key, "AKIDPROFILE");
+    let auth = header(&server.requests()[0].headers, "authorization")
+        .unwrap()
+        .to_owned();
+    assert!(
+        auth.contains("/ap-northeast-1/bedrock/aws4_request"),
+        "{auth}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
