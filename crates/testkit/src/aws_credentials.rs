@@ -72,9 +72,9 @@ pub(crate) async fn imds_role(headers: HeaderMap, Path(role): Path<String>) -> R
 
 /// `GET /aws/container-credentials`.
 pub(crate) async fn container(headers: HeaderMap) -> Response {
-    if !headers
+    if headers
         .get("authorization")
-        .is_some_and(|v| v == MOCK_CONTAINER_TOKEN)
+        .is_none_or(|v| v != MOCK_CONTAINER_TOKEN)
     {
         return StatusCode::FORBIDDEN.into_response();
     }
