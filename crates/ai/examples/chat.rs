@@ -1,6 +1,7 @@
-//! Streams one reply from each of the four wire APIs — OpenAI Chat Completions, OpenAI
-//! Responses, Anthropic Messages, Google Generative AI — served by the mock LLM server of
-//! pincer-testkit on 127.0.0.1, printing deltas as they arrive.
+//! Streams one reply from each wire API — OpenAI Chat Completions, OpenAI Responses, Azure
+//! OpenAI Responses, Anthropic Messages, Google Generative AI, Vertex AI, Cloud Code Assist
+//! (Gemini CLI), Amazon Bedrock ConverseStream — and from GitHub Copilot, served by the mock
+//! LLM server of pincer-testkit on 127.0.0.1, printing deltas as they arrive.
 //!
 //! `cargo run --example chat -p pincer-ai [-- "your prompt"]`
 

@@ -48,10 +48,12 @@ impl LlmClient {
         let apis = ApiRegistry::with_builtins(http.clone());
         // Azure reads its endpoint, version and Entra settings from the same environment.
         apis.register(
-            Arc::new(crate::providers::openai_responses::AzureOpenAiResponses::new(
-                Arc::clone(&env),
-                http.clone(),
-            )),
+            Arc::new(
+                crate::providers::openai_responses::AzureOpenAiResponses::new(
+                    Arc::clone(&env),
+                    http.clone(),
+                ),
+            ),
             None,
         );
         // Bedrock's credential chain reads the same environment (AWS_PROFILE, …).

@@ -1,8 +1,8 @@
 //! pincer-ai: the LLM layer of Pincer.
 //!
-//! Speaks the wire protocols of LLM APIs (OpenAI Chat Completions, OpenAI Responses,
-//! Anthropic Messages, Google Generative AI, Amazon Bedrock ConverseStream, pi's proxy
-//! stream, and an offline stub) and
+//! Speaks the wire protocols of LLM APIs (OpenAI Chat Completions, OpenAI Responses and
+//! Codex, Azure OpenAI Responses, Anthropic Messages, Google Generative AI, Vertex AI, Cloud
+//! Code Assist, Amazon Bedrock ConverseStream, pi's proxy stream, and an offline stub) and
 //! turns each into one streaming event model ([`AssistantMessageEvent`]), with a model
 //! catalog, costs, API keys from the environment, retry with backoff and cancellation.
 //! It must never know about agents, sessions, channels or the gateway.

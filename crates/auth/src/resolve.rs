@@ -19,11 +19,11 @@ use pincer_ai::env::{EnvSource, env_api_key};
 
 use crate::error::AuthError;
 use crate::file::{AuthProfiles, Credential, CredentialKind, OAuthCredential, ProfileId};
+use crate::oauth::gemini_cli::{GEMINI_CLI_PROVIDER, GeminiCliOAuth};
 use crate::oauth::{
     ANTHROPIC_PROVIDER, AnthropicOAuth, CODEX_PROVIDER, COPILOT_PROVIDER, CodexOAuth, CopilotOAuth,
     OAuthError,
 };
-use crate::oauth::gemini_cli::{GEMINI_CLI_PROVIDER, GeminiCliOAuth};
 use crate::rotation::{CooldownPolicy, Failure, FailureKind};
 use crate::secret::Secret;
 use crate::store::AuthStore;
@@ -423,9 +423,9 @@ impl KeyResolver {
 /// calls need the Cloud Code Assist project too (pi's `{"token", "projectId"}`).
 fn present(provider: &str, secret: &Secret, account_id: Option<&str>) -> Secret {
     match account_id {
-        Some(project) if provider == GEMINI_CLI_PROVIDER => Secret::new(
-            crate::oauth::gemini_cli::api_key(secret.expose(), project),
-        ),
+        Some(project) if provider == GEMINI_CLI_PROVIDER => {
+            Secret::new(crate::oauth::gemini_cli::api_key(secret.expose(), project))
+        }
         _ => secret.clone(),
     }
 }

@@ -45,8 +45,14 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
             "/openai/deployments/{deployment}/responses",
             post(crate::azure::responses),
         )
-        .route("/{tenant}/oauth2/v2.0/token", post(crate::azure::entra_token))
-        .route("/model/{model}/converse-stream", post(crate::bedrock::converse_stream))
+        .route(
+            "/{tenant}/oauth2/v2.0/token",
+            post(crate::azure::entra_token),
+        )
+        .route(
+            "/model/{model}/converse-stream",
+            post(crate::bedrock::converse_stream),
+        )
         // AWS credential sources for Bedrock's chain: IMDSv2, a container endpoint, STS.
         .route("/latest/api/token", put(crate::aws_credentials::imds_token))
         .route(
@@ -57,7 +63,10 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
             "/latest/meta-data/iam/security-credentials/{role}",
             get(crate::aws_credentials::imds_role),
         )
-        .route("/aws/container-credentials", get(crate::aws_credentials::container))
+        .route(
+            "/aws/container-credentials",
+            get(crate::aws_credentials::container),
+        )
         .route("/sts/", post(crate::aws_credentials::sts))
         // Google Cloud: Vertex AI (ADC and express mode), Cloud Code Assist, token endpoint.
         .route(

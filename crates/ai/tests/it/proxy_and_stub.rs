@@ -108,7 +108,10 @@ async fn apis_can_be_registered_and_removed_at_run_time() {
     assert_eq!(err.kind, ErrorKind::Config);
     // Every registered API is named (the built-ins grow, so the list is the registry's).
     let known = registry.apis().join(", ");
-    assert!(known.contains("anthropic-messages, azure-openai-responses, "), "{known}");
+    assert!(
+        known.contains("anthropic-messages, azure-openai-responses, "),
+        "{known}"
+    );
     assert!(
         err.message.ends_with(&format!(
             "uses API \"canned\", which Pincer does not know; known APIs: {known}"

@@ -7,8 +7,8 @@
 pub mod anthropic;
 pub mod callback;
 pub mod codex;
-pub mod gemini_cli;
 pub mod copilot;
+pub mod gemini_cli;
 pub mod jwt;
 pub mod pkce;
 pub mod token;

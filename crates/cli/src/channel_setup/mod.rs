@@ -99,12 +99,9 @@ pub fn channel_options(
             None => pairing_store(app),
         }),
         pairing_notify,
-        debug_source: settings.filter(|s| s.debug.value).map(|s| {
-            s.profile
-                .value
-                .clone()
-                .unwrap_or_else(|| "auto".to_owned())
-        }),
+        debug_source: settings
+            .filter(|s| s.debug.value)
+            .map(|s| s.profile.value.clone().unwrap_or_else(|| "auto".to_owned())),
     }))
 }
 

@@ -18,8 +18,12 @@ use crate::providers::openai_shared::{
 use crate::types::{ContentBlock, Context, UserContent, UserMessage};
 
 /// Providers whose `call_id|item_id` tool ids are OpenAI's own and need their rules.
-const OPENAI_TOOL_CALL_PROVIDERS: [&str; 4] =
-    ["openai", "openai-codex", "opencode", "azure-openai-responses"];
+const OPENAI_TOOL_CALL_PROVIDERS: [&str; 4] = [
+    "openai",
+    "openai-codex",
+    "opencode",
+    "azure-openai-responses",
+];
 
 /// OpenAI rejects `max_output_tokens` below 16.
 const MIN_OUTPUT_TOKENS: u64 = 16;
