@@ -99,7 +99,9 @@ impl Client {
     /// The next text frame as JSON; `None` once the server closed.
     async fn frame(&mut self) -> Option<Value> {
         loop {
-            match tokio::time::timeout(Duration::from_secs(10), self.ws.next())
+            // 30 s: a hundred debug-build turns on a loaded 2-core machine can keep one
+            // client waiting well past 10 s for its answer.
+            match tokio::time::timeout(Duration::from_secs(30), self.ws.next())
                 .await
                 .ok()??
             {
