@@ -14,8 +14,8 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::OAuthError;
-use super::callback::CallbackListener;
-use super::codex::{LoginStart, parse_authorization_input};
+use super::codex::LoginStart;
+use super::pending::{ClosedLogin, PendingLogin};
 use super::pkce::Pkce;
 use super::token::{parse_token_error, parse_token_response};
 use crate::file::OAuthCredential;
@@ -119,27 +119,18 @@ impl AnthropicOAuth {
         let pkce = Pkce::generate()?;
         let state = pkce.verifier().expose().to_owned();
         let addr = SocketAddr::new(self.config.callback_ip, self.config.callback_port);
-        let (listener, listener_error) =
-            match CallbackListener::bind(addr, CALLBACK_PATH, &state).await {
-                Ok(listener) => (Some(listener), None),
-                Err(error) => (None, Some(error.to_string())),
-            };
-        let port = listener
-            .as_ref()
-            .map_or(self.config.callback_port, |l| l.addr().port());
-        let redirect_uri = self.config.redirect_uri(port);
-        let url = self.authorize_url(pkce.challenge(), &state, &redirect_uri);
-        Ok(AnthropicLogin {
-            oauth: self.clone(),
+        let login = PendingLogin::open(
             pkce,
             state,
-            start: LoginStart {
-                url,
-                redirect_uri,
-                listening_on: listener.as_ref().map(CallbackListener::addr),
-                listener_error,
-            },
-            listener,
+            addr,
+            CALLBACK_PATH,
+            |port| self.config.redirect_uri(port),
+            |challenge, state, redirect_uri| self.authorize_url(challenge, state, redirect_uri),
+        )
+        .await;
+        Ok(AnthropicLogin {
+            oauth: self.clone(),
+            login,
         })
     }
 
@@ -226,60 +217,46 @@ impl AnthropicOAuth {
 /// A login in progress. Dropping it stops the callback listener.
 pub struct AnthropicLogin {
     oauth: AnthropicOAuth,
-    pkce: Pkce,
-    state: String,
-    start: LoginStart,
-    listener: Option<CallbackListener>,
+    login: PendingLogin,
 }
 
 impl std::fmt::Debug for AnthropicLogin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AnthropicLogin")
-            .field("start", &self.start)
+            .field("start", self.login.start())
             .finish_non_exhaustive()
     }
 }
 
 impl AnthropicLogin {
     pub fn start(&self) -> &LoginStart {
-        &self.start
+        self.login.start()
     }
 
+    /// The browser URL.
     pub fn url(&self) -> &str {
-        &self.start.url
+        &self.login.start().url
     }
 
-    /// Waits up to `timeout` for the browser's redirect (`Ok(None)`: ask for a paste).
+    /// Waits up to `timeout` for the browser's redirect. `Ok(None)`: it did not come (or
+    /// there is no listener); ask the user to paste. An error: the server refused sign-in.
     pub async fn wait_for_callback(
         &mut self,
         timeout: Duration,
     ) -> Result<Option<Secret>, OAuthError> {
-        match self.listener.as_mut() {
-            Some(listener) => listener.wait(timeout).await,
-            None => Ok(None),
-        }
+        self.login.wait_for_callback(timeout).await
     }
 
     /// The code in a paste (`code#state`, the redirect URL, or the bare code); a `state`
     /// in it must be this login's.
     pub fn parse_pasted(&self, input: &str) -> Result<Secret, OAuthError> {
-        let pasted = parse_authorization_input(input);
-        if pasted.state.as_ref().is_some_and(|s| *s != self.state) {
-            return Err(OAuthError::StateMismatch);
-        }
-        pasted.code.ok_or(OAuthError::MissingCode)
+        self.login.parse_pasted(input)
     }
 
     /// Exchanges the code (`grant_type=authorization_code`, with `state` and the verifier).
     pub async fn exchange(self, code: &Secret, now_ms: u64) -> Result<OAuthCredential, OAuthError> {
-        let Self {
-            oauth,
-            pkce,
-            state,
-            start,
-            listener,
-        } = self;
-        drop(listener);
+        let ClosedLogin { pkce, state, start } = self.login.close();
+        let oauth = self.oauth;
         let body = json!({
             "grant_type": "authorization_code",
             "client_id": oauth.config.client_id,

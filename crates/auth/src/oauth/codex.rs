@@ -14,8 +14,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use super::OAuthError;
-use super::callback::CallbackListener;
 use super::jwt::chatgpt_account_id;
+use super::pending::PendingLogin;
 use super::pkce::{Pkce, random_state};
 use super::token::{TokenAnswer, TokenGrant, parse_token_response, post_form};
 use crate::file::OAuthCredential;
@@ -121,30 +121,19 @@ impl CodexOAuth {
     /// port is taken the login still starts, without a listener ([`LoginStart::listener_error`]
     /// says why), and the user pastes the redirect URL instead.
     pub async fn begin(&self) -> Result<CodexLogin, OAuthError> {
-        let pkce = Pkce::generate()?;
-        let state = random_state()?;
         let addr = SocketAddr::new(self.config.callback_ip, self.config.callback_port);
-        let (listener, listener_error) =
-            match CallbackListener::bind(addr, &self.config.callback_path, &state).await {
-                Ok(listener) => (Some(listener), None),
-                Err(error) => (None, Some(error.to_string())),
-            };
-        let port = listener
-            .as_ref()
-            .map_or(self.config.callback_port, |l| l.addr().port());
-        let redirect_uri = self.config.redirect_uri(port);
-        let url = self.authorize_url(pkce.challenge(), &state, &redirect_uri);
+        let login = PendingLogin::open(
+            Pkce::generate()?,
+            random_state()?,
+            addr,
+            &self.config.callback_path,
+            |port| self.config.redirect_uri(port),
+            |challenge, state, redirect_uri| self.authorize_url(challenge, state, redirect_uri),
+        )
+        .await;
         Ok(CodexLogin {
             oauth: self.clone(),
-            pkce,
-            state,
-            start: LoginStart {
-                url,
-                redirect_uri,
-                listening_on: listener.as_ref().map(CallbackListener::addr),
-                listener_error,
-            },
-            listener,
+            login,
         })
     }
 
@@ -261,28 +250,25 @@ pub struct LoginStart {
 /// A login in progress. Dropping it stops the callback listener.
 pub struct CodexLogin {
     oauth: CodexOAuth,
-    pkce: Pkce,
-    state: String,
-    start: LoginStart,
-    listener: Option<CallbackListener>,
+    login: PendingLogin,
 }
 
 impl std::fmt::Debug for CodexLogin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CodexLogin")
-            .field("start", &self.start)
+            .field("start", self.login.start())
             .finish_non_exhaustive()
     }
 }
 
 impl CodexLogin {
     pub fn start(&self) -> &LoginStart {
-        &self.start
+        self.login.start()
     }
 
     /// The browser URL.
     pub fn url(&self) -> &str {
-        &self.start.url
+        &self.login.start().url
     }
 
     /// Waits up to `timeout` for the browser's redirect. `Ok(None)`: it did not come (or
@@ -291,33 +277,24 @@ impl CodexLogin {
         &mut self,
         timeout: Duration,
     ) -> Result<Option<Secret>, OAuthError> {
-        match self.listener.as_mut() {
-            Some(listener) => listener.wait(timeout).await,
-            None => Ok(None),
-        }
+        self.login.wait_for_callback(timeout).await
     }
 
     /// The code in what the user pasted; a `state` in it must be this login's.
     pub fn parse_pasted(&self, input: &str) -> Result<Secret, OAuthError> {
-        let pasted = parse_authorization_input(input);
-        if pasted.state.as_ref().is_some_and(|s| *s != self.state) {
-            return Err(OAuthError::StateMismatch);
-        }
-        pasted.code.ok_or(OAuthError::MissingCode)
+        self.login.parse_pasted(input)
     }
 
     /// Exchanges the code for tokens (`grant_type=authorization_code`) and ends the login.
     pub async fn exchange(self, code: &Secret, now_ms: u64) -> Result<OAuthCredential, OAuthError> {
-        let Self {
-            oauth,
-            pkce,
-            start,
-            listener,
-            ..
-        } = self;
-        drop(listener);
-        oauth
-            .exchange_code(code, pkce.verifier(), &start.redirect_uri, now_ms)
+        let closed = self.login.close();
+        self.oauth
+            .exchange_code(
+                code,
+                closed.pkce.verifier(),
+                &closed.start.redirect_uri,
+                now_ms,
+            )
             .await
     }
 

@@ -18,8 +18,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::OAuthError;
-use super::callback::CallbackListener;
-use super::codex::{LoginStart, parse_authorization_input};
+use super::codex::LoginStart;
+use super::pending::PendingLogin;
 use super::pkce::{Pkce, random_state};
 use super::token::{TokenGrant, parse_token_error, parse_token_response, post_form};
 use crate::file::OAuthCredential;
@@ -157,30 +157,20 @@ impl GeminiCliOAuth {
     /// Starts a login: PKCE pair, `state`, and the callback listener (if the port is taken,
     /// the user pastes the redirect URL instead).
     pub async fn begin(&self) -> Result<GeminiCliLogin, OAuthError> {
-        let pkce = Pkce::generate()?;
-        let state = random_state()?;
         let addr = SocketAddr::new(self.config.callback_ip, self.config.callback_port);
-        let (listener, listener_error) =
-            match CallbackListener::bind(addr, &self.config.callback_path, &state).await {
-                Ok(listener) => (Some(listener), None),
-                Err(error) => (None, Some(error.to_string())),
-            };
-        let port = listener
-            .as_ref()
-            .map_or(self.config.callback_port, |l| l.addr().port());
-        let redirect_uri = format!("http://localhost:{port}{}", self.config.callback_path);
-        let url = self.authorize_url(pkce.challenge(), &state, &redirect_uri);
+        let path = &self.config.callback_path;
+        let login = PendingLogin::open(
+            Pkce::generate()?,
+            random_state()?,
+            addr,
+            path,
+            |port| format!("http://localhost:{port}{path}"),
+            |challenge, state, redirect_uri| self.authorize_url(challenge, state, redirect_uri),
+        )
+        .await;
         Ok(GeminiCliLogin {
             oauth: self.clone(),
-            pkce,
-            state,
-            start: LoginStart {
-                url,
-                redirect_uri,
-                listening_on: listener.as_ref().map(CallbackListener::addr),
-                listener_error,
-            },
-            listener,
+            login,
         })
     }
 
@@ -528,64 +518,55 @@ pub fn parse_operation(body: &[u8]) -> Result<Operation, OAuthError> {
 /// A login in progress. Dropping it stops the callback listener.
 pub struct GeminiCliLogin {
     oauth: GeminiCliOAuth,
-    pkce: Pkce,
-    state: String,
-    start: LoginStart,
-    listener: Option<CallbackListener>,
+    login: PendingLogin,
 }
 
 impl std::fmt::Debug for GeminiCliLogin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GeminiCliLogin")
-            .field("start", &self.start)
+            .field("start", self.login.start())
             .finish_non_exhaustive()
     }
 }
 
 impl GeminiCliLogin {
     pub fn start(&self) -> &LoginStart {
-        &self.start
+        self.login.start()
     }
 
+    /// The browser URL.
     pub fn url(&self) -> &str {
-        &self.start.url
+        &self.login.start().url
     }
 
-    /// Waits up to `timeout` for the browser's redirect; `Ok(None)`: ask the user to paste.
+    /// Waits up to `timeout` for the browser's redirect. `Ok(None)`: it did not come (or
+    /// there is no listener); ask the user to paste. An error: the server refused sign-in.
     pub async fn wait_for_callback(
         &mut self,
         timeout: Duration,
     ) -> Result<Option<Secret>, OAuthError> {
-        match self.listener.as_mut() {
-            Some(listener) => listener.wait(timeout).await,
-            None => Ok(None),
-        }
+        self.login.wait_for_callback(timeout).await
     }
 
     /// The code in a pasted redirect URL (or bare code); a `state` in it must be this login's.
     pub fn parse_pasted(&self, input: &str) -> Result<Secret, OAuthError> {
-        let pasted = parse_authorization_input(input);
-        if pasted.state.as_ref().is_some_and(|s| *s != self.state) {
-            return Err(OAuthError::StateMismatch);
-        }
-        pasted.code.ok_or(OAuthError::MissingCode)
+        self.login.parse_pasted(input)
     }
 
     /// Exchanges the code, then finds the Cloud Code Assist project: the stored credential
     /// (its account id is the project).
     pub async fn exchange(self, code: &Secret, now_ms: u64) -> Result<OAuthCredential, OAuthError> {
-        let Self {
-            oauth,
-            pkce,
-            start,
-            listener,
-            ..
-        } = self;
-        drop(listener);
-        let grant = oauth
-            .exchange_code(code, pkce.verifier(), &start.redirect_uri, now_ms)
+        let closed = self.login.close();
+        let grant = self
+            .oauth
+            .exchange_code(
+                code,
+                closed.pkce.verifier(),
+                &closed.start.redirect_uri,
+                now_ms,
+            )
             .await?;
-        let project = oauth.discover_project(&grant.access).await?;
+        let project = self.oauth.discover_project(&grant.access).await?;
         Ok(OAuthCredential {
             refresh: grant.refresh.unwrap_or_else(|| Secret::new("")),
             access: grant.access,

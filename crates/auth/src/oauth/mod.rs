@@ -10,6 +10,7 @@ pub mod codex;
 pub mod copilot;
 pub mod gemini_cli;
 pub mod jwt;
+mod pending;
 pub mod pkce;
 pub mod token;
 
