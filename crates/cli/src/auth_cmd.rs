@@ -16,6 +16,7 @@ use pincer_auth::{
 };
 
 use crate::app::App;
+use crate::auth_browser::{LoginTexts, finish_browser_login};
 use crate::cli::AuthCommand;
 
 /// How long the login waits for the browser before it only waits for a paste.
@@ -211,42 +212,14 @@ async fn codex_login(app: &App, store: &AuthStore, paste_only: bool) -> Result<E
         config = config.callback_port(port);
     }
     let oauth = CodexOAuth::new(config)?;
-    let mut login = oauth.begin().await?;
-    println!(
-        "Open this URL in your browser to sign in to ChatGPT:\n\n{}\n",
-        login.url()
-    );
-    if let Some(why) = &login.start().listener_error {
-        println!("(No callback listener: {why}.)");
-    }
-    println!(
-        "Waiting for the browser… or paste the redirect URL (or the code) here and press Enter."
-    );
-    let _ = std::io::stdout().flush();
-    let pasted = paste_reader();
-    let credential = if paste_only || login.start().listening_on.is_none() {
-        let input = required_paste(&pasted).await?;
-        login.finish_with_pasted(&input, now_ms()).await?
-    } else {
-        tokio::select! {
-            code = login.wait_for_callback(CALLBACK_WAIT) => match code? {
-                Some(code) => login.exchange(&code, now_ms()).await?,
-                None => {
-                    println!("No answer from the browser; paste the redirect URL or the code:");
-                    let input = required_paste(&pasted).await?;
-                    login.finish_with_pasted(&input, now_ms()).await?
-                }
-            },
-            input = async {
-                // An empty or closed standard input leaves the browser to finish the login.
-                match next_paste(&pasted).await {
-                    Ok(Some(line)) => Ok(line),
-                    Ok(None) => std::future::pending().await,
-                    Err(e) => Err(e),
-                }
-            } => login.finish_with_pasted(&input?, now_ms()).await?,
-        }
+    let login = oauth.begin().await?;
+    let texts = LoginTexts {
+        provider: CODEX_PROVIDER,
+        service: "ChatGPT",
+        paste: "the redirect URL (or the code)",
+        paste_late: "the redirect URL or the code",
     };
+    let credential = finish_browser_login(login, paste_only, &texts).await?;
     let expires = credential.expires;
     let id = store.add_oauth(CODEX_PROVIDER, credential)?;
     println!("Auth profile created: {id}");
@@ -279,10 +252,4 @@ pub(crate) async fn next_paste(pasted: &Pasted) -> Result<Option<String>> {
         Some(Ok(_)) | None => Ok(None),
         Some(Err(e)) => Err(e).context("cannot read standard input"),
     }
-}
-
-async fn required_paste(pasted: &Pasted) -> Result<String> {
-    next_paste(pasted).await?.ok_or_else(|| {
-        anyhow::anyhow!("nothing was pasted; run `pincer auth login openai-codex` again")
-    })
 }

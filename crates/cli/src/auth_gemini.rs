@@ -5,15 +5,14 @@
 //! authorization server (`<url>/oauth/authorize`, `<url>/oauth/token`) and
 //! `PINCER_CODE_ASSIST_URL` Cloud Code Assist.
 
-use std::io::Write as _;
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
+use pincer_auth::AuthStore;
 use pincer_auth::oauth::gemini_cli::{GEMINI_CLI_PROVIDER, GeminiCliOAuth, GeminiCliOAuthConfig};
-use pincer_auth::{AuthStore, now_ms};
 
 use crate::app::App;
-use crate::auth_cmd::{CALLBACK_WAIT, next_paste, paste_reader};
+use crate::auth_browser::{LoginTexts, finish_browser_login};
 
 /// Where google-gemini-cli signs in and finds its project (see the module docs).
 pub fn gemini_cli_config(app: &App) -> GeminiCliOAuthConfig {
@@ -65,44 +64,14 @@ pub async fn gemini_cli_login(
     {
         config = config.callback_port(port);
     }
-    let mut login = GeminiCliOAuth::new(config).begin().await?;
-    println!(
-        "Open this URL in your browser to sign in to Google (Gemini CLI / Cloud Code Assist):\n\n{}\n",
-        login.url()
-    );
-    if let Some(why) = &login.start().listener_error {
-        println!("(No callback listener: {why}.)");
-    }
-    println!("Waiting for the browser… or paste the redirect URL here and press Enter.");
-    let _ = std::io::stdout().flush();
-    let pasted = paste_reader();
-    let required = || async {
-        next_paste(&pasted).await?.ok_or_else(|| {
-            anyhow::anyhow!("nothing was pasted; run `pincer auth login google-gemini-cli` again")
-        })
+    let login = GeminiCliOAuth::new(config).begin().await?;
+    let texts = LoginTexts {
+        provider: GEMINI_CLI_PROVIDER,
+        service: "Google (Gemini CLI / Cloud Code Assist)",
+        paste: "the redirect URL",
+        paste_late: "the redirect URL",
     };
-    let credential = if paste_only || login.start().listening_on.is_none() {
-        login
-            .finish_with_pasted(&required().await?, now_ms())
-            .await?
-    } else {
-        tokio::select! {
-            code = login.wait_for_callback(CALLBACK_WAIT) => match code? {
-                Some(code) => login.exchange(&code, now_ms()).await?,
-                None => {
-                    println!("No answer from the browser; paste the redirect URL:");
-                    login.finish_with_pasted(&required().await?, now_ms()).await?
-                }
-            },
-            input = async {
-                match next_paste(&pasted).await {
-                    Ok(Some(line)) => Ok(line),
-                    Ok(None) => std::future::pending().await,
-                    Err(e) => Err(e),
-                }
-            } => login.finish_with_pasted(&input?, now_ms()).await?,
-        }
-    };
+    let credential = finish_browser_login(login, paste_only, &texts).await?;
     let expires = credential.expires;
     let project = credential.account_id.clone().unwrap_or_default();
     let id = store.add_oauth(GEMINI_CLI_PROVIDER, credential)?;

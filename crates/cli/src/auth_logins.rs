@@ -16,7 +16,7 @@ use pincer_auth::{
 };
 
 use crate::app::App;
-use crate::auth_cmd::{CALLBACK_WAIT, next_paste, paste_reader};
+use crate::auth_browser::{LoginTexts, finish_browser_login};
 
 /// Where github-copilot signs in: github.com (or the enterprise `domain`), unless
 /// `PINCER_GITHUB_URL` names another server for GitHub and its API alike.
@@ -81,46 +81,14 @@ pub async fn anthropic_login(
     {
         config = config.callback_port(port);
     }
-    let mut login = AnthropicOAuth::new(config).begin().await?;
-    println!(
-        "Open this URL in your browser to sign in to Claude (Pro/Max):\n\n{}\n",
-        login.url()
-    );
-    if let Some(why) = &login.start().listener_error {
-        println!("(No callback listener: {why}.)");
-    }
-    println!(
-        "Waiting for the browser… or paste the code shown (code#state) or the redirect URL here and press Enter."
-    );
-    let _ = std::io::stdout().flush();
-    let pasted = paste_reader();
-    let required = || async {
-        next_paste(&pasted).await?.ok_or_else(|| {
-            anyhow::anyhow!("nothing was pasted; run `pincer auth login anthropic` again")
-        })
+    let login = AnthropicOAuth::new(config).begin().await?;
+    let texts = LoginTexts {
+        provider: ANTHROPIC_PROVIDER,
+        service: "Claude (Pro/Max)",
+        paste: "the code shown (code#state) or the redirect URL",
+        paste_late: "the code (code#state)",
     };
-    let credential = if paste_only || login.start().listening_on.is_none() {
-        login
-            .finish_with_pasted(&required().await?, now_ms())
-            .await?
-    } else {
-        tokio::select! {
-            code = login.wait_for_callback(CALLBACK_WAIT) => match code? {
-                Some(code) => login.exchange(&code, now_ms()).await?,
-                None => {
-                    println!("No answer from the browser; paste the code (code#state):");
-                    login.finish_with_pasted(&required().await?, now_ms()).await?
-                }
-            },
-            input = async {
-                match next_paste(&pasted).await {
-                    Ok(Some(line)) => Ok(line),
-                    Ok(None) => std::future::pending().await,
-                    Err(e) => Err(e),
-                }
-            } => login.finish_with_pasted(&input?, now_ms()).await?,
-        }
-    };
+    let credential = finish_browser_login(login, paste_only, &texts).await?;
     save(store, ANTHROPIC_PROVIDER, name, credential)
 }
 

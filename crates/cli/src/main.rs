@@ -6,6 +6,7 @@ mod app;
 mod approval_setup;
 mod ask;
 mod ask_result;
+mod auth_browser;
 mod auth_cmd;
 mod auth_gemini;
 mod auth_logins;
