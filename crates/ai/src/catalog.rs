@@ -4,6 +4,7 @@
 
 use pincer_base::Secret;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::OnceLock;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -151,6 +152,24 @@ pub struct CustomModel {
     pub compat: Option<Compat>,
 }
 
+/// Every embedded catalog file's models, then the offline stub.
+fn parse_builtin_models() -> Result<Vec<Model>, String> {
+    let mut models = Vec::new();
+    for data in [
+        BUILTIN_MODELS,
+        EXTRA_MODELS,
+        PI_PROVIDER_MODELS,
+        GOOGLE_CLOUD_MODELS,
+        COPILOT_MODELS,
+        BEDROCK_MODELS,
+    ] {
+        let file: CatalogFile = serde_json::from_str(data).map_err(|e| e.to_string())?;
+        models.extend(file.models);
+    }
+    models.push(crate::providers::stub::model());
+    Ok(models)
+}
+
 /// Every model Pincer can use.
 #[derive(Debug, Clone, Default)]
 pub struct ModelRegistry {
@@ -161,27 +180,20 @@ pub struct ModelRegistry {
 }
 
 impl ModelRegistry {
-    /// The built-in catalog, the DeepSeek entries and the offline stub.
+    /// The built-in catalog, the DeepSeek entries and the offline stub. The embedded files
+    /// (some 300 models) are parsed once per process; every call clones that parse, since
+    /// the gateway builds a registry for every turn.
     pub fn builtin() -> Result<Self, CatalogError> {
-        let mut models = Vec::new();
-        for data in [
-            BUILTIN_MODELS,
-            EXTRA_MODELS,
-            PI_PROVIDER_MODELS,
-            GOOGLE_CLOUD_MODELS,
-            COPILOT_MODELS,
-            BEDROCK_MODELS,
-        ] {
-            let file: CatalogFile =
-                serde_json::from_str(data).map_err(|e| CatalogError::Builtin(e.to_string()))?;
-            models.extend(file.models);
+        static PARSED: OnceLock<Result<Vec<Model>, String>> = OnceLock::new();
+        let models = PARSED.get_or_init(parse_builtin_models);
+        match models {
+            Ok(models) => Ok(Self {
+                models: models.clone(),
+                keys: HashMap::new(),
+                proxied: HashMap::new(),
+            }),
+            Err(e) => Err(CatalogError::Builtin(e.clone())),
         }
-        models.push(crate::providers::stub::model());
-        Ok(Self {
-            models,
-            keys: HashMap::new(),
-            proxied: HashMap::new(),
-        })
     }
 
     /// Re-point built-in providers at the base URLs the environment names
