@@ -1,6 +1,7 @@
 //! An agent's memory from the configuration: `memorySearch` (defaults merged with the
 //! agent's own), the embedder it names (OpenAI-compatible, Gemini, Ollama over pincer-ai's
-//! embedding client; a local model2vec model; or none — keyword-only search), and the index
+//! embedding client, at the base URL the chat client would use for that provider unless
+//! `remote.baseUrl` says otherwise; a local model2vec model; or none — keyword-only search), and the index
 //! at `$PINCER_HOME/memory/<agentId>.sqlite` over the agent's workspace.
 
 use std::path::PathBuf;
@@ -214,7 +215,8 @@ pub fn embedder(app: &App, config: &MemorySearchConfig) -> Result<Option<Arc<dyn
         .remote
         .as_ref()
         .and_then(|r| r.base_url.clone())
-        .filter(|u| !u.is_empty());
+        .filter(|u| !u.is_empty())
+        .or_else(|| provider_base_url(app, provider));
     embedding.api_key = remote_key.or_else(|| {
         pincer_ai::env::env_api_key(app.env.as_ref(), provider.key_provider())
             .map(pincer_base::Secret::new)
@@ -224,10 +226,41 @@ pub fn embedder(app: &App, config: &MemorySearchConfig) -> Result<Option<Arc<dyn
         .connect_timeout(Duration::from_secs(10))
         .build()
         .context("cannot build the HTTP client for embeddings")?;
-    let client = EmbeddingClient::new(http, embedding).map_err(|e| {
-        anyhow::anyhow!("memorySearch: {} (set memorySearch.remote.apiKey or the provider's key variable, or provider: \"none\" for keyword-only search)", e.message)
-    })?;
-    Ok(Some(Arc::new(RemoteEmbedder(client))))
+    // Searches inside a turn call once and fall back to keywords; syncs retry.
+    let mut eager = embedding.clone();
+    eager.retry.max_retries = 0;
+    let client = |config| {
+        EmbeddingClient::new(http.clone(), config).map_err(|e| {
+            anyhow::anyhow!("memorySearch: {} (set memorySearch.remote.apiKey or the provider's key variable, or provider: \"none\" for keyword-only search)", e.message)
+        })
+    };
+    Ok(Some(Arc::new(RemoteEmbedder {
+        patient: client(embedding)?,
+        eager: client(eager)?,
+    })))
+}
+
+/// The base URL the chat client would use for the embedding provider's catalog provider:
+/// `models.providers.<p>.baseUrl`, else its SDK variable (`OPENAI_BASE_URL`,
+/// `GEMINI_BASE_URL`). `None`: the provider's default. Ollama's chat URL is its
+/// OpenAI-compatible `…/v1`; its embedding API is at the root.
+fn provider_base_url(app: &App, provider: EmbeddingProvider) -> Option<String> {
+    let name = provider.key_provider();
+    let url = app
+        .config
+        .models
+        .providers
+        .get(name)
+        .and_then(|p| p.base_url.clone())
+        .or_else(|| pincer_ai::env::env_base_url(app.env.as_ref(), name))
+        .filter(|u| !u.trim().is_empty())?;
+    Some(match provider {
+        EmbeddingProvider::Ollama => {
+            let url = url.trim_end_matches('/');
+            url.strip_suffix("/v1").unwrap_or(url).to_owned()
+        }
+        _ => url,
+    })
 }
 
 #[cfg(feature = "local-embeddings")]
@@ -248,28 +281,44 @@ fn local_embedder(_app: &App, _config: &MemorySearchConfig) -> Result<Arc<dyn Em
     )
 }
 
-/// pincer-ai's embedding client as the memory index's embedder.
-struct RemoteEmbedder(EmbeddingClient);
+/// pincer-ai's embedding client as the memory index's embedder: `patient` (with the
+/// configured retries) for syncs, `eager` (one attempt) for a search that is waiting.
+struct RemoteEmbedder {
+    patient: EmbeddingClient,
+    eager: EmbeddingClient,
+}
 
 impl Embedder for RemoteEmbedder {
     fn id(&self) -> &str {
-        self.0.id()
+        self.patient.id()
     }
 
     fn embed<'a>(
         &'a self,
         texts: &'a [String],
     ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
-        Box::pin(async move {
-            self.0.embed(texts).await.map_err(|e| {
-                if e.is_wrong_answer() {
-                    EmbedError::WrongShape(e.message)
-                } else {
-                    EmbedError::Provider(e.message)
-                }
-            })
-        })
+        Box::pin(embed_with(&self.patient, texts))
     }
+
+    fn embed_now<'a>(
+        &'a self,
+        texts: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
+        Box::pin(embed_with(&self.eager, texts))
+    }
+}
+
+async fn embed_with(
+    client: &EmbeddingClient,
+    texts: &[String],
+) -> Result<Vec<Vec<f32>>, EmbedError> {
+    client.embed(texts).await.map_err(|e| {
+        if e.is_wrong_answer() {
+            EmbedError::WrongShape(e.message)
+        } else {
+            EmbedError::Provider(e.message)
+        }
+    })
 }
 
 /// The gateway's memory watchers, one per agent whose memory is on and watched: each

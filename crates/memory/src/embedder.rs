@@ -25,4 +25,15 @@ pub trait Embedder: Send + Sync {
     /// One vector per text, in order, all of the same length.
     fn embed<'a>(&'a self, texts: &'a [String])
     -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>>;
+
+    /// [`Embedder::embed`] for a caller that is waiting (a search inside a turn): one
+    /// attempt, no retries, so an unreachable provider fails at once and the search falls
+    /// back to keywords. The index also bounds it with
+    /// [`crate::IndexSettings::search_embed_timeout`].
+    fn embed_now<'a>(
+        &'a self,
+        texts: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
+        self.embed(texts)
+    }
 }

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::chunk::ChunkSettings;
 use crate::db::{self, Db};
@@ -26,6 +26,14 @@ pub struct IndexSettings {
     pub embed_batch_size: usize,
     /// How long a write waits for another process's lock before giving up (default 5 s).
     pub busy_timeout: Duration,
+    /// The most a search waits on the embedder, for the query's vector and again for the
+    /// sync before it (default 3 s): past it the search goes on by keyword and the chunks
+    /// not embedded yet are embedded by a later sync.
+    pub search_embed_timeout: Duration,
+    /// After the embedder fails or times out, searches skip it (keyword-only) for this
+    /// long (default 60 s), so an unreachable provider costs one turn at most one
+    /// [`IndexSettings::search_embed_timeout`], not every turn. Background syncs still try.
+    pub embedder_cooldown: Duration,
 }
 
 impl Default for IndexSettings {
@@ -35,6 +43,8 @@ impl Default for IndexSettings {
             max_file_bytes: 2 * 1024 * 1024,
             embed_batch_size: 64,
             busy_timeout: Duration::from_secs(5),
+            search_embed_timeout: Duration::from_secs(3),
+            embedder_cooldown: Duration::from_secs(60),
         }
     }
 }
@@ -58,6 +68,8 @@ pub(crate) struct Inner {
     /// (plus SQLite's `data_version` for writes by other processes).
     pub generation: AtomicU64,
     pub cache: Mutex<Option<Arc<VectorCache>>>,
+    /// When and why the embedder last failed, until a call succeeds again.
+    embedder_failed: Mutex<Option<(Instant, String)>>,
 }
 
 impl std::fmt::Debug for MemoryIndex {
@@ -101,6 +113,7 @@ impl MemoryIndex {
                 sync_lock: tokio::sync::Mutex::new(()),
                 generation: AtomicU64::new(0),
                 cache: Mutex::new(None),
+                embedder_failed: Mutex::new(None),
             }),
         })
     }
@@ -155,6 +168,33 @@ impl Inner {
         self.db
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Why searches skip the embedder now: it failed less than
+    /// [`IndexSettings::embedder_cooldown`] ago.
+    pub fn embedder_down(&self) -> Option<String> {
+        let failed = self
+            .embedder_failed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (at, why) = failed.as_ref()?;
+        let ago = at.elapsed();
+        (ago < self.settings.embedder_cooldown).then(|| {
+            format!(
+                "the embedding provider failed {} s ago ({why}); searching by keyword until it answers again",
+                ago.as_secs()
+            )
+        })
+    }
+
+    /// Records the outcome of an embedder call: a failure starts the cooldown, a success
+    /// ends it.
+    pub fn note_embedder(&self, outcome: Result<(), &str>) {
+        let mut failed = self
+            .embedder_failed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *failed = outcome.err().map(|why| (Instant::now(), why.to_owned()));
     }
 
     /// Marks the vector cache stale after a write.

@@ -125,25 +125,30 @@ impl MemoryIndex {
         let (query_vector, mut mode) = match &self.inner.embedder {
             None => (None, keyword_only("no embedding provider is configured")),
             Some(_) if query.is_empty() => (None, SearchMode::Hybrid),
-            Some(embedder) => match embedder.embed(std::slice::from_ref(&query)).await {
-                Ok(mut vectors) if vectors.len() == 1 => match db::normalise(vectors.remove(0)) {
+            Some(embedder) => match self.embed_query(embedder.as_ref(), &query).await {
+                Err(why) => (None, keyword_only(&why)),
+                Ok(Ok(mut vectors)) if vectors.len() == 1 => match db::normalise(vectors.remove(0))
+                {
                     Some(v) => (Some(v), SearchMode::Hybrid),
                     None => (
                         None,
                         keyword_only("the query embedding is zero or not finite"),
                     ),
                 },
-                Ok(vectors) => {
+                Ok(Ok(vectors)) => {
                     let why = format!(
                         "the embedder returned {} vectors for the query",
                         vectors.len()
                     );
                     (None, keyword_only(&why))
                 }
-                Err(e) => (
-                    None,
-                    keyword_only(&format!("the query could not be embedded: {e}")),
-                ),
+                Ok(Err(e)) => {
+                    self.inner.note_embedder(Err(&e.to_string()));
+                    (
+                        None,
+                        keyword_only(&format!("the query could not be embedded: {e}")),
+                    )
+                }
             },
         };
         if query.is_empty() {
@@ -173,6 +178,38 @@ impl MemoryIndex {
             rank(db, &mode, &options, &vector_hits, &text_hits).map(|results| SearchResults { mode, results })
         })
         .await
+    }
+}
+
+impl MemoryIndex {
+    /// The query's vector from the embedder, unless it is cooling down after a failure or
+    /// does not answer within [`crate::IndexSettings::search_embed_timeout`] (then `Err`
+    /// with why: the search goes on by keyword instead of holding up the turn).
+    async fn embed_query(
+        &self,
+        embedder: &dyn crate::Embedder,
+        query: &str,
+    ) -> Result<Result<Vec<Vec<f32>>, crate::EmbedError>, String> {
+        if let Some(why) = self.inner.embedder_down() {
+            return Err(format!("the query could not be embedded: {why}"));
+        }
+        let texts = [query.to_owned()];
+        let limit = self.inner.settings.search_embed_timeout;
+        match tokio::time::timeout(limit, embedder.embed_now(&texts)).await {
+            Ok(answer) => {
+                if answer.is_ok() {
+                    self.inner.note_embedder(Ok(()));
+                }
+                Ok(answer)
+            }
+            Err(_) => {
+                let why = format!("no answer within {} s", limit.as_secs_f64());
+                self.inner.note_embedder(Err(&why));
+                Err(format!(
+                    "the query could not be embedded: the embedding provider gave {why}"
+                ))
+            }
+        }
     }
 }
 

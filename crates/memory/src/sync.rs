@@ -77,14 +77,52 @@ struct Plan {
 /// An embedding result per text hash.
 type Embedded = HashMap<String, Result<Vec<f32>, String>>;
 
+/// How a sync may use the embedder.
+#[derive(Debug, Clone, Copy)]
+struct EmbedPolicy {
+    /// A search is waiting: skip the embedder while it is cooling down after a failure,
+    /// and call it without retries ([`crate::Embedder::embed_now`]).
+    waiting: bool,
+    /// Batches not answered by then stay keyword-only until a later sync.
+    deadline: Option<tokio::time::Instant>,
+}
+
 impl MemoryIndex {
     /// Brings the index up to date with the Markdown (see the module doc). A database
     /// found corrupt is reset and rebuilt within the same call.
     pub async fn sync(&self) -> Result<SyncReport, MemoryError> {
         let _one_at_a_time = self.inner.sync_lock.lock().await;
-        match self.sync_once().await {
+        self.sync_locked(EmbedPolicy {
+            waiting: false,
+            deadline: None,
+        })
+        .await
+    }
+
+    /// [`Self::sync`] for a search that is waiting for it: the files are indexed as
+    /// usual, but the embedder gets at most [`crate::IndexSettings::search_embed_timeout`]
+    /// (one attempt per batch, none while it is cooling down after a failure); chunks it
+    /// did not embed in time are found by keyword until a later sync embeds them. `None`
+    /// when another sync held the index for that long (what is indexed can be searched).
+    pub async fn sync_for_search(&self) -> Result<Option<SyncReport>, MemoryError> {
+        let deadline = tokio::time::Instant::now() + self.inner.settings.search_embed_timeout;
+        let Ok(_one_at_a_time) =
+            tokio::time::timeout_at(deadline, self.inner.sync_lock.lock()).await
+        else {
+            return Ok(None);
+        };
+        self.sync_locked(EmbedPolicy {
+            waiting: true,
+            deadline: Some(deadline),
+        })
+        .await
+        .map(Some)
+    }
+
+    async fn sync_locked(&self, policy: EmbedPolicy) -> Result<SyncReport, MemoryError> {
+        match self.sync_once(policy).await {
             Err(MemoryError::Reset { moved_to }) => {
-                let mut report = self.sync_once().await?;
+                let mut report = self.sync_once(policy).await?;
                 report.rebuilt = Some(format!(
                     "the index was corrupt (moved to {}); rebuilt from the Markdown",
                     moved_to.display()
@@ -95,16 +133,11 @@ impl MemoryIndex {
         }
     }
 
-    async fn sync_once(&self) -> Result<SyncReport, MemoryError> {
+    async fn sync_once(&self, policy: EmbedPolicy) -> Result<SyncReport, MemoryError> {
         let plan = self.with_db(plan).await?;
         let embedded = match &self.inner.embedder {
             Some(embedder) if !plan.to_embed.is_empty() => {
-                embed_all(
-                    embedder.as_ref(),
-                    &plan,
-                    self.inner.settings.embed_batch_size,
-                )
-                .await
+                embed_all(&self.inner, embedder.as_ref(), &plan, policy).await
             }
             _ => HashMap::new(),
         };
@@ -316,18 +349,55 @@ fn plan(inner: &Inner, db: &mut Db) -> Result<Plan, DbFailure> {
 }
 
 /// Step 3: embeds in batches; every text ends with a vector (normalised, of the index's
-/// dimension) or an error message.
-async fn embed_all(embedder: &dyn crate::Embedder, plan: &Plan, batch: usize) -> Embedded {
+/// dimension), an error message, or — past the policy's deadline or while the embedder
+/// cools down — no entry (it stays keyword-only; the next sync tries again). After a
+/// failed batch the rest are not sent: each would only wait out the same retries.
+async fn embed_all(
+    inner: &Inner,
+    embedder: &dyn crate::Embedder,
+    plan: &Plan,
+    policy: EmbedPolicy,
+) -> Embedded {
     let mut out = HashMap::new();
+    if policy.waiting
+        && let Some(why) = inner.embedder_down()
+    {
+        tracing::debug!(%why, "memory sync for a search: not embedding");
+        return out;
+    }
     let mut dims = plan.expected_dims;
-    for batch in plan.to_embed.chunks(batch.max(1)) {
+    let mut batches = plan.to_embed.chunks(inner.settings.embed_batch_size.max(1));
+    while let Some(batch) = batches.next() {
         let texts: Vec<String> = batch.iter().map(|(_, t)| t.clone()).collect();
-        match embedder.embed(&texts).await {
+        let call = if policy.waiting {
+            embedder.embed_now(&texts)
+        } else {
+            embedder.embed(&texts)
+        };
+        let answer = match policy.deadline {
+            Some(deadline) => match tokio::time::timeout_at(deadline, call).await {
+                Ok(answer) => answer,
+                Err(_) => {
+                    let why = format!(
+                        "no answer within {} s",
+                        inner.settings.search_embed_timeout.as_secs_f64()
+                    );
+                    tracing::warn!(%why, "memory embedding cut short; chunks stay keyword-only for now");
+                    inner.note_embedder(Err(&why));
+                    break;
+                }
+            },
+            None => call.await,
+        };
+        match answer {
             Err(e) => {
                 tracing::warn!(error = %e, "memory embedding failed; chunks stay keyword-only");
-                for (hash, _) in batch {
-                    out.insert(hash.clone(), Err(e.to_string()));
+                let why = e.to_string();
+                inner.note_embedder(Err(&why));
+                for (hash, _) in batch.iter().chain(batches.by_ref().flatten()) {
+                    out.insert(hash.clone(), Err(why.clone()));
                 }
+                break;
             }
             Ok(vectors) if vectors.len() != batch.len() => {
                 let msg = format!(
@@ -340,6 +410,7 @@ async fn embed_all(embedder: &dyn crate::Embedder, plan: &Plan, batch: usize) ->
                 }
             }
             Ok(vectors) => {
+                inner.note_embedder(Ok(()));
                 for ((hash, _), vector) in batch.iter().zip(vectors) {
                     let want = *dims.get_or_insert(vector.len());
                     let result = if vector.len() != want {

@@ -2,7 +2,8 @@
 //! Markdown memory (`MEMORY.md`, `memory/*.md`) through its index, and reading a window of
 //! lines of one memory file. Both answer JSON the model reads. The index is opened on the
 //! first call (a turn that never searches memory never touches SQLite) and, unless a
-//! watcher keeps it current, brought up to date before each search.
+//! watcher keeps it current, brought up to date before each search (with the embedder's
+//! time bounded, so a search never waits long on an unreachable provider).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -118,10 +119,11 @@ impl TypedTool for MemorySearch {
             options.min_score = min.clamp(0.0, 1.0);
         }
         let index = self.source.index().await.map_err(failed)?;
+        // Bounded: an unreachable embedder must not hold up the turn (see
+        // `sync_for_search`); what is indexed can be searched anyway.
         if self.source.sync_before_search
-            && let Err(e) = index.sync().await
+            && let Err(e) = index.sync_for_search().await
         {
-            // What is indexed can still be searched.
             tracing::warn!(error = %e, "memory sync before search failed");
         }
         let found = index.search(query, &options).await.map_err(failed)?;

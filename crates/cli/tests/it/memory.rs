@@ -1,7 +1,9 @@
 //! Memory end to end: a fact the agent writes to `memory/` in one session is found with
 //! `memory_search` in another (the issue's "done when"), `pincer memory index|search|status`
 //! keyword-only and with embeddings from the mock server's OpenAI-compatible endpoint, and
-//! a misconfigured provider failing with a message that says what to do.
+//! a misconfigured provider failing with a message that says what to do, embeddings at the
+//! base URL the chat client uses (`OPENAI_BASE_URL`, `models.providers.openai.baseUrl`), and
+//! a turn whose embedder cannot be reached answering at once, from keyword search.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -188,4 +190,140 @@ async fn the_gateway_keeps_memory_indexed_as_files_change() {
     };
     assert_eq!(indexed["agentId"], "main");
     drop(gateway);
+}
+
+/// The embedding requests `server` received, with their bearer keys.
+fn embedding_calls(server: &pincer_testkit::MockLlm) -> Vec<(String, Option<String>)> {
+    server
+        .requests()
+        .into_iter()
+        .filter(|r| r.api == Api::OpenAiEmbeddings)
+        .map(|r| (r.path.clone(), r.header("authorization").map(str::to_owned)))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embeddings_go_to_openai_base_url_like_chat_requests() {
+    let server = mock(common::remember_and_recall("On Friday.")).await;
+    let home = Home::on_mock(&server)
+        .with_env("OPENAI_API_KEY", "env-key")
+        .with_env("OPENAI_BASE_URL", &server.base_url(Api::OpenAiEmbeddings));
+    let saved = home.ask_json(&["--session", "monday", "remember: Mia visits on Friday"]);
+    assert_eq!(saved["result"], "Noted.");
+    let asked = home.ask_json(&["--session", "friday", "when does my sister visit?"]);
+    assert_eq!(asked["result"], "On Friday.");
+
+    let calls = embedding_calls(&server);
+    assert!(!calls.is_empty(), "no embedding request reached the mock");
+    for (path, auth) in &calls {
+        assert_eq!(path, "/v1/embeddings");
+        assert_eq!(auth.as_deref(), Some("Bearer env-key"));
+    }
+    let found: Value = serde_json::from_str(&last_tool_result(&server)).unwrap();
+    assert_eq!(found["mode"], "hybrid", "{found}");
+    assert_eq!(found["results"][0]["path"], "memory/2026-11-23.md");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embeddings_go_to_the_configured_openai_base_url() {
+    let server = mock(Scenario::new()).await;
+    let home = Home::new().with_env("OPENAI_API_KEY", "env-key");
+    // The variable points elsewhere: the configuration wins, as for chat requests.
+    let home = home.with_env("OPENAI_BASE_URL", "http://127.0.0.1:9/v1");
+    home.write_config(&format!(
+        "{{ models: {{ providers: {{ openai: {{ baseUrl: \"{}\" }} }} }} }}",
+        server.base_url(Api::OpenAiEmbeddings)
+    ));
+    let ws = home.path().join("agents/main/workspace");
+    std::fs::create_dir_all(ws.join("memory")).unwrap();
+    std::fs::write(ws.join("memory/2026-11-23.md"), FACT).unwrap();
+    let run = home.run_ok(&["memory", "index", "--json"]);
+    let report: Value = serde_json::from_str(&run.stdout()).unwrap();
+    assert_eq!(report["textsEmbedded"], 1, "{report}");
+    assert_eq!(report["embedFailures"], 0, "{report}");
+    assert_eq!(
+        embedding_calls(&server),
+        vec![(
+            "/v1/embeddings".to_owned(),
+            Some("Bearer env-key".to_owned())
+        )]
+    );
+}
+
+/// A home whose memory embeds at `base_url` (which does not work).
+fn home_with_embedder_at(server: &pincer_testkit::MockLlm, base_url: &str) -> Home {
+    let home = Home::new();
+    home.use_mock(
+        server,
+        &format!(
+            "agents: {{ defaults: {{ model: \"mock/primary\", memorySearch: {{ provider: \"openai\", \
+             remote: {{ baseUrl: \"{base_url}\", apiKey: \"emb-key\" }} }} }} }},"
+        ),
+    );
+    home
+}
+
+/// Saves the fact, then asks for it: the answer, the search result the model was given,
+/// and how long the asking turn took.
+fn remember_then_recall(
+    server: &pincer_testkit::MockLlm,
+    home: &Home,
+) -> (Value, std::time::Duration) {
+    let saved = home.ask_json(&["--session", "monday", "remember: Mia visits on Friday"]);
+    assert_eq!(saved["result"], "Noted.");
+    let started = std::time::Instant::now();
+    let asked = home.ask_json(&["--session", "friday", "when does my sister visit?"]);
+    let took = started.elapsed();
+    assert_eq!(asked["result"], "On Friday.");
+    let found: Value = serde_json::from_str(&last_tool_result(server)).unwrap();
+    assert_eq!(found["mode"], "keyword-only", "{found}");
+    assert_eq!(
+        found["results"][0]["path"], "memory/2026-11-23.md",
+        "{found}"
+    );
+    assert_eq!(found["results"][0]["startLine"], 1);
+    (found, took)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_embedding_port_does_not_hold_up_the_turn() {
+    let server = mock(common::remember_and_recall("On Friday.")).await;
+    // A port nobody listens on: every connection is refused.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let home = home_with_embedder_at(&server, &format!("http://127.0.0.1:{port}/v1"));
+    let (found, took) = remember_then_recall(&server, &home);
+    let reason = found["reason"].as_str().unwrap();
+    assert!(
+        reason
+            .starts_with("the query could not be embedded: the embedding provider failed 0 s ago"),
+        "{reason}"
+    );
+    assert!(reason.contains("cannot reach"), "{reason}");
+    // With retries (1 + 2 + 4 s) for the sync and again for the query it took 14 s.
+    assert!(took < std::time::Duration::from_secs(6), "{took:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_embedder_that_never_answers_does_not_hold_up_the_turn() {
+    let server = mock(common::remember_and_recall("On Friday.")).await;
+    // Accepts connections and never answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in silent.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    let home = home_with_embedder_at(&server, &format!("http://127.0.0.1:{port}/v1"));
+    let (found, took) = remember_then_recall(&server, &home);
+    let reason = found["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("the query could not be embedded: the embedding provider failed 0 s ago (no answer within 3 s)"),
+        "{reason}"
+    );
+    // The search gives the embedder 3 s; a request's own timeout is 60 s, times 4 tries.
+    assert!(took < std::time::Duration::from_secs(20), "{took:?}");
 }
