@@ -383,3 +383,63 @@ async fn the_index_files_and_directories_are_private() {
         ]
     );
 }
+
+#[tokio::test]
+async fn a_failing_embedder_is_called_once_per_sync_and_skipped_by_searches_for_a_while() {
+    let env = Env::with_corpus();
+    let embedder = TestEmbedder::new("test/hash-256", Behaviour::Fail);
+    let one_per_batch = IndexSettings {
+        embed_batch_size: 1,
+        ..settings()
+    };
+    let index = env.open(Some(embedder.clone()), one_per_batch).await;
+    let report = index.sync().await.unwrap();
+    let chunks = index.status().await.unwrap().chunks;
+    assert!(chunks > 1, "the corpus has several chunks");
+    assert_eq!(report.embed_failures, chunks, "every chunk is marked");
+    assert_eq!(
+        embedder.calls.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "after one failed batch the rest are not sent"
+    );
+
+    // Searches and the syncs before them skip the embedder while it cools down.
+    assert!(index.sync_for_search().await.unwrap().is_some());
+    let results = index.search("Lisbon", &opts()).await.unwrap();
+    assert_eq!(embedder.calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let SearchMode::KeywordOnly { reason } = &results.mode else {
+        panic!("{results:?}");
+    };
+    assert_eq!(
+        reason,
+        "the query could not be embedded: the embedding provider failed 0 s ago (embedding provider failed: connection refused (test)); searching by keyword until it answers again"
+    );
+    assert_eq!(results.results[0].path, "memory/2026-01-10.md");
+
+    // A background sync still tries.
+    index.sync().await.unwrap();
+    assert_eq!(embedder.calls.load(std::sync::atomic::Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn a_search_syncs_without_retrying_a_failing_embedder_and_stops_skipping_it_later() {
+    let env = Env::with_corpus();
+    let embedder = TestEmbedder::new("test/hash-256", Behaviour::Fail);
+    let short = IndexSettings {
+        embedder_cooldown: Duration::ZERO,
+        ..settings()
+    };
+    let index = env.open(Some(embedder.clone()), short).await;
+    let report = index.sync_for_search().await.unwrap().unwrap();
+    assert!(report.embed_failures > 0);
+    // No cooldown: the query is tried (and fails) again.
+    let results = index.search("Lisbon", &opts()).await.unwrap();
+    let SearchMode::KeywordOnly { reason } = &results.mode else {
+        panic!("{results:?}");
+    };
+    assert_eq!(
+        reason,
+        "the query could not be embedded: embedding provider failed: connection refused (test)"
+    );
+    assert_eq!(embedder.calls.load(std::sync::atomic::Ordering::SeqCst), 2);
+}
