@@ -16,6 +16,7 @@ pub mod blocking;
 mod context;
 pub mod entry;
 pub mod error;
+mod group;
 pub mod ids;
 pub mod index;
 mod index_cache;
@@ -34,6 +35,7 @@ pub use entry::{
     ThinkingLevelChangeEntry,
 };
 pub use error::{Result, StoreError};
+pub use group::CommitStats;
 pub use index::{SessionEntry, SessionIndex};
 pub use migrate::MigrationReport;
 pub use rebuild::{RECOVERED_KEY_PREFIX, RebuildReport, RebuiltSession, UnreadableTranscript};

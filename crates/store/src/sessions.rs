@@ -21,6 +21,7 @@ use serde_json::Value;
 
 use crate::entry::SessionHeader;
 use crate::error::{Result, StoreError};
+use crate::group::{Commit, CommitStats};
 use crate::index::{SessionEntry, SessionIndex};
 use crate::index_cache::{
     IndexCache, read_generation, version_of, version_unlocked, write_generation,
@@ -48,6 +49,8 @@ pub struct SessionStore {
     root: PathBuf,
     cwd: String,
     cache: Arc<IndexCache>,
+    /// Group commit of transcript syncs and index updates (see [`crate::group`]).
+    pub(crate) commit: Arc<Commit>,
     lock_timeout: Duration,
 }
 
@@ -66,6 +69,7 @@ impl SessionStore {
             root: root.into(),
             cwd,
             cache: Arc::default(),
+            commit: Arc::default(),
             lock_timeout: DEFAULT_LOCK_TIMEOUT,
         }
     }
@@ -74,6 +78,11 @@ impl SessionStore {
     pub fn with_cwd(mut self, cwd: impl Into<String>) -> Self {
         self.cwd = cwd.into();
         self
+    }
+
+    /// How much the store's group commit batched so far (all clones of this store).
+    pub fn commit_stats(&self) -> CommitStats {
+        self.commit.stats()
     }
 
     /// The directory of this store.

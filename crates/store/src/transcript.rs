@@ -352,6 +352,16 @@ impl Transcript {
         Ok(())
     }
 
+    /// The file the appends not fsynced yet went to (for the store's group commit).
+    pub(crate) fn unsynced_file(&self) -> Option<Arc<File>> {
+        self.unsynced.clone()
+    }
+
+    /// Records that what [`Transcript::unsynced_file`] gave was made durable.
+    pub(crate) fn mark_synced(&mut self) {
+        self.unsynced = None;
+    }
+
     /// The file of this transcript.
     pub fn path(&self) -> &Path {
         &self.path

@@ -6,6 +6,7 @@ mod blocking;
 mod common;
 mod crash;
 mod entries;
+mod group_commit;
 mod index_cache;
 mod migrate;
 mod rebuild;
