@@ -6,8 +6,10 @@
 //! of `preauth_io.rs`, lifted on success). Sending is `writer.rs`'s: a client whose queue
 //! passes `maxBufferedBytes`, that stops reading, or that falls behind the event stream is
 //! dropped, and a client's Close is answered at once. Session events go only to a
-//! connection that subscribed to them (`methods::Subscriptions`). From `hello-ok` until it
-//! ends, the connection is in the presence list (see `state.rs`).
+//! connection that subscribed to them, and a run's `agent`/`chat` events only to one that
+//! watches its session or named none (`methods::Subscriptions`); each event is serialized
+//! once for all connections. From `hello-ok` until it ends, the connection is in the
+//! presence list (see `state.rs`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -372,7 +374,8 @@ async fn serve_requests<S>(
                 }
             }
             event = events.recv() => match event {
-                // Session events go only to the connections that subscribed to them.
+                // Session events go only to the connections that subscribed to them, run
+                // events to those watching their session; `seq` counts only what is sent.
                 Ok(event) if !caller.sessions.wants(event.event, &event.payload) => {}
                 // An approval shows the command line: only for those who may answer it.
                 Ok(event)

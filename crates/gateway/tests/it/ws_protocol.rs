@@ -549,6 +549,8 @@ mod attachments;
 mod chat_commands;
 #[path = "ws_protocol/client_methods.rs"]
 mod client_methods;
+#[path = "ws_protocol/fan_out.rs"]
+mod fan_out;
 #[path = "ws_protocol/limits.rs"]
 mod limits;
 #[path = "ws_protocol/presence.rs"]

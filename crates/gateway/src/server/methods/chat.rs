@@ -389,6 +389,7 @@ pub(super) async fn agent(
     request_id: &str,
     p: &Value,
     send: &FrameSender,
+    watching: &super::Subscriptions,
 ) -> Result<Value, MethodError> {
     let params: AgentParams = parse(p)?;
     let thinking = thinking_param(params.thinking.as_deref())?;
@@ -404,6 +405,8 @@ pub(super) async fn agent(
         Some(key) => key,
         None => format!("agent:{agent_id}:explicit:{}", run_id.to_lowercase()),
     };
+    // Before the run starts, so none of its events is missed.
+    watching.watch(&session_key);
     let attached = params.attachments.unwrap_or_default();
     let media = attachments::receive(gw, &run_id, &agent_id, attached).await?;
     let request = TurnRequest {

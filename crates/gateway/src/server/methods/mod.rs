@@ -343,6 +343,20 @@ impl Caller {
     }
 }
 
+/// The session a request names that its connection watches from then on (see
+/// `session_events.rs`): the chat it reads, writes to or subscribes to. `agent` names its
+/// session itself, the default one included (`chat::agent`).
+fn watched_session(method: Method, p: &Value) -> Option<&str> {
+    let field = match method {
+        Method::ChatHistory | Method::ChatStartup | Method::ChatSend => "sessionKey",
+        Method::SessionsMessagesSubscribe => "key",
+        _ => return None,
+    };
+    p.get(field)
+        .and_then(Value::as_str)
+        .filter(|k| !k.trim().is_empty())
+}
+
 /// Sends frames on the caller's connection (for interim responses).
 pub type FrameSender = Arc<dyn Fn(String) + Send + Sync>;
 
@@ -361,6 +375,9 @@ pub async fn call(
     };
     caller.require(method.scope().as_str())?;
     let p = &req.params;
+    if let Some(key) = watched_session(method, p) {
+        caller.sessions.watch(key);
+    }
     match method {
         Method::Health => Ok(system::health(gw)),
         Method::SystemPresence => Ok(gw.state.presence()),
@@ -371,7 +388,7 @@ pub async fn call(
         Method::ChatAbort => payload(chat::abort(gw, p)?),
         Method::ChatInject => payload(chat::inject(gw, p).await?),
         Method::ChatMediaGet => payload(chat_media::get(gw, p).await?),
-        Method::Agent => payload(chat::agent(gw, &req.id, p, send).await?),
+        Method::Agent => payload(chat::agent(gw, &req.id, p, send, &caller.sessions).await?),
         Method::SessionsPatch => payload(sessions::patch(gw, p).await?),
         Method::SessionsReset => payload(sessions::reset(gw, p).await?),
         Method::SessionsDelete => payload(sessions::delete(gw, p).await?),

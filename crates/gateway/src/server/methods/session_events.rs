@@ -5,6 +5,13 @@
 //! {key}` to one session's `session.message` events ([`Subscriptions`], checked as the
 //! connection forwards events).
 //!
+//! The same [`Subscriptions`] hold the sessions a connection watches, so a busy gateway does
+//! not send every client every run's stream: once a connection named a session (`chat.history`,
+//! `chat.startup`, `chat.send`, `agent`, `sessions.messages.subscribe`), it gets the `agent` and
+//! `chat` events of the sessions it named only. One that never named any gets every session's,
+//! as OpenClaw's gateway sends them, and so does one that named more than [`MAX_WATCHED`]. Every
+//! other event is unaffected. `seq` stays gap-free: it counts the frames a connection is sent.
+//!
 //! Both carry the session as `sessions.list` shows it plus what OpenClaw adds for a live
 //! session ([`LiveRow`]: `agentId`, `hasActiveRun`, `activeRunIds`, `status: "running"`
 //! while one runs), as `session`, with the fields OpenClaw's clients read from the top level
@@ -31,6 +38,13 @@ use super::transcript_ids::{Identity, with_identity};
 pub const SESSIONS_CHANGED: &str = "sessions.changed";
 pub const SESSION_MESSAGE: &str = "session.message";
 
+/// The run events sent only to the connections watching their session.
+const RUN_EVENTS: [&str; 2] = ["agent", "chat"];
+
+/// The most sessions a connection's watch list holds; naming more turns it back into a
+/// connection that gets every session's run events (never one that misses any).
+pub const MAX_WATCHED: usize = 64;
+
 /// What one connection subscribed to.
 #[derive(Debug, Default)]
 pub struct Subscriptions {
@@ -38,6 +52,27 @@ pub struct Subscriptions {
     all: AtomicBool,
     /// `sessions.messages.subscribe`: these sessions' messages.
     keys: Mutex<HashSet<String>>,
+    /// The sessions whose run events the connection gets.
+    watched: Mutex<Watched>,
+}
+
+/// The sessions a connection named, lowercased (OpenClaw's keys are case-insensitive), in a
+/// list: it is short, and matching needs no allocation per event.
+#[derive(Debug, Default)]
+struct Watched {
+    keys: Vec<String>,
+    /// It named more than [`MAX_WATCHED`]: every session's events again.
+    overflowed: bool,
+}
+
+impl Watched {
+    fn covers(&self, key: Option<&str>) -> bool {
+        if self.keys.is_empty() || self.overflowed {
+            return true;
+        }
+        // An event about no session in particular is everyone's.
+        key.is_none_or(|key| self.keys.iter().any(|k| k.eq_ignore_ascii_case(key)))
+    }
 }
 
 impl Subscriptions {
@@ -57,8 +92,31 @@ impl Subscriptions {
         }
     }
 
+    fn watched(&self) -> std::sync::MutexGuard<'_, Watched> {
+        self.watched.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The connection named session `key` in a request that implies it watches it: from now
+    /// on it gets the run events of the sessions it named only.
+    pub fn watch(&self, key: &str) {
+        let mut watched = self.watched();
+        if watched.overflowed || watched.keys.iter().any(|k| k.eq_ignore_ascii_case(key)) {
+            return;
+        }
+        if watched.keys.len() == MAX_WATCHED {
+            watched.overflowed = true;
+            watched.keys = Vec::new();
+            return;
+        }
+        watched.keys.push(key.to_lowercase());
+    }
+
     /// Whether the connection gets `event` (every other event goes to everyone).
     pub fn wants(&self, event: &str, payload: &Value) -> bool {
+        if RUN_EVENTS.contains(&event) {
+            let key = payload.get("sessionKey").and_then(Value::as_str);
+            return self.watched().covers(key);
+        }
         let all = self.all.load(Ordering::Relaxed);
         match event {
             SESSIONS_CHANGED => all,
@@ -234,5 +292,51 @@ pub(super) fn broadcast_message(
 fn merge(target: &mut Value, fields: Value) {
     if let (Value::Object(target), Value::Object(fields)) = (target, fields) {
         target.extend(fields);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_event(key: &str) -> Value {
+        json!({ "runId": "r", "sessionKey": key, "seq": 1 })
+    }
+
+    #[test]
+    fn a_connection_that_named_no_session_gets_every_run_s_events() {
+        let subs = Subscriptions::default();
+        assert!(subs.wants("agent", &run_event("agent:main:a")));
+        assert!(subs.wants("chat", &run_event("agent:main:b")));
+    }
+
+    #[test]
+    fn a_watching_connection_gets_its_sessions_run_events_only() {
+        let subs = Subscriptions::default();
+        subs.watch("agent:main:A");
+        subs.watch("agent:main:c");
+        assert!(subs.wants("agent", &run_event("agent:main:a")));
+        assert!(subs.wants("chat", &run_event("AGENT:main:c")));
+        assert!(!subs.wants("agent", &run_event("agent:main:b")));
+        assert!(!subs.wants("chat", &run_event("agent:main:b")));
+        // A run event about no session, and every other event, still reach it.
+        assert!(subs.wants("chat", &json!({ "runId": "r" })));
+        assert!(subs.wants("presence", &run_event("agent:main:b")));
+        assert!(subs.wants("cron", &run_event("agent:main:b")));
+        // Session events keep their own subscriptions.
+        assert!(!subs.wants(SESSIONS_CHANGED, &run_event("agent:main:a")));
+    }
+
+    #[test]
+    fn naming_more_than_the_bound_brings_every_session_back() {
+        let subs = Subscriptions::default();
+        for n in 0..MAX_WATCHED {
+            subs.watch(&format!("agent:main:s{n}"));
+        }
+        subs.watch("agent:main:s0");
+        assert!(!subs.wants("chat", &run_event("agent:main:other")));
+        subs.watch("agent:main:one-more");
+        assert!(subs.wants("chat", &run_event("agent:main:other")));
+        assert_eq!(subs.watched().keys.len(), 0);
     }
 }
