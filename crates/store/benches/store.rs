@@ -1,6 +1,7 @@
 //! Session store costs a turn pays: resuming a long session (index + 10,000-entry
 //! transcript parsed), appending one turn with one fsync (and with an fsync per append, the
-//! default), and rebuilding the context of 10,000 entries. Reports; asserts nothing.
+//! default), rebuilding the context of 10,000 entries, and 100 sessions finishing a turn at
+//! once (group commit: shared fsyncs and index writes). Reports; asserts nothing.
 //! Run: `cargo bench -p pincer-store --bench store`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -98,5 +99,76 @@ fn bench_store(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_store);
+/// Sessions finishing a turn at the same moment (the gateway with 100 clients).
+const CONCURRENT: usize = 100;
+
+/// 100 sessions each append a turn and finish it (`finish_turn`: the fsync and the index
+/// update) at the same time, each on its own thread, as the blocking pool runs them.
+fn bench_concurrent(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let store = SessionStore::new(dir.path().join("sessions")).with_cwd("/work");
+    let mut sessions: Vec<_> = (0..CONCURRENT)
+        .map(|i| {
+            let mut s = store
+                .get_or_create(&format!("agent:main:client-{i}"))
+                .unwrap_or_else(|e| panic!("create: {e}"));
+            s.transcript.set_sync_each_append(false);
+            s
+        })
+        .collect();
+    let mut group = c.benchmark_group("store");
+    group.sample_size(20);
+    let mut n = 0;
+    for (name, own_fsync) in [
+        ("finish_turn_100_sessions_at_once", false),
+        // Each turn fsyncs its transcript by itself first (the cost before group commit;
+        // the index write is still shared).
+        ("finish_turn_100_sessions_at_once_own_fsync", true),
+    ] {
+        let before = store.commit_stats();
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                n += 1;
+                finish_all(&store, &mut sessions, n, own_fsync);
+            })
+        });
+        let after = store.commit_stats();
+        eprintln!(
+            "{name}: {} turn syncs in {} fsyncs, {} index updates in {} writes",
+            after.syncs_requested - before.syncs_requested,
+            after.fsyncs - before.fsyncs,
+            after.index_updates - before.index_updates,
+            after.index_writes - before.index_writes
+        );
+    }
+    group.finish();
+}
+
+/// Every session appends turn `n` and finishes it, each on a thread of its own.
+fn finish_all(
+    store: &SessionStore,
+    sessions: &mut [pincer_store::OpenSession],
+    n: usize,
+    own_fsync: bool,
+) {
+    std::thread::scope(|scope| {
+        for session in sessions.iter_mut() {
+            scope.spawn(move || {
+                append_turn(&mut session.transcript, n, own_fsync);
+                let mut stats = pincer_store::TurnStats::default();
+                stats.add_usage(&Usage {
+                    input: 1200,
+                    output: 80,
+                    total_tokens: 1280,
+                    ..Usage::default()
+                });
+                store
+                    .finish_turn(session, &stats)
+                    .unwrap_or_else(|e| panic!("finish: {e}"));
+            });
+        }
+    });
+}
+
+criterion_group!(benches, bench_store, bench_concurrent);
 criterion_main!(benches);

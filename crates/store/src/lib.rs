@@ -7,8 +7,11 @@
 //! append-only, one whole line per append under an exclusive file lock; old format versions
 //! are migrated on open (the original kept as `<file>.v<N>.bak`); a corrupt index is rebuilt
 //! from the transcripts; retention prunes the index and deletes only old archives. Index
-//! updates wait at most [`DEFAULT_LOCK_TIMEOUT`] for another process's lock. Async code
-//! reaches the store only through [`SessionStore::run`] (the blocking pool; see [`blocking`]).
+//! updates wait at most [`DEFAULT_LOCK_TIMEOUT`] for another process's lock. Turns of one
+//! store that end together share their fsync and their index write (group commit, see
+//! `group.rs` and [`CommitStats`]); each still returns only once its own lines are
+//! durable. Async code reaches the store only through [`SessionStore::run`] (the blocking
+//! pool; see [`blocking`]).
 
 mod archive;
 pub mod atomic;
