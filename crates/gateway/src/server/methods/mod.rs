@@ -402,7 +402,7 @@ pub async fn call(
             payload(session_life::messages_subscribe(gw, caller, p, false)?)
         }
         Method::SessionsDescribe => payload(session_life::describe(gw, p).await?),
-        Method::SessionsCreate => payload(session_life::create(gw, p).await?),
+        Method::SessionsCreate => payload(session_life::create(gw, p, &caller.sessions).await?),
         Method::SessionsResolve => session_life::resolve(gw, p).await,
         Method::ModelsList => payload(catalog::models_list(gw, p)?),
         Method::ToolsList => payload(system::tools(gw, p).await?),

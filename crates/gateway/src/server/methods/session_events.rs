@@ -7,7 +7,8 @@
 //!
 //! The same [`Subscriptions`] hold the sessions a connection watches, so a busy gateway does
 //! not send every client every run's stream: once a connection named a session (`chat.history`,
-//! `chat.startup`, `chat.send`, `agent`, `sessions.messages.subscribe`), it gets the `agent` and
+//! `chat.startup`, `chat.send`, `agent`, `sessions.messages.subscribe`, `sessions.create` that
+//! starts a run), it gets the `agent` and
 //! `chat` events of the sessions it named only. One that never named any gets every session's,
 //! as OpenClaw's gateway sends them, and so does one that named more than [`MAX_WATCHED`]. Every
 //! other event is unaffected. `seq` stays gap-free: it counts the frames a connection is sent.

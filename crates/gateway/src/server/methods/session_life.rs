@@ -30,7 +30,7 @@ use super::super::runtime::{TurnOrigin, TurnRequest};
 use super::super::session_keys::valid_session_key;
 use super::params::{NonEmpty, parse};
 use super::queue::queue_mode_or;
-use super::session_events::{Change, LiveRow, read_row, spawn_change};
+use super::session_events::{Change, LiveRow, Subscriptions, read_row, spawn_change};
 use super::{Caller, Defaults, agent_of_key, blocking, payload, sessions};
 
 /// The params of `sessions.subscribe`: none, or `sessions.list`'s to get the list too.
@@ -181,7 +181,11 @@ struct Resolved {
     model: String,
 }
 
-pub(super) async fn create(gw: &Arc<Gateway>, p: &Value) -> Result<Created, MethodError> {
+pub(super) async fn create(
+    gw: &Arc<Gateway>,
+    p: &Value,
+    watching: &Subscriptions,
+) -> Result<Created, MethodError> {
     let params: SessionsCreateParams = parse(p)?;
     let _ = (params.succeeds_parent, params.emit_command_hooks);
     let parent = params.parent_session_key.filter(|k| !k.trim().is_empty());
@@ -235,6 +239,8 @@ pub(super) async fn create(gw: &Arc<Gateway>, p: &Value) -> Result<Created, Meth
                 thinking: None,
             };
             let mode = queue_mode_or(None, gw.runs.queue_settings().mode);
+            // The caller started it: it watches the session from before its first event.
+            watching.watch(&key);
             let submitted = gw
                 .runs
                 .submit(Arc::clone(&gw.runtime), &run_id, request, mode);
