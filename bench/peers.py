@@ -42,6 +42,7 @@ EXPECT = " ".join(["tok"] * TOKENS)
 # (clients, turns in all at most): the load scenarios, in order.
 SCENARIOS = [(1, 500), (10, 2000), (100, 5000)]
 TICK = os.sysconf("SC_CLK_TCK")
+BIN = os.path.join(ROOT, "target", "release")
 
 
 def free_port():
@@ -244,7 +245,7 @@ def pincer_gateway(tmp, mock_url):
         f.write('{ models: { providers: { mock: { baseUrl: "%s/v1", api: "openai-completions", '
                 'apiKey: "mock-key", models: [{ id: "gpt-4o-mini" }] } } }, '
                 'agents: { defaults: { model: "mock/gpt-4o-mini" } } }' % mock_url)
-    binary = os.path.join(ROOT, "target", "release", "pincer")
+    binary = os.path.join(BIN, "pincer")
     env = {"PATH": os.environ.get("PATH", ""), "HOME": tmp, "PINCER_HOME": home,
            "PINCER_GATEWAY_TOKEN": TOKEN}
     return (lambda port: [binary, "gateway", "run", "--port", str(port)]), env
@@ -337,11 +338,16 @@ def main():
     parser.add_argument("--turn-timeout", type=int, default=300, help="seconds one turn may take")
     parser.add_argument("--start-timeout", type=int, default=180, help="seconds to /readyz")
     parser.add_argument("--skip-openclaw", action="store_true")
+    parser.add_argument("--bin-dir", help="take pincer and pincer-mock-llm from here, no build")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, on_sigterm)
     node = ensure_node()
-    subprocess.run(["cargo", "build", "--release", "--offline", "-q", "-p", "pincer",
-                    "-p", "pincer-testkit"], cwd=ROOT, check=True)
+    global BIN
+    if args.bin_dir:
+        BIN = os.path.abspath(args.bin_dir)
+    else:
+        subprocess.run(["cargo", "build", "--release", "--offline", "-q", "-p", "pincer",
+                        "-p", "pincer-testkit"], cwd=ROOT, check=True)
     with tempfile.TemporaryDirectory(prefix="peers-") as tmp:
         scenario = os.path.join(tmp, "scenario.json")
         with open(scenario, "w") as f:
@@ -350,7 +356,7 @@ def main():
         os.makedirs(logs, exist_ok=True)
         mock_log = os.path.join(logs, "mock.log")
         with open(mock_log, "wb") as log:
-            mock = spawn([os.path.join(ROOT, "target", "release", "pincer-mock-llm"),
+            mock = spawn([os.path.join(BIN, "pincer-mock-llm"),
                           "--scenario", scenario], dict(os.environ), log)
         try:
             mock_url = wait_mock(mock, mock_log)
@@ -365,10 +371,10 @@ def main():
             pc = measure("pincer", *pincer_gateway(tmp, mock_url), node, args, logs)
         finally:
             stop(mock, grace=2)
-    version = subprocess.run([os.path.join(ROOT, "target", "release", "pincer"), "--version"],
+    version = subprocess.run([os.path.join(BIN, "pincer"), "--version"],
                              capture_output=True, text=True).stdout.strip()
     print()
-    print(f"OpenClaw {OPENCLAW_VERSION} and {version or 'pincer'} (release), {os.cpu_count()} cores, "
+    print(f"OpenClaw {OPENCLAW_VERSION} and {version or 'pincer'} ({BIN}), {os.cpu_count()} cores, "
           f"mock model replying at once; each load scenario ran up to its turn cap "
           f"({', '.join(f'{t:,} for {c}' for c, t in SCENARIOS)} clients) or {args.seconds} s; "
           f"1-minute load average before each: OpenClaw {oc.get('loadAvg1m', 0):.2f}, "
