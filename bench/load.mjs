@@ -109,7 +109,8 @@ class Client {
       minProtocol: 4, maxProtocol: 4,
       client: { id: "cli", version: "bench", platform: "linux", mode: "cli" },
       caps: [], auth: { token: opts.token }, role: "operator",
-      scopes: ["operator.read", "operator.write"],
+      // `sessions.reset` (every RESET turns) needs admin on OpenClaw's gateway.
+      scopes: ["operator.read", "operator.write", "operator.admin"],
     });
   }
 
