@@ -44,12 +44,19 @@ def rss_mib(pid, field="VmRSS"):
     return 0.0
 
 
-def ready(port):
+def ready(port, timeout=1):
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1) as r:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=timeout) as r:
             return r.status == 200
     except OSError:
         return False
+
+
+def mock_config(mock_url):
+    """A `pincer.json5` whose default model is the mock at `mock_url`."""
+    return ('{ models: { providers: { mock: { baseUrl: "%s/v1", api: "openai-completions", '
+            'apiKey: "k", models: [{ id: "m" }] } } }, agents: { defaults: { model: "mock/m" } } }'
+            % mock_url)
 
 
 def start_gateway(binary, env, port):
@@ -95,9 +102,7 @@ def main():
             home = os.path.join(tmp, "pincer")
             os.makedirs(home)
             with open(os.path.join(home, "pincer.json5"), "w") as f:
-                f.write('{ models: { providers: { mock: { baseUrl: "%s/v1", api: "openai-completions", '
-                        'apiKey: "k", models: [{ id: "m" }] } } }, agents: { defaults: { model: "mock/m" } } }'
-                        % mock_url)
+                f.write(mock_config(mock_url))
             env = {"PATH": os.environ.get("PATH", ""), "HOME": tmp, "PINCER_HOME": home,
                    "PINCER_GATEWAY_TOKEN": TOKEN}
             starts = []

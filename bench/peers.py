@@ -27,11 +27,13 @@ import argparse
 import json
 import os
 import signal
-import socket
 import subprocess
+import sys
 import tempfile
 import time
-import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gateway import free_port, ready  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CACHE = os.path.join(ROOT, "interop", ".cache")
@@ -43,12 +45,6 @@ EXPECT = " ".join(["tok"] * TOKENS)
 SCENARIOS = [(1, 500), (10, 2000), (100, 5000)]
 TICK = os.sysconf("SC_CLK_TCK")
 BIN = os.path.join(ROOT, "target", "release")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def npm_install(spec, check):
@@ -161,19 +157,11 @@ def wait_mock(proc, log):
     raise SystemExit(f"peers: the mock LLM did not start (see {log})")
 
 
-def ready(port):
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as r:
-            return r.status == 200
-    except OSError:
-        return False
-
-
 def start(argv, env, port, log, timeout):
     """Starts a gateway; returns (process, ms from exec to the first /readyz 200)."""
     began = time.perf_counter()
     proc = spawn(argv, env, log)
-    while not ready(port):
+    while not ready(port, timeout=2):
         elapsed = time.perf_counter() - began
         if proc.poll() is not None:
             raise RuntimeError(f"exited with {proc.returncode} during start-up")

@@ -35,7 +35,7 @@ import time
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gateway import TOKEN, free_port, rss_mib, start_gateway, stop  # noqa: E402
+from gateway import TOKEN, free_port, mock_config, rss_mib, start_gateway, stop  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPLY = "tok tok tok tok tok tok tok tok "
@@ -278,9 +278,7 @@ def main():
                                 stdout=subprocess.PIPE, text=True)
         try:
             mock_url = mock.stdout.readline().strip().split()[-1]
-            config = ('{ models: { providers: { mock: { baseUrl: "%s/v1", api: "openai-completions", '
-                      'apiKey: "k", models: [{ id: "m" }] } } }, agents: { defaults: { model: "mock/m" } } }'
-                      % mock_url)
+            config = mock_config(mock_url)
             homes = {}
             for name in ("empty", "full"):
                 home = os.path.join(tmp, name)
