@@ -10,7 +10,17 @@ use pincer_auth::oauth::gemini_cli::GeminiCliLogin;
 use pincer_auth::oauth::{AnthropicLogin, CodexLogin, LoginStart, OAuthError};
 use pincer_auth::{OAuthCredential, Secret, now_ms};
 
+use crate::app::App;
 use crate::auth_cmd::{CALLBACK_WAIT, next_paste, paste_reader};
+
+/// The loopback port a sign-in listens on when it is not its provider's own:
+/// `PINCER_OAUTH_CALLBACK_PORT`, else none at all (0) for a paste-only login.
+pub(crate) fn callback_port_override(app: &App, paste_only: bool) -> Option<u16> {
+    app.env
+        .var("PINCER_OAUTH_CALLBACK_PORT")
+        .and_then(|p| p.parse().ok())
+        .or(paste_only.then_some(0))
+}
 
 /// A login in progress, as the three providers' login types all offer it.
 pub(crate) trait BrowserLogin {

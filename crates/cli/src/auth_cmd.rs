@@ -201,14 +201,7 @@ pub fn codex_config(app: &App) -> CodexOAuthConfig {
 /// The openai-codex OAuth (PKCE) login.
 async fn codex_login(app: &App, store: &AuthStore, paste_only: bool) -> Result<ExitCode> {
     let mut config = codex_config(app);
-    if paste_only {
-        config = config.callback_port(0);
-    }
-    if let Some(port) = app
-        .env
-        .var("PINCER_OAUTH_CALLBACK_PORT")
-        .and_then(|p| p.parse().ok())
-    {
+    if let Some(port) = crate::auth_browser::callback_port_override(app, paste_only) {
         config = config.callback_port(port);
     }
     let oauth = CodexOAuth::new(config)?;

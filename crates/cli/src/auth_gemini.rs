@@ -54,14 +54,7 @@ pub async fn gemini_cli_login(
         bail!("--name is for API keys; a sign-in is named after its project");
     }
     let mut config = gemini_cli_config(app);
-    if paste_only {
-        config = config.callback_port(0);
-    }
-    if let Some(port) = app
-        .env
-        .var("PINCER_OAUTH_CALLBACK_PORT")
-        .and_then(|p| p.parse().ok())
-    {
+    if let Some(port) = crate::auth_browser::callback_port_override(app, paste_only) {
         config = config.callback_port(port);
     }
     let login = GeminiCliOAuth::new(config).begin().await?;

@@ -71,14 +71,7 @@ pub async fn anthropic_login(
     paste_only: bool,
 ) -> Result<ExitCode> {
     let mut config = anthropic_config(app);
-    if paste_only {
-        config = config.callback_port(0);
-    }
-    if let Some(port) = app
-        .env
-        .var("PINCER_OAUTH_CALLBACK_PORT")
-        .and_then(|p| p.parse().ok())
-    {
+    if let Some(port) = crate::auth_browser::callback_port_override(app, paste_only) {
         config = config.callback_port(port);
     }
     let login = AnthropicOAuth::new(config).begin().await?;
